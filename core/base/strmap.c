@@ -1,0 +1,65 @@
+#include <string.h>
+
+#include "strmap.h"
+
+static uint64_t strmap_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void pc_strmap_init(pc_strmap *map, pc_arena *arena)
+{
+    map->arena = arena;
+    map->slots = NULL;
+    map->cap = map->count = 0;
+}
+
+static pc_strmap_slot *strmap_find(pc_strmap_slot *slots, size_t cap, const char *key, uint64_t h)
+{
+    size_t i = (size_t)h & (cap - 1);
+    for (;;) {
+        pc_strmap_slot *s = &slots[i];
+        if (!s->key || (s->hash == h && strcmp(s->key, key) == 0)) return s;
+        i = (i + 1) & (cap - 1);
+    }
+}
+
+void *pc_strmap_get(const pc_strmap *map, const char *key)
+{
+    if (!map->cap) return NULL;
+    pc_strmap_slot *s = strmap_find(map->slots, map->cap, key, strmap_hash(key));
+    return s->key ? s->value : NULL;
+}
+
+static bool strmap_grow(pc_strmap *map)
+{
+    size_t ncap = map->cap ? map->cap * 2 : 16;
+    pc_strmap_slot *ns = pc_arena_array(map->arena, ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i < map->cap; i++) {
+        pc_strmap_slot *o = &map->slots[i];
+        if (o->key) *strmap_find(ns, ncap, o->key, o->hash) = *o;
+    }
+    map->slots = ns;
+    map->cap = ncap;
+    return true;
+}
+
+bool pc_strmap_put(pc_strmap *map, const char *key, void *value)
+{
+    if ((map->count + 1) * 4 > map->cap * 3 && !strmap_grow(map)) return false;
+    uint64_t h = strmap_hash(key);
+    pc_strmap_slot *s = strmap_find(map->slots, map->cap, key, h);
+    if (!s->key) {
+        s->key = key;
+        s->hash = h;
+        map->count++;
+    }
+    s->value = value;
+    return true;
+}

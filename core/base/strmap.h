@@ -1,0 +1,25 @@
+/* String-keyed hash map (open addressing, FNV-1a) whose lookups always confirm with strcmp. Storage comes from
+ * an arena: maps live exactly as long as the model that owns them. */
+#ifndef PC_STRMAP_H
+#define PC_STRMAP_H
+
+#include "passcheck.h"
+
+typedef struct pc_strmap_slot {
+    const char *key;
+    void *value;
+    uint64_t hash;
+} pc_strmap_slot;
+
+typedef struct pc_strmap {
+    pc_arena *arena;
+    pc_strmap_slot *slots;
+    size_t cap, count;
+} pc_strmap;
+
+void pc_strmap_init(pc_strmap *map, pc_arena *arena);
+void *pc_strmap_get(const pc_strmap *map, const char *key);
+/* Inserts or replaces. key must outlive the map (arena strings do). false on allocation failure. */
+bool pc_strmap_put(pc_strmap *map, const char *key, void *value);
+
+#endif

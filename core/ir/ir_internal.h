@@ -1,0 +1,33 @@
+/* IR internals shared by core/ir and the loader. */
+#ifndef PC_IR_INTERNAL_H
+#define PC_IR_INTERNAL_H
+
+#include "passcheck.h"
+
+/* Creates an empty graph owned by `model`. parent/owner are NULL for the main graph. */
+pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
+
+/* Allocates a node with no inputs/outputs, appended to the graph order. */
+pc_node *pc_graph_new_node(pc_graph *graph, const char *op_type, const char *domain);
+
+/* Appends `value` as a new output of `node`; value must have no producer. */
+pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err);
+
+/* Registers a tensor whose data the model owns (freed with the model). */
+pc_status pc_model_track_tensor(pc_model *model, pc_tensor *tensor, pc_error *err);
+
+/* Allocation-failure status: PC_ERR_BUDGET when the model's budget was the cause, else PC_ERR_NOMEM. */
+pc_status pc_model_alloc_error(pc_model *model, pc_error *err, const char *what);
+
+/* Calls fn for every value of an enclosing graph that `node`'s subgraphs (recursively) reference. */
+typedef void (*pc_implicit_fn)(pc_value *outer_value, void *ctx);
+void pc_node_for_each_implicit_input(const pc_node *node, pc_implicit_fn fn, void *ctx);
+
+/* The value an outer-scope reference finally resolves to (follows `outer` links). */
+static inline pc_value *pc_value_resolve(pc_value *v)
+{
+    while (v && v->outer) v = v->outer;
+    return v;
+}
+
+#endif

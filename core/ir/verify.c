@@ -1,0 +1,295 @@
+/* pc_graph_verify: the structural invariants every pass must keep, checked between passes. Each failure names
+ * the graph, node and value involved. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir_internal.h"
+#include "schema.h"
+
+typedef struct verify_ctx {
+    const pc_model *model;
+    pc_error *err;
+    uint8_t *seen; /* per node id of the graph being checked: already placed in order */
+} verify_ctx;
+
+static const char *label(const pc_node *n)
+{
+    return n->name && *n->name ? n->name : n->op_type;
+}
+
+static const char *gname(const pc_graph *g)
+{
+    return g->name ? g->name : "";
+}
+
+static bool is_function_op(const pc_model *m, const char *domain, const char *op)
+{
+    for (uint32_t i = 0; i < m->n_functions; i++)
+        if (strcmp(m->functions[i].domain, domain) == 0 && strcmp(m->functions[i].name, op) == 0) return true;
+    return false;
+}
+
+static bool is_function_domain(const pc_model *m, const char *domain)
+{
+    for (uint32_t i = 0; i < m->n_functions; i++)
+        if (strcmp(m->functions[i].domain, domain) == 0) return true;
+    return false;
+}
+
+/* A value may be read if something defines it: producer, initializer, graph input or an enclosing graph. */
+static bool value_defined(const pc_value *v)
+{
+    if (v->producer || v->initializer || v->is_graph_input) return true;
+    if (v->outer) return value_defined(v->outer);
+    return false;
+}
+
+static pc_status check_schema(verify_ctx *c, const pc_node *n)
+{
+    const pc_model *m = c->model;
+    const pc_graph *g = n->graph;
+    if (is_function_op(m, n->domain, n->op_type)) return PC_OK;
+    int64_t opset = pc_model_opset(m, n->domain);
+    const char *dname = *n->domain ? n->domain : "ai.onnx";
+    if (opset < 0)
+        return pc_error_set(c->err, PC_ERR_UNKNOWN_DOMAIN,
+                            "graph '%s': node '%s' (%s) uses domain '%s', which the model does not import", gname(g),
+                            label(n), n->op_type, dname);
+    const pc_domain_info *info = pc_schema_domain(n->domain);
+    if (!info) {
+        if (is_function_domain(m, n->domain))
+            return pc_error_set(c->err, PC_ERR_UNKNOWN_OP,
+                                "graph '%s': node '%s' calls '%s' in domain '%s', which defines no such function",
+                                gname(g), label(n), n->op_type, dname);
+        return pc_error_set(c->err, PC_ERR_UNKNOWN_DOMAIN, "graph '%s': node '%s' (%s) uses unknown domain '%s'",
+                            gname(g), label(n), n->op_type, dname);
+    }
+    if (!info->has_schemas) return PC_OK;
+    const pc_op_schema *s = pc_schema_lookup(n->domain, n->op_type, opset);
+    if (!s) {
+        if (pc_schema_lookup_any(n->domain, n->op_type))
+            return pc_error_set(c->err, PC_ERR_UNKNOWN_OP, "graph '%s': node '%s': %s is not defined at %s opset %lld",
+                                gname(g), label(n), n->op_type, dname, (long long)opset);
+        return pc_error_set(c->err, PC_ERR_UNKNOWN_OP, "graph '%s': node '%s': unknown operator %s in domain %s",
+                            gname(g), label(n), n->op_type, dname);
+    }
+    if (n->n_inputs > s->max_inputs && s->max_inputs != PC_SCHEMA_VARIADIC)
+        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u inputs, at most %u allowed",
+                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_inputs, s->max_inputs);
+    if (n->n_inputs < s->min_inputs)
+        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u inputs, at least %u required",
+                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_inputs, s->min_inputs);
+    if (n->n_outputs > s->max_outputs && s->max_outputs != PC_SCHEMA_VARIADIC)
+        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u outputs, at most %u allowed",
+                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_outputs, s->max_outputs);
+    if (n->n_outputs < s->min_outputs)
+        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u outputs, at least %u required",
+                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_outputs, s->min_outputs);
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const pc_attr *a = &n->attrs[i];
+        const pc_attr_schema *as = pc_schema_attr(s, a->name);
+        if (!as)
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE, "graph '%s': node '%s' (%s-%d) has unknown attribute '%s'",
+                                gname(g), label(n), n->op_type, (int)s->since_version, a->name);
+        if (as->type != a->type)
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE,
+                                "graph '%s': node '%s' (%s-%d) attribute '%s' is %s, the operator expects %s", gname(g),
+                                label(n), n->op_type, (int)s->since_version, a->name, pc_attr_type_name(a->type),
+                                pc_attr_type_name(as->type));
+    }
+    for (uint16_t i = 0; i < s->n_attrs; i++)
+        if (s->attrs[i].required && !pc_node_attr(n, s->attrs[i].name))
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
+                                "graph '%s': node '%s' (%s-%d) lacks required attribute '%s'", gname(g), label(n),
+                                n->op_type, (int)s->since_version, s->attrs[i].name);
+    return PC_OK;
+}
+
+static pc_status verify_graph(verify_ctx *c, const pc_graph *g);
+
+typedef struct implicit_check {
+    verify_ctx *c;
+    const pc_node *node;
+    pc_status st;
+} implicit_check;
+
+static void check_implicit(pc_value *v, void *ctx)
+{
+    implicit_check *ic = ctx;
+    if (ic->st != PC_OK || !v->producer) return;
+    if (!ic->c->seen[v->producer->id])
+        ic->st = pc_error_set(ic->c->err, PC_ERR_CYCLE,
+                              "graph '%s': node '%s' (%s) has a subgraph reading '%s' before node '%s' produces it "
+                              "(cycle or nodes out of topological order)",
+                              gname(v->graph), label(ic->node), ic->node->op_type, v->name, label(v->producer));
+}
+
+static pc_status verify_node(verify_ctx *c, const pc_graph *g, const pc_node *n)
+{
+    if (n->graph != g || n->removed)
+        return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node '%s' is listed but not part of it", gname(g),
+                            label(n));
+    if (!n->op_type || !*n->op_type)
+        return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node '%s' has no op_type", gname(g), label(n));
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const pc_value *v = n->inputs[i];
+        if (!v) continue;
+        if (v->graph != g)
+            return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node '%s' input %u '%s' belongs to another graph",
+                                gname(g), label(n), i, v->name);
+        if (!value_defined(v))
+            return pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
+                                "graph '%s': node '%s' (%s) input %u '%s' is not produced by any node, graph input, "
+                                "initializer or enclosing graph",
+                                gname(g), label(n), n->op_type, i, v->name);
+        if (v->producer && !c->seen[v->producer->id])
+            return pc_error_set(c->err, PC_ERR_CYCLE,
+                                "graph '%s': node '%s' (%s) reads '%s' before node '%s' produces it (cycle or nodes "
+                                "out of topological order)",
+                                gname(g), label(n), n->op_type, v->name, label(v->producer));
+        bool listed = false;
+        for (uint32_t k = 0; k < v->n_consumers && !listed; k++)
+            listed = v->consumers[k].node == n && v->consumers[k].index == i;
+        if (!listed)
+            return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' misses node '%s' input %u",
+                                gname(g), v->name, label(n), i);
+    }
+    implicit_check ic = {c, n, PC_OK};
+    pc_node_for_each_implicit_input(n, check_implicit, &ic);
+    if (ic.st != PC_OK) return ic.st;
+    for (uint32_t i = 0; i < n->n_outputs; i++) {
+        const pc_value *v = n->outputs[i];
+        if (!v) continue;
+        if (v->graph != g || v->producer != n || v->producer_output != i)
+            return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
+                                "graph '%s': value '%s' is listed as output %u of node '%s' but its producer is '%s'",
+                                gname(g), v->name, i, label(n), v->producer ? label(v->producer) : "(none)");
+        if (v->initializer || v->is_graph_input)
+            return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
+                                "graph '%s': value '%s' is produced by node '%s' and is also %s", gname(g), v->name,
+                                label(n), v->initializer ? "an initializer" : "a graph input");
+    }
+    /* attribute names unique, subgraphs sound */
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const pc_attr *a = &n->attrs[i];
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(n->attrs[j].name, a->name) == 0)
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': node '%s' has attribute '%s' twice",
+                                    gname(g), label(n), a->name);
+        if (a->ref_attr_name)
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
+                                "graph '%s': node '%s' attribute '%s' uses ref_attr_name outside a function", gname(g),
+                                label(n), a->name);
+    }
+    return check_schema(c, n);
+}
+
+static pc_status verify_subgraphs(verify_ctx *c, const pc_node *n)
+{
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const pc_attr *a = &n->attrs[i];
+        pc_status st = PC_OK;
+        if (a->type == PC_ATTR_GRAPH && a->g) st = verify_graph(c, a->g);
+        for (size_t k = 0; st == PC_OK && a->type == PC_ATTR_GRAPHS && k < a->n; k++) st = verify_graph(c, a->graphs[k]);
+        if (st != PC_OK) return st;
+    }
+    return PC_OK;
+}
+
+static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
+{
+    pc_status st = PC_OK;
+    uint8_t *saved = c->seen;
+    c->seen = calloc(g->next_node_id ? g->next_node_id : 1, 1);
+    if (!c->seen) {
+        c->seen = saved;
+        return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
+    }
+    uint32_t count = 0;
+    for (const pc_node *n = g->first; n && st == PC_OK; n = n->next) {
+        if (n->next && n->next->prev != n) {
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list is broken after '%s'", gname(g), label(n));
+            break;
+        }
+        if (++count > g->n_nodes) {
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list longer than n_nodes", gname(g));
+            break;
+        }
+        st = verify_node(c, g, n);
+        if (st == PC_OK) {
+            /* mark before the subgraphs so their outer references see a node's own inputs as defined */
+            c->seen[n->id] = 1;
+            st = verify_subgraphs(c, n);
+        }
+    }
+    if (st == PC_OK && count != g->n_nodes)
+        st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g), count,
+                          g->n_nodes);
+    for (uint32_t i = 0; st == PC_OK && i < g->n_values; i++) {
+        const pc_value *v = g->values[i];
+        for (uint32_t k = 0; k < v->n_consumers; k++) {
+            const pc_use *u = &v->consumers[k];
+            if (u->node->removed || u->index >= u->node->n_inputs || u->node->inputs[u->index] != v) {
+                st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' names node '%s' input %u, "
+                                  "which does not read it", gname(g), v->name, label(u->node), u->index);
+                break;
+            }
+        }
+        if (st == PC_OK && v->producer && v->producer->removed)
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer", gname(g),
+                              v->name);
+        if (st == PC_OK && v->outer && !pc_value_resolve((pc_value *)v))
+            st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
+                              gname(g), v->name);
+    }
+    for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
+        const pc_value *v = g->outputs[i];
+        if (!value_defined(v))
+            st = pc_error_set(c->err, PC_ERR_UNPRODUCED_OUTPUT,
+                              "graph '%s': graph output '%s' is not produced by any node, input or initializer",
+                              gname(g), v->name);
+    }
+    for (uint32_t i = 0; st == PC_OK && i < g->n_initializers; i++) {
+        const pc_value *v = g->initializers[i];
+        if (!v->initializer || v->graph != g)
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': initializer list names '%s', which has no data",
+                              gname(g), v->name);
+    }
+    free(c->seen);
+    c->seen = saved;
+    return st;
+}
+
+pc_status pc_graph_verify(const pc_graph *graph, pc_error *err)
+{
+    verify_ctx c = {graph->model, err, NULL};
+    return verify_graph(&c, graph);
+}
+
+enum { PC_IR_VERSION_MIN = 3, PC_IR_VERSION_MAX = 11 };
+
+pc_status pc_model_verify(const pc_model *model, pc_error *err)
+{
+    if (model->ir_version < PC_IR_VERSION_MIN || model->ir_version > PC_IR_VERSION_MAX)
+        return pc_error_set(err, PC_ERR_IR_VERSION, "ir_version %lld is outside the supported range %d..%d",
+                            (long long)model->ir_version, PC_IR_VERSION_MIN, PC_IR_VERSION_MAX);
+    if (model->n_opsets == 0) return pc_error_set(err, PC_ERR_OPSET, "the model imports no opset");
+    for (uint32_t i = 0; i < model->n_opsets; i++) {
+        const pc_opset *o = &model->opsets[i];
+        const char *dname = *o->domain ? o->domain : "ai.onnx";
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(model->opsets[j].domain, o->domain) == 0)
+                return pc_error_set(err, PC_ERR_DUPLICATE_NAME, "opset_import lists domain '%s' twice", dname);
+        const pc_domain_info *info = pc_schema_domain(o->domain);
+        if (!info) {
+            if (is_function_domain(model, o->domain)) continue;
+            return pc_error_set(err, PC_ERR_UNKNOWN_DOMAIN, "opset_import names unknown domain '%s'", dname);
+        }
+        if (o->version < info->min_opset || o->version > info->max_opset)
+            return pc_error_set(err, PC_ERR_OPSET, "opset %lld for domain '%s' is outside the supported range %d..%d",
+                                (long long)o->version, dname, (int)info->min_opset, (int)info->max_opset);
+    }
+    if (!model->graph) return pc_error_set(err, PC_ERR_MISSING_FIELD, "the model has no graph");
+    return pc_graph_verify(model->graph, err);
+}

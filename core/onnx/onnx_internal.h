@@ -1,0 +1,54 @@
+/* Internal interfaces of the ONNX loader (core/onnx). Not part of the public API. */
+#ifndef PC_ONNX_INTERNAL_H
+#define PC_ONNX_INTERNAL_H
+
+#include "passcheck.h"
+#include "onnx.pb-c.h"
+
+/* ---- prescan.c: iterative wire-level check run before protobuf_c_message_unpack -------------------------------
+ * Walks the bytes with an explicit stack (no recursion) against the message descriptors and rejects, with a
+ * specific status and a message naming the message type, field number and byte offset:
+ *   PC_ERR_TRUNCATED     input empty, or ends inside a key, a varint, a fixed-width value or a top-level field;
+ *   PC_ERR_VARINT        varint longer than 10 bytes (keys: longer than 5 bytes);
+ *   PC_ERR_LENGTH        length prefix > INT_MAX, or running past the end of its enclosing message;
+ *   PC_ERR_WIRE          wire type 3/4/6/7, field number 0 or > 2^29-1, wrong wire type for a known field,
+ *                        packed payload ending mid-element;
+ *   PC_ERR_UNSUPPORTED   a field number the descriptor does not know (we would lose it on save);
+ *   PC_ERR_NESTING       sub-message depth above limits->max_depth;
+ *   PC_ERR_BUDGET        more than limits->max_messages sub-messages + repeated elements (amplification guard);
+ *   PC_ERR_EMBEDDED_NUL  a NUL byte inside a `string` field (protobuf-c would silently truncate it).
+ */
+typedef struct pc_prescan_limits {
+    uint32_t max_depth;
+    uint64_t max_messages;
+} pc_prescan_limits;
+
+typedef struct pc_prescan_stats {
+    uint64_t messages;    /* sub-messages seen (root excluded) */
+    uint64_t elements;    /* repeated elements seen, packed ones included */
+    uint32_t max_depth;   /* deepest nesting seen (root = 0) */
+} pc_prescan_stats;
+
+pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *root,
+                        const pc_prescan_limits *limits, pc_prescan_stats *stats, pc_error *err);
+
+/* ---- pballoc.c: a ProtobufCAllocator over a pc_mem (budget + OOM injection) ------------------------------- */
+void pc_pb_allocator_init(ProtobufCAllocator *allocator, pc_mem *mem);
+
+/* ---- extdata.c: external tensor data ----------------------------------------------------------------------
+ * Reads the payload of a TensorProto with data_location = EXTERNAL.
+ *   base_dir        folder of the model file; NULL when the model came from memory (always rejected);
+ *   entries         the tensor's external_data key/value pairs (location, offset, length, checksum);
+ *   expected_bytes  the payload size its dtype and dims require;
+ *   *out            receives a buffer of expected_bytes allocated with pc_mem_alloc(mem, ...).
+ * Rejects with PC_ERR_EXTERNAL_DATA (message naming the key and the offending value): missing/empty location,
+ * absolute paths, backslashes, drive prefixes, any `..` component, NUL, ORT's `*_ORT_MEM_ADDR_*` sentinel,
+ * symlinks (final component or any parent escaping base_dir), non-regular files, hard-link count > 1,
+ * duplicate or unknown keys, offset/length that are not plain non-negative decimals or overflow, ranges past
+ * the end of the file, and length != expected_bytes. Opens with O_NOFOLLOW|O_CLOEXEC and compares the fstat
+ * of the opened file with the checked path (TOCTOU). PC_ERR_IO for read failures, PC_ERR_NOMEM/BUDGET when
+ * the buffer cannot be allocated. */
+pc_status pc_extdata_read(const char *base_dir, const pc_kv *entries, size_t n_entries, size_t expected_bytes,
+                          pc_mem *mem, void **out, pc_error *err);
+
+#endif

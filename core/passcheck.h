@@ -1,0 +1,573 @@
+/*
+ * passcheck.h — the public interface of passcheck's core: status codes, the graph IR, the ONNX loader and saver.
+ *
+ * Worked example: load a model, look at it, edit it, verify it, save it.
+ *
+ *     pc_error err;
+ *     pc_model *m = NULL;
+ *     if (pc_model_load_file("model.onnx", NULL, &m, &err) != PC_OK) {
+ *         fprintf(stderr, "%s: %s\n", pc_status_name(err.status), err.message);
+ *         return 3;                                   // bad input file
+ *     }
+ *     pc_graph *g = m->graph;
+ *     for (pc_node *n = g->first; n; n = n->next)     // nodes in topological order
+ *         printf("%s %s ann=%s\n", n->op_type, n->name, pc_node_annotation(n) ? pc_node_annotation(n) : "-");
+ *
+ *     // Insert Relu after the first node's output 0. The new node inherits the first node's `layer_ann`
+ *     // (annotation_source) and EP, and every former consumer now reads the Relu's output.
+ *     pc_node *src = g->first;
+ *     pc_value *x = src->outputs[0];
+ *     pc_node *relu = pc_graph_add_node(g, "Relu", "", 1, &x, 1, src, &err);
+ *     pc_node_copy_ep(relu, src);
+ *     pc_value_replace_uses_except(x, relu->outputs[0], relu);
+ *     pc_graph_move_output(src, 0, relu, 0);          // keeps graph-output names stable
+ *
+ *     if (pc_graph_verify(g, &err) != PC_OK) ...      // error names the node and value
+ *     pc_model_save_file(m, "out.onnx", &err);        // written to a temp file, then renamed
+ *     pc_model_free(m);
+ *
+ * Ownership: a pc_model owns everything reachable from it (graphs, nodes, values, names, tensors). Structural
+ * objects live in the model's arena and are freed together; tensor data goes through the model's pc_mem hook,
+ * which enforces a byte budget and is the OOM-injection seam for tests. Pointers to nodes and values stay valid
+ * until pc_model_free (removed nodes are unlinked but not freed).
+ *
+ * Errors: every function that can fail returns pc_status and fills a pc_error with a message that names the
+ * file, node, value or field. Asserts guard internal invariants only, never file contents.
+ */
+#ifndef PASSCHECK_H
+#define PASSCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PC_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#define PC_NODISCARD         __attribute__((warn_unused_result))
+#else
+#define PC_PRINTF(fmt, args)
+#define PC_NODISCARD
+#endif
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Status codes. X-macro: code, short name, exit code class. One code per bad-input class so tests can assert the
+ * exact reason a file was rejected.
+ */
+#define PC_STATUS_LIST(X)                                                                                          \
+    X(PC_OK, "ok", 0)                                                                                              \
+    X(PC_ERR_NOMEM, "out-of-memory", 4)                                                                            \
+    X(PC_ERR_INTERNAL, "internal", 4)                                                                              \
+    X(PC_ERR_USAGE, "usage", 2)                                                                                    \
+    X(PC_ERR_IO, "io", 3)                                                                                          \
+    X(PC_ERR_UNSUPPORTED, "unsupported", 3)                                                                        \
+    X(PC_ERR_CHECK_FAILED, "check-failed", 1)                                                                      \
+    /* container and wire level */                                                                                 \
+    X(PC_ERR_TRUNCATED, "truncated", 3)                                                                            \
+    X(PC_ERR_WIRE, "malformed-wire", 3)                                                                            \
+    X(PC_ERR_VARINT, "overlong-varint", 3)                                                                         \
+    X(PC_ERR_LENGTH, "bad-length-prefix", 3)                                                                       \
+    X(PC_ERR_NESTING, "nesting-too-deep", 3)                                                                       \
+    X(PC_ERR_BUDGET, "over-budget", 3)                                                                             \
+    X(PC_ERR_EMBEDDED_NUL, "embedded-nul", 3)                                                                      \
+    X(PC_ERR_ENUM, "enum-out-of-range", 3)                                                                         \
+    X(PC_ERR_MISSING_FIELD, "missing-field", 3)                                                                    \
+    /* model level */                                                                                              \
+    X(PC_ERR_IR_VERSION, "bad-ir-version", 3)                                                                      \
+    X(PC_ERR_OPSET, "bad-opset", 3)                                                                                \
+    X(PC_ERR_UNKNOWN_DOMAIN, "unknown-domain", 3)                                                                  \
+    X(PC_ERR_UNKNOWN_OP, "unknown-op", 3)                                                                          \
+    /* tensor data */                                                                                              \
+    X(PC_ERR_DTYPE, "bad-dtype", 3)                                                                                \
+    X(PC_ERR_NEGATIVE_DIM, "negative-dim", 3)                                                                      \
+    X(PC_ERR_OVERFLOW, "size-overflow", 3)                                                                         \
+    X(PC_ERR_DATA_SIZE, "data-size-mismatch", 3)                                                                   \
+    X(PC_ERR_MULTIPLE_DATA, "multiple-data-fields", 3)                                                             \
+    X(PC_ERR_EXTERNAL_DATA, "bad-external-data", 3)                                                                \
+    /* graph */                                                                                                    \
+    X(PC_ERR_DUPLICATE_PRODUCER, "duplicate-producer", 3)                                                          \
+    X(PC_ERR_DUPLICATE_INITIALIZER, "duplicate-initializer", 3)                                                    \
+    X(PC_ERR_DUPLICATE_NAME, "duplicate-name", 3)                                                                  \
+    X(PC_ERR_DANGLING_INPUT, "dangling-input", 3)                                                                  \
+    X(PC_ERR_UNPRODUCED_OUTPUT, "unproduced-output", 3)                                                            \
+    X(PC_ERR_CYCLE, "cycle", 3)                                                                                    \
+    X(PC_ERR_ATTRIBUTE_TYPE, "attribute-type", 3)                                                                  \
+    X(PC_ERR_ATTRIBUTE, "bad-attribute", 3)                                                                        \
+    X(PC_ERR_ARITY, "bad-arity", 3)                                                                                \
+    X(PC_ERR_TYPE, "bad-type", 3)
+
+typedef enum pc_status {
+#define PC_X_ENUM(code, name, exit_code) code,
+    PC_STATUS_LIST(PC_X_ENUM)
+#undef PC_X_ENUM
+        PC_STATUS_COUNT
+} pc_status;
+
+/* Exit codes of the passcheck CLI (documented in docs/cli.md). */
+enum {
+    PC_EXIT_OK = 0,
+    PC_EXIT_CHECK_FAILED = 1,
+    PC_EXIT_USAGE = 2,
+    PC_EXIT_BAD_INPUT = 3,
+    PC_EXIT_INTERNAL = 4,
+};
+
+const char *pc_status_name(pc_status status);
+int pc_status_exit_code(pc_status status);
+
+/* Error record: the status plus a message. The message is bounded (long names are cut, never overflowed). */
+typedef struct pc_error {
+    pc_status status;
+    char message[1024];
+} pc_error;
+
+/* Sets err (if non-NULL) and returns status, so callers can write `return pc_error_set(err, ...)`. */
+pc_status pc_error_set(pc_error *err, pc_status status, const char *fmt, ...) PC_PRINTF(3, 4);
+/* Prepends context ("model.onnx: ", "node 'conv1': ") to an already-set message. */
+void pc_error_prefix(pc_error *err, const char *fmt, ...) PC_PRINTF(2, 3);
+void pc_error_clear(pc_error *err);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Memory: one hook for all model memory. `budget` caps live bytes (0 = unlimited); `fail_after` makes the N-th
+ * allocation from now fail (0 = never), the seam for OOM-injection tests.
+ */
+typedef struct pc_mem {
+    size_t budget;
+    size_t used;
+    size_t peak;
+    uint64_t n_allocs;
+    uint64_t fail_after;
+    bool fail_forever; /* after the injected failure, keep failing */
+    bool failed;       /* an allocation failed (budget or injection) */
+    bool over_budget;  /* the failure was the budget, not injection or the system */
+} pc_mem;
+
+void *pc_mem_alloc(pc_mem *mem, size_t size);
+void *pc_mem_calloc(pc_mem *mem, size_t count, size_t size);
+void *pc_mem_realloc(pc_mem *mem, void *ptr, size_t new_size);
+void pc_mem_free(pc_mem *mem, void *ptr);
+
+/* Checked size arithmetic: return false on overflow. */
+bool pc_size_mul(size_t a, size_t b, size_t *out);
+bool pc_size_add(size_t a, size_t b, size_t *out);
+bool pc_u64_mul(uint64_t a, uint64_t b, uint64_t *out);
+
+/* Arena: bump allocation in chunks obtained from a pc_mem; freed all at once. */
+typedef struct pc_arena_chunk pc_arena_chunk;
+typedef struct pc_arena {
+    pc_mem *mem;
+    pc_arena_chunk *head;
+    size_t chunk_size;
+} pc_arena;
+
+void pc_arena_init(pc_arena *arena, pc_mem *mem);
+void *pc_arena_alloc(pc_arena *arena, size_t size);  /* 16-byte aligned, zeroed; NULL on failure */
+void *pc_arena_array(pc_arena *arena, size_t count, size_t elem_size); /* checked count*size */
+char *pc_arena_strdup(pc_arena *arena, const char *s); /* NULL s gives NULL */
+char *pc_arena_strndup(pc_arena *arena, const char *s, size_t n);
+char *pc_arena_printf(pc_arena *arena, const char *fmt, ...) PC_PRINTF(2, 3);
+void pc_arena_free(pc_arena *arena);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Element types: the values are TensorProto.DataType's, so they convert to and from the file as is.
+ */
+#define PC_DTYPE_LIST(X)                                                                                           \
+    X(PC_DTYPE_UNDEFINED, 0, "undefined", 0)                                                                       \
+    X(PC_DTYPE_FLOAT, 1, "float", 32)                                                                              \
+    X(PC_DTYPE_UINT8, 2, "uint8", 8)                                                                               \
+    X(PC_DTYPE_INT8, 3, "int8", 8)                                                                                 \
+    X(PC_DTYPE_UINT16, 4, "uint16", 16)                                                                            \
+    X(PC_DTYPE_INT16, 5, "int16", 16)                                                                              \
+    X(PC_DTYPE_INT32, 6, "int32", 32)                                                                              \
+    X(PC_DTYPE_INT64, 7, "int64", 64)                                                                              \
+    X(PC_DTYPE_STRING, 8, "string", 0)                                                                             \
+    X(PC_DTYPE_BOOL, 9, "bool", 8)                                                                                 \
+    X(PC_DTYPE_FLOAT16, 10, "float16", 16)                                                                         \
+    X(PC_DTYPE_DOUBLE, 11, "double", 64)                                                                           \
+    X(PC_DTYPE_UINT32, 12, "uint32", 32)                                                                           \
+    X(PC_DTYPE_UINT64, 13, "uint64", 64)                                                                           \
+    X(PC_DTYPE_COMPLEX64, 14, "complex64", 64)                                                                     \
+    X(PC_DTYPE_COMPLEX128, 15, "complex128", 128)                                                                  \
+    X(PC_DTYPE_BFLOAT16, 16, "bfloat16", 16)                                                                       \
+    X(PC_DTYPE_FLOAT8E4M3FN, 17, "float8e4m3fn", 8)                                                                \
+    X(PC_DTYPE_FLOAT8E4M3FNUZ, 18, "float8e4m3fnuz", 8)                                                            \
+    X(PC_DTYPE_FLOAT8E5M2, 19, "float8e5m2", 8)                                                                    \
+    X(PC_DTYPE_FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 8)                                                            \
+    X(PC_DTYPE_UINT4, 21, "uint4", 4)                                                                              \
+    X(PC_DTYPE_INT4, 22, "int4", 4)                                                                                \
+    X(PC_DTYPE_FLOAT4E2M1, 23, "float4e2m1", 4)                                                                    \
+    X(PC_DTYPE_FLOAT8E8M0, 24, "float8e8m0", 8)                                                                    \
+    X(PC_DTYPE_UINT2, 25, "uint2", 2)                                                                              \
+    X(PC_DTYPE_INT2, 26, "int2", 2)
+
+typedef enum pc_dtype {
+#define PC_X_ENUM(code, value, name, bits) code = value,
+    PC_DTYPE_LIST(PC_X_ENUM)
+#undef PC_X_ENUM
+        PC_DTYPE_COUNT
+} pc_dtype;
+
+bool pc_dtype_is_valid(int32_t value);  /* a defined, non-UNDEFINED element type */
+const char *pc_dtype_name(pc_dtype dtype); /* "float"; "?" for out-of-range values */
+unsigned pc_dtype_bits(pc_dtype dtype);    /* bits per element; 0 for STRING/UNDEFINED */
+/* Bytes of n elements in raw_data form (sub-byte types packed, rounded up). false on overflow or STRING. */
+bool pc_dtype_storage_bytes(pc_dtype dtype, uint64_t n_elements, size_t *out);
+
+typedef struct pc_model pc_model;
+typedef struct pc_graph pc_graph;
+typedef struct pc_node pc_node;
+typedef struct pc_value pc_value;
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Shapes and types.
+ */
+typedef enum pc_dim_kind {
+    PC_DIM_UNKNOWN = 0,
+    PC_DIM_KNOWN,
+    PC_DIM_SYMBOLIC,
+} pc_dim_kind;
+
+typedef struct pc_dim {
+    pc_dim_kind kind;
+    int64_t size;           /* PC_DIM_KNOWN: >= 0 */
+    const char *symbol;     /* PC_DIM_SYMBOLIC: dim_param */
+    const char *denotation; /* optional */
+} pc_dim;
+
+enum { PC_MAX_RANK = 64 }; /* loader limit; ONNX sets none, real models stay far below */
+
+typedef struct pc_shape {
+    int32_t rank; /* -1: rank unknown (no shape given) */
+    pc_dim *dims;
+} pc_shape;
+
+typedef enum pc_type_kind {
+    PC_TYPE_NONE = 0, /* no type information */
+    PC_TYPE_TENSOR,
+    PC_TYPE_SPARSE_TENSOR,
+    PC_TYPE_SEQUENCE,
+    PC_TYPE_MAP,
+    PC_TYPE_OPTIONAL,
+    PC_TYPE_OPAQUE,
+    PC_TYPE_KIND_COUNT
+} pc_type_kind;
+
+typedef struct pc_type pc_type;
+struct pc_type {
+    pc_type_kind kind;
+    pc_dtype elem;     /* TENSOR, SPARSE_TENSOR: element type (UNDEFINED allowed: "not given") */
+    pc_shape shape;    /* TENSOR, SPARSE_TENSOR */
+    pc_dtype key;      /* MAP */
+    pc_type *inner;    /* SEQUENCE, OPTIONAL: element type; MAP: value type */
+    const char *denotation;
+    const char *opaque_domain, *opaque_name; /* OPAQUE */
+};
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Tensors (initializers, tensor attributes, test data).
+ */
+typedef struct pc_bytes {
+    size_t len;
+    uint8_t *data;
+} pc_bytes;
+
+typedef struct pc_kv {
+    const char *key;
+    const char *value;
+} pc_kv;
+
+typedef struct pc_tensor {
+    const char *name;
+    pc_dtype dtype;
+    int32_t rank;
+    int64_t *dims;
+    uint64_t n_elements;
+    size_t n_bytes; /* raw_data form; for STRING the size of the pc_bytes array */
+    void *data;     /* little-endian raw form; STRING: pc_bytes[n_elements]; owned via the model's pc_mem */
+    const char *doc_string;
+    uint32_t n_metadata;
+    pc_kv *metadata;
+} pc_tensor;
+
+/* Creates a tensor with zeroed data in `model`'s memory. dims may be NULL when rank is 0. */
+pc_tensor *pc_tensor_create(pc_model *model, const char *name, pc_dtype dtype, int32_t rank,
+                            const int64_t *dims, pc_error *err);
+bool pc_tensor_equal(const pc_tensor *a, const pc_tensor *b); /* dtype, dims, bytes, name */
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Graph IR.
+ */
+
+/* AttributeProto.AttributeType values. */
+typedef enum pc_attr_type {
+    PC_ATTR_UNDEFINED = 0,
+    PC_ATTR_FLOAT = 1,
+    PC_ATTR_INT = 2,
+    PC_ATTR_STRING = 3,
+    PC_ATTR_TENSOR = 4,
+    PC_ATTR_GRAPH = 5,
+    PC_ATTR_FLOATS = 6,
+    PC_ATTR_INTS = 7,
+    PC_ATTR_STRINGS = 8,
+    PC_ATTR_TENSORS = 9,
+    PC_ATTR_GRAPHS = 10,
+    PC_ATTR_SPARSE_TENSOR = 11,
+    PC_ATTR_SPARSE_TENSORS = 12,
+    PC_ATTR_TYPE_PROTO = 13,
+    PC_ATTR_TYPE_PROTOS = 14,
+    PC_ATTR_TYPE_COUNT
+} pc_attr_type;
+
+const char *pc_attr_type_name(pc_attr_type type);
+
+typedef struct pc_attr {
+    const char *name;
+    pc_attr_type type;
+    const char *doc_string;
+    const char *ref_attr_name; /* function bodies only; rejected elsewhere */
+    float f;
+    int64_t i;
+    pc_bytes s;
+    pc_tensor *t;
+    pc_graph *g;
+    pc_type *tp;
+    /* list forms: n elements in the array matching `type` */
+    size_t n;
+    float *floats;
+    int64_t *ints;
+    pc_bytes *strings;
+    pc_tensor **tensors;
+    pc_graph **graphs;
+    pc_type **tps;
+} pc_attr;
+
+/* A use of a value: input `index` of `node`. */
+typedef struct pc_use {
+    pc_node *node;
+    uint32_t index;
+} pc_use;
+
+struct pc_value {
+    uint32_t id; /* unique in its graph, in creation order */
+    const char *name;
+    pc_type type;
+    pc_graph *graph;
+    pc_node *producer; /* NULL for graph inputs, initializers, outer-scope references */
+    uint32_t producer_output;
+    uint32_t n_consumers, cap_consumers;
+    pc_use *consumers;
+    pc_tensor *initializer; /* non-NULL when the value is an initializer of this graph */
+    pc_value *outer;        /* non-NULL: a reference to this value of an enclosing graph */
+    uint32_t n_subgraph_refs; /* how many subgraph values reference this one: consumers are then not all listed */
+    bool is_graph_input;
+    bool is_graph_output; /* listed in graph->outputs (possibly several times) */
+    bool has_value_info;  /* came with (or should be saved with) a value_info entry */
+    const char *doc_string;
+    uint32_t n_metadata;
+    pc_kv *metadata;
+};
+
+struct pc_node {
+    uint32_t id; /* unique in its graph, in creation order */
+    const char *name;
+    const char *op_type;
+    const char *domain; /* "" for ai.onnx */
+    const char *overload;
+    const char *doc_string;
+    uint32_t n_inputs, cap_inputs;
+    pc_value **inputs; /* NULL entry: omitted optional input */
+    uint32_t n_outputs;
+    pc_value **outputs; /* NULL entry: omitted optional output */
+    uint32_t n_attrs, cap_attrs;
+    pc_attr *attrs;
+    uint32_t n_metadata, cap_metadata;
+    pc_kv *metadata;  /* NodeProto.metadata_props; key "layer_ann" is the layering annotation */
+    const char *ep;   /* execution-provider assignment; NULL until partitioning */
+    pc_graph *graph;
+    pc_node *prev, *next; /* graph order */
+    bool removed;
+};
+
+#define PC_LAYER_ANN_KEY "layer_ann"
+
+typedef struct pc_opset {
+    const char *domain; /* "" for ai.onnx */
+    int64_t version;
+} pc_opset;
+
+/* A top-level field we keep as opaque bytes because the IR does not model it (training_info, functions, ...).
+ * Saved back unchanged, so round trips lose nothing. */
+typedef struct pc_opaque_field {
+    uint32_t field_number;
+    pc_bytes bytes;
+} pc_opaque_field;
+
+typedef struct pc_function_id {
+    const char *domain;
+    const char *name;
+} pc_function_id;
+
+struct pc_graph {
+    pc_model *model;
+    pc_graph *parent;   /* enclosing graph for subgraphs */
+    pc_node *owner;     /* node whose attribute holds this subgraph */
+    const char *name;
+    const char *doc_string;
+    pc_node *first, *last;
+    uint32_t n_nodes;    /* live nodes */
+    uint32_t next_node_id;
+    uint32_t n_values, cap_values;
+    pc_value **values;   /* all values ever created, by id */
+    void *value_index;   /* name → value map (private) */
+    uint32_t n_inputs, cap_inputs;
+    pc_value **inputs;
+    uint32_t n_outputs, cap_outputs;
+    pc_value **outputs;
+    uint32_t n_initializers, cap_initializers;
+    pc_value **initializers; /* in file order */
+    uint32_t n_metadata;
+    pc_kv *metadata;
+    uint32_t n_opaque;
+    pc_opaque_field *opaque; /* sparse_initializer, quantization_annotation */
+    uint64_t name_counter;   /* for generated unique names */
+};
+
+struct pc_model {
+    int64_t ir_version;
+    const char *producer_name;
+    const char *producer_version;
+    const char *domain;
+    int64_t model_version;
+    const char *doc_string;
+    uint32_t n_opsets;
+    pc_opset *opsets;
+    uint32_t n_metadata;
+    pc_kv *metadata;
+    uint32_t n_opaque;
+    pc_opaque_field *opaque; /* training_info, functions, configuration */
+    uint32_t n_functions;    /* model-local functions: nodes may call them as ops */
+    pc_function_id *functions;
+    pc_graph *graph;
+    const char *path; /* file it was loaded from, or NULL */
+    pc_mem mem;
+    pc_arena arena;
+    void *names;          /* every value name in every graph (private; for unique-name generation) */
+    uint32_t n_tensors, cap_tensors;
+    pc_tensor **tensors;  /* every tensor whose data this model owns (private) */
+};
+
+/* Creates an empty model (IR version 10, opset ai.onnx 17, an empty main graph). */
+pc_status pc_model_create(pc_model **out, pc_error *err);
+void pc_model_free(pc_model *model);
+
+int64_t pc_model_opset(const pc_model *model, const char *domain); /* -1 when the domain is not imported */
+pc_status pc_model_set_opset(pc_model *model, const char *domain, int64_t version, pc_error *err);
+
+/* Values */
+pc_value *pc_graph_find_value(const pc_graph *graph, const char *name);        /* this graph only */
+pc_value *pc_graph_lookup_value(const pc_graph *graph, const char *name);      /* this graph, then enclosing */
+/* Creates a value. name NULL: a fresh unique name from `hint` ("t" if hint is NULL). Fails on a duplicate. */
+pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint, pc_error *err);
+/* A name unused in this graph and every enclosing and nested graph. */
+const char *pc_graph_unique_name(pc_graph *graph, const char *hint);
+pc_status pc_value_set_type(pc_value *value, const pc_type *type, pc_error *err); /* deep copy */
+pc_status pc_type_copy(pc_model *model, pc_type *dst, const pc_type *src, pc_error *err);
+bool pc_type_equal(const pc_type *a, const pc_type *b);
+/* Replaces every node-input use of `from` by `to`, except uses by `except` (may be NULL). */
+pc_status pc_value_replace_uses_except(pc_value *from, pc_value *to, const pc_node *except);
+pc_status pc_value_replace_uses(pc_value *from, pc_value *to);
+
+/* Graph inputs/outputs/initializers */
+pc_status pc_graph_add_input(pc_graph *graph, pc_value *value, pc_error *err);
+pc_status pc_graph_add_output(pc_graph *graph, pc_value *value, pc_error *err);
+/* Makes `value` an initializer holding `tensor` (tensor->name is set to the value's name). */
+pc_status pc_graph_set_initializer(pc_graph *graph, pc_value *value, pc_tensor *tensor, pc_error *err);
+/* Replaces the data of an existing initializer. */
+pc_status pc_graph_replace_initializer(pc_value *value, pc_tensor *tensor, pc_error *err);
+/* Drops the initializer from a value with no consumers (and not a graph input/output). */
+pc_status pc_graph_remove_initializer(pc_graph *graph, pc_value *value, pc_error *err);
+
+/* Nodes */
+/* Adds a node after the last node (call pc_graph_sort to restore topological order, or pass `after`-less
+ * insertion and sort once per pass). Creates n_outputs fresh values. If annotation_source is non-NULL the new
+ * node inherits its `layer_ann` (the required form for replacement nodes in level 0/1 passes). */
+pc_node *pc_graph_add_node(pc_graph *graph, const char *op_type, const char *domain, uint32_t n_inputs,
+                           pc_value *const *inputs, uint32_t n_outputs, const pc_node *annotation_source,
+                           pc_error *err);
+/* Copies `layer_ann` from src to dst when src has one (the conditional form; src may be NULL). */
+pc_status pc_node_copy_annotation(pc_node *dst, const pc_node *src, pc_error *err);
+void pc_node_copy_ep(pc_node *dst, const pc_node *src);
+const char *pc_node_annotation(const pc_node *node); /* NULL when absent */
+const char *pc_node_metadata(const pc_node *node, const char *key);
+pc_status pc_node_set_metadata(pc_node *node, const char *key, const char *value, pc_error *err);
+bool pc_node_remove_metadata(pc_node *node, const char *key);
+pc_status pc_node_set_input(pc_node *node, uint32_t index, pc_value *value, pc_error *err); /* value may be NULL */
+pc_status pc_node_add_input(pc_node *node, pc_value *value, pc_error *err);
+/* Moves output src_index of src to output dst_index of dst: the value (name, consumers, graph-output role) now
+ * comes from dst, and dst's previous output value now comes from src. */
+pc_status pc_graph_move_output(pc_node *src, uint32_t src_index, pc_node *dst, uint32_t dst_index);
+/* Removes a node whose outputs have no consumers and are not graph outputs. */
+pc_status pc_graph_remove_node(pc_graph *graph, pc_node *node, pc_error *err);
+/* Orders nodes topologically (stable: keeps the current order where it is valid). PC_ERR_CYCLE names a node on
+ * the cycle. */
+pc_status pc_graph_sort(pc_graph *graph, pc_error *err);
+
+/* Attributes */
+const pc_attr *pc_node_attr(const pc_node *node, const char *name);
+pc_attr *pc_node_attr_mut(pc_node *node, const char *name);
+int64_t pc_node_attr_int(const pc_node *node, const char *name, int64_t fallback);
+float pc_node_attr_float(const pc_node *node, const char *name, float fallback);
+const char *pc_node_attr_string(const pc_node *node, const char *name, const char *fallback);
+pc_status pc_node_set_attr_int(pc_node *node, const char *name, int64_t value, pc_error *err);
+pc_status pc_node_set_attr_float(pc_node *node, const char *name, float value, pc_error *err);
+pc_status pc_node_set_attr_string(pc_node *node, const char *name, const char *value, pc_error *err);
+pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const int64_t *values, pc_error *err);
+pc_status pc_node_set_attr_floats(pc_node *node, const char *name, size_t n, const float *values, pc_error *err);
+pc_status pc_node_set_attr_tensor(pc_node *node, const char *name, pc_tensor *tensor, pc_error *err);
+bool pc_node_remove_attr(pc_node *node, const char *name);
+
+/* Verification: single producer per value, no cycles, every input defined (graph input, initializer, producer,
+ * outer scope), graph outputs produced, use lists consistent, attribute types valid for known ops, opsets in
+ * range, domains known. Recurses into subgraphs. */
+pc_status pc_graph_verify(const pc_graph *graph, pc_error *err);
+pc_status pc_model_verify(const pc_model *model, pc_error *err);
+
+/* Structural equality (names, order, types, attributes, tensors, metadata, EP). On inequality writes the first
+ * difference to `diff` (may be NULL). */
+bool pc_model_equal(const pc_model *a, const pc_model *b, char *diff, size_t diff_size);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * ONNX loader and saver.
+ */
+typedef struct pc_load_options {
+    size_t max_file_bytes;   /* default 4 GiB */
+    size_t memory_budget;    /* bytes of model memory (structures + tensor data); default 8 GiB */
+    uint32_t max_depth;      /* protobuf message nesting; default 64 */
+    uint64_t max_messages;   /* sub-messages + repeated elements counted by the pre-scan; default 64 M */
+    bool allow_external_data; /* default true for files, always false for bytes */
+    bool skip_verify;        /* default false: pc_model_verify runs after loading */
+    uint64_t fail_after;     /* OOM injection: make the N-th allocation fail (0 = off) */
+} pc_load_options;
+
+void pc_load_options_default(pc_load_options *opts);
+
+pc_status pc_model_load_file(const char *path, const pc_load_options *opts, pc_model **out, pc_error *err);
+/* In-memory load: external data is rejected (there is no base directory). */
+pc_status pc_model_load_bytes(const void *data, size_t size, const pc_load_options *opts, pc_model **out,
+                              pc_error *err);
+/* Deterministic serialization: the same model gives the same bytes. *out is malloc'ed; free() it. */
+pc_status pc_model_save_bytes(const pc_model *model, uint8_t **out, size_t *out_size, pc_error *err);
+/* Writes to "<path>.tmp.<pid>" and renames it over path, so a failure leaves no half-written file. */
+pc_status pc_model_save_file(const pc_model *model, const char *path, pc_error *err);
+
+/* Decodes a standalone TensorProto (the backend test data's input_N.pb / output_N.pb). */
+pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out, pc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PASSCHECK_H */

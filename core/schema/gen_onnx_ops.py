@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""Writes core/schema/onnx_ops.inc: the operator facts passcheck checks models against.
+
+Run it with Debian's interpreter, which has python3-onnx (a pyenv `python3` on PATH usually does not):
+
+    /usr/bin/python3 core/schema/gen_onnx_ops.py core/schema/onnx_ops.inc
+
+Without an argument the table goes to stdout. The output depends only on the installed onnx package: no dates,
+no paths, a fixed order. It is checked in; regenerate it rather than editing it.
+
+What is extracted, per (domain, op_type, since_version):
+  - deprecated flag;
+  - input and output counts, derived from the formal parameters the way the ONNX checker reads them: a Single
+    parameter is mandatory and so is every parameter before it (an Optional one that precedes a mandatory one
+    must still be present, as an empty name); trailing Optional parameters raise only the maximum; a Variadic
+    parameter (always the last one) makes the maximum unbounded and adds its minimum arity to the minimum;
+  - attributes: name, AttributeProto type, required.
+
+The Python binding of onnx 1.12 does not expose a variadic parameter's minimum arity, so that one number is
+taken from the schema's own min_input/min_output; every other count is computed here and cross-checked against
+them.
+"""
+
+import re
+import sys
+
+import onnx
+import onnx.defs
+
+# AttributeProto.AttributeType value -> name of the pc_attr_type constant (passcheck.h).
+ATTR_TYPE_NAMES = {
+    1: "PC_ATTR_FLOAT",
+    2: "PC_ATTR_INT",
+    3: "PC_ATTR_STRING",
+    4: "PC_ATTR_TENSOR",
+    5: "PC_ATTR_GRAPH",
+    6: "PC_ATTR_FLOATS",
+    7: "PC_ATTR_INTS",
+    8: "PC_ATTR_STRINGS",
+    9: "PC_ATTR_TENSORS",
+    10: "PC_ATTR_GRAPHS",
+    11: "PC_ATTR_SPARSE_TENSOR",
+    12: "PC_ATTR_SPARSE_TENSORS",
+    13: "PC_ATTR_TYPE_PROTO",
+    14: "PC_ATTR_TYPE_PROTOS",
+}
+
+# Short spellings of the domains in C identifiers.
+DOMAIN_TAGS = {"": "onnx", "ai.onnx.ml": "ml", "ai.onnx.preview.training": "training"}
+
+VARIADIC = 0xFFFF  # PC_SCHEMA_VARIADIC
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def fail(msg):
+    sys.stderr.write("gen_onnx_ops.py: %s\n" % msg)
+    sys.exit(1)
+
+
+def arity(schema, params, onnx_min, onnx_max, what):
+    """(min, max) count of inputs or outputs; max is VARIADIC when unbounded."""
+    opt = onnx.defs.OpSchema.FormalParameterOption
+    lo = hi = 0
+    variadic = False
+    where = "%s-%d %s" % (schema.name, schema.since_version, what)
+    for i, p in enumerate(params):
+        if p.option == opt.Single:
+            hi += 1
+            lo = hi
+        elif p.option == opt.Optional:
+            hi += 1
+        elif p.option == opt.Variadic:
+            if i != len(params) - 1:
+                fail("%s: variadic parameter is not the last one" % where)
+            lo = hi  # earlier optional parameters become positional placeholders
+            variadic = True
+        else:
+            fail("%s: unknown parameter option %r" % (schema.name, p.option))
+    if variadic:
+        min_arity = onnx_min - lo
+        if min_arity < 0:
+            fail("%s: minimum %d below the fixed parameters' %d" % (where, onnx_min, lo))
+        lo += min_arity
+        hi = VARIADIC
+    elif (lo, hi) != (onnx_min, onnx_max):
+        fail("%s: computed arity (%d, %d) but onnx says (%d, %d)" % (where, lo, hi, onnx_min, onnx_max))
+    if lo >= VARIADIC or (hi != VARIADIC and hi >= VARIADIC):
+        fail("%s: count does not fit uint16_t" % where)
+    return lo, hi
+
+
+def c_count(n):
+    return "PC_SCHEMA_VARIADIC" if n == VARIADIC else str(n)
+
+
+def c_bool(b):
+    return "true" if b else "false"
+
+
+def main(argv):
+    if len(argv) > 2:
+        fail("usage: gen_onnx_ops.py [output.inc]")
+
+    schemas = onnx.defs.get_all_schemas_with_history()
+    rows = []
+    for s in schemas:
+        if s.domain not in DOMAIN_TAGS:
+            fail("unexpected domain %r (op %s); add it to DOMAIN_TAGS and to schema.c's domain table"
+                 % (s.domain, s.name))
+        if not NAME_RE.match(s.name):
+            fail("op name %r is not a plain identifier" % s.name)
+        attrs = []
+        for name in sorted(s.attributes):
+            a = s.attributes[name]
+            t = int(a.type)
+            if t not in ATTR_TYPE_NAMES:
+                fail("%s: attribute %s has unknown type %d" % (s.name, name, t))
+            if not name.isascii() or '"' in name or "\\" in name:
+                fail("%s: attribute name %r needs escaping" % (s.name, name))
+            attrs.append((name, ATTR_TYPE_NAMES[t], bool(a.required)))
+        ins = arity(s, s.inputs, s.min_input, s.max_input, "input")
+        outs = arity(s, s.outputs, s.min_output, s.max_output, "output")
+        rows.append((s.domain, s.name, int(s.since_version), bool(s.deprecated), ins, outs, attrs))
+
+    # Byte order of ASCII strings == strcmp order, which is what the C lookup binary-searches with.
+    rows.sort(key=lambda r: (r[0].encode(), r[1].encode(), r[2]))
+    for a, b in zip(rows, rows[1:]):
+        if a[:3] == b[:3]:
+            fail("duplicate schema %r %s %d" % a[:3])
+
+    max_opset = {}
+    for r in rows:
+        max_opset[r[0]] = max(max_opset.get(r[0], 0), r[2])
+
+    out = []
+    w = out.append
+    w("/* onnx_ops.inc: ONNX operator schemas as data. GENERATED FILE, DO NOT EDIT.")
+    w(" *")
+    w(" * Generated by core/schema/gen_onnx_ops.py from onnx %s (python3-onnx), with:" % onnx.__version__)
+    w(" *     /usr/bin/python3 core/schema/gen_onnx_ops.py core/schema/onnx_ops.inc")
+    w(" * Newest since_version per domain in this data: %s." %
+      ", ".join("%s %d" % (d or '"" (ai.onnx)', max_opset[d]) for d in sorted(max_opset)))
+    w(" *")
+    w(" * Included by schema.c only. pc_onnx_ops is sorted by (domain, op_type, since_version), strings in")
+    w(" * strcmp order, so lookups binary-search it; each op's attributes are sorted by name. */")
+    w("")
+    w('#define PC_ONNX_OPS_SOURCE "onnx %s"' % onnx.__version__)
+    w("")
+
+    idents = set()
+    refs = []
+    for domain, op, ver, _dep, _ins, _outs, attrs in rows:
+        if not attrs:
+            refs.append("NULL")
+            continue
+        ident = "pc_sattrs_%s_%s_%d" % (DOMAIN_TAGS[domain], op, ver)
+        if ident in idents:
+            fail("identifier clash: %s" % ident)
+        idents.add(ident)
+        refs.append(ident)
+        w("static const pc_attr_schema %s[] = {" % ident)
+        for name, tname, req in attrs:
+            w('    {"%s", %s, %s},' % (name, tname, c_bool(req)))
+        w("};")
+    w("")
+    w("/* domain, op_type, since_version, deprecated, min/max inputs, min/max outputs, n_attrs, attrs */")
+    w("static const pc_op_schema pc_onnx_ops[] = {")
+    for (domain, op, ver, dep, ins, outs, attrs), ref in zip(rows, refs):
+        fields = ['"%s"' % domain, '"%s"' % op, str(ver), c_bool(dep), c_count(ins[0]), c_count(ins[1]),
+                  c_count(outs[0]), c_count(outs[1]), str(len(attrs)), ref]
+        w("    {%s}," % ", ".join(fields))
+    w("};")
+    text = "\n".join(out) + "\n"
+
+    if len(argv) == 2:
+        with open(argv[1], "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,56 @@
+/* Minimal test helpers: every CHECK failure prints file:line and the expression and makes the test exit 1. */
+#ifndef PC_TEST_UTIL_H
+#define PC_TEST_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passcheck.h"
+
+static int pc_test_failures;
+static int pc_test_checks;
+
+#define CHECK(cond)                                                                                                \
+    do {                                                                                                           \
+        pc_test_checks++;                                                                                          \
+        if (!(cond)) {                                                                                             \
+            pc_test_failures++;                                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                               \
+        }                                                                                                          \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                                                       \
+    do {                                                                                                           \
+        pc_test_checks++;                                                                                          \
+        if (!(cond)) {                                                                                             \
+            pc_test_failures++;                                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                               \
+            fprintf(stderr, __VA_ARGS__);                                                                          \
+            fputc('\n', stderr);                                                                                   \
+        }                                                                                                          \
+    } while (0)
+
+/* Asserts a status; on mismatch prints both names and the error message. */
+#define CHECK_STATUS(expr, expected, errp)                                                                         \
+    do {                                                                                                           \
+        pc_status got_ = (expr);                                                                                   \
+        pc_test_checks++;                                                                                          \
+        if (got_ != (expected)) {                                                                                  \
+            pc_test_failures++;                                                                                    \
+            fprintf(stderr, "%s:%d: %s: expected %s, got %s (%s)\n", __FILE__, __LINE__, #expr,                    \
+                    pc_status_name(expected), pc_status_name(got_), (errp) ? (errp)->message : "");                \
+        }                                                                                                          \
+    } while (0)
+
+#define CHECK_OK(expr, errp) CHECK_STATUS(expr, PC_OK, errp)
+
+/* Prints the closing line CI reads and returns the exit code. */
+static inline int pc_test_finish(const char *name)
+{
+    printf("%s: %d checks, %d passed, %d failed\n", name, pc_test_checks, pc_test_checks - pc_test_failures,
+           pc_test_failures);
+    return pc_test_failures ? 1 : 0;
+}
+
+#endif
