@@ -31,6 +31,11 @@ static int pc_test_checks;
         }                                                                                                          \
     } while (0)
 
+static inline const char *pc_test_errmsg(const pc_error *e)
+{
+    return e ? e->message : "";
+}
+
 /* Asserts a status; on mismatch prints both names and the error message. */
 #define CHECK_STATUS(expr, expected, errp)                                                                         \
     do {                                                                                                           \
@@ -39,7 +44,7 @@ static int pc_test_checks;
         if (got_ != (expected)) {                                                                                  \
             pc_test_failures++;                                                                                    \
             fprintf(stderr, "%s:%d: %s: expected %s, got %s (%s)\n", __FILE__, __LINE__, #expr,                    \
-                    pc_status_name(expected), pc_status_name(got_), (errp) ? (errp)->message : "");                \
+                    pc_status_name(expected), pc_status_name(got_), pc_test_errmsg(errp));                \
         }                                                                                                          \
     } while (0)
 

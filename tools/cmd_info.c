@@ -168,9 +168,9 @@ int pc_cmd_info(int argc, char **argv)
         rc = PC_EXIT_INTERNAL;
         goto out;
     }
-    qsort(s.ops.items, s.ops.n, sizeof(count_entry), count_cmp);
-    qsort(s.anns.items, s.anns.n, sizeof(count_entry), count_cmp);
-    qsort(s.eps.items, s.eps.n, sizeof(count_entry), count_cmp);
+    if (s.ops.n > 1) qsort(s.ops.items, s.ops.n, sizeof(count_entry), count_cmp);
+    if (s.anns.n > 1) qsort(s.anns.items, s.anns.n, sizeof(count_entry), count_cmp);
+    if (s.eps.n > 1) qsort(s.eps.items, s.eps.n, sizeof(count_entry), count_cmp);
     uint64_t init_bytes = 0;
     for (uint32_t i = 0; i < m->graph->n_initializers; i++) init_bytes += m->graph->initializers[i]->initializer->n_bytes;
 

@@ -141,7 +141,7 @@ static skip_entry *skip_find(skip_list *sl, const char *path)
 }
 
 /* One case. Returns PC_OK when it passes; otherwise fills err with the reason. */
-static pc_status roundtrip_one(const char *path, pc_error *err, size_t *n_bytes)
+static pc_status roundtrip_one(const char *path, const char *save_as, pc_error *err, size_t *n_bytes)
 {
     pc_model *a = NULL, *b = NULL;
     uint8_t *bytes1 = NULL, *bytes2 = NULL;
@@ -151,6 +151,7 @@ static pc_status roundtrip_one(const char *path, pc_error *err, size_t *n_bytes)
     if (st != PC_OK) goto out;
     if ((st = pc_model_save_bytes(a, &bytes1, &size1, err)) != PC_OK) goto out;
     *n_bytes = size1;
+    if (save_as && (st = pc_model_save_file(a, save_as, err)) != PC_OK) goto out;
     if ((st = pc_model_load_bytes(bytes1, size1, NULL, &b, err)) != PC_OK) {
         pc_error_prefix(err, "reloading the saved model: ");
         goto out;
@@ -183,6 +184,8 @@ void pc_cmd_roundtrip_help(FILE *out)
             "  --skip-list FILE  reviewed list of expected failures: 'case/model.onnx reason' per line; listed\n"
             "                    cases still run, count as skipped when they fail, and are reported when they pass\n"
             "  --json FILE       write per-case results as JSON\n"
+            "  --save-dir DIR    also write each saved model to DIR/NNNN.onnx and list 'original<TAB>saved'\n"
+            "                    in DIR/manifest.tsv (used to check that ONNX Runtime loads our output)\n"
             "  --quiet           print only failures and the summary\n\n"
             "Prints 'N passed, N failed, N skipped'. exit codes: 0 all passed or skipped, 1 a case failed,\n"
             "2 usage error, 3 a PATH cannot be read, 4 internal error\n");
@@ -192,16 +195,20 @@ int pc_cmd_roundtrip(int argc, char **argv)
 {
     path_list inputs = {0}, models = {0};
     skip_list skips = {0};
-    const char *skip_path = NULL, *json_path = NULL;
+    const char *skip_path = NULL, *json_path = NULL, *save_dir = NULL;
     bool quiet = false;
     int rc = PC_EXIT_OK;
+    FILE *manifest = NULL, *json = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--skip-list") == 0 || strcmp(argv[i], "--json") == 0) {
-            if (i + 1 >= argc) return pc_cli_usage_error("roundtrip", "%s needs a FILE", argv[i]);
-            if (argv[i][2] == 's')
+        if (strcmp(argv[i], "--skip-list") == 0 || strcmp(argv[i], "--json") == 0 ||
+            strcmp(argv[i], "--save-dir") == 0) {
+            if (i + 1 >= argc) return pc_cli_usage_error("roundtrip", "%s needs an argument", argv[i]);
+            if (strcmp(argv[i], "--skip-list") == 0)
                 skip_path = argv[++i];
-            else
+            else if (strcmp(argv[i], "--json") == 0)
                 json_path = argv[++i];
+            else
+                save_dir = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
             quiet = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -232,9 +239,24 @@ int pc_cmd_roundtrip(int argc, char **argv)
             rc = PC_EXIT_INTERNAL;
             goto done;
         }
-        qsort(models.items + before, models.n - before, sizeof(char *), path_cmp);
+        if (models.n - before > 1) qsort(models.items + before, models.n - before, sizeof(char *), path_cmp);
     }
-    FILE *json = NULL;
+    if (save_dir) {
+        struct stat sd;
+        if (stat(save_dir, &sd) != 0 || !S_ISDIR(sd.st_mode)) {
+            fprintf(stderr, "passcheck roundtrip: --save-dir %s is not a directory\n", save_dir);
+            rc = PC_EXIT_USAGE;
+            goto done;
+        }
+        char mpath[4096];
+        snprintf(mpath, sizeof mpath, "%s/manifest.tsv", save_dir);
+        manifest = fopen(mpath, "w");
+        if (!manifest) {
+            fprintf(stderr, "passcheck roundtrip: cannot write %s: %s\n", mpath, strerror(errno));
+            rc = PC_EXIT_BAD_INPUT;
+            goto done;
+        }
+    }
     if (json_path) {
         json = fopen(json_path, "w");
         if (!json) {
@@ -252,7 +274,10 @@ int pc_cmd_roundtrip(int argc, char **argv)
         pc_error err;
         pc_error_clear(&err);
         size_t n_bytes = 0;
-        pc_status st = roundtrip_one(models.items[i], &err, &n_bytes);
+        char save_as[4096];
+        if (save_dir) snprintf(save_as, sizeof save_as, "%s/%04zu.onnx", save_dir, i);
+        pc_status st = roundtrip_one(models.items[i], save_dir ? save_as : NULL, &err, &n_bytes);
+        if (manifest && st == PC_OK) fprintf(manifest, "%s\t%s\n", models.items[i], save_as);
         total_bytes += n_bytes;
         skip_entry *skip = skip_find(&skips, models.items[i]);
         const char *outcome;
@@ -285,10 +310,13 @@ int pc_cmd_roundtrip(int argc, char **argv)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (manifest && fclose(manifest) != 0) rc = PC_EXIT_INTERNAL;
+    manifest = NULL;
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (json) {
         fprintf(json, "], \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu}\n", passed, failed, skipped);
         if (fclose(json) != 0) rc = PC_EXIT_INTERNAL;
+        json = NULL;
     }
     printf("roundtrip: %zu models, %.1f MB saved, %.2f s\n", models.n, (double)total_bytes / 1e6, secs);
     if (unexpected) printf("roundtrip: %zu skip-list entries now pass; update the skip list\n", unexpected);
@@ -299,6 +327,8 @@ int pc_cmd_roundtrip(int argc, char **argv)
         rc = PC_EXIT_BAD_INPUT;
     }
 done:
+    if (manifest) fclose(manifest);
+    if (json) fclose(json);
     for (size_t i = 0; i < inputs.n; i++) free(inputs.items[i]);
     for (size_t i = 0; i < models.n; i++) free(models.items[i]);
     for (size_t i = 0; i < skips.n; i++) {

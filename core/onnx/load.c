@@ -26,6 +26,7 @@ typedef struct load_ctx {
     const char *base_dir; /* NULL for in-memory models: external data is rejected */
     const pc_load_options *opts;
     pc_error *err;
+    bool copy_failed; /* a string copy failed: the load must not report success with a string missing */
 } load_ctx;
 
 void pc_load_options_default(pc_load_options *opts)
@@ -45,7 +46,10 @@ static pc_status nomem(load_ctx *c, const char *what)
 
 static const char *dup_str(load_ctx *c, const char *s)
 {
-    return s ? pc_arena_strdup(&c->model->arena, s) : NULL;
+    if (!s) return NULL;
+    const char *d = pc_arena_strdup(&c->model->arena, s);
+    if (!d) c->copy_failed = true;
+    return d;
 }
 
 static pc_status convert_kvs(load_ctx *c, size_t n, Onnx__StringStringEntryProto **in, uint32_t *n_out,
@@ -352,6 +356,7 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
     if (field && field != 9 && !field_carries(field, dtype))
         return pc_error_set(c->err, PC_ERR_DTYPE, "%s: field %s cannot carry %s data", where, field_name(field),
                             pc_dtype_name(dtype));
+    /* Every size check comes before any allocation: a tiny file must not make us commit memory for its dims. */
     if (field == 9) {
         if (dtype == PC_DTYPE_STRING)
             return pc_error_set(c->err, PC_ERR_DTYPE, "%s: raw_data cannot carry string data", where);
@@ -359,42 +364,45 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
             return pc_error_set(c->err, PC_ERR_DATA_SIZE,
                                 "%s: raw_data has %zu bytes but %llu %s elements need %zu", where, tp->raw_data.len,
                                 (unsigned long long)count, pc_dtype_name(dtype), need);
-        if (need) {
-            /* adopt the unpacked buffer: it was allocated through the model's pc_mem */
-            t->data = tp->raw_data.data;
-            tp->raw_data.data = NULL;
-            tp->raw_data.len = 0;
-        }
+    } else if (!field) {
+        if (count != 0)
+            return pc_error_set(c->err, PC_ERR_DATA_SIZE, "%s: no data for %llu %s elements", where,
+                                (unsigned long long)count, pc_dtype_name(dtype));
+    } else {
+        if (pc_dtype_bits(dtype) != 0 && pc_dtype_bits(dtype) < 8)
+            return pc_error_set(c->err, PC_ERR_UNSUPPORTED,
+                                "%s: sub-byte %s data in %s is not supported (use raw_data)", where,
+                                pc_dtype_name(dtype), field_name(field));
+        /* complex values take two reals each; count <= need/8 keeps the doubling from overflowing */
+        uint64_t expect = (dtype == PC_DTYPE_COMPLEX64 || dtype == PC_DTYPE_COMPLEX128) ? count * 2 : count;
+        if (set[0].n != expect)
+            return pc_error_set(c->err, PC_ERR_DATA_SIZE, "%s: %s has %zu values but %llu %s elements need %llu",
+                                where, field_name(field), set[0].n, (unsigned long long)count, pc_dtype_name(dtype),
+                                (unsigned long long)expect);
+    }
+    if (field == 9 && need) {
+        /* adopt the unpacked buffer: it was allocated through the model's pc_mem */
+        t->data = tp->raw_data.data;
+        tp->raw_data.data = NULL;
+        tp->raw_data.len = 0;
     }
     if (!t->data) {
-        t->data = pc_mem_calloc(&m->mem, need ? need : 1, 1);
-        if (!t->data) return nomem(c, "tensor data");
+        t->data = field ? pc_mem_alloc(&m->mem, need ? need : 1) : pc_mem_calloc(&m->mem, need ? need : 1, 1);
+        if (!t->data) {
+            char what[400];
+            snprintf(what, sizeof what, "the data of %s", where);
+            return nomem(c, what);
+        }
     }
     if ((st = pc_model_track_tensor(m, t, c->err)) != PC_OK) {
         pc_mem_free(&m->mem, t->data);
         t->data = NULL;
         return st;
     }
-    if (field == 9) {
+    if (field == 9 || !field) {
         *out = t;
         return PC_OK;
     }
-    uint64_t expect = count;
-    if (dtype == PC_DTYPE_COMPLEX64 || dtype == PC_DTYPE_COMPLEX128) expect = count * 2; /* bytes bound count */
-    if (!field) {
-        if (count != 0)
-            return pc_error_set(c->err, PC_ERR_DATA_SIZE, "%s: no data for %llu %s elements", where,
-                                (unsigned long long)count, pc_dtype_name(dtype));
-        *out = t;
-        return PC_OK;
-    }
-    if (pc_dtype_bits(dtype) != 0 && pc_dtype_bits(dtype) < 8)
-        return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "%s: sub-byte %s data in %s is not supported (use raw_data)",
-                            where, pc_dtype_name(dtype), field_name(field));
-    if (set[0].n != expect)
-        return pc_error_set(c->err, PC_ERR_DATA_SIZE, "%s: %s has %zu values but %llu %s elements need %llu", where,
-                            field_name(field), set[0].n, (unsigned long long)count, pc_dtype_name(dtype),
-                            (unsigned long long)expect);
     uint8_t *dst = t->data;
     unsigned width = pc_dtype_bits(dtype) / 8;
     switch (field) {
@@ -605,6 +613,10 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
         snprintf(where, sizeof where, "%s '%s'", role_names[role], vi->name);
         pc_value *v = NULL;
         if (role == 0) {
+            if (g->parent && pc_graph_lookup_value(g->parent, vi->name))
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                    "graph '%s': subgraph input '%s' shadows a value of an enclosing graph",
+                                    g->name ? g->name : "", vi->name);
             if (pc_graph_find_value(g, vi->name))
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': graph input '%s' is listed twice",
                                     g->name ? g->name : "", vi->name);
@@ -669,6 +681,10 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': initializer %zu has no name", gname, i);
         char where[320];
         snprintf(where, sizeof where, "initializer '%s'", tp->name);
+        if (g->parent && pc_graph_lookup_value(g->parent, tp->name))
+            return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                "graph '%s': subgraph initializer '%s' shadows a value of an enclosing graph", gname,
+                                tp->name);
         pc_value *v = pc_graph_find_value(g, tp->name);
         if (v && v->initializer)
             return pc_error_set(c->err, PC_ERR_DUPLICATE_INITIALIZER, "graph '%s': initializer '%s' is defined twice",
@@ -702,6 +718,11 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
             const char *name = np->output[o];
             pc_value *v = NULL;
             if (name && *name) {
+                pc_value *outer = g->parent ? pc_graph_lookup_value(g->parent, name) : NULL;
+                if (outer)
+                    return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
+                                        "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
+                                        gname, node_label(n), n->op_type, name);
                 v = pc_graph_find_value(g, name);
                 if (v && (v->producer || v->initializer || v->is_graph_input)) {
                     const char *other = v->producer ? node_label(v->producer)
@@ -769,6 +790,85 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
 
 /* ---- model ------------------------------------------------------------------------------------------------- */
 
+/* Index of the model-local function called by (domain, op), or -1. */
+static long function_index(const pc_model *m, const char *domain, const char *op)
+{
+    for (uint32_t i = 0; i < m->n_functions; i++)
+        if (strcmp(m->functions[i].domain, domain) == 0 && strcmp(m->functions[i].name, op) == 0) return (long)i;
+    return -1;
+}
+
+/* Adds an edge caller -> callee for every node (also inside GRAPH attributes) of `nodes` that calls a local
+ * function. Recursion depth is bounded by the pre-scan's nesting limit. */
+static bool collect_calls(const pc_model *m, size_t n_nodes, Onnx__NodeProto **nodes, uint32_t caller,
+                          uint8_t *adjacency)
+{
+    for (size_t k = 0; k < n_nodes; k++) {
+        const Onnx__NodeProto *np = nodes[k];
+        long callee = np->op_type ? function_index(m, np->domain ? np->domain : "", np->op_type) : -1;
+        if (callee >= 0) adjacency[(size_t)caller * m->n_functions + (size_t)callee] = 1;
+        for (size_t a = 0; a < np->n_attribute; a++) {
+            const Onnx__AttributeProto *ap = np->attribute[a];
+            if (ap->g) collect_calls(m, ap->g->n_node, ap->g->node, caller, adjacency);
+            for (size_t gi = 0; gi < ap->n_graphs; gi++)
+                collect_calls(m, ap->graphs[gi]->n_node, ap->graphs[gi]->node, caller, adjacency);
+        }
+    }
+    return true;
+}
+
+/* Model-local functions must not call each other in a cycle (ONNX advisory GHSA-7w46-vvrh-m8q5: cyclic functions
+ * overflow the stack of anything that expands them). Iterative colouring DFS over the call graph. */
+static pc_status check_function_calls(load_ctx *c, const Onnx__ModelProto *mp)
+{
+    const pc_model *m = c->model;
+    uint32_t n = m->n_functions;
+    if (!n) return PC_OK;
+    size_t cells;
+    if (!pc_size_mul(n, n, &cells)) return pc_error_set(c->err, PC_ERR_BUDGET, "too many functions");
+    uint8_t *adj = pc_mem_calloc(&c->model->mem, cells, 1);
+    uint8_t *colour = pc_mem_calloc(&c->model->mem, n, 1); /* 0 new, 1 on stack, 2 done */
+    uint32_t *stack = pc_mem_calloc(&c->model->mem, n, sizeof *stack);
+    uint32_t *next = pc_mem_calloc(&c->model->mem, n, sizeof *next);
+    pc_status st = PC_OK;
+    if (!adj || !colour || !stack || !next) {
+        st = nomem(c, "the function call graph");
+        goto out;
+    }
+    for (uint32_t f = 0; f < n; f++) collect_calls(m, mp->functions[f]->n_node, mp->functions[f]->node, f, adj);
+    for (uint32_t root = 0; root < n && st == PC_OK; root++) {
+        if (colour[root]) continue;
+        uint32_t depth = 0;
+        stack[depth++] = root;
+        colour[root] = 1;
+        next[root] = 0;
+        while (depth && st == PC_OK) {
+            uint32_t f = stack[depth - 1];
+            if (next[f] == n) {
+                colour[f] = 2;
+                depth--;
+                continue;
+            }
+            uint32_t g = next[f]++;
+            if (!adj[(size_t)f * n + g]) continue;
+            if (colour[g] == 1)
+                st = pc_error_set(c->err, PC_ERR_CYCLE, "model-local function '%s' (domain '%s') calls itself through "
+                                  "'%s'", m->functions[g].name, m->functions[g].domain, m->functions[f].name);
+            else if (colour[g] == 0) {
+                colour[g] = 1;
+                next[g] = 0;
+                stack[depth++] = g;
+            }
+        }
+    }
+out:
+    pc_mem_free(&c->model->mem, adj);
+    pc_mem_free(&c->model->mem, colour);
+    pc_mem_free(&c->model->mem, stack);
+    pc_mem_free(&c->model->mem, next);
+    return st;
+}
+
 static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
 {
     pc_model *m = c->model;
@@ -798,6 +898,7 @@ static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
         if (!op->has_version)
             return pc_error_set(c->err, PC_ERR_OPSET, "opset_import for domain '%s' has no version", *d ? d : "ai.onnx");
         m->opsets[m->n_opsets].domain = dup_str(c, d);
+        if (!m->opsets[m->n_opsets].domain) return nomem(c, "an opset domain");
         m->opsets[m->n_opsets].version = op->version;
         m->n_opsets++;
     }
@@ -813,13 +914,22 @@ static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "function %zu has no name", i);
         m->functions[i].domain = dup_str(c, f->domain ? f->domain : "");
         m->functions[i].name = dup_str(c, f->name);
+        if (!m->functions[i].domain || !m->functions[i].name) return nomem(c, "a function name");
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m->functions[j].domain, m->functions[i].domain) == 0 &&
+                strcmp(m->functions[j].name, m->functions[i].name) == 0)
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "model-local function '%s' in domain '%s' is defined "
+                                    "twice", f->name, m->functions[i].domain);
         m->n_functions++;
         if ((st = keep_opaque(c, 25, &f->base, &m->n_opaque, &m->opaque)) != PC_OK) return st;
     }
+    if ((st = check_function_calls(c, mp)) != PC_OK) return st;
     for (size_t i = 0; i < mp->n_training_info; i++)
         if ((st = keep_opaque(c, 20, &mp->training_info[i]->base, &m->n_opaque, &m->opaque)) != PC_OK) return st;
     if (!mp->graph) return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "the model has no graph");
-    return convert_graph(c, mp->graph, m->graph);
+    st = convert_graph(c, mp->graph, m->graph);
+    if (st == PC_OK && c->copy_failed) st = nomem(c, "a string");
+    return st;
 }
 
 static pc_status unpack_error(pc_model *m, pc_error *err, const char *what)
@@ -868,7 +978,7 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
         pc_model_free(m);
         return st;
     }
-    load_ctx c = {m, base_dir, opts, err};
+    load_ctx c = {m, base_dir, opts, err, false};
     pc_error_clear(err);
     st = convert_model(&c, mp);
     onnx__model_proto__free_unpacked(mp, &alloc);
@@ -884,7 +994,8 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
 pc_status pc_model_load_bytes(const void *data, size_t size, const pc_load_options *opts, pc_model **out,
                               pc_error *err)
 {
-    return load_buffer(data, size, NULL, opts, out, err);
+    pc_error local;
+    return load_buffer(data, size, NULL, opts, out, err ? err : &local);
 }
 
 /* Maps a regular file read-only. On success the data pointer and size describe the mapping (NULL and 0 for an empty file). */
@@ -924,6 +1035,8 @@ static pc_status map_file(const char *path, size_t limit, void **data, size_t *s
 
 pc_status pc_model_load_file(const char *path, const pc_load_options *opts, pc_model **out, pc_error *err)
 {
+    pc_error local;
+    if (!err) err = &local; /* the conversion reads back the status it set */
     pc_load_options defaults;
     if (!opts) {
         pc_load_options_default(&defaults);
@@ -962,6 +1075,8 @@ pc_status pc_model_load_file(const char *path, const pc_load_options *opts, pc_m
 
 pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out, pc_error *err)
 {
+    pc_error local;
+    if (!err) err = &local;
     *out = NULL;
     void *data;
     size_t size;
@@ -988,7 +1103,7 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err};
+    load_ctx c = {owner, NULL, &opts, err, false};
     st = convert_tensor(&c, tp, out, "tensor");
     onnx__tensor_proto__free_unpacked(tp, &alloc);
     if (st != PC_OK) pc_error_prefix(err, "%s: ", path);

@@ -30,6 +30,7 @@ typedef struct pc_domain_info {
     const char *domain;       /* canonical spelling; "" for ai.onnx */
     int32_t min_opset, max_opset; /* the versions passcheck accepts in opset_import */
     bool has_schemas;         /* false: ops are accepted without schema checks (e.g. com.microsoft) */
+    int32_t schema_max_opset; /* newest opset the schema table describes; above it schemas may be stale */
 } pc_domain_info;
 
 /* The schema version in force for `op_type` in `domain` at `opset` (largest since_version <= opset), or NULL
@@ -43,5 +44,7 @@ const pc_domain_info *pc_schema_domain(const char *domain);
 /* Number of schema entries (all versions), and one by index, for listing. */
 size_t pc_schema_count(void);
 const pc_op_schema *pc_schema_at(size_t index);
+/* Checks the table is strictly sorted and well formed; on failure writes a diagnosis. */
+bool pc_schema_check_table(char *diag, size_t diag_size);
 
 #endif

@@ -5,8 +5,6 @@
 
 #include "schema.h"
 
-/* Defined in schema.c, deliberately not part of schema.h. */
-bool pc_schema_check_table(char *diag, size_t diag_size);
 
 static int since(const char *domain, const char *op, int64_t opset)
 {
