@@ -299,26 +299,31 @@ pc_status pc_value_set_type(pc_value *value, const pc_type *type, pc_error *err)
 
 /* ---- graph inputs, outputs, initializers ------------------------------------------------------------------- */
 
-pc_status pc_graph_add_input(pc_graph *graph, pc_value *value, pc_error *err)
+/* Appends value to one of the graph's value lists (inputs or outputs). */
+static pc_status graph_list_append(pc_graph *graph, pc_value ***list, uint32_t *n, uint32_t *cap, pc_value *value,
+                                   const char *what, pc_error *err)
 {
     if (value->graph != graph) return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is from another graph", value->name);
-    if (!arena_grow(&graph->model->arena, (void **)&graph->inputs, &graph->cap_inputs, graph->n_inputs,
-                    graph->n_inputs + 1, sizeof(pc_value *)))
-        return pc_model_alloc_error(graph->model, err, "a graph input");
-    graph->inputs[graph->n_inputs++] = value;
-    value->is_graph_input = true;
+    if (!arena_grow(&graph->model->arena, (void **)list, cap, *n, *n + 1, sizeof(pc_value *)))
+        return pc_model_alloc_error(graph->model, err, what);
+    (*list)[(*n)++] = value;
     return PC_OK;
+}
+
+pc_status pc_graph_add_input(pc_graph *graph, pc_value *value, pc_error *err)
+{
+    pc_status st = graph_list_append(graph, &graph->inputs, &graph->n_inputs, &graph->cap_inputs, value,
+                                     "a graph input", err);
+    if (st == PC_OK) value->is_graph_input = true;
+    return st;
 }
 
 pc_status pc_graph_add_output(pc_graph *graph, pc_value *value, pc_error *err)
 {
-    if (value->graph != graph) return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is from another graph", value->name);
-    if (!arena_grow(&graph->model->arena, (void **)&graph->outputs, &graph->cap_outputs, graph->n_outputs,
-                    graph->n_outputs + 1, sizeof(pc_value *)))
-        return pc_model_alloc_error(graph->model, err, "a graph output");
-    graph->outputs[graph->n_outputs++] = value;
-    value->is_graph_output = true;
-    return PC_OK;
+    pc_status st = graph_list_append(graph, &graph->outputs, &graph->n_outputs, &graph->cap_outputs, value,
+                                     "a graph output", err);
+    if (st == PC_OK) value->is_graph_output = true;
+    return st;
 }
 
 pc_status pc_graph_set_initializer(pc_graph *graph, pc_value *value, pc_tensor *tensor, pc_error *err)

@@ -1433,7 +1433,7 @@ static void test_local_function_ok(void)
     baseline_free(&b);
 }
 
-/* Regression (section 9 item 16): two model-local functions with the same (domain, name) are accepted. */
+/* Regression (section 9 item 16): two model-local functions with the same (domain, name) must be rejected. */
 static void test_regression_duplicate_function_id(void)
 {
     baseline b;
@@ -1448,8 +1448,8 @@ static void test_regression_duplicate_function_id(void)
     baseline_free(&b);
 }
 
-/* Regression (section 9 item 19): a model-local function whose body calls itself is accepted (function bodies
- * are kept as opaque bytes and never checked). */
+/* Regression (section 9 item 19): a model-local function whose body calls itself must be rejected (the loader
+ * walks the functions' call graph, although it keeps their bodies as opaque bytes). */
 static void test_regression_recursive_function(void)
 {
     baseline b;
