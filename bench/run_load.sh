@@ -78,10 +78,10 @@ done
 echo
 if [ "$have_peer" = 1 ]; then peer_desc="onnx.load via $PEER_PY"; else peer_desc="not available"; fi
 echo "passcheck: pc_model_load_file, default options (load + full verify); peer: $peer_desc;"
-echo "median of $REPEAT loads each, seconds; peak RSS in MB (ru_maxrss of the whole process)"
+echo "median of $REPEAT loads each, seconds; peak RSS in MiB (ru_maxrss of the whole process)"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews both sides)"
 printf '%-12s %9s %14s %14s %8s %6s %6s %10s %10s\n' file size_MB passcheck_s onnx.load_s ratio goal result \
-    pc_rss_MB py_rss_MB
+    pc_rss_MiB py_rss_MiB
 for row in "${rows[@]}"; do
     read -r name size our_med our_min our_rss peer_med peer_min peer_rss <<<"$row"
     awk -v name="$name" -v size="$size" -v om="$our_med" -v pm="$peer_med" -v orss="$our_rss" -v prss="$peer_rss" \
