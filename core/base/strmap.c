@@ -36,9 +36,8 @@ void *pc_strmap_get(const pc_strmap *map, const char *key)
     return s->key ? s->value : NULL;
 }
 
-static bool strmap_grow(pc_strmap *map)
+static bool strmap_resize(pc_strmap *map, size_t ncap)
 {
-    size_t ncap = map->cap ? map->cap * 2 : 16;
     pc_strmap_slot *ns = pc_arena_array(map->arena, ncap, sizeof *ns);
     if (!ns) return false;
     for (size_t i = 0; i < map->cap; i++) {
@@ -48,6 +47,38 @@ static bool strmap_grow(pc_strmap *map)
     map->slots = ns;
     map->cap = ncap;
     return true;
+}
+
+static bool strmap_grow(pc_strmap *map)
+{
+    return strmap_resize(map, map->cap ? map->cap * 2 : 16);
+}
+
+bool pc_strmap_reserve(pc_strmap *map, size_t n)
+{
+    size_t cap = map->cap ? map->cap : 16;
+    while (n * 4 > cap * 3) {
+        if (cap > SIZE_MAX / 4) return false;
+        cap *= 2;
+    }
+    return cap == map->cap || strmap_resize(map, cap);
+}
+
+void *pc_strmap_put_new(pc_strmap *map, const char *key, void *value, bool *failed)
+{
+    *failed = false;
+    if ((map->count + 1) * 4 > map->cap * 3 && !strmap_grow(map)) {
+        *failed = true;
+        return NULL;
+    }
+    uint64_t h = strmap_hash(key);
+    pc_strmap_slot *s = strmap_find(map->slots, map->cap, key, h);
+    if (s->key) return s->value;
+    s->key = key;
+    s->hash = h;
+    s->value = value;
+    map->count++;
+    return NULL;
 }
 
 bool pc_strmap_put(pc_strmap *map, const char *key, void *value)

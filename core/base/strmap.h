@@ -21,5 +21,10 @@ void pc_strmap_init(pc_strmap *map, pc_arena *arena);
 void *pc_strmap_get(const pc_strmap *map, const char *key);
 /* Inserts or replaces. key must outlive the map (arena strings do). false on allocation failure. */
 bool pc_strmap_put(pc_strmap *map, const char *key, void *value);
+/* Inserts key only if absent (one probe). Returns the value already stored for key (then nothing changes), or
+ * NULL after inserting; *failed is set when the table could not grow. */
+void *pc_strmap_put_new(pc_strmap *map, const char *key, void *value, bool *failed);
+/* Sizes the table for at least n keys without regrowing. */
+bool pc_strmap_reserve(pc_strmap *map, size_t n);
 
 #endif

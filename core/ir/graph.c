@@ -36,13 +36,6 @@ pc_status pc_model_create(pc_model **out, pc_error *err)
     pc_model *m = calloc(1, sizeof *m);
     if (!m) return pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a model");
     pc_arena_init(&m->arena, &m->mem);
-    pc_strmap *names = pc_arena_alloc(&m->arena, sizeof *names);
-    if (!names) {
-        pc_model_free(m);
-        return pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a model");
-    }
-    pc_strmap_init(names, &m->arena);
-    m->names = names;
     m->ir_version = 10;
     m->graph = pc_graph_create(m, NULL, NULL);
     if (!m->graph || pc_model_set_opset(m, "", 17, err) != PC_OK) {
@@ -144,9 +137,38 @@ pc_value *pc_graph_lookup_value(const pc_graph *graph, const char *name)
     return NULL;
 }
 
+/* The model-wide name set is built on the first request for a generated name (loading never needs it), then
+ * kept current by pc_graph_add_value. */
+static bool names_add_graph(pc_strmap *names, const pc_graph *g)
+{
+    if (!pc_strmap_reserve(names, names->count + g->n_values)) return false;
+    for (uint32_t i = 0; i < g->n_values; i++)
+        if (!pc_strmap_put(names, g->values[i]->name, g->values[i])) return false;
+    for (const pc_node *n = g->first; n; n = n->next)
+        for (uint32_t a = 0; a < n->n_attrs; a++) {
+            const pc_attr *at = &n->attrs[a];
+            if (at->type == PC_ATTR_GRAPH && at->g && !names_add_graph(names, at->g)) return false;
+            for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                if (!names_add_graph(names, at->graphs[k])) return false;
+        }
+    return true;
+}
+
+static pc_strmap *model_names(pc_model *m)
+{
+    if (m->names) return m->names;
+    pc_strmap *names = pc_arena_alloc(&m->arena, sizeof *names);
+    if (!names) return NULL;
+    pc_strmap_init(names, &m->arena);
+    if (m->graph && !names_add_graph(names, m->graph)) return NULL;
+    m->names = names;
+    return names;
+}
+
 const char *pc_graph_unique_name(pc_graph *graph, const char *hint)
 {
     pc_model *m = graph->model;
+    if (!model_names(m)) return NULL;
     if (!hint || !*hint) hint = "t";
     for (;;) {
         char *name = pc_arena_printf(&m->arena, "%s_pc%llu", hint, (unsigned long long)graph->name_counter++);
@@ -163,15 +185,19 @@ pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint
         pc_model_alloc_error(m, err, "a value name");
         return NULL;
     }
-    if (pc_graph_find_value(graph, vname)) {
+    pc_value *v = pc_arena_alloc(&m->arena, sizeof *v);
+    if (!v || !arena_grow(&m->arena, (void **)&graph->values, &graph->cap_values, graph->n_values,
+                          graph->n_values + 1, sizeof(pc_value *))) {
+        pc_model_alloc_error(m, err, "a value");
+        return NULL;
+    }
+    bool failed;
+    if (pc_strmap_put_new(graph->value_index, vname, v, &failed)) {
         pc_error_set(err, PC_ERR_DUPLICATE_NAME, "value '%s' already exists in graph '%s'", vname,
                      graph->name ? graph->name : "");
         return NULL;
     }
-    pc_value *v = pc_arena_alloc(&m->arena, sizeof *v);
-    if (!v || !arena_grow(&m->arena, (void **)&graph->values, &graph->cap_values, graph->n_values,
-                          graph->n_values + 1, sizeof(pc_value *)) ||
-        !pc_strmap_put(graph->value_index, vname, v) || !pc_strmap_put(m->names, vname, v)) {
+    if (failed || (m->names && !pc_strmap_put(m->names, vname, v))) {
         pc_model_alloc_error(m, err, "a value");
         return NULL;
     }
@@ -687,11 +713,43 @@ static uint32_t heap_pop(uint32_t *heap, uint32_t *n_heap)
     return top;
 }
 
+typedef struct sorted_check {
+    const uint8_t *seen;
+    bool ok;
+} sorted_check;
+
+static void check_implicit_seen(pc_value *v, void *ctx)
+{
+    sorted_check *sc = ctx;
+    if (v->producer && !sc->seen[v->producer->id]) sc->ok = false;
+}
+
+/* True when every node comes after the producers of its inputs (explicit and implicit). Loaded files are almost
+ * always in order already, so this linear check saves the heap-based sort. */
+static bool graph_is_sorted(const pc_graph *graph, uint8_t *seen)
+{
+    sorted_check sc = {seen, true};
+    for (const pc_node *node = graph->first; node && sc.ok; node = node->next) {
+        for (uint32_t i = 0; i < node->n_inputs; i++) {
+            const pc_value *v = node->inputs[i];
+            if (v && v->producer && !seen[v->producer->id]) return false;
+        }
+        pc_node_for_each_implicit_input(node, check_implicit_seen, &sc);
+        seen[node->id] = 1;
+    }
+    return sc.ok;
+}
+
 pc_status pc_graph_sort(pc_graph *graph, pc_error *err)
 {
     uint32_t n = graph->n_nodes;
     if (n == 0) return PC_OK;
     pc_mem *mem = &graph->model->mem;
+    uint8_t *seen = pc_mem_calloc(mem, graph->next_node_id, 1);
+    if (!seen) return pc_model_alloc_error(graph->model, err, "topological sort state");
+    bool sorted = graph_is_sorted(graph, seen);
+    pc_mem_free(mem, seen);
+    if (sorted) return PC_OK;
     pc_node **order = pc_mem_calloc(mem, n, sizeof *order);
     pc_node **placed = pc_mem_calloc(mem, n, sizeof *placed);
     uint32_t *pending = pc_mem_calloc(mem, n, sizeof *pending);

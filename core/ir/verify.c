@@ -149,12 +149,6 @@ static pc_status verify_node(verify_ctx *c, const pc_graph *g, const pc_node *n)
                                 "graph '%s': node '%s' (%s) reads '%s' before node '%s' produces it (cycle or nodes "
                                 "out of topological order)",
                                 gname(g), label(n), n->op_type, v->name, label(v->producer));
-        bool listed = false;
-        for (uint32_t k = 0; k < v->n_consumers && !listed; k++)
-            listed = v->consumers[k].node == n && v->consumers[k].index == i;
-        if (!listed)
-            return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' misses node '%s' input %u",
-                                gname(g), v->name, label(n), i);
     }
     implicit_check ic = {c, n, PC_OK};
     pc_node_for_each_implicit_input(n, check_implicit, &ic);
@@ -227,15 +221,38 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
     if (st == PC_OK && count != g->n_nodes)
         st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g), count,
                           g->n_nodes);
+    /* Use lists, in O(edges): every consumer entry must point back at an input slot reading the value, and every
+     * non-empty input slot must be listed exactly once (one bit per slot). */
+    uint32_t *slot_base = NULL;
+    uint8_t *slot_seen = NULL;
+    if (st == PC_OK) {
+        slot_base = calloc(g->next_node_id ? g->next_node_id : 1, sizeof *slot_base);
+        size_t n_slots = 0;
+        for (const pc_node *n = g->first; slot_base && n; n = n->next) {
+            slot_base[n->id] = (uint32_t)n_slots;
+            n_slots += n->n_inputs;
+        }
+        slot_seen = calloc(n_slots ? n_slots : 1, 1);
+        if (!slot_base || !slot_seen || n_slots > UINT32_MAX)
+            st = pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
+    }
     for (uint32_t i = 0; st == PC_OK && i < g->n_values; i++) {
         const pc_value *v = g->values[i];
         for (uint32_t k = 0; k < v->n_consumers; k++) {
             const pc_use *u = &v->consumers[k];
-            if (u->node->removed || u->index >= u->node->n_inputs || u->node->inputs[u->index] != v) {
+            if (u->node->graph != g || u->node->removed || u->index >= u->node->n_inputs ||
+                u->node->inputs[u->index] != v) {
                 st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' names node '%s' input %u, "
                                   "which does not read it", gname(g), v->name, label(u->node), u->index);
                 break;
             }
+            uint8_t *seen = &slot_seen[slot_base[u->node->id] + u->index];
+            if (*seen) {
+                st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' lists node '%s' input %u twice",
+                                  gname(g), v->name, label(u->node), u->index);
+                break;
+            }
+            *seen = 1;
         }
         if (st == PC_OK && v->producer && v->producer->removed)
             st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer", gname(g),
@@ -244,6 +261,15 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
             st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
                               gname(g), v->name);
     }
+    for (const pc_node *n = g->first; st == PC_OK && n; n = n->next)
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] && !slot_seen[slot_base[n->id] + i]) {
+                st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' misses node '%s' input %u",
+                                  gname(g), n->inputs[i]->name, label(n), i);
+                break;
+            }
+    free(slot_base);
+    free(slot_seen);
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
         const pc_value *v = g->outputs[i];
         if (!value_defined(v))

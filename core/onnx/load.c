@@ -16,6 +16,7 @@
 
 #include "onnx_internal.h"
 #include "../ir/ir_internal.h"
+#include "../base/strmap.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "passcheck stores tensor data in ONNX's little-endian raw form and assumes a little-endian host"
@@ -27,6 +28,7 @@ typedef struct load_ctx {
     const pc_load_options *opts;
     pc_error *err;
     bool copy_failed; /* a string copy failed: the load must not report success with a string missing */
+    pc_pb_allocator *pb; /* owner of the unpacked message's blocks (raw_data buffers are taken from it) */
 } load_ctx;
 
 void pc_load_options_default(pc_load_options *opts)
@@ -381,8 +383,13 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
                                 (unsigned long long)expect);
     }
     if (field == 9 && need) {
-        /* adopt the unpacked buffer: it was allocated through the model's pc_mem */
-        t->data = tp->raw_data.data;
+        /* take the unpacked buffer: large payloads are adopted without a copy */
+        t->data = pc_pb_allocator_take(c->pb, tp->raw_data.data, need);
+        if (!t->data) {
+            char what[400];
+            snprintf(what, sizeof what, "the data of %s", where);
+            return nomem(c, what);
+        }
         tp->raw_data.data = NULL;
         tp->raw_data.len = 0;
     }
@@ -673,6 +680,10 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
     if (gp->n_node > UINT32_MAX / 2 || gp->n_initializer > UINT32_MAX / 2)
         return pc_error_set(c->err, PC_ERR_BUDGET, "graph '%s': too many nodes or initializers", gname);
 
+    /* size the name index once: a graph's values are its inputs, initializers, node outputs and value_infos */
+    size_t n_names = gp->n_input + gp->n_initializer + gp->n_value_info + gp->n_output;
+    for (size_t i = 0; i < gp->n_node; i++) n_names += gp->node[i]->n_output;
+    if (!pc_strmap_reserve(g->value_index, n_names)) return nomem(c, "the value index");
     if ((st = add_value_infos(c, g, gp->n_input, gp->input, 0)) != PC_OK) return st;
 
     for (size_t i = 0; i < gp->n_initializer; i++) {
@@ -723,23 +734,27 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
                     return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
                                         "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
                                         gname, node_label(n), n->op_type, name);
-                v = pc_graph_find_value(g, name);
-                if (v && (v->producer || v->initializer || v->is_graph_input)) {
-                    const char *other = v->producer ? node_label(v->producer)
-                                        : v->initializer ? "an initializer" : "a graph input";
+                /* Only inputs, initializers and earlier outputs exist yet: any clash is a second producer. */
+                v = pc_graph_add_value(g, name, NULL, c->err);
+                if (!v) {
+                    const pc_value *prev = pc_graph_find_value(g, name);
+                    if (c->err->status != PC_ERR_DUPLICATE_NAME || !prev) return c->err->status;
+                    const char *other = prev->producer ? node_label(prev->producer)
+                                        : prev->initializer ? "an initializer" : "a graph input";
                     return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
                                         "graph '%s': value '%s' is produced by node '%s' (%s) and also by %s%s%s",
-                                        gname, name, node_label(n), n->op_type, v->producer ? "node '" : "", other,
-                                        v->producer ? "'" : "");
+                                        gname, name, node_label(n), n->op_type, prev->producer ? "node '" : "", other,
+                                        prev->producer ? "'" : "");
                 }
-                if (!v && !(v = pc_graph_add_value(g, name, NULL, c->err))) return c->err->status;
             }
             if ((st = pc_node_append_output(n, v, c->err)) != PC_OK) return st;
         }
-        char where[320];
-        snprintf(where, sizeof where, "node '%s' (%s)", node_label(n), n->op_type);
-        st = convert_kvs(c, np->n_metadata_props, np->metadata_props, &n->n_metadata, &n->metadata, where);
-        if (st != PC_OK) return st;
+        if (np->n_metadata_props) {
+            char where[320];
+            snprintf(where, sizeof where, "node '%s' (%s)", node_label(n), n->op_type);
+            st = convert_kvs(c, np->n_metadata_props, np->metadata_props, &n->n_metadata, &n->metadata, where);
+            if (st != PC_OK) return st;
+        }
         n->cap_metadata = n->n_metadata;
         /* the saver stores the EP assignment as metadata "pc_ep"; bring it back into the IR field */
         const char *ep = pc_node_metadata(n, "pc_ep");
@@ -970,18 +985,19 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
 
     pc_model *m;
     if ((st = model_new(opts, &m, err)) != PC_OK) return st;
-    ProtobufCAllocator alloc;
+    pc_pb_allocator alloc;
     pc_pb_allocator_init(&alloc, &m->mem);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, size, data);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc.base, size, data);
     if (!mp) {
         st = unpack_error(m, err, "model");
+        pc_pb_allocator_release(&alloc);
         pc_model_free(m);
         return st;
     }
-    load_ctx c = {m, base_dir, opts, err, false};
+    load_ctx c = {m, base_dir, opts, err, false, &alloc};
     pc_error_clear(err);
     st = convert_model(&c, mp);
-    onnx__model_proto__free_unpacked(mp, &alloc);
+    pc_pb_allocator_release(&alloc);
     if (st == PC_OK && !opts->skip_verify) st = pc_model_verify(m, err);
     if (st != PC_OK) {
         pc_model_free(m);
@@ -1090,22 +1106,23 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
         pc_error_prefix(err, "%s: ", path);
         return st;
     }
-    ProtobufCAllocator alloc;
+    pc_pb_allocator alloc;
     pc_pb_allocator_init(&alloc, &owner->mem);
     static const uint8_t empty[1];
-    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc, size, size ? data : empty);
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc.base, size, size ? data : empty);
     if (data) munmap(data, size);
     if (!tp) {
         st = unpack_error(owner, err, "tensor");
+        pc_pb_allocator_release(&alloc);
         pc_error_prefix(err, "%s: ", path);
         return st;
     }
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false};
+    load_ctx c = {owner, NULL, &opts, err, false, &alloc};
     st = convert_tensor(&c, tp, out, "tensor");
-    onnx__tensor_proto__free_unpacked(tp, &alloc);
+    pc_pb_allocator_release(&alloc);
     if (st != PC_OK) pc_error_prefix(err, "%s: ", path);
     return st;
 }

@@ -32,8 +32,27 @@ typedef struct pc_prescan_stats {
 pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *root,
                         const pc_prescan_limits *limits, pc_prescan_stats *stats, pc_error *err);
 
-/* ---- pballoc.c: a ProtobufCAllocator over a pc_mem (budget + OOM injection) ------------------------------- */
-void pc_pb_allocator_init(ProtobufCAllocator *allocator, pc_mem *mem);
+/* ---- pballoc.c: a ProtobufCAllocator over a pc_mem (budget + OOM injection) -------------------------------
+ * Pass &allocator.base to protobuf-c. Do not call *_free_unpacked: pc_pb_allocator_release drops every block
+ * at once (small blocks live in an arena; large ones are freed unless taken). */
+typedef struct pc_pb_large {
+    void *ptr;
+    int state;
+} pc_pb_large;
+
+typedef struct pc_pb_allocator {
+    ProtobufCAllocator base;
+    pc_mem *mem;
+    pc_arena small;
+    pc_pb_large *large; /* open-addressing set of the large blocks */
+    size_t n_large, cap_large;
+} pc_pb_allocator;
+
+void pc_pb_allocator_init(pc_pb_allocator *allocator, pc_mem *mem);
+/* Hands a block to the caller as a pc_mem allocation of `size` bytes: a large block is adopted as is, a small
+ * one is copied. NULL when the copy cannot be allocated. */
+void *pc_pb_allocator_take(pc_pb_allocator *allocator, void *ptr, size_t size);
+void pc_pb_allocator_release(pc_pb_allocator *allocator);
 
 /* ---- extdata.c: external tensor data ----------------------------------------------------------------------
  * Reads the payload of a TensorProto with data_location = EXTERNAL.

@@ -159,6 +159,28 @@ static void test_sort_and_cycles(void)
     pc_model_free(m);
 }
 
+/* The verifier catches broken use lists in both directions: a missing entry and a duplicated one. */
+static void test_verify_use_lists(void)
+{
+    pc_node *relu, *sig;
+    pc_model *m = build_chain(&relu, &sig);
+    pc_error err;
+    pc_value *r = relu->outputs[0];
+    CHECK(r->n_consumers == 1);
+    r->n_consumers = 0; /* sig's use of r is no longer listed */
+    CHECK_STATUS(pc_graph_verify(m->graph, &err), PC_ERR_INTERNAL, &err);
+    CHECK(strstr(err.message, "misses") && strstr(err.message, r->name));
+    r->n_consumers = 1;
+    check_graph(m->graph, "restored use list");
+    pc_use dup[2] = {r->consumers[0], r->consumers[0]};
+    r->consumers = dup;
+    r->n_consumers = 2;
+    CHECK_STATUS(pc_graph_verify(m->graph, &err), PC_ERR_INTERNAL, &err);
+    CHECK(strstr(err.message, "twice") != NULL);
+    r->n_consumers = 1;
+    pc_model_free(m);
+}
+
 static void test_dangling_and_outputs(void)
 {
     pc_node *relu, *sig;
@@ -362,6 +384,7 @@ int main(void)
     test_annotation_and_ep();
     test_sort_and_cycles();
     test_dangling_and_outputs();
+    test_verify_use_lists();
     test_initializers_and_names();
     test_attributes();
     test_subgraph_outer_refs();
