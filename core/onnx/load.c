@@ -203,7 +203,11 @@ static pc_status convert_type(load_ctx *c, const Onnx__TypeProto *tp, pc_type *o
     if (inner) {
         out->inner = pc_arena_alloc(&c->model->arena, sizeof(pc_type));
         if (!out->inner) return nomem(c, "a type");
-        return convert_type(c, inner, out->inner, where);
+        pc_status st = convert_type(c, inner, out->inner, where);
+        if (st != PC_OK) return st;
+        /* An empty element type says nothing: treat it as absent, the form the saver writes (fuzz find
+         * crash-dd3f5577...: otherwise a round trip changes the type). */
+        if (out->inner->kind == PC_TYPE_NONE && !out->inner->denotation) out->inner = NULL;
     }
     return PC_OK;
 }
@@ -630,6 +634,9 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
             v = pc_graph_add_value(g, vi->name, NULL, c->err);
         } else if (role == 1) {
             v = resolve_use(c, g, vi->name);
+            if (v && v->is_graph_output)
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': graph output '%s' is listed twice",
+                                    g->name ? g->name : "", vi->name);
             if (!v && c->err->status == PC_OK)
                 return pc_error_set(c->err, PC_ERR_UNPRODUCED_OUTPUT,
                                     "graph '%s': graph output '%s' is not produced by any node, input or initializer",

@@ -719,6 +719,12 @@ static void test_duplicate_graph_input(void)
     EXPECT_MODEL(&b, PC_ERR_DUPLICATE_NAME, "'x'", "graph input");
     baseline_free(&b);
 
+    /* graph output listed twice */
+    baseline_build(&b);
+    ob_graph_output(&b.p, b.g, "y", ob_tensor_type(&b.p, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 2, dims23));
+    EXPECT_MODEL(&b, PC_ERR_DUPLICATE_NAME, "graph output 'y'", "twice");
+    baseline_free(&b);
+
     /* value_info listed twice */
     baseline_build(&b);
     ob_graph_value_info(&b.p, b.g, "y", NULL);
