@@ -119,6 +119,18 @@ static void print_values_json(const char *key, uint32_t n, pc_value *const *valu
     printf("],\n");
 }
 
+/* "TITLE:" then one "count value" line per entry, or "NONE_TITLE: none". title_fmt takes the uncounted nodes. */
+static void print_counts_text(const char *title_fmt, const char *none_title, const count_table *t, uint64_t without)
+{
+    if (!t->n) {
+        printf("%s: none\n", none_title);
+        return;
+    }
+    printf(title_fmt, (unsigned long long)without);
+    printf(":\n");
+    for (size_t i = 0; i < t->n; i++) printf("  %-8llu %s\n", (unsigned long long)t->items[i].count, t->items[i].a);
+}
+
 static void print_counts_json(const char *key, const count_table *t, bool last)
 {
     printf("  \"%s\": {", key);
@@ -227,20 +239,8 @@ int pc_cmd_info(int argc, char **argv)
         print_values_text("inputs", m->graph->n_inputs, m->graph->inputs);
         print_values_text("outputs", m->graph->n_outputs, m->graph->outputs);
         printf("initializers: %u (%llu bytes)\n", m->graph->n_initializers, (unsigned long long)init_bytes);
-        if (!s.anns.n)
-            printf("annotations: none\n");
-        else {
-            printf("annotations (layer_ann; %llu nodes without):\n", (unsigned long long)s.unannotated);
-            for (size_t i = 0; i < s.anns.n; i++)
-                printf("  %-8llu %s\n", (unsigned long long)s.anns.items[i].count, s.anns.items[i].a);
-        }
-        if (!s.eps.n)
-            printf("ep assignments: none\n");
-        else {
-            printf("ep assignments (%llu nodes unassigned):\n", (unsigned long long)s.unassigned);
-            for (size_t i = 0; i < s.eps.n; i++)
-                printf("  %-8llu %s\n", (unsigned long long)s.eps.items[i].count, s.eps.items[i].a);
-        }
+        print_counts_text("annotations (layer_ann; %llu nodes without)", "annotations", &s.anns, s.unannotated);
+        print_counts_text("ep assignments (%llu nodes unassigned)", "ep assignments", &s.eps, s.unassigned);
     }
     if (fflush(stdout) != 0) rc = PC_EXIT_INTERNAL;
 out:

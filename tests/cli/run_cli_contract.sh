@@ -14,7 +14,7 @@ expect() {
     local out rc
     out=$("$@" 2>&1)
     rc=$?
-    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | grep -qE -- "$pattern"; then
+    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
         echo "FAIL: $* -> exit $rc (want $code), output: $(printf '%s' "$out" | head -3)"
         failed=$((failed + 1))
     else
@@ -45,6 +45,13 @@ printf '\x0f\xff\xff\xff' >"$tmp/garbage.onnx"
 expect 3 "garbage.onnx" -- "$pc" info "$tmp/garbage.onnx"
 head -c 40 "$data/node/test_conv_with_strides_padding/model.onnx" >"$tmp/cut.onnx"
 expect 3 "cut.onnx" -- "$pc" info "$tmp/cut.onnx"
+# annotations and EP assignments: the corpus model has two nodes annotated encoder.0, one on CUDAExecutionProvider
+ann=$(dirname "$0")/../../corpus/onnx/edge_valid_layer_annotations.onnx
+expect 0 "annotations \(layer_ann; 0 nodes without\):.*2 +encoder\.0" -- "$pc" info "$ann"
+expect 0 "ep assignments \(1 nodes unassigned\):.*1 +CUDAExecutionProvider" -- "$pc" info "$ann"
+expect 0 '"annotations": \{"encoder.0": 2\}' -- "$pc" info --json "$ann"
+expect 0 '"ep_assignments": \{"CUDAExecutionProvider": 1\}' -- "$pc" info --json "$ann"
+expect 0 "annotations: none" -- "$pc" info "$good"
 expect 2 "missing PATH" -- "$pc" roundtrip
 expect 2 "needs an argument" -- "$pc" roundtrip --json
 expect 3 "no such|No such" -- "$pc" roundtrip "$tmp/nowhere"

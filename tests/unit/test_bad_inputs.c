@@ -1425,16 +1425,24 @@ static void test_subgraph_order_and_scope(void)
     baseline_free(&b);
 }
 
+/* Baseline plus a model-local function local.F(a) -> b whose body is one node (body_domain.body_op). */
+static Onnx__FunctionProto *build_local_function(baseline *b, const char *body_domain, const char *body_op,
+                                                 const char *body_name)
+{
+    baseline_build(b);
+    ob_opset(&b->p, b->m, "local", 1);
+    Onnx__FunctionProto *f = ob_function(&b->p, b->m, "local", "F", 1, (const char *const[]){"a"}, 1,
+                                         (const char *const[]){"b"}, 13);
+    ob_function_node(&b->p, f, body_domain, body_op, body_name, 1, (const char *const[]){"a"}, 1,
+                     (const char *const[]){"b"});
+    return f;
+}
+
 /* A model-local function called by nothing loads (the base for the two function bugs below). */
 static void test_local_function_ok(void)
 {
     baseline b;
-    baseline_build(&b);
-    ob_opset(&b.p, b.m, "local", 1);
-    Onnx__FunctionProto *f = ob_function(&b.p, b.m, "local", "F", 1, (const char *const[]){"a"}, 1,
-                                         (const char *const[]){"b"}, 13);
-    ob_function_node(&b.p, f, "", "Identity", "fi", 1, (const char *const[]){"a"}, 1,
-                     (const char *const[]){"b"});
+    build_local_function(&b, "", "Identity", "fi");
     EXPECT_MODEL(&b, PC_OK, NULL, NULL); /* sanity: a well-formed local function loads */
     baseline_free(&b);
 }
@@ -1443,12 +1451,7 @@ static void test_local_function_ok(void)
 static void test_regression_duplicate_function_id(void)
 {
     baseline b;
-    baseline_build(&b);
-    ob_opset(&b.p, b.m, "local", 1);
-    Onnx__FunctionProto *f = ob_function(&b.p, b.m, "local", "F", 1, (const char *const[]){"a"}, 1,
-                                         (const char *const[]){"b"}, 13);
-    ob_function_node(&b.p, f, "", "Identity", "fi", 1, (const char *const[]){"a"}, 1,
-                     (const char *const[]){"b"});
+    Onnx__FunctionProto *f = build_local_function(&b, "", "Identity", "fi");
     OB_APPEND(&b.p, b.m->functions, b.m->n_functions, f);
     EXPECT_MODEL(&b, PC_ERR_DUPLICATE_NAME, "'F'", "local");
     baseline_free(&b);
@@ -1459,12 +1462,7 @@ static void test_regression_duplicate_function_id(void)
 static void test_regression_recursive_function(void)
 {
     baseline b;
-    baseline_build(&b);
-    ob_opset(&b.p, b.m, "local", 1);
-    Onnx__FunctionProto *f = ob_function(&b.p, b.m, "local", "F", 1, (const char *const[]){"a"}, 1,
-                                         (const char *const[]){"b"}, 13);
-    ob_function_node(&b.p, f, "local", "F", "self", 1, (const char *const[]){"a"}, 1,
-                     (const char *const[]){"b"});
+    Onnx__FunctionProto *f = build_local_function(&b, "local", "F", "self");
     Onnx__OperatorSetIdProto *lo = ob_alloc(&b.p, sizeof *lo);
     onnx__operator_set_id_proto__init(lo);
     lo->domain = ob_strdup(&b.p, "local");
