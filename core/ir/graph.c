@@ -75,6 +75,14 @@ pc_status pc_model_track_tensor(pc_model *model, pc_tensor *tensor, pc_error *er
     return PC_OK;
 }
 
+long pc_model_function_index(const pc_model *model, const char *domain, const char *op_type)
+{
+    for (uint32_t i = 0; i < model->n_functions; i++)
+        if (strcmp(model->functions[i].domain, domain) == 0 && strcmp(model->functions[i].name, op_type) == 0)
+            return (long)i;
+    return -1;
+}
+
 int64_t pc_model_opset(const pc_model *model, const char *domain)
 {
     if (strcmp(domain, "ai.onnx") == 0) domain = "";

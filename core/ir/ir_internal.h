@@ -23,6 +23,9 @@ pc_status pc_model_alloc_error(pc_model *model, pc_error *err, const char *what)
 typedef void (*pc_implicit_fn)(pc_value *outer_value, void *ctx);
 void pc_node_for_each_implicit_input(const pc_node *node, pc_implicit_fn fn, void *ctx);
 
+/* Index of the model-local function that (domain, op_type) calls, or -1. */
+long pc_model_function_index(const pc_model *model, const char *domain, const char *op_type);
+
 /* The value an outer-scope reference finally resolves to (follows `outer` links). */
 static inline pc_value *pc_value_resolve(pc_value *v)
 {

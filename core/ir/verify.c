@@ -23,13 +23,6 @@ static const char *gname(const pc_graph *g)
     return g->name ? g->name : "";
 }
 
-static bool is_function_op(const pc_model *m, const char *domain, const char *op)
-{
-    for (uint32_t i = 0; i < m->n_functions; i++)
-        if (strcmp(m->functions[i].domain, domain) == 0 && strcmp(m->functions[i].name, op) == 0) return true;
-    return false;
-}
-
 static bool is_function_domain(const pc_model *m, const char *domain)
 {
     for (uint32_t i = 0; i < m->n_functions; i++)
@@ -49,7 +42,7 @@ static pc_status check_schema(verify_ctx *c, const pc_node *n)
 {
     const pc_model *m = c->model;
     const pc_graph *g = n->graph;
-    if (is_function_op(m, n->domain, n->op_type)) return PC_OK;
+    if (pc_model_function_index(m, n->domain, n->op_type) >= 0) return PC_OK;
     int64_t opset = pc_model_opset(m, n->domain);
     const char *dname = *n->domain ? n->domain : "ai.onnx";
     if (opset < 0)

@@ -386,24 +386,14 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
                                 where, field_name(field), set[0].n, (unsigned long long)count, pc_dtype_name(dtype),
                                 (unsigned long long)expect);
     }
-    if (field == 9 && need) {
-        /* take the unpacked buffer: large payloads are adopted without a copy */
-        t->data = pc_pb_allocator_take(c->pb, tp->raw_data.data, need);
-        if (!t->data) {
-            char what[400];
-            snprintf(what, sizeof what, "the data of %s", where);
-            return nomem(c, what);
-        }
-        tp->raw_data.data = NULL;
-        tp->raw_data.len = 0;
-    }
-    if (!t->data) {
+    if (field == 9 && need)
+        t->data = pc_pb_allocator_take(c->pb, tp->raw_data.data, need); /* large payloads: adopted, not copied */
+    else
         t->data = field ? pc_mem_alloc(&m->mem, need ? need : 1) : pc_mem_calloc(&m->mem, need ? need : 1, 1);
-        if (!t->data) {
-            char what[400];
-            snprintf(what, sizeof what, "the data of %s", where);
-            return nomem(c, what);
-        }
+    if (!t->data) {
+        char what[400];
+        snprintf(what, sizeof what, "the data of %s", where);
+        return nomem(c, what);
     }
     if ((st = pc_model_track_tensor(m, t, c->err)) != PC_OK) {
         pc_mem_free(&m->mem, t->data);
@@ -598,6 +588,12 @@ static pc_status convert_attr(load_ctx *c, pc_node *node, Onnx__AttributeProto *
     return st;
 }
 
+/* Subgraphs must not reuse (shadow) a name of an enclosing graph (ONNX IR rule; the checker rejects it). */
+static bool shadows_outer(const pc_graph *g, const char *name)
+{
+    return g->parent && pc_graph_lookup_value(g->parent, name);
+}
+
 /* Resolves a name used inside graph g: a local value, or a reference to an enclosing graph's value. */
 static pc_value *resolve_use(load_ctx *c, pc_graph *g, const char *name)
 {
@@ -624,7 +620,7 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
         snprintf(where, sizeof where, "%s '%s'", role_names[role], vi->name);
         pc_value *v = NULL;
         if (role == 0) {
-            if (g->parent && pc_graph_lookup_value(g->parent, vi->name))
+            if (shadows_outer(g, vi->name))
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
                                     "graph '%s': subgraph input '%s' shadows a value of an enclosing graph",
                                     g->name ? g->name : "", vi->name);
@@ -699,7 +695,7 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': initializer %zu has no name", gname, i);
         char where[320];
         snprintf(where, sizeof where, "initializer '%s'", tp->name);
-        if (g->parent && pc_graph_lookup_value(g->parent, tp->name))
+        if (shadows_outer(g, tp->name))
             return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
                                 "graph '%s': subgraph initializer '%s' shadows a value of an enclosing graph", gname,
                                 tp->name);
@@ -736,8 +732,7 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
             const char *name = np->output[o];
             pc_value *v = NULL;
             if (name && *name) {
-                pc_value *outer = g->parent ? pc_graph_lookup_value(g->parent, name) : NULL;
-                if (outer)
+                if (shadows_outer(g, name))
                     return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
                                         "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
                                         gname, node_label(n), n->op_type, name);
@@ -812,22 +807,14 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
 
 /* ---- model ------------------------------------------------------------------------------------------------- */
 
-/* Index of the model-local function called by (domain, op), or -1. */
-static long function_index(const pc_model *m, const char *domain, const char *op)
-{
-    for (uint32_t i = 0; i < m->n_functions; i++)
-        if (strcmp(m->functions[i].domain, domain) == 0 && strcmp(m->functions[i].name, op) == 0) return (long)i;
-    return -1;
-}
-
 /* Adds an edge caller -> callee for every node (also inside GRAPH attributes) of `nodes` that calls a local
  * function. Recursion depth is bounded by the pre-scan's nesting limit. */
-static bool collect_calls(const pc_model *m, size_t n_nodes, Onnx__NodeProto **nodes, uint32_t caller,
+static void collect_calls(const pc_model *m, size_t n_nodes, Onnx__NodeProto **nodes, uint32_t caller,
                           uint8_t *adjacency)
 {
     for (size_t k = 0; k < n_nodes; k++) {
         const Onnx__NodeProto *np = nodes[k];
-        long callee = np->op_type ? function_index(m, np->domain ? np->domain : "", np->op_type) : -1;
+        long callee = np->op_type ? pc_model_function_index(m, np->domain ? np->domain : "", np->op_type) : -1;
         if (callee >= 0) adjacency[(size_t)caller * m->n_functions + (size_t)callee] = 1;
         for (size_t a = 0; a < np->n_attribute; a++) {
             const Onnx__AttributeProto *ap = np->attribute[a];
@@ -836,7 +823,6 @@ static bool collect_calls(const pc_model *m, size_t n_nodes, Onnx__NodeProto **n
                 collect_calls(m, ap->graphs[gi]->n_node, ap->graphs[gi]->node, caller, adjacency);
         }
     }
-    return true;
 }
 
 /* Model-local functions must not call each other in a cycle (ONNX advisory GHSA-7w46-vvrh-m8q5: cyclic functions
@@ -937,11 +923,10 @@ static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
         m->functions[i].domain = dup_str(c, f->domain ? f->domain : "");
         m->functions[i].name = dup_str(c, f->name);
         if (!m->functions[i].domain || !m->functions[i].name) return nomem(c, "a function name");
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(m->functions[j].domain, m->functions[i].domain) == 0 &&
-                strcmp(m->functions[j].name, m->functions[i].name) == 0)
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "model-local function '%s' in domain '%s' is defined "
-                                    "twice", f->name, m->functions[i].domain);
+        /* n_functions still counts only the earlier ones */
+        if (pc_model_function_index(m, m->functions[i].domain, m->functions[i].name) >= 0)
+            return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "model-local function '%s' in domain '%s' is defined "
+                                "twice", f->name, m->functions[i].domain);
         m->n_functions++;
         if ((st = keep_opaque(c, 25, &f->base, &m->n_opaque, &m->opaque)) != PC_OK) return st;
     }
