@@ -97,7 +97,10 @@ extern "C" {
     X(PC_ERR_ATTRIBUTE_TYPE, "attribute-type", 3)                                                                  \
     X(PC_ERR_ATTRIBUTE, "bad-attribute", 3)                                                                        \
     X(PC_ERR_ARITY, "bad-arity", 3)                                                                                \
-    X(PC_ERR_TYPE, "bad-type", 3)
+    X(PC_ERR_TYPE, "bad-type", 3)                                                                                  \
+    /* execution */                                                                                                \
+    X(PC_ERR_SHAPE, "bad-shape", 3)                                                                                \
+    X(PC_ERR_VALUE, "bad-value", 3)
 
 typedef enum pc_status {
 #define PC_X_ENUM(code, name, exit_code) code,
@@ -538,6 +541,70 @@ pc_status pc_model_verify(const pc_model *model, pc_error *err);
 /* Structural equality (names, order, types, attributes, tensors, metadata, EP). On inequality writes the first
  * difference to `diff` (may be NULL). */
 bool pc_model_equal(const pc_model *a, const pc_model *b, char *diff, size_t diff_size);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Runtime values: what executors consume and produce, and what test data decodes to. Reference counted and
+ * malloc-backed (independent of any model), so a value can outlive the model whose initializer it came from only
+ * when it owns its data (see pc_data_wrap_tensor).
+ */
+typedef struct pc_data pc_data;
+struct pc_data {
+    pc_type_kind kind; /* PC_TYPE_TENSOR, PC_TYPE_SEQUENCE or PC_TYPE_OPTIONAL */
+    uint32_t refs;
+    /* TENSOR */
+    pc_dtype dtype; /* SEQUENCE/OPTIONAL: element type of the tensors inside, UNDEFINED when not known */
+    int32_t rank;
+    int64_t *dims;
+    uint64_t n_elements;
+    size_t n_bytes;
+    void *data;       /* raw little-endian form, sub-byte types packed; STRING: pc_bytes[n_elements] */
+    bool borrowed;    /* data (and string bytes) belong to a pc_tensor that outlives this value */
+    /* SEQUENCE: n_items elements. OPTIONAL: n_items 0 (none) or 1. */
+    pc_type_kind item_kind; /* kind of the items (TENSOR or SEQUENCE), also for empty sequences/none optionals */
+    uint32_t n_items;
+    pc_data **items;
+};
+
+/* A tensor with zeroed data (STRING: empty strings). dims may be NULL when rank is 0. */
+pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, pc_error *err);
+/* A tensor value that reads t's data in place (no copy); t must outlive it. */
+pc_data *pc_data_wrap_tensor(const pc_tensor *t, pc_error *err);
+/* A deep copy that owns its data. */
+pc_data *pc_data_clone(const pc_data *d, pc_error *err);
+/* A sequence holding n items (each gains a reference). item_kind/dtype describe the items when n is 0. */
+pc_data *pc_data_new_sequence(pc_type_kind item_kind, pc_dtype dtype, uint32_t n, pc_data *const *items,
+                              pc_error *err);
+/* An optional: item NULL gives "none" (item_kind/dtype then describe the missing value). item gains a reference. */
+pc_data *pc_data_new_optional(pc_type_kind item_kind, pc_dtype dtype, pc_data *item, pc_error *err);
+pc_data *pc_data_ref(pc_data *d);
+void pc_data_unref(pc_data *d); /* NULL is allowed */
+/* Describes a value as "float[2,3]", "seq(float)[4]", "optional(none)" into buf. */
+const char *pc_data_describe(const pc_data *d, char *buf, size_t size);
+
+/* Decodes a backend-test data file: a TensorProto, or a SequenceProto / OptionalProto when `expected` says the
+ * value is a sequence or an optional (expected may be NULL: TensorProto). */
+pc_status pc_data_load_file(const char *path, const pc_type *expected, pc_data **out, pc_error *err);
+
+/* Comparison of an actual value against an expected one, with ONNX's backend-test rules: shapes and dtypes exact;
+ * integers, bools and strings exact; floats |a - e| <= atol + rtol * |e| after NaN positions and inf signs. */
+typedef enum pc_compare_outcome {
+    PC_COMPARE_EQUAL = 0,
+    PC_COMPARE_DIFFERS,    /* values out of tolerance */
+    PC_COMPARE_SHAPE,      /* rank, dims, sequence length or optional presence differ */
+    PC_COMPARE_TYPE,       /* dtype or kind differs */
+} pc_compare_outcome;
+
+typedef struct pc_compare_result {
+    pc_compare_outcome outcome;
+    double max_abs_error;   /* over all compared float elements */
+    double worst_excess;    /* largest |a - e| - (atol + rtol |e|); > 0 means out of tolerance */
+    uint64_t worst_index;   /* flat element index of the worst element (in the worst item for sequences) */
+    double worst_expected, worst_actual;
+    char detail[256];       /* human-readable first reason */
+} pc_compare_result;
+
+pc_compare_outcome pc_data_compare(const pc_data *expected, const pc_data *actual, double rtol, double atol,
+                                   pc_compare_result *result);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * ONNX loader and saver.

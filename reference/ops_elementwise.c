@@ -1,0 +1,436 @@
+/* Reference ops: elementwise math, activations, logic, comparison, bitwise, Cast/CastLike, Clip, Where.
+ * Floats are computed in double and rounded on store; integers in int64 and wrapped on store. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_internal.h"
+
+/* ---- unary --------------------------------------------------------------------------------------------------- */
+
+typedef double (*unary_f)(ref_ctx *ctx, double x);
+
+static bool float_only(pc_dtype t) { return ref_is_float(t); }
+static bool signed_or_float(pc_dtype t) { return ref_is_float(t) || ref_is_signed(t); }
+static bool numeric_no_bool(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
+static bool is_bool(pc_dtype t) { return t == PC_DTYPE_BOOL; }
+static bool int_only(pc_dtype t) { return ref_is_int(t); }
+
+/* Applies f to every element; `accept` says which input dtypes the op allows. Integer inputs go through int64
+ * when int_f is given (exact), otherwise through double. */
+static pc_status run_unary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, bool (*accept)(pc_dtype),
+                           const char *what, unary_f f, int64_t (*int_f)(int64_t))
+{
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st != PC_OK) return st;
+    const pc_data *x = in[0];
+    if ((st = ref_require_dtype(ctx, x, 0, accept, what)) != PC_OK) return st;
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
+    if (!y) return ctx->err->status;
+    for (uint64_t i = 0; i < x->n_elements; i++) {
+        if (int_f && !ref_is_float(x->dtype))
+            ref_set_i64(y, i, int_f(ref_get_i64(x, i)));
+        else
+            ref_set_f64(y, i, f(ctx, ref_get_f64(x, i)));
+    }
+    out[0] = y;
+    return PC_OK;
+}
+
+#define UNARY_FLOAT(Name, expr)                                                                                    \
+    static double f_##Name(ref_ctx *ctx, double x)                                                                 \
+    {                                                                                                              \
+        (void)ctx;                                                                                                 \
+        return (expr);                                                                                             \
+    }                                                                                                              \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
+    {                                                                                                              \
+        (void)n_out;                                                                                               \
+        return run_unary(ctx, in, n_in, out, float_only, "floating-point", f_##Name, NULL);                        \
+    }
+
+static double round_half_even(double x)
+{
+    double r = nearbyint(x); /* default rounding mode: to nearest, ties to even */
+    return r;
+}
+
+static double erf_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+UNARY_FLOAT(Exp, exp(x))
+UNARY_FLOAT(Log, log(x))
+UNARY_FLOAT(Sqrt, sqrt(x))
+UNARY_FLOAT(Reciprocal, 1.0 / x)
+UNARY_FLOAT(Floor, floor(x))
+UNARY_FLOAT(Ceil, ceil(x))
+UNARY_FLOAT(Round, round_half_even(x))
+UNARY_FLOAT(Sin, sin(x))
+UNARY_FLOAT(Cos, cos(x))
+UNARY_FLOAT(Tan, tan(x))
+UNARY_FLOAT(Asin, asin(x))
+UNARY_FLOAT(Acos, acos(x))
+UNARY_FLOAT(Atan, atan(x))
+UNARY_FLOAT(Sinh, sinh(x))
+UNARY_FLOAT(Cosh, cosh(x))
+UNARY_FLOAT(Asinh, asinh(x))
+UNARY_FLOAT(Acosh, acosh(x))
+UNARY_FLOAT(Atanh, atanh(x))
+UNARY_FLOAT(Sigmoid, 1.0 / (1.0 + exp(-x)))
+UNARY_FLOAT(Tanh, tanh(x))
+UNARY_FLOAT(Erf, erf(x))
+UNARY_FLOAT(Softplus, log1p(exp(-fabs(x))) + (x > 0 ? x : 0))
+UNARY_FLOAT(Softsign, x / (1.0 + fabs(x)))
+UNARY_FLOAT(Mish, x * tanh(log1p(exp(-fabs(x))) + (x > 0 ? x : 0)))
+UNARY_FLOAT(HardSwish, x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5)))
+
+/* Ops with attributes read them per element through ctx (cheap: one attribute scan per call would be better, but
+ * the lookup is a short linear scan over a handful of attributes). Cached here per call instead. */
+typedef struct act_params {
+    double alpha, beta, gamma, lambd, bias;
+    const char *approximate;
+} act_params;
+
+static pc_status run_act(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                         double (*f)(const act_params *, double), const act_params *p)
+{
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st != PC_OK) return st;
+    const pc_data *x = in[0];
+    if ((st = ref_require_dtype(ctx, x, 0, float_only, "floating-point")) != PC_OK) return st;
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
+    if (!y) return ctx->err->status;
+    for (uint64_t i = 0; i < x->n_elements; i++) ref_set_f64(y, i, f(p, ref_get_f64(x, i)));
+    out[0] = y;
+    return PC_OK;
+}
+
+static double a_leaky(const act_params *p, double x) { return x < 0 ? p->alpha * x : x; }
+static double a_elu(const act_params *p, double x) { return x < 0 ? p->alpha * (exp(x) - 1.0) : x; }
+static double a_selu(const act_params *p, double x) { return p->gamma * (x <= 0 ? p->alpha * (exp(x) - 1.0) : x); }
+static double a_celu(const act_params *p, double x) { return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0)); }
+static double a_hardsigmoid(const act_params *p, double x) { return fmax(0.0, fmin(1.0, p->alpha * x + p->beta)); }
+static double a_thresholded(const act_params *p, double x) { return x > p->alpha ? x : 0.0; }
+static double a_shrink(const act_params *p, double x)
+{
+    return x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0;
+}
+static double a_gelu(const act_params *p, double x)
+{
+    if (p->approximate && strcmp(p->approximate, "tanh") == 0)
+        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    return erf_gelu(x);
+}
+
+#define ACT_OP(Name, fn, ...)                                                                                      \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
+    {                                                                                                              \
+        (void)n_out;                                                                                               \
+        act_params p = {__VA_ARGS__};                                                                              \
+        return run_act(ctx, in, n_in, out, fn, &p);                                                                \
+    }
+
+ACT_OP(LeakyRelu, a_leaky, .alpha = ref_attr_float(ctx, "alpha", 0.01))
+ACT_OP(Elu, a_elu, .alpha = ref_attr_float(ctx, "alpha", 1.0))
+ACT_OP(Selu, a_selu, .alpha = ref_attr_float(ctx, "alpha", 1.67326319217681884765625),
+       .gamma = ref_attr_float(ctx, "gamma", 1.05070102214813232421875))
+ACT_OP(Celu, a_celu, .alpha = ref_attr_float(ctx, "alpha", 1.0))
+ACT_OP(HardSigmoid, a_hardsigmoid, .alpha = ref_attr_float(ctx, "alpha", 0.2), .beta = ref_attr_float(ctx, "beta", 0.5))
+ACT_OP(ThresholdedRelu, a_thresholded, .alpha = ref_attr_float(ctx, "alpha", 1.0))
+ACT_OP(Gelu, a_gelu, .approximate = ref_attr_string(ctx, "approximate", "none"))
+
+/* Shrink allows every numeric type; integer results go through double exactly for the test ranges. */
+static pc_status op_Shrink(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st != PC_OK) return st;
+    const pc_data *x = in[0];
+    if ((st = ref_require_dtype(ctx, x, 0, numeric_no_bool, "numeric")) != PC_OK) return st;
+    act_params p = {.lambd = ref_attr_float(ctx, "lambd", 0.5), .bias = ref_attr_float(ctx, "bias", 0.0)};
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
+    if (!y) return ctx->err->status;
+    for (uint64_t i = 0; i < x->n_elements; i++) ref_set_f64(y, i, a_shrink(&p, ref_get_f64(x, i)));
+    out[0] = y;
+    return PC_OK;
+}
+
+static double f_abs(ref_ctx *c, double x) { (void)c; return fabs(x); }
+static int64_t i_abs(int64_t x) { return x < 0 ? (int64_t)(0 - (uint64_t)x) : x; }
+static double f_neg(ref_ctx *c, double x) { (void)c; return -x; }
+static int64_t i_neg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
+static double f_relu(ref_ctx *c, double x) { (void)c; return x > 0 ? x : (x == 0 || x < 0 ? 0.0 : x); }
+static int64_t i_relu(int64_t x) { return x > 0 ? x : 0; }
+static double f_sign(ref_ctx *c, double x) { (void)c; return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; }
+static int64_t i_sign(int64_t x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static double f_id(ref_ctx *c, double x) { (void)c; return x; }
+
+static bool numeric_any(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
+
+static pc_status op_Abs(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    return run_unary(ctx, in, n_in, out, numeric_any, "numeric", f_abs, i_abs);
+}
+static pc_status op_Neg(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    return run_unary(ctx, in, n_in, out, signed_or_float, "signed numeric", f_neg, i_neg);
+}
+static pc_status op_Relu(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    return run_unary(ctx, in, n_in, out, signed_or_float, "signed numeric", f_relu, i_relu);
+}
+static pc_status op_Sign(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    return run_unary(ctx, in, n_in, out, numeric_any, "numeric", f_sign, i_sign);
+}
+
+/* IsNaN, IsInf, Not, BitwiseNot: results of another dtype. */
+static pc_status op_IsNaN(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st != PC_OK || (st = ref_require_dtype(ctx, in[0], 0, float_only, "floating-point")) != PC_OK) return st;
+    pc_data *y = ref_new_tensor(ctx, PC_DTYPE_BOOL, in[0]->rank, in[0]->dims);
+    if (!y) return ctx->err->status;
+    for (uint64_t i = 0; i < y->n_elements; i++) ref_set_i64(y, i, isnan(ref_get_f64(in[0], i)));
+    out[0] = y;
+    return PC_OK;
+}
+
+static pc_status op_IsInf(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st != PC_OK || (st = ref_require_dtype(ctx, in[0], 0, float_only, "floating-point")) != PC_OK) return st;
+    bool neg = ref_attr_int(ctx, "detect_negative", 1) != 0, pos = ref_attr_int(ctx, "detect_positive", 1) != 0;
+    pc_data *y = ref_new_tensor(ctx, PC_DTYPE_BOOL, in[0]->rank, in[0]->dims);
+    if (!y) return ctx->err->status;
+    for (uint64_t i = 0; i < y->n_elements; i++) {
+        double v = ref_get_f64(in[0], i);
+        ref_set_i64(y, i, isinf(v) && ((v > 0 && pos) || (v < 0 && neg)));
+    }
+    out[0] = y;
+    return PC_OK;
+}
+
+static int64_t i_not(int64_t x) { return !x; }
+static int64_t i_bitnot(int64_t x) { return ~x; }
+
+static pc_status op_Not(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    return run_unary(ctx, in, n_in, out, is_bool, "bool", f_id, i_not);
+}
+static pc_status op_BitwiseNot(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    return run_unary(ctx, in, n_in, out, int_only, "integer", f_id, i_bitnot);
+}
+
+/* ---- binary and variadic (broadcasting) ---------------------------------------------------------------------- */
+
+typedef enum bin_kind { BIN_ARITH, BIN_COMPARE, BIN_LOGIC, BIN_BITWISE } bin_kind;
+
+typedef struct bin_op {
+    bin_kind kind;
+    bool (*accept)(pc_dtype);
+    const char *what;
+    double (*f)(ref_ctx *, double, double);       /* float path (and ints when i is NULL) */
+    int64_t (*i)(ref_ctx *, int64_t, int64_t, pc_dtype, bool *bad); /* integer path; bad: e.g. division by zero */
+    bool (*cmp_f)(double, double);
+    bool (*cmp_i)(int64_t, int64_t, bool is_unsigned);
+} bin_op;
+
+static bool is_unsigned_dtype(pc_dtype t)
+{
+    return t == PC_DTYPE_UINT8 || t == PC_DTYPE_UINT16 || t == PC_DTYPE_UINT32 || t == PC_DTYPE_UINT64;
+}
+
+static pc_status run_binary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, const bin_op *op)
+{
+    pc_status st;
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+        return st;
+    const pc_data *a = in[0], *b = in[1];
+    if ((st = ref_require_dtype(ctx, a, 0, op->accept, op->what)) != PC_OK ||
+        (st = ref_require_dtype(ctx, b, 1, op->accept, op->what)) != PC_OK)
+        return st;
+    if (a->dtype != b->dtype)
+        return ref_fail(ctx, PC_ERR_TYPE, "inputs have different element types (%s and %s)", pc_dtype_name(a->dtype),
+                        pc_dtype_name(b->dtype));
+    ref_shape s;
+    if ((st = ref_broadcast_shape(ctx, 2, in, &s)) != PC_OK) return st;
+    pc_dtype out_type = op->kind == BIN_COMPARE ? PC_DTYPE_BOOL : a->dtype;
+    pc_data *y = ref_new_tensor(ctx, out_type, s.rank, s.dims);
+    if (!y) return ctx->err->status;
+    uint64_t n = y->n_elements;
+    uint64_t *ia = malloc((n ? n : 1) * sizeof *ia), *ib = malloc((n ? n : 1) * sizeof *ib);
+    if (!ia || !ib) {
+        free(ia);
+        free(ib);
+        pc_data_unref(y);
+        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting");
+    }
+    ref_broadcast_index(a, &s, ia);
+    ref_broadcast_index(b, &s, ib);
+    bool is_float = ref_is_float(a->dtype), uns = is_unsigned_dtype(a->dtype), bad = false;
+    for (uint64_t k = 0; k < n && !bad; k++) {
+        if (op->kind == BIN_COMPARE) {
+            bool r = is_float ? op->cmp_f(ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k]))
+                              : op->cmp_i(ref_get_i64(a, ia[k]), ref_get_i64(b, ib[k]), uns);
+            ref_set_i64(y, k, r);
+        } else if (is_float || !op->i) {
+            ref_set_f64(y, k, op->f(ctx, ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
+        } else {
+            ref_set_i64(y, k, op->i(ctx, ref_get_i64(a, ia[k]), ref_get_i64(b, ib[k]), a->dtype, &bad));
+        }
+    }
+    free(ia);
+    free(ib);
+    if (bad) {
+        pc_data_unref(y);
+        return ref_fail(ctx, PC_ERR_VALUE, "integer division by zero");
+    }
+    out[0] = y;
+    return PC_OK;
+}
+
+static double f_add(ref_ctx *c, double a, double b) { (void)c; return a + b; }
+static double f_sub(ref_ctx *c, double a, double b) { (void)c; return a - b; }
+static double f_mul(ref_ctx *c, double a, double b) { (void)c; return a * b; }
+static double f_div(ref_ctx *c, double a, double b) { (void)c; return a / b; }
+static double f_pow(ref_ctx *c, double a, double b) { (void)c; return pow(a, b); }
+static int64_t i_add(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad) { (void)c; (void)t; (void)bad; return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t i_sub(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad) { (void)c; (void)t; (void)bad; return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t i_mul(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad) { (void)c; (void)t; (void)bad; return (int64_t)((uint64_t)a * (uint64_t)b); }
+static int64_t i_div(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
+{
+    (void)c;
+    if (b == 0) {
+        *bad = true;
+        return 0;
+    }
+    if (t == PC_DTYPE_UINT64) return (int64_t)((uint64_t)a / (uint64_t)b);
+    if (a == INT64_MIN && b == -1) return INT64_MIN; /* wraps, as two's complement hardware does */
+    return a / b; /* truncation toward zero, as ONNX Runtime's integer Div */
+}
+static int64_t i_pow(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
+{
+    (void)c; (void)t; (void)bad;
+    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+    uint64_t r = 1, base = (uint64_t)a;
+    for (uint64_t e = (uint64_t)b; e; e >>= 1) {
+        if (e & 1) r *= base;
+        base *= base;
+    }
+    return (int64_t)r;
+}
+
+static const bin_op bin_add = {BIN_ARITH, numeric_no_bool, "numeric", f_add, i_add, NULL, NULL};
+static const bin_op bin_sub = {BIN_ARITH, numeric_no_bool, "numeric", f_sub, i_sub, NULL, NULL};
+static const bin_op bin_mul = {BIN_ARITH, numeric_no_bool, "numeric", f_mul, i_mul, NULL, NULL};
+static const bin_op bin_div = {BIN_ARITH, numeric_no_bool, "numeric", f_div, i_div, NULL, NULL};
+
+#define BINARY(Name, desc)                                                                                         \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
+    {                                                                                                              \
+        (void)n_out;                                                                                               \
+        return run_binary(ctx, in, n_in, out, &desc);                                                              \
+    }
+BINARY(Add, bin_add)
+BINARY(Sub, bin_sub)
+BINARY(Mul, bin_mul)
+BINARY(Div, bin_div)
+
+/* Pow allows different base and exponent types (opset 12+); the result has the base's type. */
+static pc_status op_Pow(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    pc_status st;
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+        return st;
+    const pc_data *a = in[0], *b = in[1];
+    if ((st = ref_require_dtype(ctx, a, 0, numeric_no_bool, "numeric")) != PC_OK ||
+        (st = ref_require_dtype(ctx, b, 1, numeric_no_bool, "numeric")) != PC_OK)
+        return st;
+    ref_shape s;
+    if ((st = ref_broadcast_shape(ctx, 2, in, &s)) != PC_OK) return st;
+    pc_data *y = ref_new_tensor(ctx, a->dtype, s.rank, s.dims);
+    if (!y) return ctx->err->status;
+    uint64_t n = y->n_elements;
+    uint64_t *ia = malloc((n ? n : 1) * sizeof *ia), *ib = malloc((n ? n : 1) * sizeof *ib);
+    if (!ia || !ib) {
+        free(ia);
+        free(ib);
+        pc_data_unref(y);
+        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting");
+    }
+    ref_broadcast_index(a, &s, ia);
+    ref_broadcast_index(b, &s, ib);
+    bool dummy = false;
+    for (uint64_t k = 0; k < n; k++) {
+        if (!ref_is_float(a->dtype) && !ref_is_float(b->dtype))
+            ref_set_i64(y, k, i_pow(ctx, ref_get_i64(a, ia[k]), ref_get_i64(b, ib[k]), a->dtype, &dummy));
+        else
+            ref_set_f64(y, k, f_pow(ctx, ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
+    }
+    free(ia);
+    free(ib);
+    out[0] = y;
+    return PC_OK;
+}
+
+const ref_op ref_ops_elementwise[] = {
+    {"", "Abs", op_Abs},
+    {"", "Acos", op_Acos},
+    {"", "Acosh", op_Acosh},
+    {"", "Add", op_Add},
+    {"", "Asin", op_Asin},
+    {"", "Asinh", op_Asinh},
+    {"", "Atan", op_Atan},
+    {"", "Atanh", op_Atanh},
+    {"", "BitwiseNot", op_BitwiseNot},
+    {"", "Ceil", op_Ceil},
+    {"", "Celu", op_Celu},
+    {"", "Cos", op_Cos},
+    {"", "Cosh", op_Cosh},
+    {"", "Div", op_Div},
+    {"", "Elu", op_Elu},
+    {"", "Erf", op_Erf},
+    {"", "Exp", op_Exp},
+    {"", "Floor", op_Floor},
+    {"", "Gelu", op_Gelu},
+    {"", "HardSigmoid", op_HardSigmoid},
+    {"", "HardSwish", op_HardSwish},
+    {"", "IsInf", op_IsInf},
+    {"", "IsNaN", op_IsNaN},
+    {"", "LeakyRelu", op_LeakyRelu},
+    {"", "Log", op_Log},
+    {"", "Mish", op_Mish},
+    {"", "Mul", op_Mul},
+    {"", "Neg", op_Neg},
+    {"", "Not", op_Not},
+    {"", "Pow", op_Pow},
+    {"", "Reciprocal", op_Reciprocal},
+    {"", "Relu", op_Relu},
+    {"", "Round", op_Round},
+    {"", "Selu", op_Selu},
+    {"", "Shrink", op_Shrink},
+    {"", "Sigmoid", op_Sigmoid},
+    {"", "Sign", op_Sign},
+    {"", "Sin", op_Sin},
+    {"", "Sinh", op_Sinh},
+    {"", "Softplus", op_Softplus},
+    {"", "Softsign", op_Softsign},
+    {"", "Sqrt", op_Sqrt},
+    {"", "Sub", op_Sub},
+    {"", "Tan", op_Tan},
+    {"", "Tanh", op_Tanh},
+    {"", "ThresholdedRelu", op_ThresholdedRelu},
+};
+
+const size_t ref_ops_elementwise_count = sizeof ref_ops_elementwise / sizeof ref_ops_elementwise[0];

@@ -1,0 +1,420 @@
+/* Helpers shared by the reference op families: errors, dtype predicates, element access, broadcasting, axes and
+ * attributes. Element access goes through one switch on the dtype so each op is written once for every type. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_internal.h"
+
+/* ---- errors -------------------------------------------------------------------------------------------------- */
+
+static pc_status ref_failv(ref_ctx *ctx, pc_status status, const char *fmt, va_list ap)
+{
+    char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    const pc_node *n = ctx->node;
+    if (!n) return pc_error_set(ctx->err, status, "%s", msg);
+    return pc_error_set(ctx->err, status, "node '%s' (%s%s%s, opset %lld): %s", n->name ? n->name : "",
+                        *n->domain ? n->domain : "", *n->domain ? ":" : "", n->op_type, (long long)ctx->opset, msg);
+}
+
+pc_status ref_fail(ref_ctx *ctx, pc_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pc_status st = ref_failv(ctx, status, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+pc_status ref_unsupported(ref_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[640];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ref_fail(ctx, PC_ERR_UNSUPPORTED, "unsupported by the reference executor: %s", msg);
+}
+
+/* ---- dtypes -------------------------------------------------------------------------------------------------- */
+
+bool ref_is_float(pc_dtype t)
+{
+    return t == PC_DTYPE_FLOAT || t == PC_DTYPE_DOUBLE || t == PC_DTYPE_FLOAT16 || t == PC_DTYPE_BFLOAT16;
+}
+
+bool ref_is_signed(pc_dtype t)
+{
+    return t == PC_DTYPE_INT8 || t == PC_DTYPE_INT16 || t == PC_DTYPE_INT32 || t == PC_DTYPE_INT64;
+}
+
+bool ref_is_int(pc_dtype t)
+{
+    return ref_is_signed(t) || t == PC_DTYPE_UINT8 || t == PC_DTYPE_UINT16 || t == PC_DTYPE_UINT32 ||
+           t == PC_DTYPE_UINT64;
+}
+
+bool ref_is_numeric(pc_dtype t)
+{
+    return ref_is_float(t) || ref_is_int(t) || t == PC_DTYPE_BOOL;
+}
+
+pc_status ref_require_tensor(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t index)
+{
+    if (index >= n_in || !in[index]) return ref_fail(ctx, PC_ERR_ARITY, "input %u is required", index);
+    if (in[index]->kind != PC_TYPE_TENSOR)
+        return ref_fail(ctx, PC_ERR_TYPE, "input %u must be a tensor", index);
+    return PC_OK;
+}
+
+pc_status ref_require_dtype(ref_ctx *ctx, const pc_data *d, uint32_t index, bool (*pred)(pc_dtype), const char *what)
+{
+    if (d->kind != PC_TYPE_TENSOR || !pred(d->dtype))
+        return ref_fail(ctx, PC_ERR_TYPE, "input %u must be a %s tensor, got %s", index, what,
+                        d->kind == PC_TYPE_TENSOR ? pc_dtype_name(d->dtype) : "a non-tensor");
+    return PC_OK;
+}
+
+float ref_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else if (exp) {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (!man) {
+        bits = sign;
+    } else { /* subnormal: value = man * 2^-24 */
+        float v = (float)man * 0x1p-24f;
+        memcpy(&bits, &v, 4);
+        bits |= sign;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t ref_f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00); /* NaN */
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520: inf */
+    if (ax < 0x38800000u) {                                  /* below the smallest normal half: subnormal or 0 */
+        float a;
+        memcpy(&a, &ax, 4);
+        /* a * 2^24 is the subnormal mantissa; rintf rounds half to even in the default mode */
+        return (uint16_t)(sign | (uint16_t)rintf(a * 0x1p24f));
+    }
+    uint32_t man = ax & 0x7fffff, exp = (ax >> 23) - 112;
+    uint32_t h = (exp << 10) | (man >> 13), rest = man & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++; /* carry into the exponent is correct */
+    return (uint16_t)(sign | h);
+}
+
+float ref_bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t ref_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+/* ---- element access ------------------------------------------------------------------------------------------ */
+
+#define LOAD(type, t, i) (((const type *)(t)->data)[i])
+
+double ref_get_f64(const pc_data *t, uint64_t i)
+{
+    switch (t->dtype) {
+    case PC_DTYPE_FLOAT: return LOAD(float, t, i);
+    case PC_DTYPE_DOUBLE: return LOAD(double, t, i);
+    case PC_DTYPE_FLOAT16: return ref_f16_to_f32(LOAD(uint16_t, t, i));
+    case PC_DTYPE_BFLOAT16: return ref_bf16_to_f32(LOAD(uint16_t, t, i));
+    case PC_DTYPE_INT8: return LOAD(int8_t, t, i);
+    case PC_DTYPE_INT16: return LOAD(int16_t, t, i);
+    case PC_DTYPE_INT32: return LOAD(int32_t, t, i);
+    case PC_DTYPE_INT64: return (double)LOAD(int64_t, t, i);
+    case PC_DTYPE_UINT8: return LOAD(uint8_t, t, i);
+    case PC_DTYPE_UINT16: return LOAD(uint16_t, t, i);
+    case PC_DTYPE_UINT32: return LOAD(uint32_t, t, i);
+    case PC_DTYPE_UINT64: return (double)LOAD(uint64_t, t, i);
+    case PC_DTYPE_BOOL: return LOAD(uint8_t, t, i) ? 1.0 : 0.0;
+    default: return NAN;
+    }
+}
+
+static int64_t f64_to_i64(double v)
+{
+    if (isnan(v)) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+int64_t ref_get_i64(const pc_data *t, uint64_t i)
+{
+    switch (t->dtype) {
+    case PC_DTYPE_INT8: return LOAD(int8_t, t, i);
+    case PC_DTYPE_INT16: return LOAD(int16_t, t, i);
+    case PC_DTYPE_INT32: return LOAD(int32_t, t, i);
+    case PC_DTYPE_INT64: return LOAD(int64_t, t, i);
+    case PC_DTYPE_UINT8: return LOAD(uint8_t, t, i);
+    case PC_DTYPE_UINT16: return LOAD(uint16_t, t, i);
+    case PC_DTYPE_UINT32: return LOAD(uint32_t, t, i);
+    case PC_DTYPE_UINT64: return (int64_t)LOAD(uint64_t, t, i); /* wraps above INT64_MAX, as a bit pattern */
+    case PC_DTYPE_BOOL: return LOAD(uint8_t, t, i) ? 1 : 0;
+    default: return f64_to_i64(ref_get_f64(t, i));
+    }
+}
+
+#define STORE(type, t, i, v) (((type *)(t)->data)[i] = (type)(v))
+
+void ref_set_i64(pc_data *t, uint64_t i, int64_t v)
+{
+    uint64_t u = (uint64_t)v; /* wrap through unsigned: conversion to a narrower unsigned type is defined */
+    switch (t->dtype) {
+    case PC_DTYPE_INT8: { uint8_t b = (uint8_t)u; int8_t s; memcpy(&s, &b, 1); STORE(int8_t, t, i, s); break; }
+    case PC_DTYPE_INT16: { uint16_t b = (uint16_t)u; int16_t s; memcpy(&s, &b, 2); STORE(int16_t, t, i, s); break; }
+    case PC_DTYPE_INT32: { uint32_t b = (uint32_t)u; int32_t s; memcpy(&s, &b, 4); STORE(int32_t, t, i, s); break; }
+    case PC_DTYPE_INT64: STORE(int64_t, t, i, v); break;
+    case PC_DTYPE_UINT8: STORE(uint8_t, t, i, u); break;
+    case PC_DTYPE_UINT16: STORE(uint16_t, t, i, u); break;
+    case PC_DTYPE_UINT32: STORE(uint32_t, t, i, u); break;
+    case PC_DTYPE_UINT64: STORE(uint64_t, t, i, u); break;
+    case PC_DTYPE_BOOL: STORE(uint8_t, t, i, v != 0); break;
+    default: ref_set_f64(t, i, (double)v);
+    }
+}
+
+void ref_set_f64(pc_data *t, uint64_t i, double v)
+{
+    switch (t->dtype) {
+    case PC_DTYPE_FLOAT: STORE(float, t, i, v); break;
+    case PC_DTYPE_DOUBLE: STORE(double, t, i, v); break;
+    case PC_DTYPE_FLOAT16: STORE(uint16_t, t, i, ref_f32_to_f16((float)v)); break;
+    case PC_DTYPE_BFLOAT16: STORE(uint16_t, t, i, ref_f32_to_bf16((float)v)); break;
+    case PC_DTYPE_BOOL: STORE(uint8_t, t, i, v != 0); break;
+    case PC_DTYPE_UINT64:
+        if (v >= 18446744073709551615.0) STORE(uint64_t, t, i, UINT64_MAX);
+        else if (v > 0) STORE(uint64_t, t, i, (uint64_t)v);
+        else ref_set_i64(t, i, f64_to_i64(v));
+        break;
+    default: ref_set_i64(t, i, f64_to_i64(v));
+    }
+}
+
+bool ref_copy_elem(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si)
+{
+    if (dst->dtype == PC_DTYPE_STRING) {
+        pc_bytes *d = &((pc_bytes *)dst->data)[di];
+        const pc_bytes *s = &((const pc_bytes *)src->data)[si];
+        uint8_t *copy = NULL;
+        if (s->len) {
+            copy = malloc(s->len);
+            if (!copy) return false;
+            memcpy(copy, s->data, s->len);
+        }
+        free(d->data);
+        d->data = copy;
+        d->len = s->len;
+        return true;
+    }
+    size_t es = pc_dtype_bits(dst->dtype) / 8;
+    memcpy((uint8_t *)dst->data + di * es, (const uint8_t *)src->data + si * es, es);
+    return true;
+}
+
+/* ---- new values ---------------------------------------------------------------------------------------------- */
+
+pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
+{
+    pc_error e;
+    pc_data *d = pc_data_new_tensor(dtype, rank, dims, &e);
+    if (!d) ref_fail(ctx, e.status, "%s", e.message);
+    return d;
+}
+
+pc_data *ref_new_scalar(ref_ctx *ctx, pc_dtype dtype)
+{
+    return ref_new_tensor(ctx, dtype, 0, NULL);
+}
+
+pc_data *ref_reshaped(ref_ctx *ctx, const pc_data *src, int32_t rank, const int64_t *dims)
+{
+    pc_data *d = ref_new_tensor(ctx, src->dtype, rank, dims);
+    if (!d) return NULL;
+    if (d->n_elements != src->n_elements) {
+        pc_data_unref(d);
+        ref_fail(ctx, PC_ERR_INTERNAL, "reshape of %llu elements to %llu",
+                 (unsigned long long)src->n_elements, (unsigned long long)d->n_elements);
+        return NULL;
+    }
+    for (uint64_t i = 0; i < d->n_elements; i++)
+        if (!ref_copy_elem(d, i, src, i)) {
+            pc_data_unref(d);
+            ref_fail(ctx, PC_ERR_NOMEM, "out of memory copying strings");
+            return NULL;
+        }
+    return d;
+}
+
+void ref_unref_all(pc_data **values, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        pc_data_unref(values[i]);
+        values[i] = NULL;
+    }
+}
+
+/* ---- shapes -------------------------------------------------------------------------------------------------- */
+
+uint64_t ref_shape_count(int32_t rank, const int64_t *dims)
+{
+    uint64_t n = 1;
+    for (int32_t i = 0; i < rank; i++) n *= (uint64_t)dims[i];
+    return n;
+}
+
+void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+}
+
+pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_shape *out)
+{
+    out->rank = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (ts[k]->rank > out->rank) out->rank = ts[k]->rank;
+    for (int32_t d = 0; d < out->rank; d++) out->dims[d] = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        int32_t off = out->rank - ts[k]->rank;
+        for (int32_t d = 0; d < ts[k]->rank; d++) {
+            int64_t a = out->dims[off + d], b = ts[k]->dims[d];
+            if (a == b || b == 1) continue;
+            if (a == 1) {
+                out->dims[off + d] = b;
+                continue;
+            }
+            char da[96], db[96];
+            return ref_fail(ctx, PC_ERR_SHAPE, "inputs cannot be broadcast together: input %u is %s, dimension %d is %lld "
+                            "elsewhere (%s)", k, pc_data_describe(ts[k], da, sizeof da), (int)(off + d), (long long)a,
+                            pc_data_describe(ts[0], db, sizeof db));
+        }
+    }
+    return PC_OK;
+}
+
+void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx)
+{
+    uint64_t n = ref_shape_count(out->rank, out->dims);
+    if (!n) return;
+    int64_t in_strides[PC_MAX_RANK] = {0}; /* stride in t for each output axis; 0 where t broadcasts */
+    int32_t off = out->rank - t->rank;
+    int64_t s = 1;
+    for (int32_t d = t->rank - 1; d >= 0; d--) {
+        in_strides[off + d] = t->dims[d] == 1 ? 0 : s;
+        s *= t->dims[d];
+    }
+    int64_t counter[PC_MAX_RANK] = {0};
+    uint64_t pos = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        idx[i] = pos;
+        for (int32_t d = out->rank - 1; d >= 0; d--) {
+            pos += (uint64_t)in_strides[d];
+            if (++counter[d] < out->dims[d]) break;
+            pos -= (uint64_t)(in_strides[d] * out->dims[d]);
+            counter[d] = 0;
+        }
+    }
+}
+
+pc_status ref_axis(ref_ctx *ctx, int64_t axis, int32_t rank, bool inclusive, int32_t *out)
+{
+    int64_t r = inclusive ? rank + 1 : rank;
+    if (axis < -r || axis >= r)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "axis %lld is out of range for rank %d", (long long)axis, (int)rank);
+    *out = (int32_t)(axis < 0 ? axis + r : axis);
+    return PC_OK;
+}
+
+/* ---- attributes ---------------------------------------------------------------------------------------------- */
+
+int64_t ref_attr_int(ref_ctx *ctx, const char *name, int64_t fallback)
+{
+    const pc_attr *a = pc_node_attr(ctx->node, name);
+    return a && a->type == PC_ATTR_INT ? a->i : fallback;
+}
+
+double ref_attr_float(ref_ctx *ctx, const char *name, double fallback)
+{
+    const pc_attr *a = pc_node_attr(ctx->node, name);
+    if (a && a->type == PC_ATTR_FLOAT) return a->f;
+    if (a && a->type == PC_ATTR_INT) return (double)a->i;
+    return fallback;
+}
+
+const char *ref_attr_string(ref_ctx *ctx, const char *name, const char *fallback)
+{
+    const pc_attr *a = pc_node_attr(ctx->node, name);
+    return a && a->type == PC_ATTR_STRING ? (const char *)a->s.data : fallback;
+}
+
+const int64_t *ref_attr_ints(ref_ctx *ctx, const char *name, size_t *n)
+{
+    const pc_attr *a = pc_node_attr(ctx->node, name);
+    if (a && a->type == PC_ATTR_INTS) {
+        *n = a->n;
+        return a->ints;
+    }
+    *n = 0;
+    return NULL;
+}
+
+const float *ref_attr_floats(ref_ctx *ctx, const char *name, size_t *n)
+{
+    const pc_attr *a = pc_node_attr(ctx->node, name);
+    if (a && a->type == PC_ATTR_FLOATS) {
+        *n = a->n;
+        return a->floats;
+    }
+    *n = 0;
+    return NULL;
+}
+
+bool ref_has_attr(ref_ctx *ctx, const char *name)
+{
+    return pc_node_attr(ctx->node, name) != NULL;
+}
+
+pc_status ref_read_ints(ref_ctx *ctx, const pc_data *t, const char *what, int64_t **vals, size_t *n)
+{
+    *vals = NULL;
+    *n = 0;
+    if (t->kind != PC_TYPE_TENSOR || !ref_is_int(t->dtype))
+        return ref_fail(ctx, PC_ERR_TYPE, "%s must be an integer tensor", what);
+    if (t->n_elements > SIZE_MAX / sizeof(int64_t)) return ref_fail(ctx, PC_ERR_OVERFLOW, "%s is too large", what);
+    *vals = malloc(t->n_elements ? (size_t)t->n_elements * sizeof(int64_t) : 1);
+    if (!*vals) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory reading %s", what);
+    for (uint64_t i = 0; i < t->n_elements; i++) (*vals)[i] = ref_get_i64(t, i);
+    *n = (size_t)t->n_elements;
+    return PC_OK;
+}
