@@ -1118,3 +1118,14 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     if (st != PC_OK) pc_error_prefix(err, "%s: ", path);
     return st;
 }
+
+/* For core/onnx/data.c: converts a TensorProto found inside a SequenceProto/OptionalProto unpacked through pb. */
+pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__TensorProto *tp, pc_tensor **out,
+                                 const char *where, pc_error *err)
+{
+    pc_load_options opts;
+    pc_load_options_default(&opts);
+    opts.allow_external_data = false;
+    load_ctx c = {owner, NULL, &opts, err, false, pb};
+    return convert_tensor(&c, tp, out, where);
+}

@@ -70,4 +70,8 @@ void pc_pb_allocator_release(pc_pb_allocator *allocator);
 pc_status pc_extdata_read(const char *base_dir, const pc_kv *entries, size_t n_entries, size_t expected_bytes,
                           pc_mem *mem, void **out, pc_error *err);
 
+/* ---- load.c, for data.c: one TensorProto (unpacked through pb) into a tensor owned by `owner` ---------------- */
+pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__TensorProto *tp, pc_tensor **out,
+                                 const char *where, pc_error *err);
+
 #endif
