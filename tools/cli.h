@@ -28,5 +28,7 @@ int pc_cmd_info(int argc, char **argv);
 void pc_cmd_info_help(FILE *out);
 int pc_cmd_roundtrip(int argc, char **argv);
 void pc_cmd_roundtrip_help(FILE *out);
+int pc_cmd_conformance(int argc, char **argv);
+void pc_cmd_conformance_help(FILE *out);
 
 #endif

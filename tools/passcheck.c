@@ -10,6 +10,8 @@ static const pc_command commands[] = {
      pc_cmd_info_help},
     {"roundtrip", "load, verify, save and reload models; check equality and byte stability", pc_cmd_roundtrip,
      pc_cmd_roundtrip_help},
+    {"conformance", "run ONNX backend test cases through an executor and compare the outputs", pc_cmd_conformance,
+     pc_cmd_conformance_help},
 };
 
 static void print_main_help(FILE *out)
@@ -18,7 +20,7 @@ static void print_main_help(FILE *out)
                  "       passcheck help COMMAND | passcheck COMMAND --help\n\n"
                  "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexit codes: 0 ok, 1 check failed, 2 usage error, 3 bad input file, 4 internal error\n");
 }
 
