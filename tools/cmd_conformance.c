@@ -757,7 +757,19 @@ static void encode_result_any(wbuf *b, const void *r)
     encode_result(b, r);
 }
 
-static void evaluate_case(const char *dir, case_result *res, int fd)
+/* The test hooks fire after the op list went out, so the tests also see that a crash keeps the case's ops. */
+static void test_hooks(const char *case_name)
+{
+    const char *crash = getenv("PC_CONFORMANCE_TEST_CRASH"), *hang = getenv("PC_CONFORMANCE_TEST_HANG");
+    if (crash && strcmp(crash, case_name) == 0) {
+        signal(SIGSEGV, SIG_DFL); /* a plain signal death, whatever handler a sanitizer installed */
+        raise(SIGSEGV);
+    }
+    if (hang && strcmp(hang, case_name) == 0)
+        for (;;) sleep(1);
+}
+
+static void evaluate_case(const char *dir, const char *case_name, case_result *res, int fd)
 {
     char *model_path = path_join(dir, "model.onnx");
     pc_model *model = NULL;
@@ -778,6 +790,7 @@ static void evaluate_case(const char *dir, case_result *res, int fd)
     }
     qsort(res->ops.items, res->ops.n, sizeof *res->ops.items, strcmp_indirect);
     send_chunk(fd, encode_ops_any, &res->ops);
+    test_hooks(case_name);
     if (!list_numbered(dir, "test_data_set_", "", &sets, why, sizeof why)) {
         set_outcome(res, OUTCOME_LOAD_ERROR, "%s", why);
         goto done;
@@ -809,16 +822,9 @@ done:
  * runs in it; the parent has flushed its stdio buffers before forking, so nothing is written twice. */
 static void child_main(const char *dir, const char *case_name, int fd)
 {
-    const char *crash = getenv("PC_CONFORMANCE_TEST_CRASH"), *hang = getenv("PC_CONFORMANCE_TEST_HANG");
-    if (crash && strcmp(crash, case_name) == 0) {
-        signal(SIGSEGV, SIG_DFL); /* a plain signal death, whatever handler a sanitizer installed */
-        raise(SIGSEGV);
-    }
-    if (hang && strcmp(hang, case_name) == 0)
-        for (;;) sleep(1);
     case_result res;
     memset(&res, 0, sizeof res);
-    evaluate_case(dir, &res, fd);
+    evaluate_case(dir, case_name, &res, fd);
     send_chunk(fd, encode_result_any, &res);
     close(fd);
     case_result_free(&res);

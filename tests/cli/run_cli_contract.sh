@@ -27,7 +27,7 @@ expect 2 "usage" -- "$pc"
 expect 0 "commands:" -- "$pc" --help
 expect 0 "^passcheck [0-9]" -- "$pc" --version
 expect 2 "unknown command 'frobnicate'" -- "$pc" frobnicate
-for cmd in info roundtrip; do
+for cmd in info roundtrip conformance; do
     expect 0 "usage: passcheck $cmd" -- "$pc" $cmd --help
     expect 0 "usage: passcheck $cmd" -- "$pc" help $cmd
 done
@@ -63,5 +63,51 @@ printf 'no-reason-entry\n' >"$tmp/badskip.txt"
 expect 3 "has no reason" -- "$pc" roundtrip --skip-list "$tmp/badskip.txt" "$good"
 expect 2 "not a directory" -- "$pc" roundtrip --save-dir "$tmp/nodir" "$good"
 # a failed save leaves nothing behind: saving into a missing folder fails and creates no temp file
+# conformance: usage errors name the bad argument (exit 2)
+abs=$data/node/test_abs
+mkdir -p "$tmp/nocases"
+expect 2 "missing DIR" -- "$pc" conformance
+expect 2 "unknown option '--bogus'" -- "$pc" conformance --bogus "$abs"
+expect 2 "--filter needs an argument" -- "$pc" conformance "$abs" --filter
+expect 2 "bad --filter regex '\(unclosed'" -- "$pc" conformance --filter '(unclosed' "$abs"
+expect 2 "unknown executor 'ort' \(available: reference\)" -- "$pc" conformance --executor ort "$abs"
+expect 2 "bad --timeout 'soon'" -- "$pc" conformance --timeout soon "$abs"
+expect 2 "bad --timeout '0'" -- "$pc" conformance --timeout 0 "$abs"
+expect 2 "cannot read DIR '$tmp/nowhere'" -- "$pc" conformance "$tmp/nowhere"
+expect 2 "DIR '$good' is not a directory" -- "$pc" conformance "$good"
+expect 2 "no test cases in '$tmp/nocases'" -- "$pc" conformance "$tmp/nocases"
+expect 2 "case node/test_abs found twice" -- "$pc" conformance "$abs" "$abs"
+expect 3 "cannot open --expect file $tmp/none.txt" -- "$pc" conformance --expect "$tmp/none.txt" "$abs"
+printf 'node/test_abs maybe\n' >"$tmp/badexpect.txt"
+expect 3 "badexpect.txt:1: expected 'case_name outcome'" -- "$pc" conformance --expect "$tmp/badexpect.txt" "$abs"
+printf 'node/test_abs passed\n# again\nnode/test_abs passed\n' >"$tmp/dupexpect.txt"
+expect 3 "dupexpect.txt:3: case node/test_abs is listed again \(first on line 1\)" -- \
+    "$pc" conformance --expect "$tmp/dupexpect.txt" "$abs"
+expect 3 "cannot write --json file $tmp/nodir/r.json" -- "$pc" conformance --json "$tmp/nodir/r.json" "$abs"
+# conformance: a corrupt output_0.pb is that case's load-error; the run goes on with the next case
+mkdir -p "$tmp/cases"
+cp -r "$data/node/test_abs" "$data/node/test_add" "$tmp/cases/"
+head -c 20 "$data/node/test_abs/test_data_set_0/output_0.pb" >"$tmp/cases/test_abs/test_data_set_0/output_0.pb"
+expect 1 "FAIL cases/test_abs: load-error: \[truncated\] .*test_abs/test_data_set_0/output_0.pb.*conformance: 2 cases" -- \
+    "$pc" conformance "$tmp/cases"
+expect 0 "conformance: 1 cases.*1 passed, 0 failed, 0 skipped" -- "$pc" conformance --filter '/test_add$' "$tmp/cases"
+# outputs: JSON and JUnit parse, the expectation file round-trips, and a failed write leaves no temp file
+expect 1 "1 passed, 1 failed" -- "$pc" conformance --quiet --json "$tmp/r.json" --junit "$tmp/r.xml" \
+    --write-expect "$tmp/exp.txt" "$tmp/cases"
+expect 0 "ok" -- python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["summary"]["load-error"] == 1; print("ok")' "$tmp/r.json"
+expect 0 "ok" -- python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert len(d.getElementsByTagName("testcase")) == 2; assert len(d.getElementsByTagName("error")) == 1; print("ok")' "$tmp/r.xml"
+expect 0 "expectations: all 2 outcomes as listed" -- "$pc" conformance --quiet --expect "$tmp/exp.txt" "$tmp/cases"
+sed -i 's/^cases\/test_abs load-error/cases\/test_abs passed/' "$tmp/exp.txt"
+expect 1 "EXPECTATION cases/test_abs: expected passed, got load-error" -- \
+    "$pc" conformance --quiet --expect "$tmp/exp.txt" "$tmp/cases"
+mkdir -p "$tmp/adir"
+expect 3 "cannot write --json file $tmp/adir" -- "$pc" conformance --quiet --json "$tmp/adir" "$tmp/cases"
+expect 0 "^no temp file$" -- bash -c 'ls "$1".tmp.* 2>/dev/null || echo "no temp file"' _ "$tmp/adir"
+# conformance: a result that differs names the output, the element and both values
+cp -r "$data/node/test_abs" "$tmp/cases2"
+python3 -c 'import struct, sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); v = struct.unpack("<f", b[-4:])[0]; b[-4:] = struct.pack("<f", v + 0.5); open(p, "wb").write(b)' \
+    "$tmp/cases2/test_data_set_0/output_0.pb"
+expect 1 "FAIL tmp[^/]*/cases2: differs: output 0 'y' index 59 \[2,3,4\] expected [0-9.]+ got [0-9.]+ \(abs error 0.5" -- \
+    "$pc" conformance "$tmp/cases2"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
