@@ -3,6 +3,7 @@
  * ops (registered so that they are reported as non-deterministic rather than unknown).
  * Floats are computed in double and rounded on store; integers in int64 (uint64 compared as unsigned) and wrapped on
  * store. The unary elementwise ops and Add/Sub/Mul/Div/Pow live in ops_elementwise.c. */
+#include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -426,7 +427,8 @@ KERNEL(Where)
 
 /* ---- PRelu --------------------------------------------------------------------------------------------------- */
 
-/* slope broadcasts unidirectionally to X (opset 7+; before that it had X's shape or one element, both covered). */
+/* slope broadcasts unidirectionally to X from opset 7. Before that (Caffe2's PRelu) a 1-D slope of C values applies
+ * per channel (axis 1): it is viewed as [C, 1, ..., 1] so that numpy broadcasting lines it up. */
 KERNEL(PRelu)
 {
     (void)n_out;
@@ -437,8 +439,18 @@ KERNEL(PRelu)
     if ((st = ref_require_dtype(ctx, x, 0, dt_number, "numeric")) != PC_OK) return st;
     if (s->dtype != x->dtype)
         return ref_fail(ctx, PC_ERR_TYPE, "slope is %s but X is %s", pc_dtype_name(s->dtype), pc_dtype_name(x->dtype));
+    pc_data sview = *s;
+    int64_t sdims[PC_MAX_RANK];
+    pc_data *pair[2] = {in[0], in[1]};
+    if (ctx->opset < 7 && s->rank == 1 && x->rank >= 2 && s->dims[0] == x->dims[1] && s->dims[0] != 1) {
+        sdims[0] = s->dims[0];
+        for (int32_t d = 1; d < x->rank - 1; d++) sdims[d] = 1;
+        sview.rank = x->rank - 1;
+        sview.dims = sdims;
+        pair[1] = &sview;
+    }
     bcast bc;
-    if ((st = bcast_init(ctx, 2, in, &bc)) != PC_OK) return st;
+    if ((st = bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
     if (bc.shape.rank != x->rank || memcmp(bc.shape.dims, x->dims, (size_t)x->rank * sizeof *x->dims) != 0) {
         free(bc.idx);
         char b1[96], b2[96];
@@ -581,8 +593,8 @@ static bool set_string(pc_data *y, uint64_t i, const char *s)
     return true;
 }
 
-/* Parses a string element into y[i]: plain or scientific numbers, "NaN"/"INF"/"+INF"/"-INF" (any case) for floats,
- * decimal integers for integer types. Surrounding whitespace is allowed, nothing else. */
+/* Parses a string element into y[i]: plain or scientific decimal numbers, "NaN"/"INF"/"+INF"/"-INF" (any case) for
+ * floats, decimal integers within the target's range for integer types. Surrounding whitespace is allowed. */
 static pc_status parse_string(ref_ctx *ctx, const pc_bytes *s, pc_data *y, uint64_t i)
 {
     char buf[128];
@@ -590,27 +602,35 @@ static pc_status parse_string(ref_ctx *ctx, const pc_bytes *s, pc_data *y, uint6
         return ref_fail(ctx, PC_ERR_VALUE, "string element %llu is not a number", (unsigned long long)i);
     if (s->len) memcpy(buf, s->data, s->len);
     buf[s->len] = 0;
-    char *end = NULL;
-    if (ref_is_float(y->dtype)) {
-        if (y->dtype == PC_DTYPE_FLOAT) {
-            float f = strtof(buf, &end);
-            ((float *)y->data)[i] = f;
-        } else {
-            store_float(y, i, strtod(buf, &end));
-        }
-    } else if (dt_unsigned(y->dtype)) {
-        const char *q = buf;
-        while (*q == ' ' || *q == '\t' || *q == '\n') q++;
-        if (*q == '-') end = buf; /* strtoull would negate silently */
-        else ref_set_i64(y, i, (int64_t)strtoull(buf, &end, 10));
+    char *end = buf;
+    bool range_ok = true;
+    if (strpbrk(buf, "xXpP")) {
+        /* hexadecimal forms are C's, not the spec's: left unparsed (end == buf) */
+    } else if (ref_is_float(y->dtype)) {
+        if (y->dtype == PC_DTYPE_FLOAT) ((float *)y->data)[i] = strtof(buf, &end);
+        else store_float(y, i, strtod(buf, &end));
     } else if (ref_is_int(y->dtype)) {
-        ref_set_i64(y, i, strtoll(buf, &end, 10));
+        unsigned bits = pc_dtype_bits(y->dtype);
+        errno = 0;
+        if (dt_unsigned(y->dtype)) {
+            const char *q = buf + strspn(buf, " \t\n\r");
+            unsigned long long v = *q == '-' ? 0 : strtoull(buf, &end, 10); /* strtoull would negate "-1" */
+            range_ok = errno == 0 && (bits == 64 || v < (1ull << bits));
+            ref_set_i64(y, i, (int64_t)v);
+        } else {
+            long long v = strtoll(buf, &end, 10);
+            range_ok = errno == 0 && (bits == 64 || (v >= -(1ll << (bits - 1)) && v < (1ll << (bits - 1))));
+            ref_set_i64(y, i, v);
+        }
     } else {
         return ref_unsupported(ctx, "Cast from string to %s", pc_dtype_name(y->dtype));
     }
-    if (end == buf) return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is not a number", (unsigned long long)i, buf);
-    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') end++;
-    if (*end) return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is not a number", (unsigned long long)i, buf);
+    bool ok = end != buf;
+    end += strspn(end, " \t\n\r");
+    if (!ok || *end) return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is not a number", (unsigned long long)i, buf);
+    if (!range_ok)
+        return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is out of range for %s", (unsigned long long)i, buf,
+                        pc_dtype_name(y->dtype));
     return PC_OK;
 }
 
@@ -889,6 +909,9 @@ KERNEL(RoiAlign)
                         (long long)oh, (long long)ow);
     if (sr < 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute sampling_ratio must be >= 0, got %lld", (long long)sr);
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = rois->dims[0];
+    if ((H == 0 || W == 0) && R > 0 && C > 0)
+        return ref_fail(ctx, PC_ERR_SHAPE, "input X has an empty %lld x %lld feature map to pool RoIs from", (long long)H,
+                        (long long)W);
     int64_t odims[4] = {R, C, oh, ow};
     pc_data *y = new_out(ctx, x->dtype, 4, odims);
     if (!y) return ctx->err->status;

@@ -105,6 +105,7 @@ KERNEL(DFT)
     int64_t n_axis = x->dims[axis];
     if (has_len && len <= 0) return ref_fail(ctx, PC_ERR_VALUE, "dft_length must be positive, got %lld", (long long)len);
     if (!has_len) len = n_axis;
+    if (len == 0) return ref_fail(ctx, PC_ERR_SHAPE, "the signal has no points along axis %d", (int)axis);
     if ((uint64_t)len > OUT_LIMIT) return ref_fail(ctx, PC_ERR_BUDGET, "dft_length %lld is too large", (long long)len);
     int64_t out_len = onesided ? len / 2 + 1 : len;
     int64_t dims[PC_MAX_RANK];
