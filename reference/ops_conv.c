@@ -491,6 +491,14 @@ static pc_status op_MatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     return PC_OK;
 }
 
+/* v as an int64 when it is a whole number in range (the cast is only defined then). */
+static bool whole(double v, int64_t *out)
+{
+    if (!(v >= -9.2e18 && v <= 9.2e18) || v != (double)(int64_t)v) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
 /* ---- Gemm ------------------------------------------------------------------------------------------------------ */
 
 /* Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A (M x K), B' likewise (K x N); C optional from opset 11,
@@ -532,8 +540,8 @@ static pc_status op_Gemm(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     }
     bool is_float = ref_is_float(a->dtype);
     /* integer Gemm: alpha and beta must be whole numbers so the result stays exact integer arithmetic */
-    int64_t ialpha = (int64_t)alpha, ibeta = (int64_t)beta;
-    if (!is_float && ((double)ialpha != alpha || (double)ibeta != beta))
+    int64_t ialpha = 0, ibeta = 0;
+    if (!is_float && (!whole(alpha, &ialpha) || !whole(beta, &ibeta)))
         return ref_unsupported(ctx, "integer Gemm with non-integral alpha %g or beta %g", alpha, beta);
     if ((st = check_budget(ctx, 2, ydims, "output Y")) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, a->dtype, 2, ydims);
@@ -843,8 +851,8 @@ static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
                 if (is_float) pf *= ref_get_f64(in[k], offs[k]);
                 else pi *= (uint64_t)ref_get_i64(in[k], offs[k]);
             }
-            s.f += pf;
-            s.i += pi;
+            if (is_float) s.f += pf;
+            else s.i += pi;
             for (int32_t l = p.n_labels - 1; l >= 0; l--) {
                 bool carry = ++cnt[l] >= p.size[l];
                 for (uint32_t k = 0; k < n_in; k++) {

@@ -106,7 +106,8 @@ static pc_status check_scale_type(ref_ctx *ctx, const pc_data *s, const char *wh
                     (long long)ctx->opset);
 }
 
-/* Rounds to nearest, ties to even (the default rounding mode), adds the zero point and saturates. */
+/* Rounds to nearest, ties to even (the default rounding mode), adds the zero point and saturates. v must not be
+ * NaN (callers refuse it: its quantized value is undefined). */
 static int64_t requantize(float v, int64_t zp, int64_t lo, int64_t hi)
 {
     double r = (double)nearbyintf(v) + (double)zp;
@@ -201,7 +202,7 @@ static pc_status op_QuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_
         ref_attr_int(ctx, "output_dtype", 0) != (int64_t)zp->dtype)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "output_dtype disagrees with y_zero_point's type %s",
                         pc_dtype_name(zp->dtype));
-    if ((st = check_qtype(ctx, yt, "the output")) != PC_OK) return st;
+    if ((st = check_qtype(ctx, yt, zp ? "y_zero_point" : "the output type")) != PC_OK) return st;
     int64_t lo, hi;
     q_range(yt, &lo, &hi);
     qparam ps, pz;
@@ -426,8 +427,13 @@ static pc_status op_QLinearConv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
         /* the sum wraps to int32 like the runtimes' accumulator, then converts to float */
         int64_t a = (int64_t)ref_get_f64(acc, i) + (b ? ref_get_i64(b, m) : 0);
         int32_t a32 = wrap32(a);
-        float mult = (fxs * (float)ref_get_f64(ws, one_element(ws) ? 0 : m)) / fys;
-        ref_set_i64(y, i, requantize((float)a32 * mult, zp, lo, hi));
+        float mult = (fxs * (float)ref_get_f64(ws, one_element(ws) ? 0 : m)) / fys, v = (float)a32 * mult;
+        if (isnan(v)) {
+            pc_data_unref(acc);
+            pc_data_unref(y);
+            return ref_unsupported(ctx, "a NaN requantized value (check the scales)");
+        }
+        ref_set_i64(y, i, requantize(v, zp, lo, hi));
     }
     pc_data_unref(acc);
     out[0] = y;
@@ -537,8 +543,13 @@ static pc_status op_QLinearMatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     float fys = (float)ref_get_f64(ys, 0);
     for (uint64_t i = 0; i < acc->n_elements; i++) {
         int32_t a32 = wrap32((int64_t)ref_get_f64(acc, i));
-        float mult = (float)ref_get_f64(sab, i) / fys;
-        ref_set_i64(y, i, requantize((float)a32 * mult, zp, lo, hi));
+        float mult = (float)ref_get_f64(sab, i) / fys, v = (float)a32 * mult;
+        if (isnan(v)) {
+            pc_data_unref(y);
+            st = ref_unsupported(ctx, "a NaN requantized value (check the scales)");
+            goto done;
+        }
+        ref_set_i64(y, i, requantize(v, zp, lo, hi));
     }
     out[0] = y;
 done:
