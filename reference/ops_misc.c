@@ -40,6 +40,32 @@ static int cmp_int(int64_t a, int64_t b, bool uns)
     return (a > b) - (a < b);
 }
 
+/* ---- stores ------------------------------------------------------------------------------------------------ */
+
+/* double -> float16/bfloat16 without double rounding: round to odd into float (24 bits, well above the 11 or 8 the
+ * target keeps), then the helpers' round-to-nearest-even. */
+static float f64_to_f32_odd(double v)
+{
+    float f = (float)v;
+    if (isnan(v) || isinf(f) || (double)f == v) return f;
+    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    bits |= 1;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static void store_float(pc_data *y, uint64_t i, double v)
+{
+    if (y->dtype == PC_DTYPE_FLOAT16)
+        ((uint16_t *)y->data)[i] = ref_f32_to_f16(f64_to_f32_odd(v));
+    else if (y->dtype == PC_DTYPE_BFLOAT16)
+        ((uint16_t *)y->data)[i] = ref_f32_to_bf16(f64_to_f32_odd(v));
+    else
+        ref_set_f64(y, i, v);
+}
+
 /* ---- output allocation with a size budget -------------------------------------------------------------------- */
 
 static pc_data *new_out(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
@@ -204,7 +230,7 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
             continue;
         }
         if (op->code == B_MOD && is_f) {
-            ref_set_f64(y, k, fmod(ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
+            store_float(y, k, fmod(ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
             continue;
         }
         int64_t x = ref_get_i64(a, ia[k]), z = ref_get_i64(b, ib[k]), r = 0;
@@ -219,8 +245,7 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
         case B_SHR: {
             /* unsigned operands: shifting by the width or more gives 0; left shifts wrap on store */
             uint64_t ux = (uint64_t)x, s = (uint64_t)z;
-            bool left = strcmp(ref_attr_string(ctx, "direction", ""), "LEFT") == 0;
-            r = s >= 64 ? 0 : (int64_t)(left ? ux << s : ux >> s);
+            r = s >= 64 ? 0 : (int64_t)(op->code == B_SHL ? ux << s : ux >> s);
             break;
         }
         case B_MOD:
@@ -308,7 +333,7 @@ static pc_status run_variadic(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
                 else if (isnan(acc) || isnan(v)) acc = NAN; /* any NaN operand gives NaN */
                 else if (code == V_MAX ? v > acc : v < acc) acc = v;
             }
-            ref_set_f64(y, k, code == V_MEAN ? acc / n_in : acc);
+            store_float(y, k, code == V_MEAN ? acc / n_in : acc);
         } else {
             int64_t acc = ref_get_i64(in[0], bc.idx[k]);
             for (uint32_t j = 1; j < n_in; j++) {
@@ -378,7 +403,7 @@ KERNEL(Clip)
             if ((has_lo && isnan(flo)) || (has_hi && isnan(fhi))) v = NAN;
             if (has_lo && v < flo) v = flo;
             if (has_hi && v > fhi) v = fhi;
-            ref_set_f64(y, k, v);
+            store_float(y, k, v);
         } else {
             int64_t v = ref_get_i64(x, k);
             if (has_lo && cmp_int(v, ilo, uns) < 0) v = ilo;
@@ -466,7 +491,7 @@ KERNEL(PRelu)
     for (uint64_t k = 0; k < bc.n; k++) {
         if (is_f) {
             double v = ref_get_f64(x, k);
-            ref_set_f64(y, k, v < 0 ? v * ref_get_f64(s, bc.idx[bc.n + k]) : v);
+            store_float(y, k, v < 0 ? v * ref_get_f64(s, bc.idx[bc.n + k]) : v);
         } else {
             int64_t v = ref_get_i64(x, k);
             if (!uns && v < 0) v = (int64_t)((uint64_t)v * (uint64_t)ref_get_i64(s, bc.idx[bc.n + k]));
@@ -479,30 +504,6 @@ KERNEL(PRelu)
 }
 
 /* ---- Cast / CastLike ----------------------------------------------------------------------------------------- */
-
-/* double -> float16/bfloat16 without double rounding: round to odd into float (24 bits, well above the 11 or 8 the
- * target keeps), then the helpers' round-to-nearest-even. */
-static float f64_to_f32_odd(double v)
-{
-    float f = (float)v;
-    if (isnan(v) || isinf(f) || (double)f == v) return f;
-    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    bits |= 1;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-static void store_float(pc_data *y, uint64_t i, double v)
-{
-    if (y->dtype == PC_DTYPE_FLOAT16)
-        ((uint16_t *)y->data)[i] = ref_f32_to_f16(f64_to_f32_odd(v));
-    else if (y->dtype == PC_DTYPE_BFLOAT16)
-        ((uint16_t *)y->data)[i] = ref_f32_to_bf16(f64_to_f32_odd(v));
-    else
-        ref_set_f64(y, i, v);
-}
 
 /* Whether v, read back from its shortest decimal form, lands on the same value of type t. */
 static bool same_in_type(double back, double v, pc_dtype t)
@@ -667,7 +668,7 @@ static pc_status cast_to(ref_ctx *ctx, const pc_data *x, pc_dtype to, pc_data **
                 store_float(y, i, ref_get_f64(x, i));
             }
         } else if (from_f) {
-            ref_set_f64(y, i, ref_get_f64(x, i)); /* truncation toward zero; bool: nonzero (NaN too) is true */
+            store_float(y, i, ref_get_f64(x, i)); /* truncation toward zero; bool: nonzero (NaN too) is true */
         } else {
             ref_set_i64(y, i, ref_get_i64(x, i)); /* integers wrap, as a two's complement reinterpretation */
         }
@@ -806,7 +807,7 @@ KERNEL(GridSample)
                     uint64_t gi = (((uint64_t)n * (uint64_t)Ho + (uint64_t)oh) * (uint64_t)Wo + (uint64_t)ow) * 2;
                     double gx = ref_get_f64(g, gi), gy = ref_get_f64(g, gi + 1), v = 0;
                     if (isnan(gx) || isnan(gy)) {
-                        ref_set_f64(y, k, NAN); /* no location to sample */
+                        store_float(y, k, NAN); /* no location to sample */
                         continue;
                     }
                     double ix = gs_unnormalize(gx, W, align), iy = gs_unnormalize(gy, H, align);
@@ -815,7 +816,7 @@ KERNEL(GridSample)
                         iy = gs_pad(iy, H, pad, align);
                     }
                     if (!isfinite(ix) || !isfinite(iy)) {
-                        ref_set_f64(y, k, 0); /* zeros padding at infinity */
+                        store_float(y, k, 0); /* zeros padding at infinity */
                         continue;
                     }
                     if (mode == GS_NEAREST) {
@@ -835,7 +836,7 @@ KERNEL(GridSample)
                             v += cy[i] * row;
                         }
                     }
-                    ref_set_f64(y, k, v);
+                    store_float(y, k, v);
                 }
         }
     out[0] = y;
@@ -967,7 +968,7 @@ KERNEL(RoiAlign)
                             }
                         }
                     }
-                    ref_set_f64(y, k, is_max ? acc : acc / count);
+                    store_float(y, k, is_max ? acc : acc / count);
                 }
         }
     }
@@ -1172,7 +1173,7 @@ KERNEL(Det)
                 for (size_t j = col; j < M; j++) a[r * M + j] -= f * a[col * M + j];
             }
         }
-        ref_set_f64(y, bt, det);
+        store_float(y, bt, det);
     }
     free(a);
     out[0] = y;

@@ -17,6 +17,25 @@ static const double TWO_PI = 6.283185307179586476925286766559;
 static bool dt_float(pc_dtype t) { return ref_is_float(t); }
 static bool dt_int(pc_dtype t) { return ref_is_int(t); }
 
+/* Stores v rounded once to the element type: float16/bfloat16 go through float with round-to-odd (ref_set_f64 would
+ * round twice, double -> float -> half). */
+static void store_float(pc_data *y, uint64_t i, double v)
+{
+    if (y->dtype != PC_DTYPE_FLOAT16 && y->dtype != PC_DTYPE_BFLOAT16) {
+        ref_set_f64(y, i, v);
+        return;
+    }
+    float f = (float)v;
+    if (!isnan(v) && !isinf(f) && (double)f != v) {
+        if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        bits |= 1; /* sticky bit: float keeps far more bits than the target, so the final rounding is correct */
+        memcpy(&f, &bits, 4);
+    }
+    ((uint16_t *)y->data)[i] = y->dtype == PC_DTYPE_FLOAT16 ? ref_f32_to_f16(f) : ref_f32_to_bf16(f);
+}
+
 static pc_data *new_out(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
 {
     uint64_t n = 1;
@@ -143,8 +162,8 @@ KERNEL(DFT)
                     im += xr * s + xim * c;
                 }
                 uint64_t yi = ((o * (uint64_t)out_len + (uint64_t)k) * inner + i) * 2;
-                ref_set_f64(y, yi, re * scale);
-                ref_set_f64(y, yi + 1, im * scale);
+                store_float(y, yi, re * scale);
+                store_float(y, yi + 1, im * scale);
             }
     free(tw);
     out[0] = y;
@@ -218,8 +237,8 @@ KERNEL(STFT)
                     re += xr * tw[2 * m] - xim * tw[2 * m + 1];
                     im += xr * tw[2 * m + 1] + xim * tw[2 * m];
                 }
-                ref_set_f64(y, 2 * k_out, re);
-                ref_set_f64(y, 2 * k_out + 1, im);
+                store_float(y, 2 * k_out, re);
+                store_float(y, 2 * k_out + 1, im);
             }
     free(tw);
     out[0] = y;
@@ -255,7 +274,7 @@ static pc_status run_window(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     for (int64_t n = 0; n < size; n++) {
         double v = 0;
         for (int k = 0; k < na; k++) v += (k % 2 ? -a[k] : a[k]) * cos(TWO_PI * k * (double)n / n_div);
-        ref_set_f64(y, (uint64_t)n, v);
+        store_float(y, (uint64_t)n, v);
     }
     out[0] = y;
     return PC_OK;
@@ -341,11 +360,11 @@ KERNEL(MelWeightMatrix)
     for (int64_t i = 0; i < n_mel; i++) {
         int64_t l = bins[i], c = bins[i + 1], h = bins[i + 2];
         if (c == l) {
-            ref_set_f64(y, (uint64_t)(c * n_mel + i), 1.0);
+            store_float(y, (uint64_t)(c * n_mel + i), 1.0);
         } else {
-            for (int64_t j = l; j <= c; j++) ref_set_f64(y, (uint64_t)(j * n_mel + i), (double)(j - l) / (double)(c - l));
+            for (int64_t j = l; j <= c; j++) store_float(y, (uint64_t)(j * n_mel + i), (double)(j - l) / (double)(c - l));
         }
-        for (int64_t j = c; j < h; j++) ref_set_f64(y, (uint64_t)(j * n_mel + i), (double)(h - j) / (double)(h - c));
+        for (int64_t j = c; j < h; j++) store_float(y, (uint64_t)(j * n_mel + i), (double)(h - j) / (double)(h - c));
     }
     free(bins);
     out[0] = y;
