@@ -570,6 +570,15 @@ static bool type_is_tensor_or_unknown(const pc_type *t)
     return !t || t->kind == PC_TYPE_TENSOR || t->kind == PC_TYPE_NONE;
 }
 
+/* ONNX 1.12's backend data stores bfloat16 tensors as uint16 (numpy has no bfloat16): when the graph declares
+ * bfloat16 where the file holds uint16, the same bits are read as bfloat16. */
+static void read_uint16_as_declared_bfloat16(pc_data *d, const pc_type *declared)
+{
+    if (d && declared && declared->kind == PC_TYPE_TENSOR && declared->elem == PC_DTYPE_BFLOAT16 &&
+        d->kind == PC_TYPE_TENSOR && d->dtype == PC_DTYPE_UINT16)
+        d->dtype = PC_DTYPE_BFLOAT16;
+}
+
 /* Runs one test_data_set folder. Returns false when the case's outcome is settled (a failure). */
 typedef struct data_set_ctx {
     const pc_model *model;
@@ -627,6 +636,7 @@ static bool run_data_set(const data_set_ctx *c)
             set_outcome(res, OUTCOME_LOAD_ERROR, "[%s] %s", pc_status_name(err.status), err.message);
             settled = true;
         } else if (type_is_tensor_or_unknown(type)) {
+            read_uint16_as_declared_bfloat16(inputs[k], type);
             names[k] = tensor_file_name(path);
         }
         free(path);
@@ -642,6 +652,8 @@ static bool run_data_set(const data_set_ctx *c)
         } else if (pc_data_load_file(path, &g->outputs[k]->type, &expected[k], &err) != PC_OK) {
             set_outcome(res, OUTCOME_LOAD_ERROR, "[%s] %s", pc_status_name(err.status), err.message);
             settled = true;
+        } else {
+            read_uint16_as_declared_bfloat16(expected[k], &g->outputs[k]->type);
         }
         free(path);
     }
@@ -654,7 +666,7 @@ static bool run_data_set(const data_set_ctx *c)
         use_names = false;
         if (!names[k]) break;
         for (uint32_t i = 0; i < g->n_inputs; i++)
-            if (strcmp(g->inputs[i]->name, names[k]) == 0 && !by_name[i] && inputs[k]->kind == PC_TYPE_TENSOR &&
+            if (g->inputs[i]->name && strcmp(g->inputs[i]->name, names[k]) == 0 && !by_name[i] && inputs[k]->kind == PC_TYPE_TENSOR &&
                 type_is_tensor_or_unknown(&g->inputs[i]->type)) {
                 by_name[i] = pc_data_ref(inputs[k]);
                 use_names = true;
