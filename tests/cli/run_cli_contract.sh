@@ -109,5 +109,21 @@ python3 -c 'import struct, sys; p = sys.argv[1]; b = bytearray(open(p, "rb").rea
     "$tmp/cases2/test_data_set_0/output_0.pb"
 expect 1 "FAIL tmp[^/]*/cases2: differs: output 0 'y' index 59 \[2,3,4\] expected [0-9.]+ got [0-9.]+ \(abs error 0.5" -- \
     "$pc" conformance "$tmp/cases2"
+# conformance: data sets run in numeric order and a failure names its set; misnumbered files are a load-error
+mkdir -p "$tmp/sets"
+cp -r "$data/node/test_abs" "$tmp/sets/threesets"
+cp -r "$tmp/sets/threesets/test_data_set_0" "$tmp/sets/threesets/test_data_set_10"
+cp "$tmp/cases2/test_data_set_0/output_0.pb" "$tmp/sets/threesets/test_data_set_10/output_0.pb"
+cp -r "$tmp/sets/threesets/test_data_set_10" "$tmp/sets/threesets/test_data_set_2" # 2 before 10, not after
+cp -r "$data/node/test_abs" "$tmp/sets/gap"
+mv "$tmp/sets/gap/test_data_set_0/input_0.pb" "$tmp/sets/gap/test_data_set_0/input_1.pb"
+expect 1 "FAIL sets/gap: load-error: .*input_1.pb without input_0.pb.*FAIL sets/threesets: differs: test_data_set_2: output 0 'y' index 59" -- \
+    "$pc" conformance "$tmp/sets"
+# conformance: inputs are matched to graph inputs by the names in the files (x - y with the files swapped)
+cp -r "$data/node/test_sub" "$tmp/swapped"
+mv "$tmp/swapped/test_data_set_0/input_0.pb" "$tmp/swapped/test_data_set_0/x.pb"
+mv "$tmp/swapped/test_data_set_0/input_1.pb" "$tmp/swapped/test_data_set_0/input_0.pb"
+mv "$tmp/swapped/test_data_set_0/x.pb" "$tmp/swapped/test_data_set_0/input_1.pb"
+expect 0 "1 passed, 0 failed, 0 skipped" -- "$pc" conformance "$tmp/swapped"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
