@@ -33,6 +33,8 @@ bool pc_u64_mul(uint64_t a, uint64_t b, uint64_t *out)
     return true;
 }
 
+enum { HUGE_PAGE = 2 << 20 };
+
 static bool mem_should_fail(pc_mem *mem, size_t size)
 {
     mem->n_allocs++;
@@ -57,7 +59,19 @@ void *pc_mem_alloc(pc_mem *mem, size_t size)
         mem->failed = true;
         return NULL;
     }
-    mem_header *h = malloc(total);
+    mem_header *h;
+#ifdef MADV_HUGEPAGE
+    /* Large blocks (initializer payloads, arena chunks holding nodes, values and name indexes) start on a 2 MiB
+     * boundary and ask for transparent huge pages: one fault per 2 MiB instead of one per 4 KiB when they are
+     * first written (about half the load time of a 500 MB model), and far fewer TLB misses for the random
+     * accesses of name lookups and graph walks. Advisory only; the partial tail keeps small pages. */
+    if (size >= HUGE_PAGE) {
+        void *p = NULL;
+        h = posix_memalign(&p, HUGE_PAGE, total) == 0 ? p : NULL;
+        if (h) (void)madvise(h, total & ~(size_t)(HUGE_PAGE - 1), MADV_HUGEPAGE);
+    } else
+#endif
+        h = malloc(total);
     if (!h) {
         mem->failed = true;
         return NULL;
@@ -65,15 +79,6 @@ void *pc_mem_alloc(pc_mem *mem, size_t size)
     h->size = size;
     mem->used += size;
     if (mem->used > mem->peak) mem->peak = mem->used;
-#ifdef MADV_HUGEPAGE
-    /* Initializer payloads are filled right away by one memcpy: with transparent huge pages that is one fault
-     * per 2 MiB instead of one per 4 KiB (measured: about half the load time of a 500 MB model). Advisory only. */
-    if (size >= ((size_t)8 << 20)) {
-        uintptr_t start = ((uintptr_t)(h + 1) + 4095) & ~(uintptr_t)4095;
-        uintptr_t end = ((uintptr_t)(h + 1) + size) & ~(uintptr_t)4095;
-        if (end > start) (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
-    }
-#endif
     return h + 1;
 }
 

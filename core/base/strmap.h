@@ -17,6 +17,9 @@ typedef struct pc_strmap {
     size_t cap, count;
 } pc_strmap;
 
+/* Hash of a NUL-terminated string, 8 bytes per step (names are long and alike: "/blocks.12/mlp/Mul_output_0"). */
+uint64_t pc_str_hash(const char *s);
+
 void pc_strmap_init(pc_strmap *map, pc_arena *arena);
 void *pc_strmap_get(const pc_strmap *map, const char *key);
 /* Inserts or replaces. key must outlive the map (arena strings do). false on allocation failure. */

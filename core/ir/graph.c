@@ -17,12 +17,69 @@ pc_status pc_model_alloc_error(pc_model *model, pc_error *err, const char *what)
     return pc_error_set(err, PC_ERR_NOMEM, "out of memory while allocating %s", what);
 }
 
+/* A graph's name index: open addressing over value ids, 8 bytes a slot (32 bits of the name's hash and id + 1),
+ * so the index of a 100k-node graph stays in L2 where 24-byte pointer slots missed on every insert. A tag match
+ * is confirmed with strcmp against the value's own name, stored right behind the value. */
+typedef struct value_slot {
+    uint32_t tag;
+    uint32_t id1; /* value id + 1; 0: empty */
+} value_slot;
+
+typedef struct value_index {
+    value_slot *slots;
+    size_t cap; /* 0 or a power of two */
+    size_t count;
+} value_index;
+
+/* The value named `name` (hash h), or NULL with *free_slot (if non-NULL) set to where it would go. */
+static pc_value *vindex_probe(const pc_graph *g, const char *name, uint64_t h, value_slot **free_slot)
+{
+    const value_index *ix = g->value_index;
+    if (free_slot) *free_slot = NULL;
+    if (!ix->cap) return NULL;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t i = (size_t)h & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+        value_slot *s = &ix->slots[i];
+        if (!s->id1) {
+            if (free_slot) *free_slot = s;
+            return NULL;
+        }
+        if (s->tag == tag) {
+            pc_value *v = g->values[s->id1 - 1];
+            if (strcmp(v->name, name) == 0) return v;
+        }
+    }
+}
+
+/* Room for n values without regrowing (load factor <= 3/4), rehashing the values already there. */
+static bool vindex_reserve(pc_graph *g, size_t n)
+{
+    value_index *ix = g->value_index;
+    size_t cap = ix->cap ? ix->cap : 16;
+    while (n > cap / 4 * 3) {
+        if (cap > SIZE_MAX / 2 / sizeof(value_slot)) return false;
+        cap *= 2;
+    }
+    if (cap == ix->cap) return true;
+    value_slot *slots = pc_arena_array(&g->model->arena, cap, sizeof *slots);
+    if (!slots) return false;
+    ix->slots = slots;
+    ix->cap = cap;
+    for (uint32_t id = 0; id < g->n_values; id++) {
+        uint64_t h = pc_str_hash(g->values[id]->name);
+        size_t i = (size_t)h & (cap - 1);
+        while (slots[i].id1) i = (i + 1) & (cap - 1);
+        slots[i].tag = (uint32_t)(h >> 32);
+        slots[i].id1 = id + 1;
+    }
+    return true;
+}
+
 pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner)
 {
     pc_graph *g = pc_arena_alloc(&model->arena, sizeof *g);
-    pc_strmap *index = pc_arena_alloc(&model->arena, sizeof *index);
+    value_index *index = pc_arena_alloc(&model->arena, sizeof *index);
     if (!g || !index) return NULL;
-    pc_strmap_init(index, &model->arena);
     g->model = model;
     g->parent = parent;
     g->owner = owner;
@@ -133,7 +190,14 @@ static bool arena_grow(pc_arena *arena, void **array, uint32_t *cap, uint32_t co
 
 pc_value *pc_graph_find_value(const pc_graph *graph, const char *name)
 {
-    return pc_strmap_get(graph->value_index, name);
+    return vindex_probe(graph, name, pc_str_hash(name), NULL);
+}
+
+bool pc_graph_reserve_values(pc_graph *graph, size_t n)
+{
+    if (n > UINT32_MAX) return false;
+    return vindex_reserve(graph, n) && arena_grow(&graph->model->arena, (void **)&graph->values, &graph->cap_values,
+                                                  graph->n_values, (uint32_t)n, sizeof(pc_value *));
 }
 
 pc_value *pc_graph_lookup_value(const pc_graph *graph, const char *name)
@@ -188,27 +252,48 @@ const char *pc_graph_unique_name(pc_graph *graph, const char *hint)
 pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint, pc_error *err)
 {
     pc_model *m = graph->model;
-    const char *vname = name ? pc_arena_strdup(&m->arena, name) : pc_graph_unique_name(graph, hint);
-    if (!vname) {
-        pc_model_alloc_error(m, err, "a value name");
-        return NULL;
+    pc_value *v = NULL;
+    const char *vname;
+    if (name) {
+        /* The name is stored right behind the value (one allocation): confirming a name-map hit then reads the
+         * cache lines the caller is about to use anyway. */
+        size_t len = strlen(name), bytes;
+        if (pc_size_add(sizeof *v, len, &bytes) && pc_size_add(bytes, 1, &bytes)) v = pc_arena_alloc(&m->arena, bytes);
+        if (!v) {
+            pc_model_alloc_error(m, err, "a value");
+            return NULL;
+        }
+        char *copy = (char *)(v + 1);
+        memcpy(copy, name, len + 1);
+        vname = copy;
+    } else {
+        vname = pc_graph_unique_name(graph, hint);
+        if (!vname) {
+            pc_model_alloc_error(m, err, "a value name");
+            return NULL;
+        }
+        v = pc_arena_alloc(&m->arena, sizeof *v);
     }
-    pc_value *v = pc_arena_alloc(&m->arena, sizeof *v);
     if (!v || !arena_grow(&m->arena, (void **)&graph->values, &graph->cap_values, graph->n_values,
-                          graph->n_values + 1, sizeof(pc_value *))) {
+                          graph->n_values + 1, sizeof(pc_value *)) ||
+        !vindex_reserve(graph, (size_t)graph->n_values + 1)) {
         pc_model_alloc_error(m, err, "a value");
         return NULL;
     }
-    bool failed;
-    if (pc_strmap_put_new(graph->value_index, vname, v, &failed)) {
+    uint64_t h = pc_str_hash(vname);
+    value_slot *slot;
+    if (vindex_probe(graph, vname, h, &slot)) {
         pc_error_set(err, PC_ERR_DUPLICATE_NAME, "value '%s' already exists in graph '%s'", vname,
                      graph->name ? graph->name : "");
         return NULL;
     }
-    if (failed || (m->names && !pc_strmap_put(m->names, vname, v))) {
+    if (m->names && !pc_strmap_put(m->names, vname, v)) {
         pc_model_alloc_error(m, err, "a value");
         return NULL;
     }
+    slot->tag = (uint32_t)(h >> 32);
+    slot->id1 = graph->n_values + 1;
+    ((value_index *)graph->value_index)->count++;
     v->id = graph->n_values;
     v->name = vname;
     v->graph = graph;
@@ -413,14 +498,8 @@ pc_status pc_graph_remove_initializer(pc_graph *graph, pc_value *value, pc_error
 
 /* ---- nodes ------------------------------------------------------------------------------------------------- */
 
-pc_node *pc_graph_new_node(pc_graph *graph, const char *op_type, const char *domain)
+static void graph_link_node(pc_graph *graph, pc_node *n)
 {
-    pc_model *m = graph->model;
-    pc_node *n = pc_arena_alloc(&m->arena, sizeof *n);
-    if (!n) return NULL;
-    n->op_type = pc_arena_strdup(&m->arena, op_type ? op_type : "");
-    n->domain = pc_arena_strdup(&m->arena, domain ? domain : "");
-    if (!n->op_type || !n->domain) return NULL;
     n->id = graph->next_node_id++;
     n->graph = graph;
     n->prev = graph->last;
@@ -430,7 +509,54 @@ pc_node *pc_graph_new_node(pc_graph *graph, const char *op_type, const char *dom
         graph->first = n;
     graph->last = n;
     graph->n_nodes++;
+}
+
+pc_node *pc_graph_new_node(pc_graph *graph, const char *op_type, const char *domain)
+{
+    pc_model *m = graph->model;
+    pc_node *n = pc_arena_alloc(&m->arena, sizeof *n);
+    if (!n) return NULL;
+    n->op_type = pc_arena_strdup(&m->arena, op_type ? op_type : "");
+    n->domain = pc_arena_strdup(&m->arena, domain ? domain : "");
+    if (!n->op_type || !n->domain) return NULL;
+    graph_link_node(graph, n);
     return n;
+}
+
+pc_node *pc_graph_new_node_slots(pc_graph *graph, const char *op_type, const char *domain, uint32_t n_inputs,
+                                 uint32_t n_outputs)
+{
+    pc_model *m = graph->model;
+    size_t n_slots = (size_t)n_inputs + n_outputs, bytes;
+    if (!pc_size_mul(n_slots, sizeof(pc_value *), &bytes) || !pc_size_add(bytes, sizeof(pc_node), &bytes))
+        return NULL;
+    /* Slots right behind the node: one allocation, and walking the graph reads a node and its edges together. */
+    _Static_assert(sizeof(pc_node) % sizeof(pc_value *) == 0, "slot alignment");
+    pc_node *n = pc_arena_alloc(&m->arena, bytes);
+    if (!n) return NULL;
+    pc_value **slots = (pc_value **)(n + 1);
+    n->op_type = op_type;
+    n->domain = domain;
+    n->inputs = n_inputs ? slots : NULL;
+    n->n_inputs = n->cap_inputs = n_inputs;
+    n->outputs = n_outputs ? slots + n_inputs : NULL;
+    n->n_outputs = n_outputs;
+    graph_link_node(graph, n);
+    return n;
+}
+
+pc_status pc_node_set_output(pc_node *node, uint32_t index, pc_value *value, pc_error *err)
+{
+    if (index >= node->n_outputs || node->outputs[index])
+        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s': output slot %u is not free", node->op_type, index);
+    if (value->producer)
+        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER, "value '%s' is produced by node '%s' and by node '%s'",
+                            value->name, value->producer->name ? value->producer->name : value->producer->op_type,
+                            node->name ? node->name : node->op_type);
+    node->outputs[index] = value;
+    value->producer = node;
+    value->producer_output = index;
+    return PC_OK;
 }
 
 pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err)

@@ -7,8 +7,19 @@
 /* Creates an empty graph owned by `model`. parent/owner are NULL for the main graph. */
 pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
 
+/* Sizes the graph's value list and name index for n values in all without regrowing. false: out of memory. */
+bool pc_graph_reserve_values(pc_graph *graph, size_t n);
+
 /* Allocates a node with no inputs/outputs, appended to the graph order. */
 pc_node *pc_graph_new_node(pc_graph *graph, const char *op_type, const char *domain);
+
+/* Allocates a node with n_inputs input and n_outputs output slots (all NULL), appended to the graph order. op_type
+ * and domain are stored as given: they must live as long as the model (its arena). For the loader. */
+pc_node *pc_graph_new_node_slots(pc_graph *graph, const char *op_type, const char *domain, uint32_t n_inputs,
+                                 uint32_t n_outputs);
+
+/* Puts `value` (which must have no producer) into the empty output slot `index` of `node`. */
+pc_status pc_node_set_output(pc_node *node, uint32_t index, pc_value *value, pc_error *err);
 
 /* Appends `value` as a new output of `node`; value must have no producer. */
 pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err);

@@ -7,10 +7,20 @@
 #include "ir_internal.h"
 #include "schema.h"
 
+/* What check_schema resolved for one (domain, op_type): the schema in force, or NULL when no schema checks apply.
+ * Only successful resolutions are cached (a failure ends verification). */
+typedef struct op_cache_entry {
+    const char *domain, *op_type;
+    const pc_op_schema *schema;
+} op_cache_entry;
+
+enum { OP_CACHE_SIZE = 64 }; /* power of two; a model uses a few dozen distinct ops */
+
 typedef struct verify_ctx {
     const pc_model *model;
     pc_error *err;
     uint8_t *seen; /* per node id of the graph being checked: already placed in order */
+    op_cache_entry op_cache[OP_CACHE_SIZE]; /* opsets are model-wide, so entries hold for every graph */
 } verify_ctx;
 
 static const char *label(const pc_node *n)
@@ -38,10 +48,13 @@ static bool value_defined(const pc_value *v)
     return false;
 }
 
-static pc_status check_schema(verify_ctx *c, const pc_node *n)
+/* Resolves the schema that applies to n (*out NULL: none, the node is accepted without schema checks), or reports
+ * why its op cannot be used. */
+static pc_status resolve_schema(verify_ctx *c, const pc_node *n, const pc_op_schema **out)
 {
     const pc_model *m = c->model;
     const pc_graph *g = n->graph;
+    *out = NULL;
     if (pc_model_function_index(m, n->domain, n->op_type) >= 0) return PC_OK;
     int64_t opset = pc_model_opset(m, n->domain);
     const char *dname = *n->domain ? n->domain : "ai.onnx";
@@ -68,6 +81,36 @@ static pc_status check_schema(verify_ctx *c, const pc_node *n)
         return pc_error_set(c->err, PC_ERR_UNKNOWN_OP, "graph '%s': node '%s': unknown operator %s in domain %s",
                             gname(g), label(n), n->op_type, dname);
     }
+    *out = s;
+    return PC_OK;
+}
+
+static size_t op_cache_slot(const char *domain, const char *op_type)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = op_type; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = domain; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    return h & (OP_CACHE_SIZE - 1);
+}
+
+static pc_status check_schema(verify_ctx *c, const pc_node *n)
+{
+    const pc_graph *g = n->graph;
+    /* The resolution (function table, opset, domain, binary search of the schema table) depends only on the op:
+     * done once per distinct op instead of once per node. Interned op names hit on the pointer compare. */
+    op_cache_entry *e = &c->op_cache[op_cache_slot(n->domain, n->op_type)];
+    const pc_op_schema *s;
+    if (e->op_type && (e->op_type == n->op_type || strcmp(e->op_type, n->op_type) == 0) &&
+        (e->domain == n->domain || strcmp(e->domain, n->domain) == 0)) {
+        s = e->schema;
+    } else {
+        pc_status st = resolve_schema(c, n, &s);
+        if (st != PC_OK) return st;
+        e->domain = n->domain;
+        e->op_type = n->op_type;
+        e->schema = s;
+    }
+    if (!s) return PC_OK;
     if (n->n_inputs > s->max_inputs && s->max_inputs != PC_SCHEMA_VARIADIC)
         return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u inputs, at most %u allowed",
                             gname(g), label(n), n->op_type, (int)s->since_version, n->n_inputs, s->max_inputs);
@@ -185,50 +228,20 @@ static pc_status verify_subgraphs(verify_ctx *c, const pc_node *n)
     return PC_OK;
 }
 
-static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
+/* The general use-list check, in O(edges): every consumer entry must point back at an input slot reading the
+ * value, and every non-empty input slot must be listed exactly once (one bit per slot). */
+static pc_status check_use_lists(verify_ctx *c, const pc_graph *g)
 {
     pc_status st = PC_OK;
-    uint8_t *saved = c->seen;
-    c->seen = calloc(g->next_node_id ? g->next_node_id : 1, 1);
-    if (!c->seen) {
-        c->seen = saved;
-        return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
+    uint32_t *slot_base = calloc(g->next_node_id ? g->next_node_id : 1, sizeof *slot_base);
+    size_t n_slots = 0;
+    for (const pc_node *n = g->first; slot_base && n; n = n->next) {
+        slot_base[n->id] = (uint32_t)n_slots;
+        n_slots += n->n_inputs;
     }
-    uint32_t count = 0;
-    for (const pc_node *n = g->first; n && st == PC_OK; n = n->next) {
-        if (n->next && n->next->prev != n) {
-            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list is broken after '%s'", gname(g), label(n));
-            break;
-        }
-        if (++count > g->n_nodes) {
-            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list longer than n_nodes", gname(g));
-            break;
-        }
-        st = verify_node(c, g, n);
-        if (st == PC_OK) {
-            /* mark before the subgraphs so their outer references see a node's own inputs as defined */
-            c->seen[n->id] = 1;
-            st = verify_subgraphs(c, n);
-        }
-    }
-    if (st == PC_OK && count != g->n_nodes)
-        st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g), count,
-                          g->n_nodes);
-    /* Use lists, in O(edges): every consumer entry must point back at an input slot reading the value, and every
-     * non-empty input slot must be listed exactly once (one bit per slot). */
-    uint32_t *slot_base = NULL;
-    uint8_t *slot_seen = NULL;
-    if (st == PC_OK) {
-        slot_base = calloc(g->next_node_id ? g->next_node_id : 1, sizeof *slot_base);
-        size_t n_slots = 0;
-        for (const pc_node *n = g->first; slot_base && n; n = n->next) {
-            slot_base[n->id] = (uint32_t)n_slots;
-            n_slots += n->n_inputs;
-        }
-        slot_seen = calloc(n_slots ? n_slots : 1, 1);
-        if (!slot_base || !slot_seen || n_slots > UINT32_MAX)
-            st = pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
-    }
+    uint8_t *slot_seen = calloc(n_slots ? n_slots : 1, 1);
+    if (!slot_base || !slot_seen || n_slots > UINT32_MAX)
+        st = pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
     for (uint32_t i = 0; st == PC_OK && i < g->n_values; i++) {
         const pc_value *v = g->values[i];
         for (uint32_t k = 0; k < v->n_consumers; k++) {
@@ -247,12 +260,6 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
             }
             *seen = 1;
         }
-        if (st == PC_OK && v->producer && v->producer->removed)
-            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer", gname(g),
-                              v->name);
-        if (st == PC_OK && v->outer && !pc_value_resolve((pc_value *)v))
-            st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
-                              gname(g), v->name);
     }
     for (const pc_node *n = g->first; st == PC_OK && n; n = n->next)
         for (uint32_t i = 0; i < n->n_inputs; i++)
@@ -263,6 +270,66 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
             }
     free(slot_base);
     free(slot_seen);
+    return st;
+}
+
+static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
+{
+    pc_status st = PC_OK;
+    uint8_t *saved = c->seen;
+    c->seen = calloc(g->next_node_id ? g->next_node_id : 1, 1);
+    /* Use lists, fast path: walking the nodes in order, each input slot (n, i) reading v should be the next
+     * unmatched entry of v's use list (lists built in node order, as the loader and most edits leave them).
+     * If every slot matches that way and every list is used up, each entry names a distinct live slot that
+     * reads its value and each slot is listed: the lists are exact. Otherwise check_use_lists decides. */
+    uint32_t *matched = calloc(g->n_values ? g->n_values : 1, sizeof *matched);
+    if (!c->seen || !matched) {
+        free(c->seen);
+        free(matched);
+        c->seen = saved;
+        return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
+    }
+    bool lists_in_order = true;
+    uint32_t count = 0;
+    for (const pc_node *n = g->first; n && st == PC_OK; n = n->next) {
+        if (n->next && n->next->prev != n) {
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list is broken after '%s'", gname(g), label(n));
+            break;
+        }
+        if (++count > g->n_nodes) {
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list longer than n_nodes", gname(g));
+            break;
+        }
+        st = verify_node(c, g, n);
+        if (st != PC_OK) break;
+        for (uint32_t i = 0; lists_in_order && i < n->n_inputs; i++) {
+            const pc_value *v = n->inputs[i];
+            if (!v) continue;
+            if (v->id < g->n_values && g->values[v->id] == v && matched[v->id] < v->n_consumers &&
+                v->consumers[matched[v->id]].node == n && v->consumers[matched[v->id]].index == i)
+                matched[v->id]++;
+            else
+                lists_in_order = false;
+        }
+        /* mark before the subgraphs so their outer references see a node's own inputs as defined */
+        c->seen[n->id] = 1;
+        st = verify_subgraphs(c, n);
+    }
+    if (st == PC_OK && count != g->n_nodes)
+        st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g), count,
+                          g->n_nodes);
+    for (uint32_t i = 0; st == PC_OK && i < g->n_values; i++) {
+        const pc_value *v = g->values[i];
+        if (matched[i] != v->n_consumers) lists_in_order = false;
+        if (v->producer && v->producer->removed)
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer", gname(g),
+                              v->name);
+        else if (v->outer && !pc_value_resolve((pc_value *)v))
+            st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
+                              gname(g), v->name);
+    }
+    free(matched);
+    if (st == PC_OK && !lists_in_order) st = check_use_lists(c, g);
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
         const pc_value *v = g->outputs[i];
         if (!value_defined(v))
@@ -283,7 +350,7 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
 
 pc_status pc_graph_verify(const pc_graph *graph, pc_error *err)
 {
-    verify_ctx c = {graph->model, err, NULL};
+    verify_ctx c = {.model = graph->model, .err = err};
     return verify_graph(&c, graph);
 }
 

@@ -29,6 +29,7 @@ typedef struct load_ctx {
     pc_error *err;
     bool copy_failed; /* a string copy failed: the load must not report success with a string missing */
     pc_pb_allocator *pb; /* owner of the unpacked message's blocks (raw_data buffers are taken from it) */
+    pc_strmap *interned; /* op types, domains, dim symbols: one arena copy each (created on first use) */
 } load_ctx;
 
 void pc_load_options_default(pc_load_options *opts)
@@ -51,6 +52,31 @@ static const char *dup_str(load_ctx *c, const char *s)
     if (!s) return NULL;
     const char *d = pc_arena_strdup(&c->model->arena, s);
     if (!d) c->copy_failed = true;
+    return d;
+}
+
+/* One arena copy per distinct string for the few strings that repeat on every node (op types, domains, dim
+ * symbols): no copy per use, and the verifier's per-op lookups can compare pointers. */
+static const char *intern_str(load_ctx *c, const char *s)
+{
+    if (!s) return NULL;
+    pc_strmap *map = c->interned;
+    if (!map) {
+        map = pc_arena_alloc(&c->model->arena, sizeof *map);
+        if (!map) {
+            c->copy_failed = true;
+            return NULL;
+        }
+        pc_strmap_init(map, &c->model->arena);
+        c->interned = map;
+    }
+    const char *d = pc_strmap_get(map, s);
+    if (d) return d;
+    d = pc_arena_strdup(&c->model->arena, s);
+    if (!d || !pc_strmap_put(map, d, (void *)d)) {
+        c->copy_failed = true;
+        return NULL;
+    }
     return d;
 }
 
@@ -137,7 +163,7 @@ static pc_status convert_shape(load_ctx *c, const Onnx__TensorShapeProto *sp, pc
             break;
         case ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM:
             o->kind = PC_DIM_SYMBOLIC;
-            o->symbol = dup_str(c, d->dim_param);
+            o->symbol = intern_str(c, d->dim_param); /* symbols repeat on every value ("batch") */
             if (!o->symbol) return nomem(c, "a shape");
             break;
         default:
@@ -666,10 +692,18 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
     return PC_OK;
 }
 
-static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
+/* A node pass B must visit: it has attributes, or inputs pass A could not resolve. */
+typedef struct later_node {
+    pc_node *node;
+    Onnx__NodeProto *np;
+} later_node;
+
+/* convert_graph's body; *later is a pc_mem block the caller frees, whatever the outcome. */
+static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g, later_node **later)
 {
     pc_model *m = c->model;
     pc_status st;
+    size_t n_later = 0;
     g->name = dup_str(c, gp->name ? gp->name : "");
     g->doc_string = dup_str(c, gp->doc_string);
     const char *gname = g->name ? g->name : "";
@@ -686,7 +720,7 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
     /* size the name index once: a graph's values are its inputs, initializers, node outputs and value_infos */
     size_t n_names = gp->n_input + gp->n_initializer + gp->n_value_info + gp->n_output;
     for (size_t i = 0; i < gp->n_node; i++) n_names += gp->node[i]->n_output;
-    if (!pc_strmap_reserve(g->value_index, n_names)) return nomem(c, "the value index");
+    if (!pc_graph_reserve_values(g, n_names)) return nomem(c, "the value index");
     if ((st = add_value_infos(c, g, gp->n_input, gp->input, 0)) != PC_OK) return st;
 
     for (size_t i = 0; i < gp->n_initializer; i++) {
@@ -709,47 +743,61 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
         if ((st = pc_graph_set_initializer(g, v, t, c->err)) != PC_OK) return st;
     }
 
-    /* Pass A: nodes and their outputs, so inputs may refer to values produced later in file order. */
-    pc_node **nodes = gp->n_node ? pc_arena_array(&m->arena, gp->n_node, sizeof(pc_node *)) : NULL;
-    if (gp->n_node && !nodes) return nomem(c, "nodes");
+    /* Pass A: nodes, their outputs, and the inputs already defined (graph inputs, initializers, outputs of earlier
+     * nodes). In a file in topological order that is every input, resolved while its producer is still in cache.
+     * An input is looked up before the node's own outputs exist, so a resolved input always comes from an earlier
+     * node. Inputs produced later in file order or by an enclosing graph wait for pass B. */
+    size_t deferred = 0;
     for (size_t i = 0; i < gp->n_node; i++) {
+        size_t deferred_before = deferred;
         Onnx__NodeProto *np = gp->node[i];
         if (!np->op_type || !*np->op_type)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node %zu ('%s') has no op_type", gname, i,
                                 np->name ? np->name : "");
+        if (np->n_output > UINT32_MAX / 2 || np->n_input > UINT32_MAX / 2 || np->n_attribute > UINT32_MAX / 2)
+            return pc_error_set(c->err, PC_ERR_BUDGET, "node '%s': too many inputs, outputs or attributes",
+                                np->name && *np->name ? np->name : np->op_type);
         const char *domain = np->domain ? np->domain : "";
         if (strcmp(domain, "ai.onnx") == 0) domain = "";
-        pc_node *n = pc_graph_new_node(g, np->op_type, domain);
+        const char *op_type = intern_str(c, np->op_type);
+        domain = intern_str(c, domain);
+        pc_node *n = op_type && domain ? pc_graph_new_node_slots(g, op_type, domain, (uint32_t)np->n_input,
+                                                                  (uint32_t)np->n_output)
+                                       : NULL;
         if (!n) return nomem(c, "a node");
-        nodes[i] = n;
         n->name = dup_str(c, np->name ? np->name : "");
         n->overload = dup_str(c, np->overload);
         n->doc_string = dup_str(c, np->doc_string);
-        if (np->n_output > UINT32_MAX / 2 || np->n_input > UINT32_MAX / 2 || np->n_attribute > UINT32_MAX / 2)
-            return pc_error_set(c->err, PC_ERR_BUDGET, "node '%s': too many inputs, outputs or attributes",
-                                node_label(n));
-        for (size_t o = 0; o < np->n_output; o++) {
-            const char *name = np->output[o];
-            pc_value *v = NULL;
-            if (name && *name) {
-                if (shadows_outer(g, name))
-                    return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
-                                        "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
-                                        gname, node_label(n), n->op_type, name);
-                /* Only inputs, initializers and earlier outputs exist yet: any clash is a second producer. */
-                v = pc_graph_add_value(g, name, NULL, c->err);
-                if (!v) {
-                    const pc_value *prev = pc_graph_find_value(g, name);
-                    if (c->err->status != PC_ERR_DUPLICATE_NAME || !prev) return c->err->status;
-                    const char *other = prev->producer ? node_label(prev->producer)
-                                        : prev->initializer ? "an initializer" : "a graph input";
-                    return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
-                                        "graph '%s': value '%s' is produced by node '%s' (%s) and also by %s%s%s",
-                                        gname, name, node_label(n), n->op_type, prev->producer ? "node '" : "", other,
-                                        prev->producer ? "'" : "");
-                }
+        for (uint32_t k = 0; k < n->n_inputs; k++) {
+            const char *name = np->input[k];
+            if (!name || !*name) continue;
+            pc_value *v = pc_graph_find_value(g, name);
+            if (!v) {
+                deferred++;
+                continue;
             }
-            if ((st = pc_node_append_output(n, v, c->err)) != PC_OK) return st;
+            if ((st = pc_node_set_input(n, k, v, c->err)) != PC_OK) return st;
+        }
+        for (uint32_t o = 0; o < n->n_outputs; o++) {
+            const char *name = np->output[o];
+            if (!name || !*name) continue;
+            if (shadows_outer(g, name))
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
+                                    "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
+                                    gname, node_label(n), n->op_type, name);
+            /* Only inputs, initializers and earlier outputs exist yet: any clash is a second producer. */
+            pc_value *v = pc_graph_add_value(g, name, NULL, c->err);
+            if (!v) {
+                const pc_value *prev = pc_graph_find_value(g, name);
+                if (c->err->status != PC_ERR_DUPLICATE_NAME || !prev) return c->err->status;
+                const char *other = prev->producer ? node_label(prev->producer)
+                                    : prev->initializer ? "an initializer" : "a graph input";
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
+                                    "graph '%s': value '%s' is produced by node '%s' (%s) and also by %s%s%s",
+                                    gname, name, node_label(n), n->op_type, prev->producer ? "node '" : "", other,
+                                    prev->producer ? "'" : "");
+            }
+            if ((st = pc_node_set_output(n, o, v, c->err)) != PC_OK) return st;
         }
         if (np->n_metadata_props) {
             char where[320];
@@ -759,30 +807,37 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
         }
         n->cap_metadata = n->n_metadata;
         /* the saver stores the EP assignment as metadata "pc_ep"; bring it back into the IR field */
-        const char *ep = pc_node_metadata(n, "pc_ep");
+        const char *ep = n->n_metadata ? pc_node_metadata(n, "pc_ep") : NULL;
         if (ep) {
             n->ep = ep;
             pc_node_remove_metadata(n, "pc_ep");
         }
+        if (deferred != deferred_before || np->n_attribute) {
+            /* listed so pass B does not walk (and miss on) every node again */
+            size_t bytes;
+            if (!*later && (!pc_size_mul(gp->n_node, sizeof **later, &bytes) ||
+                            !(*later = pc_mem_alloc(&m->mem, bytes))))
+                return nomem(c, "the node list");
+            (*later)[n_later++] = (later_node){n, np};
+        }
     }
-    /* Pass B: inputs and attributes (subgraphs see every value of this graph by now). */
-    for (size_t i = 0; i < gp->n_node; i++) {
-        Onnx__NodeProto *np = gp->node[i];
-        pc_node *n = nodes[i];
-        for (size_t k = 0; k < np->n_input; k++) {
+    /* Pass B, in file order: deferred inputs and attributes (subgraphs see every value of this graph by now). */
+    bool has_subgraphs = false;
+    for (size_t i = 0; i < n_later; i++) {
+        pc_node *n = (*later)[i].node;
+        const Onnx__NodeProto *np = (*later)[i].np;
+        for (uint32_t k = 0; k < n->n_inputs; k++) {
             const char *name = np->input[k];
-            pc_value *v = NULL;
-            if (name && *name) {
-                v = resolve_use(c, g, name);
-                if (!v) {
-                    if (c->err->status != PC_OK) return c->err->status;
-                    return pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
-                                        "graph '%s': node '%s' (%s) input %zu '%s' is not produced by any node, graph "
-                                        "input, initializer or enclosing graph",
-                                        gname, node_label(n), n->op_type, k, name);
-                }
+            if (n->inputs[k] || !name || !*name) continue;
+            pc_value *v = resolve_use(c, g, name);
+            if (!v) {
+                if (c->err->status != PC_OK) return c->err->status;
+                return pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
+                                    "graph '%s': node '%s' (%s) input %u '%s' is not produced by any node, graph "
+                                    "input, initializer or enclosing graph",
+                                    gname, node_label(n), n->op_type, k, name);
             }
-            if ((st = pc_node_add_input(n, v, c->err)) != PC_OK) return st;
+            if ((st = pc_node_set_input(n, k, v, c->err)) != PC_OK) return st;
         }
         if (np->n_attribute) {
             n->attrs = pc_arena_array(&m->arena, np->n_attribute, sizeof(pc_attr));
@@ -796,13 +851,25 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
                     return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "node '%s' (%s): attribute '%s' appears twice",
                                         node_label(n), n->op_type, aname);
             if ((st = convert_attr(c, n, np->attribute[k], &n->attrs[n->n_attrs])) != PC_OK) return st;
+            pc_attr_type at = n->attrs[n->n_attrs].type;
+            if (at == PC_ATTR_GRAPH || at == PC_ATTR_GRAPHS) has_subgraphs = true;
             n->n_attrs++;
         }
     }
     if ((st = add_value_infos(c, g, gp->n_output, gp->output, 1)) != PC_OK) return st;
     if ((st = add_value_infos(c, g, gp->n_value_info, gp->value_info, 2)) != PC_OK) return st;
-    if ((st = pc_graph_sort(g, c->err)) != PC_OK) return st;
+    /* Pass A proved file order topological when it resolved every input and no subgraph reads this graph's
+     * values; otherwise sort (which also reports cycles). */
+    if ((deferred || has_subgraphs) && (st = pc_graph_sort(g, c->err)) != PC_OK) return st;
     return PC_OK;
+}
+
+static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
+{
+    later_node *later = NULL;
+    pc_status st = convert_graph_in(c, gp, g, &later);
+    pc_mem_free(&c->model->mem, later);
+    return st;
 }
 
 /* ---- model ------------------------------------------------------------------------------------------------- */
@@ -986,7 +1053,7 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
         pc_model_free(m);
         return st;
     }
-    load_ctx c = {m, base_dir, opts, err, false, &alloc};
+    load_ctx c = {m, base_dir, opts, err, false, &alloc, NULL};
     pc_error_clear(err);
     st = convert_model(&c, mp);
     pc_pb_allocator_release(&alloc);
@@ -1112,7 +1179,7 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false, &alloc};
+    load_ctx c = {owner, NULL, &opts, err, false, &alloc, NULL};
     st = convert_tensor(&c, tp, out, "tensor");
     pc_pb_allocator_release(&alloc);
     if (st != PC_OK) pc_error_prefix(err, "%s: ", path);
@@ -1126,6 +1193,6 @@ pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__Ten
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false, pb};
+    load_ctx c = {owner, NULL, &opts, err, false, pb, NULL};
     return convert_tensor(&c, tp, out, where);
 }
