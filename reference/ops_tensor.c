@@ -73,7 +73,18 @@ static bool has_input(pc_data *const *in, uint32_t n_in, uint32_t i)
     return i < n_in && in[i] != NULL;
 }
 
-/* Reads integer input i (required) into a malloc'ed int64 array the caller frees. */
+/* Reads a signed integer tensor (shapes, axes, indices: the spec allows int32/int64 there; unsigned values above
+ * INT64_MAX would silently turn negative) into a malloc'ed int64 array the caller frees. */
+static pc_status read_signed(ref_ctx *ctx, const pc_data *t, const char *what, int64_t **vals, size_t *n)
+{
+    *vals = NULL;
+    *n = 0;
+    if (t->kind == PC_TYPE_TENSOR && !ref_is_signed(t->dtype))
+        return ref_fail(ctx, PC_ERR_TYPE, "%s must be a signed integer tensor, got %s", what, pc_dtype_name(t->dtype));
+    return ref_read_ints(ctx, t, what, vals, n);
+}
+
+/* Reads signed integer input i (required). */
 static pc_status int_input(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t i, const char *what,
                            int64_t **vals, size_t *n)
 {
@@ -81,7 +92,7 @@ static pc_status int_input(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint
     *n = 0;
     pc_status st = ref_require_tensor(ctx, in, n_in, i);
     if (st != PC_OK) return st;
-    return ref_read_ints(ctx, in[i], what, vals, n);
+    return read_signed(ctx, in[i], what, vals, n);
 }
 
 static pc_status copy_at(ref_ctx *ctx, pc_data *dst, uint64_t di, const pc_data *src, uint64_t si)
@@ -505,7 +516,7 @@ KERNEL(Split)
         const int64_t *a = ref_attr_ints(ctx, "split", &n);
         if (!(sizes = malloc(n ? n * sizeof *sizes : 1))) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
         if (n) memcpy(sizes, a, n * sizeof *sizes);
-    } else if (ctx->opset >= 13 && has_input(in, n_in, 1)) {
+    } else if (ctx->opset >= 13 && has_input(in, n_in, 1) && in[1]->n_elements > 0) { /* empty: equal parts */
         if ((st = int_input(ctx, in, n_in, 1, "input 1 'split'", &sizes, &n)) != PC_OK) return st;
     }
     if (sizes) {
@@ -690,7 +701,7 @@ KERNEL(Gather)
     memcpy(dims + axis + ind->rank, x->dims + axis + 1, (size_t)(x->rank - axis - 1) * sizeof *dims);
     int64_t *idx;
     size_t ni;
-    if ((st = ref_read_ints(ctx, ind, "input 1 'indices'", &idx, &ni)) != PC_OK) return st;
+    if ((st = read_signed(ctx, ind, "input 1 'indices'", &idx, &ni)) != PC_OK) return st;
     int64_t dim = x->dims[axis];
     for (size_t j = 0; j < ni && st == PC_OK; j++) st = norm_index(ctx, idx[j], dim, "'indices'", &idx[j]);
     pc_data *y = st == PC_OK ? new_out(ctx, x->dtype, r, dims) : NULL;
@@ -742,7 +753,7 @@ KERNEL(GatherElements)
     if ((st = check_elements_shape(ctx, x, ind, axis)) != PC_OK) return st;
     int64_t *iv;
     size_t ni;
-    if ((st = ref_read_ints(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
+    if ((st = read_signed(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
     pc_data *y = new_out(ctx, x->dtype, ind->rank, ind->dims);
     if (!y) {
         free(iv);
@@ -800,7 +811,7 @@ KERNEL(GatherND)
     memcpy(dims + ind->rank - 1, x->dims + bd + mm, (size_t)(x->rank - bd - mm) * sizeof *dims);
     int64_t *iv;
     size_t ni;
-    if ((st = ref_read_ints(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
+    if ((st = read_signed(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
     pc_data *y = new_out(ctx, x->dtype, r, dims);
     if (!y) {
         free(iv);
@@ -885,7 +896,7 @@ static pc_status scatter_elements(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
                         pc_data_describe(u, da, sizeof da), pc_data_describe(ind, db, sizeof db));
     int64_t *iv;
     size_t ni;
-    if ((st = ref_read_ints(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
+    if ((st = read_signed(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
     pc_data *y = ref_reshaped(ctx, x, x->rank, x->dims);
     if (!y) {
         free(iv);
@@ -941,7 +952,7 @@ KERNEL(ScatterND)
                         pc_data_describe(u, dc, sizeof dc));
     int64_t *iv;
     size_t ni;
-    if ((st = ref_read_ints(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
+    if ((st = read_signed(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
     pc_data *y = ref_reshaped(ctx, x, x->rank, x->dims);
     if (!y) {
         free(iv);
@@ -1325,8 +1336,8 @@ KERNEL(Range)
     static const char *names[3] = {"start", "limit", "delta"};
     for (uint32_t k = 0; k < 3; k++) {
         if ((st = ref_require_tensor(ctx, in, n_in, k)) != PC_OK) return st;
-        if (!ref_is_float(in[k]->dtype) && !ref_is_int(in[k]->dtype))
-            return ref_fail(ctx, PC_ERR_TYPE, "input %u '%s' must be numeric, got %s", k, names[k],
+        if (!ref_is_float(in[k]->dtype) && !ref_is_signed(in[k]->dtype))
+            return ref_fail(ctx, PC_ERR_TYPE, "input %u '%s' must be float or signed integer, got %s", k, names[k],
                             pc_dtype_name(in[k]->dtype));
         if (in[k]->dtype != in[0]->dtype)
             return ref_fail(ctx, PC_ERR_TYPE, "inputs have different element types (%s and %s)",
@@ -1400,6 +1411,7 @@ KERNEL(OneHot)
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t v = ref_get_i64(ind, (uint64_t)(o * inner + i));
+            if (ind->dtype == PC_DTYPE_UINT64 && v < 0) v = depth; /* above INT64_MAX: out of range, not negative */
             if (v < 0 && v >= -depth) v += depth;
             for (int64_t k = 0; k < depth && st == PC_OK; k++)
                 st = copy_at(ctx, y, (uint64_t)((o * depth + k) * inner + i), vals, v == k ? 1 : 0);
@@ -1873,7 +1885,7 @@ KERNEL(Resize)
         }
     }
     bool has_scales = has_input(in, n_in, 2) && in[2]->kind == PC_TYPE_TENSOR && in[2]->n_elements > 0;
-    bool has_sizes = has_input(in, n_in, 3);
+    bool has_sizes = has_input(in, n_in, 3) && (in[3]->n_elements > 0 || !has_scales); /* empty sizes: absent */
     if (has_scales == has_sizes)
         return ref_fail(ctx, PC_ERR_ARITY, "exactly one of 'scales' (non-empty) and 'sizes' must be given");
     if (p.coord == CT_TF_CROP_AND_RESIZE) {
