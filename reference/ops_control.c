@@ -348,6 +348,16 @@ static pc_status scan_step(ref_ctx *ctx, const pc_graph *body, pc_data **states,
     if (st == PC_OK) st = ref_run_body(ctx, body, n_state + n_scan_in, body_in, body_out);
     ref_unref_all(body_in, n_state + n_scan_in);
     if (st != PC_OK) return st;
+    for (uint32_t i = 0; i < n_state; i++) { /* Scan (unlike Loop) requires states to keep type and shape */
+        const pc_data *a = states[i], *b = body_out[i];
+        bool same = a->kind == b->kind && (a->kind != PC_TYPE_TENSOR || (a->dtype == b->dtype && a->rank == b->rank));
+        for (int32_t d = 0; same && a->kind == PC_TYPE_TENSOR && d < a->rank; d++) same = a->dims[d] == b->dims[d];
+        if (!same) {
+            char da[96], db[96];
+            return ref_fail(ctx, PC_ERR_SHAPE, "state %u went from %s to %s: Scan states must keep type and shape", i,
+                            pc_data_describe(a, da, sizeof da), pc_data_describe(b, db, sizeof db));
+        }
+    }
     for (uint32_t i = 0; i < n_state; i++) {
         pc_data_unref(states[i]);
         states[i] = body_out[i];

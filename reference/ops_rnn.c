@@ -254,12 +254,13 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
     if (!checked_count(ydims, 4, &n_y))
         return ref_fail(ctx, PC_ERR_BUDGET, "output Y of %lld x %lld x %lld x %lld elements is too large",
                         (long long)ydims[0], (long long)ydims[1], (long long)ydims[2], (long long)ydims[3]);
+    /* nothing runs for an entry of length 0: onnxruntime zeroes Y_h/Y_c, the spec says nothing, so refuse */
+    if (!SL && d.seq == 0 && d.batch > 0) return ref_unsupported(ctx, "a sequence length of 0 (Y_h/Y_c are not defined)");
     for (int64_t b = 0; SL && b < d.batch; b++) {
         int64_t len = ref_get_i64(SL, (uint64_t)b);
         if (len < 0 || len > d.seq)
             return ref_fail(ctx, PC_ERR_VALUE, "sequence_lens[%lld] = %lld is outside [0, %lld]", (long long)b,
                             (long long)len, (long long)d.seq);
-        /* nothing runs for such an entry: implementations disagree on Y_h (initial state or zeros) */
         if (len == 0) return ref_unsupported(ctx, "sequence_lens[%lld] = 0 (Y_h/Y_c are not defined)", (long long)b);
     }
 
@@ -347,6 +348,14 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
                         double cg = act_apply(&f[1], clipped(gate[3 * H + j], clip));
                         c[j] = fg * c[j] + ig * cg;
                         double og = act_apply(&f[0], clipped(gate[H + j] + po * c[j], clip));
+                        /* the spec clips "the input of activations", onnxruntime does not clip C_t before h: refuse
+                         * where the two readings differ */
+                        if (clip > 0 && fabs(c[j]) > clip) {
+                            ref_unsupported(ctx, "clip = %g with a cell state of %g: whether h() sees the clipped "
+                                            "cell state is not agreed", clip, c[j]);
+                            free(gate);
+                            goto fail;
+                        }
                         h[j] = og * act_apply(&f[2], c[j]);
                     }
                 }
