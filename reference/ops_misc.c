@@ -85,6 +85,14 @@ static pc_data *new_out(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_
     return ref_new_tensor(ctx, dtype, rank, dims);
 }
 
+static bool same_dims(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db)
+{
+    if (ra != rb) return false;
+    for (int32_t d = 0; d < ra; d++)
+        if (da[d] != db[d]) return false;
+    return true;
+}
+
 /* ---- broadcasting of k inputs -------------------------------------------------------------------------------- */
 
 typedef struct bcast {
@@ -105,8 +113,9 @@ static pc_status bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, bcast 
         n *= dim;
     }
     b->n = n;
-    b->idx = malloc((size_t)(n ? n : 1) * k * sizeof *b->idx); /* n <= 2^31 and k is a node's input count */
-    if (!b->idx) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting");
+    size_t bytes;
+    if (!pc_size_mul((size_t)(n ? n : 1), (size_t)k * sizeof *b->idx, &bytes) || !(b->idx = malloc(bytes)))
+        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting %u inputs to %llu elements", k, (unsigned long long)n);
     for (uint32_t j = 0; j < k; j++) ref_broadcast_index(ts[j], &b->shape, b->idx + (size_t)j * n);
     return PC_OK;
 }
@@ -118,7 +127,7 @@ static pc_status legacy_broadcast(ref_ctx *ctx, const pc_data *a, const pc_data 
 {
     *view = *b;
     if (ref_attr_int(ctx, "broadcast", 0) == 0) {
-        if (a->rank != b->rank || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims) != 0)
+        if (!same_dims(a->rank, a->dims, b->rank, b->dims))
             return ref_fail(ctx, PC_ERR_SHAPE, "inputs must have equal shapes when attribute broadcast is 0");
         return PC_OK;
     }
@@ -204,6 +213,10 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     }
     bcast bc;
     if ((st = bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
+    if (pair[1] == &bview && !same_dims(bc.shape.rank, bc.shape.dims, a->rank, a->dims)) {
+        free(bc.idx); /* legacy broadcasting is one-way: B stretches to A, never A to B */
+        return ref_fail(ctx, PC_ERR_SHAPE, "input B does not broadcast to input A's shape");
+    }
     bool compare = op->code >= B_EQ && op->code <= B_GE;
     pc_data *y = ref_new_tensor(ctx, compare ? PC_DTYPE_BOOL : a->dtype, bc.shape.rank, bc.shape.dims);
     if (!y) {
@@ -370,7 +383,7 @@ KERNEL(Clip)
     double flo = 0, fhi = 0;
     int64_t ilo = 0, ihi = 0;
     if (ctx->opset < 11) {
-        if (!is_f) return ref_fail(ctx, PC_ERR_TYPE, "input 0 must be floating-point before opset 12, got %s", pc_dtype_name(x->dtype));
+        if (!is_f) return ref_fail(ctx, PC_ERR_TYPE, "input 0 must be floating-point for the attribute form of Clip (opset < 11), got %s", pc_dtype_name(x->dtype));
         has_lo = has_hi = true;
         flo = ref_attr_float(ctx, "min", -FLT_MAX);
         fhi = ref_attr_float(ctx, "max", FLT_MAX);
@@ -476,7 +489,7 @@ KERNEL(PRelu)
     }
     bcast bc;
     if ((st = bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
-    if (bc.shape.rank != x->rank || memcmp(bc.shape.dims, x->dims, (size_t)x->rank * sizeof *x->dims) != 0) {
+    if (!same_dims(bc.shape.rank, bc.shape.dims, x->rank, x->dims)) {
         free(bc.idx);
         char b1[96], b2[96];
         return ref_fail(ctx, PC_ERR_SHAPE, "slope %s does not broadcast to X %s", pc_data_describe(s, b1, sizeof b1),
@@ -715,8 +728,10 @@ KERNEL(CastLike)
 
 /* ---- GridSample ---------------------------------------------------------------------------------------------- */
 
-/* Follows torch.nn.functional.grid_sample (the spec's reference): grid (x, y) in [-1, 1] unnormalized per
- * align_corners; bilinear/nearest pad the source coordinate, bicubic (A = -0.75) pads each of its 16 taps. */
+/* Follows torch.nn.functional.grid_sample (opset 16's stated reference, which produced its test data): grid (x, y) in
+ * [-1, 1] unnormalized per align_corners; bilinear/nearest pad the source coordinate, bicubic (A = -0.75) pads each
+ * of its 16 taps. From opset 20 bicubic with border/reflection padding follows ONNX's own reference instead (see
+ * gs_pad_source20); for the other modes the two agree. */
 enum { GS_LINEAR, GS_NEAREST, GS_CUBIC };
 enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
@@ -740,6 +755,19 @@ static double gs_pad(double x, int64_t size, int pad, bool align)
     if (pad == GS_ZEROS) return x;
     if (pad == GS_REFLECTION) x = align ? gs_reflect(x, 0, 2.0 * (double)(size - 1)) : gs_reflect(x, -1, 2.0 * (double)size - 1);
     return fmin((double)(size - 1), fmax(x, 0)); /* fmax(NaN, 0) is 0: a reflected infinity lands on the border */
+}
+
+/* Opset 20's reference implementation (and ONNX Runtime) moves an out-of-range bicubic sample point onto the border
+ * (clamp) or reflects it once into [lo, hi] before taking taps; torch takes the taps around the original point. */
+static double gs_pad_source20(double x, int64_t size, int pad, bool align)
+{
+    double lo = align ? 0 : -0.5, hi = align ? (double)(size - 1) : (double)size - 0.5, rng = hi - lo;
+    if (x >= lo && x <= hi) return x;
+    if (pad == GS_BORDER) return fmin((double)(size - 1), fmax(x, 0));
+    if (!(rng > 0)) return lo;
+    double dx = x < lo ? lo - x : x - hi, n = floor(dx / rng), r = dx - n * rng;
+    bool even = fmod(n, 2) == 0;
+    return x < lo ? (even ? lo + r : hi - r) : (even ? hi - r : lo + r);
 }
 
 /* The value at integer-valued (yy, xx) of one H x W plane, 0 outside (bounds checked before converting). */
@@ -786,7 +814,7 @@ KERNEL(GridSample)
     else return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute padding_mode must be zeros, border or reflection, got \"%s\"", ps);
     bool align = ref_attr_int(ctx, "align_corners", 0) != 0;
     if (x->rank != 4) {
-        if (x->rank > 4 && ctx->opset >= 20) return ref_unsupported(ctx, "GridSample on rank-%d input (only 4-D)", (int)x->rank);
+        if (x->rank >= 3 && ctx->opset >= 20) return ref_unsupported(ctx, "GridSample on rank-%d input (only 4-D)", (int)x->rank);
         return ref_fail(ctx, PC_ERR_SHAPE, "input X must be 4-D (N, C, H, W), got rank %d", (int)x->rank);
     }
     if (g->rank != 4 || g->dims[0] != x->dims[0] || g->dims[3] != 2) {
@@ -826,6 +854,10 @@ KERNEL(GridSample)
                         v = gs_tap(x, base, H, W, y0, x0) * (1 - tx) * (1 - ty) + gs_tap(x, base, H, W, y0, x0 + 1) * tx * (1 - ty) +
                             gs_tap(x, base, H, W, y0 + 1, x0) * (1 - tx) * ty + gs_tap(x, base, H, W, y0 + 1, x0 + 1) * tx * ty;
                     } else {
+                        if (ctx->opset >= 20 && pad != GS_ZEROS) {
+                            ix = gs_pad_source20(ix, W, pad, align);
+                            iy = gs_pad_source20(iy, H, pad, align);
+                        }
                         double x0 = floor(ix), y0 = floor(iy), cx[4], cy[4];
                         gs_cubic_coeffs(ix - x0, cx);
                         gs_cubic_coeffs(iy - y0, cy);
@@ -873,6 +905,8 @@ static void roi_sample(const pc_data *x, uint64_t base, int64_t h, int64_t w, do
     wv[2] = ly * hx * ref_get_f64(x, base + (uint64_t)(y1 * w + x0));
     wv[3] = ly * lx * ref_get_f64(x, base + (uint64_t)(y1 * w + x1));
 }
+
+static double max_nan(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
 
 KERNEL(RoiAlign)
 {
@@ -961,9 +995,9 @@ KERNEL(RoiAlign)
                                 acc += wv[0] + wv[1] + wv[2] + wv[3];
                             } else {
                                 /* max mode takes the largest weighted corner, as ONNX Runtime (and ONNX's own
-                                 * reference implementation) do */
-                                double m = fmax(fmax(wv[0], wv[1]), fmax(wv[2], wv[3]));
-                                acc = first ? m : fmax(acc, m);
+                                 * reference implementation) do; NaN propagates */
+                                double m = max_nan(max_nan(wv[0], wv[1]), max_nan(wv[2], wv[3]));
+                                acc = first ? m : max_nan(acc, m);
                                 first = false;
                             }
                         }
