@@ -272,10 +272,12 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
     bool input_forget = kind == RNN_LSTM && ref_attr_int(ctx, "input_forget", 0) != 0;
     bool lbr = kind == RNN_GRU && ctx->opset >= 3 && ref_attr_int(ctx, "linear_before_reset", 0) != 0;
 
+    /* only the outputs the node asks for are made (all three are optional) */
     pc_data *Y = NULL, *Yh = NULL, *Yc = NULL;
-    if (n_out > 0 && !(Y = ref_new_tensor(ctx, X->dtype, 4, ydims))) return ctx->err->status;
-    if (n_out > 1 && !(Yh = ref_new_tensor(ctx, X->dtype, 3, sdims))) goto fail;
-    if (n_out > 2 && !(Yc = ref_new_tensor(ctx, X->dtype, 3, sdims))) goto fail;
+    const pc_node *n = ctx->node;
+    if (n_out > 0 && n->outputs[0] && !(Y = ref_new_tensor(ctx, X->dtype, 4, ydims))) return ctx->err->status;
+    if (n_out > 1 && n->outputs[1] && !(Yh = ref_new_tensor(ctx, X->dtype, 3, sdims))) goto fail;
+    if (n_out > 2 && n->outputs[2] && !(Yc = ref_new_tensor(ctx, X->dtype, 3, sdims))) goto fail;
 
     /* scratch: pre-activations for all gates, the running state h and c, and a copy of the previous h */
     double *gate = malloc((size_t)(gh + 3 * d.hidden + 1) * sizeof *gate);
