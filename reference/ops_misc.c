@@ -1065,6 +1065,7 @@ static pc_status nms_scalar(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uin
     if (st != PC_OK) return st;
     if ((st = ref_require_dtype(ctx, in[j], j, want_int ? dt_int : dt_float, want_int ? "integer" : "floating-point")) != PC_OK)
         return st;
+    if (in[j]->n_elements == 0) return PC_OK; /* an empty tensor counts as omitted, as in the reference implementations */
     if (in[j]->n_elements != 1)
         return ref_fail(ctx, PC_ERR_SHAPE, "input %u (%s) must hold one value, it has %llu", j, name,
                         (unsigned long long)in[j]->n_elements);
