@@ -119,6 +119,12 @@ cp -r "$data/node/test_abs" "$tmp/sets/gap"
 mv "$tmp/sets/gap/test_data_set_0/input_0.pb" "$tmp/sets/gap/test_data_set_0/input_1.pb"
 expect 1 "FAIL sets/gap: load-error: .*input_1.pb without input_0.pb.*FAIL sets/threesets: differs: test_data_set_2: output 0 'y' index 59" -- \
     "$pc" conformance "$tmp/sets"
+# conformance: unsupported is a skip, and a failure only with --strict (Bernoulli is random: the reference declines it)
+expect 0 "SKIP node/test_bernoulli: unsupported: .*1 passed, 0 failed, 1 skipped" -- \
+    "$pc" conformance "$abs" "$data/node/test_bernoulli"
+expect 1 "1 passed, 0 failed, 1 skipped" -- "$pc" conformance --strict "$abs" "$data/node/test_bernoulli"
+expect 0 "^conformance: 2 cases.*1 passed, 0 failed, 1 skipped$" -- \
+    "$pc" conformance --quiet "$abs" "$data/node/test_bernoulli"
 # conformance: inputs are matched to graph inputs by the names in the files (x - y with the files swapped)
 cp -r "$data/node/test_sub" "$tmp/swapped"
 mv "$tmp/swapped/test_data_set_0/input_0.pb" "$tmp/swapped/test_data_set_0/x.pb"
