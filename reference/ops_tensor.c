@@ -108,12 +108,23 @@ static pc_status drop(pc_data *d, pc_status st)
     return st;
 }
 
-/* Product of dims[from, to) (the caller knows it fits: the dims belong to an existing tensor). */
+/* Product of dims[from, to). Exact for a non-empty tensor (it is at most its element count); an empty tensor may
+ * have other huge dims, so the product wraps (unsigned, defined) and callers skip loops over empty tensors. */
 static int64_t prod(const int64_t *dims, int32_t from, int32_t to)
 {
-    int64_t p = 1;
-    for (int32_t i = from; i < to; i++) p *= dims[i];
-    return p;
+    uint64_t p = 1;
+    for (int32_t i = from; i < to; i++) p *= (uint64_t)dims[i];
+    return (int64_t)p;
+}
+
+/* Row-major strides, wrapping like prod() (ref_strides overflows signed int64 on such empty tensors). */
+static void strides(int32_t rank, const int64_t *dims, int64_t *str)
+{
+    uint64_t p = 1;
+    for (int32_t i = rank - 1; i >= 0; i--) {
+        str[i] = (int64_t)p;
+        p *= (uint64_t)dims[i];
+    }
 }
 
 /* Fills dst (all of it, row-major) from src: the element at output multi-index idx is src[base + sum idx[d] *
@@ -342,7 +353,13 @@ KERNEL(Flatten)
     if (a < -(int64_t)x->rank || a > x->rank)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axis' %lld is out of range for rank %d", (long long)a, (int)x->rank);
     int32_t axis = (int32_t)(a < 0 ? a + x->rank : a);
-    int64_t dims[2] = {prod(x->dims, 0, axis), prod(x->dims, axis, x->rank)};
+    int64_t dims[2] = {1, 1};
+    for (int32_t d = 0; d < x->rank; d++) { /* checked: an empty input can have huge dims */
+        int64_t *p = &dims[d < axis ? 0 : 1];
+        if (x->dims[d] && *p > INT64_MAX / x->dims[d])
+            return ref_fail(ctx, PC_ERR_SHAPE, "flattened dimension overflows");
+        *p *= x->dims[d];
+    }
     out[0] = ref_reshaped(ctx, x, 2, dims);
     return out[0] ? PC_OK : ctx->err->status;
 }
@@ -443,7 +460,7 @@ KERNEL(Transpose)
                             (int)r - 1, (int)d, (long long)p[d]);
         seen[p[d]] = true;
     }
-    ref_strides(r, x->dims, istr);
+    strides(r, x->dims, istr);
     for (int32_t d = 0; d < r; d++) {
         dims[d] = x->dims[p[d]];
         sstr[d] = istr[p[d]];
@@ -481,14 +498,16 @@ KERNEL(Concat)
         if (!ok)
             return ref_fail(ctx, PC_ERR_SHAPE, "input %u is %s, which does not match input 0 %s outside axis %d", k,
                             pc_data_describe(x, a, sizeof a), pc_data_describe(x0, b, sizeof b), (int)axis);
-        dims[axis] += x->dims[axis]; /* each fits in int64 and there are few of them: the budget check follows */
+        if (x->dims[axis] > INT64_MAX - dims[axis]) /* empty inputs can have huge dims */
+            return ref_fail(ctx, PC_ERR_BUDGET, "concatenated axis %d overflows", (int)axis);
+        dims[axis] += x->dims[axis];
     }
     pc_data *y = new_out(ctx, x0->dtype, r, dims);
     if (!y) return ctx->err->status;
     int64_t outer = prod(dims, 0, axis), inner = prod(dims, axis + 1, r), off = 0;
     for (uint32_t k = 0; k < n_in; k++) {
         int64_t dk = in[k]->dims[axis];
-        for (int64_t o = 0; o < outer; o++)
+        for (int64_t o = 0; o < outer && in[k]->n_elements; o++)
             for (int64_t a = 0; a < dk; a++)
                 for (int64_t i = 0; i < inner; i++)
                     if ((st = copy_at(ctx, y, (uint64_t)((o * dims[axis] + off + a) * inner + i), in[k],
@@ -547,7 +566,7 @@ KERNEL(Split)
         }
         /* Equal parts; from opset 18 the last one may be smaller (chunks of ceil(dim / parts)). */
         int64_t chunk = dim / parts + (dim % parts != 0);
-        if (dim % parts != 0 && (ctx->opset < 18 || chunk * (parts - 1) > dim))
+        if (dim % parts != 0 && (ctx->opset < 18 || chunk > dim / (parts - 1)))
             return ref_fail(ctx, PC_ERR_SHAPE, "axis %d of size %lld cannot be split into %lld parts", (int)axis,
                             (long long)dim, (long long)parts);
         if (!(sizes = malloc((size_t)parts * sizeof *sizes))) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
@@ -564,7 +583,7 @@ KERNEL(Split)
             break;
         }
         out[k] = y;
-        for (int64_t o = 0; o < outer && st == PC_OK; o++)
+        for (int64_t o = 0; o < outer && y->n_elements && st == PC_OK; o++)
             for (int64_t a = 0; a < sizes[k] && st == PC_OK; a++)
                 for (int64_t i = 0; i < inner && st == PC_OK; i++)
                     st = copy_at(ctx, y, (uint64_t)((o * sizes[k] + a) * inner + i), x,
@@ -583,9 +602,11 @@ static pc_status slice_params(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, i
 {
     static const char *names[4] = {"starts", "ends", "axes", "steps"};
     pc_status st = PC_OK;
-    for (int k = 0; k < 4 && st == PC_OK; k++) {
+    for (int k = 0; k < 4; k++) {
         v[k] = NULL;
         n[k] = 0;
+    }
+    for (int k = 0; k < 4 && st == PC_OK; k++) {
         if (ctx->opset < 10) {
             if (k == 3 || !ref_has_attr(ctx, names[k])) {
                 if (k < 2) st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute '%s' is required", names[k]);
@@ -667,15 +688,15 @@ KERNEL(Slice)
     }
     for (int k = 0; k < 4; k++) free(v[k]);
     if (st != PC_OK) return st;
-    ref_strides(r, x->dims, istr);
-    int64_t base = 0;
+    strides(r, x->dims, istr);
+    uint64_t base = 0; /* unsigned: exact for a non-empty input, harmless wrap (unused) for an empty one */
     for (int32_t d = 0; d < r; d++) {
-        base += start[d] * istr[d];
-        sstr[d] = step[d] * istr[d];
+        base += (uint64_t)start[d] * (uint64_t)istr[d];
+        sstr[d] = (int64_t)((uint64_t)step[d] * (uint64_t)istr[d]);
     }
     pc_data *y = new_out(ctx, x->dtype, r, dims);
     if (!y) return ctx->err->status;
-    if ((st = copy_strided(ctx, y, x, base, sstr)) != PC_OK) return drop(y, st);
+    if ((st = copy_strided(ctx, y, x, (int64_t)base, sstr)) != PC_OK) return drop(y, st);
     out[0] = y;
     return PC_OK;
 }
@@ -710,7 +731,7 @@ KERNEL(Gather)
         return ctx->err->status;
     }
     int64_t outer = prod(x->dims, 0, axis), inner = prod(x->dims, axis + 1, x->rank);
-    for (int64_t o = 0; o < outer && st == PC_OK; o++)
+    for (int64_t o = 0; o < outer && y->n_elements && st == PC_OK; o++)
         for (size_t j = 0; j < ni && st == PC_OK; j++)
             for (int64_t i = 0; i < inner && st == PC_OK; i++)
                 st = copy_at(ctx, y, (uint64_t)((o * (int64_t)ni + (int64_t)j) * inner + i), x,
@@ -760,7 +781,7 @@ KERNEL(GatherElements)
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     for (size_t i = 0; i < ni && st == PC_OK; i++, index_next(ind->rank, ind->dims, idx)) {
         int64_t v = 0;
         if ((st = norm_index(ctx, iv[i], x->dims[axis], "'indices'", &v)) != PC_OK) break;
@@ -817,10 +838,10 @@ KERNEL(GatherND)
         free(iv);
         return ctx->err->status;
     }
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     int64_t batches = prod(ind->dims, 0, bd), tuples = prod(ind->dims, bd, ind->rank - 1);
     int64_t slice = prod(x->dims, bd + mm, x->rank), batch_size = prod(x->dims, bd, x->rank);
-    for (int64_t bb = 0; bb < batches && st == PC_OK; bb++)
+    for (int64_t bb = 0; bb < batches && y->n_elements && st == PC_OK; bb++)
         for (int64_t t = 0; t < tuples && st == PC_OK; t++) {
             int64_t k = bb * tuples + t, off;
             if ((st = nd_offset(ctx, iv + k * m, m, x, xstr, bd, &off)) != PC_OK) break;
@@ -903,7 +924,7 @@ static pc_status scatter_elements(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     /* In index order, so with duplicate indices and no reduction the last update wins (as the reference does). */
     for (size_t i = 0; i < ni && st == PC_OK; i++, index_next(ind->rank, ind->dims, idx)) {
         int64_t v = 0;
@@ -959,9 +980,9 @@ KERNEL(ScatterND)
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK];
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     int64_t tuples = prod(ind->dims, 0, ind->rank - 1), slice = prod(x->dims, (int32_t)k, x->rank);
-    for (int64_t t = 0; t < tuples && st == PC_OK; t++) {
+    for (int64_t t = 0; t < tuples && u->n_elements && st == PC_OK; t++) {
         int64_t off;
         if ((st = nd_offset(ctx, iv + t * k, k, x, xstr, 0, &off)) != PC_OK) break;
         for (int64_t s = 0; s < slice && st == PC_OK; s++)
@@ -987,7 +1008,7 @@ KERNEL(Expand)
     int32_t r = x->rank > (int32_t)(n > PC_MAX_RANK ? PC_MAX_RANK + 1 : n) ? x->rank : (int32_t)n;
     int64_t dims[PC_MAX_RANK], xstr[PC_MAX_RANK], sstr[PC_MAX_RANK];
     if (n > PC_MAX_RANK) st = ref_fail(ctx, PC_ERR_SHAPE, "'shape' has %zu entries (rank limit %d)", n, PC_MAX_RANK);
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     /* Bidirectional broadcast: a dimension 1 on either side takes the other side's size. */
     for (int32_t d = 0; d < r && st == PC_OK; d++) {
         int32_t xi = d - (r - x->rank), si = d - (r - (int32_t)n);
@@ -1034,7 +1055,7 @@ KERNEL(Tile)
     if (st != PC_OK) return st;
     pc_data *y = new_out(ctx, x->dtype, x->rank, dims);
     if (!y) return ctx->err->status;
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(x->rank, dims, idx)) {
         int64_t off = 0;
         for (int32_t d = 0; d < x->rank; d++) off += (idx[d] % x->dims[d]) * xstr[d];
@@ -1166,16 +1187,16 @@ KERNEL(Pad)
         }
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    ref_strides(r, x->dims, xstr);
+    strides(r, x->dims, xstr);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(r, dims, idx)) {
-        int64_t off = 0;
+        uint64_t off = 0; /* unsigned: an empty input's strides may have wrapped (only constants are read then) */
         bool constant = false;
         for (int32_t d = 0; d < r && !constant; d++) {
             int64_t s = base[d][idx[d]];
             constant = s < 0;
-            off += s * xstr[d];
+            off += (uint64_t)s * (uint64_t)xstr[d];
         }
-        st = constant ? copy_at(ctx, y, i, cv, 0) : copy_at(ctx, y, i, x, (uint64_t)off);
+        st = constant ? copy_at(ctx, y, i, cv, 0) : copy_at(ctx, y, i, x, off);
     }
     free(tab);
     pc_data_unref(cv);
@@ -1223,7 +1244,7 @@ static pc_status depth_space(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
     if (!y) return ctx->err->status;
     int64_t oc = dims[1], oh = dims[2], ow = dims[3];
     uint64_t k = 0;
-    for (int64_t n = 0; n < N; n++)
+    for (int64_t n = 0; n < N && y->n_elements; n++)
         for (int64_t c = 0; c < oc; c++)
             for (int64_t h = 0; h < oh; h++)
                 for (int64_t w = 0; w < ow && st == PC_OK; w++, k++) {
@@ -1408,7 +1429,7 @@ KERNEL(OneHot)
     if (!y) return ctx->err->status;
     int64_t outer = prod(ind->dims, 0, axis), inner = prod(ind->dims, axis, ind->rank);
     /* Indices are truncated to integers; negatives count from depth; out-of-range ones give all "off". */
-    for (int64_t o = 0; o < outer; o++)
+    for (int64_t o = 0; o < outer && y->n_elements; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t v = ref_get_i64(ind, (uint64_t)(o * inner + i));
             if (ind->dtype == PC_DTYPE_UINT64 && v < 0) v = depth; /* above INT64_MAX: out of range, not negative */
@@ -1479,7 +1500,7 @@ KERNEL(Compress)
     if (!y) return ctx->err->status;
     int64_t outer = flat ? 1 : prod(x->dims, 0, axis), inner = flat ? 1 : prod(x->dims, axis + 1, x->rank);
     uint64_t k = 0;
-    for (int64_t o = 0; o < outer; o++)
+    for (int64_t o = 0; o < outer && y->n_elements; o++)
         for (int64_t j = 0; j < (int64_t)c->n_elements && j < dim; j++) {
             if (!ref_get_i64(c, (uint64_t)j)) continue;
             for (int64_t i = 0; i < inner && st == PC_OK; i++)
@@ -1571,7 +1592,7 @@ KERNEL(ReverseSequence)
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    ref_strides(x->rank, x->dims, xstr);
+    strides(x->rank, x->dims, xstr);
     for (uint64_t i = 0; i < x->n_elements && st == PC_OK; i++, index_next(x->rank, x->dims, idx)) {
         int64_t t = idx[ta], L = lens[idx[ba]];
         int64_t off = (int64_t)i + ((t < L ? L - 1 - t : t) - t) * xstr[ta];
@@ -1728,7 +1749,7 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
         for (int64_t o = 0; o < p->dims[d]; o++) resize_tap_at(p, d, x->dims[d], o, q++);
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    ref_strides(r, x->dims, xstr);
+    strides(r, x->dims, xstr);
     pc_status st = PC_OK;
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(r, p->dims, idx)) {
         const resize_tap *t[PC_MAX_RANK];
@@ -1783,9 +1804,8 @@ static pc_status resize_scales(ref_ctx *ctx, const pc_data *x, resize_plan *p, c
         int32_t a = axes[k];
         double s = scales[k], v = floor(s * (double)x->dims[a]);
         if (!(s > 0) || !isfinite(s)) return ref_fail(ctx, PC_ERR_VALUE, "scales[%zu] = %g is not positive", k, s);
-        if (v > (double)MAX_OUT_ELEMENTS)
-            return ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused (limit 2^31 elements)", (int)a,
-                            v);
+        if (v > 0x1p62) /* keeps the int64 conversion defined; new_out applies the element budget */
+            return ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)a, v);
         p->scale[a] = s;
         p->dims[a] = (int64_t)v;
     }
@@ -1931,8 +1951,7 @@ KERNEL(Resize)
             int64_t in_len = x->dims[axes[k]];
             double v = floor(common * (double)in_len + 0.5);
             if (in_len == 0) continue;
-            if (v > (double)MAX_OUT_ELEMENTS)
-                st = ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d refused (limit 2^31)", (int)axes[k]);
+            if (v > 0x1p62) st = ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)axes[k], v);
             p.scale[axes[k]] = common;
             p.dims[axes[k]] = (int64_t)v;
         }
@@ -2044,6 +2063,9 @@ KERNEL(Unique)
     if (!flat && (st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK) return st;
     slices s = {x, 1, (int64_t)x->n_elements, 1};
     if (!flat) s = (slices){x, prod(x->dims, 0, axis), x->dims[axis], prod(x->dims, axis + 1, x->rank)};
+    if (!x->n_elements) s.outer = 0; /* empty slices all compare equal (and outer may have wrapped) */
+    if ((uint64_t)s.dim > MAX_OUT_ELEMENTS) /* inverse_indices has one entry per slice */
+        return ref_fail(ctx, PC_ERR_BUDGET, "%lld slices along the axis refused (limit 2^31)", (long long)s.dim);
     size_t bytes = (size_t)(s.dim ? s.dim : 1) * sizeof(int64_t);
     int64_t *perm = malloc(bytes), *tmp = malloc(bytes), *first = malloc(bytes), *count = malloc(bytes),
             *gid = malloc(bytes);
