@@ -99,6 +99,9 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     size_t n_axes = 0;
     bool noop = false;
     if (ctx->opset >= input_since) {
+        if (ref_has_attr(ctx, "axes"))
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'axes' is input 1 from opset %lld on",
+                            (long long)input_since);
         if (n_in > 1 && in[1]) {
             if (in[1]->kind != PC_TYPE_TENSOR || in[1]->dtype != PC_DTYPE_INT64)
                 return ref_fail(ctx, PC_ERR_TYPE, "input 1 'axes' must be an int64 tensor");
@@ -109,6 +112,9 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
         }
         noop = ref_attr_int(ctx, "noop_with_empty_axes", 0) != 0;
     } else {
+        if (n_in > 1 && in[1])
+            return ref_fail(ctx, PC_ERR_ARITY, "input 1 'axes' exists from opset %lld on (use the attribute)",
+                            (long long)input_since);
         axes = ref_attr_ints(ctx, "axes", &n_axes);
     }
     bool red[PC_MAX_RANK] = {false};
@@ -122,8 +128,9 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
             return st;
         }
         if (red[ax]) {
+            long long dup = (long long)axes[k];
             free(axes_owned);
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "axes lists axis %lld twice", (long long)axes[k]);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "axes lists axis %lld twice", dup);
         }
         red[ax] = true;
     }
