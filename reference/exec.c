@@ -59,6 +59,23 @@ static bool is_local_function(const pc_model *m, const pc_node *n)
     return false;
 }
 
+/* Element types whose values the helpers can read and write. The packed 4- and 2-bit types, float8 and complex
+ * are refused up front: a kernel must never see bytes it would misread. */
+static bool dtype_supported(pc_dtype t)
+{
+    return ref_is_numeric(t) || t == PC_DTYPE_STRING;
+}
+
+static const pc_data *unsupported_item(const pc_data *d)
+{
+    if (d->kind == PC_TYPE_TENSOR) return dtype_supported(d->dtype) ? NULL : d;
+    for (uint32_t i = 0; i < d->n_items; i++) {
+        const pc_data *bad = unsupported_item(d->items[i]);
+        if (bad) return bad;
+    }
+    return NULL;
+}
+
 static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n, pc_data **in, pc_data **out,
                           pc_error *err)
 {
@@ -78,6 +95,10 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
         if (!in[i])
             return ref_fail(&ctx, PC_ERR_DANGLING_INPUT, "input %u '%s' has no value when the node runs (graph not in "
                             "topological order, or an optional output that was not produced)", i, n->inputs[i]->name);
+        const pc_data *bad = unsupported_item(in[i]);
+        if (bad)
+            return ref_unsupported(&ctx, "input %u '%s' has element type %s", i, n->inputs[i]->name,
+                                   pc_dtype_name(bad->dtype));
     }
     memset(out, 0, n->n_outputs * sizeof *out);
     pc_status st = op->run(&ctx, in, n->n_inputs, out, n->n_outputs);

@@ -15,7 +15,6 @@
 #include "ref_internal.h"
 
 /* Outputs whose size comes from input values (or from broadcasting, which can square a size) stay below this. */
-#define OUT_LIMIT ((uint64_t)1 << 31)
 
 #define KERNEL(Name) static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 
@@ -42,48 +41,10 @@ static int cmp_int(int64_t a, int64_t b, bool uns)
 
 /* ---- stores ------------------------------------------------------------------------------------------------ */
 
-/* double -> float16/bfloat16 without double rounding: round to odd into float (24 bits, well above the 11 or 8 the
- * target keeps), then the helpers' round-to-nearest-even. */
-static float f64_to_f32_odd(double v)
-{
-    float f = (float)v;
-    if (isnan(v) || isinf(f) || (double)f == v) return f;
-    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    bits |= 1;
-    memcpy(&f, &bits, 4);
-    return f;
-}
 
-static void store_float(pc_data *y, uint64_t i, double v)
-{
-    if (y->dtype == PC_DTYPE_FLOAT16)
-        ((uint16_t *)y->data)[i] = ref_f32_to_f16(f64_to_f32_odd(v));
-    else if (y->dtype == PC_DTYPE_BFLOAT16)
-        ((uint16_t *)y->data)[i] = ref_f32_to_bf16(f64_to_f32_odd(v));
-    else
-        ref_set_f64(y, i, v);
-}
 
 /* ---- output allocation with a size budget -------------------------------------------------------------------- */
 
-static pc_data *new_out(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
-{
-    uint64_t n = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0) {
-            ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i, (long long)dims[i]);
-            return NULL;
-        }
-        if (dims[i] && n > OUT_LIMIT / (uint64_t)dims[i]) {
-            ref_fail(ctx, PC_ERR_BUDGET, "output would have more than 2^31 elements");
-            return NULL;
-        }
-        n *= (uint64_t)dims[i];
-    }
-    return ref_new_tensor(ctx, dtype, rank, dims);
-}
 
 static bool same_dims(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db)
 {
@@ -109,7 +70,7 @@ static pc_status bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, bcast 
     uint64_t n = 1;
     for (int32_t d = 0; d < b->shape.rank; d++) {
         uint64_t dim = (uint64_t)b->shape.dims[d];
-        if (dim && n > OUT_LIMIT / dim) return ref_fail(ctx, PC_ERR_BUDGET, "broadcast result would have more than 2^31 elements");
+        if (dim && n > REF_MAX_ELEMENTS / dim) return ref_fail(ctx, PC_ERR_BUDGET, "broadcast result would have more than 2^31 elements");
         n *= dim;
     }
     b->n = n;
@@ -243,7 +204,7 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
             continue;
         }
         if (op->code == B_MOD && is_f) {
-            store_float(y, k, fmod(ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
+            ref_set_f64(y, k, fmod(ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
             continue;
         }
         int64_t x = ref_get_i64(a, ia[k]), z = ref_get_i64(b, ib[k]), r = 0;
@@ -346,7 +307,7 @@ static pc_status run_variadic(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
                 else if (isnan(acc) || isnan(v)) acc = NAN; /* any NaN operand gives NaN */
                 else if (code == V_MAX ? v > acc : v < acc) acc = v;
             }
-            store_float(y, k, code == V_MEAN ? acc / n_in : acc);
+            ref_set_f64(y, k, code == V_MEAN ? acc / n_in : acc);
         } else {
             int64_t acc = ref_get_i64(in[0], bc.idx[k]);
             for (uint32_t j = 1; j < n_in; j++) {
@@ -416,7 +377,7 @@ KERNEL(Clip)
             if ((has_lo && isnan(flo)) || (has_hi && isnan(fhi))) v = NAN;
             if (has_lo && v < flo) v = flo;
             if (has_hi && v > fhi) v = fhi;
-            store_float(y, k, v);
+            ref_set_f64(y, k, v);
         } else {
             int64_t v = ref_get_i64(x, k);
             if (has_lo && cmp_int(v, ilo, uns) < 0) v = ilo;
@@ -504,7 +465,7 @@ KERNEL(PRelu)
     for (uint64_t k = 0; k < bc.n; k++) {
         if (is_f) {
             double v = ref_get_f64(x, k);
-            store_float(y, k, v < 0 ? v * ref_get_f64(s, bc.idx[bc.n + k]) : v);
+            ref_set_f64(y, k, v < 0 ? v * ref_get_f64(s, bc.idx[bc.n + k]) : v);
         } else {
             int64_t v = ref_get_i64(x, k);
             if (!uns && v < 0) v = (int64_t)((uint64_t)v * (uint64_t)ref_get_i64(s, bc.idx[bc.n + k]));
@@ -523,8 +484,8 @@ static bool same_in_type(double back, double v, pc_dtype t)
 {
     switch (t) {
     case PC_DTYPE_FLOAT: return (float)back == (float)v;
-    case PC_DTYPE_FLOAT16: return ref_f32_to_f16(f64_to_f32_odd(back)) == ref_f32_to_f16(f64_to_f32_odd(v));
-    case PC_DTYPE_BFLOAT16: return ref_f32_to_bf16(f64_to_f32_odd(back)) == ref_f32_to_bf16(f64_to_f32_odd(v));
+    case PC_DTYPE_FLOAT16: return ref_f64_to_f16(back) == ref_f64_to_f16(v);
+    case PC_DTYPE_BFLOAT16: return ref_f64_to_bf16(back) == ref_f64_to_bf16(v);
     default: return back == v;
     }
 }
@@ -622,7 +583,7 @@ static pc_status parse_string(ref_ctx *ctx, const pc_bytes *s, pc_data *y, uint6
         /* hexadecimal forms are C's, not the spec's: left unparsed (end == buf) */
     } else if (ref_is_float(y->dtype)) {
         if (y->dtype == PC_DTYPE_FLOAT) ((float *)y->data)[i] = strtof(buf, &end);
-        else store_float(y, i, strtod(buf, &end));
+        else ref_set_f64(y, i, strtod(buf, &end));
     } else if (ref_is_int(y->dtype)) {
         unsigned bits = pc_dtype_bits(y->dtype);
         errno = 0;
@@ -678,10 +639,10 @@ static pc_status cast_to(ref_ctx *ctx, const pc_data *x, pc_dtype to, pc_data **
                 int64_t v = ref_get_i64(x, i);
                 ((float *)y->data)[i] = x->dtype == PC_DTYPE_UINT64 ? (float)(uint64_t)v : (float)v;
             } else {
-                store_float(y, i, ref_get_f64(x, i));
+                ref_set_f64(y, i, ref_get_f64(x, i));
             }
         } else if (from_f) {
-            store_float(y, i, ref_get_f64(x, i)); /* truncation toward zero; bool: nonzero (NaN too) is true */
+            ref_set_f64(y, i, ref_get_f64(x, i)); /* truncation toward zero; bool: nonzero (NaN too) is true */
         } else {
             ref_set_i64(y, i, ref_get_i64(x, i)); /* integers wrap, as a two's complement reinterpretation */
         }
@@ -824,7 +785,7 @@ KERNEL(GridSample)
     }
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], Ho = g->dims[1], Wo = g->dims[2];
     int64_t odims[4] = {N, C, Ho, Wo};
-    pc_data *y = new_out(ctx, x->dtype, 4, odims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, 4, odims);
     if (!y) return ctx->err->status;
     uint64_t k = 0;
     for (int64_t n = 0; n < N; n++)
@@ -835,7 +796,7 @@ KERNEL(GridSample)
                     uint64_t gi = (((uint64_t)n * (uint64_t)Ho + (uint64_t)oh) * (uint64_t)Wo + (uint64_t)ow) * 2;
                     double gx = ref_get_f64(g, gi), gy = ref_get_f64(g, gi + 1), v = 0;
                     if (isnan(gx) || isnan(gy)) {
-                        store_float(y, k, NAN); /* no location to sample */
+                        ref_set_f64(y, k, NAN); /* no location to sample */
                         continue;
                     }
                     double ix = gs_unnormalize(gx, W, align), iy = gs_unnormalize(gy, H, align);
@@ -844,7 +805,7 @@ KERNEL(GridSample)
                         iy = gs_pad(iy, H, pad, align);
                     }
                     if (!isfinite(ix) || !isfinite(iy)) {
-                        store_float(y, k, 0); /* zeros padding at infinity */
+                        ref_set_f64(y, k, 0); /* zeros padding at infinity */
                         continue;
                     }
                     if (mode == GS_NEAREST) {
@@ -868,7 +829,7 @@ KERNEL(GridSample)
                             v += cy[i] * row;
                         }
                     }
-                    store_float(y, k, v);
+                    ref_set_f64(y, k, v);
                 }
         }
     out[0] = y;
@@ -948,7 +909,7 @@ KERNEL(RoiAlign)
         return ref_fail(ctx, PC_ERR_SHAPE, "input X has an empty %lld x %lld feature map to pool RoIs from", (long long)H,
                         (long long)W);
     int64_t odims[4] = {R, C, oh, ow};
-    pc_data *y = new_out(ctx, x->dtype, 4, odims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, 4, odims);
     if (!y) return ctx->err->status;
     uint64_t k = 0;
     for (int64_t r = 0; r < R; r++) {
@@ -1002,7 +963,7 @@ KERNEL(RoiAlign)
                             }
                         }
                     }
-                    store_float(y, k, is_max ? acc : acc / count);
+                    ref_set_f64(y, k, is_max ? acc : acc / count);
                 }
         }
     }
@@ -1149,7 +1110,7 @@ KERNEL(NonMaxSuppression)
     free(sel);
     free(corners);
     int64_t odims[2] = {(int64_t)n_rows, 3};
-    pc_data *y = new_out(ctx, PC_DTYPE_INT64, 2, odims);
+    pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT64, 2, odims);
     if (y && n_rows) memcpy(y->data, rows, (size_t)n_rows * 3 * sizeof *rows);
     free(rows);
     if (!y) return ctx->err->status;
@@ -1208,7 +1169,7 @@ KERNEL(Det)
                 for (size_t j = col; j < M; j++) a[r * M + j] -= f * a[col * M + j];
             }
         }
-        store_float(y, bt, det);
+        ref_set_f64(y, bt, det);
     }
     free(a);
     out[0] = y;

@@ -9,7 +9,6 @@
 #define KERNEL(Name) static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 
 /* Outputs sized by input values stay below 2^31 elements; naive transforms below 2^34 multiply-adds. */
-#define OUT_LIMIT ((uint64_t)1 << 31)
 #define WORK_LIMIT ((uint64_t)1 << 34)
 
 static const double TWO_PI = 6.283185307179586476925286766559;
@@ -17,41 +16,7 @@ static const double TWO_PI = 6.283185307179586476925286766559;
 static bool dt_float(pc_dtype t) { return ref_is_float(t); }
 static bool dt_int(pc_dtype t) { return ref_is_int(t); }
 
-/* Stores v rounded once to the element type: float16/bfloat16 go through float with round-to-odd (ref_set_f64 would
- * round twice, double -> float -> half). */
-static void store_float(pc_data *y, uint64_t i, double v)
-{
-    if (y->dtype != PC_DTYPE_FLOAT16 && y->dtype != PC_DTYPE_BFLOAT16) {
-        ref_set_f64(y, i, v);
-        return;
-    }
-    float f = (float)v;
-    if (!isnan(v) && !isinf(f) && (double)f != v) {
-        if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
-        uint32_t bits;
-        memcpy(&bits, &f, 4);
-        bits |= 1; /* sticky bit: float keeps far more bits than the target, so the final rounding is correct */
-        memcpy(&f, &bits, 4);
-    }
-    ((uint16_t *)y->data)[i] = y->dtype == PC_DTYPE_FLOAT16 ? ref_f32_to_f16(f) : ref_f32_to_bf16(f);
-}
 
-static pc_data *new_out(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
-{
-    uint64_t n = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0) {
-            ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i, (long long)dims[i]);
-            return NULL;
-        }
-        if (dims[i] && n > OUT_LIMIT / (uint64_t)dims[i]) {
-            ref_fail(ctx, PC_ERR_BUDGET, "output would have more than 2^31 elements");
-            return NULL;
-        }
-        n *= (uint64_t)dims[i];
-    }
-    return ref_new_tensor(ctx, dtype, rank, dims);
-}
 
 /* A one-element tensor input read as an integer (present = false when the optional input is omitted). */
 static pc_status scalar_int(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t j, const char *name, bool required,
@@ -125,13 +90,13 @@ KERNEL(DFT)
     if (has_len && len <= 0) return ref_fail(ctx, PC_ERR_VALUE, "dft_length must be positive, got %lld", (long long)len);
     if (!has_len) len = n_axis;
     if (len == 0) return ref_fail(ctx, PC_ERR_SHAPE, "the signal has no points along axis %d", (int)axis);
-    if ((uint64_t)len > OUT_LIMIT) return ref_fail(ctx, PC_ERR_BUDGET, "dft_length %lld is too large", (long long)len);
+    if ((uint64_t)len > REF_MAX_ELEMENTS) return ref_fail(ctx, PC_ERR_BUDGET, "dft_length %lld is too large", (long long)len);
     int64_t out_len = onesided ? len / 2 + 1 : len;
     int64_t dims[PC_MAX_RANK];
     memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
     dims[axis] = out_len;
     dims[x->rank - 1] = 2;
-    pc_data *y = new_out(ctx, x->dtype, x->rank, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, dims);
     if (!y) return ctx->err->status;
     uint64_t outer = 1, inner = 1;
     for (int32_t d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
@@ -162,8 +127,8 @@ KERNEL(DFT)
                     im += xr * s + xim * c;
                 }
                 uint64_t yi = ((o * (uint64_t)out_len + (uint64_t)k) * inner + i) * 2;
-                store_float(y, yi, re * scale);
-                store_float(y, yi + 1, im * scale);
+                ref_set_f64(y, yi, re * scale);
+                ref_set_f64(y, yi + 1, im * scale);
             }
     free(tw);
     out[0] = y;
@@ -212,7 +177,7 @@ KERNEL(STFT)
     if (onesided && cplx) return ref_unsupported(ctx, "onesided STFT of a complex signal");
     int64_t frames = (len - fl) / step + 1, bins = onesided ? fl / 2 + 1 : fl;
     int64_t dims[4] = {x->dims[0], frames, bins, 2};
-    pc_data *y = new_out(ctx, x->dtype, 4, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, 4, dims);
     if (!y) return ctx->err->status;
     if (y->n_elements / 2 > WORK_LIMIT / (uint64_t)fl) {
         pc_data_unref(y);
@@ -237,8 +202,8 @@ KERNEL(STFT)
                     re += xr * tw[2 * m] - xim * tw[2 * m + 1];
                     im += xr * tw[2 * m + 1] + xim * tw[2 * m];
                 }
-                store_float(y, 2 * k_out, re);
-                store_float(y, 2 * k_out + 1, im);
+                ref_set_f64(y, 2 * k_out, re);
+                ref_set_f64(y, 2 * k_out + 1, im);
             }
     free(tw);
     out[0] = y;
@@ -263,18 +228,18 @@ static pc_status run_window(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     int64_t size = 0;
     pc_status st = scalar_int(ctx, in, n_in, 0, "size", true, &present, &size);
     if (st != PC_OK) return st;
-    pc_dtype t;
+    pc_dtype t = PC_DTYPE_FLOAT;
     if ((st = out_datatype(ctx, &t)) != PC_OK) return st;
     if (size < 0) return ref_fail(ctx, PC_ERR_VALUE, "size must not be negative, got %lld", (long long)size);
     bool periodic = ref_attr_int(ctx, "periodic", 1) != 0;
     if (!periodic && size == 1) return ref_unsupported(ctx, "symmetric window of size 1 (the formula divides by 0)");
-    pc_data *y = new_out(ctx, t, 1, &size);
+    pc_data *y = ref_new_tensor(ctx, t, 1, &size);
     if (!y) return ctx->err->status;
     double n_div = periodic ? (double)size : (double)(size - 1);
     for (int64_t n = 0; n < size; n++) {
         double v = 0;
         for (int k = 0; k < na; k++) v += (k % 2 ? -a[k] : a[k]) * cos(TWO_PI * k * (double)n / n_div);
-        store_float(y, (uint64_t)n, v);
+        ref_set_f64(y, (uint64_t)n, v);
     }
     out[0] = y;
     return PC_OK;
@@ -329,7 +294,7 @@ KERNEL(MelWeightMatrix)
                             (unsigned long long)in[j]->n_elements);
         edge[j - 3] = ref_get_f64(in[j], 0);
     }
-    pc_dtype t;
+    pc_dtype t = PC_DTYPE_FLOAT;
     if ((st = out_datatype(ctx, &t)) != PC_OK) return st;
     if (n_mel <= 0 || dft_len <= 0 || rate <= 0)
         return ref_fail(ctx, PC_ERR_VALUE, "num_mel_bins (%lld), dft_length (%lld) and sample_rate (%lld) must be positive",
@@ -338,7 +303,7 @@ KERNEL(MelWeightMatrix)
         return ref_fail(ctx, PC_ERR_VALUE, "need 0 <= lower_edge_hertz (%g) < upper_edge_hertz (%g)", edge[0], edge[1]);
     int64_t n_spec = dft_len / 2 + 1;
     int64_t dims[2] = {n_spec, n_mel};
-    pc_data *y = new_out(ctx, t, 2, dims);
+    pc_data *y = ref_new_tensor(ctx, t, 2, dims);
     if (!y) return ctx->err->status;
     int64_t *bins = malloc((size_t)(n_mel + 2) * sizeof *bins); /* n_mel < 2^31 after new_out */
     if (!bins) {
@@ -360,11 +325,11 @@ KERNEL(MelWeightMatrix)
     for (int64_t i = 0; i < n_mel; i++) {
         int64_t l = bins[i], c = bins[i + 1], h = bins[i + 2];
         if (c == l) {
-            store_float(y, (uint64_t)(c * n_mel + i), 1.0);
+            ref_set_f64(y, (uint64_t)(c * n_mel + i), 1.0);
         } else {
-            for (int64_t j = l; j <= c; j++) store_float(y, (uint64_t)(j * n_mel + i), (double)(j - l) / (double)(c - l));
+            for (int64_t j = l; j <= c; j++) ref_set_f64(y, (uint64_t)(j * n_mel + i), (double)(j - l) / (double)(c - l));
         }
-        for (int64_t j = c; j < h; j++) store_float(y, (uint64_t)(j * n_mel + i), (double)(h - j) / (double)(h - c));
+        for (int64_t j = c; j < h; j++) ref_set_f64(y, (uint64_t)(j * n_mel + i), (double)(h - j) / (double)(h - c));
     }
     free(bins);
     out[0] = y;

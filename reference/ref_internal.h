@@ -64,6 +64,8 @@ float ref_f16_to_f32(uint16_t h);
 uint16_t ref_f32_to_f16(float f); /* round to nearest even */
 float ref_bf16_to_f32(uint16_t h);
 uint16_t ref_f32_to_bf16(float f); /* round to nearest even */
+uint16_t ref_f64_to_f16(double v);  /* one rounding (to nearest even), no double rounding through float */
+uint16_t ref_f64_to_bf16(double v);
 
 /* Element access by flat index, any numeric dtype (bool reads as 0/1). Float stores round to the element type;
  * integer stores wrap to the element width (two's complement), as ONNX integer arithmetic does. */
@@ -75,7 +77,11 @@ void ref_set_i64(pc_data *t, uint64_t i, int64_t v);
 bool ref_copy_elem(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si);
 
 /* ---- new values ---------------------------------------------------------------------------------------------- */
-/* A zeroed tensor; on failure sets ctx->err (naming the node) and returns NULL. */
+/* Largest tensor (elements) a kernel agrees to build: sizes come from input values, so they are refused, not
+ * attempted, above this. */
+#define REF_MAX_ELEMENTS ((uint64_t)1 << 31)
+/* A zeroed tensor; negative dims (PC_ERR_SHAPE) and more than REF_MAX_ELEMENTS (PC_ERR_BUDGET) are refused. On
+ * failure sets ctx->err (naming the node) and returns NULL. */
 pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims);
 pc_data *ref_new_scalar(ref_ctx *ctx, pc_dtype dtype);
 /* Same data, new shape (copy; n_elements must match). */

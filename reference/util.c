@@ -72,8 +72,8 @@ pc_status ref_require_tensor(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, ui
 pc_status ref_require_dtype(ref_ctx *ctx, const pc_data *d, uint32_t index, bool (*pred)(pc_dtype), const char *what)
 {
     if (d->kind != PC_TYPE_TENSOR || !pred(d->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "input %u must be a %s tensor, got %s", index, what,
-                        d->kind == PC_TYPE_TENSOR ? pc_dtype_name(d->dtype) : "a non-tensor");
+        return ref_fail(ctx, PC_ERR_TYPE, "input %u: element type must be %s, got %s", index, what,
+                        d->kind == PC_TYPE_TENSOR ? pc_dtype_name(d->dtype) : "a non-tensor value");
     return PC_OK;
 }
 
@@ -201,13 +201,37 @@ void ref_set_i64(pc_data *t, uint64_t i, int64_t v)
     }
 }
 
+/* double -> float16/bfloat16 with ONE rounding: round to odd into float (24 bits, well above the 11 or 8 the target
+ * keeps), then round to nearest even. Going through a plainly rounded float would round twice. */
+static float f64_to_f32_odd(double v)
+{
+    float f = (float)v;
+    if (isnan(v) || isinf(f) || (double)f == v) return f;
+    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    bits |= 1;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t ref_f64_to_f16(double v)
+{
+    return ref_f32_to_f16(f64_to_f32_odd(v));
+}
+
+uint16_t ref_f64_to_bf16(double v)
+{
+    return ref_f32_to_bf16(f64_to_f32_odd(v));
+}
+
 void ref_set_f64(pc_data *t, uint64_t i, double v)
 {
     switch (t->dtype) {
     case PC_DTYPE_FLOAT: STORE(float, t, i, v); break;
     case PC_DTYPE_DOUBLE: STORE(double, t, i, v); break;
-    case PC_DTYPE_FLOAT16: STORE(uint16_t, t, i, ref_f32_to_f16((float)v)); break;
-    case PC_DTYPE_BFLOAT16: STORE(uint16_t, t, i, ref_f32_to_bf16((float)v)); break;
+    case PC_DTYPE_FLOAT16: STORE(uint16_t, t, i, ref_f64_to_f16(v)); break;
+    case PC_DTYPE_BFLOAT16: STORE(uint16_t, t, i, ref_f64_to_bf16(v)); break;
     case PC_DTYPE_BOOL: STORE(uint8_t, t, i, v != 0); break;
     case PC_DTYPE_UINT64:
         if (v >= 18446744073709551615.0) STORE(uint64_t, t, i, UINT64_MAX);
@@ -243,6 +267,18 @@ bool ref_copy_elem(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si)
 
 pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
 {
+    uint64_t n = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (dims[i] < 0) {
+            ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i, (long long)dims[i]);
+            return NULL;
+        }
+        if (dims[i] && n > REF_MAX_ELEMENTS / (uint64_t)dims[i]) {
+            ref_fail(ctx, PC_ERR_BUDGET, "an output would have more than 2^31 elements");
+            return NULL;
+        }
+        n *= (uint64_t)dims[i];
+    }
     pc_error e;
     pc_data *d = pc_data_new_tensor(dtype, rank, dims, &e);
     if (!d) ref_fail(ctx, e.status, "%s", e.message);

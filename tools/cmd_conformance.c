@@ -50,15 +50,21 @@ typedef enum outcome {
     OUTCOME_LOAD_ERROR,
     OUTCOME_RUN_ERROR,
     OUTCOME_UNSUPPORTED,
+    OUTCOME_ERRATUM, /* the recorded outputs are known to be wrong (listed with a reason in an --errata file) */
     OUTCOME_COUNT
 } outcome;
 
-static const char *const outcome_names[OUTCOME_COUNT] = {"passed",     "differs",   "shape",      "type",
-                                                         "load-error", "run-error", "unsupported"};
+static const char *const outcome_names[OUTCOME_COUNT] = {"passed",    "differs",     "shape",  "type", "load-error",
+                                                         "run-error", "unsupported", "erratum"};
+
+static bool outcome_is_skip(outcome o)
+{
+    return o == OUTCOME_UNSUPPORTED || o == OUTCOME_ERRATUM;
+}
 
 static bool outcome_is_failure(outcome o)
 {
-    return o != OUTCOME_PASSED && o != OUTCOME_UNSUPPORTED;
+    return o != OUTCOME_PASSED && !outcome_is_skip(o);
 }
 
 static bool outcome_parse(const char *s, outcome *out)
@@ -1087,6 +1093,7 @@ typedef struct expectation {
     outcome outcome;
     unsigned line;
     bool seen;
+    char *reason; /* --errata files only */
 } expectation;
 
 typedef struct expectation_list {
@@ -1101,17 +1108,21 @@ static int expectation_cmp(const void *a, const void *b)
 
 static void expectations_free(expectation_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) free(l->items[i].name);
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->items[i].name);
+        free(l->items[i].reason);
+    }
     free(l->items);
     memset(l, 0, sizeof *l);
 }
 
-/* Returns a PC_EXIT_* code; a malformed file is a bad input (3) with the line at fault. */
-static int expectations_load(const char *path, expectation_list *l)
+/* Reads 'case outcome' lines (--expect) or 'case outcome reason...' lines (--errata, the reason is required).
+ * Returns a PC_EXIT_* code; a malformed file is a bad input (3) with the line at fault. */
+static int expectations_load(const char *path, const char *option, bool with_reason, expectation_list *l)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "passcheck " CMD ": cannot open --expect file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "passcheck " CMD ": cannot open %s file %s: %s\n", option, path, strerror(errno));
         return PC_EXIT_BAD_INPUT;
     }
     char *line = NULL;
@@ -1126,12 +1137,16 @@ static int expectations_load(const char *path, expectation_list *l)
         char *name = strtok_r(line, " \t\r\n", &save);
         if (!name) continue;
         char *word = strtok_r(NULL, " \t\r\n", &save);
-        char *extra = word ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+        char *extra = word ? strtok_r(NULL, with_reason ? "\r\n" : " \t\r\n", &save) : NULL;
+        while (extra && (*extra == ' ' || *extra == '\t')) extra++;
         outcome o;
-        if (!word || extra || !outcome_parse(word, &o)) {
+        bool reason_ok = with_reason ? extra && *extra : !extra;
+        if (!word || !reason_ok || !outcome_parse(word, &o) || (with_reason && !outcome_is_failure(o))) {
             fprintf(stderr,
-                    "passcheck " CMD ": %s:%u: expected 'case_name outcome' with outcome one of passed, differs, "
-                    "shape, type, load-error, run-error, unsupported\n",
+                    with_reason ? "passcheck " CMD ": %s:%u: expected 'case_name outcome reason' with outcome one of "
+                                  "differs, shape, type, load-error, run-error and a reason\n"
+                                : "passcheck " CMD ": %s:%u: expected 'case_name outcome' with outcome one of passed, "
+                                  "differs, shape, type, load-error, run-error, unsupported, erratum\n",
                     path, line_no);
             rc = PC_EXIT_BAD_INPUT;
             break;
@@ -1146,15 +1161,17 @@ static int expectations_load(const char *path, expectation_list *l)
             l->items = ni;
             cap = ncap;
         }
-        l->items[l->n] = (expectation){strdup(name), o, line_no, false};
-        if (!l->items[l->n].name) {
+        l->items[l->n] = (expectation){strdup(name), o, line_no, false, with_reason ? strdup(extra) : NULL};
+        if (!l->items[l->n].name || (with_reason && !l->items[l->n].reason)) {
+            free(l->items[l->n].name);
+            free(l->items[l->n].reason);
             rc = PC_EXIT_INTERNAL;
             break;
         }
         l->n++;
     }
     if (rc == PC_EXIT_OK && ferror(f)) {
-        fprintf(stderr, "passcheck " CMD ": cannot read --expect file %s\n", path);
+        fprintf(stderr, "passcheck " CMD ": cannot read %s file %s\n", option, path);
         rc = PC_EXIT_BAD_INPUT;
     }
     free(line);
@@ -1174,7 +1191,7 @@ static int expectations_load(const char *path, expectation_list *l)
 
 static expectation *expectation_find(expectation_list *l, const char *name)
 {
-    expectation key = {(char *)name, OUTCOME_PASSED, 0, false};
+    expectation key = {(char *)name, OUTCOME_PASSED, 0, false, NULL};
     return l->n ? bsearch(&key, l->items, l->n, sizeof *l->items, expectation_cmp) : NULL;
 }
 
@@ -1381,7 +1398,7 @@ static void write_junit(FILE *out, const run_summary *s)
             fputs("/>\n", out);
             continue;
         }
-        const char *element = o == OUTCOME_UNSUPPORTED                              ? "skipped"
+        const char *element = outcome_is_skip(o)                                    ? "skipped"
                               : o == OUTCOME_LOAD_ERROR || o == OUTCOME_RUN_ERROR ? "error"
                                                                                     : "failure";
         fprintf(out, ">\n    <%s type=\"%s\" message=\"", element, outcome_names[o]);
@@ -1440,7 +1457,7 @@ static void print_op_stats(const case_list *cases)
             s->cases++;
             if (r->outcome == OUTCOME_PASSED)
                 s->passed++;
-            else if (r->outcome == OUTCOME_UNSUPPORTED)
+            else if (outcome_is_skip(r->outcome))
                 s->unsupported++;
             else
                 s->failed++;
@@ -1464,14 +1481,15 @@ void pc_cmd_conformance_help(FILE *out)
     fprintf(out,
             "usage: passcheck conformance DIR... [--executor reference] [--filter REGEX] [--junit FILE]\n"
             "                             [--json FILE] [--strict] [--timeout SECONDS] [--expect FILE]\n"
-            "                             [--write-expect FILE] [--quiet]\n\n"
+            "                             [--write-expect FILE] [--errata FILE] [--quiet]\n\n"
             "Runs ONNX backend test cases (model.onnx + test_data_set_N/{input,output}_K.pb) through an executor\n"
             "and compares every output with the recorded one: types and shapes exact, integers, bools and strings\n"
             "exact, floats NaN positions, then infinities, then |actual - expected| <= 1e-7 + 1e-3 |expected|.\n"
             "A DIR holding model.onnx is one case; otherwise each immediate subfolder holding one is a case. Case\n"
             "names are the last two path components (node/test_abs). Each case runs in its own process with a\n"
             "timeout, so a crash or hang fails that case only.\n\n"
-            "Outcomes: passed, differs, shape, type, load-error, run-error, unsupported (= skipped).\n\n"
+            "Outcomes: passed, differs, shape, type, load-error, run-error, unsupported and erratum (both\n"
+            "skipped).\n\n"
             "  --executor NAME     the executor to check (only 'reference' today)\n"
             "  --filter REGEX      run only cases whose name matches the POSIX extended REGEX\n"
             "  --timeout SECONDS   per-case limit (default 60); a case over it is killed and is a run-error\n"
@@ -1479,6 +1497,8 @@ void pc_cmd_conformance_help(FILE *out)
             "  --expect FILE       compare every outcome with FILE ('case outcome' per line, '#' comments);\n"
             "                      exit 0 when all match (even if cases fail), 1 on any mismatch\n"
             "  --write-expect FILE write the outcomes in that format\n"
+            "  --errata FILE       cases whose recorded outputs are known to be wrong ('case outcome reason' per\n"
+            "                      line): when such a case ends with the listed outcome it is an erratum (skipped)\n"
             "  --json FILE         per-case records (outcome, message, seconds, ops, failing outputs) + summary\n"
             "  --junit FILE        JUnit XML (one testcase per case)\n"
             "  --quiet             print only failures (no SKIP lines, no per-op table) and the summary\n\n"
@@ -1488,8 +1508,25 @@ void pc_cmd_conformance_help(FILE *out)
             "unreadable --expect file or an output file that cannot be written, 4 internal error\n");
 }
 
+/* A case listed in the --errata file whose outcome is the listed one becomes "erratum" (a skip, not a failure),
+ * with the reason in front of the message. Any other outcome stands: a fixed erratum shows up as passed, a new
+ * kind of failure as that failure. */
+static void apply_erratum(conf_case *c, expectation_list *errata)
+{
+    expectation *e = expectation_find(errata, c->name);
+    if (!e) return;
+    e->seen = true;
+    if (c->res.outcome == OUTCOME_PASSED)
+        fprintf(stderr, "passcheck " CMD ": note: %s passes; its --errata entry (line %u) is no longer needed\n",
+                c->name, e->line);
+    if (c->res.outcome != e->outcome) return;
+    char was[sizeof c->res.message];
+    memcpy(was, c->res.message, sizeof was);
+    set_outcome(&c->res, OUTCOME_ERRATUM, "data erratum (%s): %s", e->reason, was);
+}
+
 typedef struct conf_options {
-    const char *executor, *filter, *junit, *json, *expect, *write_expect;
+    const char *executor, *filter, *junit, *json, *expect, *write_expect, *errata;
     double timeout;
     bool strict, quiet;
 } conf_options;
@@ -1539,10 +1576,10 @@ static size_t check_expectations(const case_list *cases, expectation_list *expec
 
 int pc_cmd_conformance(int argc, char **argv)
 {
-    conf_options opt = {"reference", NULL, NULL, NULL, NULL, NULL, DEFAULT_TIMEOUT_SECONDS, false, false};
+    conf_options opt = {"reference", NULL, NULL, NULL, NULL, NULL, NULL, DEFAULT_TIMEOUT_SECONDS, false, false};
     str_list dirs = {0};
     case_list all = {0}, cases = {0};
-    expectation_list expect = {0};
+    expectation_list expect = {0}, errata = {0};
     regex_t filter;
     bool have_filter = false, options_done = false;
     int rc = PC_EXIT_OK;
@@ -1553,7 +1590,7 @@ int pc_cmd_conformance(int argc, char **argv)
         } else if (!options_done &&
                    (strcmp(a, "--executor") == 0 || strcmp(a, "--filter") == 0 || strcmp(a, "--junit") == 0 ||
                     strcmp(a, "--json") == 0 || strcmp(a, "--timeout") == 0 || strcmp(a, "--expect") == 0 ||
-                    strcmp(a, "--write-expect") == 0)) {
+                    strcmp(a, "--write-expect") == 0 || strcmp(a, "--errata") == 0)) {
             if (i + 1 >= argc) {
                 rc = pc_cli_usage_error(CMD, "%s needs an argument", a);
                 goto done;
@@ -1571,6 +1608,8 @@ int pc_cmd_conformance(int argc, char **argv)
                 opt.expect = v;
             else if (strcmp(a, "--write-expect") == 0)
                 opt.write_expect = v;
+            else if (strcmp(a, "--errata") == 0)
+                opt.errata = v;
             else if ((rc = parse_timeout(v, &opt.timeout)) != PC_EXIT_OK)
                 goto done;
         } else if (!options_done && strcmp(a, "--strict") == 0) {
@@ -1613,7 +1652,8 @@ int pc_cmd_conformance(int argc, char **argv)
                                         all.items[j].dir);
                 goto done;
             }
-    if (opt.expect && (rc = expectations_load(opt.expect, &expect)) != PC_EXIT_OK) goto done;
+    if (opt.expect && (rc = expectations_load(opt.expect, "--expect", false, &expect)) != PC_EXIT_OK) goto done;
+    if (opt.errata && (rc = expectations_load(opt.errata, "--errata", true, &errata)) != PC_EXIT_OK) goto done;
     if ((rc = check_writable(opt.json, "--json")) != PC_EXIT_OK ||
         (rc = check_writable(opt.junit, "--junit")) != PC_EXIT_OK ||
         (rc = check_writable(opt.write_expect, "--write-expect")) != PC_EXIT_OK)
@@ -1642,14 +1682,15 @@ int pc_cmd_conformance(int argc, char **argv)
     for (size_t i = 0; i < cases.n; i++) {
         conf_case *c = &cases.items[i];
         run_case(c, opt.timeout);
+        apply_erratum(c, &errata);
         outcome o = c->res.outcome;
         sum.counts[o]++;
         if (outcome_is_failure(o)) {
             sum.failed++;
             printf("FAIL %s: %s: %s\n", c->name, outcome_names[o], c->res.message);
-        } else if (o == OUTCOME_UNSUPPORTED) {
+        } else if (outcome_is_skip(o)) {
             sum.skipped++;
-            if (!opt.quiet) printf("SKIP %s: unsupported: %s\n", c->name, c->res.message);
+            if (!opt.quiet) printf("SKIP %s: %s: %s\n", c->name, outcome_names[o], c->res.message);
         } else {
             sum.passed++;
         }
@@ -1692,6 +1733,7 @@ done:
     }
     free(cases.items);
     expectations_free(&expect);
+    expectations_free(&errata);
     str_list_free(&dirs);
     return rc;
 }
