@@ -19,6 +19,7 @@
     X(ref_ops_rnn)                                                                                                 \
     X(ref_ops_misc)                                                                                                \
     X(ref_ops_signal)                                                                                              \
+    X(ref_ops_text)                                                                                                \
     X(ref_ops_internal)
 
 #define DECLARE(name) REF_OP_TABLE(name)
