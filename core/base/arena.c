@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "base_internal.h"
 
 struct pc_arena_chunk {
     pc_arena_chunk *next;
@@ -20,7 +20,7 @@ void pc_arena_init(pc_arena *arena, pc_mem *mem)
     arena->chunk_size = ARENA_MIN_CHUNK;
 }
 
-void *pc_arena_alloc(pc_arena *arena, size_t size)
+void *pc_arena_alloc_uninit(pc_arena *arena, size_t size)
 {
     size_t need;
     if (!pc_size_add(size, ARENA_ALIGN - 1, &need)) return NULL;
@@ -51,7 +51,13 @@ void *pc_arena_alloc(pc_arena *arena, size_t size)
     }
     void *p = (char *)c->data + c->used;
     c->used += need;
-    memset(p, 0, size);
+    return p;
+}
+
+void *pc_arena_alloc(pc_arena *arena, size_t size)
+{
+    void *p = pc_arena_alloc_uninit(arena, size);
+    if (p) memset(p, 0, size);
     return p;
 }
 

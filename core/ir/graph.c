@@ -193,6 +193,45 @@ pc_value *pc_graph_find_value(const pc_graph *graph, const char *name)
     return vindex_probe(graph, name, pc_str_hash(name), NULL);
 }
 
+uint64_t pc_value_name_hash(const char *name)
+{
+    return pc_str_hash(name);
+}
+
+pc_value *pc_graph_find_value_hashed(const pc_graph *graph, const char *name, uint64_t hash)
+{
+    return vindex_probe(graph, name, hash, NULL);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+void pc_graph_prefetch_slot(const pc_graph *graph, uint64_t hash)
+{
+    const value_index *ix = graph->value_index;
+    if (ix->cap) PREFETCH(&ix->slots[(size_t)hash & (ix->cap - 1)]);
+}
+
+void pc_graph_prefetch_value(const pc_graph *graph, uint64_t hash)
+{
+    const value_index *ix = graph->value_index;
+    if (!ix->cap) return;
+    uint32_t tag = (uint32_t)(hash >> 32);
+    for (size_t i = (size_t)hash & (ix->cap - 1);; i = (i + 1) & (ix->cap - 1)) {
+        const value_slot *s = &ix->slots[i];
+        if (!s->id1) return;
+        if (s->tag == tag) {
+            /* the value and the name behind it: the lines a lookup and its caller read */
+            const char *v = (const char *)graph->values[s->id1 - 1];
+            for (size_t off = 0; off < sizeof(pc_value) + 32; off += 64) PREFETCH(v + off);
+            return;
+        }
+    }
+}
+
 bool pc_graph_reserve_values(pc_graph *graph, size_t n)
 {
     if (n > UINT32_MAX) return false;
@@ -249,7 +288,9 @@ const char *pc_graph_unique_name(pc_graph *graph, const char *hint)
     }
 }
 
-pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint, pc_error *err)
+/* hash: pc_value_name_hash(name) when the caller has it already, else NULL */
+static pc_value *graph_add_value(pc_graph *graph, const char *name, const char *hint, const uint64_t *hash,
+                                 pc_error *err)
 {
     pc_model *m = graph->model;
     pc_value *v = NULL;
@@ -280,7 +321,7 @@ pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint
         pc_model_alloc_error(m, err, "a value");
         return NULL;
     }
-    uint64_t h = pc_str_hash(vname);
+    uint64_t h = hash && name ? *hash : pc_str_hash(vname);
     value_slot *slot;
     if (vindex_probe(graph, vname, h, &slot)) {
         pc_error_set(err, PC_ERR_DUPLICATE_NAME, "value '%s' already exists in graph '%s'", vname,
@@ -300,6 +341,16 @@ pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint
     v->type.shape.rank = -1;
     graph->values[graph->n_values++] = v;
     return v;
+}
+
+pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint, pc_error *err)
+{
+    return graph_add_value(graph, name, hint, NULL, err);
+}
+
+pc_value *pc_graph_add_value_hashed(pc_graph *graph, const char *name, uint64_t hash, pc_error *err)
+{
+    return graph_add_value(graph, name, NULL, &hash, err);
 }
 
 static bool value_add_use(pc_value *v, pc_node *node, uint32_t index)

@@ -7,6 +7,14 @@
 /* Creates an empty graph owned by `model`. parent/owner are NULL for the main graph. */
 pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
 
+/* Name lookups in bulk (the loader): hash each name once, prefetch its index slot some names ahead, then (once
+ * the slot is in cache) the value it names, then look it up or insert it, so cache misses overlap. */
+uint64_t pc_value_name_hash(const char *name);
+void pc_graph_prefetch_slot(const pc_graph *graph, uint64_t hash);
+void pc_graph_prefetch_value(const pc_graph *graph, uint64_t hash);
+pc_value *pc_graph_find_value_hashed(const pc_graph *graph, const char *name, uint64_t hash);
+pc_value *pc_graph_add_value_hashed(pc_graph *graph, const char *name, uint64_t hash, pc_error *err);
+
 /* Sizes the graph's value list and name index for n values in all without regrowing. false: out of memory. */
 bool pc_graph_reserve_values(pc_graph *graph, size_t n);
 

@@ -30,6 +30,7 @@ typedef struct load_ctx {
     bool copy_failed; /* a string copy failed: the load must not report success with a string missing */
     pc_pb_allocator *pb; /* owner of the unpacked message's blocks (raw_data buffers are taken from it) */
     pc_strmap *interned; /* op types, domains, dim symbols: one arena copy each (created on first use) */
+    const char *empty;   /* the interned "" */
 } load_ctx;
 
 void pc_load_options_default(pc_load_options *opts)
@@ -55,6 +56,21 @@ static const char *dup_str(load_ctx *c, const char *s)
     return d;
 }
 
+/* Writes "<what> '<name>'" to buf like snprintf would (cut to size - 1 characters), without snprintf's cost:
+ * it runs for every value_info and initializer, and the text is only read when an error is reported. */
+static void where_named(char *buf, size_t size, const char *what, const char *name)
+{
+    size_t used = 0;
+    const char *parts[4] = {what, " '", name, "'"};
+    for (int i = 0; i < 4 && used + 1 < size; i++) {
+        size_t len = strlen(parts[i]);
+        if (len > size - 1 - used) len = size - 1 - used;
+        memcpy(buf + used, parts[i], len);
+        used += len;
+    }
+    buf[used] = '\0';
+}
+
 /* One arena copy per distinct string for the few strings that repeat on every node (op types, domains, dim
  * symbols): no copy per use, and the verifier's per-op lookups can compare pointers. */
 static const char *intern_str(load_ctx *c, const char *s)
@@ -70,6 +86,7 @@ static const char *intern_str(load_ctx *c, const char *s)
         pc_strmap_init(map, &c->model->arena);
         c->interned = map;
     }
+    if (!*s && c->empty) return c->empty; /* the default domain, on most nodes */
     const char *d = pc_strmap_get(map, s);
     if (d) return d;
     d = pc_arena_strdup(&c->model->arena, s);
@@ -77,6 +94,7 @@ static const char *intern_str(load_ctx *c, const char *s)
         c->copy_failed = true;
         return NULL;
     }
+    if (!*d) c->empty = d;
     return d;
 }
 
@@ -620,42 +638,60 @@ static bool shadows_outer(const pc_graph *g, const char *name)
     return g->parent && pc_graph_lookup_value(g->parent, name);
 }
 
-/* Resolves a name used inside graph g: a local value, or a reference to an enclosing graph's value. */
-static pc_value *resolve_use(load_ctx *c, pc_graph *g, const char *name)
+/* Resolves a name (hash h) used inside graph g: a local value, or a reference to an enclosing graph's value. */
+static pc_value *resolve_use(load_ctx *c, pc_graph *g, const char *name, uint64_t h)
 {
-    pc_value *v = pc_graph_find_value(g, name);
+    pc_value *v = pc_graph_find_value_hashed(g, name, h);
     if (v) return v;
     pc_value *outer = g->parent ? pc_graph_lookup_value(g->parent, name) : NULL;
     if (!outer) return NULL;
-    v = pc_graph_add_value(g, name, NULL, c->err);
+    v = pc_graph_add_value_hashed(g, name, h, c->err);
     if (!v) return NULL;
     v->outer = outer;
     outer->n_subgraph_refs++;
     return v;
 }
 
+/* Prefetch distances for bulk name lookups, in names: the index slot PF_SLOT names ahead, the value it names
+ * PF_VALUE names ahead. The ring keeps the hashes in between. */
+enum { PF_SLOT = 8, PF_VALUE = 4, PF_RING = 16 };
+_Static_assert(PF_RING > PF_SLOT && PF_SLOT > PF_VALUE, "prefetch ring");
+
+static uint64_t vi_hash(const pc_graph *g, const Onnx__ValueInfoProto *vi)
+{
+    uint64_t h = pc_value_name_hash(vi->name ? vi->name : "");
+    pc_graph_prefetch_slot(g, h);
+    return h;
+}
+
 static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__ValueInfoProto **vis, int role)
 {
     static const char *const role_names[] = {"graph input", "graph output", "value_info"};
+    /* value_info entries name values all over the graph, long evicted from cache: overlap the misses */
+    uint64_t ring[PF_RING];
+    for (size_t j = 0; j < n && j < PF_SLOT; j++) ring[j] = vi_hash(g, vis[j]);
     for (size_t i = 0; i < n; i++) {
+        if (i + PF_SLOT < n) ring[(i + PF_SLOT) % PF_RING] = vi_hash(g, vis[i + PF_SLOT]);
+        if (i + PF_VALUE < n) pc_graph_prefetch_value(g, ring[(i + PF_VALUE) % PF_RING]);
+        uint64_t h = ring[i % PF_RING];
         Onnx__ValueInfoProto *vi = vis[i];
         if (!vi->name || !*vi->name)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': %s %zu has no name", g->name ? g->name : "",
                                 role_names[role], i);
         char where[320];
-        snprintf(where, sizeof where, "%s '%s'", role_names[role], vi->name);
+        where_named(where, sizeof where, role_names[role], vi->name);
         pc_value *v = NULL;
         if (role == 0) {
             if (shadows_outer(g, vi->name))
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
                                     "graph '%s': subgraph input '%s' shadows a value of an enclosing graph",
                                     g->name ? g->name : "", vi->name);
-            if (pc_graph_find_value(g, vi->name))
+            if (pc_graph_find_value_hashed(g, vi->name, h))
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': graph input '%s' is listed twice",
                                     g->name ? g->name : "", vi->name);
-            v = pc_graph_add_value(g, vi->name, NULL, c->err);
+            v = pc_graph_add_value_hashed(g, vi->name, h, c->err);
         } else if (role == 1) {
-            v = resolve_use(c, g, vi->name);
+            v = resolve_use(c, g, vi->name, h);
             if (v && v->is_graph_output)
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': graph output '%s' is listed twice",
                                     g->name ? g->name : "", vi->name);
@@ -664,12 +700,12 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
                                     "graph '%s': graph output '%s' is not produced by any node, input or initializer",
                                     g->name ? g->name : "", vi->name);
         } else {
-            v = pc_graph_find_value(g, vi->name);
+            v = pc_graph_find_value_hashed(g, vi->name, h);
             if (v && v->has_value_info)
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': value_info '%s' is listed twice",
                                     g->name ? g->name : "", vi->name);
             /* value_info for an unused name is kept (as an orphan value) so the round trip loses nothing */
-            if (!v) v = pc_graph_add_value(g, vi->name, NULL, c->err);
+            if (!v) v = pc_graph_add_value_hashed(g, vi->name, h, c->err);
         }
         if (!v) return c->err->status != PC_OK ? c->err->status : nomem(c, "a value");
         if (vi->type) {
@@ -690,6 +726,15 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
         }
     }
     return PC_OK;
+}
+
+/* The name hash of a node's first output (prefetching its index slot), or 0 when it has none. */
+static uint64_t first_output_hash(const pc_graph *g, const Onnx__NodeProto *np)
+{
+    if (!np->n_output || !np->output[0] || !*np->output[0]) return 0;
+    uint64_t h = pc_value_name_hash(np->output[0]);
+    pc_graph_prefetch_slot(g, h);
+    return h;
 }
 
 /* A node pass B must visit: it has attributes, or inputs pass A could not resolve. */
@@ -728,7 +773,7 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
         if (!tp->name || !*tp->name)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': initializer %zu has no name", gname, i);
         char where[320];
-        snprintf(where, sizeof where, "initializer '%s'", tp->name);
+        where_named(where, sizeof where, "initializer", tp->name);
         if (shadows_outer(g, tp->name))
             return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
                                 "graph '%s': subgraph initializer '%s' shadows a value of an enclosing graph", gname,
@@ -748,8 +793,14 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
      * An input is looked up before the node's own outputs exist, so a resolved input always comes from an earlier
      * node. Inputs produced later in file order or by an enclosing graph wait for pass B. */
     size_t deferred = 0;
+    /* Each node's first output goes into a random slot of the name index: hash it PF_VALUE nodes ahead and
+     * prefetch the slot, so the insert does not wait on the miss. */
+    uint64_t out_hash[PF_RING];
+    for (size_t j = 0; j < gp->n_node && j < PF_VALUE; j++) out_hash[j] = first_output_hash(g, gp->node[j]);
     for (size_t i = 0; i < gp->n_node; i++) {
         size_t deferred_before = deferred;
+        if (i + PF_VALUE < gp->n_node)
+            out_hash[(i + PF_VALUE) % PF_RING] = first_output_hash(g, gp->node[i + PF_VALUE]);
         Onnx__NodeProto *np = gp->node[i];
         if (!np->op_type || !*np->op_type)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node %zu ('%s') has no op_type", gname, i,
@@ -786,7 +837,8 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
                                     "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
                                     gname, node_label(n), n->op_type, name);
             /* Only inputs, initializers and earlier outputs exist yet: any clash is a second producer. */
-            pc_value *v = pc_graph_add_value(g, name, NULL, c->err);
+            pc_value *v = o ? pc_graph_add_value(g, name, NULL, c->err)
+                            : pc_graph_add_value_hashed(g, name, out_hash[i % PF_RING], c->err);
             if (!v) {
                 const pc_value *prev = pc_graph_find_value(g, name);
                 if (c->err->status != PC_ERR_DUPLICATE_NAME || !prev) return c->err->status;
@@ -829,7 +881,7 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
         for (uint32_t k = 0; k < n->n_inputs; k++) {
             const char *name = np->input[k];
             if (n->inputs[k] || !name || !*name) continue;
-            pc_value *v = resolve_use(c, g, name);
+            pc_value *v = resolve_use(c, g, name, pc_value_name_hash(name));
             if (!v) {
                 if (c->err->status != PC_OK) return c->err->status;
                 return pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
@@ -1053,7 +1105,7 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
         pc_model_free(m);
         return st;
     }
-    load_ctx c = {m, base_dir, opts, err, false, &alloc, NULL};
+    load_ctx c = {m, base_dir, opts, err, false, &alloc, NULL, NULL};
     pc_error_clear(err);
     st = convert_model(&c, mp);
     pc_pb_allocator_release(&alloc);
@@ -1179,7 +1231,7 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false, &alloc, NULL};
+    load_ctx c = {owner, NULL, &opts, err, false, &alloc, NULL, NULL};
     st = convert_tensor(&c, tp, out, "tensor");
     pc_pb_allocator_release(&alloc);
     if (st != PC_OK) pc_error_prefix(err, "%s: ", path);
@@ -1193,6 +1245,6 @@ pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__Ten
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false, pb, NULL};
+    load_ctx c = {owner, NULL, &opts, err, false, pb, NULL, NULL};
     return convert_tensor(&c, tp, out, where);
 }
