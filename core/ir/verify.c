@@ -279,17 +279,24 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
     uint8_t *saved = c->seen;
     c->seen = calloc(g->next_node_id ? g->next_node_id : 1, 1);
     /* Use lists, fast path: walking the nodes in order, each input slot (n, i) reading v should be the next
-     * unmatched entry of v's use list (lists built in node order, as the loader and most edits leave them).
-     * If every slot matches that way and every list is used up, each entry names a distinct live slot that
-     * reads its value and each slot is listed: the lists are exact. Otherwise check_use_lists decides. */
-    uint32_t *matched = calloc(g->n_values ? g->n_values : 1, sizeof *matched);
-    if (!c->seen || !matched) {
+     * unmatched entry of v's use list (lists built in node order, as the loader and most edits leave them), so
+     * matched[v] never exceeds v's list length. If every slot matches that way and the lists of all values hold
+     * as many entries as slots matched, every list is used up: each entry names a distinct live slot that reads
+     * its value and each slot is listed, so the lists are exact. Otherwise check_use_lists decides.
+     * A node's output values are read while the node is (produced[]), so the pass over all values only has to
+     * visit the others (inputs, initializers, outer references, orphans): no second miss per value. */
+    size_t n_ids = g->n_values ? g->n_values : 1;
+    uint32_t *matched = calloc(n_ids, sizeof *matched);
+    uint8_t *produced = calloc(n_ids, 1);
+    if (!c->seen || !matched || !produced) {
         free(c->seen);
         free(matched);
+        free(produced);
         c->seen = saved;
         return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
     }
     bool lists_in_order = true;
+    uint64_t n_matched = 0, n_listed = 0; /* slots matched; entries in the use lists of all values */
     uint32_t count = 0;
     for (const pc_node *n = g->first; n && st == PC_OK; n = n->next) {
         if (n->next && n->next->prev != n) {
@@ -306,11 +313,30 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
             const pc_value *v = n->inputs[i];
             if (!v) continue;
             if (v->id < g->n_values && g->values[v->id] == v && matched[v->id] < v->n_consumers &&
-                v->consumers[matched[v->id]].node == n && v->consumers[matched[v->id]].index == i)
+                v->consumers[matched[v->id]].node == n && v->consumers[matched[v->id]].index == i) {
                 matched[v->id]++;
-            else
+                n_matched++;
+            } else {
                 lists_in_order = false;
+            }
         }
+        /* verify_node checked these values' producer (n, listed, not removed); outer links resolve (below) */
+        for (uint32_t i = 0; i < n->n_outputs; i++) {
+            const pc_value *v = n->outputs[i];
+            if (!v) continue;
+            if (v->id < g->n_values && g->values[v->id] == v && !produced[v->id]) {
+                produced[v->id] = 1;
+                n_listed += v->n_consumers;
+            } else {
+                lists_in_order = false;
+            }
+            if (v->outer && !pc_value_resolve((pc_value *)v)) {
+                st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
+                                  gname(g), v->name);
+                break;
+            }
+        }
+        if (st != PC_OK) break;
         /* mark before the subgraphs so their outer references see a node's own inputs as defined */
         c->seen[n->id] = 1;
         st = verify_subgraphs(c, n);
@@ -319,8 +345,9 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
         st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g), count,
                           g->n_nodes);
     for (uint32_t i = 0; st == PC_OK && i < g->n_values; i++) {
+        if (produced[i]) continue;
         const pc_value *v = g->values[i];
-        if (matched[i] != v->n_consumers) lists_in_order = false;
+        n_listed += v->n_consumers;
         if (v->producer && v->producer->removed)
             st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer", gname(g),
                               v->name);
@@ -329,7 +356,8 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
                               gname(g), v->name);
     }
     free(matched);
-    if (st == PC_OK && !lists_in_order) st = check_use_lists(c, g);
+    free(produced);
+    if (st == PC_OK && (!lists_in_order || n_matched != n_listed)) st = check_use_lists(c, g);
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
         const pc_value *v = g->outputs[i];
         if (!value_defined(v))

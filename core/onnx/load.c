@@ -22,6 +22,8 @@
 #error "passcheck stores tensor data in ONNX's little-endian raw form and assumes a little-endian host"
 #endif
 
+enum { N_RECENT = 64 };
+
 typedef struct load_ctx {
     pc_model *model;
     const char *base_dir; /* NULL for in-memory models: external data is rejected */
@@ -31,6 +33,7 @@ typedef struct load_ctx {
     pc_pb_allocator *pb; /* owner of the unpacked message's blocks (raw_data buffers are taken from it) */
     pc_strmap *interned; /* op types, domains, dim symbols: one arena copy each (created on first use) */
     const char *empty;   /* the interned "" */
+    const char *recent[N_RECENT]; /* interned strings by a cheap key of their text (see intern_str) */
 } load_ctx;
 
 void pc_load_options_default(pc_load_options *opts)
@@ -86,15 +89,26 @@ static const char *intern_str(load_ctx *c, const char *s)
         pc_strmap_init(map, &c->model->arena);
         c->interned = map;
     }
-    if (!*s && c->empty) return c->empty; /* the default domain, on most nodes */
+    size_t len = strlen(s);
+    if (!len && c->empty) return c->empty; /* the default domain, on most nodes */
+    /* a small direct-mapped cache in front of the map: a model uses a few dozen op types, each on many nodes */
+    const char **hit = len ? &c->recent[(len * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[len - 1]) % N_RECENT]
+                           : NULL;
+    if (hit && *hit && strcmp(*hit, s) == 0) return *hit;
     const char *d = pc_strmap_get(map, s);
-    if (d) return d;
+    if (d) {
+        if (hit) *hit = d;
+        return d;
+    }
     d = pc_arena_strdup(&c->model->arena, s);
     if (!d || !pc_strmap_put(map, d, (void *)d)) {
         c->copy_failed = true;
         return NULL;
     }
-    if (!*d) c->empty = d;
+    if (hit)
+        *hit = d;
+    else
+        c->empty = d;
     return d;
 }
 
@@ -1105,7 +1119,7 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
         pc_model_free(m);
         return st;
     }
-    load_ctx c = {m, base_dir, opts, err, false, &alloc, NULL, NULL};
+    load_ctx c = {.model = m, .base_dir = base_dir, .opts = opts, .err = err, .pb = &alloc};
     pc_error_clear(err);
     st = convert_model(&c, mp);
     pc_pb_allocator_release(&alloc);
@@ -1231,7 +1245,7 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false, &alloc, NULL, NULL};
+    load_ctx c = {.model = owner, .opts = &opts, .err = err, .pb = &alloc};
     st = convert_tensor(&c, tp, out, "tensor");
     pc_pb_allocator_release(&alloc);
     if (st != PC_OK) pc_error_prefix(err, "%s: ", path);
@@ -1245,6 +1259,6 @@ pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__Ten
     pc_load_options opts;
     pc_load_options_default(&opts);
     opts.allow_external_data = false;
-    load_ctx c = {owner, NULL, &opts, err, false, pb, NULL, NULL};
+    load_ctx c = {.model = owner, .opts = &opts, .err = err, .pb = pb};
     return convert_tensor(&c, tp, out, where);
 }

@@ -78,6 +78,20 @@ static inline varint_result read_varint(const uint8_t **pp, const uint8_t *end, 
     return n == max_len ? VARINT_LONG : VARINT_SHORT;
 }
 
+/* protobuf_c_message_descriptor_get_field without the library call (it ran once per field of the input): a
+ * descriptor lists its fields as runs of consecutive numbers (field_ranges, closed by a sentinel whose
+ * orig_index is n_fields), one to a few runs for ONNX's messages; same result as protobuf-c's binary search. */
+static inline const ProtobufCFieldDescriptor *field_by_number(const ProtobufCMessageDescriptor *desc,
+                                                              uint64_t number)
+{
+    const ProtobufCIntRange *r = desc->field_ranges;
+    for (unsigned i = 0; i < desc->n_field_ranges; i++) {
+        uint64_t start = (uint64_t)r[i].start_value, count = (uint64_t)(r[i + 1].orig_index - r[i].orig_index);
+        if (number >= start && number - start < count) return &desc->fields[r[i].orig_index + (number - start)];
+    }
+    return NULL;
+}
+
 /* Formats "<message type> field N (name) at byte offset X: <detail>". */
 static pc_status fail(pc_error *err, pc_status status, const ProtobufCMessageDescriptor *desc,
                       uint64_t number, const ProtobufCFieldDescriptor *field, size_t offset, const char *fmt,
@@ -169,8 +183,7 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
                       "field number outside 1..2^29-1 (wire type %s)", wire_type_names[wire_type]);
             goto out;
         }
-        const ProtobufCFieldDescriptor *field =
-            protobuf_c_message_descriptor_get_field(desc, (unsigned)number);
+        const ProtobufCFieldDescriptor *field = field_by_number(desc, number);
         if (wire_type != WT_VARINT && wire_type != WT_FIXED64 && wire_type != WT_LEN &&
             wire_type != WT_FIXED32) {
             st = fail(err, PC_ERR_WIRE, desc, number, field, key_off, "wire type %u (%s) is not accepted",
