@@ -40,6 +40,10 @@ typedef struct ref_op {
     const size_t name##_count = sizeof name / sizeof name[0];
 
 const ref_op *ref_op_find(const char *domain, const char *op_type);
+/* For tests: how many ops are registered, and how many (domain, op) pairs appear twice (the first written to
+ * `first`, "domain:Op"). A duplicate would make lookups depend on sort order. */
+size_t ref_registry_size(void);
+size_t ref_registry_duplicates(char *first, size_t size);
 
 /* Runs `body` (a subgraph of the current node) with inputs bound to its graph inputs in order; outer references
  * resolve through the running frames. outs receives body->n_outputs new references. */

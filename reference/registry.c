@@ -1,6 +1,7 @@
 /* The op registry: every family's table merged into one array sorted by (domain, op_type), searched with
  * bsearch and a full string compare. Built once, on first use. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,4 +68,20 @@ const ref_op *ref_op_find(const char *domain, const char *op_type)
 bool pc_ref_supports(const char *domain, const char *op_type)
 {
     return ref_op_find(domain ? domain : "", op_type) != NULL;
+}
+
+size_t ref_registry_duplicates(char *first, size_t size)
+{
+    pthread_once(&registry_once, registry_build);
+    size_t dups = 0;
+    for (size_t i = 1; i < registry_count; i++)
+        if (op_cmp(&registry[i - 1], &registry[i]) == 0 && dups++ == 0 && size)
+            snprintf(first, size, "%s:%s", registry[i].domain, registry[i].op_type);
+    return dups;
+}
+
+size_t ref_registry_size(void)
+{
+    pthread_once(&registry_once, registry_build);
+    return registry_count;
 }

@@ -4,7 +4,7 @@
  * by the executor. */
 #include <math.h>
 
-#include "reference.h"
+#include "ref_internal.h"
 #include "test_util.h"
 
 /* ---- building one-node models -------------------------------------------------------------------------------- */
@@ -343,8 +343,21 @@ static void test_half_conversions(void)
     pc_model_free(om.m);
 }
 
+static void test_registry(void)
+{
+    char first[128] = "";
+    size_t dups = ref_registry_duplicates(first, sizeof first);
+    CHECK_MSG(dups == 0, "%zu ops registered twice, first %s", dups, first);
+    CHECK(ref_registry_size() > 150);
+    /* every internal composite resolves to a registered standard op (checked by running one above); a few spot
+     * checks that families are wired in */
+    CHECK(pc_ref_supports("", "Conv") && pc_ref_supports("", "Loop") && pc_ref_supports("", "TfIdfVectorizer"));
+    CHECK(pc_ref_supports("com.ms.internal.nhwc", "Conv") && !pc_ref_supports("", "NoSuchOp"));
+}
+
 int main(void)
 {
+    test_registry();
     test_broadcasting();
     test_empty_and_unary();
     test_integer_semantics();
