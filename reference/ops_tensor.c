@@ -1005,9 +1005,12 @@ KERNEL(Expand)
     int64_t *shape;
     size_t n;
     if ((st = int_input(ctx, in, n_in, 1, "input 1 'shape'", &shape, &n)) != PC_OK) return st;
-    int32_t r = x->rank > (int32_t)(n > PC_MAX_RANK ? PC_MAX_RANK + 1 : n) ? x->rank : (int32_t)n;
+    if (n > PC_MAX_RANK) {
+        free(shape);
+        return ref_fail(ctx, PC_ERR_SHAPE, "'shape' has %zu entries (rank limit %d)", n, PC_MAX_RANK);
+    }
+    int32_t r = x->rank > (int32_t)n ? x->rank : (int32_t)n;
     int64_t dims[PC_MAX_RANK], xstr[PC_MAX_RANK], sstr[PC_MAX_RANK];
-    if (n > PC_MAX_RANK) st = ref_fail(ctx, PC_ERR_SHAPE, "'shape' has %zu entries (rank limit %d)", n, PC_MAX_RANK);
     strides(x->rank, x->dims, xstr);
     /* Bidirectional broadcast: a dimension 1 on either side takes the other side's size. */
     for (int32_t d = 0; d < r && st == PC_OK; d++) {
