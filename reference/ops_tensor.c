@@ -13,42 +13,12 @@
 
 #include "ref_internal.h"
 
-#define MAX_OUT_ELEMENTS ((uint64_t)1 << 31)
 
 #define KERNEL(Name)                                                                                               \
     static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 
 /* ---- helpers ------------------------------------------------------------------------------------------------- */
 
-/* A zeroed output tensor after checking the shape computed from input values: no negative dims, at most 2^31
- * elements (so every later index fits comfortably in int64). */
-static pc_data *new_out(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
-{
-    if (rank < 0 || rank > PC_MAX_RANK) {
-        ref_fail(ctx, PC_ERR_SHAPE, "output rank %d exceeds the limit %d", (int)rank, PC_MAX_RANK);
-        return NULL;
-    }
-    bool empty = false;
-    for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0) {
-            ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i, (long long)dims[i]);
-            return NULL;
-        }
-        if (dims[i] == 0) empty = true;
-    }
-    if (!empty) {
-        uint64_t n = 1;
-        for (int32_t i = 0; i < rank; i++) {
-            if ((uint64_t)dims[i] > MAX_OUT_ELEMENTS / n) {
-                ref_fail(ctx, PC_ERR_BUDGET, "output of more than 2^31 elements refused (dimension %d is %lld)",
-                         (int)i, (long long)dims[i]);
-                return NULL;
-            }
-            n *= (uint64_t)dims[i];
-        }
-    }
-    return ref_new_tensor(ctx, dtype, rank, dims);
-}
 
 /* Element types a kernel can move one element at a time: whole bytes, or strings. Packed sub-byte types are not. */
 static bool movable_dtype(pc_dtype t)
@@ -117,15 +87,6 @@ static int64_t prod(const int64_t *dims, int32_t from, int32_t to)
     return (int64_t)p;
 }
 
-/* Row-major strides, wrapping like prod() (ref_strides overflows signed int64 on such empty tensors). */
-static void strides(int32_t rank, const int64_t *dims, int64_t *str)
-{
-    uint64_t p = 1;
-    for (int32_t i = rank - 1; i >= 0; i--) {
-        str[i] = (int64_t)p;
-        p *= (uint64_t)dims[i];
-    }
-}
 
 /* Fills dst (all of it, row-major) from src: the element at output multi-index idx is src[base + sum idx[d] *
  * sstr[d]]. Transpose, Slice and Expand are this with different strides. */
@@ -215,7 +176,7 @@ static pc_data *constant_list(ref_ctx *ctx, const pc_attr *a)
     pc_dtype dt = a->type == PC_ATTR_FLOAT || a->type == PC_ATTR_FLOATS ? PC_DTYPE_FLOAT
                   : a->type == PC_ATTR_INT || a->type == PC_ATTR_INTS ? PC_DTYPE_INT64
                                                                         : PC_DTYPE_STRING;
-    pc_data *y = new_out(ctx, dt, list ? 1 : 0, &n);
+    pc_data *y = ref_new_tensor(ctx, dt, list ? 1 : 0, &n);
     if (!y) return NULL;
     for (int64_t i = 0; i < n; i++) {
         switch (a->type) {
@@ -460,12 +421,12 @@ KERNEL(Transpose)
                             (int)r - 1, (int)d, (long long)p[d]);
         seen[p[d]] = true;
     }
-    strides(r, x->dims, istr);
+    ref_strides(r, x->dims, istr);
     for (int32_t d = 0; d < r; d++) {
         dims[d] = x->dims[p[d]];
         sstr[d] = istr[p[d]];
     }
-    pc_data *y = new_out(ctx, x->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) return ctx->err->status;
     if ((st = copy_strided(ctx, y, x, 0, sstr)) != PC_OK) return drop(y, st);
     out[0] = y;
@@ -502,7 +463,7 @@ KERNEL(Concat)
             return ref_fail(ctx, PC_ERR_BUDGET, "concatenated axis %d overflows", (int)axis);
         dims[axis] += x->dims[axis];
     }
-    pc_data *y = new_out(ctx, x0->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x0->dtype, r, dims);
     if (!y) return ctx->err->status;
     int64_t outer = prod(dims, 0, axis), inner = prod(dims, axis + 1, r), off = 0;
     for (uint32_t k = 0; k < n_in; k++) {
@@ -577,7 +538,7 @@ KERNEL(Split)
     memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
     for (uint32_t k = 0; k < n_out && st == PC_OK; k++) {
         dims[axis] = sizes[k];
-        pc_data *y = new_out(ctx, x->dtype, x->rank, dims);
+        pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, dims);
         if (!y) {
             st = ctx->err->status;
             break;
@@ -688,13 +649,13 @@ KERNEL(Slice)
     }
     for (int k = 0; k < 4; k++) free(v[k]);
     if (st != PC_OK) return st;
-    strides(r, x->dims, istr);
+    ref_strides(r, x->dims, istr);
     uint64_t base = 0; /* unsigned: exact for a non-empty input, harmless wrap (unused) for an empty one */
     for (int32_t d = 0; d < r; d++) {
         base += (uint64_t)start[d] * (uint64_t)istr[d];
         sstr[d] = (int64_t)((uint64_t)step[d] * (uint64_t)istr[d]);
     }
-    pc_data *y = new_out(ctx, x->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) return ctx->err->status;
     if ((st = copy_strided(ctx, y, x, (int64_t)base, sstr)) != PC_OK) return drop(y, st);
     out[0] = y;
@@ -725,7 +686,7 @@ KERNEL(Gather)
     if ((st = read_signed(ctx, ind, "input 1 'indices'", &idx, &ni)) != PC_OK) return st;
     int64_t dim = x->dims[axis];
     for (size_t j = 0; j < ni && st == PC_OK; j++) st = norm_index(ctx, idx[j], dim, "'indices'", &idx[j]);
-    pc_data *y = st == PC_OK ? new_out(ctx, x->dtype, r, dims) : NULL;
+    pc_data *y = st == PC_OK ? ref_new_tensor(ctx, x->dtype, r, dims) : NULL;
     if (!y) {
         free(idx);
         return ctx->err->status;
@@ -775,13 +736,13 @@ KERNEL(GatherElements)
     int64_t *iv;
     size_t ni;
     if ((st = read_signed(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
-    pc_data *y = new_out(ctx, x->dtype, ind->rank, ind->dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, ind->rank, ind->dims);
     if (!y) {
         free(iv);
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     for (size_t i = 0; i < ni && st == PC_OK; i++, index_next(ind->rank, ind->dims, idx)) {
         int64_t v = 0;
         if ((st = norm_index(ctx, iv[i], x->dims[axis], "'indices'", &v)) != PC_OK) break;
@@ -833,12 +794,12 @@ KERNEL(GatherND)
     int64_t *iv;
     size_t ni;
     if ((st = read_signed(ctx, ind, "input 1 'indices'", &iv, &ni)) != PC_OK) return st;
-    pc_data *y = new_out(ctx, x->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) {
         free(iv);
         return ctx->err->status;
     }
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     int64_t batches = prod(ind->dims, 0, bd), tuples = prod(ind->dims, bd, ind->rank - 1);
     int64_t slice = prod(x->dims, bd + mm, x->rank), batch_size = prod(x->dims, bd, x->rank);
     for (int64_t bb = 0; bb < batches && y->n_elements && st == PC_OK; bb++)
@@ -924,7 +885,7 @@ static pc_status scatter_elements(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     /* In index order, so with duplicate indices and no reduction the last update wins (as the reference does). */
     for (size_t i = 0; i < ni && st == PC_OK; i++, index_next(ind->rank, ind->dims, idx)) {
         int64_t v = 0;
@@ -980,7 +941,7 @@ KERNEL(ScatterND)
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK];
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     int64_t tuples = prod(ind->dims, 0, ind->rank - 1), slice = prod(x->dims, (int32_t)k, x->rank);
     for (int64_t t = 0; t < tuples && u->n_elements && st == PC_OK; t++) {
         int64_t off;
@@ -1011,7 +972,7 @@ KERNEL(Expand)
     }
     int32_t r = x->rank > (int32_t)n ? x->rank : (int32_t)n;
     int64_t dims[PC_MAX_RANK], xstr[PC_MAX_RANK], sstr[PC_MAX_RANK];
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     /* Bidirectional broadcast: a dimension 1 on either side takes the other side's size. */
     for (int32_t d = 0; d < r && st == PC_OK; d++) {
         int32_t xi = d - (r - x->rank), si = d - (r - (int32_t)n);
@@ -1028,7 +989,7 @@ KERNEL(Expand)
     }
     free(shape);
     if (st != PC_OK) return st;
-    pc_data *y = new_out(ctx, x->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) return ctx->err->status;
     if ((st = copy_strided(ctx, y, x, 0, sstr)) != PC_OK) return drop(y, st);
     out[0] = y;
@@ -1056,9 +1017,9 @@ KERNEL(Tile)
     }
     free(rep);
     if (st != PC_OK) return st;
-    pc_data *y = new_out(ctx, x->dtype, x->rank, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, dims);
     if (!y) return ctx->err->status;
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(x->rank, dims, idx)) {
         int64_t off = 0;
         for (int32_t d = 0; d < x->rank; d++) off += (idx[d] % x->dims[d]) * xstr[d];
@@ -1170,7 +1131,7 @@ KERNEL(Pad)
         if (!(cv = ref_new_scalar(ctx, x->dtype))) return ctx->err->status;
         if (x->dtype != PC_DTYPE_STRING && ctx->opset < 11) ref_set_f64(cv, 0, ref_attr_float(ctx, "value", 0.0));
     }
-    pc_data *y = new_out(ctx, x->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) return drop(cv, ctx->err->status);
     /* Per-axis source tables; their total size is at most n_elements + rank when the output is not empty. */
     int64_t *tab = NULL, *base[PC_MAX_RANK], total = 0;
@@ -1190,7 +1151,7 @@ KERNEL(Pad)
         }
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    strides(r, x->dims, xstr);
+    ref_strides(r, x->dims, xstr);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(r, dims, idx)) {
         uint64_t off = 0; /* unsigned: an empty input's strides may have wrapped (only constants are read then) */
         bool constant = false;
@@ -1243,7 +1204,7 @@ static pc_status depth_space(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
         if (C > INT64_MAX / bb) return ref_fail(ctx, PC_ERR_BUDGET, "output size overflows");
         dims[0] = N, dims[1] = C * bb, dims[2] = H / b, dims[3] = W / b;
     }
-    pc_data *y = new_out(ctx, x->dtype, 4, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, 4, dims);
     if (!y) return ctx->err->status;
     int64_t oc = dims[1], oh = dims[2], ow = dims[3];
     uint64_t k = 0;
@@ -1300,7 +1261,7 @@ KERNEL(Shape)
         end = clamp64(end, 0, r);
     }
     int64_t n = end > start ? end - start : 0;
-    pc_data *y = new_out(ctx, PC_DTYPE_INT64, 1, &n);
+    pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT64, 1, &n);
     if (!y) return ctx->err->status;
     for (int64_t i = 0; i < n; i++) ref_set_i64(y, (uint64_t)i, x->dims[start + i]);
     out[0] = y;
@@ -1343,7 +1304,7 @@ KERNEL(ConstantOfShape)
     } else if (st == PC_OK && !(v = ref_new_scalar(ctx, PC_DTYPE_FLOAT))) { /* default: float 0 */
         st = ctx->err->status;
     }
-    pc_data *y = st == PC_OK ? new_out(ctx, v->dtype, (int32_t)n, shape) : NULL;
+    pc_data *y = st == PC_OK ? ref_new_tensor(ctx, v->dtype, (int32_t)n, shape) : NULL;
     free(shape);
     if (!y) return drop(v, ctx->err->status);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++) st = copy_at(ctx, y, i, v, 0);
@@ -1379,10 +1340,10 @@ KERNEL(Range)
         double q = dt == PC_DTYPE_DOUBLE ? (l - s) / d : (double)(((float)l - (float)s) / (float)d);
         if (!isfinite(q)) return ref_fail(ctx, PC_ERR_VALUE, "the element count (limit - start) / delta is %g", q);
         q = ceil(q);
-        if (q > (double)MAX_OUT_ELEMENTS)
+        if (q > (double)REF_MAX_ELEMENTS)
             return ref_fail(ctx, PC_ERR_BUDGET, "output of %.0f elements refused (limit 2^31)", q);
         n = q > 0 ? (int64_t)q : 0;
-        if (!(y = new_out(ctx, dt, 1, &n))) return ctx->err->status;
+        if (!(y = ref_new_tensor(ctx, dt, 1, &n))) return ctx->err->status;
         for (int64_t i = 0; i < n; i++) ref_set_f64(y, (uint64_t)i, s + (double)i * d);
     } else {
         int64_t s = ref_get_i64(in[0], 0), l = ref_get_i64(in[1], 0), d = ref_get_i64(in[2], 0);
@@ -1392,11 +1353,11 @@ KERNEL(Range)
         if (d > 0 && l > s) span = (uint64_t)l - (uint64_t)s;
         if (d < 0 && l < s) span = (uint64_t)s - (uint64_t)l;
         uint64_t cnt = span ? (span - 1) / step + 1 : 0;
-        if (cnt > MAX_OUT_ELEMENTS)
+        if (cnt > REF_MAX_ELEMENTS)
             return ref_fail(ctx, PC_ERR_BUDGET, "output of %llu elements refused (limit 2^31)",
                             (unsigned long long)cnt);
         n = (int64_t)cnt;
-        if (!(y = new_out(ctx, dt, 1, &n))) return ctx->err->status;
+        if (!(y = ref_new_tensor(ctx, dt, 1, &n))) return ctx->err->status;
         for (int64_t i = 0; i < n; i++) ref_set_i64(y, (uint64_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
     }
     out[0] = y;
@@ -1428,7 +1389,7 @@ KERNEL(OneHot)
     memcpy(dims, ind->dims, (size_t)axis * sizeof *dims);
     dims[axis] = depth;
     memcpy(dims + axis + 1, ind->dims + axis, (size_t)(ind->rank - axis) * sizeof *dims);
-    pc_data *y = new_out(ctx, vals->dtype, ind->rank + 1, dims);
+    pc_data *y = ref_new_tensor(ctx, vals->dtype, ind->rank + 1, dims);
     if (!y) return ctx->err->status;
     int64_t outer = prod(ind->dims, 0, axis), inner = prod(ind->dims, axis, ind->rank);
     /* Indices are truncated to integers; negatives count from depth; out-of-range ones give all "off". */
@@ -1464,7 +1425,7 @@ KERNEL(NonZero)
     int64_t nz = 0, idx[PC_MAX_RANK] = {0};
     for (uint64_t i = 0; i < x->n_elements; i++) nz += elem_nonzero(x, i);
     int64_t dims[2] = {x->rank, nz}; /* a scalar gives shape (0, nz), as the spec says */
-    pc_data *y = new_out(ctx, PC_DTYPE_INT64, 2, dims);
+    pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT64, 2, dims);
     if (!y) return ctx->err->status;
     int64_t k = 0;
     for (uint64_t i = 0; i < x->n_elements; i++, index_next(x->rank, x->dims, idx)) {
@@ -1499,7 +1460,7 @@ KERNEL(Compress)
     int32_t r = flat ? 1 : x->rank;
     if (!flat) memcpy(dims, x->dims, (size_t)r * sizeof *dims);
     dims[flat ? 0 : axis] = cnt;
-    pc_data *y = new_out(ctx, x->dtype, r, dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) return ctx->err->status;
     int64_t outer = flat ? 1 : prod(x->dims, 0, axis), inner = flat ? 1 : prod(x->dims, axis + 1, x->rank);
     uint64_t k = 0;
@@ -1531,7 +1492,7 @@ KERNEL(Trilu)
         if (n != 1) return ref_fail(ctx, PC_ERR_SHAPE, "input 1 'k' must hold one element");
     }
     bool upper = ref_attr_int(ctx, "upper", 1) != 0;
-    pc_data *y = new_out(ctx, x->dtype, x->rank, x->dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
     if (!y) return ctx->err->status;
     int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
     /* Kept elements are copied; the rest stay zero (empty strings, false). */
@@ -1560,7 +1521,7 @@ KERNEL(EyeLike)
     }
     if (!ref_is_numeric(dt)) return ref_fail(ctx, PC_ERR_TYPE, "output element type %s is not numeric", pc_dtype_name(dt));
     int64_t k = ref_attr_int(ctx, "k", 0), rows = x->dims[0], cols = x->dims[1];
-    pc_data *y = new_out(ctx, dt, 2, x->dims);
+    pc_data *y = ref_new_tensor(ctx, dt, 2, x->dims);
     if (!y) return ctx->err->status;
     if (k < cols && k > -rows) /* otherwise the diagonal is outside the matrix; |k| now bounds the indices */
         for (int64_t i = 0; i < rows; i++)
@@ -1589,13 +1550,13 @@ KERNEL(ReverseSequence)
         if (lens[b] < 0 || lens[b] > T)
             st = ref_fail(ctx, PC_ERR_VALUE, "sequence_lens[%zu] = %lld is outside [0, %lld]", b, (long long)lens[b],
                           (long long)T);
-    pc_data *y = st == PC_OK ? new_out(ctx, x->dtype, x->rank, x->dims) : NULL;
+    pc_data *y = st == PC_OK ? ref_new_tensor(ctx, x->dtype, x->rank, x->dims) : NULL;
     if (!y) {
         free(lens);
         return ctx->err->status;
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    strides(x->rank, x->dims, xstr);
+    ref_strides(x->rank, x->dims, xstr);
     for (uint64_t i = 0; i < x->n_elements && st == PC_OK; i++, index_next(x->rank, x->dims, idx)) {
         int64_t t = idx[ta], L = lens[idx[ba]];
         int64_t off = (int64_t)i + ((t < L ? L - 1 - t : t) - t) * xstr[ta];
@@ -1735,7 +1696,7 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
         if (x->dims[d] == 0 && p->dims[d] > 0)
             return ref_fail(ctx, PC_ERR_SHAPE, "cannot resize the empty axis %d to %lld", (int)d,
                             (long long)p->dims[d]);
-    pc_data *y = new_out(ctx, x->dtype, r, p->dims);
+    pc_data *y = ref_new_tensor(ctx, x->dtype, r, p->dims);
     if (!y) return ctx->err->status;
     if (!y->n_elements) {
         out[0] = y;
@@ -1752,7 +1713,7 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
         for (int64_t o = 0; o < p->dims[d]; o++) resize_tap_at(p, d, x->dims[d], o, q++);
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
-    strides(r, x->dims, xstr);
+    ref_strides(r, x->dims, xstr);
     pc_status st = PC_OK;
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(r, p->dims, idx)) {
         const resize_tap *t[PC_MAX_RANK];
@@ -2067,7 +2028,7 @@ KERNEL(Unique)
     slices s = {x, 1, (int64_t)x->n_elements, 1};
     if (!flat) s = (slices){x, prod(x->dims, 0, axis), x->dims[axis], prod(x->dims, axis + 1, x->rank)};
     if (!x->n_elements) s.outer = 0; /* empty slices all compare equal (and outer may have wrapped) */
-    if ((uint64_t)s.dim > MAX_OUT_ELEMENTS) /* inverse_indices has one entry per slice */
+    if ((uint64_t)s.dim > REF_MAX_ELEMENTS) /* inverse_indices has one entry per slice */
         return ref_fail(ctx, PC_ERR_BUDGET, "%lld slices along the axis refused (limit 2^31)", (long long)s.dim);
     size_t bytes = (size_t)(s.dim ? s.dim : 1) * sizeof(int64_t);
     int64_t *perm = malloc(bytes), *tmp = malloc(bytes), *first = malloc(bytes), *count = malloc(bytes),
@@ -2104,7 +2065,7 @@ KERNEL(Unique)
     int32_t r = flat ? 1 : x->rank;
     if (!flat) memcpy(dims, x->dims, (size_t)r * sizeof *dims);
     dims[flat ? 0 : axis] = G;
-    if (!(y[0] = new_out(ctx, x->dtype, r, dims))) {
+    if (!(y[0] = ref_new_tensor(ctx, x->dtype, r, dims))) {
         st = ctx->err->status;
         goto done;
     }
@@ -2116,7 +2077,7 @@ KERNEL(Unique)
     const int64_t *lists[3] = {first, gid, count};
     for (uint32_t k = 1; k < 4 && k < n_out && st == PC_OK; k++) {
         int64_t n = k == 2 ? s.dim : G;
-        if (!(y[k] = new_out(ctx, PC_DTYPE_INT64, 1, &n))) {
+        if (!(y[k] = ref_new_tensor(ctx, PC_DTYPE_INT64, 1, &n))) {
             st = ctx->err->status;
             break;
         }

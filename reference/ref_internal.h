@@ -102,12 +102,14 @@ typedef struct ref_shape {
 pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_shape *out);
 /* For each flat index of `out`, the flat index into t (t broadcast to out). Fills idx[0..n_out). */
 void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx);
-/* Row-major strides of a shape (in elements). */
+/* Row-major strides of a shape (in elements). For an empty tensor with huge other dims they wrap (defined,
+ * unsigned); callers never index an empty tensor. */
 void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides);
 uint64_t ref_shape_count(int32_t rank, const int64_t *dims);
 
-/* Normalizes an axis in [-rank, rank) (or [-rank-1, rank] with `inclusive`, as Unsqueeze/Concat need).
- * ATTRIBUTE error naming the axis otherwise. */
+/* Normalizes an axis in [-rank, rank); with `inclusive`, in [-rank-1, rank] counting negatives from rank+1 (the
+ * Unsqueeze/OneHot convention: -1 is "after the last axis"). Flatten's [-r, r] with negatives from r is neither:
+ * it handles its axis itself. ATTRIBUTE error naming the axis otherwise. */
 pc_status ref_axis(ref_ctx *ctx, int64_t axis, int32_t rank, bool inclusive, int32_t *out);
 
 /* ---- attributes and small integer inputs ---------------------------------------------------------------- */

@@ -267,17 +267,27 @@ bool ref_copy_elem(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si)
 
 pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
 {
-    uint64_t n = 1;
+    if (rank < 0 || rank > PC_MAX_RANK) {
+        ref_fail(ctx, PC_ERR_SHAPE, "output rank %d exceeds the limit %d", (int)rank, PC_MAX_RANK);
+        return NULL;
+    }
+    bool empty = false;
     for (int32_t i = 0; i < rank; i++) {
         if (dims[i] < 0) {
             ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i, (long long)dims[i]);
             return NULL;
         }
-        if (dims[i] && n > REF_MAX_ELEMENTS / (uint64_t)dims[i]) {
-            ref_fail(ctx, PC_ERR_BUDGET, "an output would have more than 2^31 elements");
+        empty |= dims[i] == 0;
+    }
+    /* an empty tensor is fine whatever its other dims; otherwise the element count is capped */
+    uint64_t count = 1;
+    for (int32_t i = 0; !empty && i < rank; i++) {
+        if ((uint64_t)dims[i] > REF_MAX_ELEMENTS / count) {
+            ref_fail(ctx, PC_ERR_BUDGET, "output of more than 2^31 elements refused (dimension %d is %lld)", (int)i,
+                     (long long)dims[i]);
             return NULL;
         }
-        n *= (uint64_t)dims[i];
+        count *= (uint64_t)dims[i];
     }
     pc_error e;
     pc_data *d = pc_data_new_tensor(dtype, rank, dims, &e);
@@ -328,10 +338,11 @@ uint64_t ref_shape_count(int32_t rank, const int64_t *dims)
 
 void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides)
 {
-    int64_t s = 1;
+    /* unsigned: an empty tensor may have huge other dims whose product wraps; nothing indexes it then */
+    uint64_t s = 1;
     for (int32_t i = rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
+        strides[i] = (int64_t)s;
+        s *= (uint64_t)dims[i];
     }
 }
 
