@@ -1276,7 +1276,7 @@ static int check_writable(const char *path, const char *option)
 static void write_expectations(FILE *out, const run_summary *s)
 {
     fprintf(out, "# passcheck conformance outcomes with the %s executor: one 'case outcome' per line.\n"
-                 "# Outcomes: passed, differs, shape, type, load-error, run-error, unsupported.\n"
+                 "# Outcomes: passed, differs, shape, type, load-error, run-error, unsupported, erratum.\n"
                  "# Written by 'passcheck conformance --write-expect FILE DIR...'; changes are reviewed in the diff.\n"
                  "# %zu passed, %zu failed, %zu skipped\n",
             s->executor, s->passed, s->failed, s->skipped);
