@@ -24,6 +24,36 @@
 
 enum { N_RECENT = 64 };
 
+/* ---- streamed nodes -------------------------------------------------------------------------------------------
+ * The main graph's nodes are the bulk of a large model. Unpacking the whole model first parks a protobuf-c struct
+ * tree per node (~300 bytes) in fresh memory that conversion then reads back from DRAM. Instead each NodeProto of
+ * the main graph is unpacked by protobuf-c from its own bytes (the very call protobuf-c makes for each element
+ * of a repeated message field) just before conversion, STREAM_BATCH at a time, into an allocator whose memory is
+ * recycled from batch to batch and so stays in cache. A batch holding a node pass B still needs is kept. */
+enum { STREAM_BATCH = 128 };
+
+typedef struct pb_slice {
+    const uint8_t *data;
+    size_t len;
+} pb_slice;
+
+typedef struct pb_batch {
+    pc_pb_allocator alloc;
+    struct pb_batch *next;
+} pb_batch;
+
+typedef struct node_stream {
+    const Onnx__GraphProto *gp; /* the graph these nodes belong to (its own node list is empty) */
+    const pb_slice *nodes;
+    size_t n;
+    size_t first, count; /* nodes [first, first + count) are unpacked, in unpacked[] */
+    Onnx__NodeProto *unpacked[STREAM_BATCH];
+    pb_batch *cur;  /* allocator of the current batch */
+    bool keep;      /* the current batch holds a node pass B reads */
+    pb_batch *kept; /* batches kept until conversion ends */
+    pc_mem *mem;
+} node_stream;
+
 typedef struct load_ctx {
     pc_model *model;
     const char *base_dir; /* NULL for in-memory models: external data is rejected */
@@ -34,6 +64,7 @@ typedef struct load_ctx {
     pc_strmap *interned; /* op types, domains, dim symbols: one arena copy each (created on first use) */
     const char *empty;   /* the interned "" */
     const char *recent[N_RECENT]; /* interned strings by a cheap key of their text (see intern_str) */
+    node_stream *stream;          /* the main graph's nodes, when they are unpacked one batch at a time */
 } load_ctx;
 
 void pc_load_options_default(pc_load_options *opts)
@@ -745,16 +776,73 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
 /* The name hash of a node's first output (prefetching its index slot), or 0 when it has none. */
 static uint64_t first_output_hash(const pc_graph *g, const Onnx__NodeProto *np)
 {
-    if (!np->n_output || !np->output[0] || !*np->output[0]) return 0;
+    if (!np || !np->n_output || !np->output[0] || !*np->output[0]) return 0;
     uint64_t h = pc_value_name_hash(np->output[0]);
     pc_graph_prefetch_slot(g, h);
     return h;
+}
+
+static pc_status unpack_error(pc_model *m, pc_error *err, const char *what);
+
+/* Node i of the stream (i is the next node or one of the current batch), or NULL with c->err set. Unpacking the
+ * next batch drops the current one unless pass B needs one of its nodes. */
+static Onnx__NodeProto *stream_node(load_ctx *c, size_t i)
+{
+    node_stream *ns = c->stream;
+    if (i - ns->first < ns->count) return ns->unpacked[i - ns->first];
+    if (ns->cur && ns->keep) {
+        ns->cur->next = ns->kept;
+        ns->kept = ns->cur;
+        ns->cur = NULL;
+    } else if (ns->cur) {
+        pc_pb_allocator_release(&ns->cur->alloc);
+    }
+    if (!ns->cur && !(ns->cur = pc_mem_alloc(ns->mem, sizeof *ns->cur))) {
+        nomem(c, "protobuf-c state");
+        return NULL;
+    }
+    pc_pb_allocator_init(&ns->cur->alloc, ns->mem);
+    ns->keep = false;
+    ns->first = i;
+    ns->count = 0;
+    for (size_t k = i; k < ns->n && k - i < STREAM_BATCH; k++) {
+        Onnx__NodeProto *np = onnx__node_proto__unpack(&ns->cur->alloc.base, ns->nodes[k].len, ns->nodes[k].data);
+        if (!np) {
+            unpack_error(c->model, c->err, "model");
+            return NULL;
+        }
+        ns->unpacked[ns->count++] = np;
+    }
+    return ns->unpacked[0];
+}
+
+/* Node i if it is already unpacked (for looking ahead), else NULL. */
+static const Onnx__NodeProto *stream_peek(const node_stream *ns, size_t i)
+{
+    return i - ns->first < ns->count ? ns->unpacked[i - ns->first] : NULL;
+}
+
+static void stream_release(node_stream *ns)
+{
+    if (!ns) return;
+    if (ns->cur) {
+        pc_pb_allocator_release(&ns->cur->alloc);
+        pc_mem_free(ns->mem, ns->cur);
+    }
+    while (ns->kept) {
+        pb_batch *b = ns->kept;
+        ns->kept = b->next;
+        pc_pb_allocator_release(&b->alloc);
+        pc_mem_free(ns->mem, b);
+    }
+    ns->cur = NULL;
 }
 
 /* A node pass B must visit: it has attributes, or inputs pass A could not resolve. */
 typedef struct later_node {
     pc_node *node;
     Onnx__NodeProto *np;
+    pc_pb_allocator *pb; /* the allocator holding np (raw_data of tensor attributes is adopted from it) */
 } later_node;
 
 /* convert_graph's body; *later is a pc_mem block the caller frees, whatever the outcome. */
@@ -773,12 +861,15 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
     for (size_t i = 0; i < gp->n_quantization_annotation; i++)
         if ((st = keep_opaque(c, 14, &gp->quantization_annotation[i]->base, &g->n_opaque, &g->opaque)) != PC_OK)
             return st;
-    if (gp->n_node > UINT32_MAX / 2 || gp->n_initializer > UINT32_MAX / 2)
+    node_stream *ns = c->stream && c->stream->gp == gp ? c->stream : NULL;
+    const size_t n_node = ns ? ns->n : gp->n_node;
+    if (n_node > UINT32_MAX / 2 || gp->n_initializer > UINT32_MAX / 2)
         return pc_error_set(c->err, PC_ERR_BUDGET, "graph '%s': too many nodes or initializers", gname);
 
-    /* size the name index once: a graph's values are its inputs, initializers, node outputs and value_infos */
+    /* size the name index once: a graph's values are its inputs, initializers, node outputs and value_infos
+     * (streamed nodes are not unpacked yet: one output each is assumed, the index grows if needed) */
     size_t n_names = gp->n_input + gp->n_initializer + gp->n_value_info + gp->n_output;
-    for (size_t i = 0; i < gp->n_node; i++) n_names += gp->node[i]->n_output;
+    for (size_t i = 0; i < n_node; i++) n_names += ns ? 1 : gp->node[i]->n_output;
     if (!pc_graph_reserve_values(g, n_names)) return nomem(c, "the value index");
     if ((st = add_value_infos(c, g, gp->n_input, gp->input, 0)) != PC_OK) return st;
 
@@ -809,13 +900,17 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
     size_t deferred = 0;
     /* Each node's first output goes into a random slot of the name index: hash it PF_VALUE nodes ahead and
      * prefetch the slot, so the insert does not wait on the miss. */
-    uint64_t out_hash[PF_RING];
-    for (size_t j = 0; j < gp->n_node && j < PF_VALUE; j++) out_hash[j] = first_output_hash(g, gp->node[j]);
-    for (size_t i = 0; i < gp->n_node; i++) {
+    uint64_t out_hash[PF_RING] = {0}; /* 0: not computed (a streamed node not unpacked yet) */
+    for (size_t i = 0; i < n_node; i++) {
         size_t deferred_before = deferred;
-        if (i + PF_VALUE < gp->n_node)
-            out_hash[(i + PF_VALUE) % PF_RING] = first_output_hash(g, gp->node[i + PF_VALUE]);
-        Onnx__NodeProto *np = gp->node[i];
+        Onnx__NodeProto *np = ns ? stream_node(c, i) : gp->node[i];
+        if (!np) return c->err->status;
+        if (i == 0 || (ns && i == ns->first)) /* start of the look-ahead (for streams: of each batch) */
+            for (size_t j = i; j < n_node && j < i + PF_VALUE; j++)
+                out_hash[j % PF_RING] = first_output_hash(g, ns ? stream_peek(ns, j) : gp->node[j]);
+        if (i + PF_VALUE < n_node)
+            out_hash[(i + PF_VALUE) % PF_RING] =
+                first_output_hash(g, ns ? stream_peek(ns, i + PF_VALUE) : gp->node[i + PF_VALUE]);
         if (!np->op_type || !*np->op_type)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node %zu ('%s') has no op_type", gname, i,
                                 np->name ? np->name : "");
@@ -851,8 +946,8 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
                                     "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
                                     gname, node_label(n), n->op_type, name);
             /* Only inputs, initializers and earlier outputs exist yet: any clash is a second producer. */
-            pc_value *v = o ? pc_graph_add_value(g, name, NULL, c->err)
-                            : pc_graph_add_value_hashed(g, name, out_hash[i % PF_RING], c->err);
+            uint64_t h = o ? 0 : out_hash[i % PF_RING];
+            pc_value *v = h ? pc_graph_add_value_hashed(g, name, h, c->err) : pc_graph_add_value(g, name, NULL, c->err);
             if (!v) {
                 const pc_value *prev = pc_graph_find_value(g, name);
                 if (c->err->status != PC_ERR_DUPLICATE_NAME || !prev) return c->err->status;
@@ -881,10 +976,10 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
         if (deferred != deferred_before || np->n_attribute) {
             /* listed so pass B does not walk (and miss on) every node again */
             size_t bytes;
-            if (!*later && (!pc_size_mul(gp->n_node, sizeof **later, &bytes) ||
-                            !(*later = pc_mem_alloc(&m->mem, bytes))))
+            if (!*later && (!pc_size_mul(n_node, sizeof **later, &bytes) || !(*later = pc_mem_alloc(&m->mem, bytes))))
                 return nomem(c, "the node list");
-            (*later)[n_later++] = (later_node){n, np};
+            (*later)[n_later++] = (later_node){n, np, ns ? &ns->cur->alloc : c->pb};
+            if (ns) ns->keep = true;
         }
     }
     /* Pass B, in file order: deferred inputs and attributes (subgraphs see every value of this graph by now). */
@@ -916,7 +1011,11 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
                 if (strcmp(n->attrs[j].name, aname) == 0)
                     return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "node '%s' (%s): attribute '%s' appears twice",
                                         node_label(n), n->op_type, aname);
-            if ((st = convert_attr(c, n, np->attribute[k], &n->attrs[n->n_attrs])) != PC_OK) return st;
+            pc_pb_allocator *pb = c->pb;
+            c->pb = (*later)[i].pb;
+            st = convert_attr(c, n, np->attribute[k], &n->attrs[n->n_attrs]);
+            c->pb = pb;
+            if (st != PC_OK) return st;
             pc_attr_type at = n->attrs[n->n_attrs].type;
             if (at == PC_ATTR_GRAPH || at == PC_ATTR_GRAPHS) has_subgraphs = true;
             n->n_attrs++;
@@ -1081,6 +1180,181 @@ static pc_status unpack_error(pc_model *m, pc_error *err, const char *what)
     return pc_error_set(err, PC_ERR_WIRE, "protobuf-c rejected the %s encoding", what);
 }
 
+/* ---- splitting the main graph's nodes off the model ---------------------------------------------------------- */
+
+/* Reads a varint at *pp (at most 10 bytes, within end); false if it does not end in time. */
+static inline bool wire_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p != end && *p < 0x80) { /* one byte: nearly every key and short length */
+        *out = *p;
+        *pp = p + 1;
+        return true;
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; p != end && shift < 70; shift += 7) {
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *out = v;
+            *pp = p;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Reads the next field of a message that passed the pre-scan: its number and wire type, and its payload (for
+ * a length-delimited field: the bytes after the length). *pp moves past the field. false on anything the pre-scan
+ * should have rejected (the caller then unpacks the model in one piece, as protobuf-c would). */
+static inline bool wire_next(const uint8_t **pp, const uint8_t *end, uint64_t *number, unsigned *wire_type,
+                             const uint8_t **payload, size_t *len)
+{
+    const uint8_t *p = *pp;
+    uint64_t key, n;
+    if (!wire_varint(&p, end, &key)) return false;
+    *number = key >> 3;
+    *wire_type = (unsigned)(key & 7);
+    switch (*wire_type) {
+    case 0: {
+        const uint8_t *q = p;
+        if (!wire_varint(&p, end, &n)) return false;
+        *payload = q;
+        *len = (size_t)(p - q);
+        *pp = p;
+        return true;
+    }
+    case 1: n = 8; break;
+    case 2:
+        if (!wire_varint(&p, end, &n)) return false;
+        break;
+    case 5: n = 4; break;
+    default: return false;
+    }
+    if (n > (uint64_t)(end - p)) return false;
+    *payload = p;
+    *len = (size_t)n;
+    *pp = p + n;
+    return true;
+}
+
+/* The model's bytes without its graph (field 7), the graph's bytes without its nodes (field 1), and where each
+ * node's bytes are. */
+typedef struct model_split {
+    uint8_t *model_rest, *graph_rest; /* pc_mem blocks */
+    size_t model_len, graph_len;
+    pb_slice *nodes; /* pc_mem block */
+    size_t n_nodes;
+} model_split;
+
+static void split_free(pc_mem *mem, model_split *sp)
+{
+    pc_mem_free(mem, sp->model_rest);
+    pc_mem_free(mem, sp->graph_rest);
+    pc_mem_free(mem, sp->nodes);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* Appends a slice to a growable pc_mem array. */
+static bool slices_push(pc_mem *mem, pb_slice **a, size_t *n, size_t *cap, const uint8_t *data, size_t len)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 1024, bytes;
+        pb_slice *grown = pc_size_mul(ncap, sizeof *grown, &bytes) ? pc_mem_realloc(mem, *a, bytes) : NULL;
+        if (!grown) return false;
+        *a = grown;
+        *cap = ncap;
+    }
+    (*a)[(*n)++] = (pb_slice){data, len};
+    return true;
+}
+
+/* Splits a model with exactly one graph field (several are merged by protobuf-c: those models are unpacked in one
+ * piece) whose nodes outweigh the rest. Copies everything but the nodes. 1: split; 0: the split does not apply
+ * (unpack in one piece); -1: out of memory. */
+static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_split *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    const uint8_t *graph = NULL, *graph_end = NULL;
+    size_t model_len = 0, n_graphs = 0;
+    uint64_t number;
+    unsigned wt;
+    const uint8_t *payload;
+    size_t len;
+    for (const uint8_t *p = data, *field = p; p != data + size; field = p) {
+        if (!wire_next(&p, data + size, &number, &wt, &payload, &len)) return 0;
+        if (number == 7 && wt == 2) {
+            graph = payload;
+            graph_end = payload + len;
+            n_graphs++;
+        } else {
+            model_len += (size_t)(p - field);
+        }
+    }
+    if (n_graphs != 1) return 0;
+    /* one walk over the graph: node payloads, and the other fields (key included) to copy */
+    pb_slice *rest = NULL;
+    size_t n_rest = 0, cap_rest = 0, cap_nodes = 0, graph_len = 0;
+    int result = -1;
+    for (const uint8_t *p = graph, *field = p; p != graph_end; field = p) {
+        if (!wire_next(&p, graph_end, &number, &wt, &payload, &len)) {
+            result = 0;
+            goto out;
+        }
+        if (number == 1 && wt == 2) {
+            if (!slices_push(mem, &sp->nodes, &sp->n_nodes, &cap_nodes, payload, len)) goto out;
+        } else {
+            if (!slices_push(mem, &rest, &n_rest, &cap_rest, field, (size_t)(p - field))) goto out;
+            graph_len += (size_t)(p - field);
+        }
+    }
+    /* The copy must stay cheap next to what streaming saves: a weight-heavy graph is unpacked in one piece (its
+     * tensor payloads are adopted from protobuf-c, never copied). */
+    size_t node_bytes = (size_t)(graph_end - graph) - graph_len;
+    if (model_len > node_bytes || graph_len > node_bytes) {
+        result = 0;
+        goto out;
+    }
+    sp->model_rest = pc_mem_alloc(mem, model_len ? model_len : 1);
+    sp->graph_rest = pc_mem_alloc(mem, graph_len ? graph_len : 1);
+    if (!sp->model_rest || !sp->graph_rest) goto out;
+    for (const uint8_t *p = data, *field = p; p != data + size; field = p) {
+        (void)wire_next(&p, data + size, &number, &wt, &payload, &len); /* succeeded above */
+        if (number == 7 && wt == 2) continue;
+        memcpy(sp->model_rest + sp->model_len, field, (size_t)(p - field));
+        sp->model_len += (size_t)(p - field);
+    }
+    for (size_t i = 0; i < n_rest; i++) {
+        memcpy(sp->graph_rest + sp->graph_len, rest[i].data, rest[i].len);
+        sp->graph_len += rest[i].len;
+    }
+    result = 1;
+out:
+    pc_mem_free(mem, rest);
+    if (result != 1) split_free(mem, sp);
+    return result;
+}
+
+/* Unpacks the model: in one piece, or (split) without the main graph's nodes, which c->stream then hands out. */
+static Onnx__ModelProto *unpack_model(const uint8_t *data, size_t size, pc_pb_allocator *alloc, model_split *sp,
+                                      node_stream *ns)
+{
+    memset(sp, 0, sizeof *sp);
+    int split = split_model(data, size, alloc->mem, sp);
+    if (split < 0) return NULL;
+    if (!split) return onnx__model_proto__unpack(&alloc->base, size, data);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc->base, sp->model_len, sp->model_rest);
+    Onnx__GraphProto *gp = mp ? onnx__graph_proto__unpack(&alloc->base, sp->graph_len, sp->graph_rest) : NULL;
+    if (!gp) return NULL;
+    mp->graph = gp; /* the one graph field, as protobuf-c would have unpacked it but for the nodes */
+    memset(ns, 0, sizeof *ns);
+    ns->gp = gp;
+    ns->nodes = sp->nodes;
+    ns->n = sp->n_nodes;
+    ns->mem = alloc->mem;
+    return mp;
+}
+
 static pc_status model_new(const pc_load_options *opts, pc_model **out, pc_error *err)
 {
     pc_status st = pc_model_create(out, err);
@@ -1112,16 +1386,22 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
     if ((st = model_new(opts, &m, err)) != PC_OK) return st;
     pc_pb_allocator alloc;
     pc_pb_allocator_init(&alloc, &m->mem);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc.base, size, data);
+    model_split split;
+    node_stream stream;
+    Onnx__ModelProto *mp = unpack_model(data, size, &alloc, &split, &stream);
     if (!mp) {
         st = unpack_error(m, err, "model");
         pc_pb_allocator_release(&alloc);
+        split_free(&m->mem, &split);
         pc_model_free(m);
         return st;
     }
-    load_ctx c = {.model = m, .base_dir = base_dir, .opts = opts, .err = err, .pb = &alloc};
+    load_ctx c = {.model = m, .base_dir = base_dir, .opts = opts, .err = err, .pb = &alloc,
+                  .stream = split.nodes ? &stream : NULL};
     pc_error_clear(err);
     st = convert_model(&c, mp);
+    stream_release(c.stream);
+    split_free(&m->mem, &split);
     pc_pb_allocator_release(&alloc);
     if (st == PC_OK && !opts->skip_verify) st = pc_model_verify(m, err);
     if (st != PC_OK) {
