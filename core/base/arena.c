@@ -5,12 +5,6 @@
 
 #include "base_internal.h"
 
-struct pc_arena_chunk {
-    pc_arena_chunk *next;
-    size_t size, used;
-    max_align_t data[];
-};
-
 enum { ARENA_ALIGN = 16, ARENA_MIN_CHUNK = 64 * 1024 };
 
 void pc_arena_init(pc_arena *arena, pc_mem *mem)

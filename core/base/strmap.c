@@ -8,11 +8,12 @@ uint64_t pc_str_hash(const char *s)
      * slot was already in cache. Every hit is still confirmed with strcmp, so quality only affects probe length. */
     size_t len = strlen(s);
     uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    /* Multiplying by an odd constant is a bijection, so strings that differ in one word keep different states;
+     * the final mix brings the high bits down for the index. */
     for (; len >= 8; len -= 8, s += 8) {
         uint64_t w;
         memcpy(&w, s, 8);
         h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
     }
     if (len) {
         uint64_t w = 0;

@@ -356,6 +356,12 @@ pc_value *pc_graph_add_value_hashed(pc_graph *graph, const char *name, uint64_t 
 static bool value_add_use(pc_value *v, pc_node *node, uint32_t index)
 {
     pc_model *m = node->graph->model;
+    /* most values have one or two uses: start with room for two (arena_grow would start at four) */
+    if (!v->cap_consumers) {
+        v->consumers = pc_arena_array(&m->arena, 2, sizeof(pc_use));
+        if (!v->consumers) return false;
+        v->cap_consumers = 2;
+    }
     if (!arena_grow(&m->arena, (void **)&v->consumers, &v->cap_consumers, v->n_consumers, v->n_consumers + 1,
                     sizeof(pc_use)))
         return false;

@@ -58,7 +58,7 @@ static bool large_insert(pc_pb_allocator *a, void *p)
 static void *pballoc_alloc(void *data, size_t size)
 {
     pc_pb_allocator *a = data;
-    if (size < PB_LARGE_BYTES) return pc_arena_alloc_uninit(&a->small, size ? size : 1);
+    if (size < PB_LARGE_BYTES) return pc_arena_bump(&a->small, size ? size : 1);
     void *p = pc_mem_alloc(a->mem, size);
     if (p && !large_insert(a, p)) {
         pc_mem_free(a->mem, p);
