@@ -59,16 +59,6 @@ static pc_status elem_size(ref_ctx *ctx, pc_dtype dtype, size_t *size)
     return PC_OK;
 }
 
-static bool copy_run(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si, uint64_t n, size_t es)
-{
-    if (!es) {
-        for (uint64_t k = 0; k < n; k++)
-            if (!ref_copy_elem(dst, di + k, src, si + k)) return false;
-        return true;
-    }
-    if (n) memcpy((uint8_t *)dst->data + di * es, (const uint8_t *)src->data + si * es, (size_t)(n * es));
-    return true;
-}
 
 /* x indexed at `index` on `axis`: a new tensor of rank - 1. */
 static pc_data *slice_at(ref_ctx *ctx, const pc_data *x, int32_t axis, int64_t index)
@@ -83,7 +73,7 @@ static pc_data *slice_at(ref_ctx *ctx, const pc_data *x, int32_t axis, int64_t i
     uint64_t outer = ref_shape_count(axis, x->dims), inner = ref_shape_count(x->rank - axis - 1, x->dims + axis + 1);
     uint64_t len = (uint64_t)x->dims[axis];
     for (uint64_t o = 0; o < outer; o++)
-        if (!copy_run(y, o * inner, x, (o * len + (uint64_t)index) * inner, inner, es)) {
+        if (!ref_copy_elems(y, o * inner, x, (o * len + (uint64_t)index) * inner, inner)) {
             pc_data_unref(y);
             ref_fail(ctx, PC_ERR_NOMEM, "out of memory copying strings");
             return NULL;
@@ -154,7 +144,7 @@ static pc_status stack_items(ref_ctx *ctx, pc_data *const *items, uint64_t n, in
     for (uint64_t i = 0; i < n; i++) {
         if (!items[i]) continue;
         for (uint64_t o = 0; o < outer; o++)
-            if (!copy_run(y, (o * n + i) * inner, items[i], o * inner, inner, es)) {
+            if (!ref_copy_elems(y, (o * n + i) * inner, items[i], o * inner, inner)) {
                 pc_data_unref(y);
                 return ref_fail(ctx, PC_ERR_NOMEM, "out of memory copying strings");
             }

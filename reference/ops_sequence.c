@@ -65,17 +65,6 @@ static pc_status elem_size(ref_ctx *ctx, pc_dtype dtype, size_t *size)
     return PC_OK;
 }
 
-/* Copies n consecutive elements src[si..] to dst[di..] (same dtype). */
-static bool copy_run(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si, uint64_t n, size_t es)
-{
-    if (!es) {
-        for (uint64_t k = 0; k < n; k++)
-            if (!ref_copy_elem(dst, di + k, src, si + k)) return false;
-        return true;
-    }
-    if (n) memcpy((uint8_t *)dst->data + di * es, (const uint8_t *)src->data + si * es, (size_t)(n * es));
-    return true;
-}
 
 /* ---- construction and access --------------------------------------------------------------------------------- */
 
@@ -255,7 +244,7 @@ static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n
         }
         uint64_t run = (uint64_t)len * inner;
         for (uint64_t o = 0; o < outer; o++)
-            if (!copy_run(items[p], o * run, x, (o * (uint64_t)dim + (uint64_t)offset) * inner, run, es)) {
+            if (!ref_copy_elems(items[p], o * run, x, (o * (uint64_t)dim + (uint64_t)offset) * inner, run)) {
                 st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory copying strings");
                 break;
             }
@@ -324,7 +313,7 @@ static pc_status op_ConcatFromSequence(ref_ctx *ctx, pc_data *const *in, uint32_
         int64_t len = new_axis ? 1 : t->dims[axis];
         uint64_t run = (uint64_t)len * inner;
         for (uint64_t o = 0; o < outer; o++)
-            if (!copy_run(y, (o * (uint64_t)total + (uint64_t)offset) * inner, t, o * run, run, es)) {
+            if (!ref_copy_elems(y, (o * (uint64_t)total + (uint64_t)offset) * inner, t, o * run, run)) {
                 pc_data_unref(y);
                 return ref_fail(ctx, PC_ERR_NOMEM, "out of memory copying strings");
             }

@@ -79,6 +79,9 @@ void ref_set_f64(pc_data *t, uint64_t i, double v); /* integers: v truncated tow
 void ref_set_i64(pc_data *t, uint64_t i, int64_t v);
 /* Copies element si of src to element di of dst (same dtype; strings copied). false on allocation failure. */
 bool ref_copy_elem(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si);
+/* Copies n consecutive elements src[si..] to dst[di..] (same dtype; one memcpy unless strings). Byte-sized types
+ * and strings only: the executor refuses packed sub-byte types before any kernel runs. */
+bool ref_copy_elems(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si, uint64_t n);
 
 /* ---- new values ---------------------------------------------------------------------------------------------- */
 /* Largest tensor (elements) a kernel agrees to build: sizes come from input values, so they are refused, not

@@ -263,6 +263,18 @@ bool ref_copy_elem(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si)
     return true;
 }
 
+bool ref_copy_elems(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si, uint64_t n)
+{
+    if (dst->dtype == PC_DTYPE_STRING) {
+        for (uint64_t k = 0; k < n; k++)
+            if (!ref_copy_elem(dst, di + k, src, si + k)) return false;
+        return true;
+    }
+    size_t es = pc_dtype_bits(dst->dtype) / 8;
+    if (n) memcpy((uint8_t *)dst->data + di * es, (const uint8_t *)src->data + si * es, (size_t)(n * es));
+    return true;
+}
+
 /* ---- new values ---------------------------------------------------------------------------------------------- */
 
 pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
