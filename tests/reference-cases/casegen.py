@@ -25,6 +25,16 @@ def out_dir_from_argv():
     return sys.argv[1]
 
 
+class Empty:
+    """An empty tensor whose other dims are too large for numpy (whose size arithmetic overflows on, say,
+    [3**20, 0, 3**20]): a value for tensor_vi / encode / single_node_case holding only dims and a dtype."""
+
+    def __init__(self, dims, dtype=np.float32):
+        assert 0 in dims, dims
+        self.shape = tuple(dims)
+        self.dtype = np.dtype(dtype)
+
+
 def tensor_type(dtype):
     """ONNX element type of a numpy dtype (object arrays hold strings)."""
     dtype = np.dtype(dtype)
@@ -35,6 +45,8 @@ def tensor_type(dtype):
 
 def tensor_vi(name, value=None, elem_type=None, shape=None):
     """A tensor value info: type and shape from `value` unless given (shape None = unknown rank)."""
+    if isinstance(value, Empty):
+        elem_type, shape = tensor_type(value.dtype), value.shape
     if elem_type is None:
         elem_type = tensor_type(np.asarray(value).dtype)
     if shape is None and value is not None:
@@ -51,6 +63,10 @@ def encode(name, value):
     """A data file's proto: a numpy array (or scalar) is a TensorProto, a Python list a SequenceProto."""
     if isinstance(value, list):
         return numpy_helper.from_list([np.asarray(v) for v in value], name)
+    if isinstance(value, Empty):
+        t = TensorProto(name=name, data_type=tensor_type(value.dtype))
+        t.dims.extend(value.shape)
+        return t
     return numpy_helper.from_array(np.asarray(value), name)
 
 
@@ -122,7 +138,7 @@ class BadCases:
     def single_node(self, name, op, inputs, opset, attrs=None, n_out=1, out_type=TensorProto.FLOAT,
                     outputs=None, expect="error", why="", ir_version=7, in_prefix="in", out_prefix="out"):
         """One node `op` on graph inputs in0, in1, ... (None = omitted input). Outputs are declared `out_type`
-        of unknown shape with dummy float[1] files, or, with `outputs` (dummy arrays), typed and shaped by
+        (one type, or a list of one per output) of unknown shape with dummy float[1] files, or, with `outputs` (dummy arrays), typed and shaped by
         those."""
         node_in, feeds, vis = [], [], []
         for i, x in enumerate(inputs):
@@ -134,8 +150,9 @@ class BadCases:
             feeds.append((n, x))
             vis.append(tensor_vi(n, x))
         if outputs is None:
-            outs = [("%s%d" % (out_prefix, i), np.zeros(1, np.float32)) for i in range(n_out)]
-            out_vis = [tensor_vi(n, elem_type=out_type) for n, _ in outs]
+            types = list(out_type) if isinstance(out_type, (list, tuple)) else [out_type] * n_out
+            outs = [("%s%d" % (out_prefix, i), np.zeros(1, np.float32)) for i in range(len(types))]
+            out_vis = [tensor_vi(n, elem_type=t) for (n, _), t in zip(outs, types)]
         else:
             outs = [("%s%d" % (out_prefix, i), y) for i, y in enumerate(outputs)]
             out_vis = [tensor_vi(n, y) for n, y in outs]
