@@ -105,6 +105,19 @@ static void where_named(char *buf, size_t size, const char *what, const char *na
     buf[used] = '\0';
 }
 
+/* convert_type and convert_kvs begin each message with "<where>: ". On hot paths they get where "" and the
+ * context "<what> '<name>'" is put in front only of a message that has that slot (an out-of-memory message has
+ * none), giving the same text as formatting it up front, for every value_info, would have. */
+static pc_status error_context(pc_error *err, const char *what, const char *name, pc_status st)
+{
+    if (strncmp(err->message, ": ", 2) == 0) {
+        char where[320];
+        where_named(where, sizeof where, what, name);
+        pc_error_prefix(err, "%s", where);
+    }
+    return st;
+}
+
 /* One arena copy per distinct string for the few strings that repeat on every node (op types, domains, dim
  * symbols): no copy per use, and the verifier's per-op lookups can compare pointers. */
 static const char *intern_str(load_ctx *c, const char *s)
@@ -723,8 +736,6 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
         if (!vi->name || !*vi->name)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': %s %zu has no name", g->name ? g->name : "",
                                 role_names[role], i);
-        char where[320];
-        where_named(where, sizeof where, role_names[role], vi->name);
         pc_value *v = NULL;
         if (role == 0) {
             if (shadows_outer(g, vi->name))
@@ -753,15 +764,16 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
             if (!v) v = pc_graph_add_value_hashed(g, vi->name, h, c->err);
         }
         if (!v) return c->err->status != PC_OK ? c->err->status : nomem(c, "a value");
+        /* "" for where: the context is written only into an actual error message (see error_context) */
         if (vi->type) {
             pc_type t;
-            pc_status st = convert_type(c, vi->type, &t, where);
-            if (st != PC_OK) return st;
+            pc_status st = convert_type(c, vi->type, &t, "");
+            if (st != PC_OK) return error_context(c->err, role_names[role], vi->name, st);
             v->type = t;
         }
         v->doc_string = dup_str(c, vi->doc_string);
-        pc_status st = convert_kvs(c, vi->n_metadata_props, vi->metadata_props, &v->n_metadata, &v->metadata, where);
-        if (st != PC_OK) return st;
+        pc_status st = convert_kvs(c, vi->n_metadata_props, vi->metadata_props, &v->n_metadata, &v->metadata, "");
+        if (st != PC_OK) return error_context(c->err, role_names[role], vi->name, st);
         if (role == 0) {
             if ((st = pc_graph_add_input(g, v, c->err)) != PC_OK) return st;
         } else if (role == 1) {
