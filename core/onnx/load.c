@@ -24,12 +24,13 @@
 
 enum { N_RECENT = 64 };
 
-/* ---- streamed nodes -------------------------------------------------------------------------------------------
- * The main graph's nodes are the bulk of a large model. Unpacking the whole model first parks a protobuf-c struct
- * tree per node (~300 bytes) in fresh memory that conversion then reads back from DRAM. Instead each NodeProto of
- * the main graph is unpacked by protobuf-c from its own bytes (the very call protobuf-c makes for each element
- * of a repeated message field) just before conversion, STREAM_BATCH at a time, into an allocator whose memory is
- * recycled from batch to batch and so stays in cache. A batch holding a node pass B still needs is kept. */
+/* ---- streamed elements ----------------------------------------------------------------------------------------
+ * The main graph's nodes (and value_info entries) are the bulk of a large model. Unpacking the whole model first
+ * parks a protobuf-c struct tree per element (~300 bytes a node) in fresh memory that conversion then reads back
+ * from DRAM. Instead each element of the main graph is unpacked by protobuf-c from its own bytes (the very call
+ * protobuf-c makes for each element of a repeated message field) just before conversion, STREAM_BATCH at a time,
+ * into an allocator whose memory is recycled from batch to batch and so stays in cache. A batch holding a node
+ * pass B still needs is kept. */
 enum { STREAM_BATCH = 128 };
 
 typedef struct pb_slice {
@@ -42,17 +43,17 @@ typedef struct pb_batch {
     struct pb_batch *next;
 } pb_batch;
 
-typedef struct node_stream {
-    const Onnx__GraphProto *gp; /* the graph these nodes belong to (its own node list is empty) */
-    const pb_slice *nodes;
+typedef struct pb_stream {
+    const ProtobufCMessageDescriptor *desc;
+    const pb_slice *items;
     size_t n;
-    size_t first, count; /* nodes [first, first + count) are unpacked, in unpacked[] */
-    Onnx__NodeProto *unpacked[STREAM_BATCH];
+    size_t first, count; /* items [first, first + count) are unpacked, in unpacked[] */
+    ProtobufCMessage *unpacked[STREAM_BATCH];
     pb_batch *cur;  /* allocator of the current batch */
-    bool keep;      /* the current batch holds a node pass B reads */
+    bool keep;      /* the current batch holds an element that is still needed */
     pb_batch *kept; /* batches kept until conversion ends */
     pc_mem *mem;
-} node_stream;
+} pb_stream;
 
 typedef struct load_ctx {
     pc_model *model;
@@ -64,8 +65,12 @@ typedef struct load_ctx {
     pc_strmap *interned; /* op types, domains, dim symbols: one arena copy each (created on first use) */
     const char *empty;   /* the interned "" */
     const char *recent[N_RECENT]; /* interned strings by a cheap key of their text (see intern_str) */
-    node_stream *stream;          /* the main graph's nodes, when they are unpacked one batch at a time */
+    const Onnx__GraphProto *stream_gp; /* the main graph, when its nodes and value_info come in batches: */
+    pb_stream *nodes, *value_infos;
 } load_ctx;
+
+static ProtobufCMessage *stream_at(load_ctx *c, pb_stream *s, size_t i);
+static const ProtobufCMessage *stream_peek(const pb_stream *s, size_t i);
 
 void pc_load_options_default(pc_load_options *opts)
 {
@@ -715,24 +720,35 @@ static pc_value *resolve_use(load_ctx *c, pc_graph *g, const char *name, uint64_
 enum { PF_SLOT = 8, PF_VALUE = 4, PF_RING = 16 };
 _Static_assert(PF_RING > PF_SLOT && PF_SLOT > PF_VALUE, "prefetch ring");
 
+/* The name hash of a value_info entry (prefetching its index slot); 0 (computed when needed) if vi is NULL, an
+ * entry of a stream not unpacked yet. */
 static uint64_t vi_hash(const pc_graph *g, const Onnx__ValueInfoProto *vi)
 {
+    if (!vi) return 0;
     uint64_t h = pc_value_name_hash(vi->name ? vi->name : "");
     pc_graph_prefetch_slot(g, h);
     return h;
 }
 
-static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__ValueInfoProto **vis, int role)
+/* Adds the entries vis[0..n) (or, with s, the stream's entries) as graph inputs (role 0), graph outputs (1) or
+ * value_info (2). */
+static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__ValueInfoProto **vis, pb_stream *s,
+                                 int role)
 {
     static const char *const role_names[] = {"graph input", "graph output", "value_info"};
+    if (s) n = s->n;
+#define VI_PEEK(j) (s ? (const Onnx__ValueInfoProto *)stream_peek(s, j) : vis[j])
     /* value_info entries name values all over the graph, long evicted from cache: overlap the misses */
-    uint64_t ring[PF_RING];
-    for (size_t j = 0; j < n && j < PF_SLOT; j++) ring[j] = vi_hash(g, vis[j]);
+    uint64_t ring[PF_RING] = {0};
+    for (size_t j = 0; j < n && j < PF_SLOT; j++) ring[j] = vi_hash(g, VI_PEEK(j));
     for (size_t i = 0; i < n; i++) {
-        if (i + PF_SLOT < n) ring[(i + PF_SLOT) % PF_RING] = vi_hash(g, vis[i + PF_SLOT]);
-        if (i + PF_VALUE < n) pc_graph_prefetch_value(g, ring[(i + PF_VALUE) % PF_RING]);
-        uint64_t h = ring[i % PF_RING];
-        Onnx__ValueInfoProto *vi = vis[i];
+        Onnx__ValueInfoProto *vi = s ? (Onnx__ValueInfoProto *)stream_at(c, s, i) : vis[i];
+        if (!vi) return c->err->status;
+        if (i + PF_SLOT < n) ring[(i + PF_SLOT) % PF_RING] = vi_hash(g, VI_PEEK(i + PF_SLOT));
+        if (i + PF_VALUE < n && ring[(i + PF_VALUE) % PF_RING])
+            pc_graph_prefetch_value(g, ring[(i + PF_VALUE) % PF_RING]);
+        uint64_t h = ring[i % PF_RING] ? ring[i % PF_RING] : pc_value_name_hash(vi->name ? vi->name : "");
+#undef VI_PEEK
         if (!vi->name || !*vi->name)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': %s %zu has no name", g->name ? g->name : "",
                                 role_names[role], i);
@@ -796,58 +812,57 @@ static uint64_t first_output_hash(const pc_graph *g, const Onnx__NodeProto *np)
 
 static pc_status unpack_error(pc_model *m, pc_error *err, const char *what);
 
-/* Node i of the stream (i is the next node or one of the current batch), or NULL with c->err set. Unpacking the
- * next batch drops the current one unless pass B needs one of its nodes. */
-static Onnx__NodeProto *stream_node(load_ctx *c, size_t i)
+/* Element i of the stream (the next one or one of the current batch), or NULL with c->err set. Unpacking the
+ * next batch drops the current one unless one of its elements is still needed (s->keep). */
+static ProtobufCMessage *stream_at(load_ctx *c, pb_stream *s, size_t i)
 {
-    node_stream *ns = c->stream;
-    if (i - ns->first < ns->count) return ns->unpacked[i - ns->first];
-    if (ns->cur && ns->keep) {
-        ns->cur->next = ns->kept;
-        ns->kept = ns->cur;
-        ns->cur = NULL;
-    } else if (ns->cur) {
-        pc_pb_allocator_release(&ns->cur->alloc);
+    if (i - s->first < s->count) return s->unpacked[i - s->first];
+    if (s->cur && s->keep) {
+        s->cur->next = s->kept;
+        s->kept = s->cur;
+        s->cur = NULL;
+    } else if (s->cur) {
+        pc_pb_allocator_release(&s->cur->alloc);
     }
-    if (!ns->cur && !(ns->cur = pc_mem_alloc(ns->mem, sizeof *ns->cur))) {
+    if (!s->cur && !(s->cur = pc_mem_alloc(s->mem, sizeof *s->cur))) {
         nomem(c, "protobuf-c state");
         return NULL;
     }
-    pc_pb_allocator_init(&ns->cur->alloc, ns->mem);
-    ns->keep = false;
-    ns->first = i;
-    ns->count = 0;
-    for (size_t k = i; k < ns->n && k - i < STREAM_BATCH; k++) {
-        Onnx__NodeProto *np = onnx__node_proto__unpack(&ns->cur->alloc.base, ns->nodes[k].len, ns->nodes[k].data);
-        if (!np) {
+    pc_pb_allocator_init(&s->cur->alloc, s->mem);
+    s->keep = false;
+    s->first = i;
+    s->count = 0;
+    for (size_t k = i; k < s->n && k - i < STREAM_BATCH; k++) {
+        ProtobufCMessage *msg =
+            protobuf_c_message_unpack(s->desc, &s->cur->alloc.base, s->items[k].len, s->items[k].data);
+        if (!msg) {
             unpack_error(c->model, c->err, "model");
             return NULL;
         }
-        ns->unpacked[ns->count++] = np;
+        s->unpacked[s->count++] = msg;
     }
-    return ns->unpacked[0];
+    return s->unpacked[0];
 }
 
-/* Node i if it is already unpacked (for looking ahead), else NULL. */
-static const Onnx__NodeProto *stream_peek(const node_stream *ns, size_t i)
+/* Element i if it is already unpacked (for looking ahead), else NULL. */
+static const ProtobufCMessage *stream_peek(const pb_stream *s, size_t i)
 {
-    return i - ns->first < ns->count ? ns->unpacked[i - ns->first] : NULL;
+    return i - s->first < s->count ? s->unpacked[i - s->first] : NULL;
 }
 
-static void stream_release(node_stream *ns)
+static void stream_release(pb_stream *s)
 {
-    if (!ns) return;
-    if (ns->cur) {
-        pc_pb_allocator_release(&ns->cur->alloc);
-        pc_mem_free(ns->mem, ns->cur);
+    if (s->cur) {
+        pc_pb_allocator_release(&s->cur->alloc);
+        pc_mem_free(s->mem, s->cur);
     }
-    while (ns->kept) {
-        pb_batch *b = ns->kept;
-        ns->kept = b->next;
+    while (s->kept) {
+        pb_batch *b = s->kept;
+        s->kept = b->next;
         pc_pb_allocator_release(&b->alloc);
-        pc_mem_free(ns->mem, b);
+        pc_mem_free(s->mem, b);
     }
-    ns->cur = NULL;
+    s->cur = NULL;
 }
 
 /* A node pass B must visit: it has attributes, or inputs pass A could not resolve. */
@@ -873,17 +888,18 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
     for (size_t i = 0; i < gp->n_quantization_annotation; i++)
         if ((st = keep_opaque(c, 14, &gp->quantization_annotation[i]->base, &g->n_opaque, &g->opaque)) != PC_OK)
             return st;
-    node_stream *ns = c->stream && c->stream->gp == gp ? c->stream : NULL;
+    pb_stream *ns = c->stream_gp == gp ? c->nodes : NULL;
     const size_t n_node = ns ? ns->n : gp->n_node;
     if (n_node > UINT32_MAX / 2 || gp->n_initializer > UINT32_MAX / 2)
         return pc_error_set(c->err, PC_ERR_BUDGET, "graph '%s': too many nodes or initializers", gname);
 
     /* size the name index once: a graph's values are its inputs, initializers, node outputs and value_infos
      * (streamed nodes are not unpacked yet: one output each is assumed, the index grows if needed) */
-    size_t n_names = gp->n_input + gp->n_initializer + gp->n_value_info + gp->n_output;
+    size_t n_names = gp->n_input + gp->n_initializer + gp->n_output +
+                     (c->stream_gp == gp ? c->value_infos->n : gp->n_value_info);
     for (size_t i = 0; i < n_node; i++) n_names += ns ? 1 : gp->node[i]->n_output;
     if (!pc_graph_reserve_values(g, n_names)) return nomem(c, "the value index");
-    if ((st = add_value_infos(c, g, gp->n_input, gp->input, 0)) != PC_OK) return st;
+    if ((st = add_value_infos(c, g, gp->n_input, gp->input, NULL, 0)) != PC_OK) return st;
 
     for (size_t i = 0; i < gp->n_initializer; i++) {
         Onnx__TensorProto *tp = gp->initializer[i];
@@ -915,14 +931,16 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
     uint64_t out_hash[PF_RING] = {0}; /* 0: not computed (a streamed node not unpacked yet) */
     for (size_t i = 0; i < n_node; i++) {
         size_t deferred_before = deferred;
-        Onnx__NodeProto *np = ns ? stream_node(c, i) : gp->node[i];
+        Onnx__NodeProto *np = ns ? (Onnx__NodeProto *)stream_at(c, ns, i) : gp->node[i];
         if (!np) return c->err->status;
         if (i == 0 || (ns && i == ns->first)) /* start of the look-ahead (for streams: of each batch) */
             for (size_t j = i; j < n_node && j < i + PF_VALUE; j++)
-                out_hash[j % PF_RING] = first_output_hash(g, ns ? stream_peek(ns, j) : gp->node[j]);
+                out_hash[j % PF_RING] =
+                    first_output_hash(g, ns ? (const Onnx__NodeProto *)stream_peek(ns, j) : gp->node[j]);
         if (i + PF_VALUE < n_node)
             out_hash[(i + PF_VALUE) % PF_RING] =
-                first_output_hash(g, ns ? stream_peek(ns, i + PF_VALUE) : gp->node[i + PF_VALUE]);
+                first_output_hash(g, ns ? (const Onnx__NodeProto *)stream_peek(ns, i + PF_VALUE)
+                                        : gp->node[i + PF_VALUE]);
         if (!np->op_type || !*np->op_type)
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node %zu ('%s') has no op_type", gname, i,
                                 np->name ? np->name : "");
@@ -1033,8 +1051,9 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
             n->n_attrs++;
         }
     }
-    if ((st = add_value_infos(c, g, gp->n_output, gp->output, 1)) != PC_OK) return st;
-    if ((st = add_value_infos(c, g, gp->n_value_info, gp->value_info, 2)) != PC_OK) return st;
+    if ((st = add_value_infos(c, g, gp->n_output, gp->output, NULL, 1)) != PC_OK) return st;
+    pb_stream *vs = c->stream_gp == gp ? c->value_infos : NULL;
+    if ((st = add_value_infos(c, g, gp->n_value_info, gp->value_info, vs, 2)) != PC_OK) return st;
     /* Pass A proved file order topological when it resolved every input and no subgraph reads this graph's
      * values; otherwise sort (which also reports cycles). */
     if ((deferred || has_subgraphs) && (st = pc_graph_sort(g, c->err)) != PC_OK) return st;
@@ -1250,13 +1269,13 @@ static inline bool wire_next(const uint8_t **pp, const uint8_t *end, uint64_t *n
     return true;
 }
 
-/* The model's bytes without its graph (field 7), the graph's bytes without its nodes (field 1), and where each
- * node's bytes are. */
+/* The model's bytes without its graph (field 7), the graph's bytes without its nodes (field 1) and value_info
+ * (field 13), and where each node's and value_info's bytes are. */
 typedef struct model_split {
     uint8_t *model_rest, *graph_rest; /* pc_mem blocks */
     size_t model_len, graph_len;
-    pb_slice *nodes; /* pc_mem block */
-    size_t n_nodes;
+    pb_slice *nodes, *value_infos; /* pc_mem blocks */
+    size_t n_nodes, n_value_infos;
 } model_split;
 
 static void split_free(pc_mem *mem, model_split *sp)
@@ -1264,6 +1283,7 @@ static void split_free(pc_mem *mem, model_split *sp)
     pc_mem_free(mem, sp->model_rest);
     pc_mem_free(mem, sp->graph_rest);
     pc_mem_free(mem, sp->nodes);
+    pc_mem_free(mem, sp->value_infos);
     memset(sp, 0, sizeof *sp);
 }
 
@@ -1282,8 +1302,8 @@ static bool slices_push(pc_mem *mem, pb_slice **a, size_t *n, size_t *cap, const
 }
 
 /* Splits a model with exactly one graph field (several are merged by protobuf-c: those models are unpacked in one
- * piece) whose nodes outweigh the rest. Copies everything but the nodes. 1: split; 0: the split does not apply
- * (unpack in one piece); -1: out of memory. */
+ * piece) whose nodes and value_info outweigh the rest. Copies everything else. 1: split; 0: the split does not
+ * apply (unpack in one piece); -1: out of memory. */
 static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_split *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -1306,7 +1326,7 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
     if (n_graphs != 1) return 0;
     /* one walk over the graph: node payloads, and the other fields (key included) to copy */
     pb_slice *rest = NULL;
-    size_t n_rest = 0, cap_rest = 0, cap_nodes = 0, graph_len = 0;
+    size_t n_rest = 0, cap_rest = 0, cap_nodes = 0, cap_vis = 0, graph_len = 0;
     int result = -1;
     for (const uint8_t *p = graph, *field = p; p != graph_end; field = p) {
         if (!wire_next(&p, graph_end, &number, &wt, &payload, &len)) {
@@ -1315,6 +1335,8 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
         }
         if (number == 1 && wt == 2) {
             if (!slices_push(mem, &sp->nodes, &sp->n_nodes, &cap_nodes, payload, len)) goto out;
+        } else if (number == 13 && wt == 2) {
+            if (!slices_push(mem, &sp->value_infos, &sp->n_value_infos, &cap_vis, payload, len)) goto out;
         } else {
             if (!slices_push(mem, &rest, &n_rest, &cap_rest, field, (size_t)(p - field))) goto out;
             graph_len += (size_t)(p - field);
@@ -1322,8 +1344,8 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
     }
     /* The copy must stay cheap next to what streaming saves: a weight-heavy graph is unpacked in one piece (its
      * tensor payloads are adopted from protobuf-c, never copied). */
-    size_t node_bytes = (size_t)(graph_end - graph) - graph_len;
-    if (model_len > node_bytes || graph_len > node_bytes) {
+    size_t streamed = (size_t)(graph_end - graph) - graph_len;
+    if (model_len > streamed || graph_len > streamed) {
         result = 0;
         goto out;
     }
@@ -1347,9 +1369,10 @@ out:
     return result;
 }
 
-/* Unpacks the model: in one piece, or (split) without the main graph's nodes, which c->stream then hands out. */
+/* Unpacks the model: in one piece, or (split) without the main graph's nodes and value_info, which the streams
+ * then hand out. */
 static Onnx__ModelProto *unpack_model(const uint8_t *data, size_t size, pc_pb_allocator *alloc, model_split *sp,
-                                      node_stream *ns)
+                                      pb_stream *nodes, pb_stream *value_infos)
 {
     memset(sp, 0, sizeof *sp);
     int split = split_model(data, size, alloc->mem, sp);
@@ -1358,12 +1381,11 @@ static Onnx__ModelProto *unpack_model(const uint8_t *data, size_t size, pc_pb_al
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc->base, sp->model_len, sp->model_rest);
     Onnx__GraphProto *gp = mp ? onnx__graph_proto__unpack(&alloc->base, sp->graph_len, sp->graph_rest) : NULL;
     if (!gp) return NULL;
-    mp->graph = gp; /* the one graph field, as protobuf-c would have unpacked it but for the nodes */
-    memset(ns, 0, sizeof *ns);
-    ns->gp = gp;
-    ns->nodes = sp->nodes;
-    ns->n = sp->n_nodes;
-    ns->mem = alloc->mem;
+    mp->graph = gp; /* the one graph field, as protobuf-c would have unpacked it but for the streamed fields */
+    *nodes = (pb_stream){.desc = &onnx__node_proto__descriptor, .items = sp->nodes, .n = sp->n_nodes,
+                         .mem = alloc->mem};
+    *value_infos = (pb_stream){.desc = &onnx__value_info_proto__descriptor, .items = sp->value_infos,
+                               .n = sp->n_value_infos, .mem = alloc->mem};
     return mp;
 }
 
@@ -1399,8 +1421,8 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
     pc_pb_allocator alloc;
     pc_pb_allocator_init(&alloc, &m->mem);
     model_split split;
-    node_stream stream;
-    Onnx__ModelProto *mp = unpack_model(data, size, &alloc, &split, &stream);
+    pb_stream nodes = {.n = 0}, value_infos = {.n = 0};
+    Onnx__ModelProto *mp = unpack_model(data, size, &alloc, &split, &nodes, &value_infos);
     if (!mp) {
         st = unpack_error(m, err, "model");
         pc_pb_allocator_release(&alloc);
@@ -1408,11 +1430,15 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
         pc_model_free(m);
         return st;
     }
+    bool split_done = split.model_rest != NULL;
     load_ctx c = {.model = m, .base_dir = base_dir, .opts = opts, .err = err, .pb = &alloc,
-                  .stream = split.nodes ? &stream : NULL};
+                  .stream_gp = split_done ? mp->graph : NULL, .nodes = &nodes, .value_infos = &value_infos};
     pc_error_clear(err);
     st = convert_model(&c, mp);
-    stream_release(c.stream);
+    if (split_done) {
+        stream_release(&nodes);
+        stream_release(&value_infos);
+    }
     split_free(&m->mem, &split);
     pc_pb_allocator_release(&alloc);
     if (st == PC_OK && !opts->skip_verify) st = pc_model_verify(m, err);
