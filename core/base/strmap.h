@@ -1,4 +1,4 @@
-/* String-keyed hash map (open addressing, FNV-1a) whose lookups always confirm with strcmp. Storage comes from
+/* String-keyed hash map (open addressing, pc_str_hash) whose lookups always confirm with strcmp. Storage comes from
  * an arena: maps live exactly as long as the model that owns them. */
 #ifndef PC_STRMAP_H
 #define PC_STRMAP_H
