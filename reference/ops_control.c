@@ -49,22 +49,12 @@ static pc_status bind_input(ref_ctx *ctx, const pc_value *decl, pc_data *v, pc_d
     return PC_OK;
 }
 
-/* Bytes per element for memcpy; 0 for strings (copied one by one). Sub-byte types are packed: no slicing. */
-static pc_status elem_size(ref_ctx *ctx, pc_dtype dtype, size_t *size)
-{
-    unsigned bits = pc_dtype_bits(dtype);
-    if (dtype != PC_DTYPE_STRING && (bits == 0 || bits % 8))
-        return ref_unsupported(ctx, "element type %s in a loop body value", pc_dtype_name(dtype));
-    *size = bits / 8;
-    return PC_OK;
-}
 
 
 /* x indexed at `index` on `axis`: a new tensor of rank - 1. */
 static pc_data *slice_at(ref_ctx *ctx, const pc_data *x, int32_t axis, int64_t index)
 {
-    size_t es = 0;
-    if (elem_size(ctx, x->dtype, &es) != PC_OK) return NULL;
+    if (ref_require_bytewise(ctx, x->dtype, "a loop body value") != PC_OK) return NULL;
     int64_t dims[PC_MAX_RANK];
     for (int32_t d = 0, k = 0; d < x->rank; d++)
         if (d != axis) dims[k++] = x->dims[d];
@@ -126,8 +116,7 @@ static pc_status stack_items(ref_ctx *ctx, pc_data *const *items, uint64_t n, in
                             pc_data_describe(proto, b, sizeof b));
         }
     }
-    size_t es = 0;
-    if ((st = elem_size(ctx, dtype, &es)) != PC_OK) return st;
+    if ((st = ref_require_bytewise(ctx, dtype, "a loop body value")) != PC_OK) return st;
     int64_t odims[PC_MAX_RANK];
     memcpy(odims, dims, (size_t)axis * sizeof *dims);
     memcpy(odims + axis, lead, (size_t)n_lead * sizeof *lead);

@@ -167,26 +167,17 @@ static double f_id(ref_ctx *c, double x) { (void)c; return x; }
 
 static bool numeric_any(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
 
-static pc_status op_Abs(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
-{
-    (void)n_out;
-    return run_unary(ctx, in, n_in, out, numeric_any, "numeric", f_abs, i_abs);
-}
-static pc_status op_Neg(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
-{
-    (void)n_out;
-    return run_unary(ctx, in, n_in, out, signed_or_float, "signed numeric", f_neg, i_neg);
-}
-static pc_status op_Relu(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
-{
-    (void)n_out;
-    return run_unary(ctx, in, n_in, out, signed_or_float, "signed numeric", f_relu, i_relu);
-}
-static pc_status op_Sign(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
-{
-    (void)n_out;
-    return run_unary(ctx, in, n_in, out, numeric_any, "numeric", f_sign, i_sign);
-}
+/* Unary ops over ints (exactly, in int64) and floats. */
+#define UNARY_NUMERIC(Name, accept, what, f, i)                                                                   \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
+    {                                                                                                              \
+        (void)n_out;                                                                                               \
+        return run_unary(ctx, in, n_in, out, accept, what, f, i);                                                  \
+    }
+UNARY_NUMERIC(Abs, numeric_any, "numeric", f_abs, i_abs)
+UNARY_NUMERIC(Neg, signed_or_float, "signed numeric", f_neg, i_neg)
+UNARY_NUMERIC(Relu, signed_or_float, "signed numeric", f_relu, i_relu)
+UNARY_NUMERIC(Sign, numeric_any, "numeric", f_sign, i_sign)
 
 /* IsNaN, IsInf, Not, BitwiseNot: results of another dtype. */
 static pc_status op_IsNaN(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
@@ -220,16 +211,8 @@ static pc_status op_IsInf(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_da
 static int64_t i_not(int64_t x) { return !x; }
 static int64_t i_bitnot(int64_t x) { return ~x; }
 
-static pc_status op_Not(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
-{
-    (void)n_out;
-    return run_unary(ctx, in, n_in, out, is_bool, "bool", f_id, i_not);
-}
-static pc_status op_BitwiseNot(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
-{
-    (void)n_out;
-    return run_unary(ctx, in, n_in, out, int_only, "integer", f_id, i_bitnot);
-}
+UNARY_NUMERIC(Not, is_bool, "bool", f_id, i_not)
+UNARY_NUMERIC(BitwiseNot, int_only, "integer", f_id, i_bitnot)
 
 /* ---- binary and variadic (broadcasting) ---------------------------------------------------------------------- */
 
@@ -252,31 +235,22 @@ static bool is_unsigned_dtype(pc_dtype t)
 
 static pc_status run_binary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, const bin_op *op)
 {
-    pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
-        return st;
+    pc_status st = ref_require_pair(ctx, in, n_in, op->accept, op->what, true);
+    if (st != PC_OK) return st;
     const pc_data *a = in[0], *b = in[1];
-    if ((st = ref_require_dtype(ctx, a, 0, op->accept, op->what)) != PC_OK ||
-        (st = ref_require_dtype(ctx, b, 1, op->accept, op->what)) != PC_OK)
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, 2, in, &bc)) != PC_OK) {
+        free(bc.idx);
         return st;
-    if (a->dtype != b->dtype)
-        return ref_fail(ctx, PC_ERR_TYPE, "inputs have different element types (%s and %s)", pc_dtype_name(a->dtype),
-                        pc_dtype_name(b->dtype));
-    ref_shape s;
-    if ((st = ref_broadcast_shape(ctx, 2, in, &s)) != PC_OK) return st;
-    pc_dtype out_type = op->kind == BIN_COMPARE ? PC_DTYPE_BOOL : a->dtype;
-    pc_data *y = ref_new_tensor(ctx, out_type, s.rank, s.dims);
-    if (!y) return ctx->err->status;
-    uint64_t n = y->n_elements;
-    uint64_t *ia = malloc((n ? n : 1) * sizeof *ia), *ib = malloc((n ? n : 1) * sizeof *ib);
-    if (!ia || !ib) {
-        free(ia);
-        free(ib);
-        pc_data_unref(y);
-        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting");
     }
-    ref_broadcast_index(a, &s, ia);
-    ref_broadcast_index(b, &s, ib);
+    pc_dtype out_type = op->kind == BIN_COMPARE ? PC_DTYPE_BOOL : a->dtype;
+    pc_data *y = ref_new_tensor(ctx, out_type, bc.shape.rank, bc.shape.dims);
+    if (!y) {
+        free(bc.idx);
+        return ctx->err->status;
+    }
+    uint64_t n = bc.n;
+    const uint64_t *ia = bc.idx, *ib = bc.idx + n;
     bool is_float = ref_is_float(a->dtype), uns = is_unsigned_dtype(a->dtype), bad = false;
     for (uint64_t k = 0; k < n && !bad; k++) {
         if (op->kind == BIN_COMPARE) {
@@ -289,8 +263,7 @@ static pc_status run_binary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
             ref_set_i64(y, k, op->i(ctx, ref_get_i64(a, ia[k]), ref_get_i64(b, ib[k]), a->dtype, &bad));
         }
     }
-    free(ia);
-    free(ib);
+    free(bc.idx);
     if (bad) {
         pc_data_unref(y);
         return ref_fail(ctx, PC_ERR_VALUE, "integer division by zero");
@@ -350,27 +323,21 @@ BINARY(Div, bin_div)
 static pc_status op_Pow(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
     (void)n_out;
-    pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
-        return st;
+    pc_status st = ref_require_pair(ctx, in, n_in, numeric_no_bool, "numeric", false);
+    if (st != PC_OK) return st;
     const pc_data *a = in[0], *b = in[1];
-    if ((st = ref_require_dtype(ctx, a, 0, numeric_no_bool, "numeric")) != PC_OK ||
-        (st = ref_require_dtype(ctx, b, 1, numeric_no_bool, "numeric")) != PC_OK)
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, 2, in, &bc)) != PC_OK) {
+        free(bc.idx);
         return st;
-    ref_shape s;
-    if ((st = ref_broadcast_shape(ctx, 2, in, &s)) != PC_OK) return st;
-    pc_data *y = ref_new_tensor(ctx, a->dtype, s.rank, s.dims);
-    if (!y) return ctx->err->status;
-    uint64_t n = y->n_elements;
-    uint64_t *ia = malloc((n ? n : 1) * sizeof *ia), *ib = malloc((n ? n : 1) * sizeof *ib);
-    if (!ia || !ib) {
-        free(ia);
-        free(ib);
-        pc_data_unref(y);
-        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting");
     }
-    ref_broadcast_index(a, &s, ia);
-    ref_broadcast_index(b, &s, ib);
+    pc_data *y = ref_new_tensor(ctx, a->dtype, bc.shape.rank, bc.shape.dims);
+    if (!y) {
+        free(bc.idx);
+        return ctx->err->status;
+    }
+    uint64_t n = bc.n;
+    const uint64_t *ia = bc.idx, *ib = bc.idx + n;
     bool dummy = false;
     for (uint64_t k = 0; k < n; k++) {
         if (!ref_is_float(a->dtype) && !ref_is_float(b->dtype))
@@ -378,8 +345,7 @@ static pc_status op_Pow(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data
         else
             ref_set_f64(y, k, f_pow(ctx, ref_get_f64(a, ia[k]), ref_get_f64(b, ib[k])));
     }
-    free(ia);
-    free(ib);
+    free(bc.idx);
     out[0] = y;
     return PC_OK;
 }

@@ -56,31 +56,6 @@ static bool same_dims(int32_t ra, const int64_t *da, int32_t rb, const int64_t *
 
 /* ---- broadcasting of k inputs -------------------------------------------------------------------------------- */
 
-typedef struct bcast {
-    ref_shape shape;
-    uint64_t n;    /* output elements */
-    uint64_t *idx; /* k arrays of n flat source indices: input j at idx + j * n */
-} bcast;
-
-static pc_status bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, bcast *b)
-{
-    b->idx = NULL;
-    pc_status st = ref_broadcast_shape(ctx, k, ts, &b->shape);
-    if (st != PC_OK) return st;
-    uint64_t n = 1;
-    for (int32_t d = 0; d < b->shape.rank; d++) {
-        uint64_t dim = (uint64_t)b->shape.dims[d];
-        if (dim && n > REF_MAX_ELEMENTS / dim) return ref_fail(ctx, PC_ERR_BUDGET, "broadcast result would have more than 2^31 elements");
-        n *= dim;
-    }
-    b->n = n;
-    size_t bytes;
-    if (!pc_size_mul((size_t)(n ? n : 1), (size_t)k * sizeof *b->idx, &bytes) || !(b->idx = malloc(bytes)))
-        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting %u inputs to %llu elements", k, (unsigned long long)n);
-    for (uint32_t j = 0; j < k; j++) ref_broadcast_index(ts[j], &b->shape, b->idx + (size_t)j * n);
-    return PC_OK;
-}
-
 /* Opset-1 binary ops broadcast only with broadcast=1: B is matched against A's trailing dims, or against the dims
  * starting at `axis`. Builds a shallow view of B padded with trailing 1s so that numpy broadcasting lines it up;
  * without broadcast=1 the shapes must be equal. */
@@ -141,16 +116,9 @@ static int64_t int_mod(int64_t a, int64_t b, bool uns, bool trunc)
 
 static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, const bin_desc *op)
 {
-    pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
-        return st;
+    pc_status st = ref_require_pair(ctx, in, n_in, op->accept, op->what, true);
+    if (st != PC_OK) return st;
     const pc_data *a = in[0], *b = in[1];
-    if ((st = ref_require_dtype(ctx, a, 0, op->accept, op->what)) != PC_OK ||
-        (st = ref_require_dtype(ctx, b, 1, op->accept, op->what)) != PC_OK)
-        return st;
-    if (a->dtype != b->dtype)
-        return ref_fail(ctx, PC_ERR_TYPE, "inputs have different element types (%s and %s)", pc_dtype_name(a->dtype),
-                        pc_dtype_name(b->dtype));
     bool trunc_mod = false;
     if (op->code == B_MOD) {
         int64_t fm = ref_attr_int(ctx, "fmod", 0);
@@ -172,8 +140,8 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
         if ((st = legacy_broadcast(ctx, a, b, &bview, bdims)) != PC_OK) return st;
         pair[1] = &bview;
     }
-    bcast bc;
-    if ((st = bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
     if (pair[1] == &bview && !same_dims(bc.shape.rank, bc.shape.dims, a->rank, a->dims)) {
         free(bc.idx); /* legacy broadcasting is one-way: B stretches to A, never A to B */
         return ref_fail(ctx, PC_ERR_SHAPE, "input B does not broadcast to input A's shape");
@@ -290,8 +258,8 @@ static pc_status run_variadic(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
             return ref_fail(ctx, PC_ERR_TYPE, "input %u is %s but input 0 is %s", j, pc_dtype_name(in[j]->dtype),
                             pc_dtype_name(in[0]->dtype));
     }
-    bcast bc;
-    if ((st = bcast_init(ctx, n_in, in, &bc)) != PC_OK) return st;
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, n_in, in, &bc)) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, in[0]->dtype, bc.shape.rank, bc.shape.dims);
     if (!y) {
         free(bc.idx);
@@ -403,8 +371,8 @@ KERNEL(Where)
                         pc_dtype_name(in[1]->dtype), pc_dtype_name(in[2]->dtype));
     if (!dt_plain(in[1]->dtype))
         return ref_unsupported(ctx, "Where on %s elements", pc_dtype_name(in[1]->dtype));
-    bcast bc;
-    if ((st = bcast_init(ctx, 3, in, &bc)) != PC_OK) return st;
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, 3, in, &bc)) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, in[1]->dtype, bc.shape.rank, bc.shape.dims);
     if (!y) {
         free(bc.idx);
@@ -448,8 +416,8 @@ KERNEL(PRelu)
         sview.dims = sdims;
         pair[1] = &sview;
     }
-    bcast bc;
-    if ((st = bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, 2, pair, &bc)) != PC_OK) return st;
     if (!same_dims(bc.shape.rank, bc.shape.dims, x->rank, x->dims)) {
         free(bc.idx);
         char b1[96], b2[96];

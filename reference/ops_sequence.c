@@ -54,16 +54,6 @@ static pc_status read_position(ref_ctx *ctx, const pc_data *t, uint32_t n, uint3
     return PC_OK;
 }
 
-/* Bytes per element for memcpy-able dtypes; 0 for strings (copied one by one). Sub-byte types are packed and
- * cannot be sliced at element granularity here. */
-static pc_status elem_size(ref_ctx *ctx, pc_dtype dtype, size_t *size)
-{
-    unsigned bits = pc_dtype_bits(dtype);
-    if (dtype != PC_DTYPE_STRING && (bits == 0 || bits % 8))
-        return ref_unsupported(ctx, "element type %s in a sequence op", pc_dtype_name(dtype));
-    *size = bits / 8;
-    return PC_OK;
-}
 
 
 /* ---- construction and access --------------------------------------------------------------------------------- */
@@ -173,8 +163,7 @@ static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n
     if (x->rank == 0) return ref_fail(ctx, PC_ERR_SHAPE, "input must have rank >= 1 to be split");
     int32_t axis;
     if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK) return st;
-    size_t es = 0;
-    if ((st = elem_size(ctx, x->dtype, &es)) != PC_OK) return st;
+    if ((st = ref_require_bytewise(ctx, x->dtype, "a sequence op")) != PC_OK) return st;
     int64_t dim = x->dims[axis];
     int64_t *sizes = NULL;
     size_t n_parts = 0;
@@ -277,8 +266,7 @@ static pc_status op_ConcatFromSequence(ref_ctx *ctx, pc_data *const *in, uint32_
     if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), first->rank, new_axis, &axis)) != PC_OK) return st;
     if (!new_axis && first->rank == 0) return ref_fail(ctx, PC_ERR_SHAPE, "cannot concatenate scalars without new_axis");
     if (new_axis && first->rank >= PC_MAX_RANK) return ref_fail(ctx, PC_ERR_SHAPE, "result rank exceeds the limit");
-    size_t es = 0;
-    if ((st = elem_size(ctx, first->dtype, &es)) != PC_OK) return st;
+    if ((st = ref_require_bytewise(ctx, first->dtype, "a sequence op")) != PC_OK) return st;
     int64_t total = 0;
     for (uint32_t i = 0; i < seq->n_items; i++) {
         const pc_data *t = seq->items[i];

@@ -63,6 +63,12 @@ bool ref_is_numeric(pc_dtype t); /* float, int or bool */
 /* Requires in[i]'s dtype to satisfy pred; a clear TYPE error otherwise (what = "float", "numeric", ...). */
 pc_status ref_require_dtype(ref_ctx *ctx, const pc_data *d, uint32_t index, bool (*pred)(pc_dtype), const char *what);
 pc_status ref_require_tensor(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t index); /* present tensor */
+/* Inputs 0 and 1: present tensors whose dtypes satisfy accept, and (same_dtype) of one element type. */
+pc_status ref_require_pair(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, bool (*accept)(pc_dtype),
+                           const char *what, bool same_dtype);
+/* UNSUPPORTED for element types that are not whole bytes (packed 4/2-bit): kernels that slice raw runs call it
+ * for values that did not come through a node input (those are refused before any kernel runs). */
+pc_status ref_require_bytewise(ref_ctx *ctx, pc_dtype dtype, const char *where);
 
 float ref_f16_to_f32(uint16_t h);
 uint16_t ref_f32_to_f16(float f); /* round to nearest even */
@@ -104,6 +110,14 @@ typedef struct ref_shape {
 /* Multidirectional (numpy) broadcast of n tensors' shapes. SHAPE error naming the inputs on mismatch. */
 pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_shape *out);
 /* For each flat index of `out`, the flat index into t (t broadcast to out). Fills idx[0..n_out). */
+/* Broadcast of k tensors with their index tables: input j's source index for output element e is
+ * idx[j * n + e]. BUDGET above 2^31 output elements. The caller frees idx (also after a failure: NULL then). */
+typedef struct ref_bcast {
+    ref_shape shape;
+    uint64_t n;    /* output elements */
+    uint64_t *idx; /* k arrays of n flat source indices */
+} ref_bcast;
+pc_status ref_bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_bcast *b);
 void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx);
 /* Row-major strides of a shape (in elements). For an empty tensor with huge other dims they wrap (defined,
  * unsigned); callers never index an empty tensor. */

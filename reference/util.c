@@ -406,6 +406,50 @@ void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx)
     }
 }
 
+pc_status ref_bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_bcast *b)
+{
+    b->idx = NULL;
+    pc_status st = ref_broadcast_shape(ctx, k, ts, &b->shape);
+    if (st != PC_OK) return st;
+    uint64_t n = 1;
+    for (int32_t d = 0; d < b->shape.rank; d++) {
+        uint64_t dim = (uint64_t)b->shape.dims[d];
+        if (dim && n > REF_MAX_ELEMENTS / dim)
+            return ref_fail(ctx, PC_ERR_BUDGET, "broadcast result would have more than 2^31 elements");
+        n *= dim;
+    }
+    b->n = n;
+    size_t bytes;
+    if (!pc_size_mul((size_t)(n ? n : 1), (size_t)k * sizeof *b->idx, &bytes) || !(b->idx = malloc(bytes)))
+        return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting %u inputs to %llu elements", k,
+                        (unsigned long long)n);
+    for (uint32_t j = 0; j < k; j++) ref_broadcast_index(ts[j], &b->shape, b->idx + (size_t)j * n);
+    return PC_OK;
+}
+
+pc_status ref_require_pair(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, bool (*accept)(pc_dtype),
+                           const char *what, bool same_dtype)
+{
+    pc_status st;
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+        return st;
+    if ((st = ref_require_dtype(ctx, in[0], 0, accept, what)) != PC_OK ||
+        (st = ref_require_dtype(ctx, in[1], 1, accept, what)) != PC_OK)
+        return st;
+    if (same_dtype && in[0]->dtype != in[1]->dtype)
+        return ref_fail(ctx, PC_ERR_TYPE, "inputs have different element types (%s and %s)",
+                        pc_dtype_name(in[0]->dtype), pc_dtype_name(in[1]->dtype));
+    return PC_OK;
+}
+
+pc_status ref_require_bytewise(ref_ctx *ctx, pc_dtype dtype, const char *where)
+{
+    unsigned bits = pc_dtype_bits(dtype);
+    if (dtype != PC_DTYPE_STRING && (bits == 0 || bits % 8))
+        return ref_unsupported(ctx, "element type %s in %s", pc_dtype_name(dtype), where);
+    return PC_OK;
+}
+
 pc_status ref_axis(ref_ctx *ctx, int64_t axis, int32_t rank, bool inclusive, int32_t *out)
 {
     int64_t r = inclusive ? rank + 1 : rank;
