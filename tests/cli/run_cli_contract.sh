@@ -109,6 +109,21 @@ python3 -c 'import struct, sys; p = sys.argv[1]; b = bytearray(open(p, "rb").rea
     "$tmp/cases2/test_data_set_0/output_0.pb"
 expect 1 "FAIL tmp[^/]*/cases2: differs: output 0 'y' index 59 \[2,3,4\] expected [0-9.]+ got [0-9.]+ \(abs error 0.5" -- \
     "$pc" conformance "$tmp/cases2"
+# conformance --errata: a listed case ending with the listed outcome is a skip with the reason; another outcome
+# stands; malformed files are exit 3 with the line at fault
+expect 3 "cannot open --errata file $tmp/none.txt" -- "$pc" conformance --errata "$tmp/none.txt" "$abs"
+printf 'cases2 differs\n' >"$tmp/noreason.txt"
+expect 3 "noreason.txt:1: expected 'case_name outcome reason'" -- "$pc" conformance --errata "$tmp/noreason.txt" "$abs"
+printf 'cases2 passed the data is fine\n' >"$tmp/passerrata.txt"
+expect 3 "passerrata.txt:1: expected 'case_name outcome reason'" -- \
+    "$pc" conformance --errata "$tmp/passerrata.txt" "$abs"
+errname=$(basename "$(dirname "$tmp/cases2")")/cases2
+printf '%s differs recorded output edited by this test\n' "$errname" >"$tmp/errata.txt"
+expect 0 "SKIP $errname: erratum: data erratum \(recorded output edited by this test\): output 0 'y'.*0 passed, 0 failed, 1 skipped" -- \
+    "$pc" conformance --errata "$tmp/errata.txt" "$tmp/cases2"
+printf '%s shape wrong shape on purpose\n' "$errname" >"$tmp/errata2.txt"
+expect 1 "FAIL $errname: differs: .*0 passed, 1 failed, 0 skipped" -- \
+    "$pc" conformance --errata "$tmp/errata2.txt" "$tmp/cases2"
 # conformance: data sets run in numeric order and a failure names its set; misnumbered files are a load-error
 mkdir -p "$tmp/sets"
 cp -r "$data/node/test_abs" "$tmp/sets/threesets"
