@@ -633,6 +633,187 @@ pc_status pc_model_save_file(const pc_model *model, const char *path, pc_error *
 /* Decodes a standalone TensorProto (the backend test data's input_N.pb / output_N.pb). */
 pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out, pc_error *err);
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * Shape inference (core/shape): fills in the element type and shape of node outputs from their inputs, for the ops
+ * the passes and generators use. Declared types win where both are known and agree; a contradiction (e.g. Add of
+ * [2,3] and [4]) is PC_ERR_SHAPE naming the node. Ops it does not know leave their outputs as they are.
+ */
+pc_status pc_graph_infer_shapes(pc_graph *graph, pc_error *err);
+/* One node (passes call it on the nodes they create so types and shapes are carried). */
+pc_status pc_node_infer_shapes(pc_node *node, pc_error *err);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Execution providers (core/ep). An EP is data plus a capability function: which ops it runs (op, domain, opset
+ * range, element types, attribute constraints), its preferred layout, whether it compiles the nodes it claims into
+ * fused subgraphs, and whether it can run Transpose. Built in: `cpu` (every standard op; the fallback) and `nhwc`
+ * (a compiling EP that prefers NHWC). More can be described in a text file (docs/ep.md).
+ */
+typedef enum pc_layout {
+    PC_LAYOUT_NCHW = 0,
+    PC_LAYOUT_NHWC,
+    PC_LAYOUT_BLOCKED, /* nChw<block>c */
+    PC_LAYOUT_COUNT
+} pc_layout;
+
+typedef struct pc_ep_attr_rule {
+    const char *name;
+    uint32_t n_values;
+    const int64_t *values; /* the node's int attribute (or its default when absent) must be one of these */
+    bool has_default;
+    int64_t default_value; /* value assumed when the node does not set the attribute */
+} pc_ep_attr_rule;
+
+typedef struct pc_ep_op {
+    const char *domain;  /* "" for ai.onnx */
+    const char *op_type; /* "*": every op of the domain */
+    int64_t opset_min, opset_max; /* the model's opset for the domain must lie in [min, max] */
+    uint64_t dtypes;              /* bit (1 << pc_dtype) per allowed element type of the node's first input
+                                     (first output when it has no inputs); 0: any */
+    uint32_t n_attr_rules;
+    const pc_ep_attr_rule *attr_rules;
+} pc_ep_op;
+
+typedef struct pc_ep {
+    const char *name;
+    pc_layout layout;
+    uint32_t block_size;  /* PC_LAYOUT_BLOCKED only */
+    bool compiles;        /* claimed nodes are grouped into fused subgraphs */
+    bool runs_transpose;  /* may be offered the Transposes a layout change inserts */
+    bool all_standard_ops;/* claims every ai.onnx op the schema table knows at the model's opset (cpu) */
+    uint32_t n_ops;
+    const pc_ep_op *ops;
+} pc_ep;
+
+typedef struct pc_ep_registry pc_ep_registry;
+
+/* A registry holding the built-in EPs (cpu, nhwc). */
+pc_status pc_ep_registry_create(pc_ep_registry **out, pc_error *err);
+void pc_ep_registry_free(pc_ep_registry *reg);
+/* Adds the EPs described in a text file (docs/ep.md). Errors name the file, line and field; nothing is added when
+ * the file has an error. */
+pc_status pc_ep_registry_load_file(pc_ep_registry *reg, const char *path, pc_error *err);
+pc_status pc_ep_registry_load_text(pc_ep_registry *reg, const char *text, const char *source_name, pc_error *err);
+const pc_ep *pc_ep_registry_find(const pc_ep_registry *reg, const char *name); /* NULL when unknown */
+/* Parses "nhwc,cpu" into EPs in priority order (arena of the registry). Unknown names, empty entries and
+ * duplicates are PC_ERR_USAGE naming the entry. */
+pc_status pc_ep_registry_parse_list(const pc_ep_registry *reg, const char *list, const pc_ep ***out_eps,
+                                    uint32_t *out_n, pc_error *err);
+/* Capability on one node: true when the EP can run it. When false and why is non-NULL, the reason. */
+bool pc_ep_claims_node(const pc_ep *ep, const pc_node *node, char *why, size_t why_size);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Layer assignment settings (as ORT's session.layer_assignment_settings): `nhwc(encoder, =head); cpu(post)`.
+ * Rules are separated by ';', each EP(pattern, ...); whitespace is ignored; a pattern matches annotations it is a
+ * prefix of, or exactly when written with a leading '='; the leftmost matching rule wins.
+ */
+typedef struct pc_layer_rules pc_layer_rules;
+/* Errors (PC_ERR_USAGE) name the 1-based character position: malformed text, unknown EP, a pattern given twice. */
+pc_status pc_layer_rules_parse(const char *text, const pc_ep *const *eps, uint32_t n_eps, pc_layer_rules **out,
+                               pc_error *err);
+void pc_layer_rules_free(pc_layer_rules *rules);
+/* The EP an annotation is pinned to, or NULL when no rule matches. */
+const pc_ep *pc_layer_rules_match(const pc_layer_rules *rules, const char *annotation);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Passes (core/passes) and the pipeline. Every pass has one signature; the pipeline is a table (name, level,
+ * function, what it requires) run in order, with pc_graph_verify after every pass in Debug and sanitizer builds (a
+ * failure names the pass).
+ *
+ * Levels as in ORT: 0 basic and 1 extended run before partitioning and keep `layer_ann` on every node they create;
+ * partitioning assigns EPs (running the layout transformer for NHWC-preferring EPs) and then removes every
+ * annotation; 2 (fusions, layout clean-up) and 3 (EP-specific rewrites) run after it and give every node they create
+ * the EP of its source node.
+ */
+enum { PC_LEVEL_BASIC = 0, PC_LEVEL_EXTENDED = 1, PC_LEVEL_LAYOUT = 2, PC_LEVEL_EP = 3, PC_LEVEL_MAX = 3 };
+
+/* --explain sink: one call per change a pass makes. */
+typedef struct pc_trace {
+    void (*emit)(void *ctx, const char *pass, const char *message);
+    void *ctx;
+} pc_trace;
+
+typedef struct pc_pass_options {
+    const char *provider;   /* NULL: before partitioning (every node may change; new nodes carry annotations).
+                               Otherwise only nodes assigned to this EP, or unassigned, may change, and new nodes
+                               take the EP of their source node. */
+    const pc_ep *ep;        /* the EP named by provider, when there is one */
+    bool layout_cost_check; /* inside the layout transformer: push channel-first/last perms through any handled op */
+    bool new_nodes_unassigned; /* inside the layout transformer: new nodes start without an EP (GetCapability #2
+                                  claims them); their annotation is still copied from the source */
+    uint32_t max_fold_elements; /* constant folding creates no tensor larger than this (elements) */
+    pc_trace *trace;        /* may be NULL */
+    const char *pass_name;  /* set by the pipeline for pc_pass_explain */
+} pc_pass_options;
+
+typedef pc_status (*pc_pass_fn)(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
+
+typedef struct pc_pass_info {
+    const char *name;  /* "fuse_conv_bn" */
+    int level;         /* PC_LEVEL_* */
+    pc_pass_fn run;
+    const char *requires; /* preconditions, for documentation and --explain */
+} pc_pass_info;
+
+/* The pipeline table, in run order (partitioning is not in it: it runs between levels 1 and 2). */
+size_t pc_pass_count(void);
+const pc_pass_info *pc_pass_at(size_t index);
+const pc_pass_info *pc_pass_find(const char *name);
+
+/* Called after every pass (and after partitioning, with pass "partition"): the harness checks its properties here.
+ * A non-OK status stops the pipeline and is returned. */
+typedef pc_status (*pc_after_pass_fn)(void *ctx, const char *pass, pc_model *model, bool changed, pc_error *err);
+
+/* One subgraph an EP would compile (or, for a non-compiling EP, one node it runs). */
+typedef struct pc_ep_subgraph {
+    const pc_ep *ep;
+    uint32_t n_nodes;
+    pc_node **nodes; /* topological order */
+} pc_ep_subgraph;
+
+typedef struct pc_partition_result {
+    uint32_t n_subgraphs;
+    pc_ep_subgraph *subgraphs; /* in the model's arena */
+    uint32_t n_layout_changes;  /* nodes the layout transformer moved into the NHWC domain */
+} pc_partition_result;
+
+typedef struct pc_optimize_options {
+    int level;                    /* stop after this level (PC_LEVEL_*); < 2 means no partitioning */
+    uint32_t n_eps;
+    const pc_ep *const *eps;      /* priority order; NULL/0: cpu only */
+    const char *layer_assignment; /* NULL: none */
+    pc_trace *trace;
+    bool verify_each_pass;        /* default: true in Debug/sanitizer builds */
+    uint32_t max_fold_elements;   /* default 1 << 16 */
+    uint32_t max_iterations;      /* fixpoint rounds per level; default 8 */
+    pc_after_pass_fn after_pass;
+    void *after_pass_ctx;
+} pc_optimize_options;
+
+void pc_optimize_options_default(pc_optimize_options *opts);
+
+/* Runs the pipeline on the main graph (and subgraphs) up to opts->level. With partitioning (level >= 2) every node
+ * ends with an EP, and the partition is written to *partition when it is non-NULL. */
+pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc_partition_result *partition,
+                            pc_error *err);
+
+/* Partitioning on its own (passcheck partition): GetCapability per EP in priority order, the layout transformer
+ * for NHWC-preferring EPs, GetCapability again when it changed the graph, assignment; then annotations are
+ * removed. */
+pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t n_eps, const pc_layer_rules *rules,
+                             const pc_pass_options *opts, pc_partition_result *out, pc_error *err);
+
+/* The layout transformer for one NHWC-preferring EP: every layout-sensitive node tentatively assigned to the EP
+ * (node->ep == ep->name) moves into the internal NHWC domain between Transposes, then the transpose optimizer runs
+ * with the EP as provider. New nodes are unassigned (GetCapability #2 claims them) and keep their source's
+ * annotation. */
+pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_options *opts, bool *changed,
+                              pc_error *err);
+/* The transpose optimizer as a pass (also in the pipeline at levels 1 and 2). */
+pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
+
+/* Total Transpose cost as ORT's tests measure it: over every Transpose, its output dims != 1 (5 if unknown). */
+uint64_t pc_graph_transpose_cost(const pc_graph *graph);
+
 #ifdef __cplusplus
 }
 #endif

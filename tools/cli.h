@@ -30,5 +30,9 @@ int pc_cmd_roundtrip(int argc, char **argv);
 void pc_cmd_roundtrip_help(FILE *out);
 int pc_cmd_conformance(int argc, char **argv);
 void pc_cmd_conformance_help(FILE *out);
+int pc_cmd_optimize(int argc, char **argv);
+void pc_cmd_optimize_help(FILE *out);
+int pc_cmd_partition(int argc, char **argv);
+void pc_cmd_partition_help(FILE *out);
 
 #endif

@@ -12,6 +12,10 @@ static const pc_command commands[] = {
      pc_cmd_roundtrip_help},
     {"conformance", "run ONNX backend test cases through an executor and compare the outputs", pc_cmd_conformance,
      pc_cmd_conformance_help},
+    {"optimize", "run the pass pipeline up to a level and write the optimized model", pc_cmd_optimize,
+     pc_cmd_optimize_help},
+    {"partition", "assign nodes to execution providers and list the subgraphs each would compile", pc_cmd_partition,
+     pc_cmd_partition_help},
 };
 
 static void print_main_help(FILE *out)

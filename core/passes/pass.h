@@ -1,0 +1,79 @@
+/* Internal map of core/passes: the helpers every pass shares (pass_util.c), and one banner per pass file with its
+ * preconditions. Every pass has the signature pc_pass_fn (passcheck.h) and is listed in the table in pipeline.c.
+ *
+ * Rules every pass keeps:
+ *  - only nodes pc_pass_can_modify() accepts are changed;
+ *  - every new node is made with pc_pass_add_node(), which copies `layer_ann` (levels 0/1) and the EP (level 2+)
+ *    from its source node, so the annotation and EP properties hold by construction;
+ *  - a fusion merges nodes only when pc_nodes_fusable() (same annotation, same EP);
+ *  - graph output names never change (pc_pass_bypass_node keeps them);
+ *  - each change is reported with pc_pass_explain() for --explain.
+ */
+#ifndef PC_PASS_H
+#define PC_PASS_H
+
+#include "passcheck.h"
+
+/* ---- pass_util.c ---- */
+bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node);
+/* pc_graph_add_node with annotation_source = source, then the EP of source; the node is named after source
+ * ("<source name>/<op_type>", made unique). Inserted last: callers pc_graph_sort() once per pass. */
+pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const char *op_type, const char *domain,
+                          uint32_t n_inputs, pc_value *const *inputs, uint32_t n_outputs, const pc_node *source,
+                          pc_error *err);
+void pc_pass_explain(const pc_pass_options *opts, const char *fmt, ...) PC_PRINTF(2, 3);
+/* Both nodes carry the same annotation (or none) and the same EP (or none). */
+bool pc_nodes_fusable(const pc_node *a, const pc_node *b);
+/* The tensor of a constant: an initializer of v's own graph that no graph input can override. NULL otherwise. */
+const pc_tensor *pc_value_const(const pc_value *v);
+/* Consumers, graph-output role or subgraph references. */
+bool pc_value_is_used(const pc_value *v);
+/* The single consumer when v has exactly one use and is neither a graph output nor referenced by a subgraph. */
+pc_node *pc_value_single_consumer(const pc_value *v);
+/* A new initializer value (fresh name from hint) holding t; its type is set from t. */
+pc_value *pc_pass_add_initializer(pc_graph *graph, const char *hint, pc_tensor *t, pc_error *err);
+/* Removes `node`, whose output out_index equals its input in_index: consumers of the output read the input
+ * instead. When the output is a graph output, the input's producer takes over the output value (name kept) if it
+ * can; otherwise nothing is done and *done is false. Other outputs of the node must be unused. */
+pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index, uint32_t out_index, bool *done,
+                              pc_error *err);
+/* Removes node if none of its outputs is used, then producers of its inputs that became unused (recursively),
+ * then initializers that became unused. */
+pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err);
+/* Removes every initializer with no use (and not a graph input/output). */
+pc_status pc_graph_prune_initializers(pc_graph *graph, bool *changed, pc_error *err);
+/* Rank of a tensor value, -1 when unknown. */
+int32_t pc_value_rank(const pc_value *v);
+/* Concrete dims: true when the rank and every dim are known (dims has room for PC_MAX_RANK). */
+bool pc_value_dims(const pc_value *v, int64_t *dims);
+/* Reads an int32/int64 tensor of at most cap elements into out. false for other dtypes or when it does not fit. */
+bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n);
+/* A new int64 1-D initializer holding values. */
+pc_value *pc_pass_add_ints(pc_graph *graph, const char *hint, size_t n, const int64_t *values, pc_error *err);
+
+/* ---- pipeline.c ---- */
+/* Runs one pass over graph and its subgraphs (recursively), with verification when opts ask for it. */
+
+/* ---- level 0 (basic) ---- */
+pc_status pc_pass_eliminate_identity(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_eliminate_dropout(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_eliminate_cast(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_eliminate_slice(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_eliminate_unsqueeze(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_prune_simple(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_fold_constants(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_fuse_conv_bn(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_fuse_conv_add(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_fuse_conv_mul(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_fuse_relu_clip(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_fuse_reshape(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_remove_dq_q(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+/* ---- level 1 (extended) ---- */
+pc_status pc_pass_fuse_gelu(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+/* pc_transpose_optimize (passcheck.h) also runs here with provider NULL */
+/* ---- level 2 (after partitioning) ---- */
+pc_status pc_pass_fuse_conv_activation(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+/* ---- level 3: hook for EP-specific rewrites (QDQ -> QLinear, Systolic, blocked layout) ---- */
+pc_status pc_pass_ep_rewrites(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+
+#endif
