@@ -1,0 +1,237 @@
+/* Helpers every pass shares (declared in pass.h). They encode the propagation rules once: new nodes take the
+ * annotation and EP of their source, graph output names survive removals, shared constants are never edited. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir_internal.h"
+#include "pass.h"
+
+bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
+{
+    if (!opts || !opts->provider) return true;
+    return node->ep == NULL || strcmp(node->ep, opts->provider) == 0;
+}
+
+pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const char *op_type, const char *domain,
+                          uint32_t n_inputs, pc_value *const *inputs, uint32_t n_outputs, const pc_node *source,
+                          pc_error *err)
+{
+    pc_node *n = pc_graph_add_node(graph, op_type, domain, n_inputs, inputs, n_outputs, source, err);
+    if (!n) return NULL;
+    if (source && source->name && *source->name) {
+        /* "<source>/<op>" makes --explain output and repro graphs readable; uniqueness is still guaranteed */
+        char *hint = pc_arena_printf(&graph->model->arena, "%s/%s", source->name, op_type);
+        const char *name = hint ? pc_graph_unique_name(graph, hint) : NULL;
+        if (!name) {
+            pc_model_alloc_error(graph->model, err, "a node name");
+            return NULL;
+        }
+        n->name = name;
+    }
+    if (source && !(opts && opts->new_nodes_unassigned)) pc_node_copy_ep(n, source);
+    return n;
+}
+
+void pc_pass_explain(const pc_pass_options *opts, const char *fmt, ...)
+{
+    if (!opts || !opts->trace || !opts->trace->emit) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    opts->trace->emit(opts->trace->ctx, opts->pass_name ? opts->pass_name : "?", buf);
+}
+
+static bool str_eq_or_null(const char *a, const char *b)
+{
+    if (!a || !b) return a == b;
+    return strcmp(a, b) == 0;
+}
+
+bool pc_nodes_fusable(const pc_node *a, const pc_node *b)
+{
+    return str_eq_or_null(pc_node_annotation(a), pc_node_annotation(b)) && str_eq_or_null(a->ep, b->ep);
+}
+
+const pc_tensor *pc_value_const(const pc_value *v)
+{
+    /* an initializer that is also a graph input can be overridden by the caller: not a constant */
+    if (!v || !v->initializer || v->is_graph_input || v->outer) return NULL;
+    return v->initializer;
+}
+
+bool pc_value_is_used(const pc_value *v)
+{
+    return v && (v->n_consumers || v->is_graph_output || v->n_subgraph_refs);
+}
+
+pc_node *pc_value_single_consumer(const pc_value *v)
+{
+    if (!v || v->n_consumers != 1 || v->is_graph_output || v->n_subgraph_refs) return NULL;
+    return v->consumers[0].node;
+}
+
+pc_value *pc_pass_add_initializer(pc_graph *graph, const char *hint, pc_tensor *t, pc_error *err)
+{
+    pc_value *v = pc_graph_add_value(graph, NULL, hint ? hint : "const", err);
+    if (!v) return NULL;
+    if (pc_graph_set_initializer(graph, v, t, err) != PC_OK) return NULL;
+    return v;
+}
+
+pc_value *pc_pass_add_ints(pc_graph *graph, const char *hint, size_t n, const int64_t *values, pc_error *err)
+{
+    int64_t dim = (int64_t)n;
+    pc_tensor *t = pc_tensor_create(graph->model, NULL, PC_DTYPE_INT64, 1, &dim, err);
+    if (!t) return NULL;
+    for (size_t i = 0; i < n; i++) memcpy((uint8_t *)t->data + i * 8, &values[i], 8); /* raw form is little-endian */
+    return pc_pass_add_initializer(graph, hint, t, err);
+}
+
+/* A graph output value can only be re-homed onto the producer of `in` when that producer is a node of this graph
+ * and `in` has no role of its own that the move would disturb. */
+static bool can_take_over_output(const pc_value *in, const pc_node *node)
+{
+    if (!in->producer || in->producer->graph != node->graph) return false;
+    if (in->is_graph_output || in->is_graph_input || in->initializer || in->n_subgraph_refs) return false;
+    return in->n_consumers == 1 && in->consumers[0].node == node;
+}
+
+pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index, uint32_t out_index, bool *done,
+                              pc_error *err)
+{
+    *done = false;
+    if (in_index >= node->n_inputs || out_index >= node->n_outputs || !node->inputs[in_index] ||
+        !node->outputs[out_index])
+        return PC_OK;
+    for (uint32_t i = 0; i < node->n_outputs; i++)
+        if (i != out_index && pc_value_is_used(node->outputs[i])) return PC_OK;
+    pc_value *in = node->inputs[in_index], *out = node->outputs[out_index];
+    if (out->n_subgraph_refs) return PC_OK; /* subgraphs refer to it by name */
+    if (out->is_graph_output) {
+        /* keep the output's name: its producer becomes the input's producer */
+        if (!can_take_over_output(in, node)) return PC_OK;
+        pc_node *p = in->producer;
+        uint32_t pi = in->producer_output;
+        if (pc_graph_move_output(node, out_index, p, pi) != PC_OK)
+            return pc_error_set(err, PC_ERR_INTERNAL, "moving output '%s'", out->name);
+        /* node now produces `in` and reads it: detach before removal */
+        for (uint32_t i = 0; i < node->n_inputs; i++)
+            if (node->inputs[i] && pc_node_set_input(node, i, NULL, err) != PC_OK) return err->status;
+        if (out->type.kind == PC_TYPE_NONE && in->type.kind != PC_TYPE_NONE &&
+            pc_value_set_type(out, &in->type, err) != PC_OK)
+            return err->status;
+    } else {
+        pc_status st = pc_value_replace_uses(out, in);
+        if (st != PC_OK) return pc_error_set(err, st, "rewiring uses of '%s'", out->name);
+    }
+    *done = true;
+    return pc_pass_remove_dead(graph, node, err);
+}
+
+static bool node_is_dead(const pc_node *n)
+{
+    if (n->removed) return false;
+    for (uint32_t i = 0; i < n->n_outputs; i++)
+        if (pc_value_is_used(n->outputs[i])) return false;
+    return true;
+}
+
+pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err)
+{
+    if (!node_is_dead(node)) return PC_OK;
+    /* Iterative worklist over producers: a long dead chain must not recurse deeply. The list lives in the arena;
+     * it is bounded by the number of nodes removed. */
+    uint32_t cap = 16, n = 0;
+    pc_node **stack = pc_arena_array(&graph->model->arena, cap, sizeof *stack);
+    if (!stack) return pc_model_alloc_error(graph->model, err, "a worklist");
+    stack[n++] = node;
+    while (n) {
+        pc_node *cur = stack[--n];
+        if (!node_is_dead(cur)) continue;
+        /* remember the inputs before they are detached */
+        uint32_t n_in = cur->n_inputs;
+        pc_value **ins = n_in ? pc_arena_array(&graph->model->arena, n_in, sizeof *ins) : NULL;
+        if (n_in && !ins) return pc_model_alloc_error(graph->model, err, "a worklist");
+        if (n_in) memcpy(ins, cur->inputs, n_in * sizeof *ins);
+        if (pc_graph_remove_node(graph, cur, err) != PC_OK) return err->status;
+        for (uint32_t i = 0; i < n_in; i++) {
+            pc_value *v = ins[i];
+            if (!v || pc_value_is_used(v)) continue;
+            if (v->producer && v->producer->graph == graph) {
+                if (n == cap) {
+                    pc_node **bigger = pc_arena_array(&graph->model->arena, (size_t)cap * 2, sizeof *bigger);
+                    if (!bigger) return pc_model_alloc_error(graph->model, err, "a worklist");
+                    memcpy(bigger, stack, n * sizeof *stack);
+                    stack = bigger;
+                    cap *= 2;
+                }
+                stack[n++] = v->producer;
+            } else if (v->initializer && v->graph == graph && !v->is_graph_input) {
+                if (pc_graph_remove_initializer(graph, v, err) != PC_OK) return err->status;
+            }
+        }
+    }
+    return PC_OK;
+}
+
+pc_status pc_graph_prune_initializers(pc_graph *graph, bool *changed, pc_error *err)
+{
+    (void)err;
+    /* one compaction pass: removing one by one would be quadratic on large graphs */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < graph->n_initializers; i++) {
+        pc_value *v = graph->initializers[i];
+        if (pc_value_is_used(v) || v->is_graph_input) {
+            graph->initializers[kept++] = v;
+        } else {
+            v->initializer = NULL;
+            if (changed) *changed = true;
+        }
+    }
+    graph->n_initializers = kept;
+    return PC_OK;
+}
+
+int32_t pc_value_rank(const pc_value *v)
+{
+    if (!v) return -1;
+    if (v->initializer) return v->initializer->rank;
+    if (v->type.kind != PC_TYPE_TENSOR) return -1;
+    return v->type.shape.rank;
+}
+
+bool pc_value_dims(const pc_value *v, int64_t *dims)
+{
+    if (!v) return false;
+    if (v->initializer) {
+        for (int32_t i = 0; i < v->initializer->rank; i++) dims[i] = v->initializer->dims[i];
+        return true;
+    }
+    if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank < 0) return false;
+    for (int32_t i = 0; i < v->type.shape.rank; i++) {
+        if (v->type.shape.dims[i].kind != PC_DIM_KNOWN) return false;
+        dims[i] = v->type.shape.dims[i].size;
+    }
+    return true;
+}
+
+bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n)
+{
+    if (!t || t->n_elements > cap) return false;
+    if (t->dtype == PC_DTYPE_INT64) {
+        for (uint64_t i = 0; i < t->n_elements; i++) memcpy(&out[i], (const uint8_t *)t->data + i * 8, 8);
+    } else if (t->dtype == PC_DTYPE_INT32) {
+        for (uint64_t i = 0; i < t->n_elements; i++) {
+            int32_t x;
+            memcpy(&x, (const uint8_t *)t->data + i * 4, 4);
+            out[i] = x;
+        }
+    } else {
+        return false;
+    }
+    *n = (size_t)t->n_elements;
+    return true;
+}

@@ -1,0 +1,251 @@
+/* The pass pipeline: one table, read top to bottom. Levels 0 and 1 run before partitioning (new nodes keep
+ * `layer_ann`), partitioning assigns EPs (with the layout transformer for NHWC-preferring EPs) and clears the
+ * annotations, levels 2 and 3 run per EP afterwards (new nodes take their source's EP). Within a level the passes
+ * repeat until none changes the graph (bounded), because one rewrite often enables another (ORT #9671). */
+#include <stdio.h>
+#include <string.h>
+
+#include "pass.h"
+
+/* name, level, function, preconditions */
+#define PC_PIPELINE(X)                                                                                             \
+    X("eliminate_identity", PC_LEVEL_BASIC, pc_pass_eliminate_identity, "")                                        \
+    X("eliminate_dropout", PC_LEVEL_BASIC, pc_pass_eliminate_dropout, "")                                          \
+    X("eliminate_cast", PC_LEVEL_BASIC, pc_pass_eliminate_cast, "input types known")                               \
+    X("eliminate_slice", PC_LEVEL_BASIC, pc_pass_eliminate_slice, "input shapes known")                            \
+    X("eliminate_unsqueeze", PC_LEVEL_BASIC, pc_pass_eliminate_unsqueeze, "")                                      \
+    X("fold_constants", PC_LEVEL_BASIC, pc_pass_fold_constants, "")                                                \
+    X("prune_simple", PC_LEVEL_BASIC, pc_pass_prune_simple, "input shapes known")                                  \
+    X("remove_dq_q", PC_LEVEL_BASIC, pc_pass_remove_dq_q, "")                                                      \
+    X("fuse_relu_clip", PC_LEVEL_BASIC, pc_pass_fuse_relu_clip, "")                                                \
+    X("fuse_conv_bn", PC_LEVEL_BASIC, pc_pass_fuse_conv_bn, "constant weights")                                    \
+    X("fuse_conv_add", PC_LEVEL_BASIC, pc_pass_fuse_conv_add, "constant weights, output shape known")              \
+    X("fuse_conv_mul", PC_LEVEL_BASIC, pc_pass_fuse_conv_mul, "constant weights, output shape known")              \
+    X("fuse_reshape", PC_LEVEL_EXTENDED, pc_pass_fuse_reshape, "")                                                 \
+    X("fuse_gelu", PC_LEVEL_EXTENDED, pc_pass_fuse_gelu, "")                                                       \
+    X("transpose_optimize", PC_LEVEL_EXTENDED, pc_transpose_optimize, "shapes help the cost model")                \
+    X("fuse_conv_activation", PC_LEVEL_LAYOUT, pc_pass_fuse_conv_activation, "partitioned")                        \
+    X("transpose_optimize_ep", PC_LEVEL_LAYOUT, pc_transpose_optimize, "partitioned")                              \
+    X("ep_rewrites", PC_LEVEL_EP, pc_pass_ep_rewrites, "partitioned")
+
+#define PC_X_ROW(name, level, fn, req) {name, level, fn, req},
+static const pc_pass_info passes[] = {PC_PIPELINE(PC_X_ROW)};
+#undef PC_X_ROW
+
+size_t pc_pass_count(void)
+{
+    return sizeof passes / sizeof passes[0];
+}
+
+const pc_pass_info *pc_pass_at(size_t index)
+{
+    return index < pc_pass_count() ? &passes[index] : NULL;
+}
+
+const pc_pass_info *pc_pass_find(const char *name)
+{
+    for (size_t i = 0; i < pc_pass_count(); i++)
+        if (strcmp(passes[i].name, name) == 0) return &passes[i];
+    return NULL;
+}
+
+void pc_optimize_options_default(pc_optimize_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->level = PC_LEVEL_MAX;
+#ifdef PC_DEBUG_CHECKS
+    opts->verify_each_pass = true;
+#endif
+    opts->max_fold_elements = 1u << 16;
+    opts->max_iterations = 8;
+}
+
+/* Level-3 hook: EP-specific rewrites (QDQ -> QLinear, the Systolic NHWC path, the blocked-layout EP) register
+ * here by EP name. The table is empty until those EPs exist; the pass then changes nothing. */
+typedef struct ep_rewrite {
+    const char *ep_name;
+    pc_pass_fn run;
+} ep_rewrite;
+static const ep_rewrite ep_rewrites[] = {{NULL, NULL}};
+
+pc_status pc_pass_ep_rewrites(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
+{
+    *changed = false;
+    if (!opts || !opts->provider) return PC_OK;
+    for (size_t i = 0; ep_rewrites[i].ep_name; i++) {
+        if (strcmp(ep_rewrites[i].ep_name, opts->provider) != 0) continue;
+        bool c = false;
+        pc_status st = ep_rewrites[i].run(graph, opts, &c, err);
+        if (st != PC_OK) return st;
+        *changed |= c;
+    }
+    return PC_OK;
+}
+
+typedef struct run_ctx {
+    pc_model *model;
+    const pc_optimize_options *opts;
+} run_ctx;
+
+/* Runs one pass over a graph and, afterwards, over the subgraphs of its remaining nodes. */
+static pc_status run_on_graph(const pc_pass_info *p, pc_graph *g, const pc_pass_options *po, bool *changed,
+                              pc_error *err)
+{
+    bool c = false;
+    pc_status st = p->run(g, po, &c, err);
+    if (st != PC_OK) return st;
+    if (c) {
+        *changed = true;
+        /* passes append new nodes; restore topological order once */
+        if (pc_graph_sort(g, err) != PC_OK) {
+            pc_error_prefix(err, "after pass '%s': ", p->name);
+            return PC_ERR_CHECK_FAILED;
+        }
+    }
+    for (pc_node *n = g->first; n; n = n->next)
+        for (uint32_t a = 0; a < n->n_attrs; a++) {
+            pc_attr *at = &n->attrs[a];
+            if (at->type == PC_ATTR_GRAPH && at->g) {
+                st = run_on_graph(p, at->g, po, changed, err);
+                if (st != PC_OK) return st;
+            } else if (at->type == PC_ATTR_GRAPHS) {
+                for (size_t k = 0; k < at->n; k++) {
+                    st = run_on_graph(p, at->graphs[k], po, changed, err);
+                    if (st != PC_OK) return st;
+                }
+            }
+        }
+    return PC_OK;
+}
+
+static pc_status after_step(const run_ctx *rc, const char *name, bool changed, pc_error *err)
+{
+    if (rc->opts->verify_each_pass) {
+        pc_error verr;
+        if (pc_model_verify(rc->model, &verr) != PC_OK)
+            return pc_error_set(err, PC_ERR_CHECK_FAILED, "pass '%s' left an invalid graph: %s: %s", name,
+                                pc_status_name(verr.status), verr.message);
+    }
+    if (rc->opts->after_pass) {
+        pc_status st = rc->opts->after_pass(rc->opts->after_pass_ctx, name, rc->model, changed, err);
+        if (st != PC_OK) {
+            pc_error_prefix(err, "after pass '%s': ", name);
+            return st;
+        }
+    }
+    return PC_OK;
+}
+
+static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *po)
+{
+    memset(po, 0, sizeof *po);
+    po->max_fold_elements = opts->max_fold_elements;
+    po->trace = opts->trace;
+}
+
+/* Runs every pass of `level` until a round changes nothing. Before partitioning the passes see every node; after
+ * it, each runs once per EP with that EP as provider. */
+static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps, uint32_t n_eps, pc_error *err)
+{
+    const pc_optimize_options *opts = rc->opts;
+    uint32_t n_providers = level >= PC_LEVEL_LAYOUT ? n_eps : 1;
+    uint32_t rounds = opts->max_iterations ? opts->max_iterations : 1;
+    for (uint32_t round = 0; round < rounds; round++) {
+        bool any = false;
+        for (size_t i = 0; i < pc_pass_count(); i++) {
+            const pc_pass_info *p = &passes[i];
+            if (p->level != level) continue;
+            for (uint32_t e = 0; e < n_providers; e++) {
+                pc_pass_options po;
+                base_pass_options(opts, &po);
+                po.pass_name = p->name;
+                if (level >= PC_LEVEL_LAYOUT) {
+                    po.provider = eps[e]->name;
+                    po.ep = eps[e];
+                }
+                bool changed = false;
+                pc_status st = run_on_graph(p, rc->model->graph, &po, &changed, err);
+                if (st != PC_OK) {
+                    if (st != PC_ERR_CHECK_FAILED) pc_error_prefix(err, "pass '%s': ", p->name);
+                    return st;
+                }
+                st = after_step(rc, p->name, changed, err);
+                if (st != PC_OK) return st;
+                any |= changed;
+            }
+        }
+        if (!any) break;
+    }
+    return PC_OK;
+}
+
+pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc_partition_result *partition,
+                            pc_error *err)
+{
+    pc_optimize_options defaults;
+    if (!opts) {
+        pc_optimize_options_default(&defaults);
+        opts = &defaults;
+    }
+    if (opts->level < PC_LEVEL_BASIC || opts->level > PC_LEVEL_MAX)
+        return pc_error_set(err, PC_ERR_USAGE, "optimization level %d is outside 0..%d", opts->level, PC_LEVEL_MAX);
+    if (partition) memset(partition, 0, sizeof *partition);
+
+    /* EPs: the caller's list, or cpu alone */
+    pc_ep_registry *reg = NULL;
+    const pc_ep *const *eps = opts->eps;
+    uint32_t n_eps = opts->n_eps;
+    const pc_ep *cpu_only[1];
+    if (!eps || !n_eps) {
+        if (pc_ep_registry_create(&reg, err) != PC_OK) return err->status;
+        cpu_only[0] = pc_ep_registry_find(reg, "cpu");
+        if (!cpu_only[0]) {
+            pc_ep_registry_free(reg);
+            return pc_error_set(err, PC_ERR_INTERNAL, "the built-in cpu EP is missing");
+        }
+        eps = cpu_only;
+        n_eps = 1;
+    }
+    pc_layer_rules *rules = NULL;
+    pc_status st = PC_OK;
+    if (opts->layer_assignment) {
+        st = pc_layer_rules_parse(opts->layer_assignment, eps, n_eps, &rules, err);
+        if (st != PC_OK) {
+            pc_error_prefix(err, "layer assignment: ");
+            goto done;
+        }
+    }
+
+    run_ctx rc = {model, opts};
+    /* shapes first: the cost model, eliminations and fusions read them */
+    st = pc_graph_infer_shapes(model->graph, err);
+    if (st != PC_OK) {
+        pc_error_prefix(err, "shape inference: ");
+        goto done;
+    }
+    for (int level = PC_LEVEL_BASIC; level <= PC_LEVEL_EXTENDED && level <= opts->level; level++) {
+        st = run_level(&rc, level, eps, n_eps, err);
+        if (st != PC_OK) goto done;
+    }
+    if (opts->level >= PC_LEVEL_LAYOUT) {
+        pc_pass_options po;
+        base_pass_options(opts, &po);
+        po.pass_name = "partition";
+        pc_partition_result local;
+        st = pc_model_partition(model, eps, n_eps, rules, &po, partition ? partition : &local, err);
+        if (st != PC_OK) {
+            pc_error_prefix(err, "partitioning: ");
+            goto done;
+        }
+        st = after_step(&rc, "partition", true, err);
+        if (st != PC_OK) goto done;
+        for (int level = PC_LEVEL_LAYOUT; level <= opts->level; level++) {
+            st = run_level(&rc, level, eps, n_eps, err);
+            if (st != PC_OK) goto done;
+        }
+    }
+done:
+    pc_layer_rules_free(rules);
+    pc_ep_registry_free(reg);
+    return st;
+}

@@ -1,0 +1,261 @@
+/* Builders and oracles for pass tests: build a small graph in a few lines, clone it, run a pass, and compare the
+ * graph before and after on the reference executor with the same random inputs.
+ *
+ *     pc_model *m = pt_model(17);
+ *     pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+ *     pt_node(m, "Relu", "", "x", "y", "encoder.block0");   // annotation optional (NULL)
+ *     pt_output(m, "y");
+ *     pc_model *before = pt_clone(m);
+ *     ... run the pass on m->graph ...
+ *     char why[256];
+ *     CHECK_MSG(pt_equiv(before, m, 1, 0, 0, why, sizeof why) == 1, "%s", why);   // bit-exact
+ *
+ * Builders abort the test on misuse (a broken test, not a finding). Header-only so each test stays one file. */
+#ifndef PC_PASS_TEST_UTIL_H
+#define PC_PASS_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir_internal.h"
+#include "passcheck.h"
+#include "reference.h"
+
+static inline void pt_die(const char *what, const pc_error *err)
+{
+    fprintf(stderr, "pass_test_util: %s: %s\n", what, err ? err->message : "");
+    exit(2);
+}
+
+/* An empty model importing ai.onnx at `opset` (IR 10). */
+static inline pc_model *pt_model(int64_t opset)
+{
+    pc_model *m = NULL;
+    pc_error err;
+    if (pc_model_create(&m, &err) != PC_OK) pt_die("pc_model_create", &err);
+    if (pc_model_set_opset(m, "", opset, &err) != PC_OK) pt_die("pc_model_set_opset", &err);
+    return m;
+}
+
+static inline pc_status pt_set_tensor_type(pc_value *v, pc_dtype dt, int32_t rank, const int64_t *dims, pc_error *err)
+{
+    pc_dim d[PC_MAX_RANK];
+    for (int32_t i = 0; i < rank; i++) d[i] = (pc_dim){.kind = dims[i] < 0 ? PC_DIM_UNKNOWN : PC_DIM_KNOWN, .size = dims[i] < 0 ? 0 : dims[i]};
+    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = dt, .shape = {.rank = rank, .dims = rank ? d : NULL}};
+    return pc_value_set_type(v, &t, err);
+}
+
+/* A graph input; a negative dim is an unknown dim, rank -1 an unknown rank. */
+static inline pc_value *pt_input(pc_model *m, const char *name, pc_dtype dt, int32_t rank, const int64_t *dims)
+{
+    pc_error err;
+    pc_value *v = pc_graph_add_value(m->graph, name, NULL, &err);
+    if (!v) pt_die(name, &err);
+    if (rank >= 0 && pt_set_tensor_type(v, dt, rank, dims, &err) != PC_OK) pt_die(name, &err);
+    if (rank < 0) {
+        pc_type t = {.kind = PC_TYPE_TENSOR, .elem = dt, .shape = {.rank = -1}};
+        if (pc_value_set_type(v, &t, &err) != PC_OK) pt_die(name, &err);
+    }
+    if (pc_graph_add_input(m->graph, v, &err) != PC_OK) pt_die(name, &err);
+    return v;
+}
+
+/* A constant initializer with raw little-endian data (NULL: zeros). */
+static inline pc_value *pt_const(pc_model *m, const char *name, pc_dtype dt, int32_t rank, const int64_t *dims,
+                                 const void *data)
+{
+    pc_error err;
+    pc_tensor *t = pc_tensor_create(m, name, dt, rank, dims, &err);
+    if (!t) pt_die(name, &err);
+    if (data) memcpy(t->data, data, t->n_bytes);
+    pc_value *v = pc_graph_add_value(m->graph, name, NULL, &err);
+    if (!v) pt_die(name, &err);
+    if (pc_graph_set_initializer(m->graph, v, t, &err) != PC_OK) pt_die(name, &err);
+    return v;
+}
+
+static inline pc_value *pt_const_f(pc_model *m, const char *name, int32_t rank, const int64_t *dims, const float *v)
+{
+    return pt_const(m, name, PC_DTYPE_FLOAT, rank, dims, v);
+}
+
+/* A 1-D int64 constant (e.g. axes, shape, pads). */
+static inline pc_value *pt_const_i64(pc_model *m, const char *name, size_t n, const int64_t *values)
+{
+    int64_t dim = (int64_t)n;
+    return pt_const(m, name, PC_DTYPE_INT64, 1, &dim, values);
+}
+
+/* Splits a comma-separated list of names in place; "" entries are omitted optional inputs. */
+static inline size_t pt_split(char *s, char **parts, size_t cap)
+{
+    size_t n = 0;
+    if (!*s) return 0;
+    for (char *p = s;;) {
+        char *c = strchr(p, ',');
+        if (n == cap) pt_die("too many names", NULL);
+        parts[n++] = p;
+        if (!c) break;
+        *c = '\0';
+        p = c + 1;
+    }
+    return n;
+}
+
+/* A node reading the named values and producing newly named outputs; named after its first output. */
+static inline pc_node *pt_node(pc_model *m, const char *op, const char *domain, const char *inputs,
+                               const char *outputs, const char *annotation)
+{
+    pc_error err;
+    char ibuf[1024], obuf[1024];
+    char *ins[64], *outs[64];
+    snprintf(ibuf, sizeof ibuf, "%s", inputs ? inputs : "");
+    snprintf(obuf, sizeof obuf, "%s", outputs ? outputs : "");
+    size_t n_in = pt_split(ibuf, ins, 64), n_out = pt_split(obuf, outs, 64);
+    pc_node *n = pc_graph_new_node(m->graph, op, domain ? domain : "");
+    if (!n) pt_die(op, NULL);
+    n->name = pc_arena_strdup(&m->arena, n_out ? outs[0] : op);
+    for (size_t i = 0; i < n_in; i++) {
+        pc_value *v = NULL;
+        if (*ins[i]) {
+            v = pc_graph_find_value(m->graph, ins[i]);
+            if (!v) pt_die(ins[i], NULL);
+        }
+        if (pc_node_add_input(n, v, &err) != PC_OK) pt_die(ins[i], &err);
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        pc_value *v = *outs[i] ? pc_graph_add_value(m->graph, outs[i], NULL, &err) : NULL;
+        if (*outs[i] && !v) pt_die(outs[i], &err);
+        /* v NULL: an omitted optional output (an empty slot) */
+        if (pc_node_append_output(n, v, &err) != PC_OK) pt_die(outs[i], &err);
+    }
+    if (annotation && pc_node_set_metadata(n, PC_LAYER_ANN_KEY, annotation, &err) != PC_OK) pt_die(op, &err);
+    if (domain && *domain && pc_model_opset(m, domain) < 0 &&
+        pc_model_set_opset(m, domain, 1, &err) != PC_OK)
+        pt_die(domain, &err);
+    return n;
+}
+
+static inline void pt_output(pc_model *m, const char *name)
+{
+    pc_error err;
+    pc_value *v = pc_graph_find_value(m->graph, name);
+    if (!v) pt_die(name, NULL);
+    if (pc_graph_add_output(m->graph, v, &err) != PC_OK) pt_die(name, &err);
+}
+
+/* A deep copy through the saver and loader (also proves the model serializes). */
+static inline pc_model *pt_clone(const pc_model *m)
+{
+    pc_error err;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (pc_model_save_bytes(m, &bytes, &size, &err) != PC_OK) pt_die("pt_clone save", &err);
+    pc_load_options o;
+    pc_load_options_default(&o);
+    o.skip_verify = true;
+    pc_model *c = NULL;
+    if (pc_model_load_bytes(bytes, size, &o, &c, &err) != PC_OK) pt_die("pt_clone load", &err);
+    free(bytes);
+    return c;
+}
+
+static inline int pt_count_op(const pc_model *m, const char *op)
+{
+    int n = 0;
+    for (const pc_node *x = m->graph->first; x; x = x->next) n += strcmp(x->op_type, op) == 0;
+    return n;
+}
+
+/* splitmix64: deterministic inputs from a seed */
+static inline uint64_t pt_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Random data for one graph input: floats in [-2, 2) with a few exact zeros and negative zeros; integers in
+ * [-5, 5] (unsigned [0, 10]); bools. Unknown dims become 2. NULL for types it cannot make. */
+static inline pc_data *pt_random_input(const pc_value *v, uint64_t *seed)
+{
+    pc_error err;
+    if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank < 0) return NULL;
+    int64_t dims[PC_MAX_RANK];
+    for (int32_t i = 0; i < v->type.shape.rank; i++)
+        dims[i] = v->type.shape.dims[i].kind == PC_DIM_KNOWN ? v->type.shape.dims[i].size : 2;
+    pc_data *d = pc_data_new_tensor(v->type.elem, v->type.shape.rank, dims, &err);
+    if (!d) return NULL;
+    for (uint64_t k = 0; k < d->n_elements; k++) {
+        uint64_t r = pt_rand(seed);
+        double f = ((double)(r >> 11) / 9007199254740992.0) * 4.0 - 2.0;
+        if ((r & 31) == 0) f = 0.0;
+        if ((r & 31) == 1) f = -0.0;
+        int64_t iv = (int64_t)(r % 11) - 5;
+        switch (d->dtype) {
+        case PC_DTYPE_FLOAT: ((float *)d->data)[k] = (float)f; break;
+        case PC_DTYPE_DOUBLE: ((double *)d->data)[k] = f; break;
+        case PC_DTYPE_INT64: ((int64_t *)d->data)[k] = iv; break;
+        case PC_DTYPE_INT32: ((int32_t *)d->data)[k] = (int32_t)iv; break;
+        case PC_DTYPE_INT8: ((int8_t *)d->data)[k] = (int8_t)iv; break;
+        case PC_DTYPE_UINT8: ((uint8_t *)d->data)[k] = (uint8_t)(r % 256); break;
+        case PC_DTYPE_BOOL: ((uint8_t *)d->data)[k] = (uint8_t)(r & 1); break;
+        default: pc_data_unref(d); return NULL;
+        }
+    }
+    return d;
+}
+
+/* Runs `before` and `after` on the reference executor with the same random inputs (drawn from `before`'s graph
+ * inputs that are not initializers) and compares outputs by position with pc_data_compare(rtol, atol): rtol = atol
+ * = 0 is bit-exact (NaN positions and inf signs compared first). Returns 1 equal, 0 different, -1 when a run failed
+ * (why says which and how). */
+static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64_t seed, double rtol, double atol,
+                           char *why, size_t why_size)
+{
+    pc_error err;
+    const pc_graph *g = before->graph;
+    if (g->n_outputs != after->graph->n_outputs) {
+        snprintf(why, why_size, "%u outputs before, %u after", g->n_outputs, after->graph->n_outputs);
+        return 0;
+    }
+    pc_data *ins[256];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->n_inputs && n < 256; i++) {
+        if (g->inputs[i]->initializer) continue;
+        ins[n] = pt_random_input(g->inputs[i], &seed);
+        if (!ins[n]) {
+            snprintf(why, why_size, "cannot make an input for '%s'", g->inputs[i]->name);
+            for (uint32_t k = 0; k < n; k++) pc_data_unref(ins[k]);
+            return -1;
+        }
+        n++;
+    }
+    pc_data **a = NULL, **b = NULL;
+    int result = 1;
+    if (pc_ref_run(before, n, ins, &a, &err) != PC_OK) {
+        snprintf(why, why_size, "reference run of the original failed: %s", err.message);
+        result = -1;
+    } else if (pc_ref_run(after, n, ins, &b, &err) != PC_OK) {
+        snprintf(why, why_size, "reference run of the transformed graph failed: %s", err.message);
+        result = -1;
+    } else {
+        for (uint32_t i = 0; i < g->n_outputs; i++) {
+            pc_compare_result r;
+            if (pc_data_compare(a[i], b[i], rtol, atol, &r) != PC_COMPARE_EQUAL) {
+                snprintf(why, why_size, "output %u ('%s'): %s", i, g->outputs[i]->name, r.detail);
+                result = 0;
+                break;
+            }
+        }
+    }
+    if (a) pc_ref_free_outputs(before, a);
+    if (b) pc_ref_free_outputs(after, b);
+    for (uint32_t k = 0; k < n; k++) pc_data_unref(ins[k]);
+    return result;
+}
+
+#endif
