@@ -787,6 +787,31 @@ static void test_hooks(const char *case_name)
         for (;;) sleep(1);
 }
 
+/* --optimize: every model goes through the pass pipeline before it runs, so the backend data checks the passes too.
+ * Set by the parent before forking; the children read it. */
+static struct {
+    int level; /* -1: off */
+    const pc_ep *const *eps;
+    uint32_t n_eps;
+} conf_optimize = {-1, NULL, 0};
+
+static bool optimize_case(pc_model *model, case_result *res)
+{
+    if (conf_optimize.level < 0) return true;
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.level = conf_optimize.level;
+    o.eps = conf_optimize.eps;
+    o.n_eps = conf_optimize.n_eps;
+    o.verify_each_pass = true;
+    pc_error err;
+    if (pc_model_optimize(model, &o, NULL, &err) != PC_OK) {
+        set_outcome(res, OUTCOME_RUN_ERROR, "[optimize %s] %s", pc_status_name(err.status), err.message);
+        return false;
+    }
+    return true;
+}
+
 static void evaluate_case(const char *dir, const char *case_name, case_result *res, int fd)
 {
     char *model_path = path_join(dir, "model.onnx");
@@ -809,6 +834,7 @@ static void evaluate_case(const char *dir, const char *case_name, case_result *r
     qsort(res->ops.items, res->ops.n, sizeof *res->ops.items, strcmp_indirect);
     send_chunk(fd, encode_ops_any, &res->ops);
     test_hooks(case_name);
+    if (!optimize_case(model, res)) goto done;
     if (!list_numbered(dir, "test_data_set_", "", &sets, why, sizeof why)) {
         set_outcome(res, OUTCOME_LOAD_ERROR, "%s", why);
         goto done;
@@ -1481,7 +1507,8 @@ void pc_cmd_conformance_help(FILE *out)
     fprintf(out,
             "usage: passcheck conformance DIR... [--executor reference] [--filter REGEX] [--junit FILE]\n"
             "                             [--json FILE] [--strict] [--timeout SECONDS] [--expect FILE]\n"
-            "                             [--write-expect FILE] [--errata FILE] [--quiet]\n\n"
+            "                             [--write-expect FILE] [--errata FILE] [--quiet]\n"
+            "                             [--optimize LEVEL [--ep LIST] [--ep-file FILE]]\n\n"
             "Runs ONNX backend test cases (model.onnx + test_data_set_N/{input,output}_K.pb) through an executor\n"
             "and compares every output with the recorded one: types and shapes exact, integers, bools and strings\n"
             "exact, floats NaN positions, then infinities, then |actual - expected| <= 1e-7 + 1e-3 |expected|.\n"
@@ -1501,7 +1528,11 @@ void pc_cmd_conformance_help(FILE *out)
             "                      line): when such a case ends with the listed outcome it is an erratum (skipped)\n"
             "  --json FILE         per-case records (outcome, message, seconds, ops, failing outputs) + summary\n"
             "  --junit FILE        JUnit XML (one testcase per case)\n"
-            "  --quiet             print only failures (no SKIP lines, no per-op table) and the summary\n\n"
+            "  --quiet             print only failures (no SKIP lines, no per-op table) and the summary\n"
+            "  --optimize LEVEL    run the pass pipeline up to LEVEL (0-3) on each model first, verifying the\n"
+            "                      graph after every pass; a pipeline error is a run-error\n"
+            "  --ep LIST           EPs for partitioning, in priority order (default cpu), e.g. nhwc,cpu\n"
+            "  --ep-file FILE      further EP descriptions (docs/ep.md)\n\n"
             "Prints a FAIL/SKIP line per case that does not pass, per-op statistics, and 'N passed, N failed,\n"
             "N skipped'. exit codes: 0 no case failed (or all outcomes as expected), 1 a case failed or an\n"
             "expectation did not hold, 2 usage error (bad option, DIR, REGEX, executor or timeout), 3 an\n"
@@ -1527,6 +1558,7 @@ static void apply_erratum(conf_case *c, expectation_list *errata)
 
 typedef struct conf_options {
     const char *executor, *filter, *junit, *json, *expect, *write_expect, *errata;
+    const char *optimize, *ep_list, *ep_file;
     double timeout;
     bool strict, quiet;
 } conf_options;
@@ -1576,7 +1608,9 @@ static size_t check_expectations(const case_list *cases, expectation_list *expec
 
 int pc_cmd_conformance(int argc, char **argv)
 {
-    conf_options opt = {"reference", NULL, NULL, NULL, NULL, NULL, NULL, DEFAULT_TIMEOUT_SECONDS, false, false};
+    conf_options opt = {"reference", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DEFAULT_TIMEOUT_SECONDS,
+                        false, false};
+    pc_ep_registry *eps = NULL;
     str_list dirs = {0};
     case_list all = {0}, cases = {0};
     expectation_list expect = {0}, errata = {0};
@@ -1590,7 +1624,8 @@ int pc_cmd_conformance(int argc, char **argv)
         } else if (!options_done &&
                    (strcmp(a, "--executor") == 0 || strcmp(a, "--filter") == 0 || strcmp(a, "--junit") == 0 ||
                     strcmp(a, "--json") == 0 || strcmp(a, "--timeout") == 0 || strcmp(a, "--expect") == 0 ||
-                    strcmp(a, "--write-expect") == 0 || strcmp(a, "--errata") == 0)) {
+                    strcmp(a, "--write-expect") == 0 || strcmp(a, "--errata") == 0 || strcmp(a, "--optimize") == 0 ||
+                    strcmp(a, "--ep") == 0 || strcmp(a, "--ep-file") == 0)) {
             if (i + 1 >= argc) {
                 rc = pc_cli_usage_error(CMD, "%s needs an argument", a);
                 goto done;
@@ -1610,6 +1645,12 @@ int pc_cmd_conformance(int argc, char **argv)
                 opt.write_expect = v;
             else if (strcmp(a, "--errata") == 0)
                 opt.errata = v;
+            else if (strcmp(a, "--optimize") == 0)
+                opt.optimize = v;
+            else if (strcmp(a, "--ep") == 0)
+                opt.ep_list = v;
+            else if (strcmp(a, "--ep-file") == 0)
+                opt.ep_file = v;
             else if ((rc = parse_timeout(v, &opt.timeout)) != PC_EXIT_OK)
                 goto done;
         } else if (!options_done && strcmp(a, "--strict") == 0) {
@@ -1627,6 +1668,38 @@ int pc_cmd_conformance(int argc, char **argv)
     if (strcmp(opt.executor, "reference") != 0) {
         rc = pc_cli_usage_error(CMD, "unknown executor '%s' (available: reference)", opt.executor);
         goto done;
+    }
+    if ((opt.ep_list || opt.ep_file) && !opt.optimize) {
+        rc = pc_cli_usage_error(CMD, "%s needs --optimize", opt.ep_list ? "--ep" : "--ep-file");
+        goto done;
+    }
+    if (opt.optimize) {
+        char *end = NULL;
+        long level = strtol(opt.optimize, &end, 10);
+        if (!opt.optimize[0] || *end || level < PC_LEVEL_BASIC || level > PC_LEVEL_MAX) {
+            rc = pc_cli_usage_error(CMD, "bad --optimize '%s': expected a level from %d to %d", opt.optimize,
+                                    PC_LEVEL_BASIC, PC_LEVEL_MAX);
+            goto done;
+        }
+        pc_error err;
+        if (pc_ep_registry_create(&eps, &err) != PC_OK) {
+            rc = pc_cli_report(CMD, &err);
+            goto done;
+        }
+        if (opt.ep_file && pc_ep_registry_load_file(eps, opt.ep_file, &err) != PC_OK) {
+            rc = pc_cli_report(CMD, &err);
+            goto done;
+        }
+        const pc_ep **list = NULL;
+        uint32_t n_list = 0;
+        if (pc_ep_registry_parse_list(eps, opt.ep_list ? opt.ep_list : "cpu", &list, &n_list, &err) != PC_OK) {
+            pc_error_prefix(&err, "--ep: ");
+            rc = pc_cli_report(CMD, &err);
+            goto done;
+        }
+        conf_optimize.level = (int)level;
+        conf_optimize.eps = list;
+        conf_optimize.n_eps = n_list;
     }
     if (opt.filter) {
         int e = regcomp(&filter, opt.filter, REG_EXTENDED | REG_NOSUB);
@@ -1735,5 +1808,6 @@ done:
     expectations_free(&expect);
     expectations_free(&errata);
     str_list_free(&dirs);
+    pc_ep_registry_free(eps); /* also frees the --ep list */
     return rc;
 }
