@@ -1,0 +1,612 @@
+/* Shape inference driver: the (domain, op) table, the helpers every family shares, and the merge of inferred
+ * types into the declared ones (declared wins where both are known and agree; unknown dims are refined; a
+ * contradiction is an error naming the node, the value and the dim). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shape_internal.h"
+
+/* ---- the table: sorted by (domain, op_type) ---- */
+
+#define ONNX(op, fn)     {"", op, fn, false},
+#define MS(op, fn)       {PC_MS_DOMAIN, op, fn, false},
+#define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true},
+
+static const sh_rule rules[] = {
+    ONNX("Abs", sh_infer_same)
+    ONNX("Acos", sh_infer_same)
+    ONNX("Acosh", sh_infer_same)
+    ONNX("Add", sh_infer_broadcast)
+    ONNX("And", sh_infer_compare)
+    ONNX("ArgMax", sh_infer_arg_reduce)
+    ONNX("ArgMin", sh_infer_arg_reduce)
+    ONNX("Asin", sh_infer_same)
+    ONNX("Asinh", sh_infer_same)
+    ONNX("Atan", sh_infer_same)
+    ONNX("Atanh", sh_infer_same)
+    ONNX("AveragePool", sh_infer_pool)
+    ONNX("BatchNormalization", sh_infer_batch_norm)
+    ONNX("BitShift", sh_infer_broadcast)
+    ONNX("Cast", sh_infer_cast)
+    ONNX("CastLike", sh_infer_cast_like)
+    ONNX("Ceil", sh_infer_same)
+    ONNX("Celu", sh_infer_same)
+    ONNX("Clip", sh_infer_same)
+    ONNX("Concat", sh_infer_concat)
+    ONNX("Constant", sh_infer_constant)
+    ONNX("ConstantOfShape", sh_infer_constant_of_shape)
+    ONNX("Conv", sh_infer_conv)
+    ONNX("ConvTranspose", sh_infer_conv_transpose)
+    ONNX("Cos", sh_infer_same)
+    ONNX("Cosh", sh_infer_same)
+    ONNX("DepthToSpace", sh_infer_depth_to_space)
+    ONNX("DequantizeLinear", sh_infer_dequantize)
+    ONNX("Div", sh_infer_broadcast)
+    ONNX("Dropout", sh_infer_dropout)
+    ONNX("Elu", sh_infer_same)
+    ONNX("Equal", sh_infer_compare)
+    ONNX("Erf", sh_infer_same)
+    ONNX("Exp", sh_infer_same)
+    ONNX("Expand", sh_infer_expand)
+    ONNX("Flatten", sh_infer_flatten)
+    ONNX("Floor", sh_infer_same)
+    ONNX("Gather", sh_infer_gather)
+    ONNX("GatherElements", sh_infer_gather_elements)
+    ONNX("Gelu", sh_infer_same)
+    ONNX("Gemm", sh_infer_gemm)
+    ONNX("GlobalAveragePool", sh_infer_global_pool)
+    ONNX("GlobalLpPool", sh_infer_global_pool)
+    ONNX("GlobalMaxPool", sh_infer_global_pool)
+    ONNX("Greater", sh_infer_compare)
+    ONNX("GreaterOrEqual", sh_infer_compare)
+    ONNX("GridSample", sh_infer_grid_sample)
+    ONNX("HardSigmoid", sh_infer_same)
+    ONNX("HardSwish", sh_infer_same)
+    ONNX("Hardmax", sh_infer_same)
+    ONNX("Identity", sh_infer_same)
+    ONNX("InstanceNormalization", sh_infer_same)
+    ONNX("IsInf", sh_infer_same_bool)
+    ONNX("IsNaN", sh_infer_same_bool)
+    ONNX("LRN", sh_infer_same)
+    ONNX("LayerNormalization", sh_infer_layer_norm)
+    ONNX("LeakyRelu", sh_infer_same)
+    ONNX("Less", sh_infer_compare)
+    ONNX("LessOrEqual", sh_infer_compare)
+    ONNX("Log", sh_infer_same)
+    ONNX("LogSoftmax", sh_infer_same)
+    ONNX("LpPool", sh_infer_pool)
+    ONNX("MatMul", sh_infer_matmul)
+    ONNX("Max", sh_infer_broadcast)
+    ONNX("MaxPool", sh_infer_pool)
+    ONNX("MaxUnpool", sh_infer_max_unpool)
+    ONNX("Mean", sh_infer_broadcast)
+    ONNX("Min", sh_infer_broadcast)
+    ONNX("Mod", sh_infer_broadcast)
+    ONNX("Mul", sh_infer_broadcast)
+    ONNX("Neg", sh_infer_same)
+    ONNX("Not", sh_infer_same)
+    ONNX("Or", sh_infer_compare)
+    ONNX("PRelu", sh_infer_broadcast)
+    ONNX("Pad", sh_infer_pad)
+    ONNX("Pow", sh_infer_broadcast)
+    ONNX("QLinearConv", sh_infer_qlinear_conv)
+    ONNX("QLinearMatMul", sh_infer_qlinear_matmul)
+    ONNX("QuantizeLinear", sh_infer_quantize)
+    ONNX("Range", sh_infer_range)
+    ONNX("Reciprocal", sh_infer_same)
+    ONNX("ReduceL1", sh_infer_reduce)
+    ONNX("ReduceL2", sh_infer_reduce)
+    ONNX("ReduceLogSum", sh_infer_reduce)
+    ONNX("ReduceLogSumExp", sh_infer_reduce)
+    ONNX("ReduceMax", sh_infer_reduce)
+    ONNX("ReduceMean", sh_infer_reduce)
+    ONNX("ReduceMin", sh_infer_reduce)
+    ONNX("ReduceProd", sh_infer_reduce)
+    ONNX("ReduceSum", sh_infer_reduce)
+    ONNX("ReduceSumSquare", sh_infer_reduce)
+    ONNX("Relu", sh_infer_same)
+    ONNX("Reshape", sh_infer_reshape)
+    ONNX("Resize", sh_infer_resize)
+    ONNX("Round", sh_infer_same)
+    ONNX("Selu", sh_infer_same)
+    ONNX("Shape", sh_infer_shape)
+    ONNX("Sigmoid", sh_infer_same)
+    ONNX("Sign", sh_infer_same)
+    ONNX("Sin", sh_infer_same)
+    ONNX("Sinh", sh_infer_same)
+    ONNX("Size", sh_infer_size)
+    ONNX("Slice", sh_infer_slice)
+    ONNX("Softmax", sh_infer_same)
+    ONNX("Softplus", sh_infer_same)
+    ONNX("Softsign", sh_infer_same)
+    ONNX("SpaceToDepth", sh_infer_space_to_depth)
+    ONNX("Split", sh_infer_split)
+    ONNX("Sqrt", sh_infer_same)
+    ONNX("Squeeze", sh_infer_squeeze)
+    ONNX("Sub", sh_infer_broadcast)
+    ONNX("Sum", sh_infer_broadcast)
+    ONNX("Tan", sh_infer_same)
+    ONNX("Tanh", sh_infer_same)
+    ONNX("ThresholdedRelu", sh_infer_same)
+    ONNX("Tile", sh_infer_tile)
+    ONNX("Transpose", sh_infer_transpose)
+    ONNX("Unsqueeze", sh_infer_unsqueeze)
+    ONNX("Where", sh_infer_where)
+    ONNX("Xor", sh_infer_compare)
+    MS("FusedConv", sh_infer_conv)
+    MS("FusedGemm", sh_infer_gemm)
+    MS("Gelu", sh_infer_same)
+    MS("QLinearConvRelu", sh_infer_qlinear_conv)
+    NHWC("AveragePool", sh_infer_pool)
+    NHWC("BatchNormalization", sh_infer_batch_norm)
+    NHWC("Conv", sh_infer_conv)
+    NHWC("ConvTranspose", sh_infer_conv_transpose)
+    NHWC("DepthToSpace", sh_infer_depth_to_space)
+    NHWC("FusedConv", sh_infer_conv)
+    NHWC("GlobalAveragePool", sh_infer_global_pool)
+    NHWC("GlobalLpPool", sh_infer_global_pool)
+    NHWC("GlobalMaxPool", sh_infer_global_pool)
+    NHWC("GridSample", sh_infer_grid_sample)
+    NHWC("InstanceNormalization", sh_infer_same)
+    NHWC("LRN", sh_infer_same)
+    NHWC("LpPool", sh_infer_pool)
+    NHWC("MaxPool", sh_infer_pool)
+    NHWC("MaxUnpool", sh_infer_max_unpool)
+    NHWC("QLinearConv", sh_infer_qlinear_conv)
+    NHWC("Resize", sh_infer_resize)
+    NHWC("SpaceToDepth", sh_infer_space_to_depth)
+};
+
+#undef ONNX
+#undef MS
+#undef NHWC
+
+static const size_t n_rules = sizeof rules / sizeof rules[0];
+
+static int rule_cmp(const char *domain, const char *op, const sh_rule *r)
+{
+    int d = strcmp(domain, r->domain);
+    return d ? d : strcmp(op, r->op_type);
+}
+
+static int rule_key_cmp(const void *key, const void *elem)
+{
+    const sh_rule *k = key;
+    return rule_cmp(k->domain, k->op_type, elem);
+}
+
+size_t pc_shape_rule_count(void)
+{
+    return n_rules;
+}
+
+const sh_rule *pc_shape_rule_at(size_t index)
+{
+    return index < n_rules ? &rules[index] : NULL;
+}
+
+const sh_rule *pc_shape_rule_find(const char *domain, const char *op_type)
+{
+    if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    sh_rule key = {domain, op_type, NULL, false};
+    return bsearch(&key, rules, n_rules, sizeof rules[0], rule_key_cmp);
+}
+
+bool pc_shape_table_check(char *why, size_t why_size)
+{
+    for (size_t i = 1; i < n_rules; i++) {
+        if (rule_cmp(rules[i].domain, rules[i].op_type, &rules[i - 1]) <= 0) {
+            snprintf(why, why_size, "'%s' %s is not after '%s' %s", rules[i].domain, rules[i].op_type,
+                     rules[i - 1].domain, rules[i - 1].op_type);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- helpers ---- */
+
+static pc_status fail_va(sh_ctx *c, pc_status st, const char *fmt, va_list ap)
+{
+    char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return pc_error_set(c->err, st, "node '%s' (%s%s%s): %s", c->node->name ? c->node->name : "",
+                        c->node->domain[0] ? c->node->domain : "", c->node->domain[0] ? "." : "",
+                        c->node->op_type, msg);
+}
+
+pc_status sh_fail(sh_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pc_status st = fail_va(c, PC_ERR_SHAPE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+pc_status sh_fail_status(sh_ctx *c, pc_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pc_status st = fail_va(c, status, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static const pc_value *input_value(const sh_ctx *c, uint32_t i)
+{
+    return i < c->node->n_inputs ? c->node->inputs[i] : NULL;
+}
+
+bool sh_has_input(const sh_ctx *c, uint32_t i)
+{
+    return input_value(c, i) != NULL;
+}
+
+/* The tensor a value always holds: an initializer no graph input overrides, or a Constant node's `value`. */
+static const pc_tensor *value_tensor(const pc_value *v)
+{
+    if (!v) return NULL;
+    if (v->initializer && !v->is_graph_input) return v->initializer;
+    const pc_node *p = v->producer;
+    if (p && strcmp(p->op_type, "Constant") == 0 && (!p->domain[0] || strcmp(p->domain, "ai.onnx") == 0)) {
+        const pc_attr *a = pc_node_attr(p, "value");
+        if (a && a->type == PC_ATTR_TENSOR) return a->t;
+    }
+    return NULL;
+}
+
+pc_dtype sh_in_elem(const sh_ctx *c, uint32_t i)
+{
+    const pc_value *v = input_value(c, i);
+    if (!v) return PC_DTYPE_UNDEFINED;
+    if (v->type.kind == PC_TYPE_TENSOR && v->type.elem != PC_DTYPE_UNDEFINED) return v->type.elem;
+    const pc_tensor *t = value_tensor(v);
+    return t ? t->dtype : PC_DTYPE_UNDEFINED;
+}
+
+bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out)
+{
+    out->rank = -1;
+    if (i == 0 && c->nhwc) {
+        *out = c->in0;
+        return out->rank >= 0;
+    }
+    const pc_value *v = input_value(c, i);
+    if (!v) return false;
+    const pc_tensor *t = value_tensor(v);
+    if (t) {
+        out->rank = t->rank;
+        for (int32_t d = 0; d < t->rank; d++) sh_dim_known(&out->dims[d], t->dims[d]);
+        return true;
+    }
+    if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank > PC_MAX_RANK) return false;
+    out->rank = v->type.shape.rank;
+    for (int32_t d = 0; d < out->rank; d++) {
+        out->dims[d] = v->type.shape.dims[d];
+        out->dims[d].denotation = NULL;
+    }
+    return true;
+}
+
+/* Little-endian element loads for the integer and float types shape arguments come in. */
+static bool tensor_int(const pc_tensor *t, uint64_t i, int64_t *out)
+{
+    const uint8_t *p = t->data;
+    switch (t->dtype) {
+    case PC_DTYPE_INT64: {
+        int64_t v;
+        memcpy(&v, p + 8 * i, 8);
+        *out = v;
+        return true;
+    }
+    case PC_DTYPE_INT32: {
+        int32_t v;
+        memcpy(&v, p + 4 * i, 4);
+        *out = v;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static bool tensor_float(const pc_tensor *t, uint64_t i, double *out)
+{
+    const uint8_t *p = t->data;
+    switch (t->dtype) {
+    case PC_DTYPE_FLOAT: {
+        float v;
+        memcpy(&v, p + 4 * i, 4);
+        *out = v;
+        return true;
+    }
+    case PC_DTYPE_DOUBLE: {
+        double v;
+        memcpy(&v, p + 8 * i, 8);
+        *out = v;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_t *n)
+{
+    *n = 0;
+    const pc_value *v = input_value(c, i);
+    const pc_tensor *t = value_tensor(v);
+    if (!t && v && v->producer && strcmp(v->producer->op_type, "Constant") == 0) {
+        const pc_attr *a = pc_node_attr(v->producer, "value_ints");
+        if (a && a->type == PC_ATTR_INTS && a->n <= cap) {
+            memcpy(vals, a->ints, a->n * sizeof *vals);
+            *n = a->n;
+            return true;
+        }
+        a = pc_node_attr(v->producer, "value_int");
+        if (a && a->type == PC_ATTR_INT && cap >= 1) {
+            vals[0] = a->i;
+            *n = 1;
+            return true;
+        }
+        return false;
+    }
+    if (!t || t->n_elements > cap || !t->data) return false;
+    for (uint64_t k = 0; k < t->n_elements; k++)
+        if (!tensor_int(t, k, &vals[k])) return false;
+    *n = (size_t)t->n_elements;
+    return true;
+}
+
+bool sh_const_floats(const sh_ctx *c, uint32_t i, double *vals, size_t cap, size_t *n)
+{
+    *n = 0;
+    const pc_tensor *t = value_tensor(input_value(c, i));
+    if (!t || t->n_elements > cap || !t->data) return false;
+    for (uint64_t k = 0; k < t->n_elements; k++)
+        if (!tensor_float(t, k, &vals[k])) return false;
+    *n = (size_t)t->n_elements;
+    return true;
+}
+
+int64_t sh_in_length(const sh_ctx *c, uint32_t i)
+{
+    sh_shape s;
+    if (!sh_in_shape(c, i, &s) || s.rank != 1 || s.dims[0].kind != PC_DIM_KNOWN) return -1;
+    return s.dims[0].size;
+}
+
+const int64_t *sh_attr_ints(const sh_ctx *c, const char *name, size_t *n)
+{
+    const pc_attr *a = pc_node_attr(c->node, name);
+    *n = 0;
+    if (!a || a->type != PC_ATTR_INTS) return NULL;
+    *n = a->n;
+    return a->ints;
+}
+
+int64_t sh_attr_int(const sh_ctx *c, const char *name, int64_t fallback)
+{
+    return pc_node_attr_int(c->node, name, fallback);
+}
+
+sh_out *sh_out_at(sh_ctx *c, uint32_t i, pc_dtype elem)
+{
+    if (i >= c->n_out) return NULL;
+    sh_out *o = &c->out[i];
+    o->set = true;
+    o->elem = elem;
+    o->shape.rank = -1;
+    return o;
+}
+
+void sh_set_out(sh_ctx *c, uint32_t i, pc_dtype elem, const sh_shape *shape)
+{
+    sh_out *o = sh_out_at(c, i, elem);
+    if (!o || !shape || shape->rank < 0) return;
+    o->shape.rank = shape->rank;
+    memcpy(o->shape.dims, shape->dims, (size_t)shape->rank * sizeof shape->dims[0]);
+}
+
+void sh_dim_known(pc_dim *d, int64_t size)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = PC_DIM_KNOWN;
+    d->size = size;
+}
+
+void sh_dim_unknown(pc_dim *d)
+{
+    memset(d, 0, sizeof *d);
+}
+
+bool sh_dim_is(const pc_dim *d, int64_t size)
+{
+    return d->kind == PC_DIM_KNOWN && d->size == size;
+}
+
+pc_status sh_axis(sh_ctx *c, int64_t axis, int32_t rank, const char *what, int32_t *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank)
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "%s %lld is outside [-%d, %d)", what, (long long)axis, (int)rank,
+                              (int)rank);
+    *out = (int32_t)(axis < 0 ? axis + rank : axis);
+    return PC_OK;
+}
+
+static bool symbols_equal(const pc_dim *a, const pc_dim *b)
+{
+    return a->kind == PC_DIM_SYMBOLIC && b->kind == PC_DIM_SYMBOLIC && a->symbol && b->symbol &&
+           strcmp(a->symbol, b->symbol) == 0;
+}
+
+pc_status sh_broadcast(sh_ctx *c, const sh_shape *a, const sh_shape *b, sh_shape *out)
+{
+    if (a->rank < 0 || b->rank < 0) {
+        out->rank = -1;
+        return PC_OK;
+    }
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    sh_shape res;
+    res.rank = r;
+    for (int32_t k = 0; k < r; k++) {
+        int32_t ia = a->rank - r + k, ib = b->rank - r + k;
+        const pc_dim *x = ia >= 0 ? &a->dims[ia] : NULL, *y = ib >= 0 ? &b->dims[ib] : NULL;
+        pc_dim *d = &res.dims[k];
+        if (!x || sh_dim_is(x, 1)) *d = y ? *y : *x;
+        else if (!y || sh_dim_is(y, 1)) *d = *x;
+        else if (x->kind == PC_DIM_KNOWN && y->kind == PC_DIM_KNOWN) {
+            if (x->size != y->size)
+                return sh_fail(c, "shapes do not broadcast: dim %d is %lld in one input and %lld in another", (int)k,
+                               (long long)x->size, (long long)y->size);
+            *d = *x;
+        } else if (x->kind == PC_DIM_KNOWN) *d = *x; /* the other is 1 or equal to it */
+        else if (y->kind == PC_DIM_KNOWN) *d = *y;
+        else if (symbols_equal(x, y)) *d = *x;
+        else sh_dim_unknown(d);
+    }
+    *out = res;
+    return PC_OK;
+}
+
+void sh_dims_product(const sh_shape *s, int32_t from, int32_t to, pc_dim *d)
+{
+    uint64_t p = 1;
+    bool zero = false, unknown = false;
+    for (int32_t k = from; k < to; k++) {
+        if (s->dims[k].kind != PC_DIM_KNOWN) unknown = true;
+        else if (s->dims[k].size == 0) zero = true;
+        else if (!pc_u64_mul(p, (uint64_t)s->dims[k].size, &p) || p > INT64_MAX) unknown = true;
+    }
+    if (zero) sh_dim_known(d, 0);
+    else if (unknown) sh_dim_unknown(d);
+    else sh_dim_known(d, (int64_t)p);
+}
+
+/* ---- merging into the declared type ---- */
+
+static const char *dim_text(const pc_dim *d, char *buf, size_t n)
+{
+    if (d->kind == PC_DIM_KNOWN) snprintf(buf, n, "%lld", (long long)d->size);
+    else if (d->kind == PC_DIM_SYMBOLIC) snprintf(buf, n, "'%s'", d->symbol ? d->symbol : "");
+    else snprintf(buf, n, "?");
+    return buf;
+}
+
+static pc_status merge_output(sh_ctx *c, uint32_t i)
+{
+    pc_value *v = c->node->outputs[i];
+    const sh_out *o = &c->out[i];
+    if (!v || !o->set) return PC_OK;
+    if (v->type.kind != PC_TYPE_NONE && v->type.kind != PC_TYPE_TENSOR) return PC_OK;
+    const pc_type *decl = &v->type;
+    bool has_decl = decl->kind == PC_TYPE_TENSOR;
+    pc_dtype elem = has_decl ? decl->elem : PC_DTYPE_UNDEFINED;
+    if (o->elem != PC_DTYPE_UNDEFINED) {
+        if (elem != PC_DTYPE_UNDEFINED && elem != o->elem)
+            return sh_fail_status(c, PC_ERR_TYPE, "output '%s' is declared %s but the op gives %s", v->name,
+                                  pc_dtype_name(elem), pc_dtype_name(o->elem));
+        elem = o->elem;
+    }
+    int32_t decl_rank = has_decl ? decl->shape.rank : -1;
+    if (decl_rank >= 0 && o->shape.rank >= 0 && decl_rank != o->shape.rank)
+        return sh_fail(c, "output '%s' is declared with rank %d but the op gives rank %d", v->name, (int)decl_rank,
+                       (int)o->shape.rank);
+    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = elem, .shape = {.rank = -1}};
+    if (has_decl) t.denotation = decl->denotation;
+    pc_dim dims[PC_MAX_RANK];
+    int32_t rank = decl_rank >= 0 ? decl_rank : o->shape.rank;
+    bool changed = !has_decl || elem != decl->elem || rank != decl_rank;
+    for (int32_t k = 0; k < rank; k++) {
+        const pc_dim *dd = decl_rank >= 0 ? &decl->shape.dims[k] : NULL;
+        const pc_dim *id = o->shape.rank >= 0 ? &o->shape.dims[k] : NULL;
+        if (!dd) {
+            dims[k] = *id;
+            continue;
+        }
+        dims[k] = *dd;
+        if (!id || id->kind == PC_DIM_UNKNOWN) continue;
+        if (dd->kind == PC_DIM_KNOWN && id->kind == PC_DIM_KNOWN && dd->size != id->size) {
+            char a[64], b[64];
+            return sh_fail(c, "output '%s' dim %d is declared %s but the op gives %s", v->name, (int)k,
+                           dim_text(dd, a, sizeof a), dim_text(id, b, sizeof b));
+        }
+        /* a known size refines an unknown or symbolic one; a symbol names an unknown one */
+        if ((id->kind == PC_DIM_KNOWN && dd->kind != PC_DIM_KNOWN) || dd->kind == PC_DIM_UNKNOWN) {
+            dims[k] = *id;
+            dims[k].denotation = dd->denotation;
+            changed = true;
+        }
+    }
+    if (!changed) return PC_OK;
+    t.shape.rank = rank;
+    t.shape.dims = rank > 0 ? dims : NULL;
+    return pc_value_set_type(v, &t, c->err);
+}
+
+/* ---- driver ---- */
+
+static int64_t node_opset(const pc_node *n)
+{
+    const pc_model *m = n->graph->model;
+    if (strcmp(n->domain, PC_NHWC_DOMAIN) == 0) {
+        int64_t v = pc_model_opset(m, n->domain);
+        if (v > 0) return v;
+    }
+    return pc_model_opset(m, "");
+}
+
+/* channels-last (N, d1..dk, C) as channels-first (N, C, d1..dk), and back */
+static void to_channels_first(sh_shape *s)
+{
+    if (s->rank < 3) return;
+    pc_dim c = s->dims[s->rank - 1];
+    memmove(&s->dims[2], &s->dims[1], (size_t)(s->rank - 2) * sizeof s->dims[0]);
+    s->dims[1] = c;
+}
+
+static void to_channels_last(sh_shape *s)
+{
+    if (s->rank < 3) return;
+    pc_dim c = s->dims[1];
+    memmove(&s->dims[1], &s->dims[2], (size_t)(s->rank - 2) * sizeof s->dims[0]);
+    s->dims[s->rank - 1] = c;
+}
+
+pc_status pc_node_infer_shapes(pc_node *node, pc_error *err)
+{
+    const sh_rule *rule = pc_shape_rule_find(node->domain, node->op_type);
+    if (!rule || node->n_outputs == 0) return PC_OK;
+    sh_ctx c = {.node = node, .opset = node_opset(node), .nhwc = rule->nhwc, .n_out = node->n_outputs, .err = err};
+    c.in0.rank = -1;
+    c.out = calloc(node->n_outputs, sizeof *c.out);
+    if (!c.out) return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inferring shapes", node->name);
+    pc_status st = PC_OK;
+    if (c.nhwc) {
+        c.nhwc = false; /* read input 0 as declared */
+        if (sh_in_shape(&c, 0, &c.in0) && c.in0.rank < 3)
+            st = sh_fail(&c, "channels-last input 0 must have rank >= 3, has rank %d", (int)c.in0.rank);
+        to_channels_first(&c.in0);
+        c.nhwc = true;
+    }
+    if (st == PC_OK) st = rule->infer(&c);
+    if (st == PC_OK && c.nhwc) {
+        to_channels_last(&c.out[0].shape);
+        for (uint32_t i = 1; i < c.n_out; i++) c.out[i].set = false; /* only output 0 is channels-last-defined */
+    }
+    for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++) st = merge_output(&c, i);
+    free(c.out);
+    return st;
+}
+
+pc_status pc_graph_infer_shapes(pc_graph *graph, pc_error *err)
+{
+    for (pc_node *n = graph->first; n; n = n->next) {
+        pc_status st = pc_node_infer_shapes(n, err);
+        if (st != PC_OK) return st;
+    }
+    return PC_OK;
+}
