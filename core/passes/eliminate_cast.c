@@ -1,0 +1,42 @@
+/* eliminate_cast (level 0): Cast to the element type its input already has, and CastLike whose two inputs
+ * have the same element type, are removed. The input's type must be known (initializer or declared/inferred
+ * type). */
+#include "pass_match.h"
+
+/* The element type the node casts to, or UNDEFINED when it is not a Cast/CastLike we understand. */
+static pc_dtype cast_target(const pc_node *n)
+{
+    if (pm_is_op(n, "Cast")) {
+        const pc_attr *to = pc_node_attr(n, "to");
+        return to && to->type == PC_ATTR_INT && pc_dtype_is_valid((int32_t)to->i) ? (pc_dtype)to->i
+                                                                                  : PC_DTYPE_UNDEFINED;
+    }
+    if (pm_is_op(n, "CastLike") && n->n_inputs >= 2) return pm_elem(n->inputs[1]);
+    return PC_DTYPE_UNDEFINED;
+}
+
+pc_status pc_pass_eliminate_cast(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
+{
+    *changed = false;
+    pm_nodes nodes;
+    pc_status st = pm_nodes_snapshot(graph, &nodes, err);
+    for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
+        pc_node *n = nodes.items[i];
+        if (n->removed || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs != 1) continue;
+        pc_dtype to = cast_target(n);
+        pc_dtype from = pm_elem(n->inputs[0]);
+        if (to == PC_DTYPE_UNDEFINED || from != to || n->inputs[0]->type.kind == PC_TYPE_SEQUENCE ||
+            !pc_pass_can_modify(opts, n))
+            continue;
+        const char *label = pm_label(n), *op = n->op_type;
+        bool done = false;
+        st = pc_pass_bypass_node(graph, n, 0, 0, &done, err);
+        if (st == PC_OK && done) {
+            pc_pass_explain(opts, "removed %s '%s' to %s (input already %s)", op, label, pc_dtype_name(to),
+                            pc_dtype_name(from));
+            *changed = true;
+        }
+    }
+    pm_nodes_free(&nodes);
+    return st;
+}

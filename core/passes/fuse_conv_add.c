@@ -1,0 +1,36 @@
+/* fuse_conv_add (level 0): Conv (constant float/double W, optional constant B) -> Add of a constant that
+ * broadcasts per output channel ([M,1,1], [1,M,1,1], [1], scalar; rank <= the output's) becomes one Conv
+ * whose bias is B + c, computed in double and rounded once. The Conv output must be the Add's only use. Not
+ * exact: the bias is added inside the convolution's accumulation instead of after its rounding. */
+#include "pass_match.h"
+
+pc_status pc_pass_fuse_conv_add(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
+{
+    *changed = false;
+    pm_nodes nodes;
+    pc_status st = pm_nodes_snapshot(graph, &nodes, err);
+    for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
+        pm_conv c;
+        if (!pm_match_conv(opts, nodes.items[i], &c)) continue;
+        pc_node *add = c.next;
+        if (!pm_is_op(add, "Add") || add->n_inputs != 2 || !add->outputs[0]) continue;
+        uint32_t ci = add->inputs[0] == c.node->outputs[0] ? 1 : 0;
+        const pc_tensor *k = pc_value_const(add->inputs[ci]);
+        if (!k || add->inputs[1 - ci] != c.node->outputs[0] || k->dtype != c.w->dtype ||
+            !pm_per_channel(k, c.w->rank, c.m))
+            continue;
+        pc_tensor *w = pm_new_param(graph, &c, c.w, err), *b = w ? pm_new_param(graph, &c, NULL, err) : NULL;
+        if (!b) {
+            st = err->status;
+            break;
+        }
+        memcpy(w->data, c.w->data, c.w->n_bytes);
+        for (int64_t m = 0; m < c.m; m++)
+            pm_set_f64(b, (uint64_t)m, (c.b ? pm_channel_value(c.b, m) : 0.0) + pm_channel_value(k, m));
+        st = pm_emit_conv(graph, opts, &c, add, w, b, "Add", err);
+        *changed = true;
+    }
+    pm_nodes_free(&nodes);
+    if (st == PC_OK && *changed) st = pc_graph_sort(graph, err);
+    return st;
+}
