@@ -1,11 +1,481 @@
-/* passcheck optimize: being written (issue 4); replaced by its owner. */
+/* passcheck optimize MODEL -o OUT [--level N] [--ep LIST] [--ep-file F] [--layer-assignment S] [--explain]
+ * [--json]: run the pass pipeline up to a level and write the optimized model atomically (docs/cli.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli.h"
+
+#define OPT_CMD "optimize"
+/* Nodes the layout transformer moves here are not ONNX: with NCHW-only EPs none may reach the output file. */
+#define OPT_INTERNAL_DOMAIN_PREFIX "com.ms.internal."
+
+typedef struct optimize_args {
+    const char *model;
+    const char *out;
+    const char *level_text;
+    const char *ep_list;
+    const char *ep_file;
+    const char *layer_assignment;
+    bool explain;
+    bool json;
+    int level;
+} optimize_args;
+
+typedef enum opt_kind { OPT_STRING, OPT_FLAG } opt_kind;
+
+/* One row per option; `seen` catches duplicates, which are usage errors (a silently ignored first value hides
+ * mistakes in scripts). */
+typedef struct opt_spec {
+    const char *name;
+    const char *alias;
+    opt_kind kind;
+    size_t offset; /* into optimize_args: const char * for OPT_STRING, bool for OPT_FLAG */
+} opt_spec;
+
+static const opt_spec opt_specs[] = {
+    {"--output", "-o", OPT_STRING, offsetof(optimize_args, out)},
+    {"--level", NULL, OPT_STRING, offsetof(optimize_args, level_text)},
+    {"--ep", NULL, OPT_STRING, offsetof(optimize_args, ep_list)},
+    {"--ep-file", NULL, OPT_STRING, offsetof(optimize_args, ep_file)},
+    {"--layer-assignment", NULL, OPT_STRING, offsetof(optimize_args, layer_assignment)},
+    {"--explain", NULL, OPT_FLAG, offsetof(optimize_args, explain)},
+    {"--json", NULL, OPT_FLAG, offsetof(optimize_args, json)},
+};
+enum { OPT_SPEC_COUNT = sizeof opt_specs / sizeof opt_specs[0] };
+
+static const opt_spec *opt_spec_find(const char *arg)
+{
+    for (size_t i = 0; i < OPT_SPEC_COUNT; i++)
+        if (strcmp(arg, opt_specs[i].name) == 0 ||
+            (opt_specs[i].alias && strcmp(arg, opt_specs[i].alias) == 0))
+            return &opt_specs[i];
+    return NULL;
+}
+
+static int args_parse(int argc, char **argv, optimize_args *a)
+{
+    bool seen[OPT_SPEC_COUNT] = {false};
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            const opt_spec *s = opt_spec_find(arg);
+            if (!s) return pc_cli_usage_error(OPT_CMD, "unknown option '%s'", arg);
+            size_t k = (size_t)(s - opt_specs);
+            if (seen[k]) return pc_cli_usage_error(OPT_CMD, "%s given twice", s->name);
+            seen[k] = true;
+            char *field = (char *)a + s->offset;
+            if (s->kind == OPT_FLAG) {
+                *(bool *)field = true;
+                continue;
+            }
+            if (i + 1 >= argc) return pc_cli_usage_error(OPT_CMD, "%s needs an argument", arg);
+            *(const char **)field = argv[++i];
+            continue;
+        }
+        if (a->model)
+            return pc_cli_usage_error(OPT_CMD, "more than one MODEL ('%s' and '%s')", a->model, arg);
+        a->model = arg;
+    }
+    if (!a->model) return pc_cli_usage_error(OPT_CMD, "missing MODEL");
+    if (!a->out) return pc_cli_usage_error(OPT_CMD, "missing -o OUT");
+    if (a->out[0] == '\0') return pc_cli_usage_error(OPT_CMD, "empty -o OUT");
+    if (a->level_text) {
+        const char *t = a->level_text;
+        /* exactly one digit 0..PC_LEVEL_MAX: no signs, spaces or suffixes */
+        if (!(t[0] >= '0' && t[0] <= '0' + PC_LEVEL_MAX && t[1] == '\0'))
+            return pc_cli_usage_error(OPT_CMD, "bad --level '%s' (want 0..%d)", t, PC_LEVEL_MAX);
+        a->level = t[0] - '0';
+    }
+    if (!a->ep_list) a->ep_list = "cpu";
+    return PC_EXIT_OK;
+}
+
+/* The output must be creatable: checked before the (possibly long) pipeline runs, so a typo in OUT fails
+ * fast. The save itself still writes a temporary file and renames it, so a late failure leaves nothing
+ * half-written. */
+static bool out_path_check(const char *out, pc_error *err)
+{
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        pc_error_set(err, PC_ERR_IO, "%s: -o OUT is a directory", out);
+        return false;
+    }
+    const char *slash = strrchr(out, '/');
+    char *dir = NULL;
+    if (!slash)
+        dir = strdup(".");
+    else if (slash == out)
+        dir = strdup("/");
+    else
+        dir = strndup(out, (size_t)(slash - out));
+    if (!dir) {
+        pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    bool ok = true;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        pc_error_set(err, PC_ERR_IO, "%s: cannot write -o OUT: folder '%s' does not exist", out, dir);
+        ok = false;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        pc_error_set(err, PC_ERR_IO, "%s: cannot write -o OUT: folder '%s' is not writable (%s)", out, dir,
+                     strerror(errno));
+        ok = false;
+    }
+    free(dir);
+    return ok;
+}
+
+/* Graph statistics for the summary: nodes and Transposes over the main graph and every subgraph. */
+typedef struct graph_counts {
+    uint64_t nodes;
+    uint64_t transposes;
+} graph_counts;
+
+static void graph_count(const pc_graph *g, graph_counts *c)
+{
+    for (const pc_node *n = g->first; n; n = n->next) {
+        c->nodes++;
+        if (strcmp(n->op_type, "Transpose") == 0 && n->domain[0] == '\0') c->transposes++;
+        for (uint32_t i = 0; i < n->n_attrs; i++) {
+            const pc_attr *at = &n->attrs[i];
+            if (at->type == PC_ATTR_GRAPH) graph_count(at->g, c);
+            for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                graph_count(at->graphs[k], c);
+        }
+    }
+}
+
+/* Finds a node left in an internal domain (first in graph order, subgraphs included). */
+static const pc_node *graph_find_internal(const pc_graph *g)
+{
+    for (const pc_node *n = g->first; n; n = n->next) {
+        if (strncmp(n->domain, OPT_INTERNAL_DOMAIN_PREFIX, strlen(OPT_INTERNAL_DOMAIN_PREFIX)) == 0) return n;
+        for (uint32_t i = 0; i < n->n_attrs; i++) {
+            const pc_attr *at = &n->attrs[i];
+            const pc_node *hit = NULL;
+            if (at->type == PC_ATTR_GRAPH) hit = graph_find_internal(at->g);
+            for (size_t k = 0; !hit && at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                hit = graph_find_internal(at->graphs[k]);
+            if (hit) return hit;
+        }
+    }
+    return NULL;
+}
+
+/* --explain sink. Text mode prints each change as it happens ("  pass: message"); JSON mode keeps them for
+ * the "trace" array. The trace goes to stdout in both modes: the model itself only ever goes to OUT. */
+typedef struct trace_entry {
+    char *pass;
+    char *message;
+} trace_entry;
+
+typedef struct trace_log {
+    bool json;
+    bool failed;
+    size_t n, cap;
+    trace_entry *items;
+} trace_log;
+
+static void trace_emit(void *ctx, const char *pass, const char *message)
+{
+    trace_log *log = ctx;
+    if (!log->json) {
+        printf("  %s: %s\n", pass ? pass : "?", message ? message : "");
+        return;
+    }
+    if (log->failed) return;
+    if (log->n == log->cap) {
+        size_t ncap = log->cap ? log->cap * 2 : 64;
+        trace_entry *ni = realloc(log->items, ncap * sizeof *ni);
+        if (!ni) {
+            log->failed = true;
+            return;
+        }
+        log->items = ni;
+        log->cap = ncap;
+    }
+    trace_entry e = {strdup(pass ? pass : "?"), strdup(message ? message : "")};
+    if (!e.pass || !e.message) {
+        free(e.pass);
+        free(e.message);
+        log->failed = true;
+        return;
+    }
+    log->items[log->n++] = e;
+}
+
+static void trace_log_free(trace_log *log)
+{
+    for (size_t i = 0; i < log->n; i++) {
+        free(log->items[i].pass);
+        free(log->items[i].message);
+    }
+    free(log->items);
+}
+
+/* With --explain in text mode, one line per pass that changed the graph, after its change lines. */
+static pc_status after_pass_report(void *ctx, const char *pass, pc_model *model, bool changed, pc_error *err)
+{
+    (void)ctx;
+    (void)err;
+    if (!changed) return PC_OK;
+    graph_counts c = {0, 0};
+    graph_count(model->graph, &c);
+    printf("pass %s: changed; now %llu nodes, %llu Transposes\n", pass ? pass : "?",
+           (unsigned long long)c.nodes, (unsigned long long)c.transposes);
+    return PC_OK;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct optimize_report {
+    const optimize_args *args;
+    const pc_ep *const *eps;
+    uint32_t n_eps;
+    graph_counts before, after;
+    uint64_t cost_before, cost_after;
+    const pc_partition_result *partition; /* NULL below level 2 */
+    double seconds;
+    const trace_log *trace;
+} optimize_report;
+
+static void report_text(const optimize_report *r)
+{
+    printf("optimize: %s -> %s: level %d, eps ", r->args->model, r->args->out, r->args->level);
+    for (uint32_t i = 0; i < r->n_eps; i++)
+        printf("%s%s", i ? "," : "", r->eps[i]->name);
+    printf("\n  nodes %llu -> %llu, Transposes %llu -> %llu (cost %llu -> %llu), %.3f s\n",
+           (unsigned long long)r->before.nodes, (unsigned long long)r->after.nodes,
+           (unsigned long long)r->before.transposes, (unsigned long long)r->after.transposes,
+           (unsigned long long)r->cost_before, (unsigned long long)r->cost_after, r->seconds);
+    if (r->partition) {
+        for (uint32_t i = 0; i < r->n_eps; i++) {
+            uint32_t subgraphs = 0;
+            uint64_t nodes = 0;
+            for (uint32_t k = 0; k < r->partition->n_subgraphs; k++)
+                if (r->partition->subgraphs[k].ep == r->eps[i]) {
+                    subgraphs++;
+                    nodes += r->partition->subgraphs[k].n_nodes;
+                }
+            printf("  ep %s: %llu nodes in %u %s\n", r->eps[i]->name, (unsigned long long)nodes, subgraphs,
+                   r->eps[i]->compiles ? "compiled subgraphs" : "kernels");
+        }
+        printf("  layout changes: %u\n", r->partition->n_layout_changes);
+    }
+}
+
+static void report_json(const optimize_report *r)
+{
+    printf("{\n  \"model\": ");
+    pc_json_string(stdout, r->args->model);
+    printf(",\n  \"output\": ");
+    pc_json_string(stdout, r->args->out);
+    printf(",\n  \"level\": %d,\n  \"eps\": [", r->args->level);
+    for (uint32_t i = 0; i < r->n_eps; i++) {
+        printf("%s", i ? ", " : "");
+        pc_json_string(stdout, r->eps[i]->name);
+    }
+    printf("],\n  \"nodes_before\": %llu,\n  \"nodes_after\": %llu,\n", (unsigned long long)r->before.nodes,
+           (unsigned long long)r->after.nodes);
+    printf("  \"transposes_before\": %llu,\n  \"transposes_after\": %llu,\n",
+           (unsigned long long)r->before.transposes, (unsigned long long)r->after.transposes);
+    printf("  \"transpose_cost_before\": %llu,\n  \"transpose_cost_after\": %llu,\n",
+           (unsigned long long)r->cost_before, (unsigned long long)r->cost_after);
+    printf("  \"seconds\": %.6f,\n  \"partition\": ", r->seconds);
+    if (!r->partition) {
+        printf("null");
+    } else {
+        printf("{\"layout_changes\": %u, \"subgraphs\": [", r->partition->n_layout_changes);
+        for (uint32_t k = 0; k < r->partition->n_subgraphs; k++) {
+            const pc_ep_subgraph *s = &r->partition->subgraphs[k];
+            printf("%s{\"ep\": ", k ? ", " : "");
+            pc_json_string(stdout, s->ep ? s->ep->name : NULL);
+            printf(", \"nodes\": %u}", s->n_nodes);
+        }
+        printf("]}");
+    }
+    printf(",\n  \"trace\": ");
+    if (!r->trace) {
+        printf("null");
+    } else {
+        printf("[");
+        for (size_t i = 0; i < r->trace->n; i++) {
+            printf("%s\n    {\"pass\": ", i ? "," : "");
+            pc_json_string(stdout, r->trace->items[i].pass);
+            printf(", \"message\": ");
+            pc_json_string(stdout, r->trace->items[i].message);
+            printf("}");
+        }
+        printf("%s]", r->trace->n ? "\n  " : "");
+    }
+    printf("\n}\n");
+}
+
+static bool eps_all_nchw(const pc_ep *const *eps, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (eps[i]->layout != PC_LAYOUT_NCHW) return false;
+    return true;
+}
 
 int pc_cmd_optimize(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return pc_cli_usage_error("optimize", "not built yet");
+    optimize_args args = {.level = PC_LEVEL_MAX};
+    int rc = args_parse(argc, argv, &args);
+    if (rc != PC_EXIT_OK) return rc;
+
+    pc_error err;
+    pc_error_clear(&err);
+    pc_ep_registry *reg = NULL;
+    pc_model *model = NULL;
+    trace_log log = {.json = args.json};
+    const pc_ep **eps = NULL;
+    uint32_t n_eps = 0;
+    pc_partition_result partition;
+    memset(&partition, 0, sizeof partition);
+    rc = PC_EXIT_OK;
+
+    if (pc_ep_registry_create(&reg, &err) != PC_OK) {
+        rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+    if (args.ep_file && pc_ep_registry_load_file(reg, args.ep_file, &err) != PC_OK) {
+        /* whatever the registry calls it, a bad --ep-file is a bad input file (exit 3), unless memory ran out
+         */
+        if (err.status != PC_ERR_NOMEM && err.status != PC_ERR_INTERNAL) {
+            fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", OPT_CMD, pc_status_name(err.status),
+                    err.message);
+            rc = PC_EXIT_BAD_INPUT;
+        } else {
+            rc = pc_cli_report(OPT_CMD, &err);
+        }
+        goto done;
+    }
+    if (pc_ep_registry_parse_list(reg, args.ep_list, &eps, &n_eps, &err) != PC_OK) {
+        if (err.status == PC_ERR_USAGE)
+            rc = pc_cli_usage_error(OPT_CMD, "--ep: %s", err.message);
+        else
+            rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+    if (args.layer_assignment) {
+        pc_layer_rules *rules = NULL;
+        if (pc_layer_rules_parse(args.layer_assignment, (const pc_ep *const *)eps, n_eps, &rules, &err) !=
+            PC_OK) {
+            if (err.status == PC_ERR_USAGE)
+                rc = pc_cli_usage_error(OPT_CMD, "--layer-assignment: %s", err.message);
+            else
+                rc = pc_cli_report(OPT_CMD, &err);
+            goto done;
+        }
+        pc_layer_rules_free(
+            rules); /* parsed here for an early, positioned error; the pipeline parses it again */
+    }
+    if (!out_path_check(args.out, &err)) {
+        rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+    if (pc_model_load_file(args.model, NULL, &model, &err) != PC_OK) {
+        rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+
+    optimize_report rep = {.args = &args, .eps = (const pc_ep *const *)eps, .n_eps = n_eps};
+    graph_count(model->graph, &rep.before);
+    rep.cost_before = pc_graph_transpose_cost(model->graph);
+
+    pc_trace trace = {trace_emit, &log};
+    pc_optimize_options opts;
+    pc_optimize_options_default(&opts);
+    opts.level = args.level;
+    opts.eps = (const pc_ep *const *)eps;
+    opts.n_eps = n_eps;
+    opts.layer_assignment = args.layer_assignment;
+    if (args.explain) {
+        opts.trace = &trace;
+        if (!args.json) opts.after_pass = after_pass_report;
+    }
+    double t0 = seconds_now();
+    if (pc_model_optimize(model, &opts, args.level >= PC_LEVEL_LAYOUT ? &partition : NULL, &err) != PC_OK) {
+        pc_error_prefix(&err, "%s: ", args.model);
+        rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+    rep.seconds = seconds_now() - t0;
+    if (log.failed) {
+        pc_error_set(&err, PC_ERR_NOMEM, "out of memory recording the --explain trace");
+        rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+    if (eps_all_nchw(rep.eps, n_eps)) {
+        const pc_node *bad = graph_find_internal(model->graph);
+        if (bad) {
+            /* a pass bug, not the input's fault: refuse to write a file ONNX Runtime cannot load */
+            pc_error_set(
+                &err, PC_ERR_INTERNAL,
+                "%s: node '%s' (%s:%s) is still in an internal domain after optimizing for NCHW-only EPs; "
+                "nothing written",
+                args.model, bad->name ? bad->name : "", bad->domain, bad->op_type);
+            rc = pc_cli_report(OPT_CMD, &err);
+            goto done;
+        }
+    }
+    graph_count(model->graph, &rep.after);
+    rep.cost_after = pc_graph_transpose_cost(model->graph);
+    rep.partition = args.level >= PC_LEVEL_LAYOUT ? &partition : NULL;
+    rep.trace = args.explain && args.json ? &log : NULL;
+
+    if (pc_model_save_file(model, args.out, &err) != PC_OK) {
+        rc = pc_cli_report(OPT_CMD, &err);
+        goto done;
+    }
+    if (args.json)
+        report_json(&rep);
+    else
+        report_text(&rep);
+
+done:
+    fflush(stdout);
+    trace_log_free(&log);
+    pc_model_free(model);
+    pc_ep_registry_free(reg);
+    return rc;
 }
 
-void pc_cmd_optimize_help(FILE *out) { fprintf(out, "usage: passcheck optimize (not built yet)\n"); }
+void pc_cmd_optimize_help(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: passcheck optimize MODEL -o OUT [--level N] [--ep LIST] [--ep-file F] [--layer-assignment "
+        "S]\n"
+        "                          [--explain] [--json]\n"
+        "\n"
+        "Loads MODEL, runs the pass pipeline up to level N and writes the result to OUT (a temporary file\n"
+        "renamed into place, so a failure leaves OUT as it was; OUT may be MODEL itself).\n"
+        "\n"
+        "  -o, --output OUT        where to write the optimized model (required)\n"
+        "  --level N               0 basic, 1 extended, 2 partitioning + layout, 3 EP rewrites (default 3);\n"
+        "                          below 2 nothing is partitioned\n"
+        "  --ep LIST               EPs in priority order, e.g. nhwc,cpu (default cpu)\n"
+        "  --ep-file F             add the EPs described in F (docs/ep.md)\n"
+        "  --layer-assignment S    pin annotated nodes to EPs: 'nhwc(encoder, =head); cpu(post)'\n"
+        "  --explain               print every change each pass makes, and a line per pass that changed\n"
+        "  --json                  print the summary (and with --explain the trace) as one JSON object\n"
+        "\n"
+        "With only NCHW EPs (the default cpu) the output is standard ONNX that ONNX Runtime loads.\n"
+        "exit codes: 0 ok, 2 usage error, 3 bad or unreadable MODEL, --ep-file or OUT, 4 internal error\n");
+}

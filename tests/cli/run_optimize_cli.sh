@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# ctest: `passcheck optimize` — every error path (exit code per docs/cli.md + a message naming the culprit, nothing
+# written), and good runs at every level whose output reloads, keeps the interface, and (when node and
+# onnxruntime-node exist) loads and runs in ONNX Runtime 1.30.
+# usage: run_optimize_cli.sh PASSCHECK DATA_DIR [ORT_NODE_MODULES_DIR]
+set -uo pipefail
+pc=$1 data=$2
+ort_dir=${3:-${PC_ORT_DIR:-$HOME/.cache/passcheck/ort/node_modules}}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+# expect EXIT_CODE PATTERN -- COMMAND...: run, check the exit code and that stdout+stderr match PATTERN.
+expect() {
+    local code=$1 pattern=$2
+    shift 3
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
+        echo "FAIL: $* -> exit $rc (want $code), output: $(printf '%s' "$out" | head -3)"
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+# check DESCRIPTION COMMAND...: the command must succeed.
+check() {
+    local what=$1
+    shift
+    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what"; failed=$((failed + 1)); fi
+}
+# nothing_written FILE...: none of the files exists, and no temporary file was left next to them.
+nothing_written() {
+    for f in "$@"; do
+        [ -e "$f" ] && return 1
+        compgen -G "$f.tmp.*" >/dev/null && return 1
+    done
+    return 0
+}
+
+conv=$data/node/test_conv_with_strides_padding/model.onnx
+abs=$data/node/test_abs/model.onnx
+out=$tmp/out.onnx
+
+# --- usage errors (exit 2), nothing written ------------------------------------------------------------------
+expect 0 "usage: passcheck optimize" -- "$pc" optimize --help
+expect 2 "missing MODEL" -- "$pc" optimize -o "$out"
+expect 2 "missing -o OUT" -- "$pc" optimize "$conv"
+expect 2 "empty -o OUT" -- "$pc" optimize "$conv" -o ''
+expect 2 "unknown option '--bogus'" -- "$pc" optimize "$conv" -o "$out" --bogus
+expect 2 "unknown option '-x'" -- "$pc" optimize "$conv" -o "$out" -x
+expect 2 "more than one MODEL \('$conv' and '$abs'\)" -- "$pc" optimize "$conv" "$abs" -o "$out"
+expect 2 "-o needs an argument" -- "$pc" optimize "$conv" -o
+expect 2 "--level needs an argument" -- "$pc" optimize "$conv" -o "$out" --level
+expect 2 "--ep needs an argument" -- "$pc" optimize "$conv" -o "$out" --ep
+expect 2 "--output given twice" -- "$pc" optimize "$conv" -o "$out" -o "$out"
+expect 2 "--output given twice" -- "$pc" optimize "$conv" -o "$out" --output "$out"
+expect 2 "--level given twice" -- "$pc" optimize "$conv" -o "$out" --level 1 --level 1
+expect 2 "--explain given twice" -- "$pc" optimize "$conv" -o "$out" --explain --explain
+for bad in 4 -1 x 1x '' ' 1' 01 10; do
+    expect 2 "bad --level '$bad' \(want 0..3\)" -- "$pc" optimize "$conv" -o "$out" --level "$bad"
+done
+expect 2 "--ep: .*unknown EP 'gpu'" -- "$pc" optimize "$conv" -o "$out" --ep cpu,gpu
+expect 2 "--ep: .*entry 2 is empty" -- "$pc" optimize "$conv" -o "$out" --ep cpu,
+expect 2 "--ep: .*entry 1 is empty" -- "$pc" optimize "$conv" -o "$out" --ep ''
+expect 2 "--ep: .*'cpu' is listed twice" -- "$pc" optimize "$conv" -o "$out" --ep cpu,cpu
+expect 2 "--layer-assignment: .*position [0-9]+" -- "$pc" optimize "$conv" -o "$out" --layer-assignment 'cpu(enc'
+expect 2 "--layer-assignment: .*position [0-9]+.*gpu" -- "$pc" optimize "$conv" -o "$out" \
+    --layer-assignment 'gpu(enc)'
+expect 2 "--layer-assignment: .*position [0-9]+" -- "$pc" optimize "$conv" -o "$out" --layer-assignment 'cpu(a, a)'
+# an EP known to the registry but not in --ep is not a valid target either
+expect 2 "--layer-assignment: .*nhwc" -- "$pc" optimize "$conv" -o "$out" --ep cpu --layer-assignment 'nhwc(enc)'
+check "usage errors write nothing" nothing_written "$out"
+
+# --- bad input files (exit 3), nothing written ----------------------------------------------------------------
+expect 3 "--ep-file: $tmp/none.ep: cannot open" -- "$pc" optimize "$conv" -o "$out" --ep-file "$tmp/none.ep"
+printf 'ep myep layout=sideways\n' >"$tmp/bad.ep"
+expect 3 "--ep-file: $tmp/bad.ep:1:[0-9]+" -- "$pc" optimize "$conv" -o "$out" --ep-file "$tmp/bad.ep"
+expect 3 "$tmp/missing.onnx: cannot open" -- "$pc" optimize "$tmp/missing.onnx" -o "$out"
+: >"$tmp/empty.onnx"
+expect 3 "\[truncated\].*empty.onnx" -- "$pc" optimize "$tmp/empty.onnx" -o "$out"
+head -c 40 "$conv" >"$tmp/cut.onnx"
+expect 3 "cut.onnx" -- "$pc" optimize "$tmp/cut.onnx" -o "$out"
+mkdir -p "$tmp/adir"
+expect 3 "$tmp/adir: -o OUT is a directory" -- "$pc" optimize "$conv" -o "$tmp/adir"
+expect 3 "folder '$tmp/nodir' does not exist" -- "$pc" optimize "$conv" -o "$tmp/nodir/out.onnx"
+check "a missing output folder is not created" nothing_written "$tmp/nodir"
+if [ "$(id -u)" -ne 0 ]; then # root writes anywhere: the read-only case means nothing there
+    mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
+    expect 3 "folder '$tmp/ro' is not writable" -- "$pc" optimize "$conv" -o "$tmp/ro/out.onnx"
+    chmod 755 "$tmp/ro"
+fi
+# a failed run leaves an existing OUT exactly as it was
+printf 'sentinel' >"$tmp/keep.onnx"
+expect 3 "cut.onnx" -- "$pc" optimize "$tmp/cut.onnx" -o "$tmp/keep.onnx"
+check "a failed run keeps OUT" test "$(cat "$tmp/keep.onnx")" = sentinel
+check "a failed run leaves no temp file" nothing_written "$tmp/keep.onnx.tmp.x" "$out"
+
+# --- good runs ------------------------------------------------------------------------------------------------
+for level in 0 1 2 3; do
+    expect 0 "optimize: .* level $level, eps cpu" -- "$pc" optimize "$conv" -o "$tmp/conv$level.onnx" --level "$level"
+    expect 0 "nodes \(main graph\): 1" -- "$pc" info "$tmp/conv$level.onnx"
+done
+expect 0 "level 3, eps cpu" -- "$pc" optimize "$conv" -o "$tmp/conv_default.onnx"
+expect 0 '"level": 1,.*"eps": \["cpu"\].*"partition": null.*"trace": null' -- \
+    "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --level 1 --json
+expect 0 '"level": 3,.*"partition": \{"layout_changes": 0, "subgraphs": \[\{"ep": "cpu", "nodes": 1\}' -- \
+    "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --json
+expect 0 '"trace": \[' -- "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --json --explain
+# `--` ends the options: a model whose name starts with '-'
+cp "$abs" "$tmp/-abs.onnx"
+expect 0 "level 3" -- "$pc" optimize -o "$tmp/abs_dash.onnx" -- "$tmp/-abs.onnx"
+# OUT may be MODEL itself: the model is read completely before the temp file is renamed over it
+cp "$conv" "$tmp/inplace.onnx"
+expect 0 "level 3" -- "$pc" optimize "$tmp/inplace.onnx" -o "$tmp/inplace.onnx"
+expect 0 "nodes \(main graph\): 1" -- "$pc" info "$tmp/inplace.onnx"
+
+# with nhwc,cpu the output may hold internal-domain nodes assigned to nhwc; it must still reload
+expect 0 "eps nhwc,cpu" -- "$pc" optimize "$conv" -o "$tmp/conv_nhwc.onnx" --ep nhwc,cpu
+expect 0 "nodes \(main graph\)" -- "$pc" info "$tmp/conv_nhwc.onnx"
+
+if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+    # A model built on the NHWC explain path: an annotated Identity chain, so level 0/1 have something to remove.
+    /usr/bin/python3 - "$tmp" <<'EOF'
+import sys
+from onnx import TensorProto, helper, save
+d = sys.argv[1]
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 3])
+nodes = [helper.make_node("Identity", ["x"], ["a"], name="id0"),
+         helper.make_node("Relu", ["a"], ["b"], name="relu0"),
+         helper.make_node("Identity", ["b"], ["y"], name="id1")]
+for n in nodes:
+    n.metadata_props.add(key="layer_ann", value="encoder.0")
+m = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+m.ir_version = 10
+save(m, d + "/ids.onnx")
+# a node left in the internal NHWC domain: with cpu only this is not loadable ONNX and must not be written
+t = helper.make_tensor_value_info("t", TensorProto.FLOAT, [1, 3, 4, 4])
+w = helper.make_tensor("w", TensorProto.FLOAT, [3, 3, 1, 1], [1.0] * 9)
+conv = helper.make_node("Conv", ["x", "w"], ["t"], name="nhwc_conv", domain="com.ms.internal.nhwc")
+m = helper.make_model(helper.make_graph([conv], "g", [x], [t], [w]),
+                      opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.ms.internal.nhwc", 1)])
+save(m, d + "/internal.onnx")
+EOF
+    expect 0 "nodes 3 -> 1" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l0.onnx" --level 0
+    expect 0 "eliminate_identity" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l0.onnx" --level 0 --explain
+    expect 0 "annotations \(layer_ann.*1 +encoder\.0" -- "$pc" info "$tmp/ids_l0.onnx"
+    expect 0 "annotations: none" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l3.onnx" --level 3
+    expect 0 "annotations: none" -- "$pc" info "$tmp/ids_l3.onnx"
+    expect 0 "level 3" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_la.onnx" --ep nhwc,cpu \
+        --layer-assignment 'cpu(=encoder.0)'
+    expect 0 "ep assignments \(0 nodes unassigned\):.*1 +cpu" -- "$pc" info "$tmp/ids_la.onnx"
+    expect 4 "node 'nhwc_conv' \(com.ms.internal.nhwc:Conv\) is still in an internal domain" -- \
+        "$pc" optimize "$tmp/internal.onnx" -o "$tmp/internal_out.onnx" --level 0
+    check "an internal-domain result writes nothing" nothing_written "$tmp/internal_out.onnx"
+else
+    echo "note: python3 onnx missing: annotation and internal-domain cases not run"
+fi
+
+# --- ONNX Runtime loads and runs what `optimize --ep cpu` writes ------------------------------------------------
+if command -v node >/dev/null 2>&1 && [ -d "$ort_dir/onnxruntime-node" ]; then
+    : >"$tmp/manifest.tsv"
+    for m in test_conv_with_strides_padding test_maxpool_2d_default test_batchnorm_example test_gemm_default_single_elem_vector_bias test_transpose_all_permutations_0 test_softmax_axis_0 test_abs; do
+        f=$data/node/$m/model.onnx
+        [ -f "$f" ] || continue
+        for level in 1 3; do
+            if "$pc" optimize "$f" -o "$tmp/ort_${m}_$level.onnx" --level "$level" >/dev/null 2>"$tmp/err.txt"; then
+                printf '%s\t%s\n' "$f" "$tmp/ort_${m}_$level.onnx" >>"$tmp/manifest.tsv"
+            else
+                echo "FAIL: optimize $m level $level: $(cat "$tmp/err.txt")"
+                failed=$((failed + 1))
+            fi
+        done
+    done
+    if node "$(dirname "$0")/../ort/ort_check.js" "$ort_dir" "$tmp/manifest.tsv" >"$tmp/ort.txt" 2>/dev/null; then
+        passed=$((passed + 1))
+    else
+        echo "FAIL: ONNX Runtime: $(cat "$tmp/ort.txt")"
+        failed=$((failed + 1))
+    fi
+else
+    echo "note: node or onnxruntime-node missing: ONNX Runtime load check not run"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
