@@ -32,16 +32,24 @@ typedef struct composite {
     X(NHWC_DOMAIN, "DepthToSpace", "DepthToSpace", 1u, 1u, false)                                                  \
     X(NHWC_DOMAIN, "FusedConv", "Conv", 1u, 1u, true)                                                              \
     X(NHWC_DOMAIN, "GlobalAveragePool", "GlobalAveragePool", 1u, 1u, false)                                        \
+    X(NHWC_DOMAIN, "GlobalLpPool", "GlobalLpPool", 1u, 1u, false)                                                  \
     X(NHWC_DOMAIN, "GlobalMaxPool", "GlobalMaxPool", 1u, 1u, false)                                                \
+    /* the grid (N, H_out, W_out, 2) is not a channels tensor and keeps its layout */                              \
+    X(NHWC_DOMAIN, "GridSample", "GridSample", 1u, 1u, false)                                                      \
     X(NHWC_DOMAIN, "InstanceNormalization", "InstanceNormalization", 1u, 1u, false)                                \
     X(NHWC_DOMAIN, "LRN", "LRN", 1u, 1u, false)                                                                    \
+    X(NHWC_DOMAIN, "LpPool", "LpPool", 1u, 1u, false)                                                              \
     X(NHWC_DOMAIN, "MaxPool", "MaxPool", 1u, 1u, false)                                                            \
+    /* indices (input 1) are flat positions in the NCHW output, as the standard op defines them */                \
+    X(NHWC_DOMAIN, "MaxUnpool", "MaxUnpool", 1u, 1u, false)                                                        \
     X(NHWC_DOMAIN, "QLinearConv", "QLinearConv", 1u, 1u, false)                                                    \
     X(NHWC_DOMAIN, "Resize", "Resize", 1u, 1u, false)                                                              \
     X(NHWC_DOMAIN, "SpaceToDepth", "SpaceToDepth", 1u, 1u, false)                                                  \
     /* fusions: the standard op, then the activation */                                                            \
     X(MS_DOMAIN, "FusedConv", "Conv", 0u, 0u, true)                                                                \
     X(MS_DOMAIN, "FusedGemm", "Gemm", 0u, 0u, true)                                                                \
+    /* contrib Gelu is the exact (erf) form, ai.onnx Gelu's default */                                           \
+    X(MS_DOMAIN, "Gelu", "Gelu", 0u, 0u, false)                                                                    \
     X(MS_DOMAIN, "QLinearConvRelu", "QLinearConv", 0u, 0u, false) /* Relu = clamp at the output zero point */
 
 #define AS_COMPOSITE(domain, op, base, in_mask, out_mask, fused) {domain, op, base, in_mask, out_mask, fused},

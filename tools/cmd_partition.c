@@ -1,11 +1,230 @@
-/* passcheck partition: being written (issue 4); replaced by its owner. */
+/* passcheck partition MODEL [--ep LIST] [--ep-file F] [--layer-assignment S] [--json]: assign every node of
+ * the main graph to an EP (layout transformer included) and list the subgraphs each EP would compile. */
+#include <stddef.h>
+#include <string.h>
+
 #include "cli.h"
+
+#define PART_CMD "partition"
+
+typedef struct partition_args {
+    const char *model;
+    const char *ep_list;
+    const char *ep_file;
+    const char *layer_assignment;
+    bool json;
+} partition_args;
+
+typedef enum part_opt_kind { PART_STRING, PART_FLAG } part_opt_kind;
+
+typedef struct part_opt {
+    const char *name;
+    part_opt_kind kind;
+    size_t offset; /* into partition_args */
+} part_opt;
+
+static const part_opt part_opts[] = {
+    {"--ep", PART_STRING, offsetof(partition_args, ep_list)},
+    {"--ep-file", PART_STRING, offsetof(partition_args, ep_file)},
+    {"--layer-assignment", PART_STRING, offsetof(partition_args, layer_assignment)},
+    {"--json", PART_FLAG, offsetof(partition_args, json)},
+};
+enum { PART_OPT_COUNT = sizeof part_opts / sizeof part_opts[0] };
+
+void pc_cmd_partition_help(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: passcheck partition MODEL [--ep LIST] [--ep-file F] [--layer-assignment S] [--json]\n\n"
+        "Assigns every node to an execution provider, as the optimizer does between levels 1 and 2: EPs are\n"
+        "asked in priority order; an EP preferring NHWC gets its layout-sensitive nodes moved to the "
+        "internal\n"
+        "NHWC domain and is asked again for the new Transposes. Prints the EP of every node and the "
+        "subgraphs\n"
+        "each compiling EP would fuse (one line per node for non-compiling EPs).\n\n"
+        "  --ep LIST               EPs in priority order, comma-separated (default: cpu); built in: cpu, "
+        "nhwc\n"
+        "  --ep-file F             more EPs described in a text file (docs/ep.md)\n"
+        "  --layer-assignment S    pin annotated nodes to EPs: 'nhwc(encoder, =head); cpu(post)'; a pattern\n"
+        "                          is a prefix of the node's layer_ann, or exact with a leading '='; the\n"
+        "                          leftmost matching pattern wins; an EP that does not claim a pinned node\n"
+        "                          releases it to later EPs\n"
+        "  --json                  machine-readable output\n\n"
+        "exit codes: 0 ok, 1 a node moved to NHWC was left unclaimed, 2 usage error (bad option, EP list or\n"
+        "layer assignment), 3 bad model or --ep-file, or a node no EP claims, 4 internal error\n");
+}
+
+static int args_parse(int argc, char **argv, partition_args *a)
+{
+    bool seen[PART_OPT_COUNT] = {false};
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            const part_opt *o = NULL;
+            for (size_t k = 0; k < PART_OPT_COUNT && !o; k++)
+                if (strcmp(arg, part_opts[k].name) == 0) o = &part_opts[k];
+            if (!o) return pc_cli_usage_error(PART_CMD, "unknown option '%s'", arg);
+            size_t k = (size_t)(o - part_opts);
+            if (seen[k]) return pc_cli_usage_error(PART_CMD, "%s given twice", o->name);
+            seen[k] = true;
+            char *field = (char *)a + o->offset;
+            if (o->kind == PART_FLAG) {
+                *(bool *)field = true;
+                continue;
+            }
+            if (i + 1 >= argc) return pc_cli_usage_error(PART_CMD, "%s needs an argument", arg);
+            *(const char **)field = argv[++i];
+            continue;
+        }
+        if (a->model)
+            return pc_cli_usage_error(PART_CMD, "more than one MODEL ('%s' and '%s')", a->model, arg);
+        a->model = arg;
+    }
+    if (!a->model) return pc_cli_usage_error(PART_CMD, "missing MODEL");
+    if (a->ep_file && !a->ep_file[0]) return pc_cli_usage_error(PART_CMD, "--ep-file: empty file name");
+    if (!a->ep_list) a->ep_list = "cpu";
+    return PC_EXIT_OK;
+}
+
+static const char *node_label(const pc_node *n)
+{
+    return n->name && n->name[0] ? n->name : "(unnamed)";
+}
+
+static void print_text(const partition_args *a, const pc_model *m, const pc_ep *const *eps, uint32_t n_eps,
+                       const pc_partition_result *r)
+{
+    printf("partition: %s: eps ", a->model);
+    for (uint32_t i = 0; i < n_eps; i++)
+        printf("%s%s", i ? "," : "", eps[i]->name);
+    printf(", %u nodes, %u layout changes\n", m->graph->n_nodes, r->n_layout_changes);
+    printf("nodes:\n");
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        printf("  %s %s%s%s -> %s\n", node_label(n), n->domain, n->domain[0] ? ":" : "", n->op_type,
+               n->ep ? n->ep : "-");
+    printf("subgraphs:\n");
+    for (uint32_t i = 0; i < n_eps; i++) {
+        uint32_t k = 0;
+        for (uint32_t s = 0; s < r->n_subgraphs; s++) {
+            const pc_ep_subgraph *sg = &r->subgraphs[s];
+            if (sg->ep != eps[i]) continue;
+            printf("  %s %s %u: %u node%s:", eps[i]->name, eps[i]->compiles ? "compiled" : "kernel", k++,
+                   sg->n_nodes, sg->n_nodes == 1 ? "" : "s");
+            for (uint32_t j = 0; j < sg->n_nodes; j++)
+                printf(" %s", node_label(sg->nodes[j]));
+            printf("\n");
+        }
+    }
+}
+
+static void print_json(const partition_args *a, const pc_model *m, const pc_ep *const *eps, uint32_t n_eps,
+                       const pc_partition_result *r)
+{
+    printf("{\n  \"model\": ");
+    pc_json_string(stdout, a->model);
+    printf(",\n  \"eps\": [");
+    for (uint32_t i = 0; i < n_eps; i++) {
+        printf("%s{\"name\": ", i ? ", " : "");
+        pc_json_string(stdout, eps[i]->name);
+        printf(", \"compiles\": %s}", eps[i]->compiles ? "true" : "false");
+    }
+    printf("],\n  \"layout_changes\": %u,\n  \"nodes\": [", r->n_layout_changes);
+    bool first = true;
+    for (const pc_node *n = m->graph->first; n; n = n->next, first = false) {
+        printf("%s\n    {\"name\": ", first ? "" : ",");
+        pc_json_string(stdout, n->name ? n->name : "");
+        printf(", \"domain\": ");
+        pc_json_string(stdout, n->domain);
+        printf(", \"op\": ");
+        pc_json_string(stdout, n->op_type);
+        printf(", \"ep\": ");
+        pc_json_string(stdout, n->ep ? n->ep : "");
+        printf("}");
+    }
+    printf("\n  ],\n  \"subgraphs\": [");
+    for (uint32_t s = 0; s < r->n_subgraphs; s++) {
+        const pc_ep_subgraph *sg = &r->subgraphs[s];
+        printf("%s\n    {\"ep\": ", s ? "," : "");
+        pc_json_string(stdout, sg->ep->name);
+        printf(", \"nodes\": [");
+        for (uint32_t j = 0; j < sg->n_nodes; j++) {
+            printf("%s", j ? ", " : "");
+            pc_json_string(stdout, sg->nodes[j]->name ? sg->nodes[j]->name : "");
+        }
+        printf("]}");
+    }
+    printf("%s]\n}\n", r->n_subgraphs ? "\n  " : "");
+}
 
 int pc_cmd_partition(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return pc_cli_usage_error("partition", "not built yet");
-}
+    partition_args args = {0};
+    int rc = args_parse(argc, argv, &args);
+    if (rc != PC_EXIT_OK) return rc;
 
-void pc_cmd_partition_help(FILE *out) { fprintf(out, "usage: passcheck partition (not built yet)\n"); }
+    pc_error err;
+    pc_error_clear(&err);
+    pc_ep_registry *reg = NULL;
+    pc_layer_rules *rules = NULL;
+    pc_model *model = NULL;
+    const pc_ep **eps = NULL;
+    uint32_t n_eps = 0;
+
+    if (pc_ep_registry_create(&reg, &err) != PC_OK) {
+        rc = pc_cli_report(PART_CMD, &err);
+        goto done;
+    }
+    if (args.ep_file && pc_ep_registry_load_file(reg, args.ep_file, &err) != PC_OK) {
+        /* as in optimize: a bad --ep-file is a bad input file (exit 3) unless memory ran out */
+        if (err.status != PC_ERR_NOMEM && err.status != PC_ERR_INTERNAL) {
+            fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", PART_CMD, pc_status_name(err.status),
+                    err.message);
+            rc = PC_EXIT_BAD_INPUT;
+        } else {
+            rc = pc_cli_report(PART_CMD, &err);
+        }
+        goto done;
+    }
+    if (pc_ep_registry_parse_list(reg, args.ep_list, &eps, &n_eps, &err) != PC_OK) {
+        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(PART_CMD, "--ep: %s", err.message)
+                                        : pc_cli_report(PART_CMD, &err);
+        goto done;
+    }
+    if (args.layer_assignment && pc_layer_rules_parse(args.layer_assignment, (const pc_ep *const *)eps, n_eps,
+                                                      &rules, &err) != PC_OK) {
+        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(PART_CMD, "--layer-assignment: %s", err.message)
+                                        : pc_cli_report(PART_CMD, &err);
+        goto done;
+    }
+    if (pc_model_load_file(args.model, NULL, &model, &err) != PC_OK) {
+        rc = pc_cli_report(PART_CMD, &err);
+        goto done;
+    }
+    /* capabilities look at element types and ranks: give every value the type inference can find */
+    if (pc_graph_infer_shapes(model->graph, &err) != PC_OK) {
+        pc_error_prefix(&err, "%s: shape inference: ", args.model);
+        rc = pc_cli_report(PART_CMD, &err);
+        goto done;
+    }
+    pc_partition_result result;
+    if (pc_model_partition(model, (const pc_ep *const *)eps, n_eps, rules, NULL, &result, &err) != PC_OK) {
+        pc_error_prefix(&err, "%s: ", args.model);
+        rc = pc_cli_report(PART_CMD, &err);
+        goto done;
+    }
+    if (args.json)
+        print_json(&args, model, (const pc_ep *const *)eps, n_eps, &result);
+    else
+        print_text(&args, model, (const pc_ep *const *)eps, n_eps, &result);
+    rc = PC_EXIT_OK;
+done:
+    pc_model_free(model);
+    pc_layer_rules_free(rules);
+    pc_ep_registry_free(reg);
+    return rc;
+}

@@ -1,0 +1,243 @@
+/* EP registry: the built-in EPs as data (cpu, nhwc), lookup by name, and the "--ep nhwc,cpu" priority list.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep_internal.h"
+
+#define BIT(t) (UINT64_C(1) << (t))
+#define FLOATS (BIT(PC_DTYPE_FLOAT) | BIT(PC_DTYPE_FLOAT16))
+#define QUANT  (BIT(PC_DTYPE_INT8) | BIT(PC_DTYPE_UINT8))
+#define MOVES                                                                                                \
+    (FLOATS | QUANT) /* data movement is type-blind, so quantized models keep their Transposes local */
+
+/* ---- cpu: every standard op (all_standard_ops) plus the contrib ops core's passes emit. The internal NHWC
+ * domain is deliberately absent: an NHWC node left to cpu is a partitioning bug, caught as such. */
+static const pc_ep_op cpu_ops[] = {
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL}, {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL},
+    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL},      {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL},
+    {"ai.onnx.ml", "*", 1, 5, 0, 0, NULL},
+};
+
+static const pc_ep cpu_ep = {"cpu",  PC_LAYOUT_NCHW, 0, false, true, true, sizeof cpu_ops / sizeof cpu_ops[0],
+                             cpu_ops};
+
+/* ---- nhwc: a compiling EP preferring channels-last (in the spirit of NNAPI/QNN). It claims the
+ * layout-sensitive ops both in ai.onnx (GetCapability #1) and in the internal NHWC domain (#2, after the
+ * layout transformer moved them), elementwise ops and the data-movement ops the transpose optimizer pushes
+ * Transposes through. */
+static const int64_t storage_order_row_major[] = {0};
+static const pc_ep_attr_rule maxpool_rules[] = {{"storage_order", 1, storage_order_row_major, true, 0}};
+
+#define NHWC_ONNX_MIN 11
+#define NHWC_ONNX_MAX 21
+
+/* op, element types of input 0, attribute rules (count, array) */
+#define NHWC_LAYOUT_OPS(X)                                                                                   \
+    X("AveragePool", FLOATS, 0, NULL)                                                                        \
+    X("BatchNormalization", FLOATS, 0, NULL)                                                                 \
+    X("Conv", FLOATS, 0, NULL)                                                                               \
+    X("ConvTranspose", FLOATS, 0, NULL)                                                                      \
+    X("DepthToSpace", MOVES, 0, NULL)                                                                        \
+    X("GlobalAveragePool", FLOATS, 0, NULL)                                                                  \
+    X("GlobalLpPool", FLOATS, 0, NULL)                                                                       \
+    X("GlobalMaxPool", FLOATS, 0, NULL)                                                                      \
+    X("GridSample", FLOATS, 0, NULL)                                                                         \
+    X("InstanceNormalization", FLOATS, 0, NULL)                                                              \
+    X("LRN", FLOATS, 0, NULL)                                                                                \
+    X("LpPool", FLOATS, 0, NULL)                                                                             \
+    X("MaxPool", FLOATS | QUANT, 1, maxpool_rules)                                                           \
+    X("MaxUnpool", FLOATS, 0, NULL)                                                                          \
+    X("QLinearConv", QUANT, 0, NULL)                                                                         \
+    X("Resize", FLOATS | QUANT, 0, NULL)                                                                     \
+    X("SpaceToDepth", MOVES, 0, NULL)
+
+#define NHWC_OTHER_OPS(X)                                                                                    \
+    /* unary elementwise */                                                                                  \
+    X("Abs", FLOATS, 0, NULL)                                                                                \
+    X("Ceil", FLOATS, 0, NULL)                                                                               \
+    X("Clip", FLOATS, 0, NULL)                                                                               \
+    X("Elu", FLOATS, 0, NULL)                                                                                \
+    X("Erf", FLOATS, 0, NULL)                                                                                \
+    X("Exp", FLOATS, 0, NULL)                                                                                \
+    X("Floor", FLOATS, 0, NULL)                                                                              \
+    X("HardSigmoid", FLOATS, 0, NULL)                                                                        \
+    X("HardSwish", FLOATS, 0, NULL)                                                                          \
+    X("LeakyRelu", FLOATS, 0, NULL)                                                                          \
+    X("Log", FLOATS, 0, NULL)                                                                                \
+    X("Neg", FLOATS, 0, NULL)                                                                                \
+    X("Reciprocal", FLOATS, 0, NULL)                                                                         \
+    X("Relu", FLOATS, 0, NULL)                                                                               \
+    X("Round", FLOATS, 0, NULL)                                                                              \
+    X("Sigmoid", FLOATS, 0, NULL)                                                                            \
+    X("Sign", FLOATS, 0, NULL)                                                                               \
+    X("Softplus", FLOATS, 0, NULL)                                                                           \
+    X("Softsign", FLOATS, 0, NULL)                                                                           \
+    X("Sqrt", FLOATS, 0, NULL)                                                                               \
+    X("Tanh", FLOATS, 0, NULL)                                                                               \
+    /* broadcasting binary and variadic */                                                                   \
+    X("Add", FLOATS, 0, NULL)                                                                                \
+    X("Div", FLOATS, 0, NULL)                                                                                \
+    X("Max", FLOATS, 0, NULL)                                                                                \
+    X("Mean", FLOATS, 0, NULL)                                                                               \
+    X("Min", FLOATS, 0, NULL)                                                                                \
+    X("Mul", FLOATS, 0, NULL)                                                                                \
+    X("Pow", FLOATS, 0, NULL)                                                                                \
+    X("PRelu", FLOATS, 0, NULL)                                                                              \
+    X("Sub", FLOATS, 0, NULL)                                                                                \
+    X("Sum", FLOATS, 0, NULL)                                                                                \
+    /* data movement */                                                                                      \
+    X("Concat", MOVES, 0, NULL)                                                                              \
+    X("Gather", MOVES, 0, NULL)                                                                              \
+    X("Identity", MOVES, 0, NULL)                                                                            \
+    X("Pad", MOVES, 0, NULL)                                                                                 \
+    X("Reshape", MOVES, 0, NULL)                                                                             \
+    X("Slice", MOVES, 0, NULL)                                                                               \
+    X("Split", MOVES, 0, NULL)                                                                               \
+    X("Squeeze", MOVES, 0, NULL)                                                                             \
+    X("Transpose", MOVES, 0, NULL)                                                                           \
+    X("Unsqueeze", MOVES, 0, NULL)                                                                           \
+    /* quantization boundaries */                                                                            \
+    X("DequantizeLinear", QUANT, 0, NULL)                                                                    \
+    X("QuantizeLinear", FLOATS, 0, NULL)
+
+#define AS_ONNX_OP(op, types, n_rules, rules) {"", op, NHWC_ONNX_MIN, NHWC_ONNX_MAX, types, n_rules, rules},
+#define AS_NHWC_OP(op, types, n_rules, rules) {PC_NHWC_DOMAIN, op, 1, NHWC_ONNX_MAX, types, n_rules, rules},
+static const pc_ep_op nhwc_ops[] = {
+    NHWC_LAYOUT_OPS(AS_ONNX_OP) NHWC_OTHER_OPS(AS_ONNX_OP) NHWC_LAYOUT_OPS(AS_NHWC_OP)
+    /* FusedConv (level 2 makes it from a Conv this EP owns) is layout-sensitive too */
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, FLOATS, 0, NULL},
+    {PC_NHWC_DOMAIN, "FusedConv", 1, NHWC_ONNX_MAX, FLOATS, 0, NULL},
+};
+
+static const pc_ep nhwc_ep = {
+    "nhwc", PC_LAYOUT_NHWC, 0, true, true, false, sizeof nhwc_ops / sizeof nhwc_ops[0], nhwc_ops};
+
+const pc_ep *pc_ep_builtin_cpu(void)
+{
+    return &cpu_ep;
+}
+
+const pc_ep *pc_ep_builtin_nhwc(void)
+{
+    return &nhwc_ep;
+}
+
+static const char *const layout_names[PC_LAYOUT_COUNT] = {"nchw", "nhwc", "blocked"};
+
+const char *pc_layout_name(pc_layout layout)
+{
+    return (unsigned)layout < PC_LAYOUT_COUNT ? layout_names[layout] : "?";
+}
+
+bool pc_ep_dtype_from_name(const char *name, size_t len, pc_dtype *out)
+{
+    for (int t = 1; t < PC_DTYPE_COUNT; t++) {
+        if (!pc_dtype_is_valid(t)) continue;
+        const char *n = pc_dtype_name((pc_dtype)t);
+        if (strlen(n) == len && memcmp(n, name, len) == 0) {
+            *out = (pc_dtype)t;
+            return true;
+        }
+    }
+    return false;
+}
+
+pc_status pc_ep_registry_create(pc_ep_registry **out, pc_error *err)
+{
+    *out = NULL;
+    pc_ep_registry *reg = calloc(1, sizeof *reg);
+    if (!reg) return pc_error_set(err, PC_ERR_NOMEM, "out of memory creating the EP registry");
+    pc_arena_init(&reg->arena, &reg->mem);
+    const pc_ep *builtins[] = {&cpu_ep, &nhwc_ep};
+    pc_status st = pc_ep_registry_add(reg, builtins, 2, err);
+    if (st != PC_OK) {
+        pc_ep_registry_free(reg);
+        return st;
+    }
+    *out = reg;
+    return PC_OK;
+}
+
+void pc_ep_registry_free(pc_ep_registry *reg)
+{
+    if (!reg) return;
+    pc_arena_free(&reg->arena);
+    free(reg->eps);
+    free(reg);
+}
+
+pc_status pc_ep_registry_add(pc_ep_registry *reg, const pc_ep *const *eps, uint32_t n, pc_error *err)
+{
+    if (n > UINT32_MAX - reg->n_eps) return pc_error_set(err, PC_ERR_OVERFLOW, "too many EPs");
+    if (reg->n_eps + n > reg->cap_eps) {
+        uint32_t cap = reg->cap_eps ? reg->cap_eps : 8;
+        while (cap < reg->n_eps + n)
+            cap = cap > UINT32_MAX / 2 ? reg->n_eps + n : cap * 2;
+        size_t bytes;
+        if (!pc_size_mul(cap, sizeof *reg->eps, &bytes))
+            return pc_error_set(err, PC_ERR_OVERFLOW, "too many EPs");
+        const pc_ep **grown = realloc(reg->eps, bytes);
+        if (!grown) return pc_error_set(err, PC_ERR_NOMEM, "out of memory registering EPs");
+        reg->eps = grown;
+        reg->cap_eps = cap;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        reg->eps[reg->n_eps++] = eps[i];
+    return PC_OK;
+}
+
+const pc_ep *pc_ep_registry_find(const pc_ep_registry *reg, const char *name)
+{
+    if (!reg || !name) return NULL;
+    for (uint32_t i = 0; i < reg->n_eps; i++)
+        if (strcmp(reg->eps[i]->name, name) == 0) return reg->eps[i];
+    return NULL;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+pc_status pc_ep_registry_parse_list(const pc_ep_registry *reg, const char *list, const pc_ep ***out_eps,
+                                    uint32_t *out_n, pc_error *err)
+{
+    *out_eps = NULL;
+    *out_n = 0;
+    if (!list) return pc_error_set(err, PC_ERR_USAGE, "EP list: missing");
+    uint32_t n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    const pc_ep **eps = pc_arena_array((pc_arena *)&reg->arena, n, sizeof *eps);
+    if (!eps) return pc_error_set(err, PC_ERR_NOMEM, "out of memory parsing the EP list");
+    uint32_t k = 0;
+    const char *p = list;
+    for (uint32_t entry = 1; entry <= n; entry++) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        const char *b = p, *e = end;
+        while (b < e && is_space(*b))
+            b++;
+        while (e > b && is_space(e[-1]))
+            e--;
+        if (b == e) return pc_error_set(err, PC_ERR_USAGE, "EP list '%s': entry %u is empty", list, entry);
+        const pc_ep *ep = NULL;
+        for (uint32_t i = 0; i < reg->n_eps && !ep; i++)
+            if (strlen(reg->eps[i]->name) == (size_t)(e - b) &&
+                memcmp(reg->eps[i]->name, b, (size_t)(e - b)) == 0)
+                ep = reg->eps[i];
+        if (!ep)
+            return pc_error_set(err, PC_ERR_USAGE, "EP list '%s': entry %u: unknown EP '%.*s'", list, entry,
+                                (int)(e - b), b);
+        for (uint32_t i = 0; i < k; i++)
+            if (eps[i] == ep)
+                return pc_error_set(err, PC_ERR_USAGE, "EP list '%s': entry %u: EP '%s' is listed twice",
+                                    list, entry, ep->name);
+        eps[k++] = ep;
+        p = *end ? end + 1 : end;
+    }
+    *out_eps = eps;
+    *out_n = k;
+    return PC_OK;
+}
