@@ -180,6 +180,20 @@ static inline pc_status pm_drop_unused_const(pc_graph *g, pc_value *v, pc_error 
 
 #endif
 
+/* pc_pass_bypass_node(node, 0, 0), then the initializers only node read are removed too (when the graph output
+ * path detaches the inputs, pc_pass_remove_dead cannot see them). */
+static inline pc_status pm_bypass(pc_graph *g, pc_node *node, bool *done, pc_error *err)
+{
+    uint32_t n = node->n_inputs;
+    pc_value **ins = n ? malloc(n * sizeof *ins) : NULL;
+    if (n && !ins) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing node '%s'", pm_label(node));
+    if (n) memcpy(ins, node->inputs, n * sizeof *ins);
+    pc_status st = pc_pass_bypass_node(g, node, 0, 0, done, err);
+    for (uint32_t i = 1; st == PC_OK && *done && i < n; i++) st = pm_drop_unused_const(g, ins[i], err);
+    free(ins);
+    return st;
+}
+
 /* ---- Conv folding (fuse_conv_bn, fuse_conv_add, fuse_conv_mul) ---- */
 
 /* A Conv with constant float/double weights W [M, C/group, k...] and an optional constant bias [M]. */
