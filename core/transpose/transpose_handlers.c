@@ -1,0 +1,768 @@
+/* The transpose optimizer's handlers: how a Transpose(perm) on a node's inputs moves to its outputs
+ * (docs/transpose.md lists them). Each handler validates everything first and edits only when the push is
+ * certain, so a refusal leaves the graph untouched. Perm convention: out.shape[i] = in.shape[perm[i]]; after
+ * the push the node reads the pre-transpose tensor, so an axis a of the old input is axis perm[a] of the new
+ * one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transpose_internal.h"
+
+pc_status tp_push_plain(tp_push *p)
+{
+    for (uint32_t k = 0; k < p->n_carry; k++) {
+        pc_status st = tp_transpose_input(p->ctx, p->node, p->carry[k], p->perm_inv, p->rank);
+        if (st != PC_OK) return st;
+    }
+    return PC_OK;
+}
+
+static pc_status push_and_outputs(tp_push *p, bool *done)
+{
+    pc_status st = tp_push_plain(p);
+    if (st != PC_OK) return st;
+    *done = true;
+    return tp_transpose_outputs(p->ctx, p->node, p->perm, p->rank);
+}
+
+/* Unary elementwise ops, Clip/CastLike (input 0): nothing but the Transposes. */
+static pc_status handle_simple(tp_push *p, bool *done)
+{
+    return push_and_outputs(p, done);
+}
+
+/* Broadcasting ops: lower-rank inputs first get leading 1s so the perm applies to every input. */
+static pc_status handle_broadcast(tp_push *p, bool *done)
+{
+    for (uint32_t k = 0; k < p->n_carry; k++) {
+        int32_t r = pc_value_rank(p->node->inputs[p->carry[k]]);
+        if (r < 0 || (size_t)r > p->rank) return PC_OK;
+    }
+    for (uint32_t k = 0; k < p->n_carry; k++) {
+        int32_t r = pc_value_rank(p->node->inputs[p->carry[k]]);
+        pc_status st = tp_unsqueeze_input(p->ctx, p->node, p->carry[k], p->rank - (size_t)r);
+        if (st != PC_OK) return st;
+    }
+    return push_and_outputs(p, done);
+}
+
+/* An axis attribute that maps through the perm (Concat, Split, Softmax >= 13, QDQ per-axis). */
+static pc_status remap_axis_attr(tp_push *p, const char *name, int64_t fallback, bool required, bool *ok)
+{
+    *ok = false;
+    const pc_attr *a = pc_node_attr(p->node, name);
+    if (!a && required) return PC_OK;
+    if (a && a->type != PC_ATTR_INT) return PC_OK;
+    int64_t axis;
+    if (!tp_axis_normalize(a ? a->i : fallback, p->rank, &axis)) return PC_OK;
+    *ok = true;
+    return pc_node_set_attr_int(p->node, name, p->perm[axis], p->ctx->err);
+}
+
+static pc_status handle_axis(tp_push *p, bool *done, const char *name, int64_t fallback, bool required)
+{
+    /* validate before editing: the attribute's value must be a valid axis */
+    const pc_attr *a = pc_node_attr(p->node, name);
+    int64_t axis;
+    if ((!a && required) || (a && a->type != PC_ATTR_INT) ||
+        !tp_axis_normalize(a ? a->i : fallback, p->rank, &axis))
+        return PC_OK;
+    bool ok;
+    pc_status st = remap_axis_attr(p, name, fallback, required, &ok);
+    if (st != PC_OK) return st;
+    return push_and_outputs(p, done);
+}
+
+static pc_status handle_concat(tp_push *p, bool *done)
+{
+    return handle_axis(p, done, "axis", 0, true);
+}
+
+static pc_status handle_split(tp_push *p, bool *done)
+{
+    return handle_axis(p, done, "axis", 0, false);
+}
+
+static pc_status handle_softmax(tp_push *p, bool *done)
+{
+    if (p->ctx->opset >= 13) return handle_axis(p, done, "axis", -1, false);
+    /* < 13: the input is coerced to 2-D at `axis`; the push is exact only when every axis stays on its side
+     */
+    int64_t axis;
+    if (!tp_axis_normalize(pc_node_attr_int(p->node, "axis", 1), p->rank, &axis)) return PC_OK;
+    for (size_t i = 0; i < p->rank; i++)
+        if (((int64_t)i < axis) != (p->perm[i] < axis)) return PC_OK;
+    return push_and_outputs(p, done);
+}
+
+static pc_status handle_qdq(tp_push *p, bool *done)
+{
+    bool per_axis;
+    if (!tp_qdq_kind(p->ctx, p->node, &per_axis)) return PC_OK;
+    if (!per_axis) return push_and_outputs(p, done);
+    return handle_axis(p, done, "axis", 1, false);
+}
+
+/* Output perm after removing `removed` axes (flags over the transposed input) from a rank-r value. */
+static pc_status transpose_squeezed_outputs(tp_push *p, const bool *removed)
+{
+    int64_t out_perm[PC_MAX_RANK];
+    size_t n = tp_perm_squeeze(p->perm, p->rank, removed, out_perm);
+    return tp_transpose_outputs(p->ctx, p->node, out_perm, n);
+}
+
+static pc_status handle_arg(tp_push *p, bool *done)
+{
+    int64_t axis;
+    if (!tp_axis_normalize(pc_node_attr_int(p->node, "axis", 0), p->rank, &axis)) return PC_OK;
+    int64_t keep = pc_node_attr_int(p->node, "keepdims", 1);
+    pc_status st = pc_node_set_attr_int(p->node, "axis", p->perm[axis], p->ctx->err);
+    if (st != PC_OK || (st = tp_push_plain(p)) != PC_OK) return st;
+    *done = true;
+    if (keep) return tp_transpose_outputs(p->ctx, p->node, p->perm, p->rank);
+    bool removed[PC_MAX_RANK] = {false};
+    removed[axis] = true;
+    return transpose_squeezed_outputs(p, removed);
+}
+
+/* Sorted, normalized, duplicate-free axes from the attribute or a constant input; false when unknown. */
+static bool read_axes(tp_push *p, bool from_input, size_t rank, int64_t *axes, size_t *n, bool *present,
+                      pc_dtype *dtype)
+{
+    *present = false;
+    *dtype = PC_DTYPE_INT64;
+    if (from_input) {
+        if (p->node->n_inputs < 2 || !p->node->inputs[1]) {
+            *n = 0;
+            return true;
+        }
+        if (!tp_const_ints(p->node, 1, axes, n, dtype)) return false;
+    } else {
+        const pc_attr *a = pc_node_attr(p->node, "axes");
+        if (!a) {
+            *n = 0;
+            return true;
+        }
+        if (a->type != PC_ATTR_INTS || a->n > PC_MAX_RANK) return false;
+        *n = a->n;
+        if (a->n) memcpy(axes, a->ints, a->n * sizeof *axes);
+    }
+    *present = true;
+    bool seen[PC_MAX_RANK] = {false};
+    for (size_t k = 0; k < *n; k++) {
+        if (!tp_axis_normalize(axes[k], rank, &axes[k]) || seen[axes[k]]) return false;
+        seen[axes[k]] = true;
+    }
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Writes new axes (sorted) to the attribute or input 1. */
+static pc_status write_axes(tp_push *p, bool to_input, int64_t *axes, size_t n, pc_dtype dtype)
+{
+    qsort(axes, n, sizeof *axes, cmp_i64);
+    if (to_input) return tp_replace_input_ints(p->ctx, p->node, 1, dtype, n, axes);
+    return pc_node_set_attr_ints(p->node, "axes", n, axes, p->ctx->err);
+}
+
+static pc_status handle_reduce(tp_push *p, bool *done)
+{
+    bool input_axes = strcmp(p->node->op_type, "ReduceSum") == 0 ? p->ctx->opset >= 13 : p->ctx->opset >= 18;
+    int64_t axes[PC_MAX_RANK], new_axes[PC_MAX_RANK];
+    size_t n;
+    bool present;
+    pc_dtype dtype;
+    if (!read_axes(p, input_axes, p->rank, axes, &n, &present, &dtype))
+        return PC_OK; /* non-constant: blocked */
+    int64_t keep = pc_node_attr_int(p->node, "keepdims", 1);
+    bool noop = input_axes && pc_node_attr_int(p->node, "noop_with_empty_axes", 0) != 0;
+    pc_status st;
+    if (n == 0) {
+        if ((st = tp_push_plain(p)) != PC_OK) return st;
+        *done = true;
+        /* noop: the op is an identity; reduce-all with keepdims: all-1 dims need no Transpose; without:
+         * scalar */
+        return noop ? tp_transpose_outputs(p->ctx, p->node, p->perm, p->rank) : PC_OK;
+    }
+    bool removed[PC_MAX_RANK] = {false};
+    for (size_t k = 0; k < n; k++) {
+        new_axes[k] = p->perm[axes[k]];
+        removed[axes[k]] = true;
+    }
+    if ((st = write_axes(p, input_axes, new_axes, n, dtype)) != PC_OK || (st = tp_push_plain(p)) != PC_OK)
+        return st;
+    *done = true;
+    if (keep) return tp_transpose_outputs(p->ctx, p->node, p->perm, p->rank);
+    return transpose_squeezed_outputs(p, removed);
+}
+
+static pc_status handle_squeeze(tp_push *p, bool *done)
+{
+    bool input_axes = p->ctx->opset >= 13;
+    int64_t axes[PC_MAX_RANK], new_axes[PC_MAX_RANK];
+    size_t n;
+    bool present;
+    pc_dtype dtype;
+    if (!read_axes(p, input_axes, p->rank, axes, &n, &present, &dtype)) return PC_OK;
+    if (!present) {
+        /* no axes: every size-1 dim goes, which needs the shape */
+        int64_t dims[PC_MAX_RANK];
+        if (!pc_value_dims(p->node->inputs[0], dims)) return PC_OK;
+        n = 0;
+        for (size_t i = 0; i < p->rank; i++)
+            if (dims[i] == 1) axes[n++] = (int64_t)i;
+    }
+    bool removed[PC_MAX_RANK] = {false};
+    for (size_t k = 0; k < n; k++) {
+        new_axes[k] = p->perm[axes[k]];
+        removed[axes[k]] = true;
+    }
+    pc_status st;
+    if ((st = write_axes(p, input_axes, new_axes, n, dtype)) != PC_OK || (st = tp_push_plain(p)) != PC_OK)
+        return st;
+    *done = true;
+    return transpose_squeezed_outputs(p, removed);
+}
+
+static pc_status handle_unsqueeze(tp_push *p, bool *done)
+{
+    bool input_axes = p->ctx->opset >= 13;
+    int64_t axes[PC_MAX_RANK];
+    size_t n;
+    bool present;
+    pc_dtype dtype;
+    /* axes index the output: read them against the output rank (needs their count first) */
+    if (input_axes) {
+        if (!tp_const_ints(p->node, 1, axes, &n, &dtype)) return PC_OK;
+    } else {
+        const pc_attr *a = pc_node_attr(p->node, "axes");
+        if (!a || a->type != PC_ATTR_INTS || a->n > PC_MAX_RANK) return PC_OK;
+        n = a->n;
+    }
+    size_t out_rank = p->rank + n;
+    if (out_rank > PC_MAX_RANK || !read_axes(p, input_axes, out_rank, axes, &n, &present, &dtype))
+        return PC_OK;
+    bool inserted[PC_MAX_RANK] = {false};
+    for (size_t k = 0; k < n; k++)
+        inserted[axes[k]] = true;
+    int64_t out_perm[PC_MAX_RANK];
+    tp_perm_unsqueeze(p->perm, p->rank, inserted, out_rank, out_perm);
+    pc_status st = tp_push_plain(p);
+    if (st != PC_OK) return st;
+    *done = true;
+    return tp_transpose_outputs(p->ctx, p->node, out_perm, out_rank);
+}
+
+/* new[j] = old[perm_inv[j]] per group of `rank` values (pads has two groups: begins, ends). */
+static void permute_groups(const int64_t *old, size_t groups, const int64_t *perm_inv, size_t rank,
+                           int64_t *out)
+{
+    for (size_t g = 0; g < groups; g++)
+        for (size_t j = 0; j < rank; j++)
+            out[g * rank + j] = old[g * rank + (size_t)perm_inv[j]];
+}
+
+static pc_status handle_pad(tp_push *p, bool *done)
+{
+    int64_t pads[2 * PC_MAX_RANK], np[2 * PC_MAX_RANK];
+    size_t n = 0;
+    pc_status st;
+    if (p->ctx->opset < 11) {
+        const pc_attr *a = pc_node_attr(p->node, "pads");
+        if (!a || a->type != PC_ATTR_INTS || a->n != 2 * p->rank) return PC_OK;
+        permute_groups(a->ints, 2, p->perm_inv, p->rank, np);
+        if ((st = pc_node_set_attr_ints(p->node, "pads", 2 * p->rank, np, p->ctx->err)) != PC_OK) return st;
+        return push_and_outputs(p, done);
+    }
+    if (p->node->n_inputs > 3 && p->node->inputs[3]) return PC_OK; /* opset 18 axes: not handled */
+    const pc_tensor *t = p->node->n_inputs > 1 ? pc_value_const(p->node->inputs[1]) : NULL;
+    if (!t || t->n_elements != 2 * p->rank || !pc_tensor_read_ints(t, pads, 2 * PC_MAX_RANK, &n))
+        return PC_OK;
+    permute_groups(pads, 2, p->perm_inv, p->rank, np);
+    if ((st = tp_replace_input_ints(p->ctx, p->node, 1, t->dtype, n, np)) != PC_OK) return st;
+    return push_and_outputs(p, done);
+}
+
+static pc_status handle_tile(tp_push *p, bool *done)
+{
+    int64_t reps[PC_MAX_RANK], nr[PC_MAX_RANK];
+    size_t n;
+    pc_dtype dtype;
+    if (!tp_const_ints(p->node, 1, reps, &n, &dtype) || n != p->rank) return PC_OK;
+    permute_groups(reps, 1, p->perm_inv, p->rank, nr);
+    pc_status st = tp_replace_input_ints(p->ctx, p->node, 1, dtype, n, nr);
+    if (st != PC_OK) return st;
+    return push_and_outputs(p, done);
+}
+
+static pc_status handle_slice(tp_push *p, bool *done)
+{
+    int64_t axes[PC_MAX_RANK];
+    size_t n = 0;
+    pc_dtype dtype = PC_DTYPE_INT64;
+    pc_status st;
+    if (p->ctx->opset < 10) {
+        const pc_attr *st_a = pc_node_attr(p->node, "starts"), *ax = pc_node_attr(p->node, "axes");
+        if (!st_a || st_a->type != PC_ATTR_INTS || st_a->n > p->rank) return PC_OK;
+        if (ax && (ax->type != PC_ATTR_INTS || ax->n != st_a->n)) return PC_OK;
+        n = st_a->n;
+        for (size_t k = 0; k < n; k++)
+            axes[k] = ax ? ax->ints[k] : (int64_t)k;
+    } else {
+        int64_t starts[PC_MAX_RANK];
+        size_t ns;
+        if (p->node->n_inputs > 3 && p->node->inputs[3]) {
+            if (!tp_const_ints(p->node, 3, axes, &n, &dtype)) return PC_OK; /* non-constant axes: blocked */
+        } else {
+            /* absent axes are 0..len(starts)-1: the length must be known */
+            if (!tp_const_ints(p->node, 1, starts, &ns, &dtype) || ns > p->rank) return PC_OK;
+            n = ns;
+            for (size_t k = 0; k < n; k++)
+                axes[k] = (int64_t)k;
+        }
+    }
+    bool seen[PC_MAX_RANK] = {false};
+    for (size_t k = 0; k < n; k++) {
+        if (!tp_axis_normalize(axes[k], p->rank, &axes[k]) || seen[axes[k]]) return PC_OK;
+        seen[axes[k]] = true;
+        axes[k] = p->perm[axes[k]]; /* not sorted: stays aligned with starts/ends/steps */
+    }
+    if (p->ctx->opset < 10)
+        st = pc_node_set_attr_ints(p->node, "axes", n, axes, p->ctx->err);
+    else
+        st = tp_replace_input_ints(p->ctx, p->node, 3, dtype, n, axes);
+    if (st != PC_OK) return st;
+    return push_and_outputs(p, done);
+}
+
+static pc_status handle_gather(tp_push *p, bool *done)
+{
+    /* only a constant scalar index: the op then drops one axis, like Squeeze */
+    const pc_tensor *t = p->node->n_inputs > 1 ? pc_value_const(p->node->inputs[1]) : NULL;
+    int64_t axis;
+    if (!t || t->rank != 0 || !tp_axis_normalize(pc_node_attr_int(p->node, "axis", 0), p->rank, &axis))
+        return PC_OK;
+    pc_status st = pc_node_set_attr_int(p->node, "axis", p->perm[axis], p->ctx->err);
+    if (st != PC_OK || (st = tp_push_plain(p)) != PC_OK) return st;
+    *done = true;
+    bool removed[PC_MAX_RANK] = {false};
+    removed[axis] = true;
+    return transpose_squeezed_outputs(p, removed);
+}
+
+/* Shape(Transpose(x)) = Gather(Shape(x), perm); opset >= 15 start/end select perm[start:end]. */
+static pc_status handle_shape(tp_push *p, bool *done)
+{
+    int64_t start = 0, end = (int64_t)p->rank, r = (int64_t)p->rank;
+    if (p->ctx->opset >= 15) {
+        start = pc_node_attr_int(p->node, "start", 0);
+        end = pc_node_attr_int(p->node, "end", r);
+        if (start < 0) start += r;
+        if (end < 0) end += r;
+        start = start < 0 ? 0 : start > r ? r : start;
+        end = end < 0 ? 0 : end > r ? r : end;
+        if (end < start) end = start;
+    }
+    pc_value *out = p->node->outputs[0];
+    if (!out) return PC_OK;
+    tp_ctx *ctx = p->ctx;
+    pc_status st;
+    pc_value *idx = pc_pass_add_ints(ctx->graph, "perm", (size_t)(end - start), p->perm + start, ctx->err);
+    if (!idx) return ctx->err->status;
+    pc_value *ins[2] = {out, idx};
+    pc_node *g = pc_pass_add_node(ctx->graph, ctx->opts, "Gather", "", 2, ins, 1, p->node, ctx->err);
+    if (!g) return ctx->err->status;
+    pc_value *fresh = g->outputs[0];
+    if ((st = pc_graph_move_output(p->node, 0, g, 0)) != PC_OK)
+        return pc_error_set(ctx->err, st, "node '%s': cannot move its output", p->node->name);
+    if ((st = pc_node_set_input(g, 0, fresh, ctx->err)) != PC_OK || (st = tp_push_plain(p)) != PC_OK)
+        return st;
+    pc_node_remove_attr(p->node, "start");
+    pc_node_remove_attr(p->node, "end");
+    *done = true;
+    int64_t dim = r;
+    pc_dim d = {.kind = PC_DIM_KNOWN, .size = dim};
+    pc_type ty = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_INT64, .shape = {.rank = 1, .dims = &d}};
+    return pc_value_set_type(fresh, &ty, ctx->err);
+}
+
+pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node)
+{
+    bool done;
+    pc_status st = pc_pass_bypass_node(ctx->graph, node, 0, 0, &done, ctx->err);
+    if (st != PC_OK || done) return st;
+    pc_value *a = node->inputs[0];
+    pc_node *id = pc_pass_add_node(ctx->graph, ctx->opts, "Identity", "", 1, &a, 1, node, ctx->err);
+    if (!id) return ctx->err->status;
+    if ((st = pc_graph_move_output(node, 0, id, 0)) != PC_OK)
+        return pc_error_set(ctx->err, st, "node '%s': cannot move its output", node->name);
+    return pc_pass_remove_dead(ctx->graph, node, ctx->err);
+}
+
+/* Transpose(p2) after Transpose(p1): one Transpose with p1[p2[i]], or nothing when that is the identity. */
+static pc_status handle_transpose(tp_push *p, bool *done)
+{
+    int64_t p2[PC_MAX_RANK], c[PC_MAX_RANK];
+    size_t r2;
+    if (!tp_transpose_perm(p->node, p2, &r2) || r2 != p->rank) return PC_OK;
+    tp_perm_compose(p->perm, p2, p->rank, c);
+    pc_value *v = p->node->inputs[0];
+    pc_node *first = v->producer;
+    pc_status st;
+    if ((st = pc_node_set_input(p->node, 0, first->inputs[0], p->ctx->err)) != PC_OK) return st;
+    *done = true;
+    if ((st = tp_remove_if_dead(p->ctx, first)) != PC_OK) return st;
+    if (tp_perm_is_identity(c, p->rank)) return tp_replace_by_input(p->ctx, p->node);
+    return pc_node_set_attr_ints(p->node, "perm", p->rank, c, p->ctx->err);
+}
+
+/* A Reshape that only moves size-1 dims is a Transpose: cancel or merge with the one before it (shapes
+ * concrete). */
+static pc_status handle_reshape(tp_push *p, bool *done)
+{
+    pc_node *node = p->node;
+    pc_value *tv = node->inputs[0];
+    pc_node *first = tv->producer;
+    pc_value *a = first->inputs[0];
+    int64_t in_dims[PC_MAX_RANK], mid[PC_MAX_RANK], shape[PC_MAX_RANK], out[PC_MAX_RANK];
+    size_t n;
+    pc_dtype dt;
+    if (!pc_value_dims(a, in_dims) || pc_value_rank(a) != (int32_t)p->rank) return PC_OK;
+    if (!tp_const_ints(node, 1, shape, &n, &dt) || n != p->rank) return PC_OK;
+    for (size_t i = 0; i < p->rank; i++)
+        mid[i] = in_dims[p->perm[i]];
+    bool allowzero = p->ctx->opset >= 14 && pc_node_attr_int(node, "allowzero", 0) != 0;
+    int64_t known = 1, minus = -1;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = shape[i];
+        if (shape[i] == 0 && !allowzero) out[i] = mid[i];
+        if (out[i] == -1) {
+            if (minus >= 0) return PC_OK;
+            minus = (int64_t)i;
+        } else if (out[i] < 0) {
+            return PC_OK;
+        } else if (!pc_u64_mul((uint64_t)known, (uint64_t)out[i], (uint64_t *)&known)) {
+            return PC_OK;
+        }
+    }
+    int64_t total = 1;
+    for (size_t i = 0; i < p->rank; i++)
+        if (!pc_u64_mul((uint64_t)total, (uint64_t)mid[i], (uint64_t *)&total)) return PC_OK;
+    if (minus >= 0) {
+        if (known == 0 || total % known) return PC_OK;
+        out[minus] = total / known;
+    }
+    /* non-1 dims must keep order and size: out non-1 dim j is mid non-1 dim j, which is a's dim perm[k_j] */
+    int64_t c[PC_MAX_RANK];
+    bool used[PC_MAX_RANK] = {false};
+    size_t k = 0;
+    for (size_t i = 0; i < p->rank; i++) {
+        if (out[i] == 1) continue;
+        while (k < p->rank && mid[k] == 1)
+            k++;
+        if (k == p->rank || mid[k] != out[i]) return PC_OK;
+        c[i] = p->perm[k];
+        used[c[i]] = true;
+        k++;
+    }
+    while (k < p->rank && mid[k] == 1)
+        k++;
+    if (k != p->rank) return PC_OK;
+    /* size-1 dims: keep an axis in place when it is free (so the result is the identity when it can be) */
+    for (size_t i = 0; i < p->rank; i++)
+        if (out[i] == 1 && in_dims[i] == 1 && !used[i]) {
+            c[i] = (int64_t)i;
+            used[i] = true;
+        } else if (out[i] == 1) {
+            c[i] = -1;
+        }
+    size_t free_axis = 0;
+    for (size_t i = 0; i < p->rank; i++) {
+        if (c[i] != -1) continue;
+        while (used[free_axis] || in_dims[free_axis] != 1)
+            free_axis++;
+        c[i] = (int64_t)free_axis;
+        used[free_axis] = true;
+    }
+    tp_ctx *ctx = p->ctx;
+    pc_status st;
+    if (tp_perm_is_identity(c, p->rank)) {
+        if ((st = pc_node_set_input(node, 0, a, ctx->err)) != PC_OK) return st;
+        *done = true;
+        if ((st = tp_remove_if_dead(ctx, first)) != PC_OK) return st;
+        return tp_replace_by_input(ctx, node);
+    }
+    pc_node *t = pc_pass_add_node(ctx->graph, ctx->opts, "Transpose", "", 1, &a, 1, node, ctx->err);
+    if (!t) return ctx->err->status;
+    if ((st = pc_node_set_attr_ints(t, "perm", p->rank, c, ctx->err)) != PC_OK ||
+        (st = pc_graph_move_output(node, 0, t, 0)) != PC_OK)
+        return st == PC_OK ? st : pc_error_set(ctx->err, st, "node '%s': cannot move its output", node->name);
+    *done = true;
+    if ((st = pc_pass_remove_dead(ctx->graph, node, ctx->err)) != PC_OK) return st;
+    return tp_remove_if_dead(ctx, first);
+}
+
+/* Resize on rank 4 for channel moves only: constant scales/sizes permuted, roi untouched. */
+static pc_status handle_resize(tp_push *p, bool *done)
+{
+    if (p->rank != 4 || !tp_perm_is_channel_move(p->perm, 4)) return PC_OK;
+    if (strcmp(pc_node_attr_string(p->node, "coordinate_transformation_mode", ""), "tf_crop_and_resize") ==
+            0 ||
+        pc_node_attr(p->node, "axes"))
+        return PC_OK; /* roi and axes would need remapping */
+    uint32_t first = p->ctx->opset >= 11 ? 2 : 1;
+    const pc_tensor *ts[2] = {NULL, NULL};
+    for (uint32_t i = first; i < p->node->n_inputs && i < first + 2; i++) {
+        pc_value *v = p->node->inputs[i];
+        if (!v) continue;
+        const pc_tensor *t = pc_value_const(v);
+        if (!t || t->rank != 1) return PC_OK;
+        if (t->n_elements == 0) continue;
+        if (t->n_elements != 4 || (t->dtype != PC_DTYPE_FLOAT && t->dtype != PC_DTYPE_INT64)) return PC_OK;
+        ts[i - first] = t;
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+        const pc_tensor *t = ts[k];
+        if (!t) continue;
+        uint32_t i = first + k;
+        pc_status st;
+        if (t->dtype == PC_DTYPE_INT64) {
+            int64_t v[4], nv[4];
+            size_t n;
+            pc_tensor_read_ints(t, v, 4, &n);
+            permute_groups(v, 1, p->perm_inv, 4, nv);
+            st = tp_replace_input_ints(p->ctx, p->node, i, PC_DTYPE_INT64, 4, nv);
+        } else {
+            /* scales: a 4-element float tensor, permuted as a 4-D [4] "tensor" would not be: copy by hand */
+            int64_t dim = 4;
+            pc_tensor *nt =
+                pc_tensor_create(p->ctx->graph->model, t->name, PC_DTYPE_FLOAT, 1, &dim, p->ctx->err);
+            if (!nt) return p->ctx->err->status;
+            for (size_t j = 0; j < 4; j++)
+                memcpy((uint8_t *)nt->data + j * 4, (const uint8_t *)t->data + (size_t)p->perm_inv[j] * 4, 4);
+            pc_value *nv = pc_pass_add_initializer(p->ctx->graph, p->node->inputs[i]->name, nt, p->ctx->err);
+            if (!nv) return p->ctx->err->status;
+            pc_value *old = p->node->inputs[i];
+            if ((st = pc_node_set_input(p->node, i, nv, p->ctx->err)) == PC_OK && old->initializer &&
+                !pc_value_is_used(old) && !old->is_graph_input)
+                st = pc_graph_remove_initializer(p->ctx->graph, old, p->ctx->err);
+        }
+        if (st != PC_OK) return st;
+    }
+    return push_and_outputs(p, done);
+}
+
+/* Axes a rank-reducing op drops (for the cost model: an output whose squeezed perm is the identity needs no
+ * Transpose). These read the same attributes the handlers read. */
+static bool dropped_arg(tp_push *p, bool *removed)
+{
+    int64_t axis;
+    if (pc_node_attr_int(p->node, "keepdims", 1) ||
+        !tp_axis_normalize(pc_node_attr_int(p->node, "axis", 0), p->rank, &axis))
+        return false;
+    removed[axis] = true;
+    return true;
+}
+
+static bool dropped_gather(tp_push *p, bool *removed)
+{
+    const pc_tensor *t = p->node->n_inputs > 1 ? pc_value_const(p->node->inputs[1]) : NULL;
+    int64_t axis;
+    if (!t || t->rank != 0 || !tp_axis_normalize(pc_node_attr_int(p->node, "axis", 0), p->rank, &axis))
+        return false;
+    removed[axis] = true;
+    return true;
+}
+
+static bool dropped_list(tp_push *p, bool *removed, bool input_axes)
+{
+    int64_t axes[PC_MAX_RANK];
+    size_t n;
+    bool present;
+    pc_dtype dtype;
+    if (!read_axes(p, input_axes, p->rank, axes, &n, &present, &dtype) || !n) return false;
+    for (size_t k = 0; k < n; k++)
+        removed[axes[k]] = true;
+    return true;
+}
+
+static bool dropped_reduce(tp_push *p, bool *removed)
+{
+    bool input_axes = strcmp(p->node->op_type, "ReduceSum") == 0 ? p->ctx->opset >= 13 : p->ctx->opset >= 18;
+    return !pc_node_attr_int(p->node, "keepdims", 1) && dropped_list(p, removed, input_axes);
+}
+
+static bool dropped_squeeze(tp_push *p, bool *removed)
+{
+    return dropped_list(p, removed, p->ctx->opset >= 13);
+}
+
+bool tp_handler_output_perm(const tp_handler *h, tp_push *p, int64_t *out, size_t *rank)
+{
+    bool removed[PC_MAX_RANK] = {false};
+    if (h->dropped_axes && h->dropped_axes(p, removed)) {
+        *rank = tp_perm_squeeze(p->perm, p->rank, removed, out);
+        return true;
+    }
+    return false;
+}
+
+/* Sorted by (domain, op) for bsearch; checked once at first use. */
+#define SIMPLE(op, min)                                                                                      \
+    {                                                                                                        \
+        "", op, handle_simple, TP_IN_ALL, true, min, true, NULL                                              \
+    }
+#define BCAST(op, min)                                                                                       \
+    {                                                                                                        \
+        "", op, handle_broadcast, TP_IN_NONSCALAR, true, min, true, NULL                                     \
+    }
+#define FIRST(op, fn, outs, min)                                                                             \
+    {                                                                                                        \
+        "", op, fn, TP_IN_FIRST, outs, min, false, NULL                                                      \
+    }
+static const tp_handler handlers[] = {
+    SIMPLE("Abs", 1),
+    SIMPLE("Acos", 7),
+    SIMPLE("Acosh", 9),
+    BCAST("Add", 7),
+    BCAST("And", 7),
+    {"", "ArgMax", handle_arg, TP_IN_FIRST, true, 1, false, dropped_arg},
+    {"", "ArgMin", handle_arg, TP_IN_FIRST, true, 1, false, dropped_arg},
+    SIMPLE("Asin", 7),
+    SIMPLE("Asinh", 9),
+    SIMPLE("Atan", 7),
+    SIMPLE("Atanh", 9),
+    BCAST("BitShift", 11),
+    SIMPLE("Cast", 1),
+    FIRST("CastLike", handle_simple, true, 15),
+    SIMPLE("Ceil", 1),
+    SIMPLE("Celu", 12),
+    FIRST("Clip", handle_simple, true, 1),
+    {"", "Concat", handle_concat, TP_IN_ALL, true, 1, false, NULL},
+    SIMPLE("Cos", 7),
+    SIMPLE("Cosh", 9),
+    FIRST("DequantizeLinear", handle_qdq, true, 10),
+    BCAST("Div", 7),
+    SIMPLE("Elu", 1),
+    BCAST("Equal", 7),
+    SIMPLE("Erf", 9),
+    SIMPLE("Exp", 1),
+    SIMPLE("Floor", 1),
+    {"", "Gather", handle_gather, TP_IN_FIRST, true, 1, false, dropped_gather},
+    SIMPLE("Gelu", 20),
+    BCAST("Greater", 7),
+    BCAST("GreaterOrEqual", 12),
+    SIMPLE("HardSigmoid", 1),
+    SIMPLE("HardSwish", 14),
+    FIRST("Hardmax", handle_softmax, true, 1),
+    SIMPLE("Identity", 1),
+    SIMPLE("IsInf", 10),
+    SIMPLE("IsNaN", 9),
+    SIMPLE("LeakyRelu", 1),
+    BCAST("Less", 7),
+    BCAST("LessOrEqual", 12),
+    SIMPLE("Log", 1),
+    FIRST("LogSoftmax", handle_softmax, true, 1),
+    BCAST("Max", 8),
+    BCAST("Mean", 8),
+    BCAST("Min", 8),
+    BCAST("Mod", 10),
+    BCAST("Mul", 7),
+    SIMPLE("Neg", 1),
+    SIMPLE("Not", 1),
+    BCAST("Or", 7),
+    BCAST("PRelu", 7),
+    FIRST("Pad", handle_pad, true, 2),
+    BCAST("Pow", 7),
+    FIRST("QuantizeLinear", handle_qdq, true, 10),
+    SIMPLE("Reciprocal", 1),
+    {"", "ReduceL1", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceL2", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceLogSum", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceLogSumExp", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceMax", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceMean", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceMin", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceProd", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceSum", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceSumSquare", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    SIMPLE("Relu", 1),
+    FIRST("Reshape", handle_reshape, false, 5),
+    FIRST("Resize", handle_resize, true, 10),
+    SIMPLE("Round", 11),
+    SIMPLE("Selu", 1),
+    FIRST("Shape", handle_shape, false, 1),
+    SIMPLE("Shrink", 9),
+    SIMPLE("Sigmoid", 1),
+    SIMPLE("Sign", 9),
+    SIMPLE("Sin", 7),
+    SIMPLE("Sinh", 9),
+    FIRST("Slice", handle_slice, true, 1),
+    FIRST("Softmax", handle_softmax, true, 1),
+    SIMPLE("Softplus", 1),
+    SIMPLE("Softsign", 1),
+    FIRST("Split", handle_split, true, 2),
+    SIMPLE("Sqrt", 1),
+    {"", "Squeeze", handle_squeeze, TP_IN_FIRST, true, 1, false, dropped_squeeze},
+    BCAST("Sub", 7),
+    BCAST("Sum", 8),
+    SIMPLE("Tan", 7),
+    SIMPLE("Tanh", 1),
+    SIMPLE("ThresholdedRelu", 10),
+    FIRST("Tile", handle_tile, true, 6),
+    FIRST("Transpose", handle_transpose, false, 1),
+    FIRST("Unsqueeze", handle_unsqueeze, true, 1),
+    BCAST("Where", 9),
+    BCAST("Xor", 7),
+};
+#undef SIMPLE
+#undef BCAST
+#undef FIRST
+
+static int handler_cmp(const void *key, const void *elem)
+{
+    const pc_node *n = key;
+    const tp_handler *h = elem;
+    int c = strcmp(n->domain, h->domain);
+    return c ? c : strcmp(n->op_type, h->op);
+}
+
+const tp_handler *tp_handler_find(const pc_node *node, int64_t opset)
+{
+#ifdef PC_DEBUG_CHECKS
+    static bool checked;
+    if (!checked) {
+        for (size_t i = 1; i < sizeof handlers / sizeof handlers[0]; i++) {
+            int c = strcmp(handlers[i - 1].domain, handlers[i].domain);
+            if (!c) c = strcmp(handlers[i - 1].op, handlers[i].op);
+            if (c >= 0) { /* the table must stay sorted for bsearch */
+                fprintf(stderr, "transpose handler table not sorted at '%s'\n", handlers[i].op);
+                abort();
+            }
+        }
+        checked = true;
+    }
+#endif
+    const tp_handler *h =
+        bsearch(node, handlers, sizeof handlers / sizeof handlers[0], sizeof handlers[0], handler_cmp);
+    return h && opset >= h->min_opset ? h : NULL;
+}
+
+uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *out, uint32_t n_out)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < node->n_inputs && n < n_out; i++) {
+        const pc_value *v = node->inputs[i];
+        if (!v) continue;
+        if (h->inputs == TP_IN_FIRST && i > 0) break;
+        if (h->inputs == TP_IN_NONSCALAR && pc_value_rank(v) == 0) continue;
+        out[n++] = i;
+    }
+    return n;
+}

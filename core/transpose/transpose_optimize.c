@@ -1,0 +1,316 @@
+/* The transpose optimizer as a pass (docs/transpose.md): per round, (1) a reverse walk marks values that flow
+ * into Transposes, (2) a forward walk pushes Transposes through handled ops where the cost model says so,
+ * merging and cancelling them (identity perms are dropped on the way), (3) a Transpose above a
+ * single-consumer DQ moves before it when that folds or cancels it. Rounds repeat until nothing changes
+ * (bounded). Every step is linear in the graph. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transpose_internal.h"
+
+static bool value_marked(const tp_ctx *ctx, const pc_value *v)
+{
+    return v && v->id < ctx->n_marks && ctx->leads_to_transpose[v->id];
+}
+
+static void value_mark(tp_ctx *ctx, const pc_value *v)
+{
+    if (v && v->id < ctx->n_marks) ctx->leads_to_transpose[v->id] = 1;
+}
+
+/* Pass 1: reverse walk (no edits). */
+static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
+{
+    memset(ctx->leads_to_transpose, 0, ctx->n_marks);
+    memset(ctx->cancel_at, 0, ctx->n_marks * sizeof *ctx->cancel_at);
+    int64_t perm[PC_MAX_RANK];
+    size_t r;
+    for (pc_node *n = ctx->graph->last; n; n = n->prev) {
+        if (tp_transpose_perm(n, perm, &r)) {
+            pc_value *in = n->inputs[0];
+            value_mark(ctx, in);
+            if (in->id < ctx->n_marks && pc_value_single_consumer(in) == n &&
+                pc_pass_can_modify(ctx->opts, n))
+                ctx->cancel_at[in->id] = n;
+            continue;
+        }
+        const tp_handler *h = tp_handler_find(n, ctx->opset);
+        if (!h || !h->transposes_outputs) continue;
+        bool leads = false;
+        for (uint32_t k = 0; k < n->n_outputs; k++)
+            leads = leads || value_marked(ctx, n->outputs[k]);
+        if (!leads) continue;
+        pc_node *target = NULL;
+        if (h->elementwise && n->n_outputs == 1 && n->outputs[0]->id < ctx->n_marks &&
+            pc_pass_can_modify(ctx->opts, n))
+            target = ctx->cancel_at[n->outputs[0]->id];
+        for (uint32_t i = 0; i < n->n_inputs; i++) {
+            pc_value *v = n->inputs[i];
+            if (!v || (h->inputs == TP_IN_FIRST && i > 0) ||
+                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(v) == 0))
+                continue;
+            value_mark(ctx, v);
+            if (target && v->id < ctx->n_marks && pc_value_single_consumer(v) == n)
+                ctx->cancel_at[v->id] = target;
+        }
+    }
+}
+
+/* All consumers have handlers and the output is not a graph output: pushing will probably delete it. */
+static bool can_likely_remove(const tp_ctx *ctx, const pc_node *t)
+{
+    const pc_value *v = t->outputs[0];
+    if (v->is_graph_output || v->n_subgraph_refs) return false;
+    for (uint32_t k = 0; k < v->n_consumers; k++)
+        if (!tp_handler_find(v->consumers[k].node, ctx->opset)) return false;
+    return true;
+}
+
+/* Cost of applying Transpose(perm) to v: 0 for constants, -rank when it cancels a removable Transpose, 0 when
+ * it composes with one, +rank when a new Transpose is needed. */
+static int input_cost(const tp_ctx *ctx, const pc_value *v, const int64_t *perm, size_t rank)
+{
+    if (pc_value_const(v)) return 0;
+    const pc_node *p = v->producer;
+    if (p && strcmp(p->op_type, "DequantizeLinear") == 0 && !p->domain[0] && p->n_inputs && p->inputs[0] &&
+        pc_value_const(p->inputs[0]) && pc_value_single_consumer(v)) {
+        bool per_axis;
+        if (tp_qdq_kind((tp_ctx *)ctx, p, &per_axis)) return 0;
+    }
+    int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
+    size_t qr;
+    if (p && tp_transpose_perm(p, q, &qr) && qr == rank) {
+        tp_perm_compose(q, perm, rank, c);
+        if (tp_perm_is_identity(c, rank) && can_likely_remove(ctx, p)) return -tp_value_cost_rank(v);
+        return 0;
+    }
+    return tp_value_cost_rank(v);
+}
+
+static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, const int64_t *perm,
+                        const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
+{
+    if (strcmp(node->op_type, "Transpose") == 0) return true; /* merging or cancelling never costs */
+    if (ctx->opts && ctx->opts->layout_cost_check && tp_perm_is_channel_move(perm, rank) &&
+        strcmp(node->op_type, "Concat") != 0)
+        return true;
+    int cost = 0;
+    for (uint32_t k = 0; k < n_carry; k++)
+        cost += input_cost(ctx, node->inputs[carry[k]], perm_inv, rank);
+    if (!h->transposes_outputs) return cost < 0;
+    /* credit: the output runs through single-consumer elementwise ops into a Transpose this one cancels */
+    const pc_value *out = node->n_outputs == 1 ? node->outputs[0] : NULL;
+    if (h->elementwise && out && out->id < ctx->n_marks && ctx->cancel_at[out->id]) {
+        const pc_node *t = ctx->cancel_at[out->id];
+        int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
+        size_t qr;
+        if (!t->removed && tp_transpose_perm(t, q, &qr) && qr == rank) {
+            tp_perm_compose(perm, q, rank, c);
+            if (tp_perm_is_identity(c, rank)) return cost - tp_value_cost_rank(out) < 0;
+        }
+    }
+    if (cost < 0) {
+        /* a rank-reducing op whose squeezed perm is the identity gets no Transpose after it */
+        int64_t out_perm[PC_MAX_RANK];
+        size_t out_rank;
+        tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
+        if (tp_handler_output_perm(h, &probe, out_perm, &out_rank) && tp_perm_is_identity(out_perm, out_rank))
+            return true;
+        bool leads = false;
+        int max_out = 0;
+        for (uint32_t k = 0; k < node->n_outputs; k++) {
+            leads = leads || value_marked(ctx, node->outputs[k]);
+            int c = node->outputs[k] ? tp_value_cost_rank(node->outputs[k]) : 0;
+            if (c > max_out) max_out = c;
+        }
+        if (!leads) cost += max_out;
+    }
+    return cost < 0;
+}
+
+/* ProcessTranspose: push Transpose t (perm) feeding input i of node through node when a handler allows it. */
+static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, const int64_t *perm,
+                          size_t rank, bool *done)
+{
+    *done = false;
+    const tp_handler *h = tp_handler_find(node, ctx->opset);
+    if (!h) return PC_OK;
+    uint32_t small[PC_MAX_RANK], *carry = small;
+    if (node->n_inputs > PC_MAX_RANK) {
+        carry = malloc(node->n_inputs * sizeof *carry);
+        if (!carry) return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", node->name);
+    }
+    uint32_t n_carry =
+        tp_handler_inputs(h, node, carry, node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK);
+    bool carries = false;
+    for (uint32_t k = 0; k < n_carry; k++)
+        carries = carries || carry[k] == i;
+    int64_t perm_inv[PC_MAX_RANK];
+    tp_perm_invert(perm, rank, perm_inv);
+    pc_status st = PC_OK;
+    if (carries && should_push(ctx, node, h, perm, perm_inv, rank, carry, n_carry)) {
+        const char *tname = t->name, *nname = node->name, *op = node->op_type;
+        tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry};
+        st = h->fn(&push, done);
+        if (st == PC_OK && *done) {
+            ctx->changed = true;
+            if (strcmp(op, "Transpose") == 0)
+                pc_pass_explain(ctx->opts, "merged Transpose '%s' into Transpose '%s'", tname, nname);
+            else
+                pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s'", tname, op, nname);
+        }
+    }
+    if (carry != small) free(carry);
+    return st;
+}
+
+/* Pass 2: forward walk over the nodes as they were at the start of the round. */
+static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
+{
+    int64_t perm[PC_MAX_RANK];
+    size_t r;
+    for (uint32_t k = 0; k < n_nodes; k++) {
+        pc_node *n = nodes[k];
+        if (n->removed || !pc_pass_can_modify(ctx->opts, n)) continue;
+        pc_status st;
+        if (tp_transpose_perm(n, perm, &r) && tp_perm_is_identity(perm, r)) {
+            const char *name = n->name;
+            if ((st = tp_replace_by_input(ctx, n)) != PC_OK) return st;
+            ctx->changed = true;
+            pc_pass_explain(ctx->opts, "removed identity Transpose '%s'", name);
+            continue;
+        }
+        for (uint32_t i = 0; i < n->n_inputs; i++) {
+            pc_value *v = n->inputs[i];
+            pc_node *t = v ? v->producer : NULL;
+            if (!t || t->graph != ctx->graph || !tp_transpose_perm(t, perm, &r)) continue;
+            bool done;
+            if ((st = try_push(ctx, n, i, t, perm, r, &done)) != PC_OK) return st;
+            if (done) break;
+        }
+    }
+    return PC_OK;
+}
+
+/* Pass 3: Transpose(p) reading a single-consumer DQ of a constant or of a Transpose moves above the DQ, where
+ * it is folded into the constant or merged; a per-axis axis a becomes p_inv[a] (the DQ now reads the
+ * transposed input). */
+static pc_status move_above_dq(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
+{
+    int64_t perm[PC_MAX_RANK], inv[PC_MAX_RANK], q[PC_MAX_RANK], c[PC_MAX_RANK];
+    size_t r, qr;
+    for (uint32_t k = 0; k < n_nodes; k++) {
+        pc_node *t = nodes[k];
+        if (t->removed || !tp_transpose_perm(t, perm, &r) || !pc_pass_can_modify(ctx->opts, t)) continue;
+        pc_value *d = t->inputs[0];
+        pc_node *dq = d->producer;
+        bool per_axis;
+        int64_t axis = 0;
+        if (!dq || strcmp(dq->op_type, "DequantizeLinear") != 0 || dq->domain[0] ||
+            pc_value_single_consumer(d) != t || !pc_pass_can_modify(ctx->opts, dq) || dq->n_inputs < 1 ||
+            !dq->inputs[0] || !tp_qdq_kind(ctx, dq, &per_axis) || pc_value_rank(dq->inputs[0]) != (int32_t)r)
+            continue;
+        if (per_axis && !tp_axis_normalize(pc_node_attr_int(dq, "axis", 1), r, &axis)) continue;
+        pc_value *x = dq->inputs[0];
+        const pc_tensor *xt = pc_value_const(x);
+        unsigned bits = xt ? pc_dtype_bits(xt->dtype) : 0;
+        bool folds = xt && bits && bits % 8 == 0 && xt->dtype != PC_DTYPE_STRING;
+        bool merges = false;
+        if (!folds && x->producer && tp_transpose_perm(x->producer, q, &qr) && qr == r) {
+            tp_perm_compose(q, perm, r, c);
+            merges = tp_perm_is_identity(c, r) || pc_value_single_consumer(x) == dq;
+        }
+        if (!folds && !merges) continue;
+        tp_perm_invert(perm, r, inv);
+        const char *tname = t->name, *dname = dq->name;
+        pc_status st = tp_transpose_input(ctx, dq, 0, perm, r);
+        if (st == PC_OK && per_axis) st = pc_node_set_attr_int(dq, "axis", inv[axis], ctx->err);
+        if (st != PC_OK) return st;
+        if ((st = pc_graph_move_output(t, 0, dq, 0)) != PC_OK)
+            return pc_error_set(ctx->err, st, "node '%s': cannot move its output", tname);
+        if ((st = pc_node_set_input(t, 0, NULL, ctx->err)) != PC_OK ||
+            (st = pc_graph_remove_node(ctx->graph, t, ctx->err)) != PC_OK)
+            return st;
+        ctx->changed = true;
+        pc_pass_explain(ctx->opts, "moved Transpose '%s' above DequantizeLinear '%s'", tname, dname);
+    }
+    return PC_OK;
+}
+
+static pc_status run_rounds(tp_ctx *ctx)
+{
+    pc_graph *g = ctx->graph;
+    pc_status st = PC_OK;
+    pc_node **nodes = NULL;
+    bool any = false;
+    for (int round = 0; round < TP_MAX_ROUNDS; round++) {
+        /* the marks and the node list are per round: values and nodes made during it are not in them */
+        free(ctx->leads_to_transpose);
+        free(ctx->cancel_at);
+        free(nodes);
+        ctx->n_marks = g->n_values;
+        ctx->leads_to_transpose = calloc(ctx->n_marks ? ctx->n_marks : 1, 1);
+        ctx->cancel_at = calloc(ctx->n_marks ? ctx->n_marks : 1, sizeof *ctx->cancel_at);
+        nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
+        if (!ctx->leads_to_transpose || !ctx->cancel_at || !nodes) {
+            st = pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: work arrays for %u values",
+                              g->n_values);
+            break;
+        }
+        uint32_t n_nodes = 0;
+        for (pc_node *n = g->first; n; n = n->next)
+            nodes[n_nodes++] = n;
+        ctx->changed = false;
+        mark_outputs_leading_to_transpose(ctx);
+        if ((st = push_and_cancel(ctx, nodes, n_nodes)) != PC_OK) break;
+        if ((st = move_above_dq(ctx, nodes, n_nodes)) != PC_OK) break;
+        if (!ctx->changed) break;
+        any = true;
+        if ((st = pc_graph_sort(g, ctx->err)) != PC_OK) break;
+    }
+    free(ctx->leads_to_transpose);
+    free(ctx->cancel_at);
+    free(nodes);
+    ctx->leads_to_transpose = NULL;
+    ctx->cancel_at = NULL;
+    ctx->changed = any;
+    return st;
+}
+
+pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
+{
+    if (changed) *changed = false;
+    int64_t opset = pc_model_opset(graph->model, "");
+    if (opset < TP_OPSET_MIN || opset > TP_OPSET_MAX) {
+        /* never a partial rewrite: the whole graph is left as it is */
+        pc_pass_explain(opts, "ai.onnx opset %lld is outside %d..%d: graph left unchanged", (long long)opset,
+                        TP_OPSET_MIN, TP_OPSET_MAX);
+        return PC_OK;
+    }
+    tp_ctx ctx = {.graph = graph, .opts = opts, .opset = opset, .err = err};
+    pc_status st = run_rounds(&ctx);
+    if (changed) *changed = ctx.changed;
+    return st;
+}
+
+static uint64_t graph_cost(const pc_graph *g)
+{
+    uint64_t cost = 0;
+    for (const pc_node *n = g->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Transpose") == 0 && !n->domain[0] && n->n_outputs && n->outputs[0])
+            cost += (uint64_t)tp_value_cost_rank(n->outputs[0]);
+        for (uint32_t a = 0; a < n->n_attrs; a++) {
+            const pc_attr *at = &n->attrs[a];
+            if (at->type == PC_ATTR_GRAPH && at->g) cost += graph_cost(at->g);
+            if (at->type == PC_ATTR_GRAPHS)
+                for (size_t k = 0; k < at->n; k++)
+                    cost += graph_cost(at->graphs[k]);
+        }
+    }
+    return cost;
+}
+
+uint64_t pc_graph_transpose_cost(const pc_graph *graph)
+{
+    return graph ? graph_cost(graph) : 0;
+}

@@ -1,0 +1,887 @@
+/* Transpose optimizer, per handler: x -> Transpose(p) -> op -> Transpose(p^-1) ends with zero Transposes, the
+ * exact remaining ops and rewritten attributes/constants are asserted, and the outputs equal the original
+ * bit-exactly on the reference executor (pure data movement). Cases that must block are asserted unchanged.
+ */
+#include "pass_test_util.h"
+#include "test_util.h"
+#include "transpose/transpose_internal.h"
+
+typedef struct trace_buf {
+    int n;
+    char last[512];
+} trace_buf;
+
+static void trace_emit(void *ctx, const char *pass, const char *msg)
+{
+    trace_buf *t = ctx;
+    (void)pass;
+    t->n++;
+    snprintf(t->last, sizeof t->last, "%s", msg);
+}
+
+static trace_buf g_trace;
+static pc_trace g_sink = {trace_emit, &g_trace};
+
+static pc_pass_options opts_plain(void)
+{
+    pc_pass_options o = {0};
+    o.trace = &g_sink;
+    o.pass_name = "transpose_optimize";
+    return o;
+}
+
+/* Runs the optimizer (shape inference first, as the pipeline does) and verifies the graph. */
+static bool run_opts(pc_model *m, const pc_pass_options *o)
+{
+    pc_error err;
+    bool changed = false;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    CHECK_OK(pc_transpose_optimize(m->graph, o, &changed, &err), &err);
+    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
+    return changed;
+}
+
+static bool run(pc_model *m)
+{
+    pc_pass_options o = opts_plain();
+    return run_opts(m, &o);
+}
+
+/* "Op,Op,..." in graph order */
+static const char *ops(const pc_model *m)
+{
+    static char buf[1024];
+    size_t k = 0;
+    buf[0] = '\0';
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? "," : "", n->op_type);
+    return buf;
+}
+
+static pc_node *nth_op(const pc_model *m, const char *op, int nth)
+{
+    for (pc_node *n = m->graph->first; n; n = n->next)
+        if (strcmp(n->op_type, op) == 0 && nth-- == 0) return n;
+    return NULL;
+}
+
+static bool ints_eq(const pc_node *n, const char *name, size_t count, const int64_t *want)
+{
+    const pc_attr *a = n ? pc_node_attr(n, name) : NULL;
+    if (!a || a->type != PC_ATTR_INTS || a->n != count) return false;
+    for (size_t i = 0; i < count; i++)
+        if (a->ints[i] != want[i]) return false;
+    return true;
+}
+
+/* A constant input's values as int64 (int32/int64) */
+static bool input_ints_eq(const pc_node *n, uint32_t i, size_t count, const int64_t *want)
+{
+    int64_t got[PC_MAX_RANK];
+    size_t k;
+    if (!n || i >= n->n_inputs || !n->inputs[i] || !n->inputs[i]->initializer) return false;
+    if (!pc_tensor_read_ints(n->inputs[i]->initializer, got, PC_MAX_RANK, &k) || k != count) return false;
+    for (size_t j = 0; j < count; j++)
+        if (got[j] != want[j]) return false;
+    return true;
+}
+
+static void check_exact(const pc_model *before, const pc_model *after, const char *what)
+{
+    char why[256];
+    int r = pt_equiv(before, after, 7, 0, 0, why, sizeof why);
+    CHECK_MSG(r == 1, "%s: %s", what, why);
+}
+
+static pc_node *transpose(pc_model *m, const char *in, const char *out, size_t rank, const int64_t *perm)
+{
+    pc_error err;
+    pc_node *t = pt_node(m, "Transpose", "", in, out, NULL);
+    if (pc_node_set_attr_ints(t, "perm", rank, perm, &err) != PC_OK) pt_die("perm", &err);
+    return t;
+}
+
+static const int64_t P4_CL[] = {0, 2, 3, 1}, P4_CF[] = {0, 3, 1, 2};
+
+/* x[2,3,4,5] -> T(0,2,3,1) -> op -> T(0,3,1,2) -> y: the usual NCHW<->NHWC sandwich */
+static pc_model *sandwich(int64_t opset, pc_dtype dt, const char *op, pc_node **mid)
+{
+    pc_model *m = pt_model(opset);
+    pt_input(m, "x", dt, 4, (int64_t[]){2, 3, 4, 5});
+    transpose(m, "x", "t", 4, P4_CL);
+    *mid = pt_node(m, op, "", "t", "u", NULL);
+    return m;
+}
+
+static void sandwich_end(pc_model *m)
+{
+    transpose(m, "u", "y", 4, P4_CF);
+    pt_output(m, "y");
+}
+
+static void test_simple_ops(void)
+{
+    static const char *const unary[] = {"Relu", "Sigmoid", "Neg",      "Abs", "Exp",
+                                        "Tanh", "Floor",   "Softsign", "Erf"};
+    for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++) {
+        pc_node *mid;
+        pc_model *m = sandwich(13, PC_DTYPE_FLOAT, unary[k], &mid);
+        sandwich_end(m);
+        pc_model *before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(strcmp(ops(m), unary[k]) == 0, "%s: %s", unary[k], ops(m));
+        CHECK(pc_graph_transpose_cost(m->graph) == 0);
+        CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+        check_exact(before, m, unary[k]);
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+    /* Clip carries input 0 only (min/max scalars stay); Cast keeps its `to` */
+    pc_node *mid;
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_f(m, "lo", 0, NULL, (float[]){-0.5f});
+    pt_const_f(m, "hi", 0, NULL, (float[]){0.75f});
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "Clip", "", "t,lo,hi", "c", NULL);
+    mid = pt_node(m, "Cast", "", "c", "u", NULL);
+    pc_error err;
+    CHECK_OK(pc_node_set_attr_int(mid, "to", PC_DTYPE_DOUBLE, &err), &err);
+    sandwich_end(m);
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Clip,Cast") == 0, "%s", ops(m));
+    check_exact(before, m, "Clip+Cast");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* Add with a lower-rank constant: reshaped to rank 4 (leading 1s) and permuted, no Unsqueeze node. Rank 3
+ * and 5. */
+static void test_broadcast_constant(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    float b[5] = {1.5f, -2.0f, 0.25f, 4.0f, -0.5f};
+    pt_const_f(m, "b", 3, (int64_t[]){5, 1, 1}, b);
+    transpose(m, "x", "t", 4, P4_CF);        /* [2,5,3,4] */
+    pt_node(m, "Add", "", "t,b", "u", NULL); /* b [5,1,1] is per channel of the NCHW view */
+    transpose(m, "u", "y", 4, P4_CL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Add") == 0, "%s", ops(m));
+    pc_node *add = nth_op(m, "Add", 0);
+    const pc_tensor *nb = add ? add->inputs[1]->initializer : NULL;
+    /* [5,1,1] -> [1,5,1,1] -> permuted by (0,2,3,1) -> [1,1,1,5], values in order */
+    CHECK(nb && nb->rank == 4 && nb->dims[0] == 1 && nb->dims[1] == 1 && nb->dims[2] == 1 &&
+          nb->dims[3] == 5);
+    CHECK(nb && memcmp(nb->data, b, sizeof b) == 0);
+    check_exact(before, m, "Add const rank 4");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* rank 5, perm (0,4,1,2,3), Mul with a full-rank constant: data really permuted */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 5, (int64_t[]){1, 2, 3, 2, 4});
+    float w[48];
+    for (int i = 0; i < 48; i++)
+        w[i] = (float)i - 20.0f;
+    pt_const_f(m, "w", 5, (int64_t[]){1, 4, 2, 3, 2}, w);
+    const int64_t p5[] = {0, 4, 1, 2, 3}, p5i[] = {0, 2, 3, 4, 1};
+    transpose(m, "x", "t", 5, p5);
+    pt_node(m, "Mul", "", "t,w", "u", NULL);
+    transpose(m, "u", "y", 5, p5i);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Mul") == 0, "%s", ops(m));
+    check_exact(before, m, "Mul const rank 5");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* rank 3 with a scalar constant: the scalar is not a carrying input */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    pt_const_f(m, "s", 0, NULL, (float[]){3.0f});
+    const int64_t p3[] = {2, 0, 1}, p3i[] = {1, 2, 0};
+    transpose(m, "x", "t", 3, p3);
+    pt_node(m, "Sub", "", "s,t", "u", NULL);
+    transpose(m, "u", "y", 3, p3i);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Sub") == 0, "%s", ops(m));
+    pc_node *sub = nth_op(m, "Sub", 0);
+    CHECK(sub && strcmp(sub->inputs[0]->name, "s") == 0 && sub->inputs[0]->initializer->rank == 0);
+    check_exact(before, m, "Sub scalar rank 3");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* A non-constant lower-rank input gets Unsqueeze then the inverse Transpose (the only one left). */
+static void test_broadcast_unsqueeze(void)
+{
+    for (int opset = 11; opset <= 13; opset += 2) {
+        pc_model *m = pt_model(opset);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        pt_input(m, "z", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+        transpose(m, "x", "t", 4, P4_CL); /* [2,4,5,3] */
+        pt_node(m, "Mul", "", "t,z", "u", NULL);
+        transpose(m, "u", "y", 4, P4_CF);
+        pt_output(m, "y");
+        pc_model *before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(strcmp(ops(m), "Unsqueeze,Transpose,Mul") == 0, "opset %d: %s", opset, ops(m));
+        pc_node *u = nth_op(m, "Unsqueeze", 0), *t = nth_op(m, "Transpose", 0);
+        const int64_t axes[] = {0, 1, 2};
+        if (opset >= 13)
+            CHECK(u && input_ints_eq(u, 1, 3, axes));
+        else
+            CHECK(u && ints_eq(u, "axes", 3, axes));
+        CHECK(t && ints_eq(t, "perm", 4, P4_CF));
+        CHECK(pc_graph_transpose_cost(m->graph) == 1); /* [1,3,1,1]: one dim that is not 1 */
+        check_exact(before, m, "Mul with unsqueezed input");
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
+static void test_concat_split(void)
+{
+    /* Concat of two transposed inputs, negative axis */
+    pc_model *m = pt_model(13);
+    pt_input(m, "a", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_input(m, "b", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 2, 4, 5});
+    transpose(m, "a", "ta", 4, P4_CL);
+    transpose(m, "b", "tb", 4, P4_CL);
+    pc_error err;
+    pc_node *c = pt_node(m, "Concat", "", "ta,tb", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(c, "axis", -1, &err), &err);
+    transpose(m, "u", "y", 4, P4_CF);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Concat") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "Concat", 0), "axis", 99) == 1);
+    check_exact(before, m, "Concat");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Split along axis 3 (channels-last) into two outputs, each transposed back */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 4, 3, 5});
+    transpose(m, "x", "t", 4, P4_CL); /* [2,3,5,4] */
+    pc_node *s = pt_node(m, "Split", "", "t", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(s, "axis", 3, &err), &err);
+    transpose(m, "s0", "y0", 4, P4_CF);
+    transpose(m, "s1", "y1", 4, P4_CF);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Split") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "Split", 0), "axis", 99) == 1);
+    CHECK(strcmp(m->graph->outputs[0]->name, "y0") == 0 && strcmp(m->graph->outputs[1]->name, "y1") == 0);
+    check_exact(before, m, "Split");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_softmax(void)
+{
+    pc_error err;
+    /* opset 13: axis remapped (axis 3 of the NHWC view is axis 1) */
+    pc_node *mid;
+    pc_model *m = sandwich(13, PC_DTYPE_FLOAT, "Softmax", &mid);
+    CHECK_OK(pc_node_set_attr_int(mid, "axis", -1, &err), &err);
+    sandwich_end(m);
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Softmax") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "Softmax", 0), "axis", 99) == 1);
+    check_exact(before, m, "Softmax 13");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* opset 11, axis 1 with perm (0,2,3,1): every axis stays on its side of the coercion point: pushed, axis
+     * kept */
+    m = sandwich(11, PC_DTYPE_FLOAT, "LogSoftmax", &mid);
+    CHECK_OK(pc_node_set_attr_int(mid, "axis", 1, &err), &err);
+    sandwich_end(m);
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "LogSoftmax") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "LogSoftmax", 0), "axis", 99) == 1);
+    check_exact(before, m, "LogSoftmax 11");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* opset 11, axis 2: perm (0,2,3,1) moves dim 1 across the coercion point: blocked, graph unchanged */
+    m = sandwich(11, PC_DTYPE_FLOAT, "Softmax", &mid);
+    CHECK_OK(pc_node_set_attr_int(mid, "axis", 2, &err), &err);
+    sandwich_end(m);
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,Softmax,Transpose") == 0, "%s", ops(m));
+    CHECK(ints_eq(nth_op(m, "Transpose", 0), "perm", 4, P4_CL) &&
+          ints_eq(nth_op(m, "Transpose", 1), "perm", 4, P4_CF));
+    pc_model_free(m);
+}
+
+static void test_argmax(void)
+{
+    pc_error err;
+    /* keepdims 1: axis remapped, sandwich cancels */
+    pc_node *mid;
+    pc_model *m = sandwich(13, PC_DTYPE_FLOAT, "ArgMax", &mid);
+    CHECK_OK(pc_node_set_attr_int(mid, "axis", 2, &err), &err);
+    sandwich_end(m);
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "ArgMax") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "ArgMax", 0), "axis", 99) == 3);
+    check_exact(before, m, "ArgMax keepdims 1");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* keepdims 0 on the channel axis of NHWC: the squeezed perm is the identity, so nothing is left */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    transpose(m, "x", "t", 4, P4_CL);
+    pc_node *a = pt_node(m, "ArgMin", "", "t", "y", NULL);
+    CHECK_OK(pc_node_set_attr_int(a, "axis", -1, &err), &err);
+    CHECK_OK(pc_node_set_attr_int(a, "keepdims", 0, &err), &err);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "ArgMin") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "ArgMin", 0), "axis", 99) == 1);
+    check_exact(before, m, "ArgMin keepdims 0");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_reduce(void)
+{
+    pc_error err;
+    /* attribute axes (ReduceMean opset 13), keepdims 1, two axes: sorted remapped axes */
+    pc_node *mid;
+    pc_model *m = sandwich(13, PC_DTYPE_FLOAT, "ReduceMax", &mid);
+    CHECK_OK(pc_node_set_attr_ints(mid, "axes", 2, (int64_t[]){1, -1}, &err), &err);
+    sandwich_end(m);
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "ReduceMax") == 0, "%s", ops(m));
+    CHECK(ints_eq(nth_op(m, "ReduceMax", 0), "axes", 2, (int64_t[]){1, 2}));
+    check_exact(before, m, "ReduceMax attr axes");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* input axes (ReduceSum opset 13), keepdims 0: output perm is the squeezed perm, which here is the
+     * identity */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_i64(m, "ax", 1, (int64_t[]){3});
+    transpose(m, "x", "t", 4, P4_CL);
+    pc_node *r = pt_node(m, "ReduceSum", "", "t,ax", "y", NULL);
+    CHECK_OK(pc_node_set_attr_int(r, "keepdims", 0, &err), &err);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "ReduceSum") == 0, "%s", ops(m));
+    CHECK(input_ints_eq(nth_op(m, "ReduceSum", 0), 1, 1, (int64_t[]){1}));
+    check_exact(before, m, "ReduceSum input axes keepdims 0");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* keepdims 0 on a spatial axis, rank 3 perm (2,0,1): the rest needs the squeezed inverse perm (1,0) */
+    m = pt_model(18);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    pt_const_i64(m, "ax", 1, (int64_t[]){0}); /* axis 0 of t is axis 2 of x */
+    const int64_t p3[] = {2, 0, 1};
+    transpose(m, "x", "t", 3, p3); /* [4,2,3] */
+    r = pt_node(m, "ReduceMean", "", "t,ax", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(r, "keepdims", 0, &err), &err); /* u [2,3] = x reduced over 2 */
+    pt_node(m, "Relu", "", "u", "y", NULL);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "ReduceMean,Relu") == 0, "%s", ops(m));
+    CHECK(input_ints_eq(nth_op(m, "ReduceMean", 0), 1, 1, (int64_t[]){2}));
+    check_exact(before, m, "ReduceMean opset 18 keepdims 0");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* noop_with_empty_axes: an identity, pushed through unchanged */
+    m = sandwich(18, PC_DTYPE_FLOAT, "ReduceL2", &mid);
+    CHECK_OK(pc_node_set_attr_int(mid, "noop_with_empty_axes", 1, &err), &err);
+    sandwich_end(m);
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "ReduceL2") == 0, "%s", ops(m));
+    check_exact(before, m, "ReduceL2 noop");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* non-constant axes input: blocked */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_input(m, "ax", PC_DTYPE_INT64, 1, (int64_t[]){1});
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "ReduceSum", "", "t,ax", "u", NULL);
+    sandwich_end(m);
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,ReduceSum,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+}
+
+static void test_squeeze_unsqueeze(void)
+{
+    pc_error err;
+    for (int opset = 11; opset <= 13; opset += 2) {
+        /* x[2,1,3,4] -T(0,2,3,1)-> [2,3,4,1] -Squeeze(-1)-> [2,3,4]: Squeeze(x, 1), nothing else */
+        pc_model *m = pt_model(opset);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 1, 3, 4});
+        transpose(m, "x", "t", 4, P4_CL);
+        pc_node *sq;
+        if (opset >= 13) {
+            pt_const_i64(m, "sa", 1, (int64_t[]){-1});
+            sq = pt_node(m, "Squeeze", "", "t,sa", "s", NULL);
+        } else {
+            sq = pt_node(m, "Squeeze", "", "t", "s", NULL);
+            CHECK_OK(pc_node_set_attr_ints(sq, "axes", 1, (int64_t[]){-1}, &err), &err);
+        }
+        pt_node(m, "Relu", "", "s", "y", NULL);
+        pt_output(m, "y");
+        pc_model *before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(strcmp(ops(m), "Squeeze,Relu") == 0, "opset %d: %s", opset, ops(m));
+        sq = nth_op(m, "Squeeze", 0);
+        if (opset >= 13)
+            CHECK(input_ints_eq(sq, 1, 1, (int64_t[]){1}));
+        else
+            CHECK(ints_eq(sq, "axes", 1, (int64_t[]){1}));
+        check_exact(before, m, "Squeeze");
+        pc_model_free(before);
+        pc_model_free(m);
+
+        /* x[2,3,4] -T(0,2,1)-> [2,4,3] -Unsqueeze(1)-> [2,1,4,3] -T(0,1,3,2)-> y: the unsqueezed perm
+         * (0,1,3,2) cancels the last Transpose; the axes stay (they index the output) */
+        m = pt_model(opset);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+        transpose(m, "x", "t", 3, (int64_t[]){0, 2, 1});
+        pc_node *un;
+        if (opset >= 13) {
+            pt_const_i64(m, "ua", 1, (int64_t[]){-3});
+            un = pt_node(m, "Unsqueeze", "", "t,ua", "u", NULL);
+        } else {
+            un = pt_node(m, "Unsqueeze", "", "t", "u", NULL);
+            CHECK_OK(pc_node_set_attr_ints(un, "axes", 1, (int64_t[]){1}, &err), &err);
+        }
+        transpose(m, "u", "y", 4, (int64_t[]){0, 1, 3, 2});
+        pt_output(m, "y");
+        before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(strcmp(ops(m), "Unsqueeze") == 0, "opset %d: %s", opset, ops(m));
+        CHECK(pc_graph_transpose_cost(m->graph) == 0);
+        check_exact(before, m, "Unsqueeze");
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
+static void test_pad_slice_tile(void)
+{
+    pc_error err;
+    /* Pad opset 13, constant pads permuted into the begins/ends groups */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    pt_const_i64(m, "pads", 8, (int64_t[]){0, 1, 2, 0, 0, 3, 0, 1}); /* on t[1,3,4,2] */
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "Pad", "", "t,pads", "u", NULL);
+    sandwich_end(m);
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Pad") == 0, "%s", ops(m));
+    /* t axis i is x axis perm[i]: x pads begin = [0,0,1,2], end = [0,1,3,0] */
+    CHECK(input_ints_eq(nth_op(m, "Pad", 0), 1, 8, (int64_t[]){0, 0, 1, 2, 0, 1, 3, 0}));
+    check_exact(before, m, "Pad 13");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Pad opset 10: attribute */
+    m = pt_model(10);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    transpose(m, "x", "t", 4, P4_CL);
+    pc_node *pad = pt_node(m, "Pad", "", "t", "u", NULL);
+    CHECK_OK(pc_node_set_attr_ints(pad, "pads", 8, (int64_t[]){0, 1, 2, 0, 0, 3, 0, 1}, &err), &err);
+    sandwich_end(m);
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Pad") == 0, "%s", ops(m));
+    CHECK(ints_eq(nth_op(m, "Pad", 0), "pads", 8, (int64_t[]){0, 0, 1, 2, 0, 1, 3, 0}));
+    check_exact(before, m, "Pad 10");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Slice opset 13 with negative axes, int32 axes kept int32 and unsorted */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_i64(m, "st", 2, (int64_t[]){1, 0});
+    pt_const_i64(m, "en", 2, (int64_t[]){3, 2});
+    pt_const(m, "ax", PC_DTYPE_INT32, 1, (int64_t[]){2}, (int32_t[]){-1, 1});
+    transpose(m, "x", "t", 4, P4_CL); /* [2,4,5,3] */
+    pt_node(m, "Slice", "", "t,st,en,ax", "u", NULL);
+    sandwich_end(m);
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Slice") == 0, "%s", ops(m));
+    pc_node *sl = nth_op(m, "Slice", 0);
+    CHECK(sl && sl->inputs[3]->initializer->dtype == PC_DTYPE_INT32 &&
+          input_ints_eq(sl, 3, 2, (int64_t[]){1, 2}));
+    check_exact(before, m, "Slice 13");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Slice opset 13 without axes: synthesized from len(starts) */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_i64(m, "st", 2, (int64_t[]){1, 1});
+    pt_const_i64(m, "en", 2, (int64_t[]){2, 3});
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "Slice", "", "t,st,en", "u", NULL);
+    sandwich_end(m);
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Slice") == 0, "%s", ops(m));
+    CHECK(input_ints_eq(nth_op(m, "Slice", 0), 3, 2, (int64_t[]){0, 2}));
+    check_exact(before, m, "Slice synthesized axes");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Tile with constant repeats */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 2});
+    pt_const_i64(m, "rep", 4, (int64_t[]){1, 2, 3, 1}); /* on t[1,3,2,2] */
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "Tile", "", "t,rep", "u", NULL);
+    sandwich_end(m);
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Tile") == 0, "%s", ops(m));
+    CHECK(input_ints_eq(nth_op(m, "Tile", 0), 1, 4, (int64_t[]){1, 1, 2, 3}));
+    check_exact(before, m, "Tile");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_gather_shape(void)
+{
+    pc_error err;
+    /* Gather with a constant scalar index drops axis perm[axis] */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const(m, "i", PC_DTYPE_INT64, 0, NULL, (int64_t[]){2});
+    transpose(m, "x", "t", 4, P4_CL); /* [2,4,5,3] */
+    pc_node *g = pt_node(m, "Gather", "", "t,i", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(g, "axis", 3, &err), &err); /* x axis 1: u [2,4,5] = x[:,2] */
+    pt_node(m, "Relu", "", "u", "y", NULL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Gather,Relu") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "Gather", 0), "axis", 99) == 1);
+    check_exact(before, m, "Gather scalar");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Gather with a 1-D index: blocked */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_i64(m, "i", 1, (int64_t[]){2});
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "Gather", "", "t,i", "u", NULL);
+    sandwich_end(m);
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,Gather,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+
+    /* Shape at opset 15 with start/end: Gather(Shape(x), perm[1:3]) */
+    m = pt_model(15);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    transpose(m, "x", "t", 4, P4_CL);
+    pc_node *s = pt_node(m, "Shape", "", "t", "y", NULL);
+    CHECK_OK(pc_node_set_attr_int(s, "start", 1, &err), &err);
+    CHECK_OK(pc_node_set_attr_int(s, "end", -1, &err), &err);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Shape,Gather") == 0, "%s", ops(m));
+    s = nth_op(m, "Shape", 0);
+    CHECK(s && !pc_node_attr(s, "start") && !pc_node_attr(s, "end"));
+    CHECK(input_ints_eq(nth_op(m, "Gather", 0), 1, 2, (int64_t[]){2, 3}));
+    CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+    check_exact(before, m, "Shape 15");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_transpose_merge(void)
+{
+    /* non-inverse pair: one Transpose with composed[i] = p1[p2[i]] */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    transpose(m, "x", "t", 3, (int64_t[]){1, 2, 0});
+    transpose(m, "t", "y", 3, (int64_t[]){0, 2, 1});
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose") == 0, "%s", ops(m));
+    CHECK(ints_eq(nth_op(m, "Transpose", 0), "perm", 3, (int64_t[]){1, 0, 2}));
+    CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+    check_exact(before, m, "merge");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* cancelling pair where both values are graph outputs: the second becomes an Identity */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_node(m, "Relu", "", "x", "r", NULL);
+    transpose(m, "r", "t", 4, P4_CL);
+    transpose(m, "t", "y", 4, P4_CF);
+    pt_output(m, "t");
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Relu,Transpose,Identity") == 0, "%s", ops(m));
+    CHECK(strcmp(m->graph->outputs[0]->name, "t") == 0 && strcmp(m->graph->outputs[1]->name, "y") == 0);
+    check_exact(before, m, "cancel at two graph outputs");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* an identity perm is removed; the producer takes the output name */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    pt_node(m, "Relu", "", "x", "r", NULL);
+    transpose(m, "r", "y", 2, (int64_t[]){0, 1});
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Relu") == 0, "%s", ops(m));
+    CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0 &&
+          nth_op(m, "Relu", 0)->outputs[0] == m->graph->outputs[0]);
+    check_exact(before, m, "identity perm");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_reshape(void)
+{
+    /* x[2,1,3] -T(1,0,2)-> [1,2,3] -Reshape[2,1,3]-> y: the Reshape only moves a size-1 dim: all cancels */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 1, 3});
+    pt_const_i64(m, "shp", 3, (int64_t[]){2, 1, -1});
+    pt_node(m, "Relu", "", "x", "r", NULL);
+    transpose(m, "r", "t", 3, (int64_t[]){1, 0, 2});
+    pt_node(m, "Reshape", "", "t,shp", "y", NULL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Relu") == 0, "%s", ops(m));
+    CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+    check_exact(before, m, "Reshape cancels");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* Reshape as a Transpose that merges: x[2,1,3] -T(1,0,2)-> [1,2,3] -Reshape[2,3,1]-> one Transpose(0,2,1)
+     */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 1, 3});
+    pt_const_i64(m, "shp", 3, (int64_t[]){2, 3, 1});
+    transpose(m, "x", "t", 3, (int64_t[]){1, 0, 2});
+    pt_node(m, "Reshape", "", "t,shp", "y", NULL);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose") == 0, "%s", ops(m));
+    CHECK(ints_eq(nth_op(m, "Transpose", 0), "perm", 3, (int64_t[]){0, 2, 1}));
+    check_exact(before, m, "Reshape merges");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* a Reshape that merges dims is not a Transpose: stays */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    pt_const_i64(m, "shp", 2, (int64_t[]){2, 12});
+    transpose(m, "x", "t", 3, (int64_t[]){0, 2, 1});
+    pt_node(m, "Reshape", "", "t,shp", "y", NULL);
+    pt_output(m, "y");
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,Reshape") == 0, "%s", ops(m));
+    pc_model_free(m);
+}
+
+static void test_qdq(void)
+{
+    pc_error err;
+    /* per-axis DQ on the channel axis of the NCHW view: axis 1 becomes perm[1] = 3 in NHWC */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_INT8, 4, (int64_t[]){1, 4, 5, 3});
+    pt_const_f(m, "sc", 1, (int64_t[]){3}, (float[]){0.5f, 0.25f, 2.0f});
+    pt_const(m, "zp", PC_DTYPE_INT8, 1, (int64_t[]){3}, (int8_t[]){1, -2, 0});
+    transpose(m, "x", "t", 4, P4_CF); /* [1,3,4,5] */
+    pc_node *dq = pt_node(m, "DequantizeLinear", "", "t,sc,zp", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(dq, "axis", 1, &err), &err);
+    transpose(m, "u", "y", 4, P4_CL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "DequantizeLinear") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "DequantizeLinear", 0), "axis", 99) == 3);
+    check_exact(before, m, "per-axis DQ");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* per-axis Q with a negative axis */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 4, 5, 3});
+    pt_const_f(m, "sc", 1, (int64_t[]){5}, (float[]){0.5f, 0.25f, 2.0f, 1.0f, 0.125f});
+    pt_const(m, "zp", PC_DTYPE_UINT8, 1, (int64_t[]){5}, (uint8_t[]){1, 2, 0, 128, 7});
+    transpose(m, "x", "t", 4, P4_CF); /* [1,3,4,5] */
+    pc_node *q = pt_node(m, "QuantizeLinear", "", "t,sc,zp", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(q, "axis", -1, &err), &err);
+    transpose(m, "u", "y", 4, P4_CL);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "QuantizeLinear") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "QuantizeLinear", 0), "axis", 99) == 2);
+    check_exact(before, m, "per-axis Q");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* blocked quantization (opset 21, block_size): never rewritten */
+    m = pt_model(21);
+    pt_input(m, "x", PC_DTYPE_INT8, 4, (int64_t[]){1, 4, 4, 2});
+    pt_const_f(m, "sc", 4, (int64_t[]){1, 2, 2, 4}, NULL);
+    transpose(m, "x", "t", 4, P4_CF);
+    dq = pt_node(m, "DequantizeLinear", "", "t,sc", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(dq, "axis", 2, &err), &err);
+    CHECK_OK(pc_node_set_attr_int(dq, "block_size", 2, &err), &err);
+    transpose(m, "u", "y", 4, P4_CL);
+    pt_output(m, "y");
+    pc_pass_options o = opts_plain();
+    bool changed = false;
+    CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+    CHECK(!changed);
+    CHECK_MSG(strcmp(ops(m), "Transpose,DequantizeLinear,Transpose") == 0, "%s", ops(m));
+    CHECK(pc_node_attr_int(nth_op(m, "DequantizeLinear", 0), "axis", 99) == 2);
+    pc_model_free(m);
+
+    /* move above DQ: a Transpose reading a per-axis DQ of a constant folds into the weight; axis =
+     * p_inv[axis] */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 2, 4, 2});
+    int8_t wq[24];
+    for (int i = 0; i < 24; i++)
+        wq[i] = (int8_t)(i * 5 - 60);
+    pt_const(m, "w", PC_DTYPE_INT8, 4, (int64_t[]){2, 3, 2, 2}, wq);
+    pt_const_f(m, "ws", 1, (int64_t[]){3}, (float[]){0.5f, 0.25f, 0.125f});
+    dq = pt_node(m, "DequantizeLinear", "", "w,ws", "wf", NULL);
+    CHECK_OK(pc_node_set_attr_int(dq, "axis", 1, &err), &err);
+    transpose(m, "wf", "wt", 4, P4_CL); /* [2,3,2,2] -> [2,2,2,3] */
+    pt_node(m, "MatMul", "", "x,wt", "y", NULL);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "DequantizeLinear,MatMul") == 0, "%s", ops(m));
+    /* the DQ now reads the weight with its channel last: axis 1 -> p_inv[1] = 3 */
+    CHECK(pc_node_attr_int(nth_op(m, "DequantizeLinear", 0), "axis", 99) == 3);
+    CHECK(nth_op(m, "DequantizeLinear", 0)->inputs[0]->initializer->dims[3] == 3);
+    check_exact(before, m, "move above DQ");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_resize(void)
+{
+    pc_error err;
+    for (int k = 0; k < 2; k++) {
+        /* NHWC input -> T(0,3,1,2) -> Resize(nearest, scales [1,1,2,3]) -> T(0,2,3,1) */
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 2});
+        pt_const_f(m, "roi", 1, (int64_t[]){0}, NULL);
+        if (k == 0)
+            pt_const_f(m, "sc", 1, (int64_t[]){4}, (float[]){1, 1, 2, 3});
+        else
+            pt_const_i64(m, "sz", 4, (int64_t[]){1, 2, 4, 9});
+        transpose(m, "x", "t", 4, P4_CF); /* [1,2,2,3] */
+        pc_node *r = k == 0 ? pt_node(m, "Resize", "", "t,roi,sc", "u", NULL)
+                            : pt_node(m, "Resize", "", "t,roi,,sz", "u", NULL);
+        CHECK_OK(pc_node_set_attr_string(r, "mode", "nearest", &err), &err);
+        transpose(m, "u", "y", 4, P4_CL);
+        pt_output(m, "y");
+        pc_model *before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(strcmp(ops(m), "Resize") == 0, "%s", ops(m));
+        r = nth_op(m, "Resize", 0);
+        if (k == 0) {
+            const pc_tensor *t = r->inputs[2]->initializer;
+            const float *f = t ? t->data : NULL;
+            CHECK(f && f[0] == 1 && f[1] == 2 && f[2] == 3 && f[3] == 1);
+        } else {
+            CHECK(input_ints_eq(r, 3, 4, (int64_t[]){1, 4, 9, 2}));
+        }
+        CHECK(strcmp(r->inputs[1]->name, "roi") == 0);
+        check_exact(before, m, "Resize");
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+    /* a perm that is not a channel move: blocked */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 2});
+    pt_const_f(m, "roi", 1, (int64_t[]){0}, NULL);
+    pt_const_f(m, "sc", 1, (int64_t[]){4}, (float[]){1, 1, 2, 3});
+    transpose(m, "x", "t", 4, (int64_t[]){0, 1, 3, 2});
+    pt_node(m, "Resize", "", "t,roi,sc", "u", NULL);
+    transpose(m, "u", "y", 4, (int64_t[]){0, 1, 3, 2});
+    pt_output(m, "y");
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,Resize,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+}
+
+static void test_stops(void)
+{
+    /* MatMul has no handler: nothing moves */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    pt_input(m, "w", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 4});
+    transpose(m, "x", "t", 2, (int64_t[]){1, 0});
+    pt_node(m, "MatMul", "", "t,w", "u", NULL);
+    transpose(m, "u", "y", 2, (int64_t[]){1, 0});
+    pt_output(m, "y");
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,MatMul,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+}
+
+int main(void)
+{
+    test_simple_ops();
+    test_broadcast_constant();
+    test_broadcast_unsqueeze();
+    test_concat_split();
+    test_softmax();
+    test_argmax();
+    test_reduce();
+    test_squeeze_unsqueeze();
+    test_pad_slice_tile();
+    test_gather_shape();
+    test_transpose_merge();
+    test_reshape();
+    test_qdq();
+    test_resize();
+    test_stops();
+    return pc_test_finish("test_transpose_handlers");
+}
