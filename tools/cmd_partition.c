@@ -91,9 +91,12 @@ static int args_parse(int argc, char **argv, partition_args *a)
     return PC_EXIT_OK;
 }
 
-static const char *node_label(const pc_node *n)
+/* Unnamed nodes (common in the backend test data) are shown as "#<id>", the node's id in its graph. */
+static const char *node_label(const pc_node *n, char *buf, size_t size)
 {
-    return n->name && n->name[0] ? n->name : "(unnamed)";
+    if (n->name && n->name[0]) return n->name;
+    snprintf(buf, size, "#%u", n->id);
+    return buf;
 }
 
 static void print_text(const partition_args *a, const pc_model *m, const pc_ep *const *eps, uint32_t n_eps,
@@ -104,9 +107,10 @@ static void print_text(const partition_args *a, const pc_model *m, const pc_ep *
         printf("%s%s", i ? "," : "", eps[i]->name);
     printf(", %u nodes, %u layout changes\n", m->graph->n_nodes, r->n_layout_changes);
     printf("nodes:\n");
+    char buf[32];
     for (const pc_node *n = m->graph->first; n; n = n->next)
-        printf("  %s %s%s%s -> %s\n", node_label(n), n->domain, n->domain[0] ? ":" : "", n->op_type,
-               n->ep ? n->ep : "-");
+        printf("  %s %s%s%s -> %s\n", node_label(n, buf, sizeof buf), n->domain, n->domain[0] ? ":" : "",
+               n->op_type, n->ep ? n->ep : "-");
     printf("subgraphs:\n");
     for (uint32_t i = 0; i < n_eps; i++) {
         uint32_t k = 0;
@@ -116,7 +120,7 @@ static void print_text(const partition_args *a, const pc_model *m, const pc_ep *
             printf("  %s %s %u: %u node%s:", eps[i]->name, eps[i]->compiles ? "compiled" : "kernel", k++,
                    sg->n_nodes, sg->n_nodes == 1 ? "" : "s");
             for (uint32_t j = 0; j < sg->n_nodes; j++)
-                printf(" %s", node_label(sg->nodes[j]));
+                printf(" %s", node_label(sg->nodes[j], buf, sizeof buf));
             printf("\n");
         }
     }
@@ -138,7 +142,7 @@ static void print_json(const partition_args *a, const pc_model *m, const pc_ep *
     for (const pc_node *n = m->graph->first; n; n = n->next, first = false) {
         printf("%s\n    {\"name\": ", first ? "" : ",");
         pc_json_string(stdout, n->name ? n->name : "");
-        printf(", \"domain\": ");
+        printf(", \"id\": %u, \"domain\": ", n->id);
         pc_json_string(stdout, n->domain);
         printf(", \"op\": ");
         pc_json_string(stdout, n->op_type);
@@ -151,10 +155,10 @@ static void print_json(const partition_args *a, const pc_model *m, const pc_ep *
         const pc_ep_subgraph *sg = &r->subgraphs[s];
         printf("%s\n    {\"ep\": ", s ? "," : "");
         pc_json_string(stdout, sg->ep->name);
-        printf(", \"nodes\": [");
+        printf(", \"node_ids\": [");
         for (uint32_t j = 0; j < sg->n_nodes; j++) {
             printf("%s", j ? ", " : "");
-            pc_json_string(stdout, sg->nodes[j]->name ? sg->nodes[j]->name : "");
+            printf("%u", sg->nodes[j]->id);
         }
         printf("]}");
     }

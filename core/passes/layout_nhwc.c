@@ -154,10 +154,6 @@ static pc_status move_node(pc_graph *g, pc_node *n, int32_t rank, const pc_pass_
     return PC_OK;
 }
 
-/* The transpose optimizer is another file's work; until it is linked in, the wrapped form stands (still
- * correct: the Transposes are pure data movement). */
-#pragma weak pc_transpose_optimize
-
 pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_options *opts, bool *changed,
                               pc_error *err)
 {
@@ -198,11 +194,9 @@ pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_op
     *changed = true;
     pc_status st = pc_graph_sort(graph, err);
     if (st != PC_OK) return st;
-    if (pc_transpose_optimize) {
-        bool ch = false;
-        st = pc_transpose_optimize(graph, &o, &ch, err);
-        if (st != PC_OK)
-            pc_error_prefix(err, "transpose optimizer after the layout transform for EP '%s': ", ep->name);
-    }
+    bool ch = false;
+    st = pc_transpose_optimize(graph, &o, &ch, err);
+    if (st != PC_OK)
+        pc_error_prefix(err, "transpose optimizer after the layout transform for EP '%s': ", ep->name);
     return st;
 }
