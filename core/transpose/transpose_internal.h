@@ -24,6 +24,8 @@ typedef struct tp_ctx {
     int64_t opset; /* ai.onnx */
     pc_error *err;
     bool changed;
+    bool
+        layout_push; /* this round pushes channel moves through handled ops regardless of cost (not Concat) */
     /* per value id (ids >= n_marks are values made during this round: not marked) */
     uint32_t n_marks;
     uint8_t *leads_to_transpose; /* the value flows (through handled ops) into a Transpose */

@@ -91,8 +91,7 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, const i
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
     if (strcmp(node->op_type, "Transpose") == 0) return true; /* merging or cancelling never costs */
-    if (ctx->opts && ctx->opts->layout_cost_check && tp_perm_is_channel_move(perm, rank) &&
-        strcmp(node->op_type, "Concat") != 0)
+    if (ctx->layout_push && tp_perm_is_channel_move(perm, rank) && strcmp(node->op_type, "Concat") != 0)
         return true;
     int cost = 0;
     for (uint32_t k = 0; k < n_carry; k++)
@@ -261,6 +260,9 @@ static pc_status run_rounds(tp_ctx *ctx)
         for (pc_node *n = g->first; n; n = n->next)
             nodes[n_nodes++] = n;
         ctx->changed = false;
+        /* the layout rule pushes regardless of cost, so it gets one walk only (as ORT's single walk): later
+         * rounds use the strict-decrease rule, which cannot toggle a Transpose back and forth */
+        ctx->layout_push = round == 0 && ctx->opts && ctx->opts->layout_cost_check;
         mark_outputs_leading_to_transpose(ctx);
         if ((st = push_and_cancel(ctx, nodes, n_nodes)) != PC_OK) break;
         if ((st = move_above_dq(ctx, nodes, n_nodes)) != PC_OK) break;

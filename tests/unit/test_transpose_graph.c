@@ -1,0 +1,487 @@
+/* Transpose optimizer, whole-graph behaviour: the cost model (no push without a strict decrease, the layout
+ * cost check), idempotence, shared initializers, graph output names, EP ownership and new-node EP/annotation,
+ * malformed perms, the opset gate, a TF-style NHWC chain against a hand-counted minimum, and linear scale. */
+#include <time.h>
+
+#include "pass_test_util.h"
+#include "test_util.h"
+
+static const char *g_watch; /* an explain line to look for */
+static bool g_first_push_seen;
+
+typedef struct trace_buf {
+    int n;
+    char last[512];
+} trace_buf;
+
+static void trace_emit(void *ctx, const char *pass, const char *msg)
+{
+    trace_buf *t = ctx;
+    (void)pass;
+    t->n++;
+    snprintf(t->last, sizeof t->last, "%s", msg);
+    if (g_watch && t->n == 1 && strcmp(msg, g_watch) == 0) g_first_push_seen = true;
+}
+
+static trace_buf g_trace;
+static pc_trace g_sink = {trace_emit, &g_trace};
+
+static pc_pass_options opts_plain(void)
+{
+    pc_pass_options o = {0};
+    o.trace = &g_sink;
+    o.pass_name = "transpose_optimize";
+    return o;
+}
+
+static bool run_opts(pc_model *m, const pc_pass_options *o)
+{
+    pc_error err;
+    bool changed = false;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    CHECK_OK(pc_transpose_optimize(m->graph, o, &changed, &err), &err);
+    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
+    return changed;
+}
+
+static bool run(pc_model *m)
+{
+    pc_pass_options o = opts_plain();
+    return run_opts(m, &o);
+}
+
+static pc_node *nth_op(const pc_model *m, const char *op, int nth)
+{
+    for (pc_node *n = m->graph->first; n; n = n->next)
+        if (strcmp(n->op_type, op) == 0 && nth-- == 0) return n;
+    return NULL;
+}
+
+static bool perm_is(const pc_node *n, size_t count, const int64_t *want)
+{
+    const pc_attr *a = n ? pc_node_attr(n, "perm") : NULL;
+    if (!a || a->type != PC_ATTR_INTS || a->n != count) return false;
+    for (size_t i = 0; i < count; i++)
+        if (a->ints[i] != want[i]) return false;
+    return true;
+}
+
+static void check_exact(const pc_model *before, const pc_model *after, const char *what)
+{
+    char why[256];
+    int r = pt_equiv(before, after, 11, 0, 0, why, sizeof why);
+    CHECK_MSG(r == 1, "%s: %s", what, why);
+}
+
+static pc_node *transpose(pc_model *m, const char *in, const char *out, size_t rank, const int64_t *perm)
+{
+    pc_error err;
+    pc_node *t = pt_node(m, "Transpose", "", in, out, NULL);
+    if (perm && pc_node_set_attr_ints(t, "perm", rank, perm, &err) != PC_OK) pt_die("perm", &err);
+    return t;
+}
+
+static const int64_t CL[] = {0, 2, 3, 1}, CF[] = {0, 3, 1, 2};
+
+/* T on one input of Add whose other input is a full-rank graph input: cancelling one Transpose costs another,
+ * no strict decrease, no push. The layout cost check pushes a channel move anyway. */
+static void test_cost_no_push(void)
+{
+    for (int layout = 0; layout < 2; layout++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        pt_input(m, "z", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 4, 5, 3});
+        transpose(m, "x", "t", 4, CL);
+        pt_node(m, "Add", "", "t,z", "y", NULL);
+        pt_output(m, "y");
+        pc_model *before = pt_clone(m);
+        pc_pass_options o = opts_plain();
+        o.layout_cost_check = layout == 1;
+        g_first_push_seen = false;
+        g_trace.n = 0;
+        g_watch = "pushed Transpose 't' through Add 'y'";
+        bool changed = run_opts(m, &o);
+        g_watch = NULL;
+        if (!layout) {
+            CHECK(!changed);
+            CHECK(pt_count_op(m, "Transpose") == 1 &&
+                  nth_op(m, "Add", 0)->inputs[0]->producer == nth_op(m, "Transpose", 0));
+        } else {
+            /* the first walk pushes the channel move through Add regardless of cost (z gets the inverse, the
+             * output the perm); the strict-decrease rounds after it move it back, where one Transpose
+             * suffices */
+            CHECK(changed && g_first_push_seen);
+            CHECK(pt_count_op(m, "Transpose") == 1);
+        }
+        check_exact(before, m, layout ? "layout push" : "no push");
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+
+    /* Concat is exempt from the layout rule: one transposed input next to a full-rank graph input stays */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_input(m, "z", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 4, 5, 3});
+    transpose(m, "x", "t", 4, CL);
+    pc_error err;
+    pc_node *c = pt_node(m, "Concat", "", "t,z", "y", NULL);
+    CHECK_OK(pc_node_set_attr_int(c, "axis", 3, &err), &err);
+    pt_output(m, "y");
+    pc_pass_options o = opts_plain();
+    o.layout_cost_check = true;
+    CHECK(!run_opts(m, &o));
+    CHECK(pt_count_op(m, "Transpose") == 1);
+    pc_model_free(m);
+}
+
+/* T -> Add(., z) -> Relu -> T^-1: the pair cancels through handled ops; one Transpose (on z) is the minimum.
+ */
+static void test_cancel_through_binary(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_input(m, "z", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 4, 5, 3});
+    transpose(m, "x", "t", 4, CL);
+    pt_node(m, "Add", "", "t,z", "a", NULL);
+    pt_node(m, "Relu", "", "a", "r", NULL);
+    transpose(m, "r", "y", 4, CF);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK(pt_count_op(m, "Transpose") == 1);
+    pc_node *t = nth_op(m, "Transpose", 0);
+    CHECK(t && perm_is(t, 4, CF) && strcmp(t->inputs[0]->name, "z") == 0);
+    CHECK(nth_op(m, "Relu", 0) && nth_op(m, "Relu", 0)->outputs[0] == m->graph->outputs[0]);
+    CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+    check_exact(before, m, "cancel through Add+Relu");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* A shared initializer is never edited: the other consumer still reads the original values. A single-consumer
+ * one is permuted in place (same value, same name, no new initializer). */
+static void test_shared_initializer(void)
+{
+    float cv[12];
+    for (int i = 0; i < 12; i++)
+        cv[i] = (float)i * 0.5f - 2.0f;
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 2, 2});
+    pt_input(m, "w", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 3});
+    pc_value *c = pt_const_f(m, "c", 4, (int64_t[]){1, 2, 2, 3}, cv);
+    transpose(m, "x", "t", 4, CL);
+    pt_node(m, "Add", "", "t,c", "a", NULL);
+    transpose(m, "a", "y1", 4, CF);
+    pt_node(m, "Mul", "", "w,c", "y2", NULL);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK(pt_count_op(m, "Transpose") == 0);
+    pc_node *add = nth_op(m, "Add", 0), *mul = nth_op(m, "Mul", 0);
+    CHECK(add && add->inputs[1] != c && add->inputs[1]->initializer);
+    CHECK(mul && mul->inputs[1] == c);
+    CHECK(c->initializer && c->initializer->rank == 4 && c->initializer->dims[1] == 2 &&
+          c->initializer->dims[3] == 3);
+    CHECK(c->initializer && memcmp(c->initializer->data, cv, sizeof cv) == 0);
+    CHECK(m->graph->n_initializers == 2);
+    check_exact(before, m, "shared initializer");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* single consumer: in place */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 2, 2});
+    c = pt_const_f(m, "c", 4, (int64_t[]){1, 2, 2, 3}, cv);
+    transpose(m, "x", "t", 4, CL);
+    pt_node(m, "Add", "", "t,c", "a", NULL);
+    transpose(m, "a", "y", 4, CF);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    add = nth_op(m, "Add", 0);
+    CHECK(add && add->inputs[1] == c && m->graph->n_initializers == 1);
+    CHECK(c->initializer->dims[1] == 3 && c->initializer->dims[3] == 2);
+    CHECK(c->type.shape.rank == 4 && c->type.shape.dims[1].size == 3);
+    check_exact(before, m, "in-place initializer");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* an initializer that is also a graph input can be overridden: never edited, a new one is made */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 2, 2});
+    c = pt_const_f(m, "c", 4, (int64_t[]){1, 2, 2, 3}, cv);
+    pc_error err;
+    CHECK_OK(pc_graph_add_input(m->graph, c, &err), &err);
+    transpose(m, "x", "t", 4, CL);
+    pt_node(m, "Add", "", "t,c", "a", NULL);
+    transpose(m, "a", "y", 4, CF);
+    pt_output(m, "y");
+    run(m);
+    CHECK(c->initializer && c->initializer->dims[1] == 2 && memcmp(c->initializer->data, cv, sizeof cv) == 0);
+    pc_model_free(m);
+}
+
+/* Nodes of another EP are never modified; new nodes take the EP of their source (or none inside the layout
+ * transformer) and its annotation. */
+static void test_eps_and_annotations(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pc_node *t1 = transpose(m, "x", "t", 4, CL);
+    pc_node *r = pt_node(m, "Relu", "", "t", "u", NULL);
+    pc_node *t2 = transpose(m, "u", "y", 4, CF);
+    pt_output(m, "y");
+    t1->ep = "cpu";
+    t2->ep = "cpu";
+    r->ep = "nhwc";
+    pc_pass_options o = opts_plain();
+    o.provider = "cpu";
+    CHECK(!run_opts(m, &o));
+    CHECK(pt_count_op(m, "Transpose") == 2 && r->inputs[0]->producer == t1 && !r->removed);
+    pc_model_free(m);
+
+    for (int unassigned = 0; unassigned < 2; unassigned++) {
+        m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        pt_input(m, "z", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+        t1 = transpose(m, "x", "t", 4, CL);
+        pc_node *mul = pt_node(m, "Mul", "", "t,z", "u", "encoder.block1");
+        t2 = transpose(m, "u", "y", 4, CF);
+        pt_output(m, "y");
+        t1->ep = t2->ep = mul->ep = "cpu";
+        o = opts_plain();
+        o.provider = "cpu";
+        o.new_nodes_unassigned = unassigned == 1;
+        CHECK(run_opts(m, &o));
+        pc_node *un = nth_op(m, "Unsqueeze", 0), *t = nth_op(m, "Transpose", 0);
+        CHECK(un && t && pt_count_op(m, "Transpose") == 1);
+        for (int k = 0; k < 2; k++) {
+            pc_node *n = k ? t : un;
+            if (!n) continue;
+            CHECK_MSG(unassigned ? n->ep == NULL : (n->ep && strcmp(n->ep, "cpu") == 0), "%s ep %s",
+                      n->op_type, n->ep ? n->ep : "(none)");
+            CHECK(pc_node_annotation(n) && strcmp(pc_node_annotation(n), "encoder.block1") == 0);
+        }
+        pc_model_free(m);
+    }
+}
+
+/* Malformed perms are not Transposes to push: nothing changes and nothing breaks. */
+static void test_malformed_perms(void)
+{
+    static const int64_t bad[][3] = {{0, 0, 1}, {0, 1, 3}, {-1, 0, 1}};
+    for (int k = 0; k < 3; k++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+        transpose(m, "x", "t", 3, bad[k]);
+        pt_node(m, "Relu", "", "t", "u", NULL);
+        transpose(m, "u", "y", 3, (int64_t[]){0, 2, 1});
+        pt_output(m, "y");
+        pc_pass_options o = opts_plain();
+        pc_error err;
+        bool changed = true;
+        CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+        CHECK(!changed && pt_count_op(m, "Transpose") == 2 && perm_is(nth_op(m, "Transpose", 0), 3, bad[k]));
+        pc_model_free(m);
+    }
+    /* perm length differs from the known input rank */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    transpose(m, "x", "t", 2, (int64_t[]){1, 0});
+    transpose(m, "t", "y", 2, (int64_t[]){1, 0});
+    pt_output(m, "y");
+    pc_pass_options o = opts_plain();
+    pc_error err;
+    bool changed = true;
+    CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+    CHECK(!changed && pt_count_op(m, "Transpose") == 2);
+    pc_model_free(m);
+    /* no perm attribute and an unknown input rank: the default perm cannot be known */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, -1, NULL);
+    transpose(m, "x", "t", 0, NULL);
+    pt_node(m, "Relu", "", "t", "y", NULL);
+    pt_output(m, "y");
+    changed = true;
+    CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+    CHECK(!changed && pt_count_op(m, "Transpose") == 1);
+    pc_model_free(m);
+    /* no perm attribute on a known rank: the reversed default is used (and cancels with an explicit reverse)
+     */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    transpose(m, "x", "t", 0, NULL);
+    pt_node(m, "Relu", "", "t", "u", NULL);
+    transpose(m, "u", "y", 3, (int64_t[]){2, 1, 0});
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK(pt_count_op(m, "Transpose") == 0);
+    check_exact(before, m, "default perm");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* Outside ai.onnx 7..21: no change at all and one explain line. */
+static void test_opset_gate(void)
+{
+    static const int64_t opsets[] = {6, 22};
+    for (int k = 0; k < 2; k++) {
+        pc_model *m = pt_model(opsets[k]);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        transpose(m, "x", "t", 4, CL);
+        pt_node(m, "Relu", "", "t", "u", NULL);
+        transpose(m, "u", "y", 4, CF);
+        pt_output(m, "y");
+        pc_model *before = pt_clone(m);
+        g_trace.n = 0;
+        pc_pass_options o = opts_plain();
+        pc_error err;
+        bool changed = true;
+        CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+        CHECK(!changed && pt_count_op(m, "Transpose") == 2);
+        CHECK_MSG(g_trace.n == 1 && strstr(g_trace.last, "outside 7..21"), "%d: %s", g_trace.n, g_trace.last);
+        char diff[256];
+        CHECK_MSG(pc_model_equal(before, m, diff, sizeof diff), "%s", diff);
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
+/* x NHWC -> T(CF) -> Conv -> T(CL) -> 10 elementwise ops -> [Add x] -> T(CF) -> Conv -> T(CL) -> y.
+ * By hand: the middle pair cancels through the chain, so 2 Transposes remain (before the first Conv, after
+ * the last); with the residual Add of x, x's NCHW view is the existing first Transpose, still 2. */
+static pc_model *tf_chain(bool residual)
+{
+    pc_error err;
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 5, 4});
+    float w[144], b4[4] = {0.5f, -1.0f, 2.0f, 0.25f}, s1 = 1.5f;
+    for (int i = 0; i < 144; i++)
+        w[i] = (float)((i * 7) % 11) * 0.125f - 0.5f;
+    pt_const_f(m, "w1", 4, (int64_t[]){4, 4, 3, 3}, w);
+    pt_const_f(m, "w2", 4, (int64_t[]){4, 4, 3, 3}, w);
+    pt_const_f(m, "b", 1, (int64_t[]){4}, b4);
+    pt_const_f(m, "bb", 4, (int64_t[]){1, 1, 1, 4}, b4);
+    pt_const_f(m, "s", 0, NULL, &s1);
+    transpose(m, "x", "xc", 4, CF);
+    pc_node *c1 = pt_node(m, "Conv", "", "xc,w1", "c1", NULL);
+    CHECK_OK(pc_node_set_attr_ints(c1, "pads", 4, (int64_t[]){1, 1, 1, 1}, &err), &err);
+    transpose(m, "c1", "h0", 4, CL);
+    pt_node(m, "Relu", "", "h0", "h1", NULL);
+    pt_node(m, "Add", "", "h1,b", "h2", NULL);
+    pt_node(m, "Mul", "", "h2,b", "h3", NULL);
+    pt_node(m, "Sigmoid", "", "h3", "h4", NULL);
+    pt_node(m, "Neg", "", "h4", "h5", NULL);
+    pt_node(m, "Abs", "", "h5", "h6", NULL);
+    pt_node(m, "Sub", "", "h6,s", "h7", NULL);
+    pt_node(m, "Tanh", "", "h7", "h8", NULL);
+    pt_node(m, "Add", "", "h8,bb", "h9", NULL);
+    pt_node(m, "Relu", "", "h9", "h10", NULL);
+    if (residual) pt_node(m, "Add", "", "h10,x", "h11", NULL);
+    transpose(m, residual ? "h11" : "h10", "hc", 4, CF);
+    pc_node *c2 = pt_node(m, "Conv", "", "hc,w2", "c2", NULL);
+    CHECK_OK(pc_node_set_attr_ints(c2, "pads", 4, (int64_t[]){1, 1, 1, 1}, &err), &err);
+    transpose(m, "c2", "y", 4, CL);
+    pt_output(m, "y");
+    return m;
+}
+
+static void test_tf_chain(void)
+{
+    for (int residual = 0; residual < 2; residual++) {
+        pc_model *m = tf_chain(residual);
+        pc_model *before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(pt_count_op(m, "Transpose") == 2, "residual %d: %d Transposes", residual,
+                  pt_count_op(m, "Transpose"));
+        pc_node *first = nth_op(m, "Transpose", 0), *last = nth_op(m, "Transpose", 1);
+        CHECK(first && perm_is(first, 4, CF) && strcmp(first->inputs[0]->name, "x") == 0);
+        CHECK(last && perm_is(last, 4, CL) && last->outputs[0] == m->graph->outputs[0]);
+        CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+        CHECK(pt_count_op(m, "Conv") == 2 && pt_count_op(m, "Unsqueeze") == 0);
+        /* tolerance: the elementwise ops are exact, the Convs accumulate the same products in the same order
+         */
+        check_exact(before, m, residual ? "TF chain with residual" : "TF chain");
+
+        /* idempotence: a second run changes nothing */
+        pc_model *once = pt_clone(m);
+        CHECK(!run(m));
+        pc_model *twice = pt_clone(m);
+        char diff[256];
+        CHECK_MSG(pc_model_equal(once, twice, diff, sizeof diff), "%s", diff);
+        pc_model_free(once);
+        pc_model_free(twice);
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* blocks of T(CL) -> Relu -> T(CF) -> Add(const): every Transpose cancels; time grows linearly */
+static double time_blocks(int blocks, int *left)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+    pt_const_f(m, "c", 4, (int64_t[]){1, 3, 1, 1}, (float[]){1, 2, 3});
+    char in[32] = "x", a[32], b[32], c[32], d[32];
+    for (int k = 0; k < blocks; k++) {
+        snprintf(a, sizeof a, "a%d", k);
+        snprintf(b, sizeof b, "b%d", k);
+        snprintf(c, sizeof c, "c%d", k);
+        snprintf(d, sizeof d, "d%d", k);
+        transpose(m, in, a, 4, CL);
+        pt_node(m, "Relu", "", a, b, NULL);
+        transpose(m, b, c, 4, CF);
+        char ins[80];
+        snprintf(ins, sizeof ins, "%s,c", c);
+        pt_node(m, "Add", "", ins, d, NULL);
+        snprintf(in, sizeof in, "%s", d);
+    }
+    pt_output(m, in);
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    pc_pass_options o = {0};
+    bool changed = false;
+    double t0 = now_seconds();
+    CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+    double t1 = now_seconds();
+    *left = pt_count_op(m, "Transpose");
+    CHECK(changed && (int)m->graph->n_nodes == 2 * blocks);
+    pc_model_free(m);
+    return t1 - t0;
+}
+
+static void test_scale(void)
+{
+    int left10k = -1, left100k = -1;
+    double t10k = time_blocks(2500, &left10k), t100k = time_blocks(25000, &left100k);
+    printf("scale: 10k nodes %.3f s, 100k nodes %.3f s (ratio %.1f)\n", t10k, t100k,
+           t100k / (t10k > 0 ? t10k : 1e-9));
+    CHECK(left10k == 0 && left100k == 0);
+#ifndef PC_SANITIZE_BUILD
+    CHECK_MSG(t100k < 1.0, "100k nodes took %.3f s", t100k);
+#endif
+    /* linear: 10x the nodes must not take much more than 10x the time (generous for noisy shared machines) */
+    CHECK_MSG(t100k < 30.0 * t10k + 0.05, "10k %.3f s, 100k %.3f s", t10k, t100k);
+}
+
+int main(void)
+{
+    test_cost_no_push();
+    test_cancel_through_binary();
+    test_shared_initializer();
+    test_eps_and_annotations();
+    test_malformed_perms();
+    test_opset_gate();
+    test_tf_chain();
+    test_scale();
+    return pc_test_finish("test_transpose_graph");
+}
