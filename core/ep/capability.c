@@ -68,16 +68,15 @@ static bool attrs_ok(const pc_ep_op *op, const pc_node *node, char *why, size_t 
     return true;
 }
 
-/* cpu's blanket claim: ai.onnx ops the schema knows at the model's opset; above the schema table's newest
- * opset (ops added after ONNX 1.12) every ai.onnx op the verifier accepted; calls of model-local functions.
- */
-static bool standard_op(const pc_node *node, int64_t opset)
+/* cpu's blanket claim: ops of the standard domains (ai.onnx, ai.onnx.ml, ai.onnx.preview.training) the schema
+ * knows at the model's opset; above the schema table's newest opset of the domain (ops added after ONNX 1.12)
+ * every op the verifier accepted; calls of model-local functions. */
+static bool standard_op(const pc_node *node, const char *domain, int64_t opset)
 {
-    if (node->domain[0] == '\0') {
-        if (opset < 1) return false;
-        if (pc_schema_lookup("", node->op_type, opset)) return true;
-        const pc_domain_info *info = pc_schema_domain("");
-        return info && opset > info->schema_max_opset;
+    const pc_domain_info *info = pc_schema_domain(domain);
+    if (info && info->has_schemas && opset >= 1) {
+        if (pc_schema_lookup(domain, node->op_type, opset)) return true;
+        if (opset > info->schema_max_opset) return true;
     }
     return pc_model_function_index(node->graph->model, node->domain, node->op_type) >= 0;
 }
@@ -90,7 +89,7 @@ bool pc_ep_claims_node(const pc_ep *ep, const pc_node *node, char *why, size_t w
     int64_t opset = model ? pc_model_opset(model, domain) : -1;
     if (!ep->runs_transpose && domain[0] == '\0' && strcmp(node->op_type, "Transpose") == 0)
         return set_why(why, why_size, "EP does not run Transpose");
-    if (ep->all_standard_ops && model && standard_op(node, opset)) return true;
+    if (ep->all_standard_ops && model && standard_op(node, domain, opset)) return true;
     bool op_known = false;
     for (uint32_t i = 0; i < ep->n_ops; i++) {
         const pc_ep_op *op = &ep->ops[i];

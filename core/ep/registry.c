@@ -11,12 +11,14 @@
 #define MOVES                                                                                                \
     (FLOATS | QUANT) /* data movement is type-blind, so quantized models keep their Transposes local */
 
-/* ---- cpu: every standard op (all_standard_ops) plus the contrib ops core's passes emit. The internal NHWC
- * domain is deliberately absent: an NHWC node left to cpu is a partitioning bug, caught as such. */
+/* ---- cpu: every op of the standard domains (all_standard_ops) plus the contrib ops core's passes emit. The
+ * internal NHWC domain is deliberately absent: an NHWC node left to cpu is a partitioning bug, caught as
+ * such. */
 static const pc_ep_op cpu_ops[] = {
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL}, {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL},
-    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL},      {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL},
-    {"ai.onnx.ml", "*", 1, 5, 0, 0, NULL},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL},
+    {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL},
+    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL},
 };
 
 static const pc_ep cpu_ep = {"cpu",  PC_LAYOUT_NCHW, 0, false, true, true, sizeof cpu_ops / sizeof cpu_ops[0],

@@ -74,6 +74,15 @@ static void test_builtins(void)
     /* an op the schema does not know at opset 9 (Gelu is opset 20): cpu refuses it */
     pc_node *g = pt_node(m, "Gelu", "", "x", "g", NULL);
     CHECK(!pc_ep_claims_node(cpu, g, why, sizeof why));
+    /* the other standard domains are cpu's too; nhwc does not list them */
+    pc_node *adagrad = pt_node(m, "Adagrad", "ai.onnx.preview.training", "x,x,x,x,x", "a1,a2,a3", NULL);
+    pc_node *label = pt_node(m, "LabelEncoder", "ai.onnx.ml", "x", "l", NULL);
+    pc_node *bogus = pt_node(m, "NoSuchOp", "ai.onnx.ml", "x", "nso", NULL);
+    CHECK(pc_ep_claims_node(cpu, adagrad, why, sizeof why));
+    CHECK(pc_ep_claims_node(cpu, label, why, sizeof why));
+    CHECK(!pc_ep_claims_node(cpu, bogus, why, sizeof why));
+    CHECK_MSG(strcmp(why, "op ai.onnx.ml:NoSuchOp is not in the EP's op list") == 0, "%s", why);
+    CHECK(!pc_ep_claims_node(nhwc, adagrad, why, sizeof why));
     pc_model_free(m);
     pc_ep_registry_free(reg);
 }
