@@ -88,7 +88,7 @@ static const sh_rule rules[] = {
     ONNX("Neg", sh_infer_same)
     ONNX("Not", sh_infer_same)
     ONNX("Or", sh_infer_compare)
-    ONNX("PRelu", sh_infer_broadcast)
+    ONNX("PRelu", sh_infer_same) /* slope broadcasts to X (one way) */
     ONNX("Pad", sh_infer_pad)
     ONNX("Pow", sh_infer_broadcast)
     ONNX("QLinearConv", sh_infer_qlinear_conv)

@@ -251,7 +251,15 @@ pc_status sh_infer_max_unpool(sh_ctx *c)
     pc_dtype elem = sh_in_elem(c, 0);
     int64_t os[PC_MAX_RANK];
     size_t n;
-    if (sh_has_input(c, 2) && sh_const_ints(c, 2, os, PC_MAX_RANK, &n)) {
+    bool has_os = sh_has_input(c, 2), os_known = has_os && sh_const_ints(c, 2, os, PC_MAX_RANK, &n);
+    if (has_os && !os_known) { /* sizes known only at run time */
+        int64_t len = sh_in_length(c, 2);
+        y.rank = len >= 0 && len <= PC_MAX_RANK ? (int32_t)len : -1;
+        for (int32_t i = 0; i < y.rank; i++) sh_dim_unknown(&y.dims[i]);
+        sh_set_out(c, 0, elem, &y);
+        return PC_OK;
+    }
+    if (os_known) {
         y.rank = (int32_t)n;
         for (size_t i = 0; i < n; i++) {
             if (os[i] < 0) return sh_fail(c, "output_shape[%zu] is %lld", i, (long long)os[i]);

@@ -168,10 +168,6 @@ pc_status sh_infer_squeeze(sh_ctx *c)
     bool given, axes_known;
     read_axes(c, "axes", 13, 1, axes, &n, &given, &axes_known);
     if (!sh_in_shape(c, 0, &x) || (given && !axes_known)) {
-        if (given && axes_known && x.rank < 0) {
-            sh_set_out(c, 0, elem, NULL);
-            return PC_OK;
-        }
         sh_set_out(c, 0, elem, NULL);
         return PC_OK;
     }
@@ -621,8 +617,13 @@ pc_status sh_infer_range(sh_ctx *c)
     if (sh_const_ints(c, 0, is, 1, &n1) && sh_const_ints(c, 1, il, 1, &n2) && sh_const_ints(c, 2, id, 1, &n3) &&
         n1 == 1 && n2 == 1 && n3 == 1) {
         if (id[0] == 0) return sh_fail_status(c, PC_ERR_VALUE, "delta is 0");
-        double q = ceil(((double)il[0] - (double)is[0]) / (double)id[0]);
-        sh_dim_known(&y.dims[0], q > 0 ? (int64_t)q : 0);
+        /* exact: ceil division of magnitudes in uint64, so no difference overflows */
+        uint64_t span = 0, step = id[0] > 0 ? (uint64_t)id[0] : 0 - (uint64_t)id[0];
+        if (id[0] > 0 && il[0] > is[0]) span = (uint64_t)il[0] - (uint64_t)is[0];
+        if (id[0] < 0 && il[0] < is[0]) span = (uint64_t)is[0] - (uint64_t)il[0];
+        uint64_t n = span ? (span - 1) / step + 1 : 0;
+        if (n > INT64_MAX) return sh_fail_status(c, PC_ERR_VALUE, "Range would have %llu elements", (unsigned long long)n);
+        sh_dim_known(&y.dims[0], (int64_t)n);
     } else if (sh_const_floats(c, 0, fs, 1, &n1) && sh_const_floats(c, 1, fl, 1, &n2) &&
                sh_const_floats(c, 2, fd, 1, &n3) && n1 == 1 && n2 == 1 && n3 == 1) {
         if (fd[0] == 0) return sh_fail_status(c, PC_ERR_VALUE, "delta is 0");
