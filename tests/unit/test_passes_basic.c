@@ -114,6 +114,19 @@ static void test_identity(void)
     check_no_fire(pc_pass_eliminate_identity, m, &o, "identity input->output");
     pc_model_free(m);
 
+    /* the Identity's output is read by a subgraph (simulated reference count): it is "used" by name, so kept
+     */
+    m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, d23);
+    pt_node(m, "Relu", "", "x", "r", NULL);
+    pt_node(m, "Identity", "", "r", "i", NULL);
+    pt_node(m, "Neg", "", "i", "y", NULL);
+    pt_output(m, "y");
+    pc_graph_find_value(m->graph, "i")->n_subgraph_refs = 1;
+    CHECK(!run_pass(pc_pass_eliminate_identity, m, &o));
+    CHECK(pt_count_op(m, "Identity") == 1);
+    pc_model_free(m);
+
     /* owned by another EP */
     m = pt_model(17);
     pt_input(m, "x", PC_DTYPE_FLOAT, 2, d23);

@@ -188,6 +188,25 @@ static void test_conv_bn(void)
     CHECK(strstr(g_log.last, "BatchNormalization 'y'") != NULL);
     pc_model_free(m);
 
+    /* after partitioning (provider set): the new Conv takes the EP of the Conv */
+    m = conv_model(15, NULL, false);
+    add_bn(m, NULL);
+    find_op(m, "Conv")->ep = "cpu";
+    find_op(m, "BatchNormalization")->ep = "cpu";
+    pc_pass_options cpu = opts_basic();
+    cpu.provider = "cpu";
+    check_fires(pc_pass_fuse_conv_bn, m, &cpu, CONV_RTOL, CONV_ATOL, "conv+bn on cpu");
+    CHECK(m->graph->n_nodes == 1 && find_op(m, "Conv") && find_op(m, "Conv")->ep &&
+          strcmp(find_op(m, "Conv")->ep, "cpu") == 0);
+    pc_model_free(m);
+    /* the Conv output is read by a subgraph (simulated reference count) */
+    m = conv_model(15, NULL, false);
+    add_bn(m, NULL);
+    pc_graph_find_value(m->graph, "c")->n_subgraph_refs = 1;
+    CHECK(!run_pass(pc_pass_fuse_conv_bn, m, &o));
+    CHECK(pt_count_op(m, "BatchNormalization") == 1);
+    pc_model_free(m);
+
     /* different annotations */
     m = conv_model(15, "enc", false);
     add_bn(m, "dec");
