@@ -38,3 +38,24 @@ pc_status sh_infer_qlinear_matmul(sh_ctx *c)
 {
     return sh_matmul_output(c, 0, 3, sh_in_elem(c, 7));
 }
+
+/* DynamicQuantizeLinear: y uint8 like x, scale float and zero point uint8 scalars. */
+pc_status sh_infer_dynamic_quantize(sh_ctx *c)
+{
+    sh_shape x, scalar = {.rank = 0};
+    sh_in_shape(c, 0, &x);
+    sh_set_out(c, 0, PC_DTYPE_UINT8, &x);
+    if (c->n_out > 1) sh_set_out(c, 1, PC_DTYPE_FLOAT, &scalar);
+    if (c->n_out > 2) sh_set_out(c, 2, PC_DTYPE_UINT8, &scalar);
+    return PC_OK;
+}
+
+pc_status sh_infer_matmul_integer(sh_ctx *c)
+{
+    return sh_matmul_output(c, 0, 1, PC_DTYPE_INT32);
+}
+
+pc_status sh_infer_conv_integer(sh_ctx *c)
+{
+    return sh_conv_output(c, 1, PC_DTYPE_INT32);
+}

@@ -738,3 +738,77 @@ pc_status sh_infer_resize(sh_ctx *c)
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
 }
+
+/* TopK: values and int64 indices, dim `axis` becomes k (input 1 from opset 10, attribute before). */
+pc_status sh_infer_top_k(sh_ctx *c)
+{
+    sh_shape x;
+    pc_dtype elem = sh_in_elem(c, 0);
+    if (sh_in_shape(c, 0, &x)) {
+        int32_t a;
+        pc_status st = sh_axis(c, sh_attr_int(c, "axis", -1), x.rank, "axis", &a);
+        if (st != PC_OK) return st;
+        int64_t k[1];
+        size_t n = 0;
+        bool known = c->opset < 10 ? (k[0] = sh_attr_int(c, "k", -1)) >= 0 : sh_const_ints(c, 1, k, 1, &n) && n == 1;
+        if (known && k[0] < 0) return sh_fail(c, "k is %lld", (long long)k[0]);
+        if (known && x.dims[a].kind == PC_DIM_KNOWN && k[0] > x.dims[a].size)
+            return sh_fail(c, "k = %lld is larger than dim %d (%lld)", (long long)k[0], (int)a,
+                           (long long)x.dims[a].size);
+        if (known) sh_dim_known(&x.dims[a], k[0]);
+        else sh_dim_unknown(&x.dims[a]);
+    }
+    sh_set_out(c, 0, elem, &x);
+    if (c->n_out > 1) sh_set_out(c, 1, PC_DTYPE_INT64, &x);
+    return PC_OK;
+}
+
+/* EyeLike: input 0's shape, in `dtype` (input 0's type when absent). */
+pc_status sh_infer_eye_like(sh_ctx *c)
+{
+    sh_shape x;
+    sh_in_shape(c, 0, &x);
+    int64_t dt = sh_attr_int(c, "dtype", 0);
+    if (dt && (!pc_dtype_is_valid((int32_t)dt) || dt != (int32_t)dt))
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "dtype %lld is not an element type", (long long)dt);
+    sh_set_out(c, 0, dt ? (pc_dtype)dt : sh_in_elem(c, 0), &x);
+    return PC_OK;
+}
+
+/* NonZero: int64 [rank, count]; the count depends on the data. */
+pc_status sh_infer_non_zero(sh_ctx *c)
+{
+    sh_shape x, y;
+    shape_unknown_dims(&y, 2);
+    if (sh_in_shape(c, 0, &x)) sh_dim_known(&y.dims[0], x.rank);
+    sh_set_out(c, 0, PC_DTYPE_INT64, &y);
+    return PC_OK;
+}
+
+/* OneHot(indices, depth, values): depth inserted at `axis` (in [-r-1, r]), values' element type. */
+pc_status sh_infer_one_hot(sh_ctx *c)
+{
+    sh_shape x, y;
+    pc_dtype elem = sh_in_elem(c, 2);
+    if (!sh_in_shape(c, 0, &x)) {
+        sh_set_out(c, 0, elem, NULL);
+        return PC_OK;
+    }
+    if (x.rank >= PC_MAX_RANK) return sh_fail(c, "the output rank would exceed %d", PC_MAX_RANK);
+    int32_t a;
+    pc_status st = sh_axis(c, sh_attr_int(c, "axis", -1), x.rank + 1, "axis", &a);
+    if (st != PC_OK) return st;
+    double depth[1];
+    int64_t idepth[1];
+    size_t n;
+    pc_dim d;
+    sh_dim_unknown(&d);
+    if (sh_const_ints(c, 1, idepth, 1, &n) && n == 1) sh_dim_known(&d, idepth[0]);
+    else if (sh_const_floats(c, 1, depth, 1, &n) && n == 1 && depth[0] >= 0 && depth[0] < 0x1p62)
+        sh_dim_known(&d, (int64_t)depth[0]);
+    if (d.kind == PC_DIM_KNOWN && d.size < 0) return sh_fail(c, "depth is %lld", (long long)d.size);
+    y.rank = x.rank + 1;
+    for (int32_t i = 0, k = 0; i < y.rank; i++) y.dims[i] = i == a ? d : x.dims[k++];
+    sh_set_out(c, 0, elem, &y);
+    return PC_OK;
+}

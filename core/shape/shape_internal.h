@@ -116,6 +116,10 @@ pc_status sh_infer_range(sh_ctx *c);
 pc_status sh_infer_depth_to_space(sh_ctx *c);
 pc_status sh_infer_space_to_depth(sh_ctx *c);
 pc_status sh_infer_resize(sh_ctx *c);
+pc_status sh_infer_top_k(sh_ctx *c);
+pc_status sh_infer_eye_like(sh_ctx *c);
+pc_status sh_infer_non_zero(sh_ctx *c);
+pc_status sh_infer_one_hot(sh_ctx *c);
 /* infer_reduce.c */
 pc_status sh_infer_reduce(sh_ctx *c);
 pc_status sh_infer_arg_reduce(sh_ctx *c);
@@ -139,5 +143,8 @@ pc_status sh_infer_quantize(sh_ctx *c);
 pc_status sh_infer_dequantize(sh_ctx *c);
 pc_status sh_infer_qlinear_conv(sh_ctx *c);
 pc_status sh_infer_qlinear_matmul(sh_ctx *c);
+pc_status sh_infer_dynamic_quantize(sh_ctx *c);
+pc_status sh_infer_matmul_integer(sh_ctx *c);
+pc_status sh_infer_conv_integer(sh_ctx *c);
 
 #endif

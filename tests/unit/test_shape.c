@@ -427,6 +427,16 @@ static const char *const nn_specs[] = {
     "QLinearConvRelu@com.microsoft 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 "
     "ys:f[]=0.5 yz:u[]=4 | strides=[2,2]",
     "FusedConv@com.microsoft 13 | x:f[1,2,5,5] w:f[4,2,3,3]=r | activation='Relu'",
+    "DynamicQuantizeLinear>3 11 | x:f[2,3]",
+    "MatMulInteger 10 | a:u[2,3] b:u[3,4]=r",
+    "ConvInteger 10 | x:u[1,2,5,5] w:u[3,2,3,3]=r | pads=[1,0,1,0]",
+    "Trilu 14 | x:f[3,4]",
+    "CumSum 14 | x:f[2,3] a:i[]=1",
+    "TopK>2 11 | x:f[3,5] k:i[1]=2 | axis=1",
+    "TopK>2 1 | x:f[3,5] | k=3",
+    "EyeLike 9 | x:f[3,4] | dtype=7",
+    "OneHot 11 | i:i[2,3]=0,1,2,0,1,2 d:i[]=4 v:f[2]=0,1 | axis=1",
+    "OneHot 11 | i:i[2]=0,1 d:f[]=3 v:i[2]=0,1",
 };
 
 /* Sliding windows: one template per op, many geometries. */
@@ -764,8 +774,10 @@ static void backend_case(const char *dir, const char *name, backend_stats *st)
         snprintf(path, sizeof path, "%s/%s/test_data_set_0/output_%u.pb", dir, name, i);
         if (!v->producer || pc_tensor_load_file(m, path, &t, &err) != PC_OK) continue;
         st->outputs++;
+        const char *list = getenv("PC_SHAPE_LIST"); /* "1": name every output not fully inferred */
         if (v->type.kind != PC_TYPE_TENSOR) {
             st->none++;
+            if (list) printf("not inferred: %s output %u (%s)\n", name, i, v->producer->op_type);
             continue;
         }
         bool ok = v->type.elem == PC_DTYPE_UNDEFINED || v->type.elem == t->dtype;
@@ -790,6 +802,7 @@ static void backend_case(const char *dir, const char *name, backend_stats *st)
             st->full++;
         } else {
             st->partial++;
+            if (getenv("PC_SHAPE_LIST")) printf("partly: %s output %u (%s)\n", name, i, v->producer->op_type);
         }
     }
     pc_model_free(m);
