@@ -186,8 +186,8 @@ pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_op
                             n->op_type);
             return st;
         }
-        pc_pass_explain(&o, "'%s' (%s) moved to %s for EP %s, rank %d", n->name, n->op_type, PC_NHWC_DOMAIN,
-                        ep->name, rank);
+        pc_pass_explain(&o, "'%s' (#%u, %s) moved to %s for EP %s, rank %d", n->name ? n->name : "", n->id,
+                        n->op_type, PC_NHWC_DOMAIN, ep->name, rank);
         moved++;
     }
     if (!moved) return PC_OK;
