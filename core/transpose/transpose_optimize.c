@@ -163,6 +163,22 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     return st;
 }
 
+/* Another live Transpose applying the same perm to the same value, when n's output can be dropped for its. */
+static pc_node *twin_transpose(const tp_ctx *ctx, const pc_node *n, const int64_t *perm, size_t rank)
+{
+    const pc_value *v = n->inputs[0], *out = n->outputs[0];
+    int64_t q[PC_MAX_RANK];
+    size_t qr;
+    if (out->is_graph_output || out->n_subgraph_refs) return NULL;
+    for (uint32_t k = 0; k < v->n_consumers; k++) {
+        pc_node *u = v->consumers[k].node;
+        if (u != n && !u->removed && u->graph == ctx->graph && v->consumers[k].index == 0 &&
+            tp_transpose_perm(u, q, &qr) && qr == rank && tp_perm_equal(q, perm, rank))
+            return u;
+    }
+    return NULL;
+}
+
 /* Pass 2: forward walk over the nodes as they were at the start of the round. */
 static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
 {
@@ -177,6 +193,17 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             if ((st = tp_replace_by_input(ctx, n)) != PC_OK) return st;
             ctx->changed = true;
             pc_pass_explain(ctx->opts, "removed identity Transpose '%s'", name);
+            continue;
+        }
+        pc_node *twin = tp_transpose_perm(n, perm, &r) ? twin_transpose(ctx, n, perm, r) : NULL;
+        if (twin) {
+            /* the same perm on the same value twice (converters emit one per branch): keep the first */
+            const char *name = n->name;
+            if ((st = pc_value_replace_uses(n->outputs[0], twin->outputs[0])) != PC_OK)
+                return pc_error_set(ctx->err, st, "rewiring uses of '%s'", n->outputs[0]->name);
+            if ((st = tp_remove_if_dead(ctx, n)) != PC_OK) return st;
+            ctx->changed = true;
+            pc_pass_explain(ctx->opts, "merged duplicate Transpose '%s' into '%s'", name, twin->name);
             continue;
         }
         for (uint32_t i = 0; i < n->n_inputs; i++) {
