@@ -374,7 +374,14 @@ bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_
         }
         return false;
     }
-    if (!t || t->n_elements > cap || !t->data) return false;
+    if (!t) {
+        const sh_ints *known = sh_values_get(c->values, v);
+        if (!known || (size_t)known->n > cap) return false;
+        memcpy(vals, known->v, (size_t)known->n * sizeof *vals);
+        *n = (size_t)known->n;
+        return true;
+    }
+    if (t->n_elements > cap || !t->data) return false;
     for (uint64_t k = 0; k < t->n_elements; k++)
         if (!tensor_int(t, k, &vals[k])) return false;
     *n = (size_t)t->n_elements;
@@ -596,11 +603,16 @@ static void to_channels_last(sh_shape *s)
     s->dims[s->rank - 1] = c;
 }
 
-pc_status pc_node_infer_shapes(pc_node *node, pc_error *err)
+static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
 {
     const sh_rule *rule = pc_shape_rule_find(node->domain, node->op_type);
     if (!rule || node->n_outputs == 0) return PC_OK;
-    sh_ctx c = {.node = node, .opset = node_opset(node), .nhwc = rule->nhwc, .n_out = node->n_outputs, .err = err};
+    sh_ctx c = {.node = node,
+                .values = values,
+                .opset = node_opset(node),
+                .nhwc = rule->nhwc,
+                .n_out = node->n_outputs,
+                .err = err};
     c.in0.rank = -1;
     c.out = calloc(node->n_outputs, sizeof *c.out);
     if (!c.out) return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inferring shapes", node->name);
@@ -618,15 +630,21 @@ pc_status pc_node_infer_shapes(pc_node *node, pc_error *err)
         for (uint32_t i = 1; i < c.n_out; i++) c.out[i].set = false; /* only output 0 is channels-last-defined */
     }
     for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++) st = merge_output(&c, i);
+    if (st == PC_OK && values && !rule->nhwc) sh_values_propagate(&c, values);
     free(c.out);
     return st;
 }
 
+pc_status pc_node_infer_shapes(pc_node *node, pc_error *err)
+{
+    return infer_node(node, NULL, err);
+}
+
 pc_status pc_graph_infer_shapes(pc_graph *graph, pc_error *err)
 {
-    for (pc_node *n = graph->first; n; n = n->next) {
-        pc_status st = pc_node_infer_shapes(n, err);
-        if (st != PC_OK) return st;
-    }
-    return PC_OK;
+    sh_values *values = sh_values_create(graph);
+    pc_status st = PC_OK;
+    for (pc_node *n = graph->first; n && st == PC_OK; n = n->next) st = infer_node(n, values, err);
+    sh_values_free(values);
+    return st;
 }

@@ -21,8 +21,18 @@ typedef struct sh_out {
     sh_shape shape;
 } sh_out;
 
+/* A small int vector known during a graph walk (values.c): rank 0 (n == 1) or rank 1. */
+typedef struct sh_ints {
+    int32_t rank;
+    int32_t n;
+    int64_t v[PC_MAX_RANK];
+} sh_ints;
+
+typedef struct sh_values sh_values;
+
 typedef struct sh_ctx {
     const pc_node *node;
+    const sh_values *values; /* may be NULL (single-node inference) */
     int64_t opset; /* the standard op's semantics (an internal op uses its base op's opset) */
     bool nhwc;     /* input 0 and output 0 are channels-last; the function sees them channels-first */
     sh_shape in0;  /* input 0 as the function sees it (valid when nhwc) */
@@ -55,7 +65,8 @@ bool sh_has_input(const sh_ctx *c, uint32_t i);
 pc_dtype sh_in_elem(const sh_ctx *c, uint32_t i);
 /* Input i's shape; false (and rank -1) when unknown or absent. */
 bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out);
-/* A constant input's int32/int64 values (initializer or Constant node), at most cap of them. */
+/* A constant input's int32/int64 values (initializer, Constant node, or a value propagated in this graph walk),
+ * at most cap of them. */
 bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_t *n);
 /* A constant input's floating-point values as doubles. */
 bool sh_const_floats(const sh_ctx *c, uint32_t i, double *vals, size_t cap, size_t *n);
@@ -76,6 +87,13 @@ pc_status sh_axis(sh_ctx *c, int64_t axis, int32_t rank, const char *what, int32
 pc_status sh_broadcast(sh_ctx *c, const sh_shape *a, const sh_shape *b, sh_shape *out);
 /* Product of dims [from, to) into d (unknown when any is unknown). */
 void sh_dims_product(const sh_shape *s, int32_t from, int32_t to, pc_dim *d);
+
+/* ---- values.c: shape-value propagation within one graph walk ---- */
+sh_values *sh_values_create(const pc_graph *graph); /* NULL when out of memory (propagation is then skipped) */
+void sh_values_free(sh_values *values);
+const sh_ints *sh_values_get(const sh_values *values, const pc_value *v);
+/* After node c->node was inferred: records its output 0's value when the op computes one from known inputs. */
+void sh_values_propagate(sh_ctx *c, sh_values *values);
 
 /* ---- window.c: the one conv/pool output-size computation ---- */
 typedef enum sh_window_kind { SH_WINDOW_CONV, SH_WINDOW_POOL, SH_WINDOW_CONV_TRANSPOSE } sh_window_kind;

@@ -202,6 +202,47 @@ static void built_free(built *b)
 static int n_oracle_outputs;
 
 /* Infers, runs on the reference, and requires every output's inferred type to be exactly the actual one. */
+/* "float[2,?,3]" / "float[rank unknown]" / "none" */
+static const char *type_text(const pc_type *t, char *got, size_t size)
+{
+    if (t->kind != PC_TYPE_TENSOR) return snprintf(got, size, "none"), got;
+    if (t->shape.rank < 0) return snprintf(got, size, "%s[rank unknown]", pc_dtype_name(t->elem)), got;
+    size_t len = (size_t)snprintf(got, size, "%s[", pc_dtype_name(t->elem));
+    for (int32_t k = 0; k < t->shape.rank && len + 24 < size; k++) {
+        if (t->shape.dims[k].kind == PC_DIM_KNOWN)
+            len += (size_t)snprintf(got + len, size - len, "%s%lld", k ? "," : "", (long long)t->shape.dims[k].size);
+        else len += (size_t)snprintf(got + len, size - len, "%s?", k ? "," : "");
+    }
+    snprintf(got + len, size - len, "]");
+    return got;
+}
+
+/* Runs the (already inferred) model on the reference; every graph output's inferred type must be exactly the
+ * actual one. */
+static void compare_with_reference(const char *what, pc_model *m, uint32_t n_feeds, pc_data *const *feeds)
+{
+    pc_error err;
+    pc_data **outs = NULL;
+    pc_data *none[1] = {NULL};
+    pc_status rst = pc_ref_run(m, n_feeds, n_feeds ? feeds : none, &outs, &err);
+    CHECK_MSG(rst == PC_OK, "%s: reference: %s", what, err.message);
+    if (rst != PC_OK) return;
+    for (uint32_t i = 0; i < m->graph->n_outputs; i++) {
+        const pc_value *v = m->graph->outputs[i];
+        const pc_data *d = outs[i];
+        if (!d || d->kind != PC_TYPE_TENSOR) continue;
+        const pc_type *t = &v->type;
+        bool same = t->kind == PC_TYPE_TENSOR && t->elem == d->dtype && t->shape.rank == d->rank;
+        for (int32_t k = 0; same && k < d->rank; k++)
+            same = t->shape.dims[k].kind == PC_DIM_KNOWN && t->shape.dims[k].size == d->dims[k];
+        char got[256], want[128];
+        CHECK_MSG(same, "%s: output %u inferred %s, actual %s", what, i, type_text(t, got, sizeof got),
+                  pc_data_describe(d, want, sizeof want));
+        n_oracle_outputs++;
+    }
+    pc_ref_free_outputs(m, outs);
+}
+
 static void check_spec(const char *spec)
 {
     built b;
@@ -213,43 +254,54 @@ static void check_spec(const char *spec)
     pc_error err;
     pc_status st = pc_graph_infer_shapes(b.m->graph, &err);
     CHECK_MSG(st == PC_OK, "%s: inference: %s", spec, err.message);
-    pc_data **outs = NULL;
-    pc_status rst = pc_ref_run(b.m, b.n_feeds, b.feeds, &outs, &err);
-    CHECK_MSG(rst == PC_OK, "%s: reference: %s", spec, err.message);
-    if (st == PC_OK && rst == PC_OK) {
-        for (uint32_t i = 0; i < b.n->n_outputs; i++) {
-            const pc_value *v = b.n->outputs[i];
-            const pc_data *d = outs[i];
-            if (!v || !d || d->kind != PC_TYPE_TENSOR) continue;
-            const pc_type *t = &v->type;
-            bool same = t->kind == PC_TYPE_TENSOR && t->elem == d->dtype && t->shape.rank == d->rank;
-            for (int32_t k = 0; same && k < d->rank; k++)
-                same = t->shape.dims[k].kind == PC_DIM_KNOWN && t->shape.dims[k].size == d->dims[k];
-            char got[256] = "", want[128];
-            size_t len = 0;
-            len += (size_t)snprintf(got, sizeof got, "%s[", t->kind == PC_TYPE_TENSOR ? pc_dtype_name(t->elem) : "?");
-            for (int32_t k = 0; t->kind == PC_TYPE_TENSOR && k < t->shape.rank && len < 200; k++)
-                len += (size_t)snprintf(got + len, sizeof got - len, "%s%s", k ? "," : "",
-                                        t->shape.dims[k].kind == PC_DIM_KNOWN ? "" : "?");
-            if (t->kind == PC_TYPE_TENSOR && t->shape.rank >= 0) {
-                len = (size_t)snprintf(got, sizeof got, "%s[", pc_dtype_name(t->elem));
-                for (int32_t k = 0; k < t->shape.rank && len < 200; k++) {
-                    if (t->shape.dims[k].kind == PC_DIM_KNOWN)
-                        len += (size_t)snprintf(got + len, sizeof got - len, "%s%lld", k ? "," : "",
-                                                (long long)t->shape.dims[k].size);
-                    else len += (size_t)snprintf(got + len, sizeof got - len, "%s?", k ? "," : "");
-                }
-                snprintf(got + len, sizeof got - len, "]");
-            } else if (t->kind == PC_TYPE_TENSOR) {
-                snprintf(got, sizeof got, "%s[rank unknown]", pc_dtype_name(t->elem));
-            }
-            CHECK_MSG(same, "%s: output %u inferred %s, actual %s", spec, i, got,
-                      pc_data_describe(d, want, sizeof want));
-            n_oracle_outputs++;
-        }
-        pc_ref_free_outputs(b.m, outs);
-    }
+    if (st == PC_OK) compare_with_reference(spec, b.m, b.n_feeds, b.feeds);
     built_free(&b);
+}
+
+/* Shape arithmetic as exporters write it: the values are propagated, so Reshape/Expand get concrete dims. */
+static void test_value_propagation(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(13);
+    int64_t xd[3] = {2, 3, 4};
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, xd);
+    pt_const_i64(m, "zero", 1, (int64_t[]){0});
+    pt_const_i64(m, "minus1", 1, (int64_t[]){-1});
+    pt_const_i64(m, "one", 1, (int64_t[]){1});
+    pt_const_i64(m, "big", 1, (int64_t[]){INT64_MAX});
+    pt_const(m, "i0", PC_DTYPE_INT64, 0, NULL, (int64_t[]){0});
+    pt_node(m, "Shape", "", "x", "s", NULL);
+    pt_node(m, "Gather", "", "s,i0", "n", NULL);               /* scalar 2 */
+    pt_node(m, "Unsqueeze", "", "n,zero", "n1", NULL);         /* [2] */
+    pt_node(m, "Concat", "", "n1,minus1", "shape_a", NULL);     /* [2, -1] */
+    pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
+    pt_node(m, "Reshape", "", "x,shape_a", "flat", NULL);      /* [2, 12] */
+    pt_node(m, "Slice", "", "s,one,big", "tail", NULL);        /* [3, 4] */
+    pt_node(m, "ReduceProd", "", "tail", "prod", NULL);        /* [12] */
+    pt_node(m, "Mul", "", "prod,n1", "total", NULL);           /* [24] */
+    pt_node(m, "Concat", "", "total,one", "shape_b", NULL);     /* [24, 1] */
+    pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
+    pt_node(m, "Reshape", "", "x,shape_b", "col", NULL);
+    pt_node(m, "Cast", "", "shape_b", "shape_c", NULL);
+    pc_node_set_attr_int(m->graph->last, "to", PC_DTYPE_INT64, &err);
+    pt_node(m, "Squeeze", "", "n1", "n0", NULL);               /* scalar 2 */
+    pt_node(m, "Unsqueeze", "", "n0,zero", "n2", NULL);
+    pt_node(m, "Concat", "", "n2,shape_c", "shape_d", NULL);    /* [2, 24, 1] */
+    pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
+    pt_node(m, "Expand", "", "col,shape_d", "big_e", NULL);    /* [2, 24, 1] */
+    pt_output(m, "flat");
+    pt_output(m, "col");
+    pt_output(m, "big_e");
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, 3, xd, &err);
+    compare_with_reference("shape arithmetic", m, 1, &x);
+    pc_data_unref(x);
+    /* one node at a time there is no walk: the Reshape's dims stay unknown */
+    pc_value *flat = pc_graph_find_value(m->graph, "flat");
+    flat->type = (pc_type){.kind = PC_TYPE_NONE};
+    CHECK_OK(pc_node_infer_shapes(flat->producer, &err), &err);
+    CHECK(flat->type.shape.rank == 2 && flat->type.shape.dims[0].kind == PC_DIM_UNKNOWN);
+    pc_model_free(m);
 }
 
 /* ---- the cases, by family ---- */
@@ -841,6 +893,7 @@ int main(void)
     check_windows();
     test_symbols();
     test_merge();
+    test_value_propagation();
     test_backend_data();
     printf("test_shape: %zu ops in the table; %d inferred outputs checked against the reference\n",
            pc_shape_rule_count(), n_oracle_outputs);
