@@ -59,6 +59,14 @@ static const char *fused_domain(const pc_node *conv)
     return strcmp(conv->domain, NHWC_DOMAIN) == 0 ? NHWC_DOMAIN : NULL;
 }
 
+/* The Conv's element type: its input's, or its weights' when the input's is not known (e.g. a Transpose the
+ * layout transformer inserted before shape inference ran again). */
+static pc_dtype conv_elem(const pc_node *conv)
+{
+    pc_dtype d = pm_elem(conv->inputs[0]);
+    return d != PC_DTYPE_UNDEFINED ? d : pm_elem(conv->inputs[1]);
+}
+
 pc_status pc_pass_fuse_conv_activation(pc_graph *graph, const pc_pass_options *opts, bool *changed,
                                        pc_error *err)
 {
@@ -70,7 +78,7 @@ pc_status pc_pass_fuse_conv_activation(pc_graph *graph, const pc_pass_options *o
         pc_node *conv = nodes.items[i];
         const char *domain = fused_domain(conv);
         if (!domain || conv->n_outputs != 1 || !conv->outputs[0] || conv->n_inputs < 2 ||
-            !pc_pass_can_modify(opts, conv) || pm_elem(conv->inputs[0]) != PC_DTYPE_FLOAT)
+            !pc_pass_can_modify(opts, conv) || conv_elem(conv) != PC_DTYPE_FLOAT)
             continue;
         pc_node *act = pc_value_single_consumer(conv->outputs[0]);
         const activation *a = act ? activation_find(act) : NULL;
