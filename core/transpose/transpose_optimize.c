@@ -18,6 +18,20 @@ static void value_mark(tp_ctx *ctx, const pc_value *v)
     if (v && v->id < ctx->n_marks) ctx->leads_to_transpose[v->id] = 1;
 }
 
+/* A chain link for the cancel credit must not refuse the push later: the broadcast handler needs every
+ * carrying input's rank known and no larger than the output's. */
+static bool link_will_push(const tp_handler *h, const pc_node *n)
+{
+    if (h->inputs != TP_IN_NONSCALAR) return true;
+    int32_t out_rank = pc_value_rank(n->outputs[0]);
+    if (out_rank < 0) return false;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        int32_t r = n->inputs[i] ? pc_value_rank(n->inputs[i]) : 0;
+        if (r < 0 || r > out_rank) return false;
+    }
+    return true;
+}
+
 /* Pass 1: reverse walk (no edits). */
 static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
 {
@@ -42,7 +56,7 @@ static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
         if (!leads) continue;
         pc_node *target = NULL;
         if (h->elementwise && n->n_outputs == 1 && n->outputs[0]->id < ctx->n_marks &&
-            pc_pass_can_modify(ctx->opts, n))
+            pc_pass_can_modify(ctx->opts, n) && link_will_push(h, n))
             target = ctx->cancel_at[n->outputs[0]->id];
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             pc_value *v = n->inputs[i];
