@@ -117,9 +117,10 @@ pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index,
         uint32_t pi = in->producer_output;
         if (pc_graph_move_output(node, out_index, p, pi) != PC_OK)
             return pc_error_set(err, PC_ERR_INTERNAL, "moving output '%s'", out->name);
-        /* node now produces `in` and reads it: detach before removal */
+        /* node now produces `in` and reads it: detach that input (its other inputs are released by the dead-node
+         * removal below, which also drops initializers only this node read) */
         for (uint32_t i = 0; i < node->n_inputs; i++)
-            if (node->inputs[i] && pc_node_set_input(node, i, NULL, err) != PC_OK) return err->status;
+            if (node->inputs[i] == in && pc_node_set_input(node, i, NULL, err) != PC_OK) return err->status;
         if (out->type.kind == PC_TYPE_NONE && in->type.kind != PC_TYPE_NONE &&
             pc_value_set_type(out, &in->type, err) != PC_OK)
             return err->status;
