@@ -115,11 +115,15 @@ static pc_status conv_like(sh_ctx *c, uint32_t w_input, pc_dtype elem, bool tran
         const pc_dim *cin = &x.dims[1], *w0 = &w.dims[0], *w1 = &w.dims[1];
         if (!transposed) {
             y.dims[1] = *w0;
-            if (cin->kind == PC_DIM_KNOWN && w1->kind == PC_DIM_KNOWN && cin->size != w1->size * group)
+            int64_t expect;
+            if (cin->kind == PC_DIM_KNOWN && w1->kind == PC_DIM_KNOWN &&
+                (!sh_mul(w1->size, group, &expect) || cin->size != expect))
                 return sh_fail(c, "input has %lld channels, weights expect %lld x group %lld", (long long)cin->size,
                                (long long)w1->size, (long long)group);
         } else {
-            if (w1->kind == PC_DIM_KNOWN) sh_dim_known(&y.dims[1], w1->size * group);
+            int64_t m;
+            if (w1->kind == PC_DIM_KNOWN && !sh_mul(w1->size, group, &m)) return sh_fail(c, "channels overflow");
+            if (w1->kind == PC_DIM_KNOWN) sh_dim_known(&y.dims[1], m);
             if (cin->kind == PC_DIM_KNOWN && w0->kind == PC_DIM_KNOWN && cin->size != w0->size)
                 return sh_fail(c, "input has %lld channels, weights expect %lld", (long long)cin->size,
                                (long long)w0->size);
@@ -287,7 +291,10 @@ pc_status sh_infer_max_unpool(sh_ctx *c)
             sh_dim_unknown(d);
             continue;
         }
-        int64_t v = (d->size - 1) * (s ? s[i] : 1) - (p ? p[i] + p[i + nsp] : 0) + k[i];
+        int64_t v;
+        if (!sh_mul(d->size - 1, s ? s[i] : 1, &v) || !sh_add(v, k[i], &v) || !sh_add(v, p ? -p[i] : 0, &v) ||
+            !sh_add(v, p ? -p[i + nsp] : 0, &v) || (p && (p[i] < 0 || p[i + nsp] < 0)))
+            return sh_fail(c, "the unpooled spatial dim %d overflows", (int)i);
         if (v < 0) return sh_fail(c, "the unpooled spatial dim %d would be %lld", (int)i, (long long)v);
         sh_dim_known(d, v);
     }

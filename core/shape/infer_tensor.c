@@ -263,8 +263,7 @@ pc_status sh_infer_concat(sh_ctx *c)
                                (long long)e->size, (long long)d->size);
             if (d->kind != PC_DIM_KNOWN && e->kind == PC_DIM_KNOWN) *d = *e;
         }
-        if (s.dims[a].kind == PC_DIM_KNOWN) sum += s.dims[a].size;
-        else sum_known = false;
+        if (s.dims[a].kind != PC_DIM_KNOWN || !sh_add(sum, s.dims[a].size, &sum)) sum_known = false;
     }
     if (y.rank >= 0) {
         if (sum_known) sh_dim_known(&y.dims[a], sum);
@@ -333,19 +332,21 @@ pc_status sh_infer_split(sh_ctx *c)
     return PC_OK;
 }
 
-/* Elements of x[start:end:step] along a dim of size dim, with ONNX's clamping. */
-static int64_t slice_count(int64_t dim, int64_t start, int64_t end, int64_t step)
+int64_t sh_slice_count(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
 {
     if (start < 0) start += dim;
     if (end < 0) end += dim;
     if (step > 0) {
         start = start < 0 ? 0 : start > dim ? dim : start;
         end = end < 0 ? 0 : end > dim ? dim : end;
+        *first = start;
         return end > start ? (end - start - 1) / step + 1 : 0;
     }
     start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
     end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-    return start > end ? (start - end - 1) / -step + 1 : 0;
+    *first = start;
+    /* -step overflows for INT64_MIN; any step that large takes one element */
+    return start > end ? (step == INT64_MIN ? 0 : (start - end - 1) / -step) + 1 : 0;
 }
 
 pc_status sh_infer_slice(sh_ctx *c)
@@ -399,7 +400,10 @@ pc_status sh_infer_slice(sh_ctx *c)
         if (step == 0) return sh_fail(c, "step %zu is 0", i);
         pc_dim *d = &y.dims[axes[i]];
         if (d->kind != PC_DIM_KNOWN) sh_dim_unknown(d);
-        else sh_dim_known(d, slice_count(d->size, starts[i], ends[i], step));
+        else {
+            int64_t first;
+            sh_dim_known(d, sh_slice_count(d->size, starts[i], ends[i], step, &first));
+        }
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -444,7 +448,9 @@ pc_status sh_infer_pad(sh_ctx *c)
             sh_dim_unknown(d);
             continue;
         }
-        int64_t v = d->size + pads[i] + pads[i + na];
+        int64_t v;
+        if (!sh_add(d->size, pads[i], &v) || !sh_add(v, pads[i + na], &v))
+            return sh_fail(c, "axis %lld overflows after padding", (long long)axes[i]);
         if (v < 0) return sh_fail(c, "axis %lld would have size %lld after padding", (long long)axes[i], (long long)v);
         sh_dim_known(d, v);
     }
@@ -653,7 +659,9 @@ static pc_status space_depth(sh_ctx *c, bool to_space)
         if (to_space && ch->size % (b * b))
             return sh_fail(c, "channels %lld are not a multiple of blocksize^2 = %lld", (long long)ch->size,
                            (long long)(b * b));
-        sh_dim_known(ch, to_space ? ch->size / (b * b) : ch->size * b * b);
+        int64_t v = ch->size / (b * b);
+        if (!to_space && !sh_mul(ch->size, b * b, &v)) return sh_fail(c, "channels overflow");
+        sh_dim_known(ch, v);
     } else {
         sh_dim_unknown(ch);
     }
@@ -666,7 +674,9 @@ static pc_status space_depth(sh_ctx *c, bool to_space)
         if (!to_space && d->size % b)
             return sh_fail(c, "dim %d of size %lld is not a multiple of blocksize %lld", i, (long long)d->size,
                            (long long)b);
-        sh_dim_known(d, to_space ? d->size * b : d->size / b);
+        int64_t v = d->size / b;
+        if (to_space && !sh_mul(d->size, b, &v)) return sh_fail(c, "dim %d overflows", i);
+        sh_dim_known(d, v);
     }
     sh_set_out(c, 0, elem, &x);
     return PC_OK;

@@ -85,6 +85,17 @@ bool sh_dim_is(const pc_dim *d, int64_t size);
 pc_status sh_axis(sh_ctx *c, int64_t axis, int32_t rank, const char *what, int32_t *out);
 /* Multidirectional broadcast of a and b into out (either rank unknown: out rank unknown). */
 pc_status sh_broadcast(sh_ctx *c, const sh_shape *a, const sh_shape *b, sh_shape *out);
+/* Checked int64 arithmetic: dims and attributes come from files and may be absurd. */
+static inline bool sh_mul(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool sh_add(int64_t a, int64_t b, int64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+/* Elements of x[start:end:step] along a dim of size dim, with ONNX's clamping; *first is the first index. */
+int64_t sh_slice_count(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first);
 /* Product of dims [from, to) into d (unknown when any is unknown). */
 void sh_dims_product(const sh_shape *s, int32_t from, int32_t to, pc_dim *d);
 

@@ -160,18 +160,10 @@ static bool prop_slice(sh_ctx *c, sh_ints *y)
     if (!sh_const_ints(c, 1, s, 1, &ns) || !sh_const_ints(c, 2, e, 1, &ne) || ns != 1 || ne != 1) return false;
     if (sh_has_input(c, 3) && (!sh_const_ints(c, 3, a, 1, &na) || na != 1 || (a[0] != 0 && a[0] != -1))) return false;
     if (sh_has_input(c, 4) && (!sh_const_ints(c, 4, p, 1, &np) || np != 1 || p[0] == 0)) return false;
-    int64_t dim = x.n, b = s[0] < 0 ? s[0] + dim : s[0], en = e[0] < 0 ? e[0] + dim : e[0], step = p[0];
+    int64_t first, count = sh_slice_count(x.n, s[0], e[0], p[0], &first);
     y->rank = 1;
-    y->n = 0;
-    if (step > 0) {
-        b = b < 0 ? 0 : b > dim ? dim : b;
-        en = en < 0 ? 0 : en > dim ? dim : en;
-        for (int64_t k = b; k < en; k += step) y->v[y->n++] = x.v[k];
-    } else {
-        b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
-        en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
-        for (int64_t k = b; k > en; k += step) y->v[y->n++] = x.v[k];
-    }
+    y->n = (int32_t)count;
+    for (int64_t k = 0; k < count; k++) y->v[k] = x.v[first + k * p[0]];
     return true;
 }
 

@@ -35,8 +35,7 @@ pc_status sh_window_dims(sh_ctx *c, sh_window_kind kind, const sh_shape *x, cons
     pc_status st;
     if ((st = spatial_attr(c, "strides", nsp, 1, 1, s)) != PC_OK ||
         (st = spatial_attr(c, "dilations", nsp, 1, 1, d)) != PC_OK ||
-        (st = spatial_attr(c, "pads", 2 * nsp, 0, kind == SH_WINDOW_CONV_TRANSPOSE ? 0 : INT64_MIN / 4, pads)) !=
-            PC_OK ||
+        (st = spatial_attr(c, "pads", 2 * nsp, 0, 0, pads)) != PC_OK ||
         (st = spatial_attr(c, "output_padding", nsp, 0, 0, opad)) != PC_OK)
         return st;
     const char *ap = pc_node_attr_string(c->node, "auto_pad", "NOTSET");
@@ -53,9 +52,11 @@ pc_status sh_window_dims(sh_ctx *c, sh_window_kind kind, const sh_shape *x, cons
         return sh_fail_status(c, PC_ERR_ATTRIBUTE, "output_shape has %zu values, expected %d", n_os, (int)nsp);
     for (int32_t i = 0; i < nsp; i++) {
         if (k[i] < 1) return sh_fail(c, "kernel size %lld on spatial axis %d", (long long)k[i], (int)i);
-        int64_t ek = (k[i] - 1) * d[i] + 1;
-        int64_t pb = mode == PAD_NOTSET ? pads[i] : 0, pe = mode == PAD_NOTSET ? pads[i + nsp] : 0;
+        int64_t ek, pb = mode == PAD_NOTSET ? pads[i] : 0, pe = mode == PAD_NOTSET ? pads[i + nsp] : 0;
+        if (!sh_mul(k[i] - 1, d[i], &ek) || !sh_add(ek, 1, &ek))
+            return sh_fail(c, "the dilated kernel overflows on spatial axis %d", (int)i);
         if (os) {
+            if (os[i] < 0) return sh_fail_status(c, PC_ERR_ATTRIBUTE, "output_shape[%d] is %lld", (int)i, (long long)os[i]);
             sh_dim_known(&out[i], os[i]);
             continue;
         }
@@ -64,22 +65,28 @@ pc_status sh_window_dims(sh_ctx *c, sh_window_kind kind, const sh_shape *x, cons
             sh_dim_unknown(&out[i]);
             continue;
         }
-        int64_t in = xd->size, o;
+        int64_t in = xd->size, o, t;
+        bool ok = true;
         if (kind == SH_WINDOW_CONV_TRANSPOSE) {
-            o = mode == PAD_SAME ? in * s[i] : s[i] * (in - 1) + opad[i] + ek - pb - pe;
+            if (mode == PAD_SAME) ok = sh_mul(in, s[i], &o);
+            else
+                ok = sh_mul(s[i], in - 1, &o) && sh_add(o, opad[i], &o) && sh_add(o, ek, &o) && sh_add(o, -pb, &o) &&
+                     sh_add(o, -pe, &o);
+            if (!ok) return sh_fail(c, "the output size overflows on spatial axis %d", (int)i);
             if (o < 0) return sh_fail(c, "spatial axis %d: the output size would be %lld", (int)i, (long long)o);
         } else if (mode == PAD_SAME) {
             o = in / s[i] + (in % s[i] != 0);
         } else {
-            int64_t span = in + pb + pe - ek;
+            int64_t padded;
+            if (!sh_add(in, pb, &padded) || !sh_add(padded, pe, &padded))
+                return sh_fail(c, "the padded input overflows on spatial axis %d", (int)i);
+            int64_t span = padded - ek;
             if (span < 0)
                 return sh_fail(c, "spatial axis %d: the padded input %lld is smaller than the dilated kernel %lld",
-                               (int)i, (long long)(in + pb + pe), (long long)ek);
+                               (int)i, (long long)padded, (long long)ek);
             o = span / s[i] + 1;
-            if (ceil_mode && span % s[i]) {
-                o++;
-                if ((o - 1) * s[i] >= in + pb) o--; /* that window would start in the end padding */
-            }
+            /* ceil_mode: one more window, unless it would start in the end padding ((o - 1) * s >= in + pb) */
+            if (ceil_mode && span % s[i] && sh_mul(o, s[i], &t) && t < in + pb) o++;
         }
         sh_dim_known(&out[i], o);
     }

@@ -149,6 +149,7 @@ static bool build(const char *spec, built *b)
         } else {
             pt_input(b->m, tok, dt, rank, dims);
             pc_data *d = pc_data_new_tensor(dt, rank, dims, &err);
+            if (!d) return snprintf(b->error, sizeof b->error, "%.200s", err.message), false;
             fill_random(dt, d->data, d->n_elements);
             b->feeds[b->n_feeds++] = d;
         }
@@ -773,6 +774,60 @@ static void test_merge(void)
     pc_model_free(m);
 }
 
+/* Absurd sizes from a file: inference answers or refuses, never overflows (run under UBSan). */
+static void test_huge_dims(void)
+{
+    static const char *const ops[][2] = {
+        {"Conv", "strides=[3,3] dilations=[1099511627776,1099511627776]"},
+        {"Conv", "pads=[1099511627776,1099511627776,1099511627776,1099511627776]"},
+        {"ConvTranspose", "strides=[1099511627776,1099511627776] output_padding=[5,5]"},
+        {"MaxPool", "kernel_shape=[2,2] ceil_mode=1 strides=[1099511627776,3] pads=[1099511627776,1,1,1]"},
+        {"Pad", ""}, {"DepthToSpace", "blocksize=1048576"}, {"SpaceToDepth", "blocksize=1048576"},
+        {"Concat", "axis=2"}, {"Tile", ""}, {"Slice", ""}, {"MaxUnpool", "kernel_shape=[5,5] strides=[1099511627776,7]"},
+        {"Flatten", "axis=2"}, {"Reshape", ""}, {"Resize", ""},
+    };
+    const int64_t big = INT64_MAX / 3;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        pc_error err;
+        pc_model *m = pt_model(18);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){big, 3, big, big});
+        pt_input(m, "w", PC_DTYPE_FLOAT, 4, (int64_t[]){big, big, 3, 3});
+        pt_const_i64(m, "ints", 8, (int64_t[]){big, big, 1, INT64_MIN, big, big, big, big});
+        pt_const_i64(m, "four", 4, (int64_t[]){big, big, big, big});
+        pt_const_i64(m, "step", 4, (int64_t[]){INT64_MIN, INT64_MAX, -1, 2});
+        pt_const(m, "scales", PC_DTYPE_FLOAT, 1, (int64_t[]){4}, (float[]){1e30f, 3.0f, 2.0f, 1.0f});
+        const char *in = "x,w";
+        if (!strcmp(ops[k][0], "Pad") || !strcmp(ops[k][0], "Tile")) in = !strcmp(ops[k][0], "Pad") ? "x,ints" : "x,four";
+        if (!strcmp(ops[k][0], "Concat")) in = "x,x,x,x";
+        if (!strcmp(ops[k][0], "Slice")) in = "x,four,four,,step";
+        if (!strcmp(ops[k][0], "MaxUnpool")) in = "x,x";
+        if (!strcmp(ops[k][0], "Flatten") || !strcmp(ops[k][0], "DepthToSpace") || !strcmp(ops[k][0], "SpaceToDepth"))
+            in = "x";
+        if (!strcmp(ops[k][0], "Reshape")) in = "x,four";
+        if (!strcmp(ops[k][0], "Resize")) in = "x,,scales";
+        pc_node *n = pt_node(m, ops[k][0], "", in, "y", NULL);
+        char attrs[256];
+        snprintf(attrs, sizeof attrs, "%s", ops[k][1]);
+        char *save = NULL;
+        for (char *tok = strtok_r(attrs, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            char *eq = strchr(tok, '=');
+            *eq = 0;
+            if (eq[1] == '[') {
+                int64_t vals[8];
+                const char *p = eq + 1;
+                int32_t r = parse_dims(&p, vals);
+                pc_node_set_attr_ints(n, tok, (size_t)r, vals, &err);
+            } else {
+                pc_node_set_attr_int(n, tok, strtoll(eq + 1, NULL, 10), &err);
+            }
+        }
+        pc_status st = pc_graph_infer_shapes(m->graph, &err);
+        CHECK_MSG(st == PC_OK || st == PC_ERR_SHAPE || st == PC_ERR_ATTRIBUTE || st == PC_ERR_VALUE,
+                  "%s with huge dims: %s (%s)", ops[k][0], pc_status_name(st), err.message);
+        pc_model_free(m);
+    }
+}
+
 static void test_table(void)
 {
     char why[256] = "";
@@ -894,6 +949,7 @@ int main(void)
     test_symbols();
     test_merge();
     test_value_propagation();
+    test_huge_dims();
     test_backend_data();
     printf("test_shape: %zu ops in the table; %d inferred outputs checked against the reference\n",
            pc_shape_rule_count(), n_oracle_outputs);
