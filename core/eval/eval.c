@@ -1,5 +1,5 @@
-/* The constant evaluator's driver: element access per dtype (one table row per type, not a loop per type), the
- * op table (sorted, bsearch), output creation under the element budget, and broadcasting. */
+/* The constant evaluator's driver: element access per dtype (one table row per type, not a loop per type),
+ * the op table (sorted, bsearch), output creation under the element budget, and broadcasting. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,11 +15,12 @@ uint16_t ev_f64_to_f16(double v)
     uint16_t sign = signbit(v) ? 0x8000u : 0;
     if (isnan(v)) return (uint16_t)(sign | 0x7e00u);
     double a = fabs(v);
-    if (a >= 65520.0) return (uint16_t)(sign | 0x7c00u); /* max 65504 plus half an ulp rounds (to even) to inf */
+    if (a >= 65520.0)
+        return (uint16_t)(sign | 0x7c00u); /* max 65504 plus half an ulp rounds (to even) to inf */
     if (a < 0x1p-14) /* subnormal: units of 2^-24, exact scaling, rint rounds to nearest even */
         return (uint16_t)(sign | (uint16_t)rint(a * 0x1p24)); /* 1024 is the smallest normal's encoding */
     int e;
-    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1): a in [2^(e-1), 2^e) */
+    frexp(a, &e);                      /* a = m * 2^e, m in [0.5, 1): a in [2^(e-1), 2^e) */
     double q = rint(ldexp(a, 11 - e)); /* 11 significant bits, in [1024, 2048] */
     int ex = e - 1;
     if (q >= 2048) {
@@ -41,28 +42,28 @@ double ev_f16_to_f64(uint16_t h)
 
 /* ---- element access ---- */
 
-#define INT_ACCESS(name, ctype)                                                                                    \
-    static int64_t load_i_##name(const void *d, uint64_t i)                                                        \
-    {                                                                                                              \
-        ctype v;                                                                                                   \
-        memcpy(&v, (const char *)d + i * sizeof v, sizeof v);                                                      \
-        return (int64_t)v;                                                                                         \
-    }                                                                                                              \
-    static void store_i_##name(void *d, uint64_t i, int64_t x)                                                     \
-    {                                                                                                              \
-        ctype v = (ctype)(uint64_t)x; /* wraps: conversion to unsigned, then the bit pattern */                   \
-        memcpy((char *)d + i * sizeof v, &v, sizeof v);                                                            \
-    }                                                                                                              \
-    static double load_f_##name(const void *d, uint64_t i)                                                         \
-    {                                                                                                              \
-        ctype v;                                                                                                   \
-        memcpy(&v, (const char *)d + i * sizeof v, sizeof v);                                                      \
-        return (double)v;                                                                                          \
-    }                                                                                                              \
-    static void store_f_##name(void *d, uint64_t i, double x)                                                      \
-    {                                                                                                              \
-        ctype v = (ctype)x; /* callers range-check first */                                                        \
-        memcpy((char *)d + i * sizeof v, &v, sizeof v);                                                            \
+#define INT_ACCESS(name, ctype)                                                                              \
+    static int64_t load_i_##name(const void *d, uint64_t i)                                                  \
+    {                                                                                                        \
+        ctype v;                                                                                             \
+        memcpy(&v, (const char *)d + i * sizeof v, sizeof v);                                                \
+        return (int64_t)v;                                                                                   \
+    }                                                                                                        \
+    static void store_i_##name(void *d, uint64_t i, int64_t x)                                               \
+    {                                                                                                        \
+        ctype v = (ctype)(uint64_t)x; /* wraps: conversion to unsigned, then the bit pattern */              \
+        memcpy((char *)d + i * sizeof v, &v, sizeof v);                                                      \
+    }                                                                                                        \
+    static double load_f_##name(const void *d, uint64_t i)                                                   \
+    {                                                                                                        \
+        ctype v;                                                                                             \
+        memcpy(&v, (const char *)d + i * sizeof v, sizeof v);                                                \
+        return (double)v;                                                                                    \
+    }                                                                                                        \
+    static void store_f_##name(void *d, uint64_t i, double x)                                                \
+    {                                                                                                        \
+        ctype v = (ctype)x; /* callers range-check first */                                                  \
+        memcpy((char *)d + i * sizeof v, &v, sizeof v);                                                      \
     }
 
 /* two's complement narrowing through the unsigned type of the same width */
@@ -155,7 +156,10 @@ static void store_i_f16(void *d, uint64_t i, int64_t x)
     store_f_f16(d, i, (double)x); /* exact below 2^53; anything larger is inf in float16 anyway */
 }
 
-#define ROW(dt, sz, fl, uns, s) {dt, sz, fl, uns, load_f_##s, store_f_##s, load_i_##s, store_i_##s}
+#define ROW(dt, sz, fl, uns, s)                                                                              \
+    {                                                                                                        \
+        dt, sz, fl, uns, load_f_##s, store_f_##s, load_i_##s, store_i_##s                                    \
+    }
 static const ev_dtype dtypes[] = {
     ROW(PC_DTYPE_FLOAT, 4, true, false, f32),   ROW(PC_DTYPE_UINT8, 1, false, true, u8),
     ROW(PC_DTYPE_INT8, 1, false, false, i8),    ROW(PC_DTYPE_UINT16, 2, false, true, u16),
@@ -241,7 +245,7 @@ static pc_dtype value_dtype(const pc_value *v)
 bool pc_eval_supports(const pc_node *node)
 {
     const ev_op *op = op_find(node);
-    if (!op) return false;
+    if (!op || node->n_outputs != 1 || !node->outputs[0]) return false;
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         pc_dtype dt = value_dtype(node->inputs[i]);
         if (node->inputs[i] && dt != PC_DTYPE_UNDEFINED && !ev_dtype_of(dt)) return false;
@@ -266,7 +270,8 @@ pc_status ev_fail(ev_ctx *c, pc_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return pc_error_set(c->err, st, "node '%s' (%s): %s", c->node->name ? c->node->name : "", c->node->op_type, msg);
+    return pc_error_set(c->err, st, "node '%s' (%s): %s", c->node->name ? c->node->name : "",
+                        c->node->op_type, msg);
 }
 
 const pc_tensor *ev_in(const ev_ctx *c, uint32_t i)
@@ -301,8 +306,10 @@ pc_tensor *ev_new_out(ev_ctx *c, uint32_t i, pc_dtype dtype, int32_t rank, const
     }
     const pc_value *v = i < c->node->n_outputs ? c->node->outputs[i] : NULL;
     pc_tensor *t = pc_tensor_create(c->model, v ? v->name : "", dtype, rank, dims, c->err);
-    if (!t) pc_error_prefix(c->err, "node '%s' (%s): ", c->node->name, c->node->op_type);
-    else c->out[i] = t;
+    if (!t)
+        pc_error_prefix(c->err, "node '%s' (%s): ", c->node->name, c->node->op_type);
+    else
+        c->out[i] = t;
     return t;
 }
 
@@ -311,8 +318,10 @@ pc_status ev_read_ints(ev_ctx *c, const pc_tensor *t, const char *what, int64_t 
     const ev_dtype *d = ev_dtype_of(t->dtype);
     if (t->dtype != PC_DTYPE_INT64 && t->dtype != PC_DTYPE_INT32)
         return ev_fail(c, PC_ERR_TYPE, "%s must be int32 or int64, is %s", what, pc_dtype_name(t->dtype));
-    if (t->n_elements > cap) return ev_fail(c, PC_ERR_SHAPE, "%s has %llu values", what, (unsigned long long)t->n_elements);
-    for (uint64_t k = 0; k < t->n_elements; k++) vals[k] = d->load_i(t->data, k);
+    if (t->n_elements > cap)
+        return ev_fail(c, PC_ERR_SHAPE, "%s has %llu values", what, (unsigned long long)t->n_elements);
+    for (uint64_t k = 0; k < t->n_elements; k++)
+        vals[k] = d->load_i(t->data, k);
     *n = (size_t)t->n_elements;
     return PC_OK;
 }
@@ -320,7 +329,8 @@ pc_status ev_read_ints(ev_ctx *c, const pc_tensor *t, const char *what, int64_t 
 pc_status ev_axis(ev_ctx *c, int64_t axis, int32_t rank, const char *what, int32_t *out)
 {
     if (axis < -(int64_t)rank || axis >= rank)
-        return ev_fail(c, PC_ERR_ATTRIBUTE, "%s %lld is outside [-%d, %d)", what, (long long)axis, (int)rank, (int)rank);
+        return ev_fail(c, PC_ERR_ATTRIBUTE, "%s %lld is outside [-%d, %d)", what, (long long)axis, (int)rank,
+                       (int)rank);
     *out = (int32_t)(axis < 0 ? axis + rank : axis);
     return PC_OK;
 }
@@ -330,7 +340,8 @@ pc_status ev_broadcast_shape(ev_ctx *c, uint32_t n, const pc_tensor *const *ts, 
     int32_t r = 0;
     for (uint32_t i = 0; i < n; i++)
         if (ts[i]->rank > r) r = ts[i]->rank;
-    for (int32_t k = 0; k < r; k++) dims[k] = 1;
+    for (int32_t k = 0; k < r; k++)
+        dims[k] = 1;
     for (uint32_t i = 0; i < n; i++) {
         for (int32_t k = 0; k < ts[i]->rank; k++) {
             int32_t o = r - ts[i]->rank + k;
@@ -370,19 +381,25 @@ void ev_copy_elem(pc_tensor *dst, uint64_t dst_i, const pc_tensor *src, uint64_t
     memcpy((char *)dst->data + dst_i * sz, (const char *)src->data + src_i * sz, sz);
 }
 
-pc_status pc_eval_node(const pc_node *node, const pc_tensor *const *inputs, uint32_t n_inputs, pc_tensor **outputs,
-                       uint64_t max_elements, pc_error *err)
+pc_status pc_eval_node(const pc_node *node, const pc_tensor *const *inputs, uint32_t n_inputs,
+                       pc_tensor **outputs, uint64_t max_elements, pc_error *err)
 {
-    for (uint32_t i = 0; i < node->n_outputs; i++) outputs[i] = NULL;
+    for (uint32_t i = 0; i < node->n_outputs; i++)
+        outputs[i] = NULL;
     const ev_op *op = op_find(node);
     if (!op)
-        return pc_error_set(err, PC_ERR_UNSUPPORTED, "node '%s': the constant evaluator does not implement %s%s%s",
-                            node->name, node->domain, node->domain[0] ? "." : "", node->op_type);
+        return pc_error_set(err, PC_ERR_UNSUPPORTED,
+                            "node '%s': the constant evaluator does not implement %s%s%s", node->name,
+                            node->domain, node->domain[0] ? "." : "", node->op_type);
+    if (node->n_outputs != 1 || !node->outputs[0]) /* every op here has exactly one output */
+        return pc_error_set(err, PC_ERR_ARITY, "node '%s' (%s): the evaluator needs exactly one output",
+                            node->name, node->op_type);
     for (uint32_t i = 0; i < n_inputs; i++) {
         const pc_tensor *t = inputs[i];
-        if (t && (t->dtype == PC_DTYPE_STRING || (pc_dtype_bits(t->dtype) % 8) != 0 || !ev_dtype_of(t->dtype)))
-            return pc_error_set(err, PC_ERR_UNSUPPORTED, "node '%s' (%s): input %u has element type %s", node->name,
-                                node->op_type, i, pc_dtype_name(t->dtype));
+        if (t &&
+            (t->dtype == PC_DTYPE_STRING || (pc_dtype_bits(t->dtype) % 8) != 0 || !ev_dtype_of(t->dtype)))
+            return pc_error_set(err, PC_ERR_UNSUPPORTED, "node '%s' (%s): input %u has element type %s",
+                                node->name, node->op_type, i, pc_dtype_name(t->dtype));
     }
     ev_ctx c = {.node = node,
                 .model = node->graph->model,
@@ -395,6 +412,7 @@ pc_status pc_eval_node(const pc_node *node, const pc_tensor *const *inputs, uint
                 .err = err};
     pc_status st = op->run(&c);
     if (st != PC_OK)
-        for (uint32_t i = 0; i < node->n_outputs; i++) outputs[i] = NULL; /* stay in the model until it is freed */
+        for (uint32_t i = 0; i < node->n_outputs; i++)
+            outputs[i] = NULL; /* stay in the model until it is freed */
     return st;
 }

@@ -1,5 +1,5 @@
-/* Constant evaluator internals: the per-dtype element access table, the evaluation context, output creation with
- * the element budget, broadcasting, and the op functions of each family (eval_math.c, eval_tensor.c). */
+/* Constant evaluator internals: the per-dtype element access table, the evaluation context, output creation
+ * with the element budget, broadcasting, and the op functions of each family (eval_math.c, eval_tensor.c). */
 #ifndef PC_EVAL_INTERNAL_H
 #define PC_EVAL_INTERNAL_H
 

@@ -1,6 +1,6 @@
-/* Constant evaluator: arithmetic, comparison and logic (broadcasting, one loop for every dtype through the access
- * table), Cast, Where, and integer Reduce* for shape arithmetic. Floats are computed in double and rounded once
- * on store; integers wrap. */
+/* Constant evaluator: arithmetic, comparison and logic (broadcasting, one loop for every dtype through the
+ * access table), Cast, Where, and integer Reduce* for shape arithmetic. Floats are computed in double and
+ * rounded once on store; integers wrap. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,24 +20,69 @@ typedef struct binop {
     bool variadic;
 } binop;
 
-static double f_add(double a, double b) { return a + b; }
-static double f_sub(double a, double b) { return a - b; }
-static double f_mul(double a, double b) { return a * b; }
-static double f_div(double a, double b) { return a / b; }
-static double f_min(double a, double b) { return isnan(a) || isnan(b) ? NAN : b < a ? b : a; }
-static double f_max(double a, double b) { return isnan(a) || isnan(b) ? NAN : b > a ? b : a; }
-static double f_eq(double a, double b) { return a == b; }
-static double f_lt(double a, double b) { return a < b; }
-static double f_gt(double a, double b) { return a > b; }
+static double f_add(double a, double b)
+{
+    return a + b;
+}
+static double f_sub(double a, double b)
+{
+    return a - b;
+}
+static double f_mul(double a, double b)
+{
+    return a * b;
+}
+static double f_div(double a, double b)
+{
+    return a / b;
+}
+static double f_min(double a, double b)
+{
+    return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
+}
+static double f_max(double a, double b)
+{
+    return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
+}
+static double f_eq(double a, double b)
+{
+    return a == b;
+}
+static double f_lt(double a, double b)
+{
+    return a < b;
+}
+static double f_gt(double a, double b)
+{
+    return a > b;
+}
 
-static bool i_add(int64_t a, int64_t b, bool u, int64_t *o) { (void)u; *o = (int64_t)((uint64_t)a + (uint64_t)b); return true; }
-static bool i_sub(int64_t a, int64_t b, bool u, int64_t *o) { (void)u; *o = (int64_t)((uint64_t)a - (uint64_t)b); return true; }
-static bool i_mul(int64_t a, int64_t b, bool u, int64_t *o) { (void)u; *o = (int64_t)((uint64_t)a * (uint64_t)b); return true; }
+static bool i_add(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    (void)u;
+    *o = (int64_t)((uint64_t)a + (uint64_t)b);
+    return true;
+}
+static bool i_sub(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    (void)u;
+    *o = (int64_t)((uint64_t)a - (uint64_t)b);
+    return true;
+}
+static bool i_mul(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    (void)u;
+    *o = (int64_t)((uint64_t)a * (uint64_t)b);
+    return true;
+}
 static bool i_div(int64_t a, int64_t b, bool u, int64_t *o)
 {
     if (b == 0) return false;
-    if (u) *o = (int64_t)((uint64_t)a / (uint64_t)b);
-    else *o = a == INT64_MIN && b == -1 ? INT64_MIN : a / b; /* truncation toward zero; the one overflow wraps */
+    if (u)
+        *o = (int64_t)((uint64_t)a / (uint64_t)b);
+    else
+        *o = a == INT64_MIN && b == -1 ? INT64_MIN
+                                       : a / b; /* truncation toward zero; the one overflow wraps */
     return true;
 }
 static int cmp(int64_t a, int64_t b, bool u)
@@ -45,13 +90,44 @@ static int cmp(int64_t a, int64_t b, bool u)
     if (u) return (uint64_t)a < (uint64_t)b ? -1 : (uint64_t)a > (uint64_t)b;
     return a < b ? -1 : a > b;
 }
-static bool i_min(int64_t a, int64_t b, bool u, int64_t *o) { *o = cmp(b, a, u) < 0 ? b : a; return true; }
-static bool i_max(int64_t a, int64_t b, bool u, int64_t *o) { *o = cmp(b, a, u) > 0 ? b : a; return true; }
-static bool i_eq(int64_t a, int64_t b, bool u, int64_t *o) { (void)u; *o = a == b; return true; }
-static bool i_lt(int64_t a, int64_t b, bool u, int64_t *o) { *o = cmp(a, b, u) < 0; return true; }
-static bool i_gt(int64_t a, int64_t b, bool u, int64_t *o) { *o = cmp(a, b, u) > 0; return true; }
-static bool i_and(int64_t a, int64_t b, bool u, int64_t *o) { (void)u; *o = a && b; return true; }
-static bool i_or(int64_t a, int64_t b, bool u, int64_t *o) { (void)u; *o = a || b; return true; }
+static bool i_min(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    *o = cmp(b, a, u) < 0 ? b : a;
+    return true;
+}
+static bool i_max(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    *o = cmp(b, a, u) > 0 ? b : a;
+    return true;
+}
+static bool i_eq(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    (void)u;
+    *o = a == b;
+    return true;
+}
+static bool i_lt(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    *o = cmp(a, b, u) < 0;
+    return true;
+}
+static bool i_gt(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    *o = cmp(a, b, u) > 0;
+    return true;
+}
+static bool i_and(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    (void)u;
+    *o = a && b;
+    return true;
+}
+static bool i_or(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    (void)u;
+    *o = a || b;
+    return true;
+}
 
 static pc_status check_inputs(ev_ctx *c, uint32_t first, uint32_t n, in_class accepts, const ev_dtype **dt)
 {
@@ -59,10 +135,11 @@ static pc_status check_inputs(ev_ctx *c, uint32_t first, uint32_t n, in_class ac
     for (uint32_t j = first; j < first + n; j++) {
         const ev_dtype *d;
         if ((st = ev_need(c, j, &d)) != PC_OK) return st;
-        if (j == first) *dt = d;
+        if (j == first)
+            *dt = d;
         else if (d != *dt)
-            return ev_fail(c, PC_ERR_TYPE, "input %u is %s but input %u is %s", j, pc_dtype_name(d->dtype), first,
-                           pc_dtype_name((*dt)->dtype));
+            return ev_fail(c, PC_ERR_TYPE, "input %u is %s but input %u is %s", j, pc_dtype_name(d->dtype),
+                           first, pc_dtype_name((*dt)->dtype));
     }
     const ev_dtype *d = *dt;
     if (accepts == IN_BOOL && d->dtype != PC_DTYPE_BOOL)
@@ -105,11 +182,11 @@ static pc_status run_binary(ev_ctx *c, const binop *op)
     return PC_OK;
 }
 
-#define BINARY(name, f, i, accepts, bool_out, variadic)                                                            \
-    pc_status ev_##name(ev_ctx *c)                                                                                 \
-    {                                                                                                              \
-        static const binop op = {f, i, accepts, bool_out, variadic};                                               \
-        return run_binary(c, &op);                                                                                 \
+#define BINARY(name, f, i, accepts, bool_out, variadic)                                                      \
+    pc_status ev_##name(ev_ctx *c)                                                                           \
+    {                                                                                                        \
+        static const binop op = {f, i, accepts, bool_out, variadic};                                         \
+        return run_binary(c, &op);                                                                           \
     }
 BINARY(add, f_add, i_add, IN_NUMERIC, false, false)
 BINARY(sub, f_sub, i_sub, IN_NUMERIC, false, false)
@@ -132,13 +209,36 @@ typedef struct unop {
     bool signed_only; /* unsigned integers are not accepted (Neg) */
 } unop;
 
-static double f_neg(double x) { return -x; }
-static double f_abs(double x) { return fabs(x); }
-static double f_sqrt(double x) { return sqrt(x); }
-static double f_recip(double x) { return 1.0 / x; }
-static int64_t i_neg(int64_t x, bool u) { (void)u; return (int64_t)(0 - (uint64_t)x); }
-static int64_t i_abs(int64_t x, bool u) { return !u && x < 0 ? (int64_t)(0 - (uint64_t)x) : x; }
-static int64_t i_not(int64_t x, bool u) { (void)u; return !x; }
+static double f_neg(double x)
+{
+    return -x;
+}
+static double f_abs(double x)
+{
+    return fabs(x);
+}
+static double f_sqrt(double x)
+{
+    return sqrt(x);
+}
+static double f_recip(double x)
+{
+    return 1.0 / x;
+}
+static int64_t i_neg(int64_t x, bool u)
+{
+    (void)u;
+    return (int64_t)(0 - (uint64_t)x);
+}
+static int64_t i_abs(int64_t x, bool u)
+{
+    return !u && x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+}
+static int64_t i_not(int64_t x, bool u)
+{
+    (void)u;
+    return !x;
+}
 
 static pc_status run_unary(ev_ctx *c, const unop *op)
 {
@@ -152,17 +252,19 @@ static pc_status run_unary(ev_ctx *c, const unop *op)
     pc_tensor *y = ev_new_out(c, 0, dt->dtype, x->rank, x->dims);
     if (!y) return c->err->status;
     for (uint64_t k = 0; k < x->n_elements; k++) {
-        if (dt->is_float) dt->store_f(y->data, k, op->f(dt->load_f(x->data, k)));
-        else dt->store_i(y->data, k, op->i(dt->load_i(x->data, k), dt->is_unsigned));
+        if (dt->is_float)
+            dt->store_f(y->data, k, op->f(dt->load_f(x->data, k)));
+        else
+            dt->store_i(y->data, k, op->i(dt->load_i(x->data, k), dt->is_unsigned));
     }
     return PC_OK;
 }
 
-#define UNARY(name, f, i, accepts, signed_only)                                                                    \
-    pc_status ev_##name(ev_ctx *c)                                                                                 \
-    {                                                                                                              \
-        static const unop op = {f, i, accepts, signed_only};                                                       \
-        return run_unary(c, &op);                                                                                  \
+#define UNARY(name, f, i, accepts, signed_only)                                                              \
+    pc_status ev_##name(ev_ctx *c)                                                                           \
+    {                                                                                                        \
+        static const unop op = {f, i, accepts, signed_only};                                                 \
+        return run_unary(c, &op);                                                                            \
     }
 UNARY(neg, f_neg, i_neg, IN_NUMERIC, true)
 UNARY(abs, f_abs, i_abs, IN_NUMERIC, false)
@@ -198,8 +300,8 @@ bool ev_cast_supported(pc_dtype from, pc_dtype to)
     return ev_dtype_of(from) && ev_dtype_of(to);
 }
 
-/* Float to integer truncates toward zero; a value outside the target's range (or NaN) is undefined in ONNX, so it
- * is refused rather than guessed. */
+/* Float to integer truncates toward zero; a value outside the target's range (or NaN) is undefined in ONNX,
+ * so it is refused rather than guessed. */
 static bool float_fits(double t, const ev_dtype *to)
 {
     double lim = ldexp(1.0, (int)to->size * 8 - (to->is_unsigned ? 0 : 1));
@@ -274,7 +376,10 @@ pc_status ev_reduce(ev_ctx *c)
     if (!ev_reduce_supported(c->node, dt->dtype))
         return ev_fail(c, PC_ERR_UNSUPPORTED, "reductions of %s (only integers)", pc_dtype_name(dt->dtype));
     const char *op = c->node->op_type;
-    int kind = !strcmp(op, "ReduceSum") ? R_SUM : !strcmp(op, "ReduceProd") ? R_PROD : !strcmp(op, "ReduceMin") ? R_MIN : R_MAX;
+    int kind = !strcmp(op, "ReduceSum")    ? R_SUM
+               : !strcmp(op, "ReduceProd") ? R_PROD
+               : !strcmp(op, "ReduceMin")  ? R_MIN
+                                           : R_MAX;
     const pc_tensor *x = c->in[0];
     int64_t axes[PC_MAX_RANK];
     size_t n = 0;
@@ -293,7 +398,8 @@ pc_status ev_reduce(ev_ctx *c)
     bool keep = pc_node_attr_int(c->node, "keepdims", 1) != 0;
     bool noop = c->opset >= input_from && pc_node_attr_int(c->node, "noop_with_empty_axes", 0) != 0;
     bool red[PC_MAX_RANK] = {false};
-    for (int32_t k = 0; k < x->rank; k++) red[k] = !given && !noop;
+    for (int32_t k = 0; k < x->rank; k++)
+        red[k] = !given && !noop;
     for (size_t i = 0; i < n; i++) {
         int32_t a;
         if ((st = ev_axis(c, axes[i], x->rank, "axis", &a)) != PC_OK) return st;
@@ -312,13 +418,18 @@ pc_status ev_reduce(ev_ctx *c)
     bool u64 = dt->dtype == PC_DTYPE_UINT64;
     for (uint64_t k = 0; k < x->n_elements; k++, ev_index_next(x->rank, x->dims, idx)) {
         uint64_t o = 0;
-        for (int32_t d = 0; d < x->rank; d++) o = o * (uint64_t)full[d] + (uint64_t)(red[d] ? 0 : idx[d]);
+        for (int32_t d = 0; d < x->rank; d++)
+            o = o * (uint64_t)full[d] + (uint64_t)(red[d] ? 0 : idx[d]);
         int64_t v = dt->load_i(x->data, k), acc = seen[o] ? dt->load_i(y->data, o) : v;
         if (seen[o]) {
-            if (kind == R_SUM) acc = (int64_t)((uint64_t)acc + (uint64_t)v);
-            else if (kind == R_PROD) acc = (int64_t)((uint64_t)acc * (uint64_t)v);
-            else if (kind == R_MIN) acc = cmp(v, acc, u64) < 0 ? v : acc;
-            else acc = cmp(v, acc, u64) > 0 ? v : acc;
+            if (kind == R_SUM)
+                acc = (int64_t)((uint64_t)acc + (uint64_t)v);
+            else if (kind == R_PROD)
+                acc = (int64_t)((uint64_t)acc * (uint64_t)v);
+            else if (kind == R_MIN)
+                acc = cmp(v, acc, u64) < 0 ? v : acc;
+            else
+                acc = cmp(v, acc, u64) > 0 ? v : acc;
         }
         seen[o] = true;
         dt->store_i(y->data, o, acc);

@@ -1,5 +1,5 @@
-/* Constant evaluator: shape ops and data movement. Elements are copied by size, so every handled dtype shares one
- * path. */
+/* Constant evaluator: shape ops and data movement. Elements are copied by size, so every handled dtype shares
+ * one path. */
 #include <math.h>
 #include <string.h>
 
@@ -64,21 +64,27 @@ pc_status ev_gather(ev_ctx *c)
         return ev_fail(c, PC_ERR_TYPE, "indices must be int32 or int64, are %s", pc_dtype_name(ind->dtype));
     int32_t a;
     if ((st = ev_axis(c, pc_node_attr_int(c->node, "axis", 0), x->rank, "axis", &a)) != PC_OK) return st;
-    if ((int64_t)x->rank - 1 + ind->rank > PC_MAX_RANK) return ev_fail(c, PC_ERR_SHAPE, "output rank too large");
+    if ((int64_t)x->rank - 1 + ind->rank > PC_MAX_RANK)
+        return ev_fail(c, PC_ERR_SHAPE, "output rank too large");
     int64_t dims[PC_MAX_RANK];
     int32_t rank = 0;
-    for (int32_t k = 0; k < a; k++) dims[rank++] = x->dims[k];
-    for (int32_t k = 0; k < ind->rank; k++) dims[rank++] = ind->dims[k];
-    for (int32_t k = a + 1; k < x->rank; k++) dims[rank++] = x->dims[k];
+    for (int32_t k = 0; k < a; k++)
+        dims[rank++] = x->dims[k];
+    for (int32_t k = 0; k < ind->rank; k++)
+        dims[rank++] = ind->dims[k];
+    for (int32_t k = a + 1; k < x->rank; k++)
+        dims[rank++] = x->dims[k];
     int64_t axis_n = x->dims[a];
     uint64_t outer = 1, inner = 1;
-    for (int32_t k = 0; k < a; k++) outer *= (uint64_t)x->dims[k];
-    for (int32_t k = a + 1; k < x->rank; k++) inner *= (uint64_t)x->dims[k];
+    for (int32_t k = 0; k < a; k++)
+        outer *= (uint64_t)x->dims[k];
+    for (int32_t k = a + 1; k < x->rank; k++)
+        inner *= (uint64_t)x->dims[k];
     for (uint64_t j = 0; j < ind->n_elements; j++) { /* checked before the output exists */
         int64_t v = it->load_i(ind->data, j);
         if (v < -axis_n || v >= axis_n)
-            return ev_fail(c, PC_ERR_VALUE, "index %lld (element %llu) is outside [-%lld, %lld)", (long long)v,
-                           (unsigned long long)j, (long long)axis_n, (long long)axis_n);
+            return ev_fail(c, PC_ERR_VALUE, "index %lld (element %llu) is outside [-%lld, %lld)",
+                           (long long)v, (unsigned long long)j, (long long)axis_n, (long long)axis_n);
     }
     pc_tensor *y = ev_new_out(c, 0, x->dtype, rank, dims);
     if (!y) return c->err->status;
@@ -87,7 +93,8 @@ pc_status ev_gather(ev_ctx *c)
         for (uint64_t j = 0; j < ind->n_elements; j++) {
             int64_t v = it->load_i(ind->data, j);
             uint64_t src = (o * (uint64_t)axis_n + (uint64_t)(v < 0 ? v + axis_n : v)) * inner;
-            for (uint64_t i = 0; i < inner; i++) ev_copy_elem(y, k++, x, src + i);
+            for (uint64_t i = 0; i < inner; i++)
+                ev_copy_elem(y, k++, x, src + i);
         }
     return PC_OK;
 }
@@ -118,12 +125,15 @@ pc_status ev_concat(ev_ctx *c)
     pc_tensor *y = ev_new_out(c, 0, x0->dtype, x0->rank, dims);
     if (!y) return c->err->status;
     uint64_t outer = 1, inner = 1, k = 0;
-    for (int32_t d = 0; d < a; d++) outer *= (uint64_t)dims[d];
-    for (int32_t d = a + 1; d < x0->rank; d++) inner *= (uint64_t)dims[d];
+    for (int32_t d = 0; d < a; d++)
+        outer *= (uint64_t)dims[d];
+    for (int32_t d = a + 1; d < x0->rank; d++)
+        inner *= (uint64_t)dims[d];
     for (uint64_t o = 0; o < outer; o++)
         for (uint32_t i = 0; i < c->n_in; i++) {
             uint64_t run = (uint64_t)c->in[i]->dims[a] * inner;
-            for (uint64_t e = 0; e < run; e++) ev_copy_elem(y, k++, c->in[i], o * run + e);
+            for (uint64_t e = 0; e < run; e++)
+                ev_copy_elem(y, k++, c->in[i], o * run + e);
         }
     return PC_OK;
 }
@@ -153,7 +163,8 @@ pc_status ev_reshape(ev_ctx *c)
             continue;
         }
         if (v[i] < 0) return ev_fail(c, PC_ERR_SHAPE, "shape entry %zu is %lld", i, (long long)v[i]);
-        if (!pc_u64_mul(rest, (uint64_t)v[i], &rest)) return ev_fail(c, PC_ERR_SHAPE, "shape product overflows");
+        if (!pc_u64_mul(rest, (uint64_t)v[i], &rest))
+            return ev_fail(c, PC_ERR_SHAPE, "shape product overflows");
     }
     if (infer >= 0) {
         if (rest == 0 || x->n_elements % rest)
@@ -175,7 +186,8 @@ pc_status ev_flatten(ev_ctx *c)
                        (int)x->rank);
     if (axis < 0) axis += x->rank;
     int64_t dims[2] = {1, 1};
-    for (int32_t k = 0; k < x->rank; k++) dims[k < axis ? 0 : 1] *= x->dims[k];
+    for (int32_t k = 0; k < x->rank; k++)
+        dims[k < axis ? 0 : 1] *= x->dims[k];
     return copy_as(c, x, 2, dims);
 }
 
@@ -203,7 +215,8 @@ pc_status ev_squeeze(ev_ctx *c)
     size_t n;
     bool given, drop[PC_MAX_RANK] = {false};
     if ((st = read_axes(c, axes, &n, &given)) != PC_OK) return st;
-    for (int32_t k = 0; k < x->rank; k++) drop[k] = !given && x->dims[k] == 1;
+    for (int32_t k = 0; k < x->rank; k++)
+        drop[k] = !given && x->dims[k] == 1;
     for (size_t i = 0; i < n; i++) {
         int32_t a;
         if ((st = ev_axis(c, axes[i], x->rank, "axis", &a)) != PC_OK) return st;
@@ -228,7 +241,8 @@ pc_status ev_unsqueeze(ev_ctx *c)
     bool given, ins[PC_MAX_RANK] = {false};
     if ((st = read_axes(c, axes, &n, &given)) != PC_OK) return st;
     if (!given) return ev_fail(c, PC_ERR_ATTRIBUTE, "axes are required");
-    if ((size_t)x->rank + n > PC_MAX_RANK) return ev_fail(c, PC_ERR_SHAPE, "output rank exceeds %d", PC_MAX_RANK);
+    if ((size_t)x->rank + n > PC_MAX_RANK)
+        return ev_fail(c, PC_ERR_SHAPE, "output rank exceeds %d", PC_MAX_RANK);
     int32_t rank = x->rank + (int32_t)n;
     for (size_t i = 0; i < n; i++) {
         int32_t a;
@@ -236,7 +250,8 @@ pc_status ev_unsqueeze(ev_ctx *c)
         if (ins[a]) return ev_fail(c, PC_ERR_ATTRIBUTE, "axis %lld is repeated", (long long)axes[i]);
         ins[a] = true;
     }
-    for (int32_t k = 0, j = 0; k < rank; k++) dims[k] = ins[k] ? 1 : x->dims[j++];
+    for (int32_t k = 0, j = 0; k < rank; k++)
+        dims[k] = ins[k] ? 1 : x->dims[j++];
     return copy_as(c, x, rank, dims);
 }
 
@@ -262,12 +277,14 @@ pc_status ev_transpose(ev_ctx *c)
         strides[k] = s;
         s *= x->dims[k];
     }
-    for (int32_t k = 0; k < r; k++) dims[k] = x->dims[perm[k]];
+    for (int32_t k = 0; k < r; k++)
+        dims[k] = x->dims[perm[k]];
     pc_tensor *y = ev_new_out(c, 0, x->dtype, r, dims);
     if (!y) return c->err->status;
     for (uint64_t k = 0; k < y->n_elements; k++, ev_index_next(r, dims, idx)) {
         uint64_t src = 0;
-        for (int32_t d = 0; d < r; d++) src += (uint64_t)(idx[d] * strides[perm[d]]);
+        for (int32_t d = 0; d < r; d++)
+            src += (uint64_t)(idx[d] * strides[perm[d]]);
         ev_copy_elem(y, k, x, src);
     }
     return PC_OK;
@@ -300,13 +317,15 @@ pc_status ev_slice(ev_ctx *c)
         has_axes = ev_in(c, 3) != NULL;
         has_steps = ev_in(c, 4) != NULL;
         if (has_axes && (st = ev_read_ints(c, c->in[3], "axes", axes, PC_MAX_RANK, &na)) != PC_OK) return st;
-        if (has_steps && (st = ev_read_ints(c, c->in[4], "steps", steps, PC_MAX_RANK, &nst)) != PC_OK) return st;
+        if (has_steps && (st = ev_read_ints(c, c->in[4], "steps", steps, PC_MAX_RANK, &nst)) != PC_OK)
+            return st;
     }
     if (ne != ns || (has_axes && na != ns) || (has_steps && nst != ns))
         return ev_fail(c, PC_ERR_SHAPE, "starts, ends, axes and steps differ in length");
     int64_t first[PC_MAX_RANK], step[PC_MAX_RANK], dims[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     bool seen[PC_MAX_RANK] = {false};
-    for (int32_t k = 0; k < r; k++) first[k] = 0, step[k] = 1, dims[k] = x->dims[k];
+    for (int32_t k = 0; k < r; k++)
+        first[k] = 0, step[k] = 1, dims[k] = x->dims[k];
     for (size_t i = 0; i < ns; i++) {
         int32_t a;
         if ((st = ev_axis(c, has_axes ? axes[i] : (int64_t)i, r, "axis", &a)) != PC_OK) return st;
@@ -334,7 +353,8 @@ pc_status ev_slice(ev_ctx *c)
     if (!y) return c->err->status;
     for (uint64_t k = 0; k < y->n_elements; k++, ev_index_next(r, dims, idx)) {
         uint64_t src = 0;
-        for (int32_t d = 0; d < r; d++) src = src * (uint64_t)x->dims[d] + (uint64_t)(first[d] + idx[d] * step[d]);
+        for (int32_t d = 0; d < r; d++)
+            src = src * (uint64_t)x->dims[d] + (uint64_t)(first[d] + idx[d] * step[d]);
         ev_copy_elem(y, k, x, src);
     }
     return PC_OK;
@@ -354,7 +374,8 @@ pc_status ev_range(ev_ctx *c)
     if (dt->is_unsigned) return ev_fail(c, PC_ERR_TYPE, "Range of %s", pc_dtype_name(dt->dtype));
     int64_t n;
     if (dt->is_float) {
-        double s = dt->load_f(c->in[0]->data, 0), l = dt->load_f(c->in[1]->data, 0), d = dt->load_f(c->in[2]->data, 0);
+        double s = dt->load_f(c->in[0]->data, 0), l = dt->load_f(c->in[1]->data, 0),
+               d = dt->load_f(c->in[2]->data, 0);
         if (d == 0) return ev_fail(c, PC_ERR_VALUE, "delta is 0");
         double q = dt->dtype == PC_DTYPE_DOUBLE ? (l - s) / d : (double)(((float)l - (float)s) / (float)d);
         if (!isfinite(q)) return ev_fail(c, PC_ERR_VALUE, "the element count is %g", q);
@@ -365,22 +386,25 @@ pc_status ev_range(ev_ctx *c)
         n = q > 0 ? (int64_t)q : 0;
         pc_tensor *y = ev_new_out(c, 0, dt->dtype, 1, &n);
         if (!y) return c->err->status;
-        for (int64_t i = 0; i < n; i++) dt->store_f(y->data, (uint64_t)i, s + (double)i * d);
+        for (int64_t i = 0; i < n; i++)
+            dt->store_f(y->data, (uint64_t)i, s + (double)i * d);
         return PC_OK;
     }
-    int64_t s = dt->load_i(c->in[0]->data, 0), l = dt->load_i(c->in[1]->data, 0), d = dt->load_i(c->in[2]->data, 0);
+    int64_t s = dt->load_i(c->in[0]->data, 0), l = dt->load_i(c->in[1]->data, 0),
+            d = dt->load_i(c->in[2]->data, 0);
     if (d == 0) return ev_fail(c, PC_ERR_VALUE, "delta is 0");
     uint64_t span = 0, step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
     if (d > 0 && l > s) span = (uint64_t)l - (uint64_t)s;
     if (d < 0 && l < s) span = (uint64_t)s - (uint64_t)l;
     uint64_t cnt = span ? (span - 1) / step + 1 : 0;
     if (cnt > c->max_elements)
-        return ev_fail(c, PC_ERR_BUDGET, "Range of %llu elements, more than the limit %llu", (unsigned long long)cnt,
-                       (unsigned long long)c->max_elements);
+        return ev_fail(c, PC_ERR_BUDGET, "Range of %llu elements, more than the limit %llu",
+                       (unsigned long long)cnt, (unsigned long long)c->max_elements);
     n = (int64_t)cnt;
     pc_tensor *y = ev_new_out(c, 0, dt->dtype, 1, &n);
     if (!y) return c->err->status;
-    for (uint64_t i = 0; i < cnt; i++) dt->store_i(y->data, i, (int64_t)((uint64_t)s + i * (uint64_t)d));
+    for (uint64_t i = 0; i < cnt; i++)
+        dt->store_i(y->data, i, (int64_t)((uint64_t)s + i * (uint64_t)d));
     return PC_OK;
 }
 
@@ -398,7 +422,8 @@ pc_status ev_constant_of_shape(ev_ctx *c)
         return ev_fail(c, PC_ERR_UNSUPPORTED, "value must be a one-element tensor of a handled type");
     pc_tensor *y = ev_new_out(c, 0, v ? v->dtype : PC_DTYPE_FLOAT, (int32_t)n, dims);
     if (!y) return c->err->status;
-    for (uint64_t k = 0; v && k < y->n_elements; k++) ev_copy_elem(y, k, v, 0);
+    for (uint64_t k = 0; v && k < y->n_elements; k++)
+        ev_copy_elem(y, k, v, 0);
     return PC_OK;
 }
 

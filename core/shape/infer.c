@@ -10,6 +10,7 @@
 
 /* ---- the table: sorted by (domain, op_type) ---- */
 
+/* clang-format off */
 #define ONNX(op, fn)     {"", op, fn, false},
 #define MS(op, fn)       {PC_MS_DOMAIN, op, fn, false},
 #define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true},
@@ -182,6 +183,7 @@ static const sh_rule rules[] = {
 #undef ONNX
 #undef MS
 #undef NHWC
+/* clang-format on */
 
 static const size_t n_rules = sizeof rules / sizeof rules[0];
 
@@ -299,10 +301,12 @@ bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out)
     const pc_tensor *t = value_tensor(v);
     if (t) {
         out->rank = t->rank;
-        for (int32_t d = 0; d < t->rank; d++) sh_dim_known(&out->dims[d], t->dims[d]);
+        for (int32_t d = 0; d < t->rank; d++)
+            sh_dim_known(&out->dims[d], t->dims[d]);
         return true;
     }
-    if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank > PC_MAX_RANK) return false;
+    if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank < 0 || v->type.shape.rank > PC_MAX_RANK)
+        return false;
     out->rank = v->type.shape.rank;
     for (int32_t d = 0; d < out->rank; d++) {
         out->dims[d] = v->type.shape.dims[d];
@@ -458,8 +462,8 @@ bool sh_dim_is(const pc_dim *d, int64_t size)
 pc_status sh_axis(sh_ctx *c, int64_t axis, int32_t rank, const char *what, int32_t *out)
 {
     if (axis < -(int64_t)rank || axis >= rank)
-        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "%s %lld is outside [-%d, %d)", what, (long long)axis, (int)rank,
-                              (int)rank);
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "%s %lld is outside [-%d, %d)", what, (long long)axis,
+                              (int)rank, (int)rank);
     *out = (int32_t)(axis < 0 ? axis + rank : axis);
     return PC_OK;
 }
@@ -483,17 +487,23 @@ pc_status sh_broadcast(sh_ctx *c, const sh_shape *a, const sh_shape *b, sh_shape
         int32_t ia = a->rank - r + k, ib = b->rank - r + k;
         const pc_dim *x = ia >= 0 ? &a->dims[ia] : NULL, *y = ib >= 0 ? &b->dims[ib] : NULL;
         pc_dim *d = &res.dims[k];
-        if (!x || sh_dim_is(x, 1)) *d = y ? *y : *x;
-        else if (!y || sh_dim_is(y, 1)) *d = *x;
+        if (!x || sh_dim_is(x, 1))
+            *d = y ? *y : *x;
+        else if (!y || sh_dim_is(y, 1))
+            *d = *x;
         else if (x->kind == PC_DIM_KNOWN && y->kind == PC_DIM_KNOWN) {
             if (x->size != y->size)
-                return sh_fail(c, "shapes do not broadcast: dim %d is %lld in one input and %lld in another", (int)k,
-                               (long long)x->size, (long long)y->size);
+                return sh_fail(c, "shapes do not broadcast: dim %d is %lld in one input and %lld in another",
+                               (int)k, (long long)x->size, (long long)y->size);
             *d = *x;
-        } else if (x->kind == PC_DIM_KNOWN) *d = *x; /* the other is 1 or equal to it */
-        else if (y->kind == PC_DIM_KNOWN) *d = *y;
-        else if (symbols_equal(x, y)) *d = *x;
-        else sh_dim_unknown(d);
+        } else if (x->kind == PC_DIM_KNOWN)
+            *d = *x; /* the other is 1 or equal to it */
+        else if (y->kind == PC_DIM_KNOWN)
+            *d = *y;
+        else if (symbols_equal(x, y))
+            *d = *x;
+        else
+            sh_dim_unknown(d);
     }
     *out = res;
     return PC_OK;
@@ -504,22 +514,31 @@ void sh_dims_product(const sh_shape *s, int32_t from, int32_t to, pc_dim *d)
     uint64_t p = 1;
     bool zero = false, unknown = false;
     for (int32_t k = from; k < to; k++) {
-        if (s->dims[k].kind != PC_DIM_KNOWN) unknown = true;
-        else if (s->dims[k].size == 0) zero = true;
-        else if (!pc_u64_mul(p, (uint64_t)s->dims[k].size, &p) || p > INT64_MAX) unknown = true;
+        if (s->dims[k].kind != PC_DIM_KNOWN)
+            unknown = true;
+        else if (s->dims[k].size == 0)
+            zero = true;
+        else if (!pc_u64_mul(p, (uint64_t)s->dims[k].size, &p) || p > INT64_MAX)
+            unknown = true;
     }
-    if (zero) sh_dim_known(d, 0);
-    else if (unknown) sh_dim_unknown(d);
-    else sh_dim_known(d, (int64_t)p);
+    if (zero)
+        sh_dim_known(d, 0);
+    else if (unknown)
+        sh_dim_unknown(d);
+    else
+        sh_dim_known(d, (int64_t)p);
 }
 
 /* ---- merging into the declared type ---- */
 
 static const char *dim_text(const pc_dim *d, char *buf, size_t n)
 {
-    if (d->kind == PC_DIM_KNOWN) snprintf(buf, n, "%lld", (long long)d->size);
-    else if (d->kind == PC_DIM_SYMBOLIC) snprintf(buf, n, "'%s'", d->symbol ? d->symbol : "");
-    else snprintf(buf, n, "?");
+    if (d->kind == PC_DIM_KNOWN)
+        snprintf(buf, n, "%lld", (long long)d->size);
+    else if (d->kind == PC_DIM_SYMBOLIC)
+        snprintf(buf, n, "'%s'", d->symbol ? d->symbol : "");
+    else
+        snprintf(buf, n, "?");
     return buf;
 }
 
@@ -540,8 +559,8 @@ static pc_status merge_output(sh_ctx *c, uint32_t i)
     }
     int32_t decl_rank = has_decl ? decl->shape.rank : -1;
     if (decl_rank >= 0 && o->shape.rank >= 0 && decl_rank != o->shape.rank)
-        return sh_fail(c, "output '%s' is declared with rank %d but the op gives rank %d", v->name, (int)decl_rank,
-                       (int)o->shape.rank);
+        return sh_fail(c, "output '%s' is declared with rank %d but the op gives rank %d", v->name,
+                       (int)decl_rank, (int)o->shape.rank);
     pc_type t = {.kind = PC_TYPE_TENSOR, .elem = elem, .shape = {.rank = -1}};
     if (has_decl) t.denotation = decl->denotation;
     pc_dim dims[PC_MAX_RANK];
@@ -615,7 +634,8 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
                 .err = err};
     c.in0.rank = -1;
     c.out = calloc(node->n_outputs, sizeof *c.out);
-    if (!c.out) return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inferring shapes", node->name);
+    if (!c.out)
+        return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inferring shapes", node->name);
     pc_status st = PC_OK;
     if (c.nhwc) {
         c.nhwc = false; /* read input 0 as declared */
@@ -627,9 +647,11 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
     if (st == PC_OK) st = rule->infer(&c);
     if (st == PC_OK && c.nhwc) {
         to_channels_last(&c.out[0].shape);
-        for (uint32_t i = 1; i < c.n_out; i++) c.out[i].set = false; /* only output 0 is channels-last-defined */
+        for (uint32_t i = 1; i < c.n_out; i++)
+            c.out[i].set = false; /* only output 0 is channels-last-defined */
     }
-    for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++) st = merge_output(&c, i);
+    for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++)
+        st = merge_output(&c, i);
     if (st == PC_OK && values && !rule->nhwc) sh_values_propagate(&c, values);
     free(c.out);
     return st;
@@ -644,7 +666,8 @@ pc_status pc_graph_infer_shapes(pc_graph *graph, pc_error *err)
 {
     sh_values *values = sh_values_create(graph);
     pc_status st = PC_OK;
-    for (pc_node *n = graph->first; n && st == PC_OK; n = n->next) st = infer_node(n, values, err);
+    for (pc_node *n = graph->first; n && st == PC_OK; n = n->next)
+        st = infer_node(n, values, err);
     sh_values_free(values);
     return st;
 }

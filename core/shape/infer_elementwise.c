@@ -24,7 +24,8 @@ pc_status sh_infer_cast(sh_ctx *c)
 {
     int64_t to = sh_attr_int(c, "to", 0);
     if (!pc_dtype_is_valid((int32_t)to) || to != (int32_t)to)
-        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "attribute 'to' = %lld is not an element type", (long long)to);
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "attribute 'to' = %lld is not an element type",
+                              (long long)to);
     sh_shape s;
     sh_in_shape(c, 0, &s);
     sh_set_out(c, 0, (pc_dtype)to, &s);

@@ -1,5 +1,5 @@
-/* Shape inference: matrix products, convolutions, pools and normalizations (channels-first; the NHWC forms reach
- * these functions with input 0 already seen channels-first, and weights keep their standard layout). */
+/* Shape inference: matrix products, convolutions, pools and normalizations (channels-first; the NHWC forms
+ * reach these functions with input 0 already seen channels-first, and weights keep their standard layout). */
 #include <string.h>
 
 #include "shape_internal.h"
@@ -7,7 +7,8 @@
 static void unknown_dims(sh_shape *s, int32_t rank)
 {
     s->rank = rank;
-    for (int32_t i = 0; i < rank; i++) sh_dim_unknown(&s->dims[i]);
+    for (int32_t i = 0; i < rank; i++)
+        sh_dim_unknown(&s->dims[i]);
 }
 
 pc_status sh_matmul_output(sh_ctx *c, uint32_t a_input, uint32_t b_input, pc_dtype elem)
@@ -118,11 +119,12 @@ static pc_status conv_like(sh_ctx *c, uint32_t w_input, pc_dtype elem, bool tran
             int64_t expect;
             if (cin->kind == PC_DIM_KNOWN && w1->kind == PC_DIM_KNOWN &&
                 (!sh_mul(w1->size, group, &expect) || cin->size != expect))
-                return sh_fail(c, "input has %lld channels, weights expect %lld x group %lld", (long long)cin->size,
-                               (long long)w1->size, (long long)group);
+                return sh_fail(c, "input has %lld channels, weights expect %lld x group %lld",
+                               (long long)cin->size, (long long)w1->size, (long long)group);
         } else {
             int64_t m;
-            if (w1->kind == PC_DIM_KNOWN && !sh_mul(w1->size, group, &m)) return sh_fail(c, "channels overflow");
+            if (w1->kind == PC_DIM_KNOWN && !sh_mul(w1->size, group, &m))
+                return sh_fail(c, "channels overflow");
             if (w1->kind == PC_DIM_KNOWN) sh_dim_known(&y.dims[1], m);
             if (cin->kind == PC_DIM_KNOWN && w0->kind == PC_DIM_KNOWN && cin->size != w0->size)
                 return sh_fail(c, "input has %lld channels, weights expect %lld", (long long)cin->size,
@@ -131,10 +133,12 @@ static pc_status conv_like(sh_ctx *c, uint32_t w_input, pc_dtype elem, bool tran
     }
     int64_t k[PC_MAX_RANK];
     if (kernel_dims(c, w_known ? &w : NULL, x.rank - 2, k)) {
-        pc_status st = sh_window_dims(c, transposed ? SH_WINDOW_CONV_TRANSPOSE : SH_WINDOW_CONV, &x, k, &y.dims[2]);
+        pc_status st =
+            sh_window_dims(c, transposed ? SH_WINDOW_CONV_TRANSPOSE : SH_WINDOW_CONV, &x, k, &y.dims[2]);
         if (st != PC_OK) return st;
     } else {
-        for (int32_t i = 2; i < y.rank; i++) sh_dim_unknown(&y.dims[i]);
+        for (int32_t i = 2; i < y.rank; i++)
+            sh_dim_unknown(&y.dims[i]);
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -189,7 +193,8 @@ pc_status sh_infer_global_pool(sh_ctx *c)
         return PC_OK;
     }
     if (x.rank < 3) return sh_fail(c, "input 0 must have rank >= 3, has rank %d", (int)x.rank);
-    for (int32_t i = 2; i < x.rank; i++) sh_dim_known(&x.dims[i], 1);
+    for (int32_t i = 2; i < x.rank; i++)
+        sh_dim_known(&x.dims[i], 1);
     sh_set_out(c, 0, elem, &x);
     return PC_OK;
 }
@@ -216,9 +221,11 @@ pc_status sh_infer_layer_norm(sh_ctx *c)
         int32_t a;
         pc_status st = sh_axis(c, sh_attr_int(c, "axis", -1), x.rank, "axis", &a);
         if (st != PC_OK) return st;
-        for (int32_t i = a; i < x.rank; i++) sh_dim_known(&x.dims[i], 1);
+        for (int32_t i = a; i < x.rank; i++)
+            sh_dim_known(&x.dims[i], 1);
     }
-    for (uint32_t i = 1; i < c->n_out && i < 3; i++) sh_set_out(c, i, stash, known ? &x : NULL);
+    for (uint32_t i = 1; i < c->n_out && i < 3; i++)
+        sh_set_out(c, i, stash, known ? &x : NULL);
     return PC_OK;
 }
 
@@ -234,7 +241,8 @@ pc_status sh_infer_grid_sample(sh_ctx *c)
         return PC_OK;
     }
     if (g.rank < 3) return sh_fail(c, "grid must have rank >= 3, has rank %d", (int)g.rank);
-    if (xk && x.rank != g.rank) return sh_fail(c, "input has rank %d, grid rank %d", (int)x.rank, (int)g.rank);
+    if (xk && x.rank != g.rank)
+        return sh_fail(c, "input has rank %d, grid rank %d", (int)x.rank, (int)g.rank);
     y.rank = g.rank;
     y.dims[0] = g.dims[0];
     if (xk) {
@@ -243,7 +251,8 @@ pc_status sh_infer_grid_sample(sh_ctx *c)
     } else {
         sh_dim_unknown(&y.dims[1]);
     }
-    for (int32_t i = 1; i < g.rank - 1; i++) y.dims[i + 1] = g.dims[i];
+    for (int32_t i = 1; i < g.rank - 1; i++)
+        y.dims[i + 1] = g.dims[i];
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
 }
@@ -259,7 +268,8 @@ pc_status sh_infer_max_unpool(sh_ctx *c)
     if (has_os && !os_known) { /* sizes known only at run time */
         int64_t len = sh_in_length(c, 2);
         y.rank = len >= 0 && len <= PC_MAX_RANK ? (int32_t)len : -1;
-        for (int32_t i = 0; i < y.rank; i++) sh_dim_unknown(&y.dims[i]);
+        for (int32_t i = 0; i < y.rank; i++)
+            sh_dim_unknown(&y.dims[i]);
         sh_set_out(c, 0, elem, &y);
         return PC_OK;
     }
@@ -282,8 +292,8 @@ pc_status sh_infer_max_unpool(sh_ctx *c)
     const int64_t *k = sh_attr_ints(c, "kernel_shape", &nk), *s = sh_attr_ints(c, "strides", &ns);
     const int64_t *p = sh_attr_ints(c, "pads", &np);
     if (!k || nk != (size_t)nsp || (s && ns != (size_t)nsp) || (p && np != 2 * (size_t)nsp))
-        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "kernel_shape, strides or pads do not match %d spatial dims",
-                              (int)nsp);
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE,
+                              "kernel_shape, strides or pads do not match %d spatial dims", (int)nsp);
     y = x;
     for (int32_t i = 0; i < nsp; i++) {
         pc_dim *d = &y.dims[2 + i];

@@ -8,10 +8,12 @@ pc_status sh_infer_quantize(sh_ctx *c)
     sh_in_shape(c, 0, &x);
     pc_dtype elem = PC_DTYPE_UINT8;
     int64_t od = c->opset >= 21 ? sh_attr_int(c, "output_dtype", 0) : 0;
-    if (sh_has_input(c, 2)) elem = sh_in_elem(c, 2);
+    if (sh_has_input(c, 2))
+        elem = sh_in_elem(c, 2);
     else if (od != 0) {
         if (!pc_dtype_is_valid((int32_t)od) || od != (int32_t)od)
-            return sh_fail_status(c, PC_ERR_ATTRIBUTE, "output_dtype %lld is not an element type", (long long)od);
+            return sh_fail_status(c, PC_ERR_ATTRIBUTE, "output_dtype %lld is not an element type",
+                                  (long long)od);
         elem = (pc_dtype)od;
     }
     sh_set_out(c, 0, elem, &x);

@@ -1,5 +1,5 @@
-/* Shape inference: Reduce* (axes as an attribute before opset 13 for ReduceSum and 18 for the others, as an input
- * after; keepdims; noop_with_empty_axes) and ArgMax/ArgMin. */
+/* Shape inference: Reduce* (axes as an attribute before opset 13 for ReduceSum and 18 for the others, as an
+ * input after; keepdims; noop_with_empty_axes) and ArgMax/ArgMin. */
 #include <string.h>
 
 #include "shape_internal.h"
@@ -31,7 +31,8 @@ pc_status sh_infer_reduce(sh_ctx *c)
     if (!x_known || (given && !known)) {
         if (x_known && keep) {
             y.rank = x.rank;
-            for (int32_t i = 0; i < x.rank; i++) sh_dim_unknown(&y.dims[i]);
+            for (int32_t i = 0; i < x.rank; i++)
+                sh_dim_unknown(&y.dims[i]);
             sh_set_out(c, 0, elem, &y);
         } else {
             sh_set_out(c, 0, elem, NULL);
@@ -47,12 +48,15 @@ pc_status sh_infer_reduce(sh_ctx *c)
             red[a] = true;
         }
     } else {
-        for (int32_t i = 0; i < x.rank; i++) red[i] = true;
+        for (int32_t i = 0; i < x.rank; i++)
+            red[i] = true;
     }
     y.rank = 0;
     for (int32_t i = 0; i < x.rank; i++) {
-        if (!red[i]) y.dims[y.rank++] = x.dims[i];
-        else if (keep) sh_dim_known(&y.dims[y.rank++], 1);
+        if (!red[i])
+            y.dims[y.rank++] = x.dims[i];
+        else if (keep)
+            sh_dim_known(&y.dims[y.rank++], 1);
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -71,8 +75,10 @@ pc_status sh_infer_arg_reduce(sh_ctx *c)
     bool keep = sh_attr_int(c, "keepdims", 1) != 0;
     y.rank = 0;
     for (int32_t i = 0; i < x.rank; i++) {
-        if (i != a) y.dims[y.rank++] = x.dims[i];
-        else if (keep) sh_dim_known(&y.dims[y.rank++], 1);
+        if (i != a)
+            y.dims[y.rank++] = x.dims[i];
+        else if (keep)
+            sh_dim_known(&y.dims[y.rank++], 1);
     }
     sh_set_out(c, 0, PC_DTYPE_INT64, &y);
     return PC_OK;

@@ -1,6 +1,7 @@
-/* Shape inference: data movement and shape ops (Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Split,
- * Slice, Pad, Tile, Expand, Gather, Shape, Size, ConstantOfShape, Constant, Range, DepthToSpace/SpaceToDepth,
- * Resize). Where a shape depends on an input's values, the input must be a constant (initializer or Constant). */
+/* Shape inference: data movement and shape ops (Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat,
+ * Split, Slice, Pad, Tile, Expand, Gather, Shape, Size, ConstantOfShape, Constant, Range,
+ * DepthToSpace/SpaceToDepth, Resize). Where a shape depends on an input's values, the input must be a
+ * constant (initializer or Constant). */
 #include <math.h>
 #include <string.h>
 
@@ -9,11 +10,12 @@
 static void shape_unknown_dims(sh_shape *s, int32_t rank)
 {
     s->rank = rank;
-    for (int32_t i = 0; i < rank; i++) sh_dim_unknown(&s->dims[i]);
+    for (int32_t i = 0; i < rank; i++)
+        sh_dim_unknown(&s->dims[i]);
 }
 
-/* Axes from attribute `name` (before opset `input_from`) or from input `index`: *given false when absent, *known
- * false when given by a non-constant input. */
+/* Axes from attribute `name` (before opset `input_from`) or from input `index`: *given false when absent,
+ * *known false when given by a non-constant input. */
 static void read_axes(const sh_ctx *c, const char *name, int64_t input_from, uint32_t index, int64_t *axes,
                       size_t *n, bool *given, bool *known)
 {
@@ -23,8 +25,10 @@ static void read_axes(const sh_ctx *c, const char *name, int64_t input_from, uin
         const int64_t *a = sh_attr_ints(c, name, n);
         if (!a) return;
         *given = *known = true;
-        if (*n > PC_MAX_RANK) *n = PC_MAX_RANK, *known = false;
-        else memcpy(axes, a, *n * sizeof *a);
+        if (*n > PC_MAX_RANK)
+            *n = PC_MAX_RANK, *known = false;
+        else
+            memcpy(axes, a, *n * sizeof *a);
         return;
     }
     if (!sh_has_input(c, index)) return;
@@ -40,7 +44,8 @@ static pc_status normalize_axes(sh_ctx *c, int64_t *axes, size_t n, int32_t rank
         int32_t a;
         pc_status st = sh_axis(c, axes[i], rank, what, &a);
         if (st != PC_OK) return st;
-        if (seen[a]) return sh_fail_status(c, PC_ERR_ATTRIBUTE, "%s %lld is repeated", what, (long long)axes[i]);
+        if (seen[a])
+            return sh_fail_status(c, PC_ERR_ATTRIBUTE, "%s %lld is repeated", what, (long long)axes[i]);
         seen[a] = true;
         axes[i] = a;
     }
@@ -60,18 +65,22 @@ pc_status sh_infer_transpose(sh_ctx *c)
     }
     int32_t rank = perm ? (int32_t)n : x.rank;
     if (perm && known && (int32_t)n != x.rank)
-        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "perm has %zu entries for an input of rank %d", n, (int)x.rank);
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "perm has %zu entries for an input of rank %d", n,
+                              (int)x.rank);
     if (rank > PC_MAX_RANK) return sh_fail_status(c, PC_ERR_ATTRIBUTE, "perm has %zu entries", n);
     bool seen[PC_MAX_RANK] = {false};
     y.rank = rank;
     for (int32_t i = 0; i < rank; i++) {
         int64_t p = perm ? perm[i] : rank - 1 - i;
         if (p < 0 || p >= rank || seen[p])
-            return sh_fail_status(c, PC_ERR_ATTRIBUTE, "perm is not a permutation of 0..%d (entry %d is %lld)",
-                                  (int)rank - 1, (int)i, (long long)p);
+            return sh_fail_status(c, PC_ERR_ATTRIBUTE,
+                                  "perm is not a permutation of 0..%d (entry %d is %lld)", (int)rank - 1,
+                                  (int)i, (long long)p);
         seen[p] = true;
-        if (known) y.dims[i] = x.dims[p];
-        else sh_dim_unknown(&y.dims[i]);
+        if (known)
+            y.dims[i] = x.dims[p];
+        else
+            sh_dim_unknown(&y.dims[i]);
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -86,8 +95,10 @@ pc_status sh_infer_reshape(sh_ctx *c)
     size_t n;
     if (!sh_const_ints(c, 1, v, PC_MAX_RANK, &n)) {
         int64_t len = sh_in_length(c, 1);
-        if (len >= 0 && len <= PC_MAX_RANK) shape_unknown_dims(&y, (int32_t)len);
-        else y.rank = -1;
+        if (len >= 0 && len <= PC_MAX_RANK)
+            shape_unknown_dims(&y, (int32_t)len);
+        else
+            y.rank = -1;
         sh_set_out(c, 0, elem, &y);
         return PC_OK;
     }
@@ -96,14 +107,18 @@ pc_status sh_infer_reshape(sh_ctx *c)
     y.rank = (int32_t)n;
     for (int32_t i = 0; i < (int32_t)n; i++) {
         if (v[i] == -1) {
-            if (infer_at >= 0) return sh_fail(c, "shape has more than one -1 (entries %d and %d)", (int)infer_at, (int)i);
+            if (infer_at >= 0)
+                return sh_fail(c, "shape has more than one -1 (entries %d and %d)", (int)infer_at, (int)i);
             infer_at = i;
             sh_dim_unknown(&y.dims[i]);
         } else if (v[i] == 0 && !allowzero) {
             if (known && i >= x.rank)
-                return sh_fail(c, "shape entry %d is 0 (copy) but the input has rank %d", (int)i, (int)x.rank);
-            if (known) y.dims[i] = x.dims[i];
-            else sh_dim_unknown(&y.dims[i]);
+                return sh_fail(c, "shape entry %d is 0 (copy) but the input has rank %d", (int)i,
+                               (int)x.rank);
+            if (known)
+                y.dims[i] = x.dims[i];
+            else
+                sh_dim_unknown(&y.dims[i]);
         } else if (v[i] < 0) {
             return sh_fail(c, "shape entry %d is %lld", (int)i, (long long)v[i]);
         } else {
@@ -149,8 +164,8 @@ pc_status sh_infer_flatten(sh_ctx *c)
     }
     int64_t axis = sh_attr_int(c, "axis", 1);
     if (axis < -(int64_t)x.rank || axis > x.rank)
-        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "axis %lld is outside [-%d, %d]", (long long)axis, (int)x.rank,
-                              (int)x.rank);
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "axis %lld is outside [-%d, %d]", (long long)axis,
+                              (int)x.rank, (int)x.rank);
     int32_t a = (int32_t)(axis < 0 ? axis + x.rank : axis);
     y.rank = 2;
     sh_dims_product(&x, 0, a, &y.dims[0]);
@@ -178,7 +193,8 @@ pc_status sh_infer_squeeze(sh_ctx *c)
         for (size_t i = 0; i < n; i++) {
             const pc_dim *d = &x.dims[axes[i]];
             if (d->kind == PC_DIM_KNOWN && d->size != 1)
-                return sh_fail(c, "cannot squeeze axis %lld of size %lld", (long long)axes[i], (long long)d->size);
+                return sh_fail(c, "cannot squeeze axis %lld of size %lld", (long long)axes[i],
+                               (long long)d->size);
             drop[axes[i]] = true;
         }
     } else {
@@ -222,11 +238,14 @@ pc_status sh_infer_unsqueeze(sh_ctx *c)
     pc_status st = normalize_axes(c, axes, n, rank, "axis");
     if (st != PC_OK) return st;
     bool ins[PC_MAX_RANK] = {false};
-    for (size_t i = 0; i < n; i++) ins[axes[i]] = true;
+    for (size_t i = 0; i < n; i++)
+        ins[axes[i]] = true;
     y.rank = rank;
     for (int32_t i = 0, k = 0; i < rank; i++) {
-        if (ins[i]) sh_dim_known(&y.dims[i], 1);
-        else y.dims[i] = x.dims[k++];
+        if (ins[i])
+            sh_dim_known(&y.dims[i], 1);
+        else
+            y.dims[i] = x.dims[k++];
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -266,8 +285,10 @@ pc_status sh_infer_concat(sh_ctx *c)
         if (s.dims[a].kind != PC_DIM_KNOWN || !sh_add(sum, s.dims[a].size, &sum)) sum_known = false;
     }
     if (y.rank >= 0) {
-        if (sum_known) sh_dim_known(&y.dims[a], sum);
-        else sh_dim_unknown(&y.dims[a]);
+        if (sum_known)
+            sh_dim_known(&y.dims[a], sum);
+        else
+            sh_dim_unknown(&y.dims[a]);
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -279,7 +300,8 @@ pc_status sh_infer_split(sh_ctx *c)
     pc_dtype elem = sh_in_elem(c, 0);
     uint32_t n_out = c->node->n_outputs;
     if (!sh_in_shape(c, 0, &x)) {
-        for (uint32_t i = 0; i < n_out; i++) sh_set_out(c, i, elem, NULL);
+        for (uint32_t i = 0; i < n_out; i++)
+            sh_set_out(c, i, elem, NULL);
         return PC_OK;
     }
     int32_t a;
@@ -311,7 +333,8 @@ pc_status sh_infer_split(sh_ctx *c)
             sum += split[i];
         } else if (!given && d->kind == PC_DIM_KNOWN) {
             int64_t parts = n_out;
-            if (c->opset >= 18 && sh_attr_int(c, "num_outputs", 0) > 0) parts = sh_attr_int(c, "num_outputs", 0);
+            if (c->opset >= 18 && sh_attr_int(c, "num_outputs", 0) > 0)
+                parts = sh_attr_int(c, "num_outputs", 0);
             if (parts != n_out)
                 return sh_fail_status(c, PC_ERR_ATTRIBUTE, "num_outputs is %lld but the node has %u outputs",
                                       (long long)parts, n_out);
@@ -380,7 +403,8 @@ pc_status sh_infer_slice(sh_ctx *c)
         size_t nax = 0;
         if (c->opset >= 10 && sh_has_input(c, 3) && sh_const_ints(c, 3, axes, PC_MAX_RANK, &nax) &&
             normalize_axes(c, axes, nax, x.rank, "axis") == PC_OK) {
-            for (size_t i = 0; i < nax; i++) sh_dim_unknown(&y.dims[axes[i]]);
+            for (size_t i = 0; i < nax; i++)
+                sh_dim_unknown(&y.dims[axes[i]]);
         } else {
             shape_unknown_dims(&y, x.rank);
         }
@@ -390,16 +414,19 @@ pc_status sh_infer_slice(sh_ctx *c)
     if (ns != ne) return sh_fail(c, "starts has %zu entries, ends %zu", ns, ne);
     bool has_axes = c->opset < 10 ? na > 0 || sh_attr_ints(c, "axes", &na) != NULL : sh_has_input(c, 3);
     if (has_axes && na != ns) return sh_fail(c, "axes has %zu entries, starts %zu", na, ns);
-    if (c->opset >= 10 && sh_has_input(c, 4) && nst != ns) return sh_fail(c, "steps has %zu entries, starts %zu", nst, ns);
+    if (c->opset >= 10 && sh_has_input(c, 4) && nst != ns)
+        return sh_fail(c, "steps has %zu entries, starts %zu", nst, ns);
     if (!has_axes)
-        for (size_t i = 0; i < ns; i++) axes[i] = (int64_t)i;
+        for (size_t i = 0; i < ns; i++)
+            axes[i] = (int64_t)i;
     pc_status st = normalize_axes(c, axes, ns, x.rank, "axis");
     if (st != PC_OK) return st;
     for (size_t i = 0; i < ns; i++) {
         int64_t step = c->opset >= 10 && sh_has_input(c, 4) ? steps[i] : 1;
         if (step == 0) return sh_fail(c, "step %zu is 0", i);
         pc_dim *d = &y.dims[axes[i]];
-        if (d->kind != PC_DIM_KNOWN) sh_dim_unknown(d);
+        if (d->kind != PC_DIM_KNOWN)
+            sh_dim_unknown(d);
         else {
             int64_t first;
             sh_dim_known(d, sh_slice_count(d->size, starts[i], ends[i], step, &first));
@@ -437,7 +464,8 @@ pc_status sh_infer_pad(sh_ctx *c)
     }
     if (!has_axes) {
         na = (size_t)x.rank;
-        for (size_t i = 0; i < na; i++) axes[i] = (int64_t)i;
+        for (size_t i = 0; i < na; i++)
+            axes[i] = (int64_t)i;
     }
     if (np != 2 * na) return sh_fail(c, "pads has %zu entries, expected %zu", np, 2 * na);
     pc_status st = normalize_axes(c, axes, na, x.rank, "axis");
@@ -451,7 +479,9 @@ pc_status sh_infer_pad(sh_ctx *c)
         int64_t v;
         if (!sh_add(d->size, pads[i], &v) || !sh_add(v, pads[i + na], &v))
             return sh_fail(c, "axis %lld overflows after padding", (long long)axes[i]);
-        if (v < 0) return sh_fail(c, "axis %lld would have size %lld after padding", (long long)axes[i], (long long)v);
+        if (v < 0)
+            return sh_fail(c, "axis %lld would have size %lld after padding", (long long)axes[i],
+                           (long long)v);
         sh_dim_known(d, v);
     }
     sh_set_out(c, 0, elem, &y);
@@ -471,14 +501,18 @@ pc_status sh_infer_tile(sh_ctx *c)
         return PC_OK;
     }
     if (!known) shape_unknown_dims(&x, (int32_t)n);
-    if ((size_t)x.rank != n) return sh_fail(c, "repeats has %zu entries for an input of rank %d", n, (int)x.rank);
+    if ((size_t)x.rank != n)
+        return sh_fail(c, "repeats has %zu entries for an input of rank %d", n, (int)x.rank);
     for (size_t i = 0; i < n; i++) {
         if (r[i] < 0) return sh_fail(c, "repeats[%zu] is %lld", i, (long long)r[i]);
         pc_dim *d = &x.dims[i];
         if (r[i] == 1) continue;
-        if (d->kind == PC_DIM_KNOWN && (r[i] == 0 || d->size <= INT64_MAX / r[i])) sh_dim_known(d, d->size * r[i]);
-        else if (r[i] == 0) sh_dim_known(d, 0);
-        else sh_dim_unknown(d);
+        if (d->kind == PC_DIM_KNOWN && (r[i] == 0 || d->size <= INT64_MAX / r[i]))
+            sh_dim_known(d, d->size * r[i]);
+        else if (r[i] == 0)
+            sh_dim_known(d, 0);
+        else
+            sh_dim_unknown(d);
     }
     sh_set_out(c, 0, elem, &x);
     return PC_OK;
@@ -493,8 +527,10 @@ pc_status sh_infer_expand(sh_ctx *c)
     size_t n;
     if (!sh_const_ints(c, 1, v, PC_MAX_RANK, &n)) {
         int64_t len = sh_in_length(c, 1);
-        if (x.rank >= 0 && len >= 0 && len <= PC_MAX_RANK) shape_unknown_dims(&y, x.rank > len ? x.rank : (int32_t)len);
-        else y.rank = -1;
+        if (x.rank >= 0 && len >= 0 && len <= PC_MAX_RANK)
+            shape_unknown_dims(&y, x.rank > len ? x.rank : (int32_t)len);
+        else
+            y.rank = -1;
         sh_set_out(c, 0, elem, &y);
         return PC_OK;
     }
@@ -519,11 +555,15 @@ pc_status sh_infer_gather(sh_ctx *c)
     int32_t a;
     pc_status st = sh_axis(c, sh_attr_int(c, "axis", 0), x.rank, "axis", &a);
     if (st != PC_OK) return st;
-    if ((int64_t)x.rank - 1 + idx.rank > PC_MAX_RANK) return sh_fail(c, "the output rank exceeds %d", PC_MAX_RANK);
+    if ((int64_t)x.rank - 1 + idx.rank > PC_MAX_RANK)
+        return sh_fail(c, "the output rank exceeds %d", PC_MAX_RANK);
     y.rank = 0;
-    for (int32_t i = 0; i < a; i++) y.dims[y.rank++] = x.dims[i];
-    for (int32_t i = 0; i < idx.rank; i++) y.dims[y.rank++] = idx.dims[i];
-    for (int32_t i = a + 1; i < x.rank; i++) y.dims[y.rank++] = x.dims[i];
+    for (int32_t i = 0; i < a; i++)
+        y.dims[y.rank++] = x.dims[i];
+    for (int32_t i = 0; i < idx.rank; i++)
+        y.dims[y.rank++] = idx.dims[i];
+    for (int32_t i = a + 1; i < x.rank; i++)
+        y.dims[y.rank++] = x.dims[i];
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
 }
@@ -576,8 +616,10 @@ pc_status sh_infer_constant_of_shape(sh_ctx *c)
         }
     } else {
         int64_t len = sh_in_length(c, 0);
-        if (len >= 0 && len <= PC_MAX_RANK) shape_unknown_dims(&y, (int32_t)len);
-        else y.rank = -1;
+        if (len >= 0 && len <= PC_MAX_RANK)
+            shape_unknown_dims(&y, (int32_t)len);
+        else
+            y.rank = -1;
     }
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
@@ -595,15 +637,29 @@ pc_status sh_infer_constant(sh_ctx *c)
             if (strcmp(a->name, "value") != 0 || !a->t) continue;
             elem = a->t->dtype;
             y.rank = a->t->rank;
-            for (int32_t k = 0; k < y.rank; k++) sh_dim_known(&y.dims[k], a->t->dims[k]);
+            for (int32_t k = 0; k < y.rank; k++)
+                sh_dim_known(&y.dims[k], a->t->dims[k]);
             break;
-        case PC_ATTR_FLOAT: elem = PC_DTYPE_FLOAT; break;
-        case PC_ATTR_INT: elem = PC_DTYPE_INT64; break;
-        case PC_ATTR_STRING: elem = PC_DTYPE_STRING; break;
-        case PC_ATTR_FLOATS: elem = PC_DTYPE_FLOAT, y.rank = 1, sh_dim_known(&y.dims[0], (int64_t)a->n); break;
-        case PC_ATTR_INTS: elem = PC_DTYPE_INT64, y.rank = 1, sh_dim_known(&y.dims[0], (int64_t)a->n); break;
-        case PC_ATTR_STRINGS: elem = PC_DTYPE_STRING, y.rank = 1, sh_dim_known(&y.dims[0], (int64_t)a->n); break;
-        default: continue; /* sparse_value: not inferred */
+        case PC_ATTR_FLOAT:
+            elem = PC_DTYPE_FLOAT;
+            break;
+        case PC_ATTR_INT:
+            elem = PC_DTYPE_INT64;
+            break;
+        case PC_ATTR_STRING:
+            elem = PC_DTYPE_STRING;
+            break;
+        case PC_ATTR_FLOATS:
+            elem = PC_DTYPE_FLOAT, y.rank = 1, sh_dim_known(&y.dims[0], (int64_t)a->n);
+            break;
+        case PC_ATTR_INTS:
+            elem = PC_DTYPE_INT64, y.rank = 1, sh_dim_known(&y.dims[0], (int64_t)a->n);
+            break;
+        case PC_ATTR_STRINGS:
+            elem = PC_DTYPE_STRING, y.rank = 1, sh_dim_known(&y.dims[0], (int64_t)a->n);
+            break;
+        default:
+            continue; /* sparse_value: not inferred */
         }
         sh_set_out(c, 0, elem, &y);
         return PC_OK;
@@ -620,15 +676,16 @@ pc_status sh_infer_range(sh_ctx *c)
     int64_t is[1], il[1], id[1];
     double fs[1], fl[1], fd[1];
     size_t n1, n2, n3;
-    if (sh_const_ints(c, 0, is, 1, &n1) && sh_const_ints(c, 1, il, 1, &n2) && sh_const_ints(c, 2, id, 1, &n3) &&
-        n1 == 1 && n2 == 1 && n3 == 1) {
+    if (sh_const_ints(c, 0, is, 1, &n1) && sh_const_ints(c, 1, il, 1, &n2) &&
+        sh_const_ints(c, 2, id, 1, &n3) && n1 == 1 && n2 == 1 && n3 == 1) {
         if (id[0] == 0) return sh_fail_status(c, PC_ERR_VALUE, "delta is 0");
         /* exact: ceil division of magnitudes in uint64, so no difference overflows */
         uint64_t span = 0, step = id[0] > 0 ? (uint64_t)id[0] : 0 - (uint64_t)id[0];
         if (id[0] > 0 && il[0] > is[0]) span = (uint64_t)il[0] - (uint64_t)is[0];
         if (id[0] < 0 && il[0] < is[0]) span = (uint64_t)is[0] - (uint64_t)il[0];
         uint64_t n = span ? (span - 1) / step + 1 : 0;
-        if (n > INT64_MAX) return sh_fail_status(c, PC_ERR_VALUE, "Range would have %llu elements", (unsigned long long)n);
+        if (n > INT64_MAX)
+            return sh_fail_status(c, PC_ERR_VALUE, "Range would have %llu elements", (unsigned long long)n);
         sh_dim_known(&y.dims[0], (int64_t)n);
     } else if (sh_const_floats(c, 0, fs, 1, &n1) && sh_const_floats(c, 1, fl, 1, &n2) &&
                sh_const_floats(c, 2, fd, 1, &n3) && n1 == 1 && n2 == 1 && n3 == 1) {
@@ -672,8 +729,8 @@ static pc_status space_depth(sh_ctx *c, bool to_space)
             continue;
         }
         if (!to_space && d->size % b)
-            return sh_fail(c, "dim %d of size %lld is not a multiple of blocksize %lld", i, (long long)d->size,
-                           (long long)b);
+            return sh_fail(c, "dim %d of size %lld is not a multiple of blocksize %lld", i,
+                           (long long)d->size, (long long)b);
         int64_t v = d->size / b;
         if (to_space && !sh_mul(d->size, b, &v)) return sh_fail(c, "dim %d overflows", i);
         sh_dim_known(d, v);
@@ -692,8 +749,8 @@ pc_status sh_infer_space_to_depth(sh_ctx *c)
     return space_depth(c, false);
 }
 
-/* Resize: constant scales (floor(in * scale)) or sizes; opset 18's axes attribute. keep_aspect_ratio_policy other
- * than "stretch" is not inferred (dims left unknown). */
+/* Resize: constant scales (floor(in * scale)) or sizes; opset 18's axes attribute. keep_aspect_ratio_policy
+ * other than "stretch" is not inferred (dims left unknown). */
 pc_status sh_infer_resize(sh_ctx *c)
 {
     sh_shape x;
@@ -713,7 +770,8 @@ pc_status sh_infer_resize(sh_ctx *c)
         if (st != PC_OK) return st;
     } else {
         na = (size_t)x.rank;
-        for (size_t i = 0; i < na; i++) axes[i] = (int64_t)i;
+        for (size_t i = 0; i < na; i++)
+            axes[i] = (int64_t)i;
     }
     uint32_t scales_at = c->opset < 11 ? 1 : 2;
     double scales[PC_MAX_RANK];
@@ -725,10 +783,13 @@ pc_status sh_infer_resize(sh_ctx *c)
         if (n != na) return sh_fail(c, "sizes has %zu entries, expected %zu", n, na);
         for (size_t i = 0; i < n; i++) {
             if (sizes[i] < 0) return sh_fail(c, "sizes[%zu] is %lld", i, (long long)sizes[i]);
-            if (stretch) sh_dim_known(&y.dims[axes[i]], sizes[i]);
-            else sh_dim_unknown(&y.dims[axes[i]]);
+            if (stretch)
+                sh_dim_known(&y.dims[axes[i]], sizes[i]);
+            else
+                sh_dim_unknown(&y.dims[axes[i]]);
         }
-    } else if (sh_has_input(c, scales_at) && sh_const_floats(c, scales_at, scales, PC_MAX_RANK, &n) && n > 0) {
+    } else if (sh_has_input(c, scales_at) && sh_const_floats(c, scales_at, scales, PC_MAX_RANK, &n) &&
+               n > 0) {
         if (n != na) return sh_fail(c, "scales has %zu entries, expected %zu", n, na);
         for (size_t i = 0; i < n; i++) {
             if (!(scales[i] > 0) || !isfinite(scales[i]))
@@ -760,13 +821,16 @@ pc_status sh_infer_top_k(sh_ctx *c)
         if (st != PC_OK) return st;
         int64_t k[1];
         size_t n = 0;
-        bool known = c->opset < 10 ? (k[0] = sh_attr_int(c, "k", -1)) >= 0 : sh_const_ints(c, 1, k, 1, &n) && n == 1;
+        bool known =
+            c->opset < 10 ? (k[0] = sh_attr_int(c, "k", -1)) >= 0 : sh_const_ints(c, 1, k, 1, &n) && n == 1;
         if (known && k[0] < 0) return sh_fail(c, "k is %lld", (long long)k[0]);
         if (known && x.dims[a].kind == PC_DIM_KNOWN && k[0] > x.dims[a].size)
             return sh_fail(c, "k = %lld is larger than dim %d (%lld)", (long long)k[0], (int)a,
                            (long long)x.dims[a].size);
-        if (known) sh_dim_known(&x.dims[a], k[0]);
-        else sh_dim_unknown(&x.dims[a]);
+        if (known)
+            sh_dim_known(&x.dims[a], k[0]);
+        else
+            sh_dim_unknown(&x.dims[a]);
     }
     sh_set_out(c, 0, elem, &x);
     if (c->n_out > 1) sh_set_out(c, 1, PC_DTYPE_INT64, &x);
@@ -813,12 +877,14 @@ pc_status sh_infer_one_hot(sh_ctx *c)
     size_t n;
     pc_dim d;
     sh_dim_unknown(&d);
-    if (sh_const_ints(c, 1, idepth, 1, &n) && n == 1) sh_dim_known(&d, idepth[0]);
+    if (sh_const_ints(c, 1, idepth, 1, &n) && n == 1)
+        sh_dim_known(&d, idepth[0]);
     else if (sh_const_floats(c, 1, depth, 1, &n) && n == 1 && depth[0] >= 0 && depth[0] < 0x1p62)
         sh_dim_known(&d, (int64_t)depth[0]);
     if (d.kind == PC_DIM_KNOWN && d.size < 0) return sh_fail(c, "depth is %lld", (long long)d.size);
     y.rank = x.rank + 1;
-    for (int32_t i = 0, k = 0; i < y.rank; i++) y.dims[i] = i == a ? d : x.dims[k++];
+    for (int32_t i = 0, k = 0; i < y.rank; i++)
+        y.dims[i] = i == a ? d : x.dims[k++];
     sh_set_out(c, 0, elem, &y);
     return PC_OK;
 }

@@ -8,7 +8,8 @@
 #define PC_NHWC_DOMAIN "com.ms.internal.nhwc"
 #define PC_MS_DOMAIN   "com.microsoft"
 
-/* A shape being built: rank -1 is unknown. Dims reuse pc_dim (symbol strings point into the model's arena). */
+/* A shape being built: rank -1 is unknown. Dims reuse pc_dim (symbol strings point into the model's arena).
+ */
 typedef struct sh_shape {
     int32_t rank;
     pc_dim dims[PC_MAX_RANK];
@@ -33,9 +34,9 @@ typedef struct sh_values sh_values;
 typedef struct sh_ctx {
     const pc_node *node;
     const sh_values *values; /* may be NULL (single-node inference) */
-    int64_t opset; /* the standard op's semantics (an internal op uses its base op's opset) */
-    bool nhwc;     /* input 0 and output 0 are channels-last; the function sees them channels-first */
-    sh_shape in0;  /* input 0 as the function sees it (valid when nhwc) */
+    int64_t opset;           /* the standard op's semantics (an internal op uses its base op's opset) */
+    bool nhwc;    /* input 0 and output 0 are channels-last; the function sees them channels-first */
+    sh_shape in0; /* input 0 as the function sees it (valid when nhwc) */
     uint32_t n_out;
     sh_out *out;
     pc_error *err;
@@ -65,8 +66,8 @@ bool sh_has_input(const sh_ctx *c, uint32_t i);
 pc_dtype sh_in_elem(const sh_ctx *c, uint32_t i);
 /* Input i's shape; false (and rank -1) when unknown or absent. */
 bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out);
-/* A constant input's int32/int64 values (initializer, Constant node, or a value propagated in this graph walk),
- * at most cap of them. */
+/* A constant input's int32/int64 values (initializer, Constant node, or a value propagated in this graph
+ * walk), at most cap of them. */
 bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_t *n);
 /* A constant input's floating-point values as doubles. */
 bool sh_const_floats(const sh_ctx *c, uint32_t i, double *vals, size_t cap, size_t *n);
@@ -100,17 +101,19 @@ int64_t sh_slice_count(int64_t dim, int64_t start, int64_t end, int64_t step, in
 void sh_dims_product(const sh_shape *s, int32_t from, int32_t to, pc_dim *d);
 
 /* ---- values.c: shape-value propagation within one graph walk ---- */
-sh_values *sh_values_create(const pc_graph *graph); /* NULL when out of memory (propagation is then skipped) */
+sh_values *
+sh_values_create(const pc_graph *graph); /* NULL when out of memory (propagation is then skipped) */
 void sh_values_free(sh_values *values);
 const sh_ints *sh_values_get(const sh_values *values, const pc_value *v);
-/* After node c->node was inferred: records its output 0's value when the op computes one from known inputs. */
+/* After node c->node was inferred: records its output 0's value when the op computes one from known inputs.
+ */
 void sh_values_propagate(sh_ctx *c, sh_values *values);
 
 /* ---- window.c: the one conv/pool output-size computation ---- */
 typedef enum sh_window_kind { SH_WINDOW_CONV, SH_WINDOW_POOL, SH_WINDOW_CONV_TRANSPOSE } sh_window_kind;
 /* Spatial output dims of x (N, C, spatial...) for kernel k[nsp] (from the weights or kernel_shape), reading
- * strides, dilations, pads, auto_pad, ceil_mode (pools), output_padding and output_shape (ConvTranspose) from the
- * node. Writes nsp dims into out (unknown where the input dim is unknown). */
+ * strides, dilations, pads, auto_pad, ceil_mode (pools), output_padding and output_shape (ConvTranspose) from
+ * the node. Writes nsp dims into out (unknown where the input dim is unknown). */
 pc_status sh_window_dims(sh_ctx *c, sh_window_kind kind, const sh_shape *x, const int64_t *k, pc_dim *out);
 
 /* ---- op families ---- */
@@ -163,8 +166,8 @@ pc_status sh_infer_batch_norm(sh_ctx *c);
 pc_status sh_infer_layer_norm(sh_ctx *c);
 pc_status sh_infer_grid_sample(sh_ctx *c);
 pc_status sh_infer_max_unpool(sh_ctx *c);
-/* Conv-shaped output 0 from X (input 0) and W (input w_input), and MatMul-shaped output 0 from inputs a and b;
- * shared by the float and quantized forms. */
+/* Conv-shaped output 0 from X (input 0) and W (input w_input), and MatMul-shaped output 0 from inputs a and
+ * b; shared by the float and quantized forms. */
 pc_status sh_conv_output(sh_ctx *c, uint32_t w_input, pc_dtype elem);
 pc_status sh_matmul_output(sh_ctx *c, uint32_t a_input, uint32_t b_input, pc_dtype elem);
 /* infer_quant.c */

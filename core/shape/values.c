@@ -1,7 +1,8 @@
-/* Shape-value propagation during a graph walk: small int vectors computed from shapes (Shape, Size) and carried
- * through the shape arithmetic exporters emit (Gather, Concat, Unsqueeze, Squeeze, Slice, Cast, Identity,
- * Add/Sub/Mul/Div, ReduceProd/ReduceSum), so `Shape -> Gather -> Concat -> Reshape` gets concrete dims. Values live
- * only for one pc_graph_infer_shapes call; an inference function reads them through sh_const_ints. */
+/* Shape-value propagation during a graph walk: small int vectors computed from shapes (Shape, Size) and
+ * carried through the shape arithmetic exporters emit (Gather, Concat, Unsqueeze, Squeeze, Slice, Cast,
+ * Identity, Add/Sub/Mul/Div, ReduceProd/ReduceSum), so `Shape -> Gather -> Concat -> Reshape` gets concrete
+ * dims. Values live only for one pc_graph_infer_shapes call; an inference function reads them through
+ * sh_const_ints. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,8 @@ sh_values *sh_values_create(const pc_graph *graph)
 void sh_values_free(sh_values *t)
 {
     if (!t) return;
-    for (uint32_t i = 0; i < t->n; i++) free(t->by_id[i]);
+    for (uint32_t i = 0; i < t->n; i++)
+        free(t->by_id[i]);
     free(t->by_id);
     free(t);
 }
@@ -157,13 +159,16 @@ static bool prop_slice(sh_ctx *c, sh_ints *y)
     int64_t s[1], e[1], a[1] = {0}, p[1] = {1};
     size_t ns = 0, ne = 0, na = 1, np = 1;
     if (c->opset < 10 || !input_ints(c, 0, &x) || x.rank != 1) return false;
-    if (!sh_const_ints(c, 1, s, 1, &ns) || !sh_const_ints(c, 2, e, 1, &ne) || ns != 1 || ne != 1) return false;
-    if (sh_has_input(c, 3) && (!sh_const_ints(c, 3, a, 1, &na) || na != 1 || (a[0] != 0 && a[0] != -1))) return false;
+    if (!sh_const_ints(c, 1, s, 1, &ns) || !sh_const_ints(c, 2, e, 1, &ne) || ns != 1 || ne != 1)
+        return false;
+    if (sh_has_input(c, 3) && (!sh_const_ints(c, 3, a, 1, &na) || na != 1 || (a[0] != 0 && a[0] != -1)))
+        return false;
     if (sh_has_input(c, 4) && (!sh_const_ints(c, 4, p, 1, &np) || np != 1 || p[0] == 0)) return false;
     int64_t first, count = sh_slice_count(x.n, s[0], e[0], p[0], &first);
     y->rank = 1;
     y->n = (int32_t)count;
-    for (int64_t k = 0; k < count; k++) y->v[k] = x.v[first + k * p[0]];
+    for (int64_t k = 0; k < count; k++)
+        y->v[k] = x.v[first + k * p[0]];
     return true;
 }
 
@@ -178,11 +183,16 @@ static bool prop_arith(sh_ctx *c, sh_ints *y)
     for (int32_t k = 0; k < y->n; k++) {
         int64_t p = a.v[a.n == 1 ? 0 : k], q = b.v[b.n == 1 ? 0 : k];
         uint64_t up = (uint64_t)p, uq = (uint64_t)q;
-        if (op == 'A') y->v[k] = (int64_t)(up + uq);
-        else if (op == 'S') y->v[k] = (int64_t)(up - uq);
-        else if (op == 'M') y->v[k] = (int64_t)(up * uq);
-        else if (q == 0 || (p == INT64_MIN && q == -1)) return false;
-        else y->v[k] = p / q;
+        if (op == 'A')
+            y->v[k] = (int64_t)(up + uq);
+        else if (op == 'S')
+            y->v[k] = (int64_t)(up - uq);
+        else if (op == 'M')
+            y->v[k] = (int64_t)(up * uq);
+        else if (q == 0 || (p == INT64_MIN && q == -1))
+            return false;
+        else
+            y->v[k] = p / q;
     }
     return true;
 }
@@ -205,7 +215,8 @@ static bool prop_reduce(sh_ctx *c, sh_ints *y)
     if (n == 0 && c->opset >= input_from && sh_attr_int(c, "noop_with_empty_axes", 0)) return false;
     bool prod = strcmp(c->node->op_type, "ReduceProd") == 0;
     uint64_t acc = prod ? 1 : 0;
-    for (int32_t k = 0; k < x.n; k++) acc = prod ? acc * (uint64_t)x.v[k] : acc + (uint64_t)x.v[k];
+    for (int32_t k = 0; k < x.n; k++)
+        acc = prod ? acc * (uint64_t)x.v[k] : acc + (uint64_t)x.v[k];
     bool keep = sh_attr_int(c, "keepdims", 1) != 0;
     y->rank = keep ? 1 : 0;
     y->n = 1;
@@ -220,11 +231,21 @@ typedef struct prop_rule {
 
 /* sorted by op_type */
 static const prop_rule props[] = {
-    {"Add", prop_arith},          {"Cast", prop_copy},          {"Concat", prop_concat},
-    {"Div", prop_arith},          {"Gather", prop_gather},      {"Identity", prop_copy},
-    {"Mul", prop_arith},          {"ReduceProd", prop_reduce},  {"ReduceSum", prop_reduce},
-    {"Shape", prop_shape},        {"Size", prop_size},          {"Slice", prop_slice},
-    {"Squeeze", prop_squeeze_like}, {"Sub", prop_arith},        {"Unsqueeze", prop_squeeze_like},
+    {"Add", prop_arith},
+    {"Cast", prop_copy},
+    {"Concat", prop_concat},
+    {"Div", prop_arith},
+    {"Gather", prop_gather},
+    {"Identity", prop_copy},
+    {"Mul", prop_arith},
+    {"ReduceProd", prop_reduce},
+    {"ReduceSum", prop_reduce},
+    {"Shape", prop_shape},
+    {"Size", prop_size},
+    {"Slice", prop_slice},
+    {"Squeeze", prop_squeeze_like},
+    {"Sub", prop_arith},
+    {"Unsqueeze", prop_squeeze_like},
 };
 
 static int prop_cmp(const void *key, const void *elem)
@@ -235,8 +256,10 @@ static int prop_cmp(const void *key, const void *elem)
 void sh_values_propagate(sh_ctx *c, sh_values *t)
 {
     const pc_node *n = c->node;
-    if (!t || n->n_outputs < 1 || !n->outputs[0] || (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)) return;
-    const prop_rule *r = bsearch(n->op_type, props, sizeof props / sizeof props[0], sizeof props[0], prop_cmp);
+    if (!t || n->n_outputs < 1 || !n->outputs[0] || (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0))
+        return;
+    const prop_rule *r =
+        bsearch(n->op_type, props, sizeof props / sizeof props[0], sizeof props[0], prop_cmp);
     sh_ints y;
     if (r && r->fn(c, &y) && y.n <= PC_MAX_RANK) values_set(t, n->outputs[0], &y);
 }

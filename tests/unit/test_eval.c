@@ -1,6 +1,6 @@
-/* Constant evaluator: every op on random small tensors (several shapes, rank 0, empty dims, broadcasting, every
- * handled dtype) is compared bit-exactly with the reference executor running the same one-node model; then the
- * evaluator's own errors, and the float16 rounding against the format's definition. */
+/* Constant evaluator: every op on random small tensors (several shapes, rank 0, empty dims, broadcasting,
+ * every handled dtype) is compared bit-exactly with the reference executor running the same one-node model;
+ * then the evaluator's own errors, and the float16 rounding against the format's definition. */
 #include <math.h>
 
 #include "eval/eval.h"
@@ -34,8 +34,8 @@ static void tc_add_name(tcase *t, const char *name)
     t->n_in++;
 }
 
-/* A random constant input. Floats are multiples of 1/8 in [-8, 8) with occasional +-0; float16 draws normal bit
- * patterns; integers [-5, 5] (unsigned [0, 10]); bools. */
+/* A random constant input. Floats are multiples of 1/8 in [-8, 8) with occasional +-0; float16 draws normal
+ * bit patterns; integers [-5, 5] (unsigned [0, 10]); bools. */
 static void tc_rand(tcase *t, pc_dtype dt, int32_t rank, const int64_t *dims, int mode)
 {
     char name[16];
@@ -49,26 +49,51 @@ static void tc_rand(tcase *t, pc_dtype dt, int32_t rank, const int64_t *dims, in
         if (mode == FILL_NONNEG) f = fabs(f) + (double)(r >> 60), iv = iv < 0 ? -iv : iv;
         if (mode == FILL_NONZERO && iv == 0) iv = 3;
         if (mode == FILL_NONZERO && f == 0) f = 0.5;
-        if ((r >> 20) % 7 == 0 && mode == FILL_ANY) f = (double)(r >> 40) / 1048576.0 - 8.0; /* inexact values */
+        if ((r >> 20) % 7 == 0 && mode == FILL_ANY)
+            f = (double)(r >> 40) / 1048576.0 - 8.0; /* inexact values */
         uint64_t u = (uint64_t)(iv + 5);
         switch (dt) {
-        case PC_DTYPE_FLOAT: ((float *)x->data)[k] = (float)f; break;
-        case PC_DTYPE_DOUBLE: ((double *)x->data)[k] = f; break;
+        case PC_DTYPE_FLOAT:
+            ((float *)x->data)[k] = (float)f;
+            break;
+        case PC_DTYPE_DOUBLE:
+            ((double *)x->data)[k] = f;
+            break;
         case PC_DTYPE_FLOAT16: {
-            uint16_t e = (uint16_t)(10 + (r >> 32) % 10), s = mode == FILL_NONNEG ? 0 : (uint16_t)((r >> 50) & 1);
+            uint16_t e = (uint16_t)(10 + (r >> 32) % 10),
+                     s = mode == FILL_NONNEG ? 0 : (uint16_t)((r >> 50) & 1);
             ((uint16_t *)x->data)[k] = (uint16_t)(s << 15 | e << 10 | (r >> 8 & 0x3ff));
             break;
         }
-        case PC_DTYPE_INT8: ((int8_t *)x->data)[k] = (int8_t)iv; break;
-        case PC_DTYPE_INT16: ((int16_t *)x->data)[k] = (int16_t)iv; break;
-        case PC_DTYPE_INT32: ((int32_t *)x->data)[k] = (int32_t)iv; break;
-        case PC_DTYPE_INT64: ((int64_t *)x->data)[k] = iv; break;
-        case PC_DTYPE_UINT8: ((uint8_t *)x->data)[k] = (uint8_t)(mode == FILL_NONZERO ? u + 1 : u); break;
-        case PC_DTYPE_UINT16: ((uint16_t *)x->data)[k] = (uint16_t)(mode == FILL_NONZERO ? u + 1 : u); break;
-        case PC_DTYPE_UINT32: ((uint32_t *)x->data)[k] = (uint32_t)(mode == FILL_NONZERO ? u + 1 : u); break;
-        case PC_DTYPE_UINT64: ((uint64_t *)x->data)[k] = mode == FILL_NONZERO ? u + 1 : u; break;
-        case PC_DTYPE_BOOL: ((uint8_t *)x->data)[k] = (uint8_t)(r >> 33 & 1); break;
-        default: break;
+        case PC_DTYPE_INT8:
+            ((int8_t *)x->data)[k] = (int8_t)iv;
+            break;
+        case PC_DTYPE_INT16:
+            ((int16_t *)x->data)[k] = (int16_t)iv;
+            break;
+        case PC_DTYPE_INT32:
+            ((int32_t *)x->data)[k] = (int32_t)iv;
+            break;
+        case PC_DTYPE_INT64:
+            ((int64_t *)x->data)[k] = iv;
+            break;
+        case PC_DTYPE_UINT8:
+            ((uint8_t *)x->data)[k] = (uint8_t)(mode == FILL_NONZERO ? u + 1 : u);
+            break;
+        case PC_DTYPE_UINT16:
+            ((uint16_t *)x->data)[k] = (uint16_t)(mode == FILL_NONZERO ? u + 1 : u);
+            break;
+        case PC_DTYPE_UINT32:
+            ((uint32_t *)x->data)[k] = (uint32_t)(mode == FILL_NONZERO ? u + 1 : u);
+            break;
+        case PC_DTYPE_UINT64:
+            ((uint64_t *)x->data)[k] = mode == FILL_NONZERO ? u + 1 : u;
+            break;
+        case PC_DTYPE_BOOL:
+            ((uint8_t *)x->data)[k] = (uint8_t)(r >> 33 & 1);
+            break;
+        default:
+            break;
         }
     }
     tc_add_name(t, name);
@@ -82,10 +107,14 @@ static void tc_ints(tcase *t, pc_dtype dt, size_t n, const int64_t *vals, bool s
     int64_t d = (int64_t)n;
     pc_value *v = pt_const(t->m, name, dt, scalar ? 0 : 1, &d, NULL);
     for (size_t k = 0; k < n; k++) {
-        if (dt == PC_DTYPE_INT32) ((int32_t *)v->initializer->data)[k] = (int32_t)vals[k];
-        else if (dt == PC_DTYPE_FLOAT) ((float *)v->initializer->data)[k] = (float)vals[k];
-        else if (dt == PC_DTYPE_DOUBLE) ((double *)v->initializer->data)[k] = (double)vals[k];
-        else ((int64_t *)v->initializer->data)[k] = vals[k];
+        if (dt == PC_DTYPE_INT32)
+            ((int32_t *)v->initializer->data)[k] = (int32_t)vals[k];
+        else if (dt == PC_DTYPE_FLOAT)
+            ((float *)v->initializer->data)[k] = (float)vals[k];
+        else if (dt == PC_DTYPE_DOUBLE)
+            ((double *)v->initializer->data)[k] = (double)vals[k];
+        else
+            ((int64_t *)v->initializer->data)[k] = vals[k];
     }
     tc_add_name(t, name);
 }
@@ -114,7 +143,8 @@ static pc_node *tc_node(tcase *t, const char *op, uint32_t n_out)
 static pc_status tc_eval(tcase *t, pc_tensor **outs, uint64_t max, pc_error *err)
 {
     const pc_tensor *ins[8] = {0};
-    for (uint32_t i = 0; i < t->n->n_inputs; i++) ins[i] = t->n->inputs[i] ? t->n->inputs[i]->initializer : NULL;
+    for (uint32_t i = 0; i < t->n->n_inputs; i++)
+        ins[i] = t->n->inputs[i] ? t->n->inputs[i]->initializer : NULL;
     return pc_eval_node(t->n, ins, t->n->n_inputs, outs, max, err);
 }
 
@@ -138,11 +168,13 @@ static void tc_check(tcase *t, const char *what)
             pc_compare_result res;
             pc_compare_outcome o = pc_data_compare(ref[i], e, 0, 0, &res);
             char a[96], b[96];
-            CHECK_MSG(o == PC_COMPARE_EQUAL, "%s: output %u: %s (reference %s, evaluator %s)", what, i, res.detail,
-                      pc_data_describe(ref[i], a, sizeof a), pc_data_describe(e, b, sizeof b));
-            bool has_float = e->dtype == PC_DTYPE_FLOAT || e->dtype == PC_DTYPE_DOUBLE || e->dtype == PC_DTYPE_FLOAT16;
+            CHECK_MSG(o == PC_COMPARE_EQUAL, "%s: output %u: %s (reference %s, evaluator %s)", what, i,
+                      res.detail, pc_data_describe(ref[i], a, sizeof a), pc_data_describe(e, b, sizeof b));
+            bool has_float =
+                e->dtype == PC_DTYPE_FLOAT || e->dtype == PC_DTYPE_DOUBLE || e->dtype == PC_DTYPE_FLOAT16;
             if (o == PC_COMPARE_EQUAL && !has_float)
-                CHECK_MSG(memcmp(ref[i]->data, e->data, e->n_bytes) == 0, "%s: output %u bytes differ", what, i);
+                CHECK_MSG(memcmp(ref[i]->data, e->data, e->n_bytes) == 0, "%s: output %u bytes differ", what,
+                          i);
             pc_data_unref(e);
             n_compared++;
         }
@@ -156,8 +188,10 @@ static void tc_expect(tcase *t, const char *what, uint64_t max, pc_status want, 
     pc_error err;
     pc_tensor *outs[4] = {0};
     pc_status st = tc_eval(t, outs, max, &err);
-    CHECK_MSG(st == want, "%s: got %s (%s), want %s", what, pc_status_name(st), err.message, pc_status_name(want));
-    CHECK_MSG(st == PC_OK || strstr(err.message, needle), "%s: message '%s' lacks '%s'", what, err.message, needle);
+    CHECK_MSG(st == want, "%s: got %s (%s), want %s", what, pc_status_name(st), err.message,
+              pc_status_name(want));
+    CHECK_MSG(st == PC_OK || strstr(err.message, needle), "%s: message '%s' lacks '%s'", what, err.message,
+              needle);
     CHECK_MSG(st == PC_OK || outs[0] == NULL, "%s: an output was left behind", what);
     pc_model_free(t->m);
 }
@@ -173,7 +207,7 @@ static const shp unary_shapes[] = {{2, {2, 3}}, {0, {0}}, {2, {0, 3}}, {3, {2, 1
 
 /* pairs that broadcast */
 static const shp bin_shapes[][2] = {
-    {{2, {2, 3}}, {2, {2, 3}}}, {{2, {2, 3}}, {1, {3}}},     {{0, {0}}, {2, {2, 1}}},
+    {{2, {2, 3}}, {2, {2, 3}}}, {{2, {2, 3}}, {1, {3}}},       {{0, {0}}, {2, {2, 1}}},
     {{2, {2, 0}}, {1, {1}}},    {{3, {3, 1, 2}}, {2, {4, 1}}}, {{0, {0}}, {0, {0}}},
 };
 
@@ -186,8 +220,8 @@ static const pc_dtype all_types[] = {PC_DTYPE_FLOAT,  PC_DTYPE_DOUBLE, PC_DTYPE_
 static void test_elementwise(void)
 {
     static const char *arith[] = {"Add", "Sub", "Mul", "Div"};
-    static const pc_dtype num[] = {PC_DTYPE_FLOAT, PC_DTYPE_DOUBLE, PC_DTYPE_FLOAT16, PC_DTYPE_INT8, PC_DTYPE_UINT8,
-                                   PC_DTYPE_INT32, PC_DTYPE_INT64,  PC_DTYPE_UINT64};
+    static const pc_dtype num[] = {PC_DTYPE_FLOAT, PC_DTYPE_DOUBLE, PC_DTYPE_FLOAT16, PC_DTYPE_INT8,
+                                   PC_DTYPE_UINT8, PC_DTYPE_INT32,  PC_DTYPE_INT64,   PC_DTYPE_UINT64};
     char what[128];
     for (size_t o = 0; o < N_OF(arith); o++)
         for (size_t d = 0; d < N_OF(num); d++)
@@ -240,8 +274,10 @@ static void test_elementwise(void)
         const char *op;
         pc_dtype types[6];
     } un[] = {
-        {"Neg", {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_INT8, PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_DOUBLE}},
-        {"Abs", {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_INT8, PC_DTYPE_UINT8, PC_DTYPE_INT64, PC_DTYPE_DOUBLE}},
+        {"Neg",
+         {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_INT8, PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_DOUBLE}},
+        {"Abs",
+         {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_INT8, PC_DTYPE_UINT8, PC_DTYPE_INT64, PC_DTYPE_DOUBLE}},
         {"Sqrt", {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_DOUBLE}},
         {"Reciprocal", {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_DOUBLE}},
         {"Not", {PC_DTYPE_BOOL}},
@@ -285,7 +321,8 @@ static void test_cast(void)
                 tc_check(&t, what);
             }
     /* values with fractions, negative: float -> signed ints truncate toward zero */
-    static const pc_dtype to[] = {PC_DTYPE_INT8, PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_FLOAT16, PC_DTYPE_BOOL};
+    static const pc_dtype to[] = {PC_DTYPE_INT8, PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_FLOAT16,
+                                  PC_DTYPE_BOOL};
     for (size_t b = 0; b < N_OF(to); b++) {
         tcase t = tc_new(19);
         tc_rand(&t, PC_DTYPE_FLOAT, 2, (int64_t[]){4, 8}, FILL_ANY);
@@ -335,17 +372,22 @@ static void test_shape_ops(void)
             for (int it = 0; it < 2; it++) {
                 tcase t = tc_new(13);
                 tc_rand(&t, gt[d], 3, (int64_t[]){2, 3, 4}, FILL_ANY);
-                size_t n = g[k].irank == 0 ? 1 : (size_t)(g[k].idims[0] * (g[k].irank > 1 ? g[k].idims[1] : 1));
+                size_t n =
+                    g[k].irank == 0 ? 1 : (size_t)(g[k].idims[0] * (g[k].irank > 1 ? g[k].idims[1] : 1));
                 char name[16];
                 snprintf(name, sizeof name, "x%u", t.n_in);
-                pc_value *iv = pt_const(t.m, name, it ? PC_DTYPE_INT32 : PC_DTYPE_INT64, g[k].irank, g[k].idims, NULL);
+                pc_value *iv =
+                    pt_const(t.m, name, it ? PC_DTYPE_INT32 : PC_DTYPE_INT64, g[k].irank, g[k].idims, NULL);
                 for (size_t j = 0; j < n; j++) {
-                    if (it) ((int32_t *)iv->initializer->data)[j] = (int32_t)g[k].vals[j];
-                    else ((int64_t *)iv->initializer->data)[j] = g[k].vals[j];
+                    if (it)
+                        ((int32_t *)iv->initializer->data)[j] = (int32_t)g[k].vals[j];
+                    else
+                        ((int64_t *)iv->initializer->data)[j] = g[k].vals[j];
                 }
                 tc_add_name(&t, name);
                 pc_node_set_attr_int(tc_node(&t, "Gather", 1), "axis", g[k].axis, NULL);
-                snprintf(what, sizeof what, "Gather case %zu %s idx %s", k, pc_dtype_name(gt[d]), it ? "i32" : "i64");
+                snprintf(what, sizeof what, "Gather case %zu %s idx %s", k, pc_dtype_name(gt[d]),
+                         it ? "i32" : "i64");
                 tc_check(&t, what);
             }
     }
@@ -461,8 +503,10 @@ static void test_shape_ops(void)
         tc_ints(&t, PC_DTYPE_INT64, sl[k].n, sl[k].st, false);
         tc_ints(&t, PC_DTYPE_INT64, sl[k].n, sl[k].en, false);
         if (sl[k].axes || sl[k].steps) {
-            if (sl[k].axes) tc_ints(&t, PC_DTYPE_INT64, sl[k].n, sl[k].ax, false);
-            else tc_skip(&t);
+            if (sl[k].axes)
+                tc_ints(&t, PC_DTYPE_INT64, sl[k].n, sl[k].ax, false);
+            else
+                tc_skip(&t);
         }
         if (sl[k].steps) tc_ints(&t, PC_DTYPE_INT32, sl[k].n, sl[k].sp, false);
         tc_node(&t, "Slice", 1);
@@ -482,8 +526,8 @@ static void test_shape_ops(void)
     static const struct {
         pc_dtype dt;
         int64_t s, l, d;
-    } rg[] = {{PC_DTYPE_INT64, 0, 5, 1},  {PC_DTYPE_INT32, 10, -3, -4}, {PC_DTYPE_INT64, 3, 3, 1},
-              {PC_DTYPE_FLOAT, 1, 9, 3},  {PC_DTYPE_DOUBLE, -2, 7, 2},  {PC_DTYPE_INT64, 5, 0, 1}};
+    } rg[] = {{PC_DTYPE_INT64, 0, 5, 1}, {PC_DTYPE_INT32, 10, -3, -4}, {PC_DTYPE_INT64, 3, 3, 1},
+              {PC_DTYPE_FLOAT, 1, 9, 3}, {PC_DTYPE_DOUBLE, -2, 7, 2},  {PC_DTYPE_INT64, 5, 0, 1}};
     for (size_t k = 0; k < N_OF(rg); k++) {
         tcase t = tc_new(13);
         tc_ints(&t, rg[k].dt, 1, &rg[k].s, true);
@@ -529,7 +573,8 @@ static void test_shape_ops(void)
         if (k == 2) pc_node_set_attr_float(n, "value_float", 0.1f, NULL);
         if (k == 3) {
             pc_tensor *v = pc_tensor_create(t.m, "v", PC_DTYPE_INT32, 2, (int64_t[]){2, 2}, NULL);
-            for (int i = 0; i < 4; i++) ((int32_t *)v->data)[i] = i * 7 - 5;
+            for (int i = 0; i < 4; i++)
+                ((int32_t *)v->data)[i] = i * 7 - 5;
             pc_node_set_attr_tensor(n, "value", v, NULL);
         }
         snprintf(what, sizeof what, "Constant form %d", k);
@@ -557,7 +602,8 @@ static void test_reduce(void)
                     tc_rand(&t, types[d], 3, (int64_t[]){2, 3, 2}, FILL_ANY);
                     if (input_form && cfg[k].n) tc_ints(&t, PC_DTYPE_INT64, cfg[k].n, cfg[k].axes, false);
                     pc_node *n = tc_node(&t, ops[o], 1);
-                    if (!input_form && cfg[k].n) pc_node_set_attr_ints(n, "axes", cfg[k].n, cfg[k].axes, NULL);
+                    if (!input_form && cfg[k].n)
+                        pc_node_set_attr_ints(n, "axes", cfg[k].n, cfg[k].axes, NULL);
                     pc_node_set_attr_int(n, "keepdims", cfg[k].keepdims, NULL);
                     snprintf(what, sizeof what, "%s cfg %zu opset %lld %s", ops[o], k, (long long)opsets[v],
                              pc_dtype_name(types[d]));
@@ -697,8 +743,8 @@ static void test_errors(void)
     tc_expect(&t, "Cast to bfloat16", 1 << 20, PC_ERR_UNSUPPORTED, "bfloat16");
 }
 
-/* float16 against its definition: every finite half converts to the double it denotes and back; a value exactly
- * between two neighbours rounds to the one with an even mantissa; just above it rounds up. */
+/* float16 against its definition: every finite half converts to the double it denotes and back; a value
+ * exactly between two neighbours rounds to the one with an even mantissa; just above it rounds up. */
 static void test_float16(void)
 {
     int bad_round_trip = 0, bad_tie = 0;
@@ -722,8 +768,8 @@ static void test_float16(void)
     CHECK(ev_f64_to_f16(65519.99) == 0x7bff);
     CHECK(ev_f64_to_f16(65520.0) == 0x7c00);
     CHECK(ev_f64_to_f16(-1e300) == 0xfc00);
-    CHECK(ev_f64_to_f16(0x1p-25) == 0);      /* half the smallest subnormal: ties to even (0) */
-    CHECK(ev_f64_to_f16(0x1.8p-25) == 1);    /* above half: rounds up */
+    CHECK(ev_f64_to_f16(0x1p-25) == 0);   /* half the smallest subnormal: ties to even (0) */
+    CHECK(ev_f64_to_f16(0x1.8p-25) == 1); /* above half: rounds up */
     CHECK((ev_f64_to_f16(NAN) & 0x7c00) == 0x7c00 && (ev_f64_to_f16(NAN) & 0x3ff) != 0);
     CHECK(ev_f64_to_f16(-0.0) == 0x8000);
 }

@@ -1,7 +1,7 @@
-/* Shape inference against an independent oracle: each case is a one-node model written in a small spec language;
- * shapes and element types are inferred, then the model runs on the reference executor with random inputs and every
- * inferred output type must equal the actual output's dtype and dims (all dims known). Then the merge rules:
- * symbolic dims, contradictions, unknown ops, the table's order.
+/* Shape inference against an independent oracle: each case is a one-node model written in a small spec
+ * language; shapes and element types are inferred, then the model runs on the reference executor with random
+ * inputs and every inferred output type must equal the actual output's dtype and dims (all dims known). Then
+ * the merge rules: symbolic dims, contradictions, unknown ops, the table's order.
  *
  * Spec: "OP[@domain][>n_outputs] OPSET | inputs | attributes"
  *   input:  name:T[d0,d1,...]            a graph input fed random data
@@ -21,15 +21,24 @@ static uint64_t seed = 777;
 static pc_dtype dtype_of(char c)
 {
     switch (c) {
-    case 'f': return PC_DTYPE_FLOAT;
-    case 'd': return PC_DTYPE_DOUBLE;
-    case 'h': return PC_DTYPE_FLOAT16;
-    case 'i': return PC_DTYPE_INT64;
-    case 'j': return PC_DTYPE_INT32;
-    case 'b': return PC_DTYPE_BOOL;
-    case 'u': return PC_DTYPE_UINT8;
-    case 's': return PC_DTYPE_INT8;
-    default: return PC_DTYPE_UNDEFINED;
+    case 'f':
+        return PC_DTYPE_FLOAT;
+    case 'd':
+        return PC_DTYPE_DOUBLE;
+    case 'h':
+        return PC_DTYPE_FLOAT16;
+    case 'i':
+        return PC_DTYPE_INT64;
+    case 'j':
+        return PC_DTYPE_INT32;
+    case 'b':
+        return PC_DTYPE_BOOL;
+    case 'u':
+        return PC_DTYPE_UINT8;
+    case 's':
+        return PC_DTYPE_INT8;
+    default:
+        return PC_DTYPE_UNDEFINED;
     }
 }
 
@@ -39,15 +48,32 @@ static void fill_random(pc_dtype dt, void *data, uint64_t n)
         uint64_t r = pt_rand(&seed);
         double f = (double)(r % 1000) / 250.0 - 2.0;
         switch (dt) {
-        case PC_DTYPE_FLOAT: ((float *)data)[k] = (float)f; break;
-        case PC_DTYPE_DOUBLE: ((double *)data)[k] = f; break;
-        case PC_DTYPE_FLOAT16: ((uint16_t *)data)[k] = (uint16_t)(0x3800 | (r & 0x3ff)); break; /* [0.5, 1) */
-        case PC_DTYPE_INT64: ((int64_t *)data)[k] = (int64_t)(r % 3); break;
-        case PC_DTYPE_INT32: ((int32_t *)data)[k] = (int32_t)(r % 3); break;
-        case PC_DTYPE_BOOL: ((uint8_t *)data)[k] = (uint8_t)(r & 1); break;
-        case PC_DTYPE_UINT8: ((uint8_t *)data)[k] = (uint8_t)(r % 256); break;
-        case PC_DTYPE_INT8: ((int8_t *)data)[k] = (int8_t)(r % 256); break;
-        default: break;
+        case PC_DTYPE_FLOAT:
+            ((float *)data)[k] = (float)f;
+            break;
+        case PC_DTYPE_DOUBLE:
+            ((double *)data)[k] = f;
+            break;
+        case PC_DTYPE_FLOAT16:
+            ((uint16_t *)data)[k] = (uint16_t)(0x3800 | (r & 0x3ff));
+            break; /* [0.5, 1) */
+        case PC_DTYPE_INT64:
+            ((int64_t *)data)[k] = (int64_t)(r % 3);
+            break;
+        case PC_DTYPE_INT32:
+            ((int32_t *)data)[k] = (int32_t)(r % 3);
+            break;
+        case PC_DTYPE_BOOL:
+            ((uint8_t *)data)[k] = (uint8_t)(r & 1);
+            break;
+        case PC_DTYPE_UINT8:
+            ((uint8_t *)data)[k] = (uint8_t)(r % 256);
+            break;
+        case PC_DTYPE_INT8:
+            ((int8_t *)data)[k] = (int8_t)(r % 256);
+            break;
+        default:
+            break;
         }
     }
 }
@@ -55,14 +81,29 @@ static void fill_random(pc_dtype dt, void *data, uint64_t n)
 static void store_value(pc_dtype dt, void *data, uint64_t k, double v)
 {
     switch (dt) {
-    case PC_DTYPE_FLOAT: ((float *)data)[k] = (float)v; break;
-    case PC_DTYPE_DOUBLE: ((double *)data)[k] = v; break;
-    case PC_DTYPE_INT64: ((int64_t *)data)[k] = (int64_t)v; break;
-    case PC_DTYPE_INT32: ((int32_t *)data)[k] = (int32_t)v; break;
-    case PC_DTYPE_UINT8: ((uint8_t *)data)[k] = (uint8_t)v; break;
-    case PC_DTYPE_INT8: ((int8_t *)data)[k] = (int8_t)v; break;
-    case PC_DTYPE_BOOL: ((uint8_t *)data)[k] = v != 0; break;
-    default: break;
+    case PC_DTYPE_FLOAT:
+        ((float *)data)[k] = (float)v;
+        break;
+    case PC_DTYPE_DOUBLE:
+        ((double *)data)[k] = v;
+        break;
+    case PC_DTYPE_INT64:
+        ((int64_t *)data)[k] = (int64_t)v;
+        break;
+    case PC_DTYPE_INT32:
+        ((int32_t *)data)[k] = (int32_t)v;
+        break;
+    case PC_DTYPE_UINT8:
+        ((uint8_t *)data)[k] = (uint8_t)v;
+        break;
+    case PC_DTYPE_INT8:
+        ((int8_t *)data)[k] = (int8_t)v;
+        break;
+    case PC_DTYPE_BOOL:
+        ((uint8_t *)data)[k] = v != 0;
+        break;
+    default:
+        break;
     }
 }
 
@@ -104,7 +145,8 @@ static bool build(const char *spec, built *b)
     long long opset = 17;
     unsigned n_out = 1;
     char head[128];
-    if (sscanf(parts[0], "%127s %lld", head, &opset) < 1) return snprintf(b->error, sizeof b->error, "bad head"), false;
+    if (sscanf(parts[0], "%127s %lld", head, &opset) < 1)
+        return snprintf(b->error, sizeof b->error, "bad head"), false;
     char *gt = strchr(head, '>');
     if (gt) n_out = (unsigned)atoi(gt + 1), *gt = 0;
     char *at = strchr(head, '@');
@@ -116,7 +158,8 @@ static bool build(const char *spec, built *b)
     char inputs[512] = "";
     unsigned n_names = 0;
     char *save = NULL;
-    for (char *tok = parts[1] ? strtok_r(parts[1], " ", &save) : NULL; tok; tok = strtok_r(NULL, " ", &save)) {
+    for (char *tok = parts[1] ? strtok_r(parts[1], " ", &save) : NULL; tok;
+         tok = strtok_r(NULL, " ", &save)) {
         size_t len = strlen(inputs);
         if (strcmp(tok, "-") == 0) { /* an empty name: pt_node leaves the slot empty */
             snprintf(inputs + len, sizeof inputs - len, "%s", n_names++ ? "," : "");
@@ -133,7 +176,8 @@ static bool build(const char *spec, built *b)
         if (*p == '=') {
             pc_value *v = pt_const(b->m, tok, dt, rank, dims, NULL);
             pc_tensor *t = v->initializer;
-            if (p[1] == 'r') fill_random(dt, t->data, t->n_elements);
+            if (p[1] == 'r')
+                fill_random(dt, t->data, t->n_elements);
             else {
                 const char *q = p + 1;
                 for (uint64_t k = 0; k < t->n_elements && *q; k++) {
@@ -167,7 +211,8 @@ static bool build(const char *spec, built *b)
         snprintf(name, sizeof name, "y%u", i);
         pt_output(b->m, name);
     }
-    for (char *tok = parts[2] ? strtok_r(parts[2], " ", &save) : NULL; tok; tok = strtok_r(NULL, " ", &save)) {
+    for (char *tok = parts[2] ? strtok_r(parts[2], " ", &save) : NULL; tok;
+         tok = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq) return snprintf(b->error, sizeof b->error, "bad attribute '%s'", tok), false;
         *eq = 0;
@@ -196,7 +241,8 @@ static bool build(const char *spec, built *b)
 
 static void built_free(built *b)
 {
-    for (uint32_t i = 0; i < b->n_feeds; i++) pc_data_unref(b->feeds[i]);
+    for (uint32_t i = 0; i < b->n_feeds; i++)
+        pc_data_unref(b->feeds[i]);
     pc_model_free(b->m);
 }
 
@@ -211,8 +257,10 @@ static const char *type_text(const pc_type *t, char *got, size_t size)
     size_t len = (size_t)snprintf(got, size, "%s[", pc_dtype_name(t->elem));
     for (int32_t k = 0; k < t->shape.rank && len + 24 < size; k++) {
         if (t->shape.dims[k].kind == PC_DIM_KNOWN)
-            len += (size_t)snprintf(got + len, size - len, "%s%lld", k ? "," : "", (long long)t->shape.dims[k].size);
-        else len += (size_t)snprintf(got + len, size - len, "%s?", k ? "," : "");
+            len += (size_t)snprintf(got + len, size - len, "%s%lld", k ? "," : "",
+                                    (long long)t->shape.dims[k].size);
+        else
+            len += (size_t)snprintf(got + len, size - len, "%s?", k ? "," : "");
     }
     snprintf(got + len, size - len, "]");
     return got;
@@ -272,24 +320,24 @@ static void test_value_propagation(void)
     pt_const_i64(m, "big", 1, (int64_t[]){INT64_MAX});
     pt_const(m, "i0", PC_DTYPE_INT64, 0, NULL, (int64_t[]){0});
     pt_node(m, "Shape", "", "x", "s", NULL);
-    pt_node(m, "Gather", "", "s,i0", "n", NULL);               /* scalar 2 */
-    pt_node(m, "Unsqueeze", "", "n,zero", "n1", NULL);         /* [2] */
-    pt_node(m, "Concat", "", "n1,minus1", "shape_a", NULL);     /* [2, -1] */
+    pt_node(m, "Gather", "", "s,i0", "n", NULL);            /* scalar 2 */
+    pt_node(m, "Unsqueeze", "", "n,zero", "n1", NULL);      /* [2] */
+    pt_node(m, "Concat", "", "n1,minus1", "shape_a", NULL); /* [2, -1] */
     pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
-    pt_node(m, "Reshape", "", "x,shape_a", "flat", NULL);      /* [2, 12] */
-    pt_node(m, "Slice", "", "s,one,big", "tail", NULL);        /* [3, 4] */
-    pt_node(m, "ReduceProd", "", "tail", "prod", NULL);        /* [12] */
-    pt_node(m, "Mul", "", "prod,n1", "total", NULL);           /* [24] */
-    pt_node(m, "Concat", "", "total,one", "shape_b", NULL);     /* [24, 1] */
+    pt_node(m, "Reshape", "", "x,shape_a", "flat", NULL);   /* [2, 12] */
+    pt_node(m, "Slice", "", "s,one,big", "tail", NULL);     /* [3, 4] */
+    pt_node(m, "ReduceProd", "", "tail", "prod", NULL);     /* [12] */
+    pt_node(m, "Mul", "", "prod,n1", "total", NULL);        /* [24] */
+    pt_node(m, "Concat", "", "total,one", "shape_b", NULL); /* [24, 1] */
     pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
     pt_node(m, "Reshape", "", "x,shape_b", "col", NULL);
     pt_node(m, "Cast", "", "shape_b", "shape_c", NULL);
     pc_node_set_attr_int(m->graph->last, "to", PC_DTYPE_INT64, &err);
-    pt_node(m, "Squeeze", "", "n1", "n0", NULL);               /* scalar 2 */
+    pt_node(m, "Squeeze", "", "n1", "n0", NULL); /* scalar 2 */
     pt_node(m, "Unsqueeze", "", "n0,zero", "n2", NULL);
-    pt_node(m, "Concat", "", "n2,shape_c", "shape_d", NULL);    /* [2, 24, 1] */
+    pt_node(m, "Concat", "", "n2,shape_c", "shape_d", NULL); /* [2, 24, 1] */
     pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
-    pt_node(m, "Expand", "", "col,shape_d", "big_e", NULL);    /* [2, 24, 1] */
+    pt_node(m, "Expand", "", "col,shape_d", "big_e", NULL); /* [2, 24, 1] */
     pt_output(m, "flat");
     pt_output(m, "col");
     pt_output(m, "big_e");
@@ -475,7 +523,8 @@ static const char *const nn_specs[] = {
     "DequantizeLinear 13 | x:u[2,3] s:f[]=0.1 z:u[]=3",
     "DequantizeLinear 19 | x:u[2,3] s:f[]=0.1",
     "QLinearMatMul 13 | a:u[2,3] as:f[]=0.1 az:u[]=1 b:u[3,4]=r bs:f[]=0.2 bz:u[]=2 ys:f[]=0.3 yz:u[]=4",
-    "QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 yz:u[]=4 "
+    "QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 "
+    "yz:u[]=4 "
     "| pads=[1,1,1,1]",
     "QLinearConvRelu@com.microsoft 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 "
     "ys:f[]=0.5 yz:u[]=4 | strides=[2,2]",
@@ -532,7 +581,8 @@ static const char *const convt_attrs[] = {
 static void check_windows(void)
 {
     char spec[512];
-    static const char *const conv_inputs[] = {"x:f[1,4,7,8] w:f[3,4,3,2]=r", "x:f[2,4,9,6] w:f[6,2,2,3]=r b:f[6]=r"};
+    static const char *const conv_inputs[] = {"x:f[1,4,7,8] w:f[3,4,3,2]=r",
+                                              "x:f[2,4,9,6] w:f[6,2,2,3]=r b:f[6]=r"};
     for (size_t a = 0; a < sizeof window_attrs / sizeof window_attrs[0]; a++)
         for (size_t i = 0; i < 2; i++) {
             const char *group = i ? " group=2" : "";
@@ -542,18 +592,20 @@ static void check_windows(void)
             snprintf(spec, sizeof spec, "Conv@%s 13 | x:f[%s] %s | %s%s", PC_NHWC_DOMAIN,
                      i ? "2,9,6,4" : "1,7,8,4", strchr(conv_inputs[i], ' ') + 1, window_attrs[a], group);
             check_spec(spec);
-            snprintf(spec, sizeof spec, "FusedConv@%s 13 | x:f[%s] %s | %s%s activation='Relu'", PC_NHWC_DOMAIN,
-                     i ? "2,9,6,4" : "1,7,8,4", strchr(conv_inputs[i], ' ') + 1, window_attrs[a], group);
+            snprintf(spec, sizeof spec, "FusedConv@%s 13 | x:f[%s] %s | %s%s activation='Relu'",
+                     PC_NHWC_DOMAIN, i ? "2,9,6,4" : "1,7,8,4", strchr(conv_inputs[i], ' ') + 1,
+                     window_attrs[a], group);
             check_spec(spec);
         }
     static const char *const pools[] = {"MaxPool", "AveragePool", "LpPool"};
     for (size_t p = 0; p < 3; p++)
         for (size_t a = 0; a < sizeof pool_attrs / sizeof pool_attrs[0]; a++) {
             if (p == 2 && strstr(pool_attrs[a], "ceil_mode") && false) continue;
-            snprintf(spec, sizeof spec, "%s 18 | x:f[1,2,7,8] | kernel_shape=[3,2] %s", pools[p], pool_attrs[a]);
-            check_spec(spec);
-            snprintf(spec, sizeof spec, "%s@%s 18 | x:f[1,7,8,2] | kernel_shape=[3,2] %s", pools[p], PC_NHWC_DOMAIN,
+            snprintf(spec, sizeof spec, "%s 18 | x:f[1,2,7,8] | kernel_shape=[3,2] %s", pools[p],
                      pool_attrs[a]);
+            check_spec(spec);
+            snprintf(spec, sizeof spec, "%s@%s 18 | x:f[1,7,8,2] | kernel_shape=[3,2] %s", pools[p],
+                     PC_NHWC_DOMAIN, pool_attrs[a]);
             check_spec(spec);
         }
     snprintf(spec, sizeof spec, "MaxPool>2 13 | x:f[1,2,7,8] | kernel_shape=[2,2] strides=[2,2] ceil_mode=1");
@@ -582,13 +634,16 @@ static void check_windows(void)
         "wz:u[]=2 ys:f[]=0.5 yz:u[]=4 | pads=[1,1,1,1]",
         "GlobalLpPool@" PC_NHWC_DOMAIN " 13 | x:f[2,5,4,3]",
         "GridSample@" PC_NHWC_DOMAIN " 16 | x:f[1,4,5,2] g:f[1,3,6,2]",
-        "MaxUnpool@" PC_NHWC_DOMAIN " 11 | x:f[1,2,2,1] i:i[1,1,2,2]=0,3,10,15 | kernel_shape=[2,2] strides=[2,2]",
+        "MaxUnpool@" PC_NHWC_DOMAIN
+        " 11 | x:f[1,2,2,1] i:i[1,1,2,2]=0,3,10,15 | kernel_shape=[2,2] strides=[2,2]",
     };
-    for (size_t k = 0; k < sizeof nhwc / sizeof nhwc[0]; k++) check_spec(nhwc[k]);
+    for (size_t k = 0; k < sizeof nhwc / sizeof nhwc[0]; k++)
+        check_spec(nhwc[k]);
 }
 
-#define RUN_SPECS(list)                                                                                            \
-    for (size_t k = 0; k < sizeof list / sizeof list[0]; k++) check_spec(list[k])
+#define RUN_SPECS(list)                                                                                      \
+    for (size_t k = 0; k < sizeof list / sizeof list[0]; k++)                                                \
+    check_spec(list[k])
 
 /* ---- merge rules, symbols, contradictions ---- */
 
@@ -599,9 +654,12 @@ static pc_value *sym_input(pc_model *m, const char *name, int32_t rank, const ch
     pc_value *v = pc_graph_add_value(m->graph, name, NULL, &err);
     pc_dim d[8];
     for (int32_t i = 0; i < rank; i++) {
-        if (syms && syms[i]) d[i] = (pc_dim){.kind = PC_DIM_SYMBOLIC, .symbol = syms[i]};
-        else if (dims[i] < 0) d[i] = (pc_dim){.kind = PC_DIM_UNKNOWN};
-        else d[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
+        if (syms && syms[i])
+            d[i] = (pc_dim){.kind = PC_DIM_SYMBOLIC, .symbol = syms[i]};
+        else if (dims[i] < 0)
+            d[i] = (pc_dim){.kind = PC_DIM_UNKNOWN};
+        else
+            d[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
     }
     pc_type t = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape = {.rank = rank, .dims = d}};
     pc_value_set_type(v, &t, &err);
@@ -617,7 +675,8 @@ static bool dim_is_sym(const pc_value *v, int32_t k, const char *sym)
 
 static bool dim_is(const pc_value *v, int32_t k, int64_t size)
 {
-    return v->type.shape.rank > k && v->type.shape.dims[k].kind == PC_DIM_KNOWN && v->type.shape.dims[k].size == size;
+    return v->type.shape.rank > k && v->type.shape.dims[k].kind == PC_DIM_KNOWN &&
+           v->type.shape.dims[k].size == size;
 }
 
 static void test_symbols(void)
@@ -638,7 +697,8 @@ static void test_symbols(void)
     pc_value *r = pc_graph_find_value(m->graph, "r"), *t = pc_graph_find_value(m->graph, "t");
     pc_value *s = pc_graph_find_value(m->graph, "s"), *sh = pc_graph_find_value(m->graph, "sh");
     pc_value *u = pc_graph_find_value(m->graph, "u");
-    CHECK(r->type.elem == PC_DTYPE_FLOAT && dim_is_sym(r, 0, "N") && dim_is(r, 1, 3) && dim_is_sym(r, 2, "T"));
+    CHECK(r->type.elem == PC_DTYPE_FLOAT && dim_is_sym(r, 0, "N") && dim_is(r, 1, 3) &&
+          dim_is_sym(r, 2, "T"));
     CHECK(dim_is_sym(t, 0, "T") && dim_is_sym(t, 1, "N") && dim_is(t, 2, 3));
     CHECK(s->type.shape.rank == 3 && dim_is_sym(s, 0, "T") && dim_is_sym(s, 1, "N") && dim_is(s, 2, 3));
     CHECK(sh->type.elem == PC_DTYPE_INT64 && dim_is(sh, 0, 3));
@@ -782,9 +842,16 @@ static void test_huge_dims(void)
         {"Conv", "pads=[1099511627776,1099511627776,1099511627776,1099511627776]"},
         {"ConvTranspose", "strides=[1099511627776,1099511627776] output_padding=[5,5]"},
         {"MaxPool", "kernel_shape=[2,2] ceil_mode=1 strides=[1099511627776,3] pads=[1099511627776,1,1,1]"},
-        {"Pad", ""}, {"DepthToSpace", "blocksize=1048576"}, {"SpaceToDepth", "blocksize=1048576"},
-        {"Concat", "axis=2"}, {"Tile", ""}, {"Slice", ""}, {"MaxUnpool", "kernel_shape=[5,5] strides=[1099511627776,7]"},
-        {"Flatten", "axis=2"}, {"Reshape", ""}, {"Resize", ""},
+        {"Pad", ""},
+        {"DepthToSpace", "blocksize=1048576"},
+        {"SpaceToDepth", "blocksize=1048576"},
+        {"Concat", "axis=2"},
+        {"Tile", ""},
+        {"Slice", ""},
+        {"MaxUnpool", "kernel_shape=[5,5] strides=[1099511627776,7]"},
+        {"Flatten", "axis=2"},
+        {"Reshape", ""},
+        {"Resize", ""},
     };
     const int64_t big = INT64_MAX / 3;
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
@@ -797,11 +864,13 @@ static void test_huge_dims(void)
         pt_const_i64(m, "step", 4, (int64_t[]){INT64_MIN, INT64_MAX, -1, 2});
         pt_const(m, "scales", PC_DTYPE_FLOAT, 1, (int64_t[]){4}, (float[]){1e30f, 3.0f, 2.0f, 1.0f});
         const char *in = "x,w";
-        if (!strcmp(ops[k][0], "Pad") || !strcmp(ops[k][0], "Tile")) in = !strcmp(ops[k][0], "Pad") ? "x,ints" : "x,four";
+        if (!strcmp(ops[k][0], "Pad") || !strcmp(ops[k][0], "Tile"))
+            in = !strcmp(ops[k][0], "Pad") ? "x,ints" : "x,four";
         if (!strcmp(ops[k][0], "Concat")) in = "x,x,x,x";
         if (!strcmp(ops[k][0], "Slice")) in = "x,four,four,,step";
         if (!strcmp(ops[k][0], "MaxUnpool")) in = "x,x";
-        if (!strcmp(ops[k][0], "Flatten") || !strcmp(ops[k][0], "DepthToSpace") || !strcmp(ops[k][0], "SpaceToDepth"))
+        if (!strcmp(ops[k][0], "Flatten") || !strcmp(ops[k][0], "DepthToSpace") ||
+            !strcmp(ops[k][0], "SpaceToDepth"))
             in = "x";
         if (!strcmp(ops[k][0], "Reshape")) in = "x,four";
         if (!strcmp(ops[k][0], "Resize")) in = "x,,scales";
@@ -834,7 +903,8 @@ static void test_table(void)
     CHECK_MSG(pc_shape_table_check(why, sizeof why), "%s", why);
     CHECK(pc_shape_rule_count() >= 140);
     CHECK(pc_shape_rule_find("", "Conv") && pc_shape_rule_find("ai.onnx", "Conv"));
-    CHECK(pc_shape_rule_find(PC_NHWC_DOMAIN, "MaxPool") && pc_shape_rule_find(PC_NHWC_DOMAIN, "MaxPool")->nhwc);
+    CHECK(pc_shape_rule_find(PC_NHWC_DOMAIN, "MaxPool") &&
+          pc_shape_rule_find(PC_NHWC_DOMAIN, "MaxPool")->nhwc);
     CHECK(!pc_shape_rule_find("", "Loop") && !pc_shape_rule_find("com.example", "Conv"));
     /* every row can be found (the order bsearch relies on) */
     size_t found = 0;
@@ -845,9 +915,9 @@ static void test_table(void)
     CHECK(found == pc_shape_rule_count());
 }
 
-
-/* ---- the ONNX backend test models: declared types of produced values are erased, inference runs, and each graph
- * output is compared with the recorded output tensor of test_data_set_0 (an independent oracle: ONNX's own data). */
+/* ---- the ONNX backend test models: declared types of produced values are erased, inference runs, and each
+ * graph output is compared with the recorded output tensor of test_data_set_0 (an independent oracle: ONNX's
+ * own data). */
 
 typedef struct backend_stats {
     int models, skipped, outputs, full, partial, none, wrong, errors;
@@ -893,8 +963,10 @@ static void backend_case(const char *dir, const char *name, backend_stats *st)
             ok = ok && v->type.shape.rank == t->rank;
             for (int32_t k = 0; ok && k < t->rank; k++) {
                 const pc_dim *d = &v->type.shape.dims[k];
-                if (d->kind == PC_DIM_KNOWN) ok = d->size == t->dims[k];
-                else full = false;
+                if (d->kind == PC_DIM_KNOWN)
+                    ok = d->size == t->dims[k];
+                else
+                    full = false;
             }
         }
         if (!ok && v->type.elem == PC_DTYPE_BFLOAT16 && t->dtype == PC_DTYPE_UINT16) {
@@ -902,7 +974,8 @@ static void backend_case(const char *dir, const char *name, backend_stats *st)
             st->partial++;
         } else if (!ok) {
             st->wrong++;
-            CHECK_MSG(false, "backend %s: output %u '%s' inferred wrongly (dtype %s rank %d; actual %s rank %d)",
+            CHECK_MSG(false,
+                      "backend %s: output %u '%s' inferred wrongly (dtype %s rank %d; actual %s rank %d)",
                       name, i, v->name, pc_dtype_name(v->type.elem), (int)v->type.shape.rank,
                       pc_dtype_name(t->dtype), (int)t->rank);
         } else if (full) {
