@@ -367,7 +367,7 @@ static pc_status parse_attr_line(parser *p, const token *tk, uint32_t n)
             return fail(p, tk[i].col, "expected key=value, got '%.*s'", (int)tk[i].len, tk[i].s);
         if (tok_is(&key, "values")) {
             if ((st = check_once(p, &key, &seen, 1u)) != PC_OK) return st;
-            uint32_t count;
+            uint32_t count = 0;
             if ((st = parse_int_list(p, &key, &v, NULL, &count)) != PC_OK) return st;
             int64_t *vals = pc_arena_array(&p->reg->arena, count, sizeof *vals);
             if (!vals) return nomem(p);

@@ -1,6 +1,6 @@
 /* Transpose optimizer, whole-graph behaviour: the cost model (no push without a strict decrease, the layout
  * cost check), idempotence, shared initializers, graph output names, EP ownership and new-node EP/annotation,
- * malformed perms, the opset gate, a TF-style NHWC chain against a hand-counted minimum, and linear scale. */
+ * malformed perms, the opset gate, a TF-style NHWC chain against a hand-counted minimum, and large graphs. */
 #include <time.h>
 
 #include "pass_test_util.h"
@@ -635,20 +635,14 @@ static double time_blocks(int blocks, int *left)
     return t1 - t0;
 }
 
+/* Large graphs end fully cancelled. Times are printed for information only: speed targets live in
+ * bench/run_optimize.sh (ratios against ONNX Runtime measured in the same run), never in timed assertions. */
 static void test_scale(void)
 {
     int left10k = -1, left100k = -1;
     double t10k = time_blocks(2500, &left10k), t100k = time_blocks(25000, &left100k);
-    printf("scale: 10k nodes %.3f s, 100k nodes %.3f s (ratio %.1f)\n", t10k, t100k,
-           t100k / (t10k > 0 ? t10k : 1e-9));
+    printf("scale (information): 10k nodes %.3f s, 100k nodes %.3f s\n", t10k, t100k);
     CHECK(left10k == 0 && left100k == 0);
-#if defined(NDEBUG)
-    CHECK_MSG(t100k < 1.0, "100k nodes took %.3f s", t100k); /* Release: the goal */
-#elif !defined(PC_SANITIZE_BUILD)
-    CHECK_MSG(t100k < 3.0, "100k nodes took %.3f s", t100k); /* Debug on a shared machine: a loose bound */
-#endif
-    /* linear: 10x the nodes must not take much more than 10x the time (generous for noisy shared machines) */
-    CHECK_MSG(t100k < 30.0 * t10k + 0.05, "10k %.3f s, 100k %.3f s", t10k, t100k);
 }
 
 int main(void)
