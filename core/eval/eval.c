@@ -246,6 +246,7 @@ bool pc_eval_supports(const pc_node *node)
 {
     const ev_op *op = op_find(node);
     if (!op || node->n_outputs != 1 || !node->outputs[0]) return false;
+    if (op->run == ev_shape || op->run == ev_size) return true; /* only dims are read: any element type */
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         pc_dtype dt = value_dtype(node->inputs[i]);
         if (node->inputs[i] && dt != PC_DTYPE_UNDEFINED && !ev_dtype_of(dt)) return false;
@@ -394,7 +395,8 @@ pc_status pc_eval_node(const pc_node *node, const pc_tensor *const *inputs, uint
     if (node->n_outputs != 1 || !node->outputs[0]) /* every op here has exactly one output */
         return pc_error_set(err, PC_ERR_ARITY, "node '%s' (%s): the evaluator needs exactly one output",
                             node->name, node->op_type);
-    for (uint32_t i = 0; i < n_inputs; i++) {
+    bool dims_only = op->run == ev_shape || op->run == ev_size;
+    for (uint32_t i = 0; i < n_inputs && !dims_only; i++) {
         const pc_tensor *t = inputs[i];
         if (t &&
             (t->dtype == PC_DTYPE_STRING || (pc_dtype_bits(t->dtype) % 8) != 0 || !ev_dtype_of(t->dtype)))

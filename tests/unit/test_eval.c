@@ -356,6 +356,21 @@ static void test_shape_ops(void)
         tc_node(&t, "Size", 1);
         tc_check(&t, "Size");
     }
+    /* Shape and Size read only dims: any element type, strings included */
+    {
+        tcase t = tc_new(13);
+        char name[] = "x0";
+        pt_const(t.m, name, PC_DTYPE_STRING, 2, (int64_t[]){2, 3}, NULL);
+        tc_add_name(&t, name);
+        tc_node(&t, "Shape", 1);
+        pc_tensor *outs[1] = {0};
+        pc_error err;
+        CHECK(pc_eval_supports(t.n));
+        CHECK_OK(tc_eval(&t, outs, 16, &err), &err);
+        CHECK(outs[0] && outs[0]->n_elements == 2 && ((int64_t *)outs[0]->data)[0] == 2 &&
+              ((int64_t *)outs[0]->data)[1] == 3);
+        pc_model_free(t.m);
+    }
     /* Gather: axes, negative indices, scalar indices, empty */
     static const struct {
         int64_t axis;
