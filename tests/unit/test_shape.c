@@ -523,11 +523,11 @@ static const char *const nn_specs[] = {
     "DequantizeLinear 13 | x:u[2,3] s:f[]=0.1 z:u[]=3",
     "DequantizeLinear 19 | x:u[2,3] s:f[]=0.1",
     "QLinearMatMul 13 | a:u[2,3] as:f[]=0.1 az:u[]=1 b:u[3,4]=r bs:f[]=0.2 bz:u[]=2 ys:f[]=0.3 yz:u[]=4",
-    "QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 "
-    "yz:u[]=4 "
-    "| pads=[1,1,1,1]",
-    "QLinearConvRelu@com.microsoft 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 "
-    "ys:f[]=0.5 yz:u[]=4 | strides=[2,2]",
+    ("QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 "
+     "yz:u[]=4 | pads=[1,1,1,1]"),
+    ("QLinearConvRelu@com.microsoft 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 "
+     "wz:u[]=2 "
+     "ys:f[]=0.5 yz:u[]=4 | strides=[2,2]"),
     "FusedConv@com.microsoft 13 | x:f[1,2,5,5] w:f[4,2,3,3]=r | activation='Relu'",
     "DynamicQuantizeLinear>3 11 | x:f[2,3]",
     "MatMulInteger 10 | a:u[2,3] b:u[3,4]=r",
@@ -630,8 +630,8 @@ static void check_windows(void)
         "SpaceToDepth@" PC_NHWC_DOMAIN " 13 | x:f[1,4,6,2] | blocksize=2",
         "Resize@" PC_NHWC_DOMAIN " 13 | x:f[1,4,5,2] - s:f[4]=1,1,2,0.5",
         "Resize@" PC_NHWC_DOMAIN " 13 | x:f[1,4,5,2] - - z:i[4]=1,2,3,9",
-        "QLinearConv@" PC_NHWC_DOMAIN " 13 | x:u[1,5,5,2] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 "
-        "wz:u[]=2 ys:f[]=0.5 yz:u[]=4 | pads=[1,1,1,1]",
+        ("QLinearConv@" PC_NHWC_DOMAIN " 13 | x:u[1,5,5,2] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 "
+         "wz:u[]=2 ys:f[]=0.5 yz:u[]=4 | pads=[1,1,1,1]"),
         "GlobalLpPool@" PC_NHWC_DOMAIN " 13 | x:f[2,5,4,3]",
         "GridSample@" PC_NHWC_DOMAIN " 16 | x:f[1,4,5,2] g:f[1,3,6,2]",
         "MaxUnpool@" PC_NHWC_DOMAIN
