@@ -196,7 +196,7 @@ pc_status pc_ref_run(const pc_model *model, uint32_t n_inputs, pc_data *const *i
     }
     pc_status st = PC_OK;
     if (n_inputs == g->n_inputs) {
-        memcpy(fed, inputs, n_inputs * sizeof *fed);
+        if (n_inputs) memcpy(fed, inputs, n_inputs * sizeof *fed); /* inputs may be NULL when there are none */
     } else {
         uint32_t k = 0;
         for (uint32_t i = 0; i < g->n_inputs && k < n_inputs; i++)

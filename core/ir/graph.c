@@ -548,6 +548,7 @@ pc_status pc_graph_remove_initializer(pc_graph *graph, pc_value *value, pc_error
         }
     }
     value->initializer = NULL;
+    value->has_value_info = false;
     return PC_OK;
 }
 
@@ -787,8 +788,12 @@ pc_status pc_graph_remove_node(pc_graph *graph, pc_node *node, pc_error *err)
     }
     for (uint32_t i = 0; i < node->n_inputs; i++)
         if (node->inputs[i]) value_remove_use(node->inputs[i], node, i);
+    /* the outputs now name nothing: the saver must not write value_info for them */
     for (uint32_t i = 0; i < node->n_outputs; i++)
-        if (node->outputs[i]) node->outputs[i]->producer = NULL;
+        if (node->outputs[i]) {
+            node->outputs[i]->producer = NULL;
+            node->outputs[i]->has_value_info = false;
+        }
     for (uint32_t a = 0; a < node->n_attrs; a++) {
         pc_attr *at = &node->attrs[a];
         if (at->type == PC_ATTR_GRAPH && at->g) graph_release_outer_refs(at->g);

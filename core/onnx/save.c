@@ -308,15 +308,6 @@ static Onnx__AttributeProto *save_attr(save_ctx *c, const pc_attr *a)
     return ap;
 }
 
-/* A value_info entry is written only for a value that still exists: passes remove nodes and initializers, and a
- * value_info naming a value nothing defines any more would describe a ghost. Values used but defined nowhere
- * (invalid, but the saver does not judge) keep theirs. */
-static bool value_info_wanted(const pc_value *v)
-{
-    return v->has_value_info &&
-           (v->producer || v->is_graph_input || v->initializer || v->n_consumers || v->n_subgraph_refs);
-}
-
 static Onnx__ValueInfoProto *save_value_info(save_ctx *c, const pc_value *v)
 {
     Onnx__ValueInfoProto *vi = salloc(c, 1, sizeof *vi);
@@ -399,12 +390,12 @@ static Onnx__GraphProto *save_graph(save_ctx *c, const pc_graph *g)
         for (uint32_t i = 0; i < g->n_outputs; i++) gp->output[gp->n_output++] = save_value_info(c, g->outputs[i]);
     }
     size_t n_vi = 0;
-    for (uint32_t i = 0; i < g->n_values; i++) n_vi += value_info_wanted(g->values[i]);
+    for (uint32_t i = 0; i < g->n_values; i++) n_vi += g->values[i]->has_value_info;
     if (n_vi) {
         gp->value_info = salloc(c, n_vi, sizeof *gp->value_info);
         if (!gp->value_info) return NULL;
         for (uint32_t i = 0; i < g->n_values; i++)
-            if (value_info_wanted(g->values[i])) gp->value_info[gp->n_value_info++] = save_value_info(c, g->values[i]);
+            if (g->values[i]->has_value_info) gp->value_info[gp->n_value_info++] = save_value_info(c, g->values[i]);
     }
     gp->metadata_props = save_kvs(c, g->n_metadata, g->metadata, &gp->n_metadata_props);
     size_t n_qa = 0;

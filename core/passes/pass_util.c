@@ -189,6 +189,7 @@ pc_status pc_graph_prune_initializers(pc_graph *graph, bool *changed, pc_error *
             graph->initializers[kept++] = v;
         } else {
             v->initializer = NULL;
+            v->has_value_info = false;
             if (changed) *changed = true;
         }
     }
