@@ -21,6 +21,12 @@ bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node);
 pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const char *op_type, const char *domain,
                           uint32_t n_inputs, pc_value *const *inputs, uint32_t n_outputs, const pc_node *source,
                           pc_error *err);
+/* The ops passes may create (pc_pass_add_node refuses others), sorted by (domain, op). */
+bool pc_pass_may_emit(const char *domain, const char *op_type);
+size_t pc_pass_emittable_count(void);
+void pc_pass_emittable_at(size_t index, const char **domain, const char **op_type);
+/* The ops the layout transformer moves into com.ms.internal.nhwc (layout_nhwc.c). */
+bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
 void pc_pass_explain(const pc_pass_options *opts, const char *fmt, ...) PC_PRINTF(2, 3);
 /* Both nodes carry the same annotation (or none) and the same EP (or none). */
 bool pc_nodes_fusable(const pc_node *a, const pc_node *b);

@@ -13,10 +13,61 @@ bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
     return node->ep == NULL || strcmp(node->ep, opts->provider) == 0;
 }
 
+/* Every op a pass may create, sorted by (domain, op) (as ORT's layout_transformation_potentially_added_ops.h).
+ * pc_pass_add_node refuses anything else, and test_pipeline checks every entry runs on the reference executor, so
+ * "every op a pass emits is executable there" holds by construction. The layout transformer moves nodes into the
+ * internal NHWC domain without creating them; those ops are checked separately (pc_op_is_layout_sensitive). */
+static const struct emittable {
+    const char *domain, *op_type;
+} emittable[] = {
+    {"", "Clip"},      {"", "Conv"},         {"", "Gather"},        {"", "Gelu"},
+    {"", "Identity"},  {"", "Reshape"},      {"", "Transpose"},     {"", "Unsqueeze"},
+    {"com.microsoft", "FusedConv"},          {"com.microsoft", "Gelu"},
+    {"com.ms.internal.nhwc", "FusedConv"},
+};
+
+static int emittable_cmp(const char *domain, const char *op_type, const struct emittable *e)
+{
+    int c = strcmp(domain, e->domain);
+    return c ? c : strcmp(op_type, e->op_type);
+}
+
+size_t pc_pass_emittable_count(void)
+{
+    return sizeof emittable / sizeof emittable[0];
+}
+
+void pc_pass_emittable_at(size_t index, const char **domain, const char **op_type)
+{
+    *domain = emittable[index].domain;
+    *op_type = emittable[index].op_type;
+}
+
+bool pc_pass_may_emit(const char *domain, const char *op_type)
+{
+    size_t lo = 0, hi = pc_pass_emittable_count();
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = emittable_cmp(domain ? domain : "", op_type, &emittable[mid]);
+        if (c == 0) return true;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return false;
+}
+
 pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const char *op_type, const char *domain,
                           uint32_t n_inputs, pc_value *const *inputs, uint32_t n_outputs, const pc_node *source,
                           pc_error *err)
 {
+    if (!pc_pass_may_emit(domain, op_type)) {
+        pc_error_set(err, PC_ERR_INTERNAL, "pass '%s' creates %s%s%s, which is not in the list of ops passes may emit",
+                     opts && opts->pass_name ? opts->pass_name : "?", domain && *domain ? domain : "",
+                     domain && *domain ? "." : "", op_type);
+        return NULL;
+    }
     pc_node *n = pc_graph_add_node(graph, op_type, domain, n_inputs, inputs, n_outputs, source, err);
     if (!n) return NULL;
     if (source && source->name && *source->name) {

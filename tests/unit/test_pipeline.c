@@ -39,18 +39,18 @@ static void test_add_node_propagation(void)
     pc_value *y = src->outputs[0];
 
     pc_pass_options before = {0}; /* level 0/1: annotation copied; the source has no EP yet in real runs */
-    pc_node *a = pc_pass_add_node(m->graph, &before, "Neg", "", 1, &y, 1, src, &err);
+    pc_node *a = pc_pass_add_node(m->graph, &before, "Identity", "", 1, &y, 1, src, &err);
     CHECK(a != NULL);
     CHECK(a && pc_node_annotation(a) && strcmp(pc_node_annotation(a), "encoder.block0") == 0);
     CHECK(a && a->ep && strcmp(a->ep, "nhwc") == 0);
-    CHECK(a && strncmp(a->name, "y/Neg", 5) == 0);
+    CHECK(a && strncmp(a->name, "y/Identity", 10) == 0);
 
     pc_pass_options layout = {.provider = "nhwc", .new_nodes_unassigned = true};
     pc_node *b = pc_pass_add_node(m->graph, &layout, "Transpose", "", 1, &y, 1, src, &err);
     CHECK(b && b->ep == NULL);
     CHECK(b && pc_node_annotation(b) && strcmp(pc_node_annotation(b), "encoder.block0") == 0);
 
-    pc_node *c = pc_pass_add_node(m->graph, &before, "Neg", "", 1, &y, 1, NULL, &err);
+    pc_node *c = pc_pass_add_node(m->graph, &before, "Identity", "", 1, &y, 1, NULL, &err);
     CHECK(c && c->ep == NULL && pc_node_annotation(c) == NULL);
     CHECK(a && c && strcmp(a->name, c->name) != 0);
 
@@ -300,8 +300,55 @@ static void test_optimize_partitioned(void)
     pc_model_free(m);
 }
 
+/* Every op a pass may create, and the NHWC-domain form of every op the layout transformer moves, runs on the
+ * reference executor; the list is sorted and pc_pass_add_node refuses ops outside it. */
+static void test_emittable_ops(void)
+{
+    static const char *const layout_candidates[] = {
+        "AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "DepthToSpace", "GlobalAveragePool",
+        "GlobalLpPool", "GlobalMaxPool", "GridSample", "InstanceNormalization", "LRN", "LpPool", "MaxPool",
+        "MaxUnpool", "QLinearConv", "Resize", "SpaceToDepth", "FusedConv"};
+    size_t n = pc_pass_emittable_count();
+    CHECK(n >= 8);
+    const char *prev_d = NULL, *prev_o = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *d, *o;
+        pc_pass_emittable_at(i, &d, &o);
+        CHECK_MSG(pc_ref_supports(d, o), "passes may emit %s.%s but the reference cannot run it", d, o);
+        CHECK(pc_pass_may_emit(d, o));
+        if (prev_d) {
+            int c = strcmp(prev_d, d);
+            CHECK_MSG(c < 0 || (c == 0 && strcmp(prev_o, o) < 0), "emittable list not sorted at %s.%s", d, o);
+        }
+        prev_d = d;
+        prev_o = o;
+    }
+    size_t moved = 0;
+    for (size_t i = 0; i < sizeof layout_candidates / sizeof layout_candidates[0]; i++) {
+        const char *op = layout_candidates[i];
+        bool sens = pc_op_is_layout_sensitive("", op) || pc_op_is_layout_sensitive("com.microsoft", op);
+        if (!sens) continue;
+        moved++;
+        CHECK_MSG(pc_ref_supports("com.ms.internal.nhwc", op), "layout transformer moves %s but the reference has "
+                  "no com.ms.internal.nhwc %s", op, op);
+    }
+    CHECK(moved == sizeof layout_candidates / sizeof layout_candidates[0]);
+    CHECK(!pc_pass_may_emit("", "Softmax"));
+    CHECK(!pc_pass_may_emit("com.microsoft", "Transpose"));
+
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){2});
+    pc_value *x = pc_graph_find_value(m->graph, "x");
+    pc_pass_options o = {.pass_name = "made_up"};
+    CHECK(pc_pass_add_node(m->graph, &o, "Softmax", "", 1, &x, 1, NULL, &err) == NULL);
+    CHECK(err.status == PC_ERR_INTERNAL && strstr(err.message, "made_up") && strstr(err.message, "Softmax"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
+    test_emittable_ops();
     test_table();
     test_add_node_propagation();
     test_bypass_output_name();
