@@ -7,7 +7,8 @@
 #   bench/run_optimize.sh [BUILD_DIR]     (default build-release)
 #   SIZES="10000 100000" ...              node counts (default 10000 100000 1000000)
 #   REPS=N ...                            fresh loads per size for passcheck (default 3; 1 for sizes >= 1M)
-#   ORT_1M=1 ...                          also time ORT on graphs of >= 1M nodes (minutes; off by default)
+#   ORT_1M=1 ...                          also time ORT on graphs of >= 1M nodes (off by default: ORT's 'basic'
+#                                         session takes minutes already at 100k nodes)
 #   ORT_TIMEOUT=S ...                     give up on one ORT session creation after S seconds (default 600)
 # Exits 0 whatever the numbers are; non-zero only when something fails to build or run.
 set -euo pipefail
@@ -29,7 +30,10 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
 [ "$btype" = Release ] || echo "run_optimize.sh: warning: $build is a '${btype:-<none>}' build; numbers are not comparable" >&2
-cmake --build "$build" --target bench_optimize >/dev/null
+if ! cmake --build "$build" --target bench_optimize >"$build/bench_optimize.build.log" 2>&1; then
+    tail -20 "$build/bench_optimize.build.log" >&2
+    exit 1
+fi
 bench=$build/bench/bench_optimize
 tmp=$(mktemp -d /tmp/passcheck-bench-opt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -77,8 +81,8 @@ printf '\n%-8s %5s %8s %8s %9s %8s %9s %8s %-13s %9s %9s %9s %9s %9s\n' nodes MB
 for r in "${rows[@]}"; do
     echo "$r" | awk '{
         nodes=$1; load=$2; infer=$3; tr=$4; pipe=$5; od=$9; ob=$10; oe=$11
-        r1 = (od ~ /^[0-9.]+$/ && ob ~ /^[0-9.]+$/ && ob - od > 0) ? sprintf("%.2f", pipe / (ob - od)) : "-"
-        r2 = (ob ~ /^[0-9.]+$/) ? sprintf("%.2f", (load + pipe) / ob) : "-"
+        r1 = (od ~ /^[0-9.]+$/ && ob ~ /^[0-9.]+$/ && ob - od > 0) ? sprintf("%.2g", pipe / (ob - od)) : "-"
+        r2 = (ob ~ /^[0-9.]+$/) ? sprintf("%.2g", (load + pipe) / ob) : "-"
         printf "%-8d %5d %8.3f %8.3f %9.4f %8.3f %9.4f %8.3f %-13s %9s %9s %9s %9s %9s\n", nodes, $12, load, infer,
                tr, tr / nodes * 1e6, pipe, pipe / nodes * 1e6, $6 ">" $7 "/" $8, od, ob, oe, r1, r2
     }'

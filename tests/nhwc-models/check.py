@@ -7,7 +7,8 @@ usage: check.py MANIFEST MODEL_DIR ORT_DIR OURS_DIR
 
 For every model and each of our levels: ours <= min(ORT basic, ORT extended), and ours holds no identity-perm
 Transpose, no Transpose fed by a Transpose, and no Transpose pair that cancels through a single-consumer run of
-unary elementwise ops (a pair the optimizer should have removed). Prints a table and totals; exit 1 on any failure.
+unary elementwise ops (a pair the optimizer should have removed), and no two Transposes applying the same perm to
+the same value (ONNX Runtime's common-subexpression elimination at 'basic' merges those). Prints a table and totals; exit 1 on any failure.
 """
 import os
 import sys
@@ -57,12 +58,17 @@ def violations(model):
             for i in n.input:
                 consumers.setdefault(i, []).append(n)
         graph_outputs = {o.name for o in g.output}
+        position = {id(n): i for i, n in enumerate(g.node)}
         for n in g.node:
             if not is_transpose(n):
                 continue
             p = perm_of(n)
             if p is not None and p == list(range(len(p))):
                 out.append(f"identity-perm Transpose '{n.name}' {p}")
+            twin = next((c for c in consumers.get(n.input[0], []) if is_transpose(c) and perm_of(c) == p and
+                         position[id(c)] < position[id(n)]), None)
+            if twin is not None:
+                out.append(f"Transposes '{twin.name}' and '{n.name}' both apply {p} to '{n.input[0]}'")
             src = producer.get(n.input[0])
             if src is not None and is_transpose(src):
                 out.append(f"Transpose '{n.name}' is fed by Transpose '{src.name}'")

@@ -76,16 +76,20 @@ class Builder:
         for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
             t = vi.type.tensor_type
             self.dtypes[vi.name] = t.elem_type
-            self.shapes[vi.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+            if t.HasField("shape"):
+                self.shapes[vi.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+            else:
+                self.shapes[vi.name] = None  # rank unknown (e.g. Reshape to a computed shape)
 
     def shape(self, name):
         if name not in self.shapes:
             self.infer()
         return self.shapes[name]
 
-    def output(self, name):
+    def output(self, name, shape=None):
+        """shape: the declared shape when inference cannot know it (None dims are unknown)."""
         self.shape(name)
-        self.outputs.append(helper.make_tensor_value_info(name, self.dtypes[name], self.shapes[name]))
+        self.outputs.append(helper.make_tensor_value_info(name, self.dtypes[name], shape or self.shapes[name]))
         return name
 
     # ---- layout helpers -------------------------------------------------------------------------------------
@@ -317,7 +321,7 @@ def m_shape_reshape(b):
     n = b.op("Gather", [b.op("Shape", [y]), b.ints([0])], axis=0)
     c = b.op("Gather", [b.op("Shape", [y]), b.ints(3)], axis=0)
     target = b.op("Concat", [n, b.ints([-1])], axis=0)
-    b.output(b.op("Reshape", [y, target]))
+    b.output(b.op("Reshape", [y, target]), shape=[None, None])  # rank 2; inference cannot see through Concat
     b.output(b.op("Cast", [c], to=TensorProto.FLOAT))
 
 
@@ -493,6 +497,25 @@ def m_resize_linear_chain(b):
     b.output(b.nhwc(b.bn(b.conv(b.nchw(y), 4))))
 
 
+def m_identity_perm(b):
+    x = b.input([1, 6, 6, 4])
+    y = b.unary("Relu", b.t(x, [0, 1, 2, 3]))  # converters emit these; ORT has no rule that deletes one
+    y = b.conv_block(y, 4)
+    y = b.t(b.chain(y, 2), [0, 1, 2, 3])
+    b.output(b.conv_block(y, 4))
+
+
+def m_conv1d(b):
+    x = b.input([1, 16, 6])  # TF's NWC sequence layout around a 1-D conv
+    y = b.t(x, [0, 2, 1])
+    w = b.weights([8, 6, 3], scale=0.3)
+    y = b.t(b.op("Conv", [y, w, b.weights([8], 0.1, "b")], kernel_shape=[3], pads=[1, 1]), [0, 2, 1])
+    y = b.chain(y, 4)
+    y = b.t(y, [0, 2, 1])
+    y = b.t(b.op("Conv", [y, b.weights([4, 8, 1], scale=0.3)], kernel_shape=[1]), [0, 2, 1])
+    b.output(b.op("Softmax", [y], axis=-1))
+
+
 MODELS = [
     # name, builder, opset
     ("conv_chain", m_conv_chain, 13),
@@ -529,6 +552,8 @@ MODELS = [
     ("cast_where", m_cast_where, 16),
     ("pow_minmax", m_pow_minmax, 13),
     ("resize_linear_chain", m_resize_linear_chain, 13),
+    ("identity_perm", m_identity_perm, 13),
+    ("conv1d", m_conv1d, 15),
 ]
 
 
