@@ -253,6 +253,19 @@ typedef struct optimize_report {
     const trace_log *trace;
 } optimize_report;
 
+/* Nodes and subgraphs (compiled subgraphs, or single-node kernels for non-compiling EPs) one EP received. */
+static void partition_ep_totals(const pc_partition_result *p, const pc_ep *ep, uint64_t *nodes,
+                                uint32_t *subgraphs)
+{
+    *nodes = 0;
+    *subgraphs = 0;
+    for (uint32_t k = 0; k < p->n_subgraphs; k++)
+        if (p->subgraphs[k].ep == ep) {
+            (*subgraphs)++;
+            *nodes += p->subgraphs[k].n_nodes;
+        }
+}
+
 static void report_text(const optimize_report *r)
 {
     printf("optimize: %s -> %s: level %d, eps ", r->args->model, r->args->out, r->args->level);
@@ -264,13 +277,9 @@ static void report_text(const optimize_report *r)
            (unsigned long long)r->cost_before, (unsigned long long)r->cost_after, r->seconds);
     if (r->partition) {
         for (uint32_t i = 0; i < r->n_eps; i++) {
-            uint32_t subgraphs = 0;
-            uint64_t nodes = 0;
-            for (uint32_t k = 0; k < r->partition->n_subgraphs; k++)
-                if (r->partition->subgraphs[k].ep == r->eps[i]) {
-                    subgraphs++;
-                    nodes += r->partition->subgraphs[k].n_nodes;
-                }
+            uint64_t nodes;
+            uint32_t subgraphs;
+            partition_ep_totals(r->partition, r->eps[i], &nodes, &subgraphs);
             printf("  ep %s: %llu nodes in %u %s\n", r->eps[i]->name, (unsigned long long)nodes, subgraphs,
                    r->eps[i]->compiles ? "compiled subgraphs" : "kernels");
         }
@@ -299,12 +308,15 @@ static void report_json(const optimize_report *r)
     if (!r->partition) {
         printf("null");
     } else {
-        printf("{\"layout_changes\": %u, \"subgraphs\": [", r->partition->n_layout_changes);
-        for (uint32_t k = 0; k < r->partition->n_subgraphs; k++) {
-            const pc_ep_subgraph *s = &r->partition->subgraphs[k];
-            printf("%s{\"ep\": ", k ? ", " : "");
-            pc_json_string(stdout, s->ep ? s->ep->name : NULL);
-            printf(", \"nodes\": %u}", s->n_nodes);
+        printf("{\"layout_changes\": %u, \"eps\": [", r->partition->n_layout_changes);
+        for (uint32_t i = 0; i < r->n_eps; i++) {
+            uint64_t nodes;
+            uint32_t subgraphs;
+            partition_ep_totals(r->partition, r->eps[i], &nodes, &subgraphs);
+            printf("%s{\"ep\": ", i ? ", " : "");
+            pc_json_string(stdout, r->eps[i]->name);
+            printf(", \"nodes\": %llu, \"subgraphs\": %u, \"compiles\": %s}", (unsigned long long)nodes,
+                   subgraphs, r->eps[i]->compiles ? "true" : "false");
         }
         printf("]}");
     }

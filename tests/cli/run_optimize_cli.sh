@@ -105,7 +105,7 @@ done
 expect 0 "level 3, eps cpu" -- "$pc" optimize "$conv" -o "$tmp/conv_default.onnx"
 expect 0 '"level": 1,.*"eps": \["cpu"\].*"partition": null.*"trace": null' -- \
     "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --level 1 --json
-expect 0 '"level": 3,.*"partition": \{"layout_changes": 0, "subgraphs": \[\{"ep": "cpu", "nodes": 1\}' -- \
+expect 0 '"level": 3,.*"partition": \{"layout_changes": 0, "eps": \[\{"ep": "cpu", "nodes": 1, "subgraphs": 1, "compiles": false\}\]\}' -- \
     "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --json
 expect 0 '"trace": \[' -- "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --json --explain
 # `--` ends the options: a model whose name starts with '-'
@@ -117,8 +117,13 @@ expect 0 "level 3" -- "$pc" optimize "$tmp/inplace.onnx" -o "$tmp/inplace.onnx"
 expect 0 "graph: .*, 1 nodes" -- "$pc" info "$tmp/inplace.onnx"
 
 # with nhwc,cpu the output may hold internal-domain nodes assigned to nhwc; it must still reload
-expect 0 "eps nhwc,cpu" -- "$pc" optimize "$conv" -o "$tmp/conv_nhwc.onnx" --ep nhwc,cpu
-expect 0 "graph: .*nodes" -- "$pc" info "$tmp/conv_nhwc.onnx"
+# (the Conv moves into the NHWC domain between two Transposes, all three claimed by nhwc as one subgraph)
+expect 0 "eps nhwc,cpu.*nodes 1 -> 3, Transposes 0 -> 2.*ep nhwc: 3 nodes in 1 compiled subgraphs.*ep cpu: 0 nodes.*layout changes: 1" -- \
+    "$pc" optimize "$conv" -o "$tmp/conv_nhwc.onnx" --ep nhwc,cpu
+expect 0 "com.ms.internal.nhwc.*Conv.*ep assignments \(0 nodes unassigned\):.*3 +nhwc" -- "$pc" info "$tmp/conv_nhwc.onnx"
+# below level 2 nothing is partitioned: no EP on any node, no layout change
+expect 0 "nodes 1 -> 1, Transposes 0 -> 0" -- "$pc" optimize "$conv" -o "$tmp/conv_nhwc1.onnx" --ep nhwc,cpu --level 1
+expect 0 "ep assignments: none" -- "$pc" info "$tmp/conv_nhwc1.onnx"
 
 if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
     # An annotated Identity-Relu-Identity chain, so level 0 has something to remove and annotations to keep.
@@ -155,7 +160,7 @@ EOF
     expect 0 "nodes 3 -> 1" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l0.onnx" --level 0
     expect 0 "eliminate_identity" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l0.onnx" --level 0 --explain
     expect 0 "annotations \(layer_ann.*1 +encoder\.0" -- "$pc" info "$tmp/ids_l0.onnx"
-    expect 0 "annotations: none" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l3.onnx" --level 3
+    expect 0 "nodes 3 -> 1" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_l3.onnx" --level 3
     expect 0 "annotations: none" -- "$pc" info "$tmp/ids_l3.onnx"
     expect 0 "level 3" -- "$pc" optimize "$tmp/ids.onnx" -o "$tmp/ids_la.onnx" --ep nhwc,cpu \
         --layer-assignment 'cpu(=encoder.0)'
