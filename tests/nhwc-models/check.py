@@ -5,7 +5,7 @@ usage: check.py MANIFEST MODEL_DIR ORT_DIR OURS_DIR
   ORT_DIR/{basic,extended}/NAME.onnx: written by tests/ort/transpose_count.js
   OURS_DIR/{l1,l3}/NAME.onnx:         written by passcheck optimize --ep cpu --level 1 / 3
 
-For every model and each of our levels: ours <= min(ORT basic, ORT extended), and ours holds no identity-perm
+For every model and each of our levels: ours passes onnx.checker, ours <= min(ORT basic, ORT extended), and ours holds no identity-perm
 Transpose, no Transpose fed by a Transpose, and no Transpose pair that cancels through a single-consumer run of
 unary elementwise ops (a pair the optimizer should have removed), and no two Transposes applying the same perm to
 the same value (ONNX Runtime's common-subexpression elimination at 'basic' merges those). Prints a table and totals; exit 1 on any failure.
@@ -108,6 +108,10 @@ def main():
                 failures.append(f"{name} {lv}: passcheck wrote no model")
                 continue
             m = onnx.load(path)
+            try:
+                onnx.checker.check_model(m)  # standard ONNX, as ORT needs it
+            except onnx.checker.ValidationError as e:
+                failures.append(f"{name} {lv}: onnx.checker: {str(e).splitlines()[0]}")
             row[lv] = count_transposes(m)
             if row[lv] > best_ort:
                 failures.append(f"{name} {lv}: {row[lv]} Transposes, ONNX Runtime leaves {best_ort}")

@@ -516,6 +516,15 @@ def m_conv1d(b):
     b.output(b.op("Softmax", [y], axis=-1))
 
 
+def m_residual_tail(b):
+    # ends in a residual Add whose two inputs both come from Transpose(0,2,3,1) through a chain: moving the chain's
+    # Transpose down to the Add never lowers the cost at one step, so ORT 1.30 leaves 3 Transposes (2 would do)
+    x = b.input([1, 8, 8, 8])
+    y = b.conv_block(x, 8)
+    z = b.chain(b.conv_block(y, 8, k=1), 4)
+    b.output(b.op("Add", [z, y]))
+
+
 MODELS = [
     # name, builder, opset
     ("conv_chain", m_conv_chain, 13),
@@ -554,6 +563,7 @@ MODELS = [
     ("resize_linear_chain", m_resize_linear_chain, 13),
     ("identity_perm", m_identity_perm, 13),
     ("conv1d", m_conv1d, 15),
+    ("residual_tail", m_residual_tail, 13),
 ]
 
 
