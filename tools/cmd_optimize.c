@@ -344,6 +344,37 @@ static bool eps_all_nchw(const pc_ep *const *eps, uint32_t n)
     return true;
 }
 
+/* The EP registry (built-ins plus --ep-file), the --ep list, and an early parse of --layer-assignment.
+ * Returns an exit code; on success *reg owns the EPs in *eps. */
+static int eps_resolve(const optimize_args *args, pc_ep_registry **reg, const pc_ep ***eps, uint32_t *n_eps)
+{
+    pc_error err;
+    pc_error_clear(&err);
+    if (pc_ep_registry_create(reg, &err) != PC_OK) return pc_cli_report(OPT_CMD, &err);
+    if (args->ep_file && pc_ep_registry_load_file(*reg, args->ep_file, &err) != PC_OK) {
+        if (err.status == PC_ERR_NOMEM || err.status == PC_ERR_INTERNAL) return pc_cli_report(OPT_CMD, &err);
+        /* whatever status the registry gives it, a bad --ep-file is a bad input file (exit 3) */
+        fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", OPT_CMD, pc_status_name(err.status),
+                err.message);
+        return PC_EXIT_BAD_INPUT;
+    }
+    if (pc_ep_registry_parse_list(*reg, args->ep_list, eps, n_eps, &err) != PC_OK) {
+        if (err.status == PC_ERR_USAGE) return pc_cli_usage_error(OPT_CMD, "--ep: %s", err.message);
+        return pc_cli_report(OPT_CMD, &err);
+    }
+    if (!args->layer_assignment) return PC_EXIT_OK;
+    /* parsed here only for an early error with its position; the pipeline parses the string itself */
+    pc_layer_rules *rules = NULL;
+    if (pc_layer_rules_parse(args->layer_assignment, (const pc_ep *const *)*eps, *n_eps, &rules, &err) !=
+        PC_OK) {
+        if (err.status == PC_ERR_USAGE)
+            return pc_cli_usage_error(OPT_CMD, "--layer-assignment: %s", err.message);
+        return pc_cli_report(OPT_CMD, &err);
+    }
+    pc_layer_rules_free(rules);
+    return PC_EXIT_OK;
+}
+
 int pc_cmd_optimize(int argc, char **argv)
 {
     optimize_args args = {.level = PC_LEVEL_MAX};
@@ -359,44 +390,9 @@ int pc_cmd_optimize(int argc, char **argv)
     uint32_t n_eps = 0;
     pc_partition_result partition;
     memset(&partition, 0, sizeof partition);
-    rc = PC_EXIT_OK;
 
-    if (pc_ep_registry_create(&reg, &err) != PC_OK) {
-        rc = pc_cli_report(OPT_CMD, &err);
-        goto done;
-    }
-    if (args.ep_file && pc_ep_registry_load_file(reg, args.ep_file, &err) != PC_OK) {
-        /* whatever the registry calls it, a bad --ep-file is a bad input file (exit 3), unless memory ran out
-         */
-        if (err.status != PC_ERR_NOMEM && err.status != PC_ERR_INTERNAL) {
-            fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", OPT_CMD, pc_status_name(err.status),
-                    err.message);
-            rc = PC_EXIT_BAD_INPUT;
-        } else {
-            rc = pc_cli_report(OPT_CMD, &err);
-        }
-        goto done;
-    }
-    if (pc_ep_registry_parse_list(reg, args.ep_list, &eps, &n_eps, &err) != PC_OK) {
-        if (err.status == PC_ERR_USAGE)
-            rc = pc_cli_usage_error(OPT_CMD, "--ep: %s", err.message);
-        else
-            rc = pc_cli_report(OPT_CMD, &err);
-        goto done;
-    }
-    if (args.layer_assignment) {
-        pc_layer_rules *rules = NULL;
-        if (pc_layer_rules_parse(args.layer_assignment, (const pc_ep *const *)eps, n_eps, &rules, &err) !=
-            PC_OK) {
-            if (err.status == PC_ERR_USAGE)
-                rc = pc_cli_usage_error(OPT_CMD, "--layer-assignment: %s", err.message);
-            else
-                rc = pc_cli_report(OPT_CMD, &err);
-            goto done;
-        }
-        pc_layer_rules_free(
-            rules); /* parsed here for an early, positioned error; the pipeline parses it again */
-    }
+    rc = eps_resolve(&args, &reg, &eps, &n_eps);
+    if (rc != PC_EXIT_OK) goto done;
     if (!out_path_check(args.out, &err)) {
         rc = pc_cli_report(OPT_CMD, &err);
         goto done;
