@@ -107,3 +107,69 @@ void pc_type_describe(FILE *out, const pc_type *t)
     }
     fputs("?", out);
 }
+
+int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts, void *args,
+                      const char **positional, const char *positional_name)
+{
+    bool seen[64] = {false}; /* option tables are small and fixed at compile time */
+    if (n_opts > sizeof seen / sizeof seen[0]) return PC_EXIT_INTERNAL;
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            size_t k = 0;
+            while (k < n_opts && strcmp(arg, opts[k].name) != 0 && !(opts[k].alias && strcmp(arg, opts[k].alias) == 0))
+                k++;
+            if (k == n_opts) return pc_cli_usage_error(cmd, "unknown option '%s'", arg);
+            if (seen[k]) return pc_cli_usage_error(cmd, "%s given twice", opts[k].name);
+            seen[k] = true;
+            char *field = (char *)args + opts[k].offset;
+            if (opts[k].kind == PC_CLI_FLAG) {
+                *(bool *)field = true;
+                continue;
+            }
+            if (i + 1 >= argc) return pc_cli_usage_error(cmd, "%s needs an argument", arg);
+            *(const char **)field = argv[++i];
+            continue;
+        }
+        if (*positional)
+            return pc_cli_usage_error(cmd, "more than one %s ('%s' and '%s')", positional_name, *positional, arg);
+        *positional = arg;
+    }
+    if (!*positional) return pc_cli_usage_error(cmd, "missing %s", positional_name);
+    return PC_EXIT_OK;
+}
+
+int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list, const char *layer_assignment,
+                       pc_ep_registry **reg, const pc_ep ***eps, uint32_t *n_eps, pc_layer_rules **rules)
+{
+    pc_error err;
+    pc_error_clear(&err);
+    if (rules) *rules = NULL;
+    if (pc_ep_registry_create(reg, &err) != PC_OK) return pc_cli_report(cmd, &err);
+    if (ep_file && pc_ep_registry_load_file(*reg, ep_file, &err) != PC_OK) {
+        if (err.status == PC_ERR_NOMEM || err.status == PC_ERR_INTERNAL) return pc_cli_report(cmd, &err);
+        /* whatever status the registry gives it, a bad --ep-file is a bad input file (exit 3) */
+        fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", cmd, pc_status_name(err.status), err.message);
+        return PC_EXIT_BAD_INPUT;
+    }
+    if (pc_ep_registry_parse_list(*reg, ep_list, eps, n_eps, &err) != PC_OK) {
+        if (err.status == PC_ERR_USAGE) return pc_cli_usage_error(cmd, "--ep: %s", err.message);
+        return pc_cli_report(cmd, &err);
+    }
+    if (!layer_assignment) return PC_EXIT_OK;
+    pc_layer_rules *parsed = NULL;
+    if (pc_layer_rules_parse(layer_assignment, (const pc_ep *const *)*eps, *n_eps, &parsed, &err) != PC_OK) {
+        if (err.status == PC_ERR_USAGE) return pc_cli_usage_error(cmd, "--layer-assignment: %s", err.message);
+        return pc_cli_report(cmd, &err);
+    }
+    if (rules)
+        *rules = parsed;
+    else
+        pc_layer_rules_free(parsed);
+    return PC_EXIT_OK;
+}

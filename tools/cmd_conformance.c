@@ -1681,22 +1681,10 @@ int pc_cmd_conformance(int argc, char **argv)
                                     PC_LEVEL_BASIC, PC_LEVEL_MAX);
             goto done;
         }
-        pc_error err;
-        if (pc_ep_registry_create(&eps, &err) != PC_OK) {
-            rc = pc_cli_report(CMD, &err);
-            goto done;
-        }
-        if (opt.ep_file && pc_ep_registry_load_file(eps, opt.ep_file, &err) != PC_OK) {
-            rc = pc_cli_report(CMD, &err);
-            goto done;
-        }
         const pc_ep **list = NULL;
         uint32_t n_list = 0;
-        if (pc_ep_registry_parse_list(eps, opt.ep_list ? opt.ep_list : "cpu", &list, &n_list, &err) != PC_OK) {
-            pc_error_prefix(&err, "--ep: ");
-            rc = pc_cli_report(CMD, &err);
-            goto done;
-        }
+        rc = pc_cli_resolve_eps(CMD, opt.ep_file, opt.ep_list ? opt.ep_list : "cpu", NULL, &eps, &list, &n_list, NULL);
+        if (rc != PC_EXIT_OK) goto done;
         conf_optimize.level = (int)level;
         conf_optimize.eps = list;
         conf_optimize.n_eps = n_list;

@@ -25,67 +25,21 @@ typedef struct optimize_args {
     int level;
 } optimize_args;
 
-typedef enum opt_kind { OPT_STRING, OPT_FLAG } opt_kind;
-
-/* One row per option; `seen` catches duplicates, which are usage errors (a silently ignored first value hides
- * mistakes in scripts). */
-typedef struct opt_spec {
-    const char *name;
-    const char *alias;
-    opt_kind kind;
-    size_t offset; /* into optimize_args: const char * for OPT_STRING, bool for OPT_FLAG */
-} opt_spec;
-
-static const opt_spec opt_specs[] = {
-    {"--output", "-o", OPT_STRING, offsetof(optimize_args, out)},
-    {"--level", NULL, OPT_STRING, offsetof(optimize_args, level_text)},
-    {"--ep", NULL, OPT_STRING, offsetof(optimize_args, ep_list)},
-    {"--ep-file", NULL, OPT_STRING, offsetof(optimize_args, ep_file)},
-    {"--layer-assignment", NULL, OPT_STRING, offsetof(optimize_args, layer_assignment)},
-    {"--explain", NULL, OPT_FLAG, offsetof(optimize_args, explain)},
-    {"--json", NULL, OPT_FLAG, offsetof(optimize_args, json)},
+static const pc_cli_opt opt_specs[] = {
+    {"--output", "-o", PC_CLI_STRING, offsetof(optimize_args, out)},
+    {"--level", NULL, PC_CLI_STRING, offsetof(optimize_args, level_text)},
+    {"--ep", NULL, PC_CLI_STRING, offsetof(optimize_args, ep_list)},
+    {"--ep-file", NULL, PC_CLI_STRING, offsetof(optimize_args, ep_file)},
+    {"--layer-assignment", NULL, PC_CLI_STRING, offsetof(optimize_args, layer_assignment)},
+    {"--explain", NULL, PC_CLI_FLAG, offsetof(optimize_args, explain)},
+    {"--json", NULL, PC_CLI_FLAG, offsetof(optimize_args, json)},
 };
-enum { OPT_SPEC_COUNT = sizeof opt_specs / sizeof opt_specs[0] };
-
-static const opt_spec *opt_spec_find(const char *arg)
-{
-    for (size_t i = 0; i < OPT_SPEC_COUNT; i++)
-        if (strcmp(arg, opt_specs[i].name) == 0 ||
-            (opt_specs[i].alias && strcmp(arg, opt_specs[i].alias) == 0))
-            return &opt_specs[i];
-    return NULL;
-}
 
 static int args_parse(int argc, char **argv, optimize_args *a)
 {
-    bool seen[OPT_SPEC_COUNT] = {false};
-    bool options_done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!options_done && strcmp(arg, "--") == 0) {
-            options_done = true;
-            continue;
-        }
-        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-            const opt_spec *s = opt_spec_find(arg);
-            if (!s) return pc_cli_usage_error(OPT_CMD, "unknown option '%s'", arg);
-            size_t k = (size_t)(s - opt_specs);
-            if (seen[k]) return pc_cli_usage_error(OPT_CMD, "%s given twice", s->name);
-            seen[k] = true;
-            char *field = (char *)a + s->offset;
-            if (s->kind == OPT_FLAG) {
-                *(bool *)field = true;
-                continue;
-            }
-            if (i + 1 >= argc) return pc_cli_usage_error(OPT_CMD, "%s needs an argument", arg);
-            *(const char **)field = argv[++i];
-            continue;
-        }
-        if (a->model)
-            return pc_cli_usage_error(OPT_CMD, "more than one MODEL ('%s' and '%s')", a->model, arg);
-        a->model = arg;
-    }
-    if (!a->model) return pc_cli_usage_error(OPT_CMD, "missing MODEL");
+    int rc = pc_cli_parse_args(OPT_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a, &a->model,
+                               "MODEL");
+    if (rc != PC_EXIT_OK) return rc;
     if (!a->out) return pc_cli_usage_error(OPT_CMD, "missing -o OUT");
     if (a->out[0] == '\0') return pc_cli_usage_error(OPT_CMD, "empty -o OUT");
     if (a->level_text) {
@@ -344,37 +298,6 @@ static bool eps_all_nchw(const pc_ep *const *eps, uint32_t n)
     return true;
 }
 
-/* The EP registry (built-ins plus --ep-file), the --ep list, and an early parse of --layer-assignment.
- * Returns an exit code; on success *reg owns the EPs in *eps. */
-static int eps_resolve(const optimize_args *args, pc_ep_registry **reg, const pc_ep ***eps, uint32_t *n_eps)
-{
-    pc_error err;
-    pc_error_clear(&err);
-    if (pc_ep_registry_create(reg, &err) != PC_OK) return pc_cli_report(OPT_CMD, &err);
-    if (args->ep_file && pc_ep_registry_load_file(*reg, args->ep_file, &err) != PC_OK) {
-        if (err.status == PC_ERR_NOMEM || err.status == PC_ERR_INTERNAL) return pc_cli_report(OPT_CMD, &err);
-        /* whatever status the registry gives it, a bad --ep-file is a bad input file (exit 3) */
-        fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", OPT_CMD, pc_status_name(err.status),
-                err.message);
-        return PC_EXIT_BAD_INPUT;
-    }
-    if (pc_ep_registry_parse_list(*reg, args->ep_list, eps, n_eps, &err) != PC_OK) {
-        if (err.status == PC_ERR_USAGE) return pc_cli_usage_error(OPT_CMD, "--ep: %s", err.message);
-        return pc_cli_report(OPT_CMD, &err);
-    }
-    if (!args->layer_assignment) return PC_EXIT_OK;
-    /* parsed here only for an early error with its position; the pipeline parses the string itself */
-    pc_layer_rules *rules = NULL;
-    if (pc_layer_rules_parse(args->layer_assignment, (const pc_ep *const *)*eps, *n_eps, &rules, &err) !=
-        PC_OK) {
-        if (err.status == PC_ERR_USAGE)
-            return pc_cli_usage_error(OPT_CMD, "--layer-assignment: %s", err.message);
-        return pc_cli_report(OPT_CMD, &err);
-    }
-    pc_layer_rules_free(rules);
-    return PC_EXIT_OK;
-}
-
 int pc_cmd_optimize(int argc, char **argv)
 {
     optimize_args args = {.level = PC_LEVEL_MAX};
@@ -391,7 +314,8 @@ int pc_cmd_optimize(int argc, char **argv)
     pc_partition_result partition;
     memset(&partition, 0, sizeof partition);
 
-    rc = eps_resolve(&args, &reg, &eps, &n_eps);
+    /* --layer-assignment is parsed here only for an early error with its position; the pipeline parses it again */
+    rc = pc_cli_resolve_eps(OPT_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps, NULL);
     if (rc != PC_EXIT_OK) goto done;
     if (!out_path_check(args.out, &err)) {
         rc = pc_cli_report(OPT_CMD, &err);

@@ -15,21 +15,12 @@ typedef struct partition_args {
     bool json;
 } partition_args;
 
-typedef enum part_opt_kind { PART_STRING, PART_FLAG } part_opt_kind;
-
-typedef struct part_opt {
-    const char *name;
-    part_opt_kind kind;
-    size_t offset; /* into partition_args */
-} part_opt;
-
-static const part_opt part_opts[] = {
-    {"--ep", PART_STRING, offsetof(partition_args, ep_list)},
-    {"--ep-file", PART_STRING, offsetof(partition_args, ep_file)},
-    {"--layer-assignment", PART_STRING, offsetof(partition_args, layer_assignment)},
-    {"--json", PART_FLAG, offsetof(partition_args, json)},
+static const pc_cli_opt part_opts[] = {
+    {"--ep", NULL, PC_CLI_STRING, offsetof(partition_args, ep_list)},
+    {"--ep-file", NULL, PC_CLI_STRING, offsetof(partition_args, ep_file)},
+    {"--layer-assignment", NULL, PC_CLI_STRING, offsetof(partition_args, layer_assignment)},
+    {"--json", NULL, PC_CLI_FLAG, offsetof(partition_args, json)},
 };
-enum { PART_OPT_COUNT = sizeof part_opts / sizeof part_opts[0] };
 
 void pc_cmd_partition_help(FILE *out)
 {
@@ -56,36 +47,9 @@ void pc_cmd_partition_help(FILE *out)
 
 static int args_parse(int argc, char **argv, partition_args *a)
 {
-    bool seen[PART_OPT_COUNT] = {false};
-    bool options_done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!options_done && strcmp(arg, "--") == 0) {
-            options_done = true;
-            continue;
-        }
-        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
-            const part_opt *o = NULL;
-            for (size_t k = 0; k < PART_OPT_COUNT && !o; k++)
-                if (strcmp(arg, part_opts[k].name) == 0) o = &part_opts[k];
-            if (!o) return pc_cli_usage_error(PART_CMD, "unknown option '%s'", arg);
-            size_t k = (size_t)(o - part_opts);
-            if (seen[k]) return pc_cli_usage_error(PART_CMD, "%s given twice", o->name);
-            seen[k] = true;
-            char *field = (char *)a + o->offset;
-            if (o->kind == PART_FLAG) {
-                *(bool *)field = true;
-                continue;
-            }
-            if (i + 1 >= argc) return pc_cli_usage_error(PART_CMD, "%s needs an argument", arg);
-            *(const char **)field = argv[++i];
-            continue;
-        }
-        if (a->model)
-            return pc_cli_usage_error(PART_CMD, "more than one MODEL ('%s' and '%s')", a->model, arg);
-        a->model = arg;
-    }
-    if (!a->model) return pc_cli_usage_error(PART_CMD, "missing MODEL");
+    int rc = pc_cli_parse_args(PART_CMD, argc, argv, part_opts, sizeof part_opts / sizeof part_opts[0], a, &a->model,
+                               "MODEL");
+    if (rc != PC_EXIT_OK) return rc;
     if (a->ep_file && !a->ep_file[0]) return pc_cli_usage_error(PART_CMD, "--ep-file: empty file name");
     if (!a->ep_list) a->ep_list = "cpu";
     return PC_EXIT_OK;
@@ -179,32 +143,8 @@ int pc_cmd_partition(int argc, char **argv)
     const pc_ep **eps = NULL;
     uint32_t n_eps = 0;
 
-    if (pc_ep_registry_create(&reg, &err) != PC_OK) {
-        rc = pc_cli_report(PART_CMD, &err);
-        goto done;
-    }
-    if (args.ep_file && pc_ep_registry_load_file(reg, args.ep_file, &err) != PC_OK) {
-        /* as in optimize: a bad --ep-file is a bad input file (exit 3) unless memory ran out */
-        if (err.status != PC_ERR_NOMEM && err.status != PC_ERR_INTERNAL) {
-            fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", PART_CMD, pc_status_name(err.status),
-                    err.message);
-            rc = PC_EXIT_BAD_INPUT;
-        } else {
-            rc = pc_cli_report(PART_CMD, &err);
-        }
-        goto done;
-    }
-    if (pc_ep_registry_parse_list(reg, args.ep_list, &eps, &n_eps, &err) != PC_OK) {
-        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(PART_CMD, "--ep: %s", err.message)
-                                        : pc_cli_report(PART_CMD, &err);
-        goto done;
-    }
-    if (args.layer_assignment && pc_layer_rules_parse(args.layer_assignment, (const pc_ep *const *)eps, n_eps,
-                                                      &rules, &err) != PC_OK) {
-        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(PART_CMD, "--layer-assignment: %s", err.message)
-                                        : pc_cli_report(PART_CMD, &err);
-        goto done;
-    }
+    rc = pc_cli_resolve_eps(PART_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps, &rules);
+    if (rc != PC_EXIT_OK) goto done;
     if (pc_model_load_file(args.model, NULL, &model, &err) != PC_OK) {
         rc = pc_cli_report(PART_CMD, &err);
         goto done;

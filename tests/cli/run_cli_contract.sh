@@ -124,6 +124,13 @@ expect 0 "SKIP $errname: erratum: data erratum \(recorded output edited by this 
 printf '%s shape wrong shape on purpose\n' "$errname" >"$tmp/errata2.txt"
 expect 1 "FAIL $errname: differs: .*0 passed, 1 failed, 0 skipped" -- \
     "$pc" conformance --errata "$tmp/errata2.txt" "$tmp/cases2"
+# conformance --optimize: bad level, --ep without --optimize, unknown EP (usage), bad EP file (bad input), a good run
+expect 2 "bad --optimize '7': expected a level from 0 to 3" -- "$pc" conformance --optimize 7 "$abs"
+expect 2 "--ep needs --optimize" -- "$pc" conformance --ep cpu "$abs"
+expect 2 "--ep: EP list 'gpu': entry 1: unknown EP 'gpu'" -- "$pc" conformance --optimize 3 --ep gpu "$abs"
+printf 'ep x bogus=1\n' >"$tmp/bad.ep"
+expect 3 "--ep-file: .*bad.ep:1:6: unknown field 'bogus'" -- "$pc" conformance --optimize 3 --ep-file "$tmp/bad.ep" "$abs"
+expect 0 "1 passed, 0 failed, 0 skipped" -- "$pc" conformance --optimize 3 --ep nhwc,cpu "$data/node/test_conv_with_strides_padding"
 # conformance: data sets run in numeric order and a failure names its set; misnumbered files are a load-error
 mkdir -p "$tmp/sets"
 cp -r "$data/node/test_abs" "$tmp/sets/threesets"
