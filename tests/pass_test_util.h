@@ -22,6 +22,7 @@
 #include "ir_internal.h"
 #include "passcheck.h"
 #include "reference.h"
+#include "test_util.h"
 
 static inline void pt_die(const char *what, const pc_error *err)
 {
@@ -167,6 +168,46 @@ static inline int pt_count_op(const pc_model *m, const char *op)
     int n = 0;
     for (const pc_node *x = m->graph->first; x; x = x->next) n += strcmp(x->op_type, op) == 0;
     return n;
+}
+
+/* --explain sink shared by pass tests: counts lines, keeps the first message and the last line ("pass: message").
+ * Tests reset pt_log.n before a run when they look at the first message. */
+typedef struct pt_trace_log {
+    int n;
+    char first[512];
+    char last[512];
+} pt_trace_log;
+
+static pt_trace_log pt_log;
+
+static inline void pt_trace_emit(void *ctx, const char *pass, const char *message)
+{
+    pt_trace_log *t = ctx;
+    if (++t->n == 1) snprintf(t->first, sizeof t->first, "%s", message);
+    snprintf(t->last, sizeof t->last, "%s: %s", pass, message);
+}
+
+static pc_trace pt_trace = {pt_trace_emit, &pt_log};
+
+/* Options as the pipeline sets them before partitioning, reporting to pt_log. */
+static inline pc_pass_options pt_pass_options(const char *pass_name)
+{
+    pc_pass_options o = {0};
+    o.trace = &pt_trace;
+    o.pass_name = pass_name;
+    o.max_fold_elements = 1u << 16;
+    return o;
+}
+
+/* Runs a pass once; it must succeed and leave a valid graph. Returns its changed flag. */
+static inline bool pt_run_pass(pc_pass_fn fn, pc_model *m, const pc_pass_options *o)
+{
+    bool changed = false;
+    pc_error err;
+    pc_error_clear(&err);
+    CHECK_OK(fn(m->graph, o, &changed, &err), &err);
+    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
+    return changed;
 }
 
 /* splitmix64: deterministic inputs from a seed */

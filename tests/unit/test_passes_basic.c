@@ -11,39 +11,9 @@
 /* ---- harness ----------------------------------------------------------------------------------------------
  */
 
-typedef struct trace_log {
-    int n;
-    char last[512];
-} trace_log;
-
-static void trace_emit(void *ctx, const char *pass, const char *message)
-{
-    trace_log *t = ctx;
-    t->n++;
-    snprintf(t->last, sizeof t->last, "%s: %s", pass, message);
-}
-
-static trace_log g_log;
-static pc_trace g_trace = {trace_emit, &g_log};
-
 static pc_pass_options opts_basic(void)
 {
-    pc_pass_options o = {0};
-    o.trace = &g_trace;
-    o.pass_name = "test";
-    o.max_fold_elements = 1u << 16;
-    return o;
-}
-
-/* Runs the pass once; the graph must verify afterwards. Returns the changed flag. */
-static bool run_pass(pc_pass_fn fn, pc_model *m, const pc_pass_options *o)
-{
-    bool changed = false;
-    pc_error err;
-    pc_error_clear(&err);
-    CHECK_OK(fn(m->graph, o, &changed, &err), &err);
-    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
-    return changed;
+    return pt_pass_options("test");
 }
 
 /* Runs the pass twice on m: the first run must change it, the second must not (idempotence); then the outputs
@@ -52,10 +22,10 @@ static void check_fires_exact(pc_pass_fn fn, pc_model *m, const char *what)
 {
     pc_pass_options o = opts_basic();
     pc_model *before = pt_clone(m);
-    int logged = g_log.n;
-    CHECK_MSG(run_pass(fn, m, &o), "%s: pass did not fire", what);
-    CHECK_MSG(g_log.n > logged, "%s: no --explain line", what);
-    CHECK_MSG(!run_pass(fn, m, &o), "%s: second run changed the graph again", what);
+    int logged = pt_log.n;
+    CHECK_MSG(pt_run_pass(fn, m, &o), "%s: pass did not fire", what);
+    CHECK_MSG(pt_log.n > logged, "%s: no --explain line", what);
+    CHECK_MSG(!pt_run_pass(fn, m, &o), "%s: second run changed the graph again", what);
     char why[512] = "";
     for (uint64_t seed = 1; seed <= 3; seed++)
         CHECK_MSG(pt_equiv(before, m, seed, 0, 0, why, sizeof why) == 1, "%s: %s", what, why);
@@ -66,7 +36,7 @@ static void check_fires_exact(pc_pass_fn fn, pc_model *m, const char *what)
 static void check_no_fire(pc_pass_fn fn, pc_model *m, const pc_pass_options *o, const char *what)
 {
     pc_model *before = pt_clone(m);
-    CHECK_MSG(!run_pass(fn, m, o), "%s: pass fired", what);
+    CHECK_MSG(!pt_run_pass(fn, m, o), "%s: pass fired", what);
     pc_model *after = pt_clone(m);
     char diff[256] = "";
     CHECK_MSG(pc_model_equal(before, after, diff, sizeof diff), "%s: graph changed: %s", what, diff);
@@ -123,7 +93,7 @@ static void test_identity(void)
     pt_node(m, "Neg", "", "i", "y", NULL);
     pt_output(m, "y");
     pc_graph_find_value(m->graph, "i")->n_subgraph_refs = 1;
-    CHECK(!run_pass(pc_pass_eliminate_identity, m, &o));
+    CHECK(!pt_run_pass(pc_pass_eliminate_identity, m, &o));
     CHECK(pt_count_op(m, "Identity") == 1);
     pc_model_free(m);
 
@@ -288,7 +258,7 @@ static void test_slice(void)
     CHECK(pt_count_op(m, "Slice") == 0);
     pc_model_free(m);
     m = slice_model(0, INT64_MAX, 2, 1, unknown_last); /* unknown dim, to the end */
-    CHECK(run_pass(pc_pass_eliminate_slice, m, &(pc_pass_options){0}));
+    CHECK(pt_run_pass(pc_pass_eliminate_slice, m, &(pc_pass_options){0}));
     CHECK(pt_count_op(m, "Slice") == 0);
     pc_model_free(m);
 
@@ -456,7 +426,7 @@ static void test_prune_simple(void)
         pt_const_f(m, "c", 0, NULL, variant ? posz : negz);
         pt_node(m, "Add", "", "x,c", "y", NULL);
         pt_output(m, "y");
-        bool changed = run_pass(pc_pass_prune_simple, m, &o);
+        bool changed = pt_run_pass(pc_pass_prune_simple, m, &o);
         CHECK(changed == (variant == 0));
         CHECK(run_bits(m, xs, 4, 0) == (variant ? 0u : 0x80000000u));
         CHECK(run_bits(m, xs, 4, 3) == 0xc0400000u);

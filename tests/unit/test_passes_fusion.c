@@ -19,38 +19,9 @@
 #define GELU_RTOL 1e-5
 #define GELU_ATOL 1e-6
 
-typedef struct trace_log {
-    int n;
-    char last[512];
-} trace_log;
-
-static void trace_emit(void *ctx, const char *pass, const char *message)
-{
-    trace_log *t = ctx;
-    t->n++;
-    snprintf(t->last, sizeof t->last, "%s: %s", pass, message);
-}
-
-static trace_log g_log;
-static pc_trace g_trace = {trace_emit, &g_log};
-
 static pc_pass_options opts_basic(void)
 {
-    pc_pass_options o = {0};
-    o.trace = &g_trace;
-    o.pass_name = "test";
-    o.max_fold_elements = 1u << 16;
-    return o;
-}
-
-static bool run_pass(pc_pass_fn fn, pc_model *m, const pc_pass_options *o)
-{
-    bool changed = false;
-    pc_error err;
-    pc_error_clear(&err);
-    CHECK_OK(fn(m->graph, o, &changed, &err), &err);
-    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
-    return changed;
+    return pt_pass_options("test");
 }
 
 /* Fires once, then not again; outputs within rtol/atol of the original on the reference executor. */
@@ -58,10 +29,10 @@ static void check_fires(pc_pass_fn fn, pc_model *m, const pc_pass_options *o, do
                         const char *what)
 {
     pc_model *before = pt_clone(m);
-    int logged = g_log.n;
-    CHECK_MSG(run_pass(fn, m, o), "%s: pass did not fire", what);
-    CHECK_MSG(g_log.n > logged, "%s: no --explain line", what);
-    CHECK_MSG(!run_pass(fn, m, o), "%s: second run changed the graph again", what);
+    int logged = pt_log.n;
+    CHECK_MSG(pt_run_pass(fn, m, o), "%s: pass did not fire", what);
+    CHECK_MSG(pt_log.n > logged, "%s: no --explain line", what);
+    CHECK_MSG(!pt_run_pass(fn, m, o), "%s: second run changed the graph again", what);
     char why[512] = "";
     for (uint64_t seed = 1; seed <= 3; seed++)
         CHECK_MSG(pt_equiv(before, m, seed, rtol, atol, why, sizeof why) == 1, "%s: %s", what, why);
@@ -71,7 +42,7 @@ static void check_fires(pc_pass_fn fn, pc_model *m, const pc_pass_options *o, do
 static void check_no_fire(pc_pass_fn fn, pc_model *m, const pc_pass_options *o, const char *what)
 {
     pc_model *before = pt_clone(m);
-    CHECK_MSG(!run_pass(fn, m, o), "%s: pass fired", what);
+    CHECK_MSG(!pt_run_pass(fn, m, o), "%s: pass fired", what);
     pc_model *after = pt_clone(m);
     char diff[256] = "";
     CHECK_MSG(pc_model_equal(before, after, diff, sizeof diff), "%s: graph changed: %s", what, diff);
@@ -185,7 +156,7 @@ static void test_conv_bn(void)
         b_want[mm] = ((double)g_b[mm] - (double)g_mean[mm]) * f + (double)g_bias[mm];
     }
     check_new_conv(m, w_want, b_want, "enc", "conv+bn");
-    CHECK(strstr(g_log.last, "BatchNormalization 'y'") != NULL);
+    CHECK(strstr(pt_log.last, "BatchNormalization 'y'") != NULL);
     pc_model_free(m);
 
     /* after partitioning (provider set): the new Conv takes the EP of the Conv */
@@ -203,7 +174,7 @@ static void test_conv_bn(void)
     m = conv_model(15, NULL, false);
     add_bn(m, NULL);
     pc_graph_find_value(m->graph, "c")->n_subgraph_refs = 1;
-    CHECK(!run_pass(pc_pass_fuse_conv_bn, m, &o));
+    CHECK(!pt_run_pass(pc_pass_fuse_conv_bn, m, &o));
     CHECK(pt_count_op(m, "BatchNormalization") == 1);
     pc_model_free(m);
 
@@ -487,11 +458,11 @@ static void test_gelu(void)
     }
     /* opset 17: com.microsoft Gelu, and the domain gets imported */
     pc_model *m = gelu_model(17, 0, 1.4142135f, "g");
-    CHECK(run_pass(pc_pass_fuse_gelu, m, &o));
+    CHECK(pt_run_pass(pc_pass_fuse_gelu, m, &o));
     pc_node *g = find_op(m, "Gelu");
     CHECK(m->graph->n_nodes == 1 && g && strcmp(g->domain, "com.microsoft") == 0);
     CHECK(pc_model_opset(m, "com.microsoft") == 1);
-    CHECK(!run_pass(pc_pass_fuse_gelu, m, &o));
+    CHECK(!pt_run_pass(pc_pass_fuse_gelu, m, &o));
     pc_model_free(m);
 
     /* sqrt(2) off by 1e-4 relative, different annotation on the last Mul */
@@ -584,7 +555,7 @@ static void test_conv_activation(void)
     pc_pass_options po = o;
     po.provider = "plain";
     po.ep = &plain_ep;
-    CHECK(!run_pass(pc_pass_fuse_conv_activation, m, &po));
+    CHECK(!pt_run_pass(pc_pass_fuse_conv_activation, m, &po));
     CHECK(pt_count_op(m, "FusedConv") == 0 && pt_count_op(m, "Conv") == 1 && pt_count_op(m, "Relu") == 1);
     pc_model_free(m);
     m = conv_act_model("Relu", NULL, NULL, false);

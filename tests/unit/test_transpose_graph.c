@@ -6,42 +6,17 @@
 #include "pass_test_util.h"
 #include "test_util.h"
 
-static const char *g_watch; /* an explain line to look for */
-static bool g_first_push_seen;
-
-typedef struct trace_buf {
-    int n;
-    char last[512];
-} trace_buf;
-
-static void trace_emit(void *ctx, const char *pass, const char *msg)
-{
-    trace_buf *t = ctx;
-    (void)pass;
-    t->n++;
-    snprintf(t->last, sizeof t->last, "%s", msg);
-    if (g_watch && t->n == 1 && strcmp(msg, g_watch) == 0) g_first_push_seen = true;
-}
-
-static trace_buf g_trace;
-static pc_trace g_sink = {trace_emit, &g_trace};
-
 static pc_pass_options opts_plain(void)
 {
-    pc_pass_options o = {0};
-    o.trace = &g_sink;
-    o.pass_name = "transpose_optimize";
-    return o;
+    return pt_pass_options("transpose_optimize");
 }
 
+/* Runs the optimizer (shape inference first, as the pipeline does) and verifies the graph. */
 static bool run_opts(pc_model *m, const pc_pass_options *o)
 {
     pc_error err;
-    bool changed = false;
     CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
-    CHECK_OK(pc_transpose_optimize(m->graph, o, &changed, &err), &err);
-    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
-    return changed;
+    return pt_run_pass(pc_transpose_optimize, m, o);
 }
 
 static bool run(pc_model *m)
@@ -97,11 +72,9 @@ static void test_cost_no_push(void)
         pc_model *before = pt_clone(m);
         pc_pass_options o = opts_plain();
         o.layout_cost_check = layout == 1;
-        g_first_push_seen = false;
-        g_trace.n = 0;
-        g_watch = "pushed Transpose 't' through Add 'y'";
+        pt_log.n = 0;
         bool changed = run_opts(m, &o);
-        g_watch = NULL;
+        bool first_push_seen = pt_log.n >= 1 && strcmp(pt_log.first, "pushed Transpose 't' through Add 'y'") == 0;
         if (!layout) {
             CHECK(!changed);
             CHECK(pt_count_op(m, "Transpose") == 1 &&
@@ -110,7 +83,7 @@ static void test_cost_no_push(void)
             /* the first walk pushes the channel move through Add regardless of cost (z gets the inverse, the
              * output the perm); the strict-decrease rounds after it move it back, where one Transpose
              * suffices */
-            CHECK(changed && g_first_push_seen);
+            CHECK(changed && first_push_seen);
             CHECK(pt_count_op(m, "Transpose") == 1);
         }
         check_exact(before, m, layout ? "layout push" : "no push");
@@ -360,13 +333,13 @@ static void test_opset_gate(void)
         transpose(m, "u", "y", 4, CF);
         pt_output(m, "y");
         pc_model *before = pt_clone(m);
-        g_trace.n = 0;
+        pt_log.n = 0;
         pc_pass_options o = opts_plain();
         pc_error err;
         bool changed = true;
         CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
         CHECK(!changed && pt_count_op(m, "Transpose") == 2);
-        CHECK_MSG(g_trace.n == 1 && strstr(g_trace.last, "outside 7..21"), "%d: %s", g_trace.n, g_trace.last);
+        CHECK_MSG(pt_log.n == 1 && strstr(pt_log.last, "outside 7..21"), "%d: %s", pt_log.n, pt_log.last);
         char diff[256];
         CHECK_MSG(pc_model_equal(before, m, diff, sizeof diff), "%s", diff);
         pc_model_free(before);

@@ -6,39 +6,17 @@
 #include "test_util.h"
 #include "transpose/transpose_internal.h"
 
-typedef struct trace_buf {
-    int n;
-    char last[512];
-} trace_buf;
-
-static void trace_emit(void *ctx, const char *pass, const char *msg)
-{
-    trace_buf *t = ctx;
-    (void)pass;
-    t->n++;
-    snprintf(t->last, sizeof t->last, "%s", msg);
-}
-
-static trace_buf g_trace;
-static pc_trace g_sink = {trace_emit, &g_trace};
-
 static pc_pass_options opts_plain(void)
 {
-    pc_pass_options o = {0};
-    o.trace = &g_sink;
-    o.pass_name = "transpose_optimize";
-    return o;
+    return pt_pass_options("transpose_optimize");
 }
 
 /* Runs the optimizer (shape inference first, as the pipeline does) and verifies the graph. */
 static bool run_opts(pc_model *m, const pc_pass_options *o)
 {
     pc_error err;
-    bool changed = false;
     CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
-    CHECK_OK(pc_transpose_optimize(m->graph, o, &changed, &err), &err);
-    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
-    return changed;
+    return pt_run_pass(pc_transpose_optimize, m, o);
 }
 
 static bool run(pc_model *m)
