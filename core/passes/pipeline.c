@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ep_internal.h"
 #include "pass.h"
 
 /* name, level, function, preconditions */
@@ -191,18 +192,11 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
         return pc_error_set(err, PC_ERR_USAGE, "optimization level %d is outside 0..%d", opts->level, PC_LEVEL_MAX);
     if (partition) memset(partition, 0, sizeof *partition);
 
-    /* EPs: the caller's list, or cpu alone */
-    pc_ep_registry *reg = NULL;
+    /* EPs: the caller's list, or the built-in cpu EP alone (static data, so partition results may point at it) */
     const pc_ep *const *eps = opts->eps;
     uint32_t n_eps = opts->n_eps;
-    const pc_ep *cpu_only[1];
+    const pc_ep *cpu_only[1] = {pc_ep_builtin_cpu()};
     if (!eps || !n_eps) {
-        if (pc_ep_registry_create(&reg, err) != PC_OK) return err->status;
-        cpu_only[0] = pc_ep_registry_find(reg, "cpu");
-        if (!cpu_only[0]) {
-            pc_ep_registry_free(reg);
-            return pc_error_set(err, PC_ERR_INTERNAL, "the built-in cpu EP is missing");
-        }
         eps = cpu_only;
         n_eps = 1;
     }
@@ -246,6 +240,5 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
     }
 done:
     pc_layer_rules_free(rules);
-    pc_ep_registry_free(reg);
     return st;
 }
