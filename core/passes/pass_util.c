@@ -1,7 +1,9 @@
 /* Helpers every pass shares (declared in pass.h). They encode the propagation rules once: new nodes take the
  * annotation and EP of their source, graph output names survive removals, shared constants are never edited. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir_internal.h"
@@ -194,39 +196,40 @@ static bool node_is_dead(const pc_node *n)
 pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err)
 {
     if (!node_is_dead(node)) return PC_OK;
-    /* Iterative worklist over producers: a long dead chain must not recurse deeply. The list lives in the arena;
-     * it is bounded by the number of nodes removed. */
-    uint32_t cap = 16, n = 0;
-    pc_node **stack = pc_arena_array(&graph->model->arena, cap, sizeof *stack);
-    if (!stack) return pc_model_alloc_error(graph->model, err, "a worklist");
+    /* Iterative worklist over producers (a long dead chain must not recurse deeply). It is temporary, so it lives
+     * in malloc'ed memory rather than the model's arena, which passes calling this per node would grow. A removed
+     * node keeps its input array (only the values' use lists change), so its inputs are read after removal. */
+    size_t cap = 16, n = 0;
+    pc_node **stack = malloc(cap * sizeof *stack);
+    if (!stack) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
     stack[n++] = node;
-    while (n) {
+    pc_status st = PC_OK;
+    while (n && st == PC_OK) {
         pc_node *cur = stack[--n];
         if (!node_is_dead(cur)) continue;
-        /* remember the inputs before they are detached */
-        uint32_t n_in = cur->n_inputs;
-        pc_value **ins = n_in ? pc_arena_array(&graph->model->arena, n_in, sizeof *ins) : NULL;
-        if (n_in && !ins) return pc_model_alloc_error(graph->model, err, "a worklist");
-        if (n_in) memcpy(ins, cur->inputs, n_in * sizeof *ins);
-        if (pc_graph_remove_node(graph, cur, err) != PC_OK) return err->status;
-        for (uint32_t i = 0; i < n_in; i++) {
-            pc_value *v = ins[i];
+        if ((st = pc_graph_remove_node(graph, cur, err)) != PC_OK) break;
+        for (uint32_t i = 0; i < cur->n_inputs && st == PC_OK; i++) {
+            pc_value *v = cur->inputs[i];
             if (!v || pc_value_is_used(v)) continue;
             if (v->producer && v->producer->graph == graph) {
                 if (n == cap) {
-                    pc_node **bigger = pc_arena_array(&graph->model->arena, (size_t)cap * 2, sizeof *bigger);
-                    if (!bigger) return pc_model_alloc_error(graph->model, err, "a worklist");
-                    memcpy(bigger, stack, n * sizeof *stack);
+                    pc_node **bigger = cap <= SIZE_MAX / (2 * sizeof *stack) ? realloc(stack, 2 * cap * sizeof *stack)
+                                                                             : NULL;
+                    if (!bigger) {
+                        st = pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
+                        break;
+                    }
                     stack = bigger;
                     cap *= 2;
                 }
                 stack[n++] = v->producer;
             } else if (v->initializer && v->graph == graph && !v->is_graph_input) {
-                if (pc_graph_remove_initializer(graph, v, err) != PC_OK) return err->status;
+                st = pc_graph_remove_initializer(graph, v, err);
             }
         }
     }
-    return PC_OK;
+    free(stack);
+    return st;
 }
 
 pc_status pc_graph_prune_initializers(pc_graph *graph, bool *changed, pc_error *err)
