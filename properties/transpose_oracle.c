@@ -455,12 +455,20 @@ static pc_status value_class(tpo_model *m, const pc_value *v, uint32_t *cls, uin
     return PC_OK;
 }
 
-static pc_status fixed_add(tpo_model *m, const pc_value *v)
+/* A requirement no choice changes: v is read as it is, by a pinned node (keeps_name false) or as a graph
+ * output or a value a subgraph reads by name (keeps_name true). A constant's class is free for nodes (the
+ * optimizer permutes the data), but a value that keeps its name must still be made by a node: the optimizer
+ * never folds a Transpose whose output is a graph output or read by a subgraph (tp_fold_const_transpose), and
+ * neither does constant folding. Such a value costs nothing when it is the initializer itself or the
+ * constant's own layout (an Identity can make it), else one Transpose per distinct layout. */
+static pc_status fixed_add(tpo_model *m, const pc_value *v, bool keeps_name)
 {
     uint32_t cls, pid;
     pc_status st = value_class(m, v, &cls, &pid);
     if (st != PC_OK) return st;
-    if (m->classes[cls].free_layout) return PC_OK;
+    if (m->classes[cls].free_layout &&
+        (!keeps_name || m->classes[cls].root == v || perm_is_identity(&m->perms[pid])))
+        return PC_OK;
     uint32_t s = class_slot(m, cls, pid);
     if (s == TPO_NONE || !grow((void **)&m->fixed_req, &m->cap_fixed, m->n_fixed + 1, sizeof *m->fixed_req))
         return oom(m, "requirements");
@@ -922,7 +930,7 @@ static pc_status model_build(tpo_model *m)
             if ((st = value_class(m, n->inputs[0], &cls, &pid)) != PC_OK) return st;
             if (m->classes[cls].rank != q.rank) {
                 m->pinned_transposes++; /* an unknown-rank class: cannot relabel */
-                if ((st = fixed_add(m, n->inputs[0])) != PC_OK) return st;
+                if ((st = fixed_add(m, n->inputs[0], false)) != PC_OK) return st;
                 continue;
             }
             tpo_perm c = perm_compose(&m->perms[pid], &q);
@@ -943,7 +951,7 @@ static pc_status model_build(tpo_model *m)
                 if ((st = value_class(m, v, &cls, &pid)) != PC_OK) return st;
                 continue;
             }
-            if ((st = fixed_add(m, v)) != PC_OK) return st;
+            if ((st = fixed_add(m, v, false)) != PC_OK) return st;
         }
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             const pc_value *v = n->outputs[k];
@@ -964,10 +972,11 @@ static pc_status model_build(tpo_model *m)
     }
     /* graph outputs and values subgraphs read stay as they are */
     for (uint32_t i = 0; i < g->n_outputs; i++)
-        if ((st = fixed_add(m, g->outputs[i])) != PC_OK) return st;
+        if ((st = fixed_add(m, g->outputs[i], true)) != PC_OK) return st;
     for (const pc_node *n = g->first; n; n = n->next)
         for (uint32_t i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] && n->inputs[i]->n_subgraph_refs && (st = fixed_add(m, n->inputs[i])) != PC_OK)
+            if (n->inputs[i] && n->inputs[i]->n_subgraph_refs &&
+                (st = fixed_add(m, n->inputs[i], true)) != PC_OK)
                 return st;
 
     if ((st = groups_build(m)) != PC_OK) return st;
@@ -1042,7 +1051,8 @@ typedef struct tpo_search {
 
 static int64_t class_bound(const tpo_class *c)
 {
-    if (c->free_layout) return 0;
+    /* a constant is made in every layout nodes read; only graph outputs' layouts count (fixed_add) */
+    if (c->free_layout) return c->n_distinct;
     int64_t d = c->n_distinct;
     if (c->produced >= 0) return d - (c->count[c->produced] > 0 ? 1 : 0);
     return d ? d - 1 : 0;
@@ -1175,7 +1185,6 @@ static pc_status assignment_describe(tpo_search *s, char **out)
     bool any_t = false;
     for (uint32_t c = 0; c < m->n_classes; c++) {
         const tpo_class *cl = &m->classes[c];
-        if (cl->free_layout) continue;
         for (uint32_t sl = 0; sl < cl->n_slots; sl++) {
             if (!cl->count[sl] || (int64_t)sl == cl->produced) continue;
             perm_format(&m->perms[cl->slot_perm[sl]], pbuf, sizeof pbuf);
