@@ -220,7 +220,7 @@ static pc_status quantize_with(pc_genq *s, pc_value *x, double lo, double hi, co
 pc_status pc_genq_quantize(pc_genq *s, pc_value *x, double lo, double hi, const pc_genq_params *p,
                            pc_genq_value **out, pc_error *err)
 {
-    pc_value *scale, *zp;
+    pc_value *scale = NULL, *zp = NULL;
     pc_status st = params_consts(s, p, &scale, &zp, err);
     return st != PC_OK ? st : quantize_with(s, x, lo, hi, p, scale, zp, out, err);
 }
@@ -259,7 +259,7 @@ pc_status pc_genq_input(pc_genq *s, int32_t rank, const int64_t *dims, const pc_
     type_range(p->type, &tlo, &thi);
     pc_gen_value *in = pc_gen_input(s->g, p->type, rank, dims, (double)tlo, (double)thi, err);
     if (!in) return err->status;
-    pc_value *q = in->value, *scale, *zp;
+    pc_value *q = in->value, *scale = NULL, *zp = NULL;
     if (params_consts(s, p, &scale, &zp, err) != PC_OK) return err->status;
     return pc_genq_register(s, q, scale, zp, p, out, err);
 }
@@ -363,7 +363,7 @@ pc_status pc_genq_weights(pc_genq *s, pc_dtype wt, int32_t rank, const int64_t *
     if (st != PC_OK) return st;
     for (uint32_t i = 0; i < wp->n; i++)
         wp->zps[i] = zp; /* symmetric weights, as quantizers make them */
-    pc_value *scale, *zpv;
+    pc_value *scale = NULL, *zpv = NULL;
     if ((st = params_consts(s, wp, &scale, &zpv, err)) != PC_OK) {
         pc_genq_params_free(wp);
         return st;
@@ -481,7 +481,7 @@ static pc_status unit_unary(pc_genq *s, pc_error *err)
     bool sigmoid = pc_draw(s->g->ch, 3) == 2;
     double lo = sigmoid ? 1.0 / (1.0 + exp(-v->lo)) : fmax(v->lo, 0.0);
     double hi = sigmoid ? 1.0 / (1.0 + exp(-v->hi)) : fmax(v->hi, 0.0);
-    pc_node *n;
+    pc_node *n = NULL;
     if ((st = float_node(s, sigmoid ? "Sigmoid" : "Relu", 1, &x, &n, err)) != PC_OK) return st;
     if ((st = pc_gen_node_end(s->g, n, lo, hi, err)) != PC_OK) return st;
     /* equal parameters give DQ -> Relu -> Q with matching parameters (the pass's Relu rules) */
@@ -635,7 +635,7 @@ static pc_status unit_binary(pc_genq *s, pc_error *err)
         lo = a->lo + b->lo;
         hi = a->hi + b->hi;
     }
-    pc_node *n;
+    pc_node *n = NULL;
     if ((st = float_node(s, mul ? "Mul" : "Add", 2, ins, &n, err)) != PC_OK) return st;
     if ((st = pc_gen_node_end(s->g, n, lo, hi, err)) != PC_OK) return st;
     return output_q(s, n->outputs[0], lo, hi, a, false, err);
@@ -659,7 +659,7 @@ static pc_status unit_concat(pc_genq *s, pc_error *err)
     if ((st = pc_genq_dequantize(s, a, pc_draw_bool(s->g->ch, 30), &ins[0], err)) != PC_OK) return st;
     if ((st = pc_genq_dequantize(s, b, pc_draw_bool(s->g->ch, 50), &ins[1], err)) != PC_OK) return st;
     double lo = fmin(a->lo, b->lo), hi = fmax(a->hi, b->hi);
-    pc_node *n;
+    pc_node *n = NULL;
     if ((st = float_node(s, "Concat", 2, ins, &n, err)) != PC_OK) return st;
     if ((st = pc_node_set_attr_int(n, "axis", axis, err)) != PC_OK) return st;
     if ((st = pc_gen_node_end(s->g, n, lo, hi, err)) != PC_OK) return st;
@@ -679,7 +679,7 @@ static pc_status unit_move(pc_genq *s, pc_error *err)
     if (kind == 2 && (v->rank < 3 || v->dims[2] < 2 || (v->rank > 3 && v->dims[3] < 2))) kind = 0;
     pc_value *x;
     if ((st = pc_genq_dequantize(s, v, pc_draw_bool(g->ch, 30), &x, err)) != PC_OK) return st;
-    pc_node *n;
+    pc_node *n = NULL;
     if (kind == 0) {
         /* flatten to 2-D after a drawn axis, or to 1-D */
         uint32_t split = pc_draw(g->ch, (uint32_t)v->rank);

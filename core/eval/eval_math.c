@@ -153,7 +153,7 @@ static pc_status run_binary(ev_ctx *c, const binop *op)
 {
     uint32_t n = op->variadic ? c->n_in : 2;
     if (n == 0) return ev_fail(c, PC_ERR_ARITY, "at least one input is required");
-    const ev_dtype *dt;
+    const ev_dtype *dt = NULL;
     pc_status st = check_inputs(c, 0, n, op->accepts, &dt);
     if (st != PC_OK) return st;
     int32_t rank;
