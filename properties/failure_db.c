@@ -1,6 +1,6 @@
-/* The failure database (like Hypothesis's example database): every failure the suite finds is saved as the choice
- * sequence and generator config that reproduce it, one small text file per failure named by a content hash, and is
- * replayed at the start of the next run until it passes. Format in suite.h. */
+/* The failure database (like Hypothesis's example database): every failure the suite finds is saved as the
+ * choice sequence and generator config that reproduce it, one small text file per failure named by a content
+ * hash, and is replayed at the start of the next run until it passes. Format in suite.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,8 @@ void pc_db_entry_free(pc_db_entry *e)
 
 void pc_db_entries_free(pc_db_entry *entries, size_t n)
 {
-    for (size_t i = 0; i < n; i++) pc_db_entry_free(&entries[i]);
+    for (size_t i = 0; i < n; i++)
+        pc_db_entry_free(&entries[i]);
     free(entries);
 }
 
@@ -41,7 +42,8 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 static uint64_t fnv1a_u64(uint64_t h, uint64_t v)
 {
     uint8_t b[8];
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i)); /* fixed byte order: names are stable anywhere */
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(v >> (8 * i)); /* fixed byte order: names are stable anywhere */
     return fnv1a(h, b, sizeof b);
 }
 
@@ -53,9 +55,11 @@ uint64_t pc_db_entry_hash(const pc_db_entry *e)
     h = fnv1a_u64(h, e->gen.max_nodes);
     h = fnv1a_u64(h, e->gen.max_elements);
     h = fnv1a_u64(h, (uint64_t)(int64_t)e->gen.max_rank);
-    h = fnv1a_u64(h, (uint64_t)e->gen.allow_special << 2 | (uint64_t)e->gen.annotate << 1 | e->gen.random_eps);
+    h = fnv1a_u64(h,
+                  (uint64_t)e->gen.allow_special << 2 | (uint64_t)e->gen.annotate << 1 | e->gen.random_eps);
     h = fnv1a_u64(h, e->n_choices);
-    for (size_t i = 0; i < e->n_choices; i++) h = fnv1a_u64(h, e->choices[i]);
+    for (size_t i = 0; i < e->n_choices; i++)
+        h = fnv1a_u64(h, e->choices[i]);
     return h;
 }
 
@@ -100,13 +104,16 @@ pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_erro
         free(tmp);
         return st;
     }
-    fprintf(f, "%s\nsignature %s\nfamily %s\nmax_nodes %" PRIu32 "\nmax_elements %" PRIu64 "\nmax_rank %" PRId32
-               "\nallow_special %d\nannotate %d\nrandom_eps %d\nseed %" PRIu64 "\ncase %" PRIu64 "\n",
+    fprintf(f,
+            "%s\nsignature %s\nfamily %s\nmax_nodes %" PRIu32 "\nmax_elements %" PRIu64 "\nmax_rank %" PRId32
+            "\nallow_special %d\nannotate %d\nrandom_eps %d\nseed %" PRIu64 "\ncase %" PRIu64 "\n",
             DB_MAGIC, e->signature, e->gen.family ? e->gen.family : "", e->gen.max_nodes, e->gen.max_elements,
-            e->gen.max_rank, e->gen.allow_special, e->gen.annotate, e->gen.random_eps, e->seed, e->case_index);
+            e->gen.max_rank, e->gen.allow_special, e->gen.annotate, e->gen.random_eps, e->seed,
+            e->case_index);
     if (e->inject && e->inject[0]) fprintf(f, "inject %s\n", e->inject);
     fputs("choices", f);
-    for (size_t i = 0; i < e->n_choices; i++) fprintf(f, " %" PRIu32, e->choices[i]);
+    for (size_t i = 0; i < e->n_choices; i++)
+        fprintf(f, " %" PRIu32, e->choices[i]);
     fputc('\n', f);
     bool failed = fflush(f) != 0 || ferror(f);
     int saved = errno;
@@ -161,11 +168,12 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
     ssize_t got;
     while (st == PC_OK && (got = getline(&line, &cap, f)) >= 0) {
         line_no++;
-        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
+        while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
+            line[--got] = '\0';
         if (line_no == 1) {
             if (strcmp(line, DB_MAGIC) != 0)
-                st = pc_error_set(err, PC_ERR_VALUE, "%s:1: expected '%s' (not a passcheck failure file)", path,
-                                  DB_MAGIC);
+                st = pc_error_set(err, PC_ERR_VALUE, "%s:1: expected '%s' (not a passcheck failure file)",
+                                  path, DB_MAGIC);
             continue;
         }
         if (!line[0] || line[0] == '#') continue;
@@ -212,8 +220,8 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
             e->choices = NULL;
             pc_error perr;
             if (pc_choices_parse(value, &e->choices, &e->n_choices, &perr) != PC_OK) {
-                st = pc_error_set(err, perr.status == PC_ERR_NOMEM ? PC_ERR_NOMEM : PC_ERR_VALUE, "%s:%u: %s", path,
-                                  line_no, perr.message);
+                st = pc_error_set(err, perr.status == PC_ERR_NOMEM ? PC_ERR_NOMEM : PC_ERR_VALUE, "%s:%u: %s",
+                                  path, line_no, perr.message);
                 break;
             }
             have_choices = true;
@@ -324,7 +332,7 @@ pc_status pc_failure_db_load(const char *dir, pc_db_entry **entries, size_t *n, 
         }
         /* The file name is what removal uses; an entry copied under another name keeps it. */
         size_t stem = strlen(de->d_name) - strlen(".case");
-        if (stem < sizeof (*entries)[*n].name) {
+        if (stem < sizeof(*entries)[*n].name) {
             memcpy((*entries)[*n].name, de->d_name, stem);
             (*entries)[*n].name[stem] = '\0';
         }

@@ -1,9 +1,10 @@
 /* The property suite runner: replays the failure database, runs cases in forked children (up to --jobs at a
- * time), sums their results, keeps the first failing case of every signature, shrinks it and writes its repro.
+ * time), sums their results, keeps the first failing case of every signature, shrinks it and writes its
+ * repro.
  *
  * Determinism: a case depends only on (seed, index); counts are sums; each signature's representative is the
- * failing case with the smallest order (replays first, then case index), whatever order the children finish in;
- * the lists are sorted before anything is printed. So every report is the same for any --jobs. */
+ * failing case with the smallest order (replays first, then case index), whatever order the children finish
+ * in; the lists are sorted before anything is printed. So every report is the same for any --jobs. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -74,13 +75,14 @@ void pc_suite_report_free(pc_suite_report *r)
     free(r->family_cases);
     free(r->family_failed);
     free(r->failed);
-    for (size_t i = 0; i < r->n_signatures; i++) failure_free(&r->signatures[i].rep);
+    for (size_t i = 0; i < r->n_signatures; i++)
+        failure_free(&r->signatures[i].rep);
     free(r->signatures);
     memset(r, 0, sizeof *r);
 }
 
-/* Property slots: the catalogue (pc_property_at) and, when the config has one, its extra property right after it,
- * as pc_check_result.counts numbers them. */
+/* Property slots: the catalogue (pc_property_at) and, when the config has one, its extra property right after
+ * it, as pc_check_result.counts numbers them. */
 static size_t n_slots(const pc_suite_options *o)
 {
     size_t n = pc_property_count() + (o->check.extra ? 1 : 0);
@@ -136,7 +138,8 @@ static bool rep_before(const pc_suite_failure *a, bool replayed, uint64_t order)
     return a->order < order;
 }
 
-/* The failure a case ended with, when it failed: the child's own, or one made from a generator or harness error. */
+/* The failure a case ended with, when it failed: the child's own, or one made from a generator or harness
+ * error. */
 static bool case_failure(const pc_iso_outcome *out, pc_failure *f)
 {
     memset(f, 0, sizeof *f);
@@ -161,7 +164,8 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
         r->cases++;
         if (fam < r->n_families) r->family_cases[fam]++;
         for (size_t p = 0; p < PC_MAX_PROPERTIES; p++)
-            for (int k = 0; k < PC_PROP_OUTCOME_COUNT; k++) r->counts[p][k] += out->res.counts[p][k];
+            for (int k = 0; k < PC_PROP_OUTCOME_COUNT; k++)
+                r->counts[p][k] += out->res.counts[p][k];
         r->transpose_oracle_cases += out->res.stats.transpose_oracle_cases;
         r->transpose_at_optimum += out->res.stats.transpose_at_optimum;
         r->ref_runs += out->res.stats.ref_runs;
@@ -181,10 +185,12 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
             r->other_failed_cases++;
     }
     size_t s = 0;
-    while (s < r->n_signatures && strcmp(r->signatures[s].signature, sig) != 0) s++;
+    while (s < r->n_signatures && strcmp(r->signatures[s].signature, sig) != 0)
+        s++;
     if (s == r->n_signatures) {
         size_t bytes;
-        pc_suite_signature *ns = pc_size_mul(s + 1, sizeof *ns, &bytes) ? realloc(r->signatures, bytes) : NULL;
+        pc_suite_signature *ns =
+            pc_size_mul(s + 1, sizeof *ns, &bytes) ? realloc(r->signatures, bytes) : NULL;
         if (!ns) return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording failure %s", sig);
         r->signatures = ns;
         memset(&ns[s], 0, sizeof ns[s]);
@@ -237,7 +243,8 @@ static pc_status finish_order(pc_suite_report *r, pc_error *err)
             free(sorted);
             return pc_error_set(err, PC_ERR_NOMEM, "out of memory sorting failures");
         }
-        for (size_t i = 0; i < n; i++) perm[i] = i;
+        for (size_t i = 0; i < n; i++)
+            perm[i] = i;
         for (size_t i = 1; i < n; i++) /* insertion sort: signatures are few */
             for (size_t j = i; j > 0; j--) {
                 const pc_suite_failure *a = &r->signatures[perm[j - 1]].rep, *b = &r->signatures[perm[j]].rep;
@@ -250,7 +257,8 @@ static pc_status finish_order(pc_suite_report *r, pc_error *err)
             sorted[i] = r->signatures[perm[i]];
             where[perm[i]] = i;
         }
-        for (size_t i = 0; i < r->n_failed; i++) r->failed[i].signature = (uint32_t)where[r->failed[i].signature];
+        for (size_t i = 0; i < r->n_failed; i++)
+            r->failed[i].signature = (uint32_t)where[r->failed[i].signature];
         free(r->signatures);
         r->signatures = sorted;
         free(perm);
@@ -293,9 +301,11 @@ static bool replay_wanted(const run_state *st, const pc_db_entry *e)
     if (!st->entries_from_db) return true; /* --replay: everything it names */
     uint32_t fam = family_index(e->gen.family);
     bool selected = false;
-    for (uint32_t i = 0; i < st->n_families; i++) selected |= st->families[i] == fam;
+    for (uint32_t i = 0; i < st->n_families; i++)
+        selected |= st->families[i] == fam;
     if (!selected) return false;
-    /* a failure of a property this run does not check would "pass" and be dropped: leave it for a run that does */
+    /* a failure of a property this run does not check would "pass" and be dropped: leave it for a run that
+     * does */
     char prop[64];
     snprintf(prop, sizeof prop, "%.63s", e->signature);
     char *at = strchr(prop, '@');
@@ -325,8 +335,8 @@ static bool next_work(run_state *st, work *w)
             w->ctx.replaying = true;
             w->ctx.replay = e->choices;
             w->ctx.n_replay = e->n_choices;
-            /* --replay reproduces a failure as found, faults included; the database replay runs under this run's
-             * faults only, so a failure found with --inject is dropped by the first run without it */
+            /* --replay reproduces a failure as found, faults included; the database replay runs under this
+             * run's faults only, so a failure found with --inject is dropped by the first run without it */
             w->ctx.inject = st->entries_from_db ? NULL : e->inject;
             return true;
         }
@@ -359,8 +369,9 @@ static void report_progress(run_state *st, const char *phase)
 
 static pc_status handle_done(run_state *st, work *w, pc_iso_outcome *out, pc_error *err)
 {
-    case_done d = {w->ctx.index, w->ctx.case_seed, w->order, w->replayed, w->entry ? w->entry->name : NULL, &w->gen,
-                   out};
+    case_done d = {
+        w->ctx.index, w->ctx.case_seed, w->order, w->replayed, w->entry ? w->entry->name : NULL, &w->gen,
+        out};
     pc_failure f;
     bool failed = case_failure(out, &f);
     pc_status s = record_case(st->o, st->rep, &d, err);
@@ -398,7 +409,8 @@ static pc_status run_batch(run_state *st, pc_error *err)
         free(works);
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory starting %u jobs", jobs);
     }
-    for (uint32_t j = 0; j < jobs; j++) slots[j].fd = -1;
+    for (uint32_t j = 0; j < jobs; j++)
+        slots[j].fd = -1;
     pc_status status = PC_OK;
     bool more = true, have_pending = false;
     work pending;
@@ -476,7 +488,8 @@ static pc_status append_entries(pc_db_entry **all, size_t *n, pc_db_entry *more,
     }
     for (size_t i = 0; i < n_more; i++) {
         bool dup = false;
-        for (size_t k = 0; k < *n && !dup; k++) dup = strcmp(na[k].name, more[i].name) == 0;
+        for (size_t k = 0; k < *n && !dup; k++)
+            dup = strcmp(na[k].name, more[i].name) == 0;
         if (dup)
             pc_db_entry_free(&more[i]);
         else
@@ -489,7 +502,8 @@ static pc_status append_entries(pc_db_entry **all, size_t *n, pc_db_entry *more,
 
 /* A repro folder's case.txt (repro.h) as a replay entry. Outside models (no generator settings) cannot be
  * regenerated from choices: they are counted as unreadable with the reason. */
-static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r, pc_error *err)
+static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
+                                   pc_error *err)
 {
     pc_repro_case rc;
     pc_error rerr;
@@ -497,8 +511,10 @@ static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n
     pc_status st = pc_repro_case_load(dir, &rc, &rerr);
     const pc_gen_family *fam = st == PC_OK && rc.has_gen ? pc_gen_family_find(rc.gen.family) : NULL;
     if (st == PC_OK && !fam)
-        pc_error_set(&rerr, PC_ERR_UNSUPPORTED, "%s: not a generated case (replay its repro.onnx with passcheck "
-                     "shrink or optimize instead)", dir);
+        pc_error_set(&rerr, PC_ERR_UNSUPPORTED,
+                     "%s: not a generated case (replay its repro.onnx with passcheck "
+                     "shrink or optimize instead)",
+                     dir);
     if (st != PC_OK || !fam) {
         if (st == PC_OK) pc_repro_case_free(&rc);
         if (rerr.status == PC_ERR_NOMEM) return pc_error_set(err, PC_ERR_NOMEM, "%s", rerr.message);
@@ -526,7 +542,8 @@ static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n
     return append_entries(all, n, e, 1, err);
 }
 
-static pc_status load_dir_entries(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r, pc_error *err)
+static pc_status load_dir_entries(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
+                                  pc_error *err)
 {
     pc_db_entry *more = NULL;
     size_t n_more = 0, n_bad = 0;
@@ -538,7 +555,8 @@ static pc_status load_dir_entries(const char *dir, pc_db_entry **all, size_t *n,
     return append_entries(all, n, more, n_more, err);
 }
 
-static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r, pc_error *err)
+static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
+                                 pc_error *err)
 {
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
@@ -589,7 +607,8 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
     if (st == PC_OK && *n == 0 && r->db_bad_entries == 0)
         st = pc_error_set(err, PC_ERR_USAGE,
                           "--replay: no failures in '%s' (no *.case files, .db/ folder, case.txt or repro "
-                          "folders)", dir);
+                          "folders)",
+                          dir);
     return st;
 }
 
@@ -670,10 +689,11 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
     pc_error err;
     pc_error_clear(&err);
     if (o->shrink && !f->replayed && !generator_error && !harness_error) {
-        if (log) fprintf(log, "passcheck suite: shrinking %s (case %" PRIu64 ")...\n", sg->signature, f->index);
+        if (log)
+            fprintf(log, "passcheck suite: shrinking %s (case %" PRIu64 ")...\n", sg->signature, f->index);
         double t0 = now_seconds();
-        pc_status st = pc_shrink_case(&f->gen, f->choices, f->n_choices, &o->check, &f->failure, &o->shrink_opts,
-                                      &sr, &err);
+        pc_status st = pc_shrink_case(&f->gen, f->choices, f->n_choices, &o->check, &f->failure,
+                                      &o->shrink_opts, &sr, &err);
         f->shrink_seconds = now_seconds() - t0;
         r->shrink_seconds += f->shrink_seconds;
         if (st == PC_OK) {
@@ -701,10 +721,12 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
             have_sr = true;
             f->nodes_before = f->nodes_after = sr.nodes_after;
         } else if (!f->note[0]) {
-            snprintf(f->note, sizeof f->note, "cannot regenerate the case for its repro: %.400s", err.message);
+            snprintf(f->note, sizeof f->note, "cannot regenerate the case for its repro: %.400s",
+                     err.message);
         }
     }
-    /* Repro folder named by signature and the case's content, so the same failure lands in the same folder. */
+    /* Repro folder named by signature and the case's content, so the same failure lands in the same folder.
+     */
     pc_db_entry key;
     entry_of(o, f, sg->signature, f->choices, f->n_choices, &key);
     char name[200];
@@ -738,8 +760,8 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
             snprintf(f->db_name, sizeof f->db_name, "%s", entry.name);
             r->db_saved++;
         } else if (log) {
-            fprintf(log, "passcheck suite: warning: failure %s not saved in the database: %s\n", sg->signature,
-                    err.message);
+            fprintf(log, "passcheck suite: warning: failure %s not saved in the database: %s\n",
+                    sg->signature, err.message);
         }
     }
     if (have_sr) pc_shrink_result_free(&sr);
@@ -775,7 +797,8 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
 {
     memset(rep, 0, sizeof *rep);
     if (o->shard_count == 0 || o->shard_index >= o->shard_count)
-        return pc_error_set(err, PC_ERR_USAGE, "shard %u of %u does not exist", o->shard_index + 1, o->shard_count);
+        return pc_error_set(err, PC_ERR_USAGE, "shard %u of %u does not exist", o->shard_index + 1,
+                            o->shard_count);
     if (!(o->case_timeout > 0)) return pc_error_set(err, PC_ERR_USAGE, "case timeout must be positive");
     run_state st;
     memset(&st, 0, sizeof st);
@@ -800,7 +823,8 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
         pc_suite_report_free(rep);
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory starting the suite");
     }
-    for (uint32_t i = 0; i < st.n_families; i++) rep->family_selected[fams[i]] = true;
+    for (uint32_t i = 0; i < st.n_families; i++)
+        rep->family_selected[fams[i]] = true;
     st.t0 = now_seconds();
 
     /* 1. Saved failures first (Hypothesis's reuse phase): a known bug shows up at once, not after N cases. */
@@ -830,7 +854,8 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
     /* 3. One repro (and database entry) per signature, in order. */
     for (size_t i = 0; s == PC_OK && i < rep->n_signatures; i++) {
         if (o->progress) {
-            pc_suite_progress p = {i, rep->n_signatures, rep->n_signatures, now_seconds() - st.t0, 0, "shrink"};
+            pc_suite_progress p = {i, rep->n_signatures, rep->n_signatures, now_seconds() - st.t0,
+                                   0, "shrink"};
             o->progress(o->progress_ctx, &p);
         }
         process_signature(o, rep, &rep->signatures[i]);
@@ -849,11 +874,21 @@ static void json_str(FILE *out, const char *s)
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(out, "\\u%04x", *p);
@@ -883,7 +918,8 @@ static void json_double(FILE *out, double v)
 static size_t n_selected_properties(const pc_suite_options *o)
 {
     size_t n = 0;
-    for (size_t i = 0; i < n_slots(o); i++) n += slot_enabled(o, i);
+    for (size_t i = 0; i < n_slots(o); i++)
+        n += slot_enabled(o, i);
     return n;
 }
 
@@ -912,12 +948,14 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
         }
     fprintf(out, "],\n  \"config\": {\"level\": %d, \"ep\": ", o->check.level);
     json_str_or_null(out, o->check.ep_override);
-    fprintf(out, ", \"oracle\": %s, \"max_nodes\": %" PRIu32 ", \"max_elements\": %" PRIu64
-                 ", \"max_rank\": %d, \"allow_special\": %s, \"inject\": ",
+    fprintf(out,
+            ", \"oracle\": %s, \"max_nodes\": %" PRIu32 ", \"max_elements\": %" PRIu64
+            ", \"max_rank\": %d, \"allow_special\": %s, \"inject\": ",
             o->check.oracle_ort ? "\"ort\"" : "null", o->gen.max_nodes, o->gen.max_elements, o->gen.max_rank,
             o->gen.allow_special ? "true" : "false");
     json_str_or_null(out, o->inject);
-    fprintf(out, ", \"shrink\": %s, \"case_timeout\": %.6g},\n", o->shrink ? "true" : "false", o->case_timeout);
+    fprintf(out, ", \"shrink\": %s, \"case_timeout\": %.6g},\n", o->shrink ? "true" : "false",
+            o->case_timeout);
     fprintf(out, "  \"cases\": %" PRIu64 ",\n  \"failed_cases\": %" PRIu64 ",\n  \"stopped_by_time\": %s,\n",
             r->cases, r->failed_cases, r->stopped_by_time ? "true" : "false");
     fputs("  \"property_table\": [", out);
@@ -931,16 +969,20 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
         fprintf(out, ", \"failed_cases\": %" PRIu64 "}", r->property_failed_cases[i]);
         first = false;
     }
-    fprintf(out, "\n  ],\n  \"other_failed_cases\": %" PRIu64 ",\n  \"family_table\": [", r->other_failed_cases);
+    fprintf(out, "\n  ],\n  \"other_failed_cases\": %" PRIu64 ",\n  \"family_table\": [",
+            r->other_failed_cases);
     first = true;
     for (uint32_t i = 0; i < r->n_families; i++) {
         if (!r->family_selected[i]) continue;
         fprintf(out, "%s\n    {\"family\": ", first ? "" : ",");
         json_str(out, pc_gen_family_at(i)->name);
-        fprintf(out, ", \"cases\": %" PRIu64 ", \"failed\": %" PRIu64 "}", r->family_cases[i], r->family_failed[i]);
+        fprintf(out, ", \"cases\": %" PRIu64 ", \"failed\": %" PRIu64 "}", r->family_cases[i],
+                r->family_failed[i]);
         first = false;
     }
-    fprintf(out, "\n  ],\n  \"transpose_optimum\": {\"judged\": %" PRIu64 ", \"at_optimum\": %" PRIu64 ", \"rate\": ",
+    fprintf(out,
+            "\n  ],\n  \"transpose_optimum\": {\"judged\": %" PRIu64 ", \"at_optimum\": %" PRIu64
+            ", \"rate\": ",
             r->transpose_oracle_cases, r->transpose_at_optimum);
     if (r->transpose_oracle_cases)
         json_double(out, (double)r->transpose_at_optimum / (double)r->transpose_oracle_cases);
@@ -965,9 +1007,11 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
         json_str(out, f->failure.pass);
         fputs(", \"kind\": ", out);
         json_str(out, f->failure.kind);
-        fprintf(out, ", \"outcome\": \"%s\", \"first_case\": %" PRIu64 ", \"case_seed\": %" PRIu64
-                     ", \"replayed\": %s, \"family\": ",
-                pc_prop_outcome_name(f->failure.outcome), f->index, f->case_seed, f->replayed ? "true" : "false");
+        fprintf(out,
+                ", \"outcome\": \"%s\", \"first_case\": %" PRIu64 ", \"case_seed\": %" PRIu64
+                ", \"replayed\": %s, \"family\": ",
+                pc_prop_outcome_name(f->failure.outcome), f->index, f->case_seed,
+                f->replayed ? "true" : "false");
         json_str(out, f->gen.family);
         fputs(", \"message\": ", out);
         json_str(out, f->failure.message);
@@ -975,7 +1019,8 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
         json_str_or_null(out, f->repro_dir);
         fputs(", \"database_entry\": ", out);
         json_str_or_null(out, f->db_name);
-        fprintf(out, ", \"shrunk\": %s, \"nodes_before\": %" PRIu32 ", \"nodes_after\": %" PRIu32 ", \"note\": ",
+        fprintf(out,
+                ", \"shrunk\": %s, \"nodes_before\": %" PRIu32 ", \"nodes_after\": %" PRIu32 ", \"note\": ",
                 f->shrunk ? "true" : "false", f->nodes_before, f->nodes_after);
         json_str_or_null(out, f->note);
         fputc('}', out);
@@ -983,7 +1028,8 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
     fputs("\n  ],\n  \"failures\": [", out);
     for (size_t i = 0; i < r->n_failed; i++) {
         const pc_suite_failed_case *c = &r->failed[i];
-        fprintf(out, "%s\n    {\"case\": %" PRIu64 ", \"case_seed\": %" PRIu64 ", \"replayed\": %s, \"family\": ",
+        fprintf(out,
+                "%s\n    {\"case\": %" PRIu64 ", \"case_seed\": %" PRIu64 ", \"replayed\": %s, \"family\": ",
                 i ? "," : "", c->index, c->case_seed, c->replayed ? "true" : "false");
         json_str(out, c->family < r->n_families ? pc_gen_family_at(c->family)->name : "?");
         fputs(", \"signature\": ", out);
@@ -1007,13 +1053,25 @@ static void xml_str(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
         case '\n':
-        case '\t': fputc(*p, out); break;
+        case '\t':
+            fputc(*p, out);
+            break;
         default:
             if (*p < 0x20)
                 fputc(' ', out); /* not allowed in XML 1.0, even escaped */
@@ -1023,8 +1081,8 @@ static void xml_str(FILE *out, const char *s)
     }
 }
 
-/* The first failing case of `family` whose failure belongs to suite `prop` (a property name, or NULL: the harness
- * suite), and how many there are. */
+/* The first failing case of `family` whose failure belongs to suite `prop` (a property name, or NULL: the
+ * harness suite), and how many there are. */
 static const pc_suite_failed_case *first_failure(const pc_suite_options *o, const pc_suite_report *r,
                                                  const char *prop, uint32_t family, uint64_t *count)
 {
@@ -1061,7 +1119,8 @@ static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_rep
     }
     fputs("  <testsuite name=\"", out);
     xml_str(out, suite_name);
-    fprintf(out, "\" tests=\"%" PRIu64 "\" failures=\"%" PRIu64 "\" errors=\"0\" skipped=\"0\">\n", tests, failures);
+    fprintf(out, "\" tests=\"%" PRIu64 "\" failures=\"%" PRIu64 "\" errors=\"0\" skipped=\"0\">\n", tests,
+            failures);
     fprintf(out, "    <properties>\n      <property name=\"seed\" value=\"%" PRIu64 "\"/>\n", o->seed);
     fprintf(out, "      <property name=\"shard\" value=\"%u/%u\"/>\n    </properties>\n", o->shard_index + 1,
             o->shard_count);
@@ -1080,9 +1139,11 @@ static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_rep
         fputs("\">\n      <failure message=\"", out);
         xml_str(out, sg->signature);
         fprintf(out, "\" type=\"%s\">", pc_prop_outcome_name(sg->rep.failure.outcome));
-        fprintf(out, "%" PRIu64 " failing case(s); first: case %" PRIu64 "%s, seed %" PRIu64 ", case seed %" PRIu64
-                     "\nrepro: ",
-                count, c->index, c->replayed ? " (replayed from the failure database)" : "", o->seed, c->case_seed);
+        fprintf(out,
+                "%" PRIu64 " failing case(s); first: case %" PRIu64 "%s, seed %" PRIu64 ", case seed %" PRIu64
+                "\nrepro: ",
+                count, c->index, c->replayed ? " (replayed from the failure database)" : "", o->seed,
+                c->case_seed);
         xml_str(out, sg->rep.repro_dir ? sg->rep.repro_dir : "(none)");
         fputs("\n", out);
         xml_str(out, sg->rep.failure.message);
@@ -1124,15 +1185,17 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
                     r->family_failed[f]);
     fputc('\n', out);
     if (r->transpose_oracle_cases)
-        fprintf(out, "transpose optimum: %" PRIu64 " of %" PRIu64 " cases judged by the exact oracle (%.1f%%)\n",
+        fprintf(out,
+                "transpose optimum: %" PRIu64 " of %" PRIu64 " cases judged by the exact oracle (%.1f%%)\n",
                 r->transpose_at_optimum, r->transpose_oracle_cases,
                 100.0 * (double)r->transpose_at_optimum / (double)r->transpose_oracle_cases);
     else
         fputs("transpose optimum: no case was small enough for the exact oracle\n", out);
     if (r->replayed || r->replay_skipped || r->db_bad_entries)
         fprintf(out,
-                "replayed failures: %" PRIu64 " (%" PRIu64 " still failing, %" PRIu64 " fixed and removed), %" PRIu64
-                " left for runs that check their family/property, %" PRIu64 " unreadable%s%s\n",
+                "replayed failures: %" PRIu64 " (%" PRIu64 " still failing, %" PRIu64
+                " fixed and removed), %" PRIu64 " left for runs that check their family/property, %" PRIu64
+                " unreadable%s%s\n",
                 r->replayed, r->replay_still_failing, r->replay_removed, r->replay_skipped, r->db_bad_entries,
                 r->db_bad_entries ? ": " : "", r->db_bad_entries ? r->db_bad_first : "");
     fprintf(out, "%" PRIu64 " cases, %" PRIu64 " failed%s", r->cases, r->failed_cases,
@@ -1148,7 +1211,8 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
         fprintf(out, "  %s: %" PRIu64 " case%s, first %s %" PRIu64 " (%s)", sg->signature, sg->cases,
                 sg->cases == 1 ? "" : "s", f->replayed ? "replayed entry of case" : "case", f->index,
                 f->gen.family ? f->gen.family : "?");
-        if (f->shrunk) fprintf(out, ", shrunk %" PRIu32 " -> %" PRIu32 " nodes", f->nodes_before, f->nodes_after);
+        if (f->shrunk)
+            fprintf(out, ", shrunk %" PRIu32 " -> %" PRIu32 " nodes", f->nodes_before, f->nodes_after);
         fputc('\n', out);
         /* the message's first line, bounded: the repro README has the rest */
         const char *m = f->failure.message;

@@ -1,10 +1,10 @@
 /* The suite runner (properties/suite.c, isolate.c, failure_db.c): case seeds against splitmix64's published
- * vectors, shard partitions, --jobs independence, crashes and hangs in a child reported as failures, the failure
- * database round trip and replay-first, and pc_case_check_isolated against the in-process check.
+ * vectors, shard partitions, --jobs independence, crashes and hangs in a child reported as failures, the
+ * failure database round trip and replay-first, and pc_case_check_isolated against the in-process check.
  *
- * Most runs use synthetic cases (the runner's generate/check seams): case i draws one value v in [0, 1000); the
- * synthetic property fails when v % 7 == 0, with pass "p<v % 3>". The expected failing cases are computed here from
- * splitmix64 directly, not from the runner. */
+ * Most runs use synthetic cases (the runner's generate/check seams): case i draws one value v in [0, 1000);
+ * the synthetic property fails when v % 7 == 0, with pass "p<v % 3>". The expected failing cases are computed
+ * here from splitmix64 directly, not from the runner. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
@@ -34,7 +34,8 @@ static pc_status synth_generate(const pc_gen_config *cfg, pc_choices *ch, pc_cas
 /* v % 7 == 0 fails; v % 97 == 1 crashes (abort); v % 89 == 2 hangs — the last two only when `misbehave` */
 static bool misbehave;
 
-static pc_status synth_check(const pc_case *c, const pc_check_config *cfg, pc_check_result *res, pc_error *err)
+static pc_status synth_check(const pc_case *c, const pc_check_config *cfg, pc_check_result *res,
+                             pc_error *err)
 {
     (void)cfg;
     (void)err;
@@ -45,7 +46,8 @@ static pc_status synth_check(const pc_case *c, const pc_check_config *cfg, pc_ch
         abort();
     }
     if (misbehave && v % 89 == 2)
-        for (;;) sleep(1);
+        for (;;)
+            sleep(1);
     res->stats.transpose_oracle_cases = 1;
     res->stats.transpose_at_optimum = v % 2;
     if (v % 7 == 0 && !synthetic_fixed) {
@@ -75,7 +77,8 @@ static uint64_t ref_splitmix_next(uint64_t *s)
 static unsigned ref_value(uint64_t seed, uint64_t index)
 {
     uint64_t s = seed, out = 0;
-    for (uint64_t k = 0; k <= index; k++) out = ref_splitmix_next(&s);
+    for (uint64_t k = 0; k <= index; k++)
+        out = ref_splitmix_next(&s);
     uint64_t cs = out;
     return (unsigned)(ref_splitmix_next(&cs) % 1000);
 }
@@ -130,17 +133,22 @@ static void test_case_seeds(void)
 {
     /* published splitmix64 outputs: seed 0 -> 0xe220a8397b1dcdaf; seed 1234567 -> these five */
     CHECK(pc_suite_case_seed(0, 0) == 0xe220a8397b1dcdafull);
-    static const uint64_t v1234567[] = {6457827717110365317ull, 3203168211198807973ull, 9817491932198370423ull,
-                                        4593380528125082431ull, 16408922859458223821ull};
-    for (uint64_t i = 0; i < 5; i++) CHECK(pc_suite_case_seed(1234567, i) == v1234567[i]);
+    static const uint64_t v1234567[] = {6457827717110365317ull, 3203168211198807973ull,
+                                        9817491932198370423ull, 4593380528125082431ull,
+                                        16408922859458223821ull};
+    for (uint64_t i = 0; i < 5; i++)
+        CHECK(pc_suite_case_seed(1234567, i) == v1234567[i]);
     /* every family gets cases, none much more than its share */
     uint32_t hist[6] = {0};
-    for (uint64_t i = 0; i < 6000; i++) hist[pc_suite_case_family(pc_suite_case_seed(7, i), 6)]++;
-    for (int k = 0; k < 6; k++) CHECK_MSG(hist[k] > 800 && hist[k] < 1200, "family %d got %u of 6000", k, hist[k]);
+    for (uint64_t i = 0; i < 6000; i++)
+        hist[pc_suite_case_family(pc_suite_case_seed(7, i), 6)]++;
+    for (int k = 0; k < 6; k++)
+        CHECK_MSG(hist[k] > 800 && hist[k] < 1200, "family %d got %u of 6000", k, hist[k]);
     /* shards partition the indices */
     for (uint64_t i = 0; i < 100; i++) {
         int owners = 0;
-        for (uint32_t s = 0; s < 3; s++) owners += pc_suite_in_shard(i, s, 3);
+        for (uint32_t s = 0; s < 3; s++)
+            owners += pc_suite_in_shard(i, s, 3);
         CHECK(owners == 1);
     }
 }
@@ -159,7 +167,8 @@ static void test_synthetic_run_and_jobs(void)
     }
     /* the failing cases are exactly those the reference computation predicts, in index order */
     size_t expected = 0;
-    for (uint64_t i = 0; i < N; i++) expected += ref_value(42, i) % 7 == 0;
+    for (uint64_t i = 0; i < N; i++)
+        expected += ref_value(42, i) % 7 == 0;
     CHECK_MSG(r1.failed_cases == expected, "%llu failed, expected %zu", (unsigned long long)r1.failed_cases,
               expected);
     CHECK(r1.cases == N);
@@ -188,7 +197,8 @@ static void test_synthetic_run_and_jobs(void)
     }
     /* transpose-optimum sums: odd values */
     uint64_t odd = 0;
-    for (uint64_t i = 0; i < N; i++) odd += ref_value(42, i) % 2;
+    for (uint64_t i = 0; i < N; i++)
+        odd += ref_value(42, i) % 2;
     CHECK(r1.transpose_oracle_cases == N && r1.transpose_at_optimum == odd);
     /* --jobs does not change the report */
     char *j1 = json_of(&o1, &r1), *j3 = json_of(&o3, &r3);
@@ -225,7 +235,8 @@ static void test_synthetic_run_and_jobs(void)
         pc_suite_report_free(&rs);
     }
     CHECK(cases == N && failed == r1.failed_cases && disjoint);
-    for (size_t i = 0; i < r1.n_failed; i++) CHECK(r1.failed[i].index < N && seen[r1.failed[i].index]);
+    for (size_t i = 0; i < r1.n_failed; i++)
+        CHECK(r1.failed[i].index < N && seen[r1.failed[i].index]);
     pc_suite_report_free(&r1);
     pc_suite_report_free(&r3);
 }
@@ -264,15 +275,17 @@ static void test_crash_and_hang(void)
         const pc_failure *f = &r.signatures[c->signature].rep.failure;
         if (crash) {
             crashes++;
-            CHECK_MSG(strcmp(f->property, "crash") == 0 && strcmp(f->kind, "SIGABRT") == 0, "case %llu: %s/%s",
-                      (unsigned long long)i, f->property, f->kind);
+            CHECK_MSG(strcmp(f->property, "crash") == 0 && strcmp(f->kind, "SIGABRT") == 0,
+                      "case %llu: %s/%s", (unsigned long long)i, f->property, f->kind);
             CHECK(f->pass[0] == '\0'); /* the check died before finishing a pass: "" */
         } else {
             hangs++;
-            CHECK_MSG(strcmp(f->property, "timeout") == 0, "case %llu: %s", (unsigned long long)i, f->property);
+            CHECK_MSG(strcmp(f->property, "timeout") == 0, "case %llu: %s", (unsigned long long)i,
+                      f->property);
         }
     }
-    CHECK_MSG(crashes > 0 && hangs > 0, "the seed gives %zu crashes and %zu hangs; pick another", crashes, hangs);
+    CHECK_MSG(crashes > 0 && hangs > 0, "the seed gives %zu crashes and %zu hangs; pick another", crashes,
+              hangs);
     CHECK(r.other_failed_cases == crashes + hangs);
     pc_suite_report_free(&r);
 
@@ -394,7 +407,8 @@ static void test_failure_db(void)
     if (!run(&o, &r)) goto out;
     size_t sigs = r.n_signatures;
     CHECK(sigs > 0 && r.db_saved == sigs && count_case_files(db) == sigs);
-    for (size_t s = 0; s < r.n_signatures; s++) CHECK(strlen(r.signatures[s].rep.db_name) == 16);
+    for (size_t s = 0; s < r.n_signatures; s++)
+        CHECK(strlen(r.signatures[s].rep.db_name) == 16);
     pc_suite_report_free(&r);
 
     synth_options(&o, 60, 2);
@@ -404,7 +418,8 @@ static void test_failure_db(void)
     CHECK(r.n_failed > 0 && r.failed[0].replayed); /* replays come first */
     /* the replayed entries are their signatures' representatives: no new entries */
     CHECK(r.db_saved == 0 && count_case_files(db) == sigs);
-    for (size_t s = 0; s < r.n_signatures; s++) CHECK(r.signatures[s].rep.replayed);
+    for (size_t s = 0; s < r.n_signatures; s++)
+        CHECK(r.signatures[s].rep.replayed);
     pc_suite_report_free(&r);
 
     /* --replay is read-only: a fixed failure is reported passing but stays */
