@@ -9,6 +9,7 @@ struct ref_frame {
     const pc_graph *graph;
     pc_data **slots; /* by value id */
     ref_frame *parent;
+    const pc_ref_options *opts; /* never NULL */
 };
 
 /* The frame and value that hold `v`'s data: outer references hop to the enclosing graph's frame. */
@@ -36,15 +37,15 @@ static bool dtype_matches(const pc_type *declared, const pc_data *d)
     return declared->kind == d->kind;
 }
 
-static pc_status run_graph(const pc_model *m, const pc_graph *g, ref_frame *parent, uint32_t n_in,
-                           pc_data *const *in, pc_data **outs, pc_error *err);
+static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const pc_graph *g, ref_frame *parent,
+                           uint32_t n_in, pc_data *const *in, pc_data **outs, pc_error *err);
 
 pc_status ref_run_body(ref_ctx *ctx, const pc_graph *body, uint32_t n_in, pc_data *const *in, pc_data **outs)
 {
     if (n_in != body->n_inputs)
         return ref_fail(ctx, PC_ERR_ARITY, "subgraph '%s' takes %u inputs, %u given", body->name ? body->name : "",
                         body->n_inputs, n_in);
-    pc_status st = run_graph(ctx->model, body, ctx->frame, n_in, in, outs, ctx->err);
+    pc_status st = run_graph(ctx->model, ctx->opts, body, ctx->frame, n_in, in, outs, ctx->err);
     if (st != PC_OK && st != PC_ERR_UNSUPPORTED)
         pc_error_prefix(ctx->err, "in subgraph of node '%s' (%s): ", ctx->node->name ? ctx->node->name : "",
                         ctx->node->op_type);
@@ -79,7 +80,7 @@ static const pc_data *unsupported_item(const pc_data *d)
 static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n, pc_data **in, pc_data **out,
                           pc_error *err)
 {
-    ref_ctx ctx = {m, n, pc_model_opset(m, n->domain), err, frame};
+    ref_ctx ctx = {m, n, pc_model_opset(m, n->domain), err, frame, frame->opts};
     const ref_op *op = ref_op_find(n->domain, n->op_type);
     if (!op) {
         if (is_local_function(m, n))
@@ -118,6 +119,10 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
             return ref_fail(&ctx, PC_ERR_INTERNAL, "kernel produced no value for output %u '%s'", i,
                             n->outputs[i]->name);
         }
+    }
+    if (ctx.opts->on_node) ctx.opts->on_node(ctx.opts->on_node_ctx, n, in, out);
+    for (uint32_t i = 0; i < n->n_outputs; i++) {
+        if (!n->outputs[i]) continue;
         pc_data_unref(frame->slots[n->outputs[i]->id]);
         frame->slots[n->outputs[i]->id] = out[i];
         out[i] = NULL;
@@ -125,10 +130,10 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
     return PC_OK;
 }
 
-static pc_status run_graph(const pc_model *m, const pc_graph *g, ref_frame *parent, uint32_t n_in,
-                           pc_data *const *in, pc_data **outs, pc_error *err)
+static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const pc_graph *g, ref_frame *parent,
+                           uint32_t n_in, pc_data *const *in, pc_data **outs, pc_error *err)
 {
-    ref_frame frame = {g, NULL, parent};
+    ref_frame frame = {g, NULL, parent, opts};
     uint32_t max_in = 1, max_out = 1;
     for (const pc_node *n = g->first; n; n = n->next) {
         if (n->n_inputs > max_in) max_in = n->n_inputs;
@@ -182,6 +187,14 @@ static pc_status run_graph(const pc_model *m, const pc_graph *g, ref_frame *pare
 pc_status pc_ref_run(const pc_model *model, uint32_t n_inputs, pc_data *const *inputs, pc_data ***outputs,
                      pc_error *err)
 {
+    return pc_ref_run_with_options(model, NULL, n_inputs, inputs, outputs, err);
+}
+
+pc_status pc_ref_run_with_options(const pc_model *model, const pc_ref_options *options, uint32_t n_inputs,
+                                  pc_data *const *inputs, pc_data ***outputs, pc_error *err)
+{
+    static const pc_ref_options defaults;
+    if (!options) options = &defaults;
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
@@ -205,7 +218,7 @@ pc_status pc_ref_run(const pc_model *model, uint32_t n_inputs, pc_data *const *i
             st = pc_error_set(err, PC_ERR_ARITY, "%u inputs given, but the graph has only %u inputs without an "
                               "initializer", n_inputs, k);
     }
-    if (st == PC_OK) st = run_graph(model, g, NULL, g->n_inputs, fed, outs, err);
+    if (st == PC_OK) st = run_graph(model, options, g, NULL, g->n_inputs, fed, outs, err);
     free(fed);
     if (st != PC_OK) {
         free(outs);

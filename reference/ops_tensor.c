@@ -1590,7 +1590,12 @@ typedef struct resize_plan {
     nearest_rule nearest;
     double cubic_a, extrapolation;
     bool exclude_outside;
+    bool ort_lengths; /* pc_ref_options.resize_ort_lengths */
     double scale[PC_MAX_RANK], roi_lo[PC_MAX_RANK], roi_hi[PC_MAX_RANK];
+    /* the spec's length_resized: sizes[i] when 'sizes' is given; scale * length_original when 'scales' is, as
+     * the ONNX reference implementation and backend data take it (not the floored output length: onnx/onnx#2462,
+     * test_resize_downsample_scales_linear_align_corners) */
+    double length[PC_MAX_RANK];
     int64_t dims[PC_MAX_RANK];
 } resize_plan;
 
@@ -1612,22 +1617,26 @@ static void cubic_coeffs(double r, double A, double *c)
 }
 
 /* Follows the ONNX reference's 1-D interpolation: map output coordinate x to input coordinate xo, take the 2 (4 for
- * cubic) positions nearest xo in the edge-padded input, weight them by the ratio xo - floor(xo) in (0, 1]. Note the
- * reference uses the unrounded output length scale * in_len in align_corners, pytorch_half_pixel and
- * tf_crop_and_resize. */
+ * cubic) positions nearest xo in the edge-padded input, weight them by the ratio xo - floor(xo) in (0, 1].
+ * x / scale is computed as x * length_original / length_resized: for 'sizes' that is the spec's exact ratio (k/n
+ * rounded to a double and divided by would put an integral coordinate an ulp off it, and floor/ceil then read the
+ * wrong element); for 'scales' both forms are the same quotient rounded once. */
 static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64_t x, resize_tap *t)
 {
-    double s = p->scale[d], out_w = s * (double)in_len, xr = (double)x, xo;
+    double len0 = (double)in_len, xr = (double)x, xo;
+    double out_w = p->ort_lengths ? (double)p->dims[d] : p->length[d];
     t->n = 0;
     t->outside = false;
     switch (p->coord) {
-    case CT_ALIGN_CORNERS: xo = out_w == 1 ? 0 : xr * (double)(in_len - 1) / (out_w - 1); break;
-    case CT_ASYMMETRIC: xo = xr / s; break;
-    case CT_TF_HALF_PIXEL_FOR_NN: xo = (xr + 0.5) / s; break;
-    case CT_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (xr + 0.5) / s - 0.5; break;
+    case CT_ALIGN_CORNERS: xo = out_w == 1 ? 0 : xr * (len0 - 1) / (out_w - 1); break;
+    case CT_ASYMMETRIC: xo = xr * len0 / p->length[d]; break;
+    case CT_TF_HALF_PIXEL_FOR_NN: xo = (xr + 0.5) * len0 / p->length[d]; break;
+    /* the spec's "length_resized > 1 ? ... : 0" (the ONNX reference's -0.5 differs only for cubic:
+     * onnx/onnx#4275) */
+    case CT_PYTORCH_HALF_PIXEL: xo = out_w > 1 ? (xr + 0.5) * len0 / p->length[d] - 0.5 : 0; break;
     case CT_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)p->dims[d] / out_w, center = (double)in_len / 2;
-        xo = center * (1 - adjustment) + (xr + 0.5) / s - 0.5;
+        double adjustment = (double)p->dims[d] / p->length[d], center = len0 / 2;
+        xo = center * (1 - adjustment) + (xr + 0.5) * len0 / p->length[d] - 0.5;
         break;
     }
     case CT_TF_CROP_AND_RESIZE: {
@@ -1640,7 +1649,7 @@ static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64
         }
         break;
     }
-    default: xo = (xr + 0.5) / s - 0.5; break;
+    default: xo = (xr + 0.5) * len0 / p->length[d] - 0.5; break;
     }
     /* Far outside the input every tap reads the edge anyway: keep the conversion to int64 defined. */
     if (isnan(xo)) xo = 0;
@@ -1660,7 +1669,7 @@ static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64
             case NR_ROUND_PREFER_CEIL: right = ratio >= 0.5; break;
             case NR_FLOOR: right = false; break;
             case NR_CEIL: right = true; break;
-            default: right = s < 1; break;
+            default: right = p->scale[d] < 1; break;
             }
         c[0] = right ? 0 : 1;
         c[1] = right ? 1 : 0;
@@ -1771,6 +1780,7 @@ static pc_status resize_scales(ref_ctx *ctx, const pc_data *x, resize_plan *p, c
         if (v > 0x1p62) /* keeps the int64 conversion defined; new_out applies the element budget */
             return ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)a, v);
         p->scale[a] = s;
+        p->length[a] = s * (double)x->dims[a]; /* exact: a float times an integer below 2^29 */
         p->dims[a] = (int64_t)v;
     }
     return PC_OK;
@@ -1784,6 +1794,7 @@ static void resize_defaults(const pc_data *x, resize_plan *p)
         p->scale[d] = 1;
         p->roi_lo[d] = 0;
         p->roi_hi[d] = 1;
+        p->length[d] = (double)x->dims[d];
         p->dims[d] = x->dims[d];
     }
 }
@@ -1818,6 +1829,7 @@ KERNEL(Resize)
     int32_t r = x->rank, axes[PC_MAX_RANK];
     resize_plan p;
     resize_defaults(x, &p);
+    p.ort_lengths = ctx->opts->resize_ort_lengths;
     static const char *const modes[] = {"nearest", "linear", "cubic"};
     const char *ms = ref_attr_string(ctx, "mode", "nearest");
     int m = lookup(ms, modes, ctx->opset >= 11 ? 3 : 2);
@@ -1907,6 +1919,7 @@ KERNEL(Resize)
             if (st != PC_OK || in_len == 0) continue;
             double s = (double)sz[k] / (double)in_len; /* the reference's scale for a given size */
             p.scale[axes[k]] = s;
+            p.length[axes[k]] = (double)sz[k];
             p.dims[axes[k]] = sz[k];
             common = policy == 1 ? fmin(common, s) : fmax(common, s);
         }
@@ -1917,6 +1930,7 @@ KERNEL(Resize)
             if (in_len == 0) continue;
             if (v > 0x1p62) st = ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)axes[k], v);
             p.scale[axes[k]] = common;
+            p.length[axes[k]] = common * (double)in_len;
             p.dims[axes[k]] = (int64_t)v;
         }
         free(sz);

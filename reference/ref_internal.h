@@ -17,6 +17,7 @@ typedef struct ref_ctx {
     int64_t opset; /* the model's opset import for the node's domain */
     pc_error *err;
     ref_frame *frame; /* the running graph: subgraph kernels (If, Loop, Scan) run bodies inside it */
+    const pc_ref_options *opts; /* the run's settings (never NULL) */
 } ref_ctx;
 
 /* A kernel reads in[0..n_in) (NULL = omitted optional input; n_in is node->n_inputs) and stores new references in

@@ -41,6 +41,26 @@ pc_status pc_ref_run(const pc_model *model, uint32_t n_inputs, pc_data *const *i
                      pc_error *err);
 void pc_ref_free_outputs(const pc_model *model, pc_data **outputs);
 
+/* Observer of a run: called after every node that ran successfully (subgraph nodes included; node->graph tells
+ * which graph) with its inputs (NULL = omitted) and outputs, borrowed for the call: take a reference to keep one. */
+typedef void (*pc_ref_node_hook)(void *ctx, const pc_node *node, pc_data *const *inputs, pc_data *const *outputs);
+
+/* Settings of pc_ref_run_with_options; all-zero is exactly pc_ref_run. */
+typedef struct pc_ref_options {
+    /* Resize's coordinate transforms that use length_resized (align_corners, pytorch_half_pixel,
+     * tf_crop_and_resize) take the integer output length, as ONNX Runtime does, instead
+     * of scale * length_original, as the ONNX spec's reference implementation and backend test data do when
+     * 'scales' is given (onnx/onnx#2462; docs/oracle.md). Not ONNX semantics: the ORT oracle uses it to tell
+     * that known deviation of ORT from anything else. */
+    bool resize_ort_lengths;
+    pc_ref_node_hook on_node; /* NULL: none */
+    void *on_node_ctx;
+} pc_ref_options;
+
+/* pc_ref_run with options (NULL = defaults). */
+pc_status pc_ref_run_with_options(const pc_model *model, const pc_ref_options *options, uint32_t n_inputs,
+                                  pc_data *const *inputs, pc_data ***outputs, pc_error *err);
+
 /* Whether the reference implements op_type in domain ("" = ai.onnx) at all (opset-specific gaps are reported
  * when running). */
 bool pc_ref_supports(const char *domain, const char *op_type);
