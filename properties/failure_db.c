@@ -11,14 +11,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "repro.h"
 #include "suite.h"
 
-static const char DB_MAGIC[] = "passcheck-failure 1";
+/* Version 1: the choices regenerate the failing case. Version 2: a graph-shrunk failure, kept as a repro
+ * folder next to the entry (format in suite.h). Choice-only entries are still written as version 1. */
+static const char DB_MAGIC_PREFIX[] = "passcheck-failure ";
+static const char DB_MAGIC_V1[] = "passcheck-failure 1";
+static const char DB_MAGIC_V2[] = "passcheck-failure 2";
+static const char REPRO_SUFFIX[] = ".repro";
 
 void pc_db_entry_free(pc_db_entry *e)
 {
     free(e->inject);
     free(e->choices);
+    free(e->repro_dir);
     memset(e, 0, sizeof *e);
 }
 
@@ -60,7 +67,30 @@ uint64_t pc_db_entry_hash(const pc_db_entry *e)
     h = fnv1a_u64(h, e->n_choices);
     for (size_t i = 0; i < e->n_choices; i++)
         h = fnv1a_u64(h, e->choices[i]);
+    /* only for saved repros, so version-1 names stay what they were */
+    if (e->repro_digest) h = fnv1a_u64(h, e->repro_digest);
     return h;
+}
+
+uint64_t pc_db_digest(const void *bytes, size_t n)
+{
+    return fnv1a(0xcbf29ce484222325ull, bytes, n);
+}
+
+pc_status pc_db_digest_file(const char *path, uint64_t *digest, pc_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return pc_error_set(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    uint64_t h = 0xcbf29ce484222325ull;
+    unsigned char buf[8192];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+        h = fnv1a(h, buf, k);
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) return pc_error_set(err, PC_ERR_IO, "%s: read error", path);
+    *digest = h;
+    return PC_OK;
 }
 
 /* The folders of `path`, created when missing (mkdir -p). */
@@ -107,10 +137,16 @@ pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_erro
     fprintf(f,
             "%s\nsignature %s\nfamily %s\nmax_nodes %" PRIu32 "\nmax_elements %" PRIu64 "\nmax_rank %" PRId32
             "\nallow_special %d\nannotate %d\nrandom_eps %d\nseed %" PRIu64 "\ncase %" PRIu64 "\n",
-            DB_MAGIC, e->signature, e->gen.family ? e->gen.family : "", e->gen.max_nodes, e->gen.max_elements,
-            e->gen.max_rank, e->gen.allow_special, e->gen.annotate, e->gen.random_eps, e->seed,
-            e->case_index);
+            e->repro_dir ? DB_MAGIC_V2 : DB_MAGIC_V1, e->signature, e->gen.family ? e->gen.family : "",
+            e->gen.max_nodes, e->gen.max_elements, e->gen.max_rank, e->gen.allow_special, e->gen.annotate,
+            e->gen.random_eps, e->seed, e->case_index);
     if (e->inject && e->inject[0]) fprintf(f, "inject %s\n", e->inject);
+    if (e->repro_dir) {
+        /* only the folder's own name: the entry must not point outside its database */
+        const char *base = strrchr(e->repro_dir, '/');
+        fprintf(f, "repro %s\nrepro_digest %016" PRIx64 "\n", base ? base + 1 : e->repro_dir,
+                e->repro_digest);
+    }
     fputs("choices", f);
     for (size_t i = 0; i < e->n_choices; i++)
         fprintf(f, " %" PRIu32, e->choices[i]);
@@ -163,7 +199,8 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
     char *line = NULL;
     size_t cap = 0;
     unsigned line_no = 0;
-    bool have_choices = false;
+    int version = 1;
+    bool have_choices = false, have_digest = false;
     pc_status st = PC_OK;
     ssize_t got;
     while (st == PC_OK && (got = getline(&line, &cap, f)) >= 0) {
@@ -171,9 +208,15 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
         while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r'))
             line[--got] = '\0';
         if (line_no == 1) {
-            if (strcmp(line, DB_MAGIC) != 0)
+            if (!strcmp(line, DB_MAGIC_V2))
+                version = 2;
+            else if (!strncmp(line, DB_MAGIC_PREFIX, strlen(DB_MAGIC_PREFIX)) && strcmp(line, DB_MAGIC_V1))
+                st = pc_error_set(err, PC_ERR_UNSUPPORTED,
+                                  "%s:1: failure file format '%s' (this passcheck reads versions 1 and 2)",
+                                  path, line);
+            else if (strcmp(line, DB_MAGIC_V1) != 0)
                 st = pc_error_set(err, PC_ERR_VALUE, "%s:1: expected '%s' (not a passcheck failure file)",
-                                  path, DB_MAGIC);
+                                  path, DB_MAGIC_V1);
             continue;
         }
         if (!line[0] || line[0] == '#') continue;
@@ -215,6 +258,30 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
             free(e->inject);
             e->inject = strdup(value);
             if (!e->inject) st = pc_error_set(err, PC_ERR_NOMEM, "%s:%u: out of memory", path, line_no);
+        } else if (strcmp(key, "repro") == 0 && version >= 2) {
+            /* a plain NAME.repro next to the entry: replay must not read elsewhere */
+            size_t lv = strlen(value), ls = strlen(REPRO_SUFFIX);
+            if (lv <= ls || strcmp(value + lv - ls, REPRO_SUFFIX) || strchr(value, '/') || value[0] == '.') {
+                st = pc_error_set(err, PC_ERR_VALUE, "%s:%u: bad repro folder '%s' (expected NAME%s)", path,
+                                  line_no, value, REPRO_SUFFIX);
+                break;
+            }
+            const char *slash = strrchr(path, '/');
+            size_t dl = slash ? (size_t)(slash - path) : 1;
+            free(e->repro_dir);
+            e->repro_dir = malloc(dl + lv + 2);
+            if (!e->repro_dir) {
+                st = pc_error_set(err, PC_ERR_NOMEM, "%s:%u: out of memory", path, line_no);
+                break;
+            }
+            snprintf(e->repro_dir, dl + lv + 2, "%.*s/%s", (int)dl, slash ? path : ".", value);
+        } else if (strcmp(key, "repro_digest") == 0 && version >= 2) {
+            char *end;
+            errno = 0;
+            unsigned long long d = strtoull(value, &end, 16);
+            ok = value[0] && !errno && !*end && d != 0;
+            e->repro_digest = d;
+            have_digest = ok;
         } else if (strcmp(key, "choices") == 0) {
             free(e->choices);
             e->choices = NULL;
@@ -235,6 +302,14 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
     if (st == PC_OK && line_no == 0) st = pc_error_set(err, PC_ERR_VALUE, "%s: empty file", path);
     if (st == PC_OK && !e->gen.family) st = pc_error_set(err, PC_ERR_VALUE, "%s: no 'family' line", path);
     if (st == PC_OK && !have_choices) st = pc_error_set(err, PC_ERR_VALUE, "%s: no 'choices' line", path);
+    if (st == PC_OK && version == 2 && (!e->repro_dir || !have_digest))
+        st = pc_error_set(err, PC_ERR_VALUE, "%s: a version 2 entry needs 'repro' and 'repro_digest' lines",
+                          path);
+    if (st == PC_OK && e->repro_dir) {
+        struct stat sb;
+        if (stat(e->repro_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            st = pc_error_set(err, PC_ERR_IO, "%s: its repro folder %s is missing", path, e->repro_dir);
+    }
     free(line);
     fclose(f);
     if (st != PC_OK) {
@@ -265,13 +340,77 @@ pc_status pc_failure_db_save(const char *db_dir, pc_db_entry *e, pc_error *err)
     return st;
 }
 
+/* Removes a repro folder the database wrote: its files (it has no subfolders), then the folder. */
+static pc_status remove_repro_dir(const char *dir, pc_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT) return PC_OK;
+        return pc_error_set(err, PC_ERR_IO, "cannot remove %s: %s", dir, strerror(errno));
+    }
+    pc_status st = PC_OK;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && st == PC_OK) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        char *p = join3(dir, de->d_name, "");
+        if (!p)
+            st = pc_error_set(err, PC_ERR_NOMEM, "out of memory removing %s", dir);
+        else if (unlink(p) != 0 && errno != ENOENT)
+            st = pc_error_set(err, PC_ERR_IO, "cannot remove %s: %s", p, strerror(errno));
+        free(p);
+    }
+    closedir(d);
+    if (st == PC_OK && rmdir(dir) != 0 && errno != ENOENT)
+        st = pc_error_set(err, PC_ERR_IO, "cannot remove %s: %s", dir, strerror(errno));
+    return st;
+}
+
 pc_status pc_failure_db_remove(const char *db_dir, const char *name, pc_error *err)
 {
     char *path = join3(db_dir, name, ".case");
-    if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing a failure from %s", db_dir);
+    char *repro = join3(db_dir, name, REPRO_SUFFIX);
     pc_status st = PC_OK;
-    if (unlink(path) != 0 && errno != ENOENT)
-        st = pc_error_set(err, PC_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    if (!path || !repro) {
+        st = pc_error_set(err, PC_ERR_NOMEM, "out of memory removing a failure from %s", db_dir);
+    } else {
+        /* the entry first: a half-removed failure is an orphan folder, never an entry without its repro */
+        if (unlink(path) != 0 && errno != ENOENT)
+            st = pc_error_set(err, PC_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        if (st == PC_OK) st = remove_repro_dir(repro, err);
+    }
+    free(path);
+    free(repro);
+    return st;
+}
+
+pc_status pc_failure_db_save_repro(const char *db_dir, pc_db_entry *e, const pc_shrink_result *r,
+                                   const pc_repro_info *info, pc_error *err)
+{
+    if (!r || !r->kase.model)
+        return pc_error_set(err, PC_ERR_USAGE, "%s: the failure has no model to save", db_dir);
+    pc_status st = make_dirs(db_dir, err);
+    if (st != PC_OK) return st;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if ((st = pc_model_save_bytes(r->kase.model, &bytes, &size, err)) != PC_OK) return st;
+    e->repro_digest = pc_db_digest(bytes, size);
+    free(bytes);
+    if (!e->repro_digest) e->repro_digest = 1; /* 0 means "no repro" */
+    snprintf(e->name, sizeof e->name, "%016" PRIx64, pc_db_entry_hash(e));
+    char *dir = join3(db_dir, e->name, REPRO_SUFFIX);
+    char *path = join3(db_dir, e->name, ".case");
+    if (!dir || !path) {
+        free(dir);
+        free(path);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory saving a failure in %s", db_dir);
+    }
+    st = pc_repro_write_replay_files(dir, r, info, err);
+    if (st == PC_OK) {
+        pc_db_entry w = *e; /* written with its repro folder; the caller's repro_dir is left alone */
+        w.repro_dir = dir;
+        st = pc_db_entry_write_file(&w, path, err);
+    }
+    free(dir);
     free(path);
     return st;
 }

@@ -311,6 +311,14 @@ static void format_signature(const pc_failure *f, char *buf, size_t size)
 /* ---------------------------------------------------------------------------------------------------------------
  * case.txt
  */
+
+/* The EPs the failure was found with: a check configuration's override (suite --ep) wins over the case's own
+ * list, so replaying case.txt (which has no override) runs the same EPs. */
+static const char *effective_ep_list(const pc_shrink_result *r, const pc_repro_info *info)
+{
+    if (info->check && info->check->ep_override) return info->check->ep_override;
+    return r->kase.ep_list ? r->kase.ep_list : "cpu";
+}
 static void write_case_txt(sbuf *b, const pc_shrink_result *r, const pc_repro_info *info, bool has_ep_file)
 {
     const pc_failure *f = &r->check.failure;
@@ -346,7 +354,7 @@ static void write_case_txt(sbuf *b, const pc_shrink_result *r, const pc_repro_in
         sb_printf(b, "graph_edited=%d\n", r->graph_edited);
     }
     sb_printf(b, "ep_list=");
-    sb_escaped(b, r->kase.ep_list ? r->kase.ep_list : "cpu");
+    sb_escaped(b, effective_ep_list(r, info));
     sb_printf(b, "\n");
     if (has_ep_file) sb_printf(b, "ep_file=eps.txt\n");
     if (r->kase.layer_assignment) {
@@ -403,10 +411,8 @@ static void write_replay_shrink(sbuf *b, const char *dir, const pc_shrink_result
     }
     sb_printf(b, " --inputs ");
     sb_shell(b, dir);
-    if (r->kase.ep_list) {
-        sb_printf(b, " --ep ");
-        sb_shell(b, r->kase.ep_list);
-    }
+    sb_printf(b, " --ep ");
+    sb_shell(b, effective_ep_list(r, info));
     if (has_ep_file) {
         char *eps = path_join(dir, "eps.txt");
         sb_printf(b, " --ep-file ");
@@ -465,14 +471,14 @@ static void write_readme(sbuf *b, const char *dir, const pc_shrink_result *r, co
         sb_printf(b, "- choice sequence (%zu values)%s:\n\n  ```\n  %s\n  ```\n", r->n_choices,
                   r->graph_edited
                       ? "; the shrinker's graph phase edited the model afterwards, so these choices "
-                        "regenerate a larger case: replay repro.onnx"
+                        "regenerate a larger case (`passcheck suite --replay` checks repro.onnx itself)"
                       : "",
                   ch ? ch : "");
         free(ch);
     } else {
         sb_printf(b, "- an outside model (no generator, no seed)\n");
     }
-    sb_printf(b, "- EPs: `%s`%s\n", r->kase.ep_list ? r->kase.ep_list : "cpu",
+    sb_printf(b, "- EPs: `%s`%s\n", effective_ep_list(r, info),
               has_ep_file ? " (described in eps.txt)" : " (built-in EPs only)");
     if (r->kase.layer_assignment) sb_printf(b, "- layer assignment: `%s`\n", r->kase.layer_assignment);
     if (info->check) {
@@ -543,8 +549,9 @@ static pc_status write_graph_bytes(const char *dir, const char *name, const uint
     return st;
 }
 
+/* full: the whole repro folder; otherwise only what replay reads (repro.onnx, inputs, eps.txt, case.txt). */
 static pc_status write_contents(const char *tmp, const char *dir, const pc_shrink_result *r,
-                                const pc_repro_info *info, pc_error *err)
+                                const pc_repro_info *info, bool full, pc_error *err)
 {
     const pc_case *c = &r->kase;
     char *path = path_join(tmp, "repro.onnx");
@@ -571,10 +578,12 @@ static pc_status write_contents(const char *tmp, const char *dir, const pc_shrin
                             "the case has %" PRIu32 " inputs but repro.onnx feeds %" PRIu32, c->n_inputs, k);
 
     char svg_why[256] = "", why[256];
-    st = write_picture(tmp, "repro", c->model, why, sizeof why, err);
-    if (st != PC_OK) return st;
-    if (why[0]) snprintf(svg_why, sizeof svg_why, "%s", why);
-    bool has_before_after = r->check.before_bytes && r->check.after_bytes;
+    if (full) {
+        st = write_picture(tmp, "repro", c->model, why, sizeof why, err);
+        if (st != PC_OK) return st;
+        if (why[0]) snprintf(svg_why, sizeof svg_why, "%s", why);
+    }
+    bool has_before_after = full && r->check.before_bytes && r->check.after_bytes;
     if (has_before_after) {
         st = write_graph_bytes(tmp, "before", r->check.before_bytes, r->check.before_size, svg_why,
                                sizeof svg_why, err);
@@ -601,16 +610,17 @@ static pc_status write_contents(const char *tmp, const char *dir, const pc_shrin
     if (b.oom) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory writing case.txt");
     if (st == PC_OK) st = write_bytes(tmp, "case.txt", b.s, b.len, err);
     b.len = 0;
-    if (st == PC_OK) {
+    if (st == PC_OK && full) {
         write_readme(&b, dir, r, info, has_ep_file, has_before_after, svg_why);
         if (b.oom) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory writing README.md");
+        if (st == PC_OK) st = write_bytes(tmp, "README.md", b.s, b.len, err);
     }
-    if (st == PC_OK) st = write_bytes(tmp, "README.md", b.s, b.len, err);
     free(b.s);
     return st;
 }
 
-pc_status pc_repro_write(const char *dir, const pc_shrink_result *r, const pc_repro_info *info, pc_error *err)
+static pc_status repro_write(const char *dir, const pc_shrink_result *r, const pc_repro_info *info, bool full,
+                             pc_error *err)
 {
     pc_error_clear(err);
     if (!dir || !*dir) return pc_error_set(err, PC_ERR_USAGE, "no repro folder given");
@@ -637,7 +647,7 @@ pc_status pc_repro_write(const char *dir, const pc_shrink_result *r, const pc_re
         st = pc_error_set(err, PC_ERR_IO, "%s: cannot create folder: %s", tmp, strerror(errno));
         goto out;
     }
-    st = write_contents(tmp, dir, r, info, err);
+    st = write_contents(tmp, dir, r, info, full, err);
     if (st != PC_OK) {
         remove_tree(tmp, 0);
         goto out;
@@ -663,6 +673,17 @@ out:
     free(tmp);
     free(old);
     return st;
+}
+
+pc_status pc_repro_write(const char *dir, const pc_shrink_result *r, const pc_repro_info *info, pc_error *err)
+{
+    return repro_write(dir, r, info, true, err);
+}
+
+pc_status pc_repro_write_replay_files(const char *dir, const pc_shrink_result *r, const pc_repro_info *info,
+                                      pc_error *err)
+{
+    return repro_write(dir, r, info, false, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

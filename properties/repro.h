@@ -2,7 +2,7 @@
  * repro.h — reading a repro folder back (pc_repro_write in shrink.h writes it): case.txt is the one file
  * replay needs besides the model and its inputs.
  *
- * Worked example: replay a repro folder (what `passcheck suite --replay DIR` does).
+ * Worked example: replay a repro folder (what `passcheck suite --replay DIR` does, in a forked child).
  *
  *     pc_repro_case rc;
  *     if (pc_repro_case_load("passcheck-failures/x", &rc, &err) != PC_OK) ...  // names file:line
@@ -12,10 +12,12 @@
  *         pc_repro_case_load_case(&rc, &kase, &err) == PC_OK) {
  *         if (rc.inject) pc_fault_enable_list(rc.inject, &err);
  *         ... pc_case_check(&kase, &cc, &res, &err); pc_failure_same(&res.failure, &rc.failure) ...
- *         // or, for a generated case not edited by the graph phase: regenerate from rc.gen + rc.choices
  *         pc_case_free(&kase);
  *     }
  *     pc_repro_case_free(&rc);
+ *
+ * Replay always checks repro.onnx with its input files, never the case the choices regenerate: after the
+ * shrinker's graph phase (graph_edited=1) those differ, and the saved model is the repro a reader looks at.
  *
  * case.txt format (version 1): UTF-8 text, one `key=value` per line, `#` starts a comment line, blank lines
  * ignored. Values are escaped: backslash as `\\`, newline `\n`, carriage return `\r`, tab `\t`. Unknown keys
@@ -31,7 +33,7 @@
  *   choices                 the shrunk choice sequence, space-separated decimals (may be empty)
  *   graph_edited            1 when the shrinker's graph phase edited the model after the last
  *                           regeneration: the choices then regenerate a bigger case; replay repro.onnx
- *   ep_list                 EPs in priority order ("nhwc,cpu")
+ *   ep_list                 EPs in priority order ("nhwc,cpu"): the run's --ep override when it had one
  *   ep_file                 "eps.txt" when the case has an EP description file (absent otherwise)
  *   layer_assignment        the layer-assignment string (absent when none)
  *   properties              comma-separated enabled properties
@@ -90,6 +92,12 @@ pc_status pc_repro_case_check_config(const pc_repro_case *rc, pc_check_config *c
 /* Loads repro.onnx and its inputs into a case (EP text, EP list and layer assignment copied; free with
  * pc_case_free). */
 pc_status pc_repro_case_load_case(const pc_repro_case *rc, pc_case *out, pc_error *err);
+
+/* pc_repro_write (shrink.h) without the pictures, before/after graphs and README: repro.onnx, input_N.pb,
+ * eps.txt and case.txt, everything pc_repro_case_load and pc_repro_case_load_case read. The failure database
+ * keeps graph-shrunk failures this way (suite.h). Same temporary-folder-and-rename contract. */
+pc_status pc_repro_write_replay_files(const char *dir, const pc_shrink_result *r, const pc_repro_info *info,
+                                      pc_error *err);
 
 #ifdef __cplusplus
 }

@@ -64,6 +64,7 @@ void pc_suite_options_default(pc_suite_options *o)
 static void failure_free(pc_suite_failure *f)
 {
     free(f->choices);
+    free(f->replay_repro_dir);
     pc_check_result_free(&f->res);
     free(f->repro_dir);
     memset(f, 0, sizeof *f);
@@ -120,7 +121,7 @@ static uint32_t family_index(const char *name)
 typedef struct case_done {
     uint64_t index, case_seed, order;
     bool replayed;
-    const char *db_name;
+    const pc_db_entry *entry; /* replays: the entry replayed */
     const pc_gen_config *gen;
     pc_iso_outcome *out;
 } case_done;
@@ -206,7 +207,13 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
         rep->case_seed = d->case_seed;
         rep->replayed = d->replayed;
         rep->order = d->order;
-        if (d->db_name) snprintf(rep->db_name, sizeof rep->db_name, "%s", d->db_name);
+        if (d->entry) snprintf(rep->db_name, sizeof rep->db_name, "%s", d->entry->name);
+        if (d->entry && d->entry->repro_dir) {
+            rep->replay_repro_dir = strdup(d->entry->repro_dir);
+            if (!rep->replay_repro_dir)
+                return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording %s", sig);
+            rep->replay_repro_settings = d->entry->repro_settings;
+        }
         rep->gen = *d->gen;
         rep->failure = f;
         rep->have_choices = out->have_choices;
@@ -277,7 +284,71 @@ typedef struct work {
     uint64_t order;
     bool replayed;
     const pc_db_entry *entry;
+    /* a saved repro (entry->repro_dir), loaded in the parent: the child checks this case, not a regenerated
+     * one */
+    bool model;
+    pc_repro_case rc;
+    pc_case kase;
+    pc_check_config cc; /* the folder's case.txt settings, or the run's */
 } work;
+
+static void work_free(work *w)
+{
+    if (!w->model) return;
+    pc_case_free(&w->kase);
+    pc_repro_case_free(&w->rc);
+    w->model = false;
+}
+
+/* Loads a saved repro for replay: the case from repro.onnx and its input files, and the check configuration
+ * (the folder's own settings for a repro folder given to --replay, the run's for a database entry). */
+static pc_status work_load_repro(const pc_suite_options *o, const pc_db_entry *e, work *w, pc_error *err)
+{
+    pc_status st = pc_repro_case_load(e->repro_dir, &w->rc, err);
+    if (st != PC_OK) return st;
+    if (e->repro_settings)
+        st = pc_repro_case_check_config(&w->rc, &w->cc, err);
+    else
+        w->cc = o->check;
+    if (st == PC_OK) st = pc_repro_case_load_case(&w->rc, &w->kase, err);
+    if (st != PC_OK) {
+        pc_repro_case_free(&w->rc);
+        return st;
+    }
+    w->model = true;
+    return PC_OK;
+}
+
+static void send_pass(void *ctx, const char *pass)
+{
+    pc_iso_send_pass(*(const int *)ctx, pass);
+}
+
+/* The child of a saved-repro replay: the same stream as pc_iso_case_child (choices, passes, result), for the
+ * loaded case. The entry's choices are sent back only so the failure keeps them (they regenerate nothing
+ * here). */
+static void model_case_child(void *vctx, int fd)
+{
+    const work *w = vctx;
+    pc_error err;
+    pc_error_clear(&err);
+    pc_status st = PC_OK;
+    if (w->ctx.inject) st = pc_fault_enable_list(w->ctx.inject, &err);
+    pc_iso_send_choices(fd, w->ctx.replay, w->ctx.n_replay);
+    if (st != PC_OK) {
+        pc_iso_send_result(fd, st, false, err.message, NULL);
+        return;
+    }
+    pc_suite_check_fn check = w->ctx.check_fn ? w->ctx.check_fn : pc_case_check;
+    pc_check_config cc = w->cc;
+    cc.on_pass = send_pass;
+    cc.on_pass_ctx = &fd;
+    pc_check_result res;
+    memset(&res, 0, sizeof res);
+    st = check(&w->kase, &cc, &res, &err);
+    pc_iso_send_result(fd, st, false, st == PC_OK ? "" : err.message, &res);
+    pc_check_result_free(&res);
+}
 
 typedef struct run_state {
     const pc_suite_options *o;
@@ -294,6 +365,8 @@ typedef struct run_state {
     bool replaying;
     uint64_t done, total, failed;
     double t0;
+    pc_status status; /* next_work's own failure (out of memory loading a repro), reported by run_batch */
+    pc_error err;
 } run_state;
 
 static bool replay_wanted(const run_state *st, const pc_db_entry *e)
@@ -325,6 +398,20 @@ static bool next_work(run_state *st, work *w)
             if (!replay_wanted(st, e)) {
                 st->rep->replay_skipped++;
                 continue;
+            }
+            if (e->repro_dir) {
+                pc_error lerr;
+                pc_error_clear(&lerr);
+                pc_status ls = work_load_repro(o, e, w, &lerr);
+                if (ls == PC_ERR_NOMEM) {
+                    st->status = pc_error_set(&st->err, ls, "%s", lerr.message);
+                    return false;
+                }
+                if (ls != PC_OK) { /* an unreadable repro is reported like an unreadable entry */
+                    if (st->rep->db_bad_entries++ == 0)
+                        snprintf(st->rep->db_bad_first, sizeof st->rep->db_bad_first, "%s", lerr.message);
+                    continue;
+                }
             }
             w->gen = e->gen;
             w->order = st->next_entry - 1;
@@ -369,9 +456,7 @@ static void report_progress(run_state *st, const char *phase)
 
 static pc_status handle_done(run_state *st, work *w, pc_iso_outcome *out, pc_error *err)
 {
-    case_done d = {
-        w->ctx.index, w->ctx.case_seed, w->order, w->replayed, w->entry ? w->entry->name : NULL, &w->gen,
-        out};
+    case_done d = {w->ctx.index, w->ctx.case_seed, w->order, w->replayed, w->entry, &w->gen, out};
     pc_failure f;
     bool failed = case_failure(out, &f);
     pc_status s = record_case(st->o, st->rep, &d, err);
@@ -382,6 +467,16 @@ static pc_status handle_done(run_state *st, work *w, pc_iso_outcome *out, pc_err
         st->rep->replayed++;
         if (failed) {
             st->rep->replay_still_failing++;
+            char sig[160];
+            pc_failure_signature(&f, sig, sizeof sig);
+            bool same = strcmp(sig, w->entry->signature) == 0;
+            if (same)
+                st->rep->replay_same_signature++;
+            else
+                st->rep->replay_other_signature++;
+            if (!same && st->o->log)
+                fprintf(st->o->log, "passcheck suite: %s was recorded as %s but now fails as %s\n",
+                        w->entry->repro_dir ? w->entry->repro_dir : w->entry->name, w->entry->signature, sig);
         } else if (st->entries_from_db && st->o->db_dir) {
             pc_error rerr;
             if (pc_failure_db_remove(st->o->db_dir, w->entry->name, &rerr) == PC_OK) {
@@ -429,14 +524,21 @@ static pc_status run_batch(run_state *st, pc_error *err)
             works[j].ctx.generate = o->generate;
             works[j].ctx.check_fn = o->check_fn;
             pc_error serr;
-            if (pc_iso_start(&slots[j], pc_iso_case_child, &works[j].ctx, o->case_timeout, &serr) != PC_OK) {
-                /* out of processes: wait for a running child to finish and try again; with none, give up */
+            pc_status ss =
+                works[j].model
+                    ? pc_iso_start(&slots[j], model_case_child, &works[j], o->case_timeout, &serr)
+                    : pc_iso_start(&slots[j], pc_iso_case_child, &works[j].ctx, o->case_timeout, &serr);
+            if (ss != PC_OK) {
+                /* out of processes: wait for a running child to finish and try again (`pending` still owns
+                 * what it loaded); with none, give up */
                 if (!running) status = pc_error_set(err, serr.status, "%s", serr.message);
                 break;
             }
             have_pending = false;
             running++;
         }
+        if (status == PC_OK && st->status != PC_OK)
+            status = pc_error_set(err, st->status, "%s", st->err.message);
         if (!running || status != PC_OK) break;
         if (!pc_iso_pump(slots, jobs, 200)) continue;
         for (uint32_t j = 0; j < jobs; j++) {
@@ -446,8 +548,10 @@ static pc_status run_batch(run_state *st, pc_error *err)
             running--;
             if (status == PC_OK) status = handle_done(st, &works[j], &out, err);
             pc_iso_outcome_free(&out);
+            work_free(&works[j]);
         }
     }
+    if (have_pending) work_free(&pending);
     /* only after an error: children still running are stopped */
     for (uint32_t j = 0; j < jobs; j++)
         if (slots[j].pid) {
@@ -455,6 +559,7 @@ static pc_status run_batch(run_state *st, pc_error *err)
             pc_iso_outcome out;
             pc_iso_finish(&slots[j], &out);
             pc_iso_outcome_free(&out);
+            work_free(&works[j]);
         }
     free(slots);
     free(works);
@@ -500,8 +605,10 @@ static pc_status append_entries(pc_db_entry **all, size_t *n, pc_db_entry *more,
     return PC_OK;
 }
 
-/* A repro folder's case.txt (repro.h) as a replay entry. Outside models (no generator settings) cannot be
- * regenerated from choices: they are counted as unreadable with the reason. */
+/* A repro folder given to --replay: replay checks its repro.onnx with its input files and its case.txt
+ * settings and faults (what the folder's README promises), never the case its choices regenerate. Outside
+ * models (no generator settings) replay the same way. A folder that does not load is counted as unreadable
+ * with the reason. */
 static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
                                    pc_error *err)
 {
@@ -510,30 +617,37 @@ static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n
     pc_error_clear(&rerr);
     pc_status st = pc_repro_case_load(dir, &rc, &rerr);
     const pc_gen_family *fam = st == PC_OK && rc.has_gen ? pc_gen_family_find(rc.gen.family) : NULL;
-    if (st == PC_OK && !fam)
-        pc_error_set(&rerr, PC_ERR_UNSUPPORTED,
-                     "%s: not a generated case (replay its repro.onnx with passcheck "
-                     "shrink or optimize instead)",
-                     dir);
-    if (st != PC_OK || !fam) {
-        if (st == PC_OK) pc_repro_case_free(&rc);
+    if (st == PC_OK && rc.has_gen && !fam) {
+        st = pc_error_set(&rerr, PC_ERR_VALUE, "%s/case.txt: unknown family '%s'", dir, rc.gen.family);
+        pc_repro_case_free(&rc);
+    }
+    uint64_t digest = 0;
+    if (st == PC_OK && (st = pc_db_digest_file(rc.model_path, &digest, &rerr)) != PC_OK)
+        pc_repro_case_free(&rc);
+    if (st != PC_OK) {
         if (rerr.status == PC_ERR_NOMEM) return pc_error_set(err, PC_ERR_NOMEM, "%s", rerr.message);
         if (r->db_bad_entries++ == 0) snprintf(r->db_bad_first, sizeof r->db_bad_first, "%s", rerr.message);
         return PC_OK;
     }
     pc_db_entry *e = calloc(1, sizeof *e);
-    if (!e) {
+    if (e) e->repro_dir = strdup(dir);
+    if (!e || !e->repro_dir) {
+        free(e);
         pc_repro_case_free(&rc);
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
     }
     pc_failure_signature(&rc.failure, e->signature, sizeof e->signature);
     e->gen = rc.gen;
-    e->gen.family = fam->name;
+    e->gen.family = fam ? fam->name : NULL;
     e->seed = rc.seed;
     e->case_index = rc.case_index;
     e->choices = rc.choices; /* taken over */
     e->n_choices = rc.n_choices;
     e->inject = rc.inject;
+    e->repro_settings = true;
+    /* named as the database names the same failure, so --replay of an --out folder replays it once: by its
+     * choices when they regenerate repro.onnx, by choices and model when the graph phase edited it */
+    if (!fam || rc.graph_edited) e->repro_digest = digest ? digest : 1;
     rc.choices = NULL;
     rc.n_choices = 0;
     rc.inject = NULL;
@@ -561,20 +675,22 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return pc_error_set(err, PC_ERR_USAGE, "--replay: '%s' is not a folder", dir);
-    pc_status st = load_dir_entries(dir, all, n, r, err);
-    char *db = path_join(dir, ".db"), *own = path_join(dir, "case.txt");
-    if (!db || !own) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
-    if (st == PC_OK) st = load_dir_entries(db, all, n, r, err);
+    /* Repro folders first: a failure that is both a repro folder and a database entry (an --out folder holds
+     * both) is replayed once, from the folder, with the settings it was found with. */
+    pc_status st = PC_OK;
+    char *own = path_join(dir, "case.txt");
+    if (!own) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
     if (st == PC_OK && stat(own, &sb) == 0) st = load_repro_folder(dir, all, n, r, err);
-    free(db);
     free(own);
     DIR *d = st == PC_OK ? opendir(dir) : NULL;
     struct dirent *de;
-    /* repro folders under an --out folder, in name order for a stable replay order */
+    /* repro folders under an --out folder, in name order for a stable replay order (a database's own
+     * NAME.repro folders come with their entries) */
     char **subs = NULL;
     size_t n_subs = 0;
     while (d && st == PC_OK && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.') continue;
+        size_t dl = strlen(de->d_name);
+        if (de->d_name[0] == '.' || (dl > 6 && strcmp(de->d_name + dl - 6, ".repro") == 0)) continue;
         char *sub = path_join(dir, de->d_name);
         char *file = sub ? path_join(sub, "case.txt") : NULL;
         char **ns = realloc(subs, (n_subs + 1) * sizeof *subs);
@@ -604,6 +720,11 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
         free(subs[i]);
     }
     free(subs);
+    char *db = path_join(dir, ".db");
+    if (!db && st == PC_OK) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
+    if (st == PC_OK) st = load_dir_entries(dir, all, n, r, err);
+    if (st == PC_OK) st = load_dir_entries(db, all, n, r, err);
+    free(db);
     if (st == PC_OK && *n == 0 && r->db_bad_entries == 0)
         st = pc_error_set(err, PC_ERR_USAGE,
                           "--replay: no failures in '%s' (no *.case files, .db/ folder, case.txt or repro "
@@ -673,6 +794,37 @@ static pc_status unshrunk_result(const pc_suite_options *o, pc_suite_failure *f,
     return PC_OK;
 }
 
+/* The repro of a replayed saved repro: its folder's case, loaded again (what the child checked), with the
+ * child's check result. rc keeps the folder's settings for the new repro's case.txt. */
+static pc_status replayed_repro_result(pc_suite_failure *f, pc_repro_case *rc, pc_shrink_result *sr,
+                                       pc_error *err)
+{
+    memset(sr, 0, sizeof *sr);
+    pc_status st = pc_repro_case_load(f->replay_repro_dir, rc, err);
+    if (st != PC_OK) return st;
+    if ((st = pc_repro_case_load_case(rc, &sr->kase, err)) != PC_OK) {
+        pc_repro_case_free(rc);
+        return st;
+    }
+    size_t bytes;
+    if (f->n_choices) {
+        if (!pc_size_mul(f->n_choices, sizeof *sr->choices, &bytes) || !(sr->choices = malloc(bytes))) {
+            pc_case_free(&sr->kase);
+            pc_repro_case_free(rc);
+            return pc_error_set(err, PC_ERR_NOMEM, "out of memory copying choices");
+        }
+        memcpy(sr->choices, f->choices, bytes);
+    }
+    sr->n_choices = f->n_choices;
+    sr->graph_edited = rc->graph_edited;
+    sr->check = f->res; /* moved, as in unshrunk_result */
+    memset(&f->res, 0, sizeof f->res);
+    sr->check.failed = true;
+    sr->check.failure = f->failure;
+    sr->nodes_before = sr->nodes_after = node_count(&sr->kase);
+    return PC_OK;
+}
+
 static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_suite_signature *sg)
 {
     pc_suite_failure *f = &sg->rep;
@@ -715,9 +867,29 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
         if (have_sr) pc_shrink_result_free(&sr);
         return;
     }
+    /* the settings the repro records: the run's, or a replayed repro folder's own */
+    pc_repro_case rc;
+    memset(&rc, 0, sizeof rc);
+    pc_check_config rcc;
+    pc_repro_info info = {o->seed,     f->index, f->gen.family ? &f->gen : NULL, &o->check, o->inject,
+                          &f->failure, 0};
+    if (f->replayed) info.seed = f->case_seed; /* the entry's suite seed */
     if (!have_sr && !generator_error) {
         pc_error_clear(&err);
-        if (unshrunk_result(o, f, &sr, &err) == PC_OK) {
+        if (f->replay_repro_dir) {
+            /* a saved repro replays as itself: never regenerate its (larger) choice case */
+            if (replayed_repro_result(f, &rc, &sr, &err) == PC_OK) {
+                have_sr = true;
+                f->nodes_before = f->nodes_after = sr.nodes_after;
+                if (f->replay_repro_settings && pc_repro_case_check_config(&rc, &rcc, &err) == PC_OK) {
+                    info.gen = rc.has_gen ? &rc.gen : NULL;
+                    info.check = &rcc;
+                    info.inject = rc.inject;
+                }
+            } else if (!f->note[0]) {
+                snprintf(f->note, sizeof f->note, "cannot reload the replayed repro: %.400s", err.message);
+            }
+        } else if (unshrunk_result(o, f, &sr, &err) == PC_OK) {
             have_sr = true;
             f->nodes_before = f->nodes_after = sr.nodes_after;
         } else if (!f->note[0]) {
@@ -725,23 +897,27 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
                      err.message);
         }
     }
-    /* Repro folder named by signature and the case's content, so the same failure lands in the same folder.
-     */
+    info.original_nodes = f->nodes_before;
+    /* Repro folder named by signature and the case's content, so the same failure lands in the same folder (a
+     * replayed entry: by the entry's name, which covers a saved repro's model too). */
     pc_db_entry key;
     entry_of(o, f, sg->signature, f->choices, f->n_choices, &key);
     char name[200];
     sanitize_name(sg->signature, name, sizeof name - 10);
     size_t len = strlen(name);
-    snprintf(name + len, sizeof name - len, "-%08" PRIx32, (uint32_t)(pc_db_entry_hash(&key) >> 32));
+    if (f->replayed && strlen(f->db_name) >= 8)
+        snprintf(name + len, sizeof name - len, "-%.8s", f->db_name);
+    else
+        snprintf(name + len, sizeof name - len, "-%08" PRIx32, (uint32_t)(pc_db_entry_hash(&key) >> 32));
     /* What the database keeps: the shrunk choices (they regenerate a case failing the same way), else the
-     * original. Phase 2 edits of the graph are in the repro folder only. */
+     * original; when the graph phase edited the case, the minimal repro itself as well (replay checks that).
+     */
     const uint32_t *keep = have_sr && f->shrunk && sr.choices ? sr.choices : f->choices;
     size_t n_keep = have_sr && f->shrunk && sr.choices ? sr.n_choices : f->n_choices;
     pc_db_entry entry;
     entry_of(o, f, sg->signature, keep, n_keep, &entry);
     if (o->out_dir && have_sr) {
         char *dir = path_join(o->out_dir, name);
-        pc_repro_info info = {o->seed, f->index, &f->gen, &o->check, o->inject, &f->failure, f->nodes_before};
         pc_error_clear(&err);
         if (!dir) {
             snprintf(f->note, sizeof f->note, "out of memory naming the repro folder");
@@ -756,7 +932,10 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
     }
     if (o->db_dir && !o->replay_dir && !f->replayed) {
         pc_error_clear(&err);
-        if (pc_failure_db_save(o->db_dir, &entry, &err) == PC_OK) {
+        pc_status ds = have_sr && f->shrunk && sr.graph_edited
+                           ? pc_failure_db_save_repro(o->db_dir, &entry, &sr, &info, &err)
+                           : pc_failure_db_save(o->db_dir, &entry, &err);
+        if (ds == PC_OK) {
             snprintf(f->db_name, sizeof f->db_name, "%s", entry.name);
             r->db_saved++;
         } else if (log) {
@@ -765,6 +944,7 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
         }
     }
     if (have_sr) pc_shrink_result_free(&sr);
+    pc_repro_case_free(&rc);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -991,10 +1171,11 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
     fprintf(out, "},\n  \"reference_runs\": %" PRIu64 ",\n  \"passes_changed\": %" PRIu64 ",\n", r->ref_runs,
             r->passes_changed);
     fprintf(out,
-            "  \"replay\": {\"replayed\": %" PRIu64 ", \"still_failing\": %" PRIu64 ", \"removed\": %" PRIu64
+            "  \"replay\": {\"replayed\": %" PRIu64 ", \"still_failing\": %" PRIu64
+            ", \"same_signature\": %" PRIu64 ", \"other_signature\": %" PRIu64 ", \"removed\": %" PRIu64
             ", \"skipped\": %" PRIu64 ", \"unreadable\": %" PRIu64 "},\n  \"database_saved\": %" PRIu64 ",\n",
-            r->replayed, r->replay_still_failing, r->replay_removed, r->replay_skipped, r->db_bad_entries,
-            r->db_saved);
+            r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
+            r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_saved);
     fputs("  \"signatures\": [", out);
     for (size_t i = 0; i < r->n_signatures; i++) {
         const pc_suite_signature *sg = &r->signatures[i];
@@ -1193,11 +1374,13 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
         fputs("transpose optimum: no case was small enough for the exact oracle\n", out);
     if (r->replayed || r->replay_skipped || r->db_bad_entries)
         fprintf(out,
-                "replayed failures: %" PRIu64 " (%" PRIu64 " still failing, %" PRIu64
+                "replayed failures: %" PRIu64 " (%" PRIu64 " still failing: %" PRIu64
+                " with the recorded signature, %" PRIu64 " with another; %" PRIu64
                 " fixed and removed), %" PRIu64 " left for runs that check their family/property, %" PRIu64
                 " unreadable%s%s\n",
-                r->replayed, r->replay_still_failing, r->replay_removed, r->replay_skipped, r->db_bad_entries,
-                r->db_bad_entries ? ": " : "", r->db_bad_entries ? r->db_bad_first : "");
+                r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
+                r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_bad_entries ? ": " : "",
+                r->db_bad_entries ? r->db_bad_first : "");
     fprintf(out, "%" PRIu64 " cases, %" PRIu64 " failed%s", r->cases, r->failed_cases,
             r->stopped_by_time ? " (stopped by --time)" : "");
     if (!r->n_signatures) {
@@ -1210,7 +1393,7 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
         const pc_suite_failure *f = &sg->rep;
         fprintf(out, "  %s: %" PRIu64 " case%s, first %s %" PRIu64 " (%s)", sg->signature, sg->cases,
                 sg->cases == 1 ? "" : "s", f->replayed ? "replayed entry of case" : "case", f->index,
-                f->gen.family ? f->gen.family : "?");
+                f->gen.family ? f->gen.family : "outside model");
         if (f->shrunk)
             fprintf(out, ", shrunk %" PRIu32 " -> %" PRIu32 " nodes", f->nodes_before, f->nodes_after);
         fputc('\n', out);

@@ -68,34 +68,58 @@ bool pc_suite_in_shard(uint64_t index, uint32_t shard_index, uint32_t shard_coun
  *     inject concat-wrong-axis          (absent without faults)
  *     choices 3 0 1 7 ...
  *
- * Written to a temporary file and renamed, so readers never see half an entry. (`--replay` also reads repro
- * folders, through their case.txt: repro.h.)
+ * Version 2 (first line `passcheck-failure 2`) is a failure the shrinker's graph phase edited: its choices
+ * only regenerate a larger case, so the entry keeps the minimal repro itself and replay checks that. Two more
+ * lines:
+ *
+ *     repro 1a2b3c4d5e6f7a8b.repro      a folder next to the entry: repro.onnx, input_N.pb, eps.txt, case.txt
+ *     repro_digest 9f8e7d6c5b4a3921     FNV-1a of its repro.onnx (part of the entry's name)
+ *
+ * Version 1 files are read as before; any other version is refused naming the file and the versions read.
+ * Written to a temporary file and renamed, so readers never see half an entry; a repro folder is complete
+ * before its entry file appears. (`--replay` also reads repro folders, through their case.txt: repro.h.)
  */
 typedef struct pc_db_entry {
     char name[17];       /* the hash, 16 hex digits (set by pc_failure_db_save and the readers) */
     char signature[160]; /* as pc_failure_signature writes it */
-    pc_gen_config gen;   /* gen.family points at the pc_gen_family table (static) */
+    pc_gen_config gen;   /* gen.family points at the pc_gen_family table (static); NULL: an outside model */
     uint64_t seed, case_index;
     char *inject;      /* malloc'ed; NULL: no faults */
     uint32_t *choices; /* malloc'ed */
     size_t n_choices;
+    /* Replay checks the repro in this folder (repro.onnx, its input files, eps.txt, case.txt: repro.h)
+     * instead of regenerating the choices: a version-2 database entry's `<name>.repro`, or a repro folder
+     * given to --replay. NULL: regenerate. */
+    char *repro_dir;       /* malloc'ed */
+    uint64_t repro_digest; /* pc_db_digest of its repro.onnx; 0 with no repro_dir */
+    bool repro_settings;   /* check with the folder's case.txt settings and faults (a repro folder given to
+                              --replay), not with the run's (database entries) */
 } pc_db_entry;
 
 void pc_db_entry_free(pc_db_entry *e);
-/* The content hash of an entry (generator config and choices; not the signature, seed or index). */
+/* The content hash of an entry (generator config, choices and repro_digest; not the signature, seed or
+ * index). */
 uint64_t pc_db_entry_hash(const pc_db_entry *e);
+/* FNV-1a of bytes, and of a whole file (the repro digest). */
+uint64_t pc_db_digest(const void *bytes, size_t n);
+pc_status pc_db_digest_file(const char *path, uint64_t *digest, pc_error *err);
 /* Writes `e` as one file (temporary + rename). */
 pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_error *err);
 /* Reads one entry file; a malformed file is PC_ERR_VALUE naming the file and line. */
 pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err);
 /* Saves into the database folder (created, with its parents, when missing); sets e->name. */
 pc_status pc_failure_db_save(const char *db_dir, pc_db_entry *e, pc_error *err);
+/* Saves a graph-shrunk failure as a version-2 entry: r's case goes to `<name>.repro`
+ * (pc_repro_write_replay_files with `info`), then the entry file points at it. Sets e->name, e->repro_digest;
+ * e->repro_dir stays as given. */
+pc_status pc_failure_db_save_repro(const char *db_dir, pc_db_entry *e, const pc_shrink_result *r,
+                                   const pc_repro_info *info, pc_error *err);
 /* Every *.case file of `dir`, sorted by name. A missing folder is an empty database. Files that do not parse
  * are skipped and counted in *n_bad (the first one's reason in `bad`, when non-NULL), so one damaged file
  * does not stop the suite. */
 pc_status pc_failure_db_load(const char *dir, pc_db_entry **entries, size_t *n, size_t *n_bad, pc_error *bad,
                              pc_error *err);
-/* Removes the entry named `name` (its hash); a missing file is fine. */
+/* Removes the entry named `name` (its hash) and its repro folder; missing files are fine. */
 pc_status pc_failure_db_remove(const char *db_dir, const char *name, pc_error *err);
 void pc_db_entries_free(pc_db_entry *entries, size_t n);
 
@@ -158,8 +182,10 @@ typedef struct pc_suite_failure {
     bool have_choices; /* false when the case died before its choices came back (a generator crash) */
     uint32_t *choices;
     size_t n_choices;
-    pc_check_result res; /* as the child reported it (before/after bytes of the failing pass) */
-    char *repro_dir;     /* malloc'ed; NULL when none was written */
+    pc_check_result res;        /* as the child reported it (before/after bytes of the failing pass) */
+    char *replay_repro_dir;     /* replays of a saved repro (pc_db_entry.repro_dir): its folder, malloc'ed */
+    bool replay_repro_settings; /* ... checked with the folder's case.txt settings */
+    char *repro_dir;            /* malloc'ed; NULL when none was written */
     bool shrunk;
     uint32_t nodes_before, nodes_after, shrink_checks;
     double shrink_seconds;
@@ -192,6 +218,8 @@ typedef struct pc_suite_report {
     uint64_t *family_cases, *family_failed;
     uint64_t transpose_oracle_cases, transpose_at_optimum, ref_runs, passes_changed;
     uint64_t replayed, replay_still_failing, replay_removed, replay_skipped, db_bad_entries, db_saved;
+    /* of the replays still failing: with the signature they were recorded with, and with another one */
+    uint64_t replay_same_signature, replay_other_signature;
     char db_bad_first[1024]; /* the first unreadable database entry's reason */
     size_t n_failed;
     pc_suite_failed_case *failed; /* replays first, then by case index */

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pass_test_util.h"
+#include "repro.h"
 #include "suite.h"
 #include "test_util.h"
 
@@ -442,6 +444,282 @@ out:
     rm_tree(root);
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * Replaying saved repros: a model the choices do not regenerate.
+ *
+ * The oracle is structural and independent of the runner: the check fails ("numerics@relu-neg") exactly when
+ * the case's model holds a Relu whose output feeds a Neg and its first input element is the saved 0.625. The
+ * saved repro.onnx is such a model; the repro's choices are empty, which the generator turns into a one-node
+ * graph (checked below), so a replay that regenerates from the choices passes and a replay of repro.onnx
+ * fails. With `want_settings` the check also requires the settings recorded in case.txt (level 1,
+ * numerics+validity only, the first planted fault on): any difference is another kind, so another signature.
+ */
+static bool relu_neg_fixed, want_settings;
+
+static bool has_relu_neg(const pc_model *m)
+{
+    if (!m || !m->graph) return false;
+    for (const pc_node *n = m->graph->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Relu") != 0 || !n->outputs[0]) continue;
+        for (uint32_t u = 0; u < n->outputs[0]->n_consumers; u++)
+            if (strcmp(n->outputs[0]->consumers[u].node->op_type, "Neg") == 0) return true;
+    }
+    return false;
+}
+
+static pc_status relu_neg_check(const pc_case *c, const pc_check_config *cfg, pc_check_result *res,
+                                pc_error *err)
+{
+    (void)err;
+    memset(res, 0, sizeof res[0]);
+    bool fails = !relu_neg_fixed && has_relu_neg(c->model) && c->n_inputs == 1 && c->inputs[0] &&
+                 c->inputs[0]->dtype == PC_DTYPE_FLOAT && ((const float *)c->inputs[0]->data)[0] == 0.625f;
+    if (!fails) {
+        res->counts[0][PC_PROP_PASS] = 1;
+        return PC_OK;
+    }
+    const char *kind = "";
+    if (want_settings) {
+        size_t n_on = 0;
+        bool validity = false;
+        for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++) {
+            n_on += cfg->enabled[i];
+            validity |= cfg->enabled[i] && strcmp(pc_property_at(i)->name, "validity") == 0;
+        }
+        bool props = n_on == 2 && cfg->enabled[0] && validity;
+        if (cfg->level != 1 || !props || !pc_fault_active((pc_fault)0)) kind = "settings-differ";
+    }
+    res->counts[0][PC_PROP_FAIL] = 1;
+    res->failed = true;
+    snprintf(res->failure.property, sizeof res->failure.property, "%s", pc_property_at(0)->name);
+    snprintf(res->failure.pass, sizeof res->failure.pass, "relu-neg");
+    snprintf(res->failure.kind, sizeof res->failure.kind, "%s", kind);
+    res->failure.outcome = PC_PROP_FAIL;
+    snprintf(res->failure.message, sizeof res->failure.message, "Relu feeds Neg");
+    return PC_OK;
+}
+
+/* x[1,3] -> Relu -> Neg -> y, x[0] = 0.625: the "graph-shrunk" repro. */
+static void relu_neg_result(pc_shrink_result *r)
+{
+    memset(r, 0, sizeof *r);
+    pc_error err;
+    r->kase.model = pt_model(17);
+    pt_input(r->kase.model, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){1, 3});
+    pt_node(r->kase.model, "Relu", "", "x", "r", NULL);
+    pt_node(r->kase.model, "Neg", "", "r", "y", NULL);
+    pt_output(r->kase.model, "y");
+    r->kase.inputs = calloc(1, sizeof *r->kase.inputs);
+    r->kase.inputs[0] = pc_data_new_tensor(PC_DTYPE_FLOAT, 2, (int64_t[]){1, 3}, &err);
+    if (!r->kase.inputs || !r->kase.inputs[0]) pt_die("input", &err);
+    r->kase.n_inputs = 1;
+    float *x = r->kase.inputs[0]->data;
+    x[0] = 0.625f, x[1] = -1.0f, x[2] = 2.0f;
+    r->kase.ep_list = strdup("cpu");
+    r->kase.family = "float";
+    r->graph_edited = true; /* the choices (none) regenerate something else */
+    r->check.failed = true;
+    snprintf(r->check.failure.property, sizeof r->check.failure.property, "%s", pc_property_at(0)->name);
+    snprintf(r->check.failure.pass, sizeof r->check.failure.pass, "relu-neg");
+    r->check.failure.outcome = PC_PROP_FAIL;
+    snprintf(r->check.failure.message, sizeof r->check.failure.message, "Relu feeds Neg");
+}
+
+static void relu_neg_free(pc_shrink_result *r)
+{
+    pc_case_free(&r->kase);
+    free(r->choices);
+    pc_check_result_free(&r->check);
+}
+
+static bool dir_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static void test_replay_saved_repro(void)
+{
+    char root[] = "/tmp/pc_test_replay_XXXXXX";
+    if (!mkdtemp(root)) {
+        CHECK_MSG(false, "mkdtemp failed");
+        return;
+    }
+    pc_error err;
+    /* the precondition that makes this test able to fail: the empty choices regenerate no Relu -> Neg */
+    pc_gen_config gen;
+    pc_gen_config_default(&gen);
+    gen.family = "float";
+    pc_choices ch;
+    pc_choices_init_replay(&ch, NULL, 0);
+    pc_case regen;
+    CHECK_OK(pc_case_generate(&gen, &ch, &regen, &err), &err);
+    CHECK_MSG(!has_relu_neg(regen.model), "the all-zero float case should not hold Relu -> Neg");
+    pc_case_free(&regen);
+    pc_choices_free(&ch);
+
+    /* a repro folder with case.txt settings: level 1, numerics+validity, the first fault */
+    pc_shrink_result sr;
+    relu_neg_result(&sr);
+    pc_check_config rec;
+    pc_check_config_default(&rec);
+    char props[96];
+    snprintf(props, sizeof props, "%s,validity", pc_property_at(0)->name);
+    CHECK_OK(pc_check_config_select(&rec, props, &err), &err);
+    rec.level = 1;
+    pc_repro_info info = {.seed = 3,
+                          .case_index = 17,
+                          .gen = &gen,
+                          .check = &rec,
+                          .inject = pc_fault_name((pc_fault)0),
+                          .original = &sr.check.failure};
+    char folder[256], out[256];
+    snprintf(folder, sizeof folder, "%s/repro-a", root);
+    snprintf(out, sizeof out, "%s/out", root);
+    CHECK_OK(pc_repro_write(folder, &sr, &info, &err), &err);
+
+    pc_suite_options o;
+    pc_suite_options_default(&o);
+    o.jobs = 2;
+    o.shrink = false;
+    o.case_timeout = 30;
+    o.check_fn = relu_neg_check;
+    o.replay_dir = folder;
+    o.out_dir = out;
+    want_settings = true;
+    pc_suite_report r;
+    if (run(&o, &r)) {
+        CHECK_MSG(r.replayed == 1 && r.replay_still_failing == 1, "replayed %llu, still failing %llu",
+                  (unsigned long long)r.replayed, (unsigned long long)r.replay_still_failing);
+        CHECK(r.replay_same_signature == 1 && r.replay_other_signature == 0 && r.db_bad_entries == 0);
+        CHECK(r.n_signatures == 1 && strcmp(r.signatures[0].signature, "numerics@relu-neg") == 0);
+        /* the repro written for the replay is the saved model, with the recorded settings */
+        const char *rd = r.n_signatures ? r.signatures[0].rep.repro_dir : NULL;
+        pc_repro_case rc;
+        if (rd && pc_repro_case_load(rd, &rc, &err) == PC_OK) {
+            pc_case back;
+            CHECK_OK(pc_repro_case_load_case(&rc, &back, &err), &err);
+            CHECK(has_relu_neg(back.model));
+            CHECK(rc.level == 1 && rc.inject && strcmp(rc.inject, pc_fault_name((pc_fault)0)) == 0);
+            pc_case_free(&back);
+            pc_repro_case_free(&rc);
+        } else {
+            CHECK_MSG(false, "no readable repro written for the replay: %s", rd ? err.message : "(none)");
+        }
+        pc_suite_report_free(&r);
+    }
+
+    /* an outside model (no generator settings) replays too; the run's own --property/level do not apply */
+    info.gen = NULL;
+    snprintf(folder, sizeof folder, "%s/repro-outside", root);
+    CHECK_OK(pc_repro_write(folder, &sr, &info, &err), &err);
+    o.replay_dir = folder;
+    o.check.level = 3;
+    if (run(&o, &r)) {
+        CHECK(r.replayed == 1 && r.replay_same_signature == 1 && r.db_bad_entries == 0);
+        pc_suite_report_free(&r);
+    }
+    /* a different signature is reported as such: recorded with every property, level 3 and no faults, the
+     * settings check says "settings-differ" */
+    info.check = NULL;
+    info.inject = NULL;
+    snprintf(folder, sizeof folder, "%s/repro-other", root);
+    CHECK_OK(pc_repro_write(folder, &sr, &info, &err), &err);
+    o.replay_dir = folder;
+    if (run(&o, &r)) {
+        CHECK(r.replayed == 1 && r.replay_still_failing == 1 && r.replay_other_signature == 1 &&
+              r.replay_same_signature == 0);
+        pc_suite_report_free(&r);
+    }
+    want_settings = false;
+
+    /* the database keeps a graph-shrunk failure as a version-2 entry with its repro folder */
+    char db[300];
+    snprintf(db, sizeof db, "%s/db", root);
+    pc_db_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.signature, sizeof e.signature, "numerics@relu-neg");
+    e.gen = gen;
+    e.seed = 3;
+    e.case_index = 17;
+    info.gen = &gen;
+    CHECK_OK(pc_failure_db_save_repro(db, &e, &sr, &info, &err), &err);
+    CHECK(e.repro_digest != 0 && strlen(e.name) == 16);
+    pc_db_entry *all = NULL;
+    size_t n = 0, n_bad = 0;
+    pc_error bad;
+    CHECK_OK(pc_failure_db_load(db, &all, &n, &n_bad, &bad, &err), &err);
+    CHECK(n == 1 && n_bad == 0);
+    char repro_dir[400];
+    snprintf(repro_dir, sizeof repro_dir, "%s/%s.repro", db, e.name);
+    if (n == 1) {
+        CHECK(all[0].repro_dir && strcmp(all[0].repro_dir, repro_dir) == 0 && !all[0].repro_settings);
+        CHECK(all[0].repro_digest == e.repro_digest && strcmp(all[0].name, e.name) == 0);
+        char name[17];
+        snprintf(name, sizeof name, "%016llx", (unsigned long long)pc_db_entry_hash(&all[0]));
+        CHECK(strcmp(name, e.name) == 0);
+    }
+    pc_db_entries_free(all, n);
+    /* the next run replays the saved model (the choices alone would pass) ... */
+    pc_suite_options_default(&o);
+    o.n_cases = 0;
+    o.shrink = false;
+    o.check_fn = relu_neg_check;
+    o.db_dir = db;
+    if (run(&o, &r)) {
+        CHECK(r.replayed == 1 && r.replay_still_failing == 1 && r.replay_same_signature == 1 &&
+              r.replay_removed == 0);
+        pc_suite_report_free(&r);
+    }
+    CHECK(count_case_files(db) == 1 && dir_exists(repro_dir));
+    /* ... until it passes: then the entry and its folder go */
+    relu_neg_fixed = true;
+    if (run(&o, &r)) {
+        CHECK(r.replayed == 1 && r.replay_removed == 1 && r.n_failed == 0);
+        pc_suite_report_free(&r);
+    }
+    relu_neg_fixed = false;
+    CHECK(count_case_files(db) == 0 && !dir_exists(repro_dir));
+
+    /* format versions: another version is refused by name; a version-2 entry without its folder is unreadable
+     */
+    char file[400];
+    snprintf(file, sizeof file, "%s/00000000000000aa.case", db);
+    FILE *f = fopen(file, "w");
+    if (f) {
+        fputs("passcheck-failure 3\nfamily float\nchoices 1\n", f);
+        fclose(f);
+    }
+    pc_db_entry back;
+    CHECK_STATUS(pc_db_entry_read_file(file, &back, &err), PC_ERR_UNSUPPORTED, &err);
+    CHECK(strstr(err.message, "reads versions 1 and 2") && strstr(err.message, "00000000000000aa.case:1"));
+    f = fopen(file, "w");
+    if (f) {
+        fputs("passcheck-failure 2\nfamily float\nchoices 1\nrepro 00000000000000aa.repro\nrepro_digest 5\n",
+              f);
+        fclose(f);
+    }
+    CHECK_STATUS(pc_db_entry_read_file(file, &back, &err), PC_ERR_IO, &err);
+    CHECK(strstr(err.message, "00000000000000aa.repro is missing"));
+    f = fopen(file, "w");
+    if (f) {
+        fputs("passcheck-failure 2\nfamily float\nchoices 1\nrepro ../elsewhere.repro\nrepro_digest 5\n", f);
+        fclose(f);
+    }
+    CHECK_STATUS(pc_db_entry_read_file(file, &back, &err), PC_ERR_VALUE, &err);
+    CHECK(strstr(err.message, "bad repro folder"));
+    f = fopen(file, "w");
+    if (f) { /* a version-1 file does not know the repro keys */
+        fputs("passcheck-failure 1\nfamily float\nchoices 1\nrepro 00000000000000aa.repro\n", f);
+        fclose(f);
+    }
+    CHECK_STATUS(pc_db_entry_read_file(file, &back, &err), PC_ERR_VALUE, &err);
+    CHECK(strstr(err.message, "unknown key 'repro'"));
+    unlink(file);
+    relu_neg_free(&sr);
+    rm_tree(root);
+}
+
 /* pc_case_check_isolated gives what pc_case_check gives in-process, on real generated cases. */
 static void test_isolated_matches_in_process(void)
 {
@@ -500,6 +778,7 @@ int main(void)
     test_synthetic_run_and_jobs();
     test_crash_and_hang();
     test_failure_db();
+    test_replay_saved_repro();
     test_isolated_matches_in_process();
     return pc_test_finish("test_suite");
 }
