@@ -30,7 +30,7 @@ pc_status pc_pass_eliminate_cast(pc_graph *graph, const pc_pass_options *opts, b
             continue;
         const char *label = pm_label(n), *op = n->op_type;
         bool done = false;
-        st = pm_bypass(graph, n, &done, err);
+        st = pm_bypass(graph, opts, n, &done, err);
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed %s '%s' to %s (input already %s)", op, label, pc_dtype_name(to),
                             pc_dtype_name(from));

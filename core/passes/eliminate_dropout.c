@@ -27,7 +27,7 @@ pc_status pc_pass_eliminate_dropout(pc_graph *graph, const pc_pass_options *opts
         if (n->n_outputs > 1 && pc_value_is_used(n->outputs[1])) continue; /* the mask is read */
         const char *label = pm_label(n);
         bool done = false;
-        st = pm_bypass(graph, n, &done, err);
+        st = pm_bypass(graph, opts, n, &done, err);
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed inference Dropout '%s'", label);
             *changed = true;

@@ -15,7 +15,7 @@ pc_status pc_pass_eliminate_identity(pc_graph *graph, const pc_pass_options *opt
             continue;
         const char *label = pm_label(n);
         bool done = false;
-        st = pm_bypass(graph, n, &done, err);
+        st = pm_bypass(graph, opts, n, &done, err);
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed Identity '%s'", label);
             *changed = true;

@@ -52,6 +52,21 @@ pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index,
 /* Removes node if none of its outputs is used, then producers of its inputs that became unused (recursively),
  * then initializers that became unused. */
 pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err);
+/* One rewrite touches the nodes of one EP only: a per-EP run may not change another EP's node, and a rewrite the
+ * per-EP runs cannot make must not happen when an optimized (assigned) graph is optimized again either, or the
+ * pipeline has no fixed point. pc_pass_may_remove says whether this run may remove `root` together with every
+ * producer that would die with it (pc_pass_remove_dead's closure): each must be modifiable for opts and on root's
+ * EP. `keep` is a value the rewrite keeps reading (its producer stays). *ok false: refuse the rewrite. */
+pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, const pc_value *keep, bool *ok,
+                             pc_error *err);
+/* pc_pass_bypass_node for a pass run: refused (*done false, nothing changed) when pc_pass_may_remove refuses, or
+ * when the graph-output takeover would rewrite a producer this run may not modify or one on another EP. */
+pc_status pc_pass_bypass_node_for(pc_graph *graph, const pc_pass_options *opts, pc_node *node, uint32_t in_index,
+                                  uint32_t out_index, bool *done, pc_error *err);
+/* Whether the EP this run is for (opts->ep) runs `node`, a node the pass just made: a fusion must not leave a node
+ * its EP refuses (partitioning would have put it elsewhere). True without an EP (before partitioning) and for a
+ * node on no EP. */
+bool pc_pass_ep_accepts(const pc_pass_options *opts, const pc_node *node);
 /* Removes every initializer with no use (and not a graph input/output). */
 pc_status pc_graph_prune_initializers(pc_graph *graph, bool *changed, pc_error *err);
 /* Rank of a tensor value, -1 when unknown. */

@@ -171,6 +171,39 @@ static inline pc_status pm_replace_output(pc_graph *g, const pc_pass_options *op
     return PC_OK;
 }
 
+/* pm_replace_output for the eliminations and prunes: refused (*done false, nothing changed) when this run may
+ * not remove node with what dies with it (pc_pass_may_remove), or when the Identity a graph output needs
+ * would run on an EP that refuses it. The Identity's own bypass keeps to the same rules
+ * (pc_pass_bypass_node_for). */
+static inline pc_status pm_replace_output_for(pc_graph *g, const pc_pass_options *opts, pc_node *node,
+                                              uint32_t out_index, pc_value *x, bool *added, bool *done,
+                                              pc_error *err)
+{
+    *done = false;
+    bool ok = false;
+    pc_status st = pc_pass_may_remove(opts, node, x, &ok, err);
+    if (st != PC_OK || !ok) return st;
+    pc_value *out = node->outputs[out_index];
+    if (!out->is_graph_output && !out->n_subgraph_refs) {
+        st = pc_value_replace_uses(out, x);
+        if (st != PC_OK) return pc_error_set(err, st, "rewiring the uses of '%s'", out->name);
+        *done = true;
+        return pc_pass_remove_dead(g, node, err);
+    }
+    pc_node *id = pc_pass_add_node(g, opts, "Identity", "", 1, &x, 1, node, err);
+    if (!id) return err->status;
+    if (!pc_pass_ep_accepts(opts, id)) return pc_pass_remove_dead(g, id, err);
+    if (pc_graph_move_output(node, out_index, id, 0) != PC_OK)
+        return pc_error_set(err, PC_ERR_INTERNAL, "moving output '%s' of node '%s'", out->name,
+                            pm_label(node));
+    *done = true;
+    if ((st = pc_pass_remove_dead(g, node, err)) != PC_OK) return st;
+    bool bypassed = false;
+    if ((st = pc_pass_bypass_node_for(g, opts, id, 0, 0, &bypassed, err)) != PC_OK) return st;
+    if (!bypassed) *added = true;
+    return PC_OK;
+}
+
 /* Removes v's initializer when nothing uses it any more (a pass orphaned it). */
 static inline pc_status pm_drop_unused_const(pc_graph *g, pc_value *v, pc_error *err)
 {
@@ -178,18 +211,18 @@ static inline pc_status pm_drop_unused_const(pc_graph *g, pc_value *v, pc_error 
     return pc_graph_remove_initializer(g, v, err);
 }
 
-#endif
-
-/* pc_pass_bypass_node(node, 0, 0), then the initializers only node read are removed too (when the graph output
- * path detaches the inputs, pc_pass_remove_dead cannot see them). */
-static inline pc_status pm_bypass(pc_graph *g, pc_node *node, bool *done, pc_error *err)
+/* pc_pass_bypass_node_for(node, 0, 0), then the initializers only node read are removed too (when the graph
+ * output path detaches the inputs, pc_pass_remove_dead cannot see them). */
+static inline pc_status pm_bypass(pc_graph *g, const pc_pass_options *opts, pc_node *node, bool *done,
+                                  pc_error *err)
 {
     uint32_t n = node->n_inputs;
     pc_value **ins = n ? malloc(n * sizeof *ins) : NULL;
     if (n && !ins) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing node '%s'", pm_label(node));
     if (n) memcpy(ins, node->inputs, n * sizeof *ins);
-    pc_status st = pc_pass_bypass_node(g, node, 0, 0, done, err);
-    for (uint32_t i = 1; st == PC_OK && *done && i < n; i++) st = pm_drop_unused_const(g, ins[i], err);
+    pc_status st = pc_pass_bypass_node_for(g, opts, node, 0, 0, done, err);
+    for (uint32_t i = 1; st == PC_OK && *done && i < n; i++)
+        st = pm_drop_unused_const(g, ins[i], err);
     free(ins);
     return st;
 }
@@ -254,11 +287,13 @@ static inline pc_tensor *pm_new_param(pc_graph *g, const pm_conv *c, const pc_te
 
 /* Replaces c->node and `last` (the node whose output survives) with Conv(X, w, b) made from c->node
  * (annotation, EP, attributes). The new weights are new initializers; the old ones go when nothing else reads
- * them. */
+ * them. Refused (*done false, the new node and weights dropped again) when the EP this run is for would not
+ * run the new Conv. */
 static inline pc_status pm_emit_conv(pc_graph *g, const pc_pass_options *opts, const pm_conv *c,
-                                     pc_node *last, pc_tensor *w, pc_tensor *b, const char *what,
+                                     pc_node *last, pc_tensor *w, pc_tensor *b, const char *what, bool *done,
                                      pc_error *err)
 {
+    *done = false;
     pc_value *wv = pc_pass_add_initializer(g, c->node->inputs[1]->name, w, err);
     if (!wv) return err->status;
     pc_value *bv = pc_pass_add_initializer(g, c->node->inputs[2] ? c->node->inputs[2]->name : "bias", b, err);
@@ -268,9 +303,13 @@ static inline pc_status pm_emit_conv(pc_graph *g, const pc_pass_options *opts, c
     if (!conv) return err->status;
     pc_status st = pm_copy_attrs(conv, c->node, err);
     if (st != PC_OK) return st;
+    if (!pc_pass_ep_accepts(opts, conv)) return pc_pass_remove_dead(g, conv, err);
     if (pc_graph_move_output(last, 0, conv, 0) != PC_OK)
         return pc_error_set(err, PC_ERR_INTERNAL, "moving output 0 of node '%s'", pm_label(last));
     pc_pass_explain(opts, "fused Conv '%s' + %s '%s' -> Conv '%s'", pm_label(c->node), what, pm_label(last),
                     conv->name);
+    *done = true;
     return pc_pass_remove_dead(g, last, err);
 }
+
+#endif

@@ -313,3 +313,92 @@ void pc_pass_unimport_domain(pc_model *model, const char *domain, bool added)
             return;
         }
 }
+
+static bool set_has(pc_node *const *set, size_t n, const pc_node *x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == x) return true;
+    return false;
+}
+
+/* Whether producer p dies once every node of set is gone: each output unused outside the set. */
+static bool dies_with(const pc_node *p, pc_node *const *set, size_t n, const pc_value *keep)
+{
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        const pc_value *o = p->outputs[i];
+        if (!o) continue;
+        if (o == keep || o->is_graph_output || o->n_subgraph_refs) return false;
+        for (uint32_t k = 0; k < o->n_consumers; k++)
+            if (!set_has(set, n, o->consumers[k].node)) return false;
+    }
+    return true;
+}
+
+/* The closure is almost always a node or two (the inputs a rewrite drops are constants or values read elsewhere);
+ * past this many nodes the rewrite is refused rather than searched quadratically. */
+enum { MAY_REMOVE_MAX_NODES = 1024 };
+
+pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, const pc_value *keep, bool *ok,
+                             pc_error *err)
+{
+    *ok = false;
+    size_t cap = 8, n = 0;
+    pc_node **set = malloc(cap * sizeof *set);
+    if (!set) return pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
+                                  root->name ? root->name : root->op_type);
+    set[n++] = (pc_node *)root;
+    bool refused = false;
+    for (size_t s = 0; s < n && !refused; s++) {
+        const pc_node *cur = set[s];
+        for (uint32_t i = 0; i < cur->n_inputs && !refused; i++) {
+            const pc_value *v = cur->inputs[i];
+            pc_node *p = v && v != keep ? v->producer : NULL;
+            if (!p || p->removed || p->graph != root->graph || set_has(set, n, p) || !dies_with(p, set, n, keep))
+                continue;
+            if (!pc_pass_can_modify(opts, p) || !str_eq_or_null(p->ep, root->ep) || n == MAY_REMOVE_MAX_NODES) {
+                refused = true;
+                break;
+            }
+            if (n == cap) {
+                pc_node **bigger = realloc(set, 2 * cap * sizeof *set); /* cap <= MAY_REMOVE_MAX_NODES */
+                if (!bigger) {
+                    free(set);
+                    return pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
+                                        root->name ? root->name : root->op_type);
+                }
+                set = bigger;
+                cap *= 2;
+            }
+            set[n++] = p;
+        }
+    }
+    free(set);
+    *ok = !refused;
+    return PC_OK;
+}
+
+pc_status pc_pass_bypass_node_for(pc_graph *graph, const pc_pass_options *opts, pc_node *node, uint32_t in_index,
+                                  uint32_t out_index, bool *done, pc_error *err)
+{
+    *done = false;
+    if (in_index >= node->n_inputs || out_index >= node->n_outputs || !node->inputs[in_index] ||
+        !node->outputs[out_index])
+        return PC_OK;
+    const pc_value *in = node->inputs[in_index];
+    const pc_node *p = in->producer;
+    /* the takeover rewrites p's outputs: p must be ours to change and on node's EP */
+    if (node->outputs[out_index]->is_graph_output && p &&
+        (!pc_pass_can_modify(opts, p) || !str_eq_or_null(p->ep, node->ep)))
+        return PC_OK;
+    bool ok = false;
+    pc_status st = pc_pass_may_remove(opts, node, in, &ok, err);
+    if (st != PC_OK || !ok) return st;
+    return pc_pass_bypass_node(graph, node, in_index, out_index, done, err);
+}
+
+bool pc_pass_ep_accepts(const pc_pass_options *opts, const pc_node *node)
+{
+    if (!opts || !opts->ep || !node->ep || strcmp(node->ep, opts->ep->name) != 0) return true;
+    char why[256];
+    return pc_ep_claims_node(opts->ep, node, why, sizeof why);
+}

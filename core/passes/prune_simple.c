@@ -157,10 +157,14 @@ pc_status pc_pass_prune_simple(pc_graph *graph, const pc_pass_options *opts, boo
         const prune_rule *rule = match_binary(n);
         if (rule) {
             pc_value *c = n->inputs[rule->const_index];
-            st = pm_replace_output(graph, opts, n, 0, n->inputs[1 - rule->const_index], &added, err);
-            if (st == PC_OK) st = pm_drop_unused_const(graph, c, err);
-            pc_pass_explain(opts, "removed %s '%s' (%s)", rule->op, label, rule->what);
-            *changed = true;
+            bool done = false;
+            st = pm_replace_output_for(graph, opts, n, 0, n->inputs[1 - rule->const_index], &added, &done,
+                                       err);
+            if (st == PC_OK && done) st = pm_drop_unused_const(graph, c, err);
+            if (done) {
+                pc_pass_explain(opts, "removed %s '%s' (%s)", rule->op, label, rule->what);
+                *changed = true;
+            }
             continue;
         }
         /* Neg(Neg(x)): the outer Neg's uses read x; the inner one goes when nothing else reads it */
@@ -171,7 +175,9 @@ pc_status pc_pass_prune_simple(pc_graph *graph, const pc_pass_options *opts, boo
             !pc_pass_can_modify(opts, inner) || !pc_nodes_fusable(inner, n))
             continue;
         const char *inner_label = pm_label(inner);
-        st = pm_replace_output(graph, opts, n, 0, inner->inputs[0], &added, err);
+        bool done = false;
+        st = pm_replace_output_for(graph, opts, n, 0, inner->inputs[0], &added, &done, err);
+        if (!done) continue;
         pc_pass_explain(opts, "removed Neg '%s' of Neg '%s' (-(-x))", label, inner_label);
         *changed = true;
     }

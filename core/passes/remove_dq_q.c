@@ -60,7 +60,9 @@ pc_status pc_pass_remove_dq_q(pc_graph *graph, const pc_pass_options *opts, bool
             !pc_nodes_fusable(dq, q) || !pair_matches(dq, q))
             continue;
         const char *ql = pm_label(q), *dql = pm_label(dq);
-        st = pm_replace_output(graph, opts, q, 0, dq->inputs[0], &added, err);
+        bool done = false;
+        st = pm_replace_output_for(graph, opts, q, 0, dq->inputs[0], &added, &done, err);
+        if (!done) continue;
         pc_pass_explain(opts, "removed DequantizeLinear '%s' -> QuantizeLinear '%s' (equal parameters)", dql,
                         ql);
         *changed = true;
