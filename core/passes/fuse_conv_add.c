@@ -27,8 +27,9 @@ pc_status pc_pass_fuse_conv_add(pc_graph *graph, const pc_pass_options *opts, bo
         memcpy(w->data, c.w->data, c.w->n_bytes);
         for (int64_t m = 0; m < c.m; m++)
             pm_set_f64(b, (uint64_t)m, (c.b ? pm_channel_value(c.b, m) : 0.0) + pm_channel_value(k, m));
-        st = pm_emit_conv(graph, opts, &c, add, w, b, "Add", err);
-        *changed = true;
+        bool done = false;
+        st = pm_emit_conv(graph, opts, &c, add, w, b, "Add", &done, err);
+        *changed |= done;
     }
     pm_nodes_free(&nodes);
     if (st == PC_OK && *changed) st = pc_graph_sort(graph, err);

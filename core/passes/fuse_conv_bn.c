@@ -64,8 +64,9 @@ pc_status pc_pass_fuse_conv_bn(pc_graph *graph, const pc_pass_options *opts, boo
             double bias = c.b ? pm_channel_value(c.b, m) : 0.0;
             pm_set_f64(b, (uint64_t)m, (bias - pm_channel_value(p[2], m)) * f + pm_channel_value(p[1], m));
         }
-        st = pm_emit_conv(graph, opts, &c, bn, w, b, "BatchNormalization", err);
-        *changed = true;
+        bool done = false;
+        st = pm_emit_conv(graph, opts, &c, bn, w, b, "BatchNormalization", &done, err);
+        *changed |= done;
     }
     pm_nodes_free(&nodes);
     if (st == PC_OK && *changed) st = pc_graph_sort(graph, err);

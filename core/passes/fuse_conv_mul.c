@@ -34,8 +34,9 @@ pc_status pc_pass_fuse_conv_mul(pc_graph *graph, const pc_pass_options *opts, bo
             }
             pm_set_f64(b, (uint64_t)m, (c.b ? pm_channel_value(c.b, m) : 0.0) * s);
         }
-        st = pm_emit_conv(graph, opts, &c, mul, w, b, "Mul", err);
-        *changed = true;
+        bool done = false;
+        st = pm_emit_conv(graph, opts, &c, mul, w, b, "Mul", &done, err);
+        *changed |= done;
     }
     pm_nodes_free(&nodes);
     if (st == PC_OK && *changed) st = pc_graph_sort(graph, err);

@@ -4,8 +4,9 @@
  * Operands of Add and Mul in either order; constants are one-element float tensors (scalar or rank <= x's)
  * within 1e-6 relative of sqrt(2), 1/sqrt(2), 1 and 0.5. Intermediate values must have one use, all nodes the
  * same annotation/EP. Emits ai.onnx Gelu (approximate "none") when the model's opset is >= 20, else
- * com.microsoft Gelu (importing com.microsoft version 1). Not bit-exact: erf is evaluated once instead of
- * through three roundings. */
+ * com.microsoft Gelu (importing com.microsoft version 1). After partitioning it runs again per EP, and only
+ * where that EP runs the Gelu it would make. Not bit-exact: erf is evaluated once instead of through three
+ * roundings. */
 #include "pass_match.h"
 
 #define GELU_SQRT2     1.4142135623730951
@@ -103,15 +104,19 @@ pc_status pc_pass_fuse_gelu(pc_graph *graph, const pc_pass_options *opts, bool *
         for (int k = 0; k < 5 && ok; k++)
             ok = pc_pass_can_modify(opts, g.nodes[k]) && pc_nodes_fusable(g.nodes[k], last);
         if (!ok) continue;
-        bool standard = pc_model_opset(graph->model, "") >= 20;
+        bool standard = pc_model_opset(graph->model, "") >= 20, imported = false;
         const char *domain = standard ? "" : "com.microsoft";
-        if (!standard && pc_model_opset(graph->model, domain) < 0 &&
-            (st = pc_model_set_opset(graph->model, domain, 1, err)) != PC_OK)
-            break;
+        if ((st = pc_pass_import_domain(graph->model, domain, &imported, err)) != PC_OK) break;
         pc_node *gelu = pc_pass_add_node(graph, opts, "Gelu", domain, 1, &g.x, 1, last, err);
         if (!gelu) {
             st = err->status;
             break;
+        }
+        if (!pc_pass_ep_accepts(opts, gelu)) {
+            /* after partitioning, an EP that runs the five nodes may not run Gelu: they stay */
+            pc_pass_unimport_domain(graph->model, domain, imported);
+            st = pc_pass_remove_dead(graph, gelu, err);
+            continue;
         }
         if (pc_graph_move_output(last, 0, gelu, 0) != PC_OK) {
             st = pc_error_set(err, PC_ERR_INTERNAL, "moving output of node '%s'", pm_label(last));

@@ -1,8 +1,12 @@
-/* fuse_relu_clip (level 0): Relu -> Clip becomes Clip with min' = max(min, 0); Clip -> Relu becomes Clip with
- * min' = max(min, 0) and max' = max(max, 0) (a negative max would otherwise survive the Relu). Exact: the
- * clamps compose. Bounds are attributes before opset 11 (defaults -/+FLT_MAX) and constant scalar inputs from
- * 11 (absent: unbounded); a non-constant bound leaves the pair alone. The intermediate value must have one
- * use. */
+/* fuse_relu_clip (level 0, again per EP after partitioning): Relu -> Clip and Clip -> Relu become one Clip
+ * with min' = max(min, 0) (and, for Clip -> Relu, max' = max(max, 0)), but only where that is exact on the
+ * reference executor, -0 included. Relu maps -0 to +0 there, while Clip returns x itself unless it crosses a
+ * bound strictly
+ * (-0 < +0 is false), so a Clip whose lower bound is 0 keeps the -0 the pair turned into +0. Exact cases:
+ *  - min > 0: -0 is clipped up to min in both forms, and min > 0 makes the Relu a no-op on the Clip's range;
+ *  - Relu -> Clip with max < 0: every non-NaN value ends at max in both forms.
+ * Bounds are attributes before opset 11 (defaults -/+FLT_MAX) and constant scalar inputs from 11 (absent:
+ * unbounded); a non-constant bound leaves the pair alone. The intermediate value must have one use. */
 #include <float.h>
 
 #include "pass_match.h"
@@ -77,17 +81,24 @@ pc_status pc_pass_fuse_relu_clip(pc_graph *graph, const pc_pass_options *opts, b
         pc_node *clip = relu_first ? second : first;
         pc_value *x = first->inputs[0];
         pc_dtype dt = pm_elem(x);
-        clip_bounds b;
+        clip_bounds b = {0};
         if ((dt != PC_DTYPE_FLOAT && dt != PC_DTYPE_DOUBLE) || !clip_read_bounds(clip, &b) ||
             (b.has_min && isnan(b.min)) || (b.has_max && isnan(b.max)))
             continue;
-        if (!b.has_min || b.min < 0) b.min = 0;
+        bool min_positive = b.has_min && b.min > 0, max_negative = b.has_max && b.max < 0;
+        if (!min_positive && !(relu_first && max_negative)) continue; /* -0 would survive the fused Clip */
+        if (!min_positive) b.min = 0.0;                               /* +0: max(min, 0), never -0 */
         b.has_min = true;
-        if (!relu_first && b.has_max && b.max < 0) b.max = 0;
+        if (!relu_first && b.has_max && b.max <= 0) b.max = 0.0; /* the Relu would lift it (and -0) to +0 */
         pc_node *n = clip_emit(graph, opts, clip, x, &b, err);
         if (!n) {
             st = err->status;
             break;
+        }
+        if (!pc_pass_ep_accepts(opts, n)) {
+            /* the EP would not run the new Clip: drop it (and its bound constants) again */
+            st = pc_pass_remove_dead(graph, n, err);
+            continue;
         }
         if (pc_graph_move_output(second, 0, n, 0) != PC_OK) {
             st = pc_error_set(err, PC_ERR_INTERNAL, "moving output of node '%s'", pm_label(second));

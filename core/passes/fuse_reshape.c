@@ -1,7 +1,8 @@
-/* fuse_reshape (level 0): Reshape -> Reshape, where the first output's only use is the second, becomes one
- * Reshape of the first's input to the second's shape. A 0 in the second shape (copy the input dim, unless
- * allowzero = 1) refers to the intermediate shape, so it is resolved from the intermediate's known dims, or
- * the pair is left alone. Exact (data movement only). Shapes must be constant (opset >= 5 input form). */
+/* fuse_reshape (level 1, again per EP after partitioning): Reshape -> Reshape, where the first output's only
+ * use is the second, becomes one Reshape of the first's input to the second's shape. A 0 in the second shape
+ * (copy the input dim, unless allowzero = 1) refers to the intermediate shape, so it is resolved from the
+ * intermediate's known dims, or the pair is left alone. Exact (data movement only). Shapes must be constant
+ * (opset >= 5 input form). */
 #include "pass_match.h"
 
 pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
@@ -23,6 +24,10 @@ pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, boo
         int64_t shape[PC_MAX_RANK], mid[PC_MAX_RANK];
         size_t n = 0;
         if (!pc_tensor_read_ints(pc_value_const(second->inputs[1]), shape, PC_MAX_RANK, &n)) continue;
+        /* the first Reshape's shape may be computed by nodes that die with it: they must be ours to remove */
+        bool removable = false;
+        if ((st = pc_pass_may_remove(opts, second, first->inputs[0], &removable, err)) != PC_OK) break;
+        if (!removable) continue;
         bool has_zero = false;
         for (size_t k = 0; k < n; k++)
             has_zero |= shape[k] == 0;
@@ -53,7 +58,12 @@ pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, boo
             st = err->status;
             break;
         }
-        /* planted bug (passcheck suite --inject fusion-drops-annotation): the annotation property must catch it */
+        if (!pc_pass_ep_accepts(opts, r)) {
+            st = pc_pass_remove_dead(graph, r, err); /* with the shape made for it */
+            continue;
+        }
+        /* planted bug (passcheck suite --inject fusion-drops-annotation): the annotation property must catch
+         * it */
         if (pc_fault_active(PC_FAULT_FUSION_DROPS_ANNOTATION)) pc_node_remove_metadata(r, PC_LAYER_ANN_KEY);
         if (pc_graph_move_output(second, 0, r, 0) != PC_OK) {
             st = pc_error_set(err, PC_ERR_INTERNAL, "moving output of node '%s'", pm_label(second));

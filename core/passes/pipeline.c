@@ -8,9 +8,10 @@
 #include "ep_internal.h"
 #include "pass.h"
 
-/* name, level, again (also runs per EP after partitioning, with level 2: the layout transformer and the transpose
- * optimizer leave Identity-like leftovers and constant subgraphs, and without this a second optimize would still
- * find work — the idempotence property), function, preconditions */
+/* name, level, again (also runs per EP after partitioning, with level 2: partitioning removes the annotations that
+ * kept nodes apart, and the layout transformer and the transpose optimizer leave Identity-like leftovers, constant
+ * subgraphs and newly adjacent pairs; without this a second optimize would still find work — the idempotence
+ * property), function, preconditions */
 #define PC_PIPELINE(X)                                                                                             \
     X("eliminate_identity", PC_LEVEL_BASIC, true, pc_pass_eliminate_identity, "")                                  \
     X("eliminate_dropout", PC_LEVEL_BASIC, true, pc_pass_eliminate_dropout, "")                                    \
@@ -20,12 +21,12 @@
     X("fold_constants", PC_LEVEL_BASIC, true, pc_pass_fold_constants, "")                                          \
     X("prune_simple", PC_LEVEL_BASIC, true, pc_pass_prune_simple, "input shapes known")                            \
     X("remove_dq_q", PC_LEVEL_BASIC, true, pc_pass_remove_dq_q, "")                                                \
-    X("fuse_relu_clip", PC_LEVEL_BASIC, false, pc_pass_fuse_relu_clip, "")                                         \
-    X("fuse_conv_bn", PC_LEVEL_BASIC, false, pc_pass_fuse_conv_bn, "constant weights")                             \
-    X("fuse_conv_add", PC_LEVEL_BASIC, false, pc_pass_fuse_conv_add, "constant weights, output shape known")       \
-    X("fuse_conv_mul", PC_LEVEL_BASIC, false, pc_pass_fuse_conv_mul, "constant weights, output shape known")       \
-    X("fuse_reshape", PC_LEVEL_EXTENDED, false, pc_pass_fuse_reshape, "")                                          \
-    X("fuse_gelu", PC_LEVEL_EXTENDED, false, pc_pass_fuse_gelu, "")                                                \
+    X("fuse_relu_clip", PC_LEVEL_BASIC, true, pc_pass_fuse_relu_clip, "")                                          \
+    X("fuse_conv_bn", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_bn, "constant weights")                              \
+    X("fuse_conv_add", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_add, "constant weights, output shape known")        \
+    X("fuse_conv_mul", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_mul, "constant weights, output shape known")        \
+    X("fuse_reshape", PC_LEVEL_EXTENDED, true, pc_pass_fuse_reshape, "")                                           \
+    X("fuse_gelu", PC_LEVEL_EXTENDED, true, pc_pass_fuse_gelu, "")                                                 \
     X("transpose_optimize", PC_LEVEL_EXTENDED, false, pc_transpose_optimize, "shapes help the cost model")         \
     X("fuse_conv_activation", PC_LEVEL_LAYOUT, false, pc_pass_fuse_conv_activation, "partitioned")                 \
     X("fuse_qdq_qlinear", PC_LEVEL_LAYOUT, false, pc_pass_fuse_qdq_qlinear, "partitioned, constant Q/DQ parameters")\
@@ -89,7 +90,18 @@ pc_status pc_pass_ep_rewrites(pc_graph *graph, const pc_pass_options *opts, bool
 typedef struct run_ctx {
     pc_model *model;
     const pc_optimize_options *opts;
+    /* levels 0/1 run per EP too: the model arrived partitioned (an optimized graph optimized again) and will be
+     * partitioned again, so its passes keep to the rules of the per-EP runs that produced it (one EP per rewrite,
+     * fused nodes their EP runs) and find nothing those runs left */
+    bool early_per_ep;
 } run_ctx;
+
+static bool graph_has_assignment(const pc_graph *g)
+{
+    for (const pc_node *n = g->first; n; n = n->next)
+        if (n->ep) return true;
+    return false;
+}
 
 /* Runs one pass over a graph and, afterwards, over the subgraphs of its remaining nodes. */
 static pc_status run_on_graph(const pc_pass_info *p, pc_graph *g, const pc_pass_options *po, bool *changed,
@@ -146,7 +158,8 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
 static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps, uint32_t n_eps, pc_error *err)
 {
     const pc_optimize_options *opts = rc->opts;
-    uint32_t n_providers = level >= PC_LEVEL_LAYOUT ? n_eps : 1;
+    bool per_ep = level >= PC_LEVEL_LAYOUT || rc->early_per_ep;
+    uint32_t n_providers = per_ep ? n_eps : 1;
     uint32_t rounds = opts->max_iterations ? opts->max_iterations : 1;
     for (uint32_t round = 0; round < rounds; round++) {
         bool any = false;
@@ -157,7 +170,7 @@ static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps
                 pc_pass_options po;
                 base_pass_options(opts, &po);
                 po.pass_name = p->name;
-                if (level >= PC_LEVEL_LAYOUT) {
+                if (per_ep) {
                     po.provider = eps[e]->name;
                     po.ep = eps[e];
                 }
@@ -207,7 +220,7 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
         }
     }
 
-    run_ctx rc = {model, opts};
+    run_ctx rc = {model, opts, opts->level >= PC_LEVEL_LAYOUT && graph_has_assignment(model->graph)};
     /* shapes first: the cost model, eliminations and fusions read them */
     st = pc_graph_infer_shapes(model->graph, err);
     if (st != PC_OK) {

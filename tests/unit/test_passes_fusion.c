@@ -301,49 +301,68 @@ static float const_scalar(const pc_value *v)
 static void test_relu_clip(void)
 {
     pc_pass_options o = opts_basic();
+    /* a min at or below 0 would become a fused min of 0, which keeps the -0 that Relu turns into +0: refused
+     * (test_fuse_relu_clip checks every bound combination bit by bit, -0 included) */
     pc_model *m = relu_clip_model(true, -1.0f, 1.5f, false, "a");
-    check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "relu+clip");
-    pc_node *c = find_op(m, "Clip");
-    CHECK(pt_count_op(m, "Relu") == 0 && pt_count_op(m, "Clip") == 1 && m->graph->n_nodes == 1);
-    CHECK(c && c->n_inputs == 3 && const_scalar(c->inputs[1]) == 0.0f && const_scalar(c->inputs[2]) == 1.5f);
-    CHECK(ann_is(c, "a") && c && c->inputs[0] == m->graph->inputs[0]);
+    check_no_fire(pc_pass_fuse_relu_clip, m, &o, "relu+clip, min -1");
     pc_model_free(m);
-
-    /* Clip with a negative max, then Relu: the max becomes 0 (all outputs 0) */
     m = relu_clip_model(false, -3.0f, -0.5f, false, "a");
-    check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "clip+relu");
-    c = find_op(m, "Clip");
-    CHECK(pt_count_op(m, "Relu") == 0 && c && const_scalar(c->inputs[1]) == 0.0f &&
-          const_scalar(c->inputs[2]) == 0.0f);
+    check_no_fire(pc_pass_fuse_relu_clip, m, &o, "clip+relu, min -3");
     pc_model_free(m);
 
     /* a positive min stays as it is */
     m = relu_clip_model(true, 0.25f, 6.0f, false, "a");
     check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "relu+clip min 0.25");
-    c = find_op(m, "Clip");
-    CHECK(c && const_scalar(c->inputs[1]) == 0.25f);
+    pc_node *c = find_op(m, "Clip");
+    CHECK(pt_count_op(m, "Relu") == 0 && pt_count_op(m, "Clip") == 1 && m->graph->n_nodes == 1);
+    CHECK(c && c->n_inputs == 3 && const_scalar(c->inputs[1]) == 0.25f && const_scalar(c->inputs[2]) == 6.0f);
+    CHECK(ann_is(c, "a") && c && c->inputs[0] == m->graph->inputs[0]);
     pc_model_free(m);
 
-    m = relu_clip_model(true, -1.0f, 1.5f, true, "a");
+    /* Relu, then Clip with a negative max: every value ends at max, the min becomes 0 */
+    m = relu_clip_model(true, -3.0f, -0.5f, false, "a");
+    check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "relu+clip max -0.5");
+    c = find_op(m, "Clip");
+    CHECK(c && const_scalar(c->inputs[1]) == 0.0f && !signbit(const_scalar(c->inputs[1])) &&
+          const_scalar(c->inputs[2]) == -0.5f);
+    pc_model_free(m);
+
+    /* Clip with a positive min and a negative max, then Relu: the max becomes +0 (all outputs +0) */
+    m = relu_clip_model(false, 0.25f, -0.5f, false, "a");
+    check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "clip+relu");
+    c = find_op(m, "Clip");
+    CHECK(pt_count_op(m, "Relu") == 0 && c && const_scalar(c->inputs[1]) == 0.25f &&
+          const_scalar(c->inputs[2]) == 0.0f && !signbit(const_scalar(c->inputs[2])));
+    pc_model_free(m);
+
+    m = relu_clip_model(true, 0.25f, 1.5f, true, "a");
     check_no_fire(pc_pass_fuse_relu_clip, m, &o, "relu+clip, min not constant");
     pc_model_free(m);
-    m = relu_clip_model(true, -1.0f, 1.5f, false, "b");
+    m = relu_clip_model(true, 0.25f, 1.5f, false, "b");
     check_no_fire(pc_pass_fuse_relu_clip, m, &o, "relu+clip across annotations");
     pc_model_free(m);
 
-    /* opset 10: attribute form, missing min */
+    /* opset 10: attribute form; a missing min (default -FLT_MAX) is refused, a positive one fuses */
     pc_error err;
-    m = pt_model(10);
-    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 8});
-    pt_node(m, "Relu", "", "x", "r", NULL);
-    pc_node *clip = pt_node(m, "Clip", "", "r", "y", NULL);
-    CHECK_OK(pc_node_set_attr_float(clip, "max", 0.75f, &err), &err);
-    pt_output(m, "y");
-    check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "relu+clip opset 10");
-    c = find_op(m, "Clip");
-    CHECK(c && c->n_inputs == 1 && pc_node_attr_float(c, "min", -1) == 0.0f &&
-          pc_node_attr_float(c, "max", -1) == 0.75f);
-    pc_model_free(m);
+    for (int with_min = 0; with_min < 2; with_min++) {
+        m = pt_model(10);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 8});
+        pt_node(m, "Relu", "", "x", "r", NULL);
+        pc_node *clip = pt_node(m, "Clip", "", "r", "y", NULL);
+        CHECK_OK(pc_node_set_attr_float(clip, "max", 0.75f, &err), &err);
+        if (with_min) CHECK_OK(pc_node_set_attr_float(clip, "min", 0.5f, &err), &err);
+        pt_output(m, "y");
+        if (!with_min) {
+            check_no_fire(pc_pass_fuse_relu_clip, m, &o, "relu+clip opset 10, no min");
+            pc_model_free(m);
+            continue;
+        }
+        check_fires(pc_pass_fuse_relu_clip, m, &o, 0, 0, "relu+clip opset 10");
+        c = find_op(m, "Clip");
+        CHECK(c && c->n_inputs == 1 && pc_node_attr_float(c, "min", -1) == 0.5f &&
+              pc_node_attr_float(c, "max", -1) == 0.75f);
+        pc_model_free(m);
+    }
 }
 
 /* ---- Reshape chains
