@@ -48,6 +48,9 @@ bool tp_transpose_perm(const pc_node *node, int64_t *perm, size_t *rank);
 size_t tp_perm_squeeze(const int64_t *perm, size_t rank, const bool *removed_out, int64_t *out);
 /* perm of rank rank+n_axes after inserting size-1 axes at `axes` (flags over the output rank). */
 void tp_perm_unsqueeze(const int64_t *perm, size_t rank, const bool *inserted, size_t out_rank, int64_t *out);
+/* Transpose(perm) of `in` moves only axes of known size 1 between positions of known size 1: the output has
+ * the input's shape and bytes (a no-op). False when in's dims are not all known. */
+bool tp_perm_moves_unit_axes_only(const pc_value *in, const int64_t *perm, size_t rank);
 /* Channel first->last [0,2,..,r-1,1] or last->first [0,r-1,1,..,r-2] (rank >= 3). */
 bool tp_perm_is_channel_move(const int64_t *perm, size_t rank);
 

@@ -70,75 +70,120 @@ static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
     }
 }
 
-/* All consumers have handlers and the output is not a graph output: pushing will probably delete it. */
-static bool can_likely_remove(const tp_ctx *ctx, const pc_node *t)
+/* Every use of t's output is by `node` and it is no graph output: pushing through node removes t. */
+static bool removed_by_push(const tp_ctx *ctx, const pc_node *t, const pc_node *node)
 {
     const pc_value *v = t->outputs[0];
-    if (v->is_graph_output || v->n_subgraph_refs) return false;
+    if (v->is_graph_output || v->n_subgraph_refs || !pc_pass_can_modify(ctx->opts, t)) return false;
     for (uint32_t k = 0; k < v->n_consumers; k++)
-        if (!tp_handler_find(v->consumers[k].node, ctx->opset)) return false;
+        if (v->consumers[k].node != node) return false;
     return true;
 }
 
-/* Cost of applying Transpose(perm) to v: 0 for constants, -rank when it cancels a removable Transpose, 0 when
- * it composes with one, +rank when a new Transpose is needed. */
-static int input_cost(const tp_ctx *ctx, const pc_value *v, const int64_t *perm, size_t rank)
+/* The change a push makes, in the cost model's rank units (ORT's metric: the non-1 dims of every Transpose)
+ * and, to break ties, in Transpose nodes. */
+typedef struct tp_cost {
+    int rank;
+    int count;
+} tp_cost;
+
+static void cost_add(tp_cost *c, int rank, int count)
 {
-    if (pc_value_const(v)) return 0;
-    const pc_node *p = v->producer;
-    if (p && strcmp(p->op_type, "DequantizeLinear") == 0 && !p->domain[0] && p->n_inputs && p->inputs[0] &&
-        pc_value_const(p->inputs[0]) && pc_value_single_consumer(v)) {
-        bool per_axis;
-        if (tp_qdq_kind((tp_ctx *)ctx, p, &per_axis)) return 0;
-    }
-    int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
-    size_t qr;
-    if (p && tp_transpose_perm(p, q, &qr) && qr == rank) {
-        tp_perm_compose(q, perm, rank, c);
-        if (tp_perm_is_identity(c, rank) && can_likely_remove(ctx, p)) return -tp_value_cost_rank(v);
-        return 0;
-    }
-    return tp_value_cost_rank(v);
+    c->rank += rank;
+    c->count += count;
 }
 
-static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, const int64_t *perm,
+static bool cost_negative(tp_cost c)
+{
+    return c.rank < 0 || (c.rank == 0 && c.count < 0);
+}
+
+/* Cost of making `node` read Transpose(perm) of its input v: free for a constant (or a single-consumer DQ of
+ * one); a producing Transpose this cancels saves its rank when the push removes it (node is its only user),
+ * composing costs nothing when the producer is edited in place and a new Transpose otherwise; anything else
+ * needs a new Transpose. A Transpose of another EP is never edited: it counts as any other producer. */
+static void input_cost(const tp_ctx *ctx, const pc_node *node, const pc_value *v, const int64_t *perm,
+                       size_t rank, tp_cost *c)
+{
+    if (pc_value_const(v)) return;
+    const pc_node *p = v->producer;
+    if (p && strcmp(p->op_type, "DequantizeLinear") == 0 && !p->domain[0] && p->n_inputs && p->inputs[0] &&
+        pc_value_const(p->inputs[0]) && pc_value_single_consumer(v) && pc_pass_can_modify(ctx->opts, p)) {
+        bool per_axis;
+        if (tp_qdq_kind((tp_ctx *)ctx, p, &per_axis)) return;
+    }
+    int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
+    size_t qr;
+    if (p && tp_transpose_perm(p, q, &qr) && qr == rank && pc_pass_can_modify(ctx->opts, p)) {
+        tp_perm_compose(q, perm, rank, comp);
+        bool removed = removed_by_push(ctx, p, node);
+        if (tp_perm_is_identity(comp, rank)) {
+            if (removed) cost_add(c, -tp_value_cost_rank(v), -1);
+            return;
+        }
+        if (!removed) cost_add(c, tp_value_cost_rank(v), 1); /* the composed one is a new node */
+        return;
+    }
+    /* a sibling Transpose with this perm is reused (tp_transpose_input) */
+    for (uint32_t k = 0; k < v->n_consumers; k++) {
+        const pc_node *u = v->consumers[k].node;
+        size_t ur;
+        if (u != node && !u->removed && u->graph == ctx->graph && v->consumers[k].index == 0 &&
+            pc_pass_can_modify(ctx->opts, u) && tp_transpose_perm(u, q, &ur) && ur == rank &&
+            tp_perm_equal(q, perm, rank))
+            return;
+    }
+    cost_add(c, tp_value_cost_rank(v), 1);
+}
+
+/* Whether input k of the carrying list reads the same value as an earlier one (its Transpose is shared). */
+static bool carry_seen(const pc_node *node, const uint32_t *carry, uint32_t k)
+{
+    for (uint32_t j = 0; j < k; j++)
+        if (node->inputs[carry[j]] == node->inputs[carry[k]]) return true;
+    return false;
+}
+
+static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node *t, const int64_t *perm,
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
     if (strcmp(node->op_type, "Transpose") == 0) return true; /* merging or cancelling never costs */
-    if (ctx->layout_push && tp_perm_is_channel_move(perm, rank) && strcmp(node->op_type, "Concat") != 0)
-        return true;
-    int cost = 0;
+    tp_cost cost = {0, 0};
     for (uint32_t k = 0; k < n_carry; k++)
-        cost += input_cost(ctx, node->inputs[carry[k]], perm_inv, rank);
-    if (!h->transposes_outputs) return cost < 0;
+        if (!carry_seen(node, carry, k)) input_cost(ctx, node, node->inputs[carry[k]], perm_inv, rank, &cost);
+    /* the layout transformer's push (first walk only): a channel move goes through every handled op but
+     * Concat regardless of what it meets after, as long as the push itself adds nothing: the Transpose is
+     * this node's alone and no other input needs a new one */
+    if (ctx->layout_push && tp_perm_is_channel_move(perm, rank) && strcmp(node->op_type, "Concat") != 0 &&
+        node->n_outputs <= 1 && removed_by_push(ctx, t, node) && cost.count <= -1)
+        return true;
+    if (!h->transposes_outputs) return cost_negative(cost);
     /* credit: the output runs through single-consumer elementwise ops into a Transpose this one cancels */
     const pc_value *out = node->n_outputs == 1 ? node->outputs[0] : NULL;
     if (h->elementwise && out && out->id < ctx->n_marks && ctx->cancel_at[out->id]) {
-        const pc_node *t = ctx->cancel_at[out->id];
+        const pc_node *ct = ctx->cancel_at[out->id];
         int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
         size_t qr;
-        if (!t->removed && tp_transpose_perm(t, q, &qr) && qr == rank) {
+        if (!ct->removed && tp_transpose_perm(ct, q, &qr) && qr == rank) {
             tp_perm_compose(perm, q, rank, c);
-            if (tp_perm_is_identity(c, rank)) return cost - tp_value_cost_rank(out) < 0;
+            if (tp_perm_is_identity(c, rank)) {
+                cost_add(&cost, -tp_value_cost_rank(out), -1);
+                return cost_negative(cost);
+            }
         }
     }
-    if (cost < 0) {
-        /* a rank-reducing op whose squeezed perm is the identity gets no Transpose after it */
-        int64_t out_perm[PC_MAX_RANK];
-        size_t out_rank;
-        tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
-        if (tp_handler_output_perm(h, &probe, out_perm, &out_rank) && tp_perm_is_identity(out_perm, out_rank))
-            return true;
-        bool leads = false;
-        int max_out = 0;
-        for (uint32_t k = 0; k < node->n_outputs; k++) {
-            leads = leads || value_marked(ctx, node->outputs[k]);
-            int c = node->outputs[k] ? tp_value_cost_rank(node->outputs[k]) : 0;
-            if (c > max_out) max_out = c;
-        }
-        if (!leads) cost += max_out;
-    }
-    return cost < 0;
+    if (!cost_negative(cost)) return false;
+    /* a rank-reducing op whose squeezed perm is the identity gets no Transpose after it */
+    int64_t out_perm[PC_MAX_RANK];
+    size_t out_rank;
+    tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
+    if (tp_handler_output_perm(h, &probe, out_perm, &out_rank) && tp_perm_is_identity(out_perm, out_rank))
+        return true;
+    /* every output gets a Transpose: free when it flows into one (it will likely merge there) */
+    for (uint32_t k = 0; k < node->n_outputs; k++)
+        if (node->outputs[k] && !value_marked(ctx, node->outputs[k]))
+            cost_add(&cost, tp_value_cost_rank(node->outputs[k]), 1);
+    return cost_negative(cost);
 }
 
 /* ProcessTranspose: push Transpose t (perm) feeding input i of node through node when a handler allows it. */
@@ -161,7 +206,7 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     int64_t perm_inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, perm_inv);
     pc_status st = PC_OK;
-    if (carries && should_push(ctx, node, h, perm, perm_inv, rank, carry, n_carry)) {
+    if (carries && should_push(ctx, node, h, t, perm, perm_inv, rank, carry, n_carry)) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;
         tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry};
         st = h->fn(&push, done);
@@ -171,6 +216,65 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
                 pc_pass_explain(ctx->opts, "merged Transpose '%s' into Transpose '%s'", tname, nname);
             else
                 pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s'", tname, op, nname);
+        }
+    }
+    if (carry != small) free(carry);
+    return st;
+}
+
+/* Moves Transpose t (perm) above the elementwise node that makes its input when that strictly lowers the
+ * cost: the node then reads Transpose(perm) of each carrying input (a constant permuted, a producing
+ * Transpose cancelled or composed, a sibling Transpose reused) and writes t's output itself. The reverse of a
+ * push, for a Transpose that only a move up can fold, cancel or share (ORT has no such move). */
+static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
+{
+    *done = false;
+    pc_value *y = t->inputs[0];
+    pc_node *node = y->producer;
+    if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || node->n_outputs != 1 ||
+        y->is_graph_output || y->n_subgraph_refs || pc_value_single_consumer(y) != t)
+        return PC_OK;
+    const tp_handler *h = tp_handler_find(node, ctx->opset);
+    if (!h || !h->elementwise || !h->transposes_outputs || !link_will_push(h, node)) return PC_OK;
+    uint32_t small[PC_MAX_RANK], *carry = small;
+    if (node->n_inputs > PC_MAX_RANK) {
+        carry = malloc(node->n_inputs * sizeof *carry);
+        if (!carry) return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", node->name);
+    }
+    uint32_t n_carry =
+        tp_handler_inputs(h, node, carry, node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK);
+    tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
+    bool ranks_ok = n_carry > 0;
+    for (uint32_t k = 0; k < n_carry; k++) {
+        int32_t r = pc_value_rank(node->inputs[carry[k]]);
+        ranks_ok = ranks_ok && r >= 0 && (size_t)r <= rank;
+        /* a lower-rank input gets an Unsqueeze first (a new Transpose after it: counted as one) */
+        if (r >= 0 && (size_t)r < rank && !pc_value_const(node->inputs[carry[k]]))
+            cost_add(&cost, tp_value_cost_rank(node->inputs[carry[k]]), 1);
+        else if (!carry_seen(node, carry, k))
+            input_cost(ctx, node, node->inputs[carry[k]], perm, rank, &cost);
+    }
+    pc_status st = PC_OK;
+    if (ranks_ok && cost_negative(cost)) {
+        /* the node's push of perm^-1 puts Transpose(perm) on its inputs and Transpose(perm^-1) on its output,
+         * which t then cancels */
+        int64_t inv[PC_MAX_RANK];
+        tp_perm_invert(perm, rank, inv);
+        tp_push push = {ctx, node, inv, perm, rank, n_carry, carry};
+        const char *tname = t->name, *nname = node->name, *op = node->op_type;
+        st = h->fn(&push, done);
+        if (st == PC_OK && *done) {
+            ctx->changed = true;
+            pc_pass_explain(ctx->opts, "moved Transpose '%s' above %s '%s'", tname, op, nname);
+            int64_t q[PC_MAX_RANK];
+            size_t qr;
+            pc_node *back = t->inputs[0]->producer; /* Transpose(perm^-1) the push added */
+            if (back && tp_transpose_perm(back, q, &qr) && qr == rank &&
+                pc_value_single_consumer(t->inputs[0]) == t) {
+                if ((st = pc_node_set_input(t, 0, back->inputs[0], ctx->err)) == PC_OK &&
+                    (st = tp_remove_if_dead(ctx, back)) == PC_OK)
+                    st = tp_replace_by_input(ctx, t);
+            }
         }
     }
     if (carry != small) free(carry);
@@ -203,11 +307,17 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
         pc_node *n = nodes[k];
         if (n->removed || !pc_pass_can_modify(ctx->opts, n)) continue;
         pc_status st;
-        if (tp_transpose_perm(n, perm, &r) && tp_perm_is_identity(perm, r)) {
+        if (tp_transpose_perm(n, perm, &r) &&
+            (tp_perm_is_identity(perm, r) || tp_perm_moves_unit_axes_only(n->inputs[0], perm, r))) {
             const char *name = n->name;
+            bool identity = tp_perm_is_identity(perm, r);
             if ((st = tp_replace_by_input(ctx, n)) != PC_OK) return st;
             ctx->changed = true;
-            pc_pass_explain(ctx->opts, "removed identity Transpose '%s'", name);
+            pc_pass_explain(ctx->opts,
+                            identity
+                                ? "removed identity Transpose '%s'"
+                                : "removed Transpose '%s' (it moves only size-1 axes: a no-op on the data)",
+                            name);
             continue;
         }
         if (tp_transpose_perm(n, perm, &r) && pc_value_const(n->inputs[0])) {
@@ -231,10 +341,23 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             pc_pass_explain(ctx->opts, "merged duplicate Transpose '%s' into '%s'", name, twin->name);
             continue;
         }
+        if (tp_transpose_perm(n, perm, &r)) {
+            bool pulled;
+            if ((st = try_pull_up(ctx, n, perm, r, &pulled)) != PC_OK) return st;
+            if (pulled) continue;
+        }
+        if (tp_transpose_perm(n, perm, &r)) {
+            bool pulled;
+            if ((st = try_pull_up(ctx, n, perm, r, &pulled)) != PC_OK) return st;
+            if (pulled) continue;
+        }
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             pc_value *v = n->inputs[i];
             pc_node *t = v ? v->producer : NULL;
-            if (!t || t->graph != ctx->graph || !tp_transpose_perm(t, perm, &r)) continue;
+            /* a Transpose of another EP is not this run's to remove or edit */
+            if (!t || t->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, t) ||
+                !tp_transpose_perm(t, perm, &r))
+                continue;
             if (pc_fault_active(PC_FAULT_SKIP_CANCEL) && !fault_skipped) {
                 int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
                 size_t qr;
@@ -278,7 +401,8 @@ static pc_status move_above_dq(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
         unsigned bits = xt ? pc_dtype_bits(xt->dtype) : 0;
         bool folds = xt && bits && bits % 8 == 0 && xt->dtype != PC_DTYPE_STRING;
         bool merges = false;
-        if (!folds && x->producer && tp_transpose_perm(x->producer, q, &qr) && qr == r) {
+        if (!folds && x->producer && pc_pass_can_modify(ctx->opts, x->producer) &&
+            tp_transpose_perm(x->producer, q, &qr) && qr == r) {
             tp_perm_compose(q, perm, r, c);
             merges = tp_perm_is_identity(c, r) || pc_value_single_consumer(x) == dq;
         }

@@ -95,6 +95,15 @@ void tp_perm_unsqueeze(const int64_t *perm, size_t rank, const bool *inserted, s
         out[kept[j]] = kept[perm[j]];
 }
 
+bool tp_perm_moves_unit_axes_only(const pc_value *in, const int64_t *perm, size_t rank)
+{
+    int64_t dims[PC_MAX_RANK];
+    if (pc_value_rank(in) != (int32_t)rank || !pc_value_dims(in, dims)) return false;
+    for (size_t i = 0; i < rank; i++)
+        if (perm[i] != (int64_t)i && (dims[i] != 1 || dims[perm[i]] != 1)) return false;
+    return true;
+}
+
 bool tp_perm_is_channel_move(const int64_t *perm, size_t rank)
 {
     if (rank < 3 || perm[0] != 0) return false;
@@ -213,8 +222,8 @@ static pc_status set_perm_attr(tp_ctx *ctx, pc_node *t, const int64_t *perm, siz
     return pc_node_set_attr_ints(t, "perm", rank, perm, ctx->err);
 }
 
-/* Folds Transpose(constant) into a permuted copy of the constant: the layout transformer wraps every input of a
- * node it moves, constant data inputs included, and no constant folding runs after partitioning. */
+/* Folds Transpose(constant) into a permuted copy of the constant: the layout transformer wraps every input of
+ * a node it moves, constant data inputs included, and no constant folding runs after partitioning. */
 pc_status tp_fold_const_transpose(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
 {
     *done = false;
@@ -332,7 +341,7 @@ pc_status tp_transpose_input(tp_ctx *ctx, pc_node *node, uint32_t i, const int64
     int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
     size_t qr;
     pc_node *p = v->producer;
-    if (p && tp_transpose_perm(p, q, &qr) && qr == rank) {
+    if (p && tp_transpose_perm(p, q, &qr) && qr == rank && pc_pass_can_modify(ctx->opts, p)) {
         tp_perm_compose(q, perm, rank, c);
         pc_value *a = p->inputs[0];
         if (tp_perm_is_identity(c, rank)) {
@@ -355,8 +364,8 @@ pc_status tp_transpose_input(tp_ctx *ctx, pc_node *node, uint32_t i, const int64
     for (uint32_t k = 0; k < v->n_consumers; k++) {
         pc_node *u = v->consumers[k].node;
         size_t ur;
-        if (u != node && !u->removed && v->consumers[k].index == 0 && tp_transpose_perm(u, q, &ur) &&
-            ur == rank && tp_perm_equal(q, perm, rank) && u->graph == g)
+        if (u != node && !u->removed && v->consumers[k].index == 0 && pc_pass_can_modify(ctx->opts, u) &&
+            tp_transpose_perm(u, q, &ur) && ur == rank && tp_perm_equal(q, perm, rank) && u->graph == g)
             return pc_node_set_input(node, i, u->outputs[0], ctx->err);
     }
     /* 4. a new Transpose */

@@ -1,0 +1,187 @@
+/* Transpose optimizer: patterns where it used to stop above the exact oracle's optimum (properties/
+ * transpose_oracle.c, written from the ONNX op definitions, not from the optimizer's handlers), raise the
+ * cost, or edit another EP's node. Each graph is checked for bit-exact outputs (reference executor), for the
+ * oracle's optimum, and for the specific shape of the fix. */
+#include "pass_test_util.h"
+#include "test_util.h"
+#include "transpose_oracle.h"
+
+static const int64_t CL[] = {0, 2, 3, 1}, CF[] = {0, 3, 1, 2};
+
+static pc_node *transpose(pc_model *m, const char *in, const char *out, size_t rank, const int64_t *perm)
+{
+    pc_error err;
+    pc_node *t = pt_node(m, "Transpose", "", in, out, NULL);
+    if (pc_node_set_attr_ints(t, "perm", rank, perm, &err) != PC_OK) pt_die("perm", &err);
+    return t;
+}
+
+/* Runs the optimizer as the pipeline does (shapes first), checks outputs bit-exact against the original and
+ * the Transpose count against the exact oracle's proven optimum. Returns the Transposes left. */
+static int optimize_checked(pc_model *m, const pc_pass_options *o, const char *what)
+{
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    pc_model *before = pt_clone(m);
+    uint64_t cost0 = pc_graph_transpose_cost(m->graph);
+    pt_run_pass(pc_transpose_optimize, m, o);
+    char why[256];
+    int eq = pt_equiv(before, m, 7, 0, 0, why, sizeof why);
+    CHECK_MSG(eq == 1, "%s: %s", what, why);
+    CHECK_MSG(pc_graph_transpose_cost(m->graph) <= cost0, "%s: cost %llu -> %llu", what,
+              (unsigned long long)cost0, (unsigned long long)pc_graph_transpose_cost(m->graph));
+    pc_tpo_result r;
+    CHECK_OK(pc_tpo_solve(m->graph, NULL, &r, &err), &err);
+    CHECK_MSG(r.proven && r.transposes <= r.optimum, "%s: %u Transposes left, the oracle needs %u (%s)", what,
+              r.transposes, r.optimum, r.assignment ? r.assignment : "");
+    pc_tpo_result_free(&r);
+    pc_model_free(before);
+    return pt_count_op(m, "Transpose");
+}
+
+/* NHWC producer -> T -> {graph output, Relu}: the Transpose must stay for the output, so the layout
+ * transformer's push through Relu would only add a copy after it (the suite's first shrunk gap). */
+static void test_shared_layout_push(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 6, 4});
+    transpose(m, "x", "t", 4, CF);
+    pt_node(m, "Relu", "", "t", "y", NULL);
+    pt_output(m, "t");
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    o.layout_cost_check = true;
+    CHECK(optimize_checked(m, &o, "shared layout push") == 1);
+    pc_model_free(m);
+}
+
+/* The layout push through a two-output Split would put a Transpose on each output: 1 -> 2. */
+static void test_layout_push_split(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 4, 6, 2});
+    transpose(m, "x", "t", 4, CF);
+    pc_error err;
+    pc_node *s = pt_node(m, "Split", "", "t", "a,b", NULL);
+    CHECK_OK(pc_node_set_attr_int(s, "axis", 1, &err), &err);
+    pt_output(m, "a");
+    pt_output(m, "b");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    o.layout_cost_check = true;
+    CHECK(optimize_checked(m, &o, "layout push through Split") == 1);
+    pc_model_free(m);
+}
+
+/* Concat reads one Transpose twice: cancelling it is one saving, not two (the push raised the cost 4 -> 7).
+ */
+static void test_concat_same_transpose_twice(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 6, 2, 4});
+    pt_input(m, "z", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 2, 4, 1});
+    transpose(m, "x", "t", 4, CL);
+    pc_error err;
+    pc_node *c = pt_node(m, "Concat", "", "t,t,z", "y", NULL);
+    CHECK_OK(pc_node_set_attr_int(c, "axis", 3, &err), &err);
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "Concat(t, t, z)") == 1);
+    pc_model_free(m);
+}
+
+/* A Transpose of another EP is not this run's: not cancelled through this EP's Relu, not merged into this
+ * EP's Transpose (the per-EP run removed it: ep-assignment foreign-ep-modified). */
+static void test_foreign_transpose_kept(void)
+{
+    for (int merge = 0; merge < 2; merge++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 5});
+        pc_node *t1 = transpose(m, "x", "t", 4, CL);
+        pc_node *t2;
+        if (merge) {
+            t2 = transpose(m, "t", "y", 4, CF);
+            t1->ep = "b";
+            t2->ep = "a";
+        } else {
+            pc_node *r = pt_node(m, "Relu", "", "t", "u", NULL);
+            t2 = transpose(m, "u", "y", 4, CF);
+            t1->ep = "b";
+            r->ep = t2->ep = "a";
+        }
+        pt_output(m, "y");
+        pc_pass_options o = pt_pass_options("transpose_optimize_ep");
+        o.provider = "a";
+        pc_error err;
+        CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+        pt_run_pass(pc_transpose_optimize, m, &o);
+        CHECK_MSG(!t1->removed && t1->inputs[0] && strcmp(t1->inputs[0]->name, "x") == 0 &&
+                      strcmp(t1->outputs[0]->name, "t") == 0 && t1->outputs[0]->n_consumers > 0,
+                  "merge %d: the other EP's Transpose was edited or removed", merge);
+        pc_model_free(m);
+    }
+}
+
+/* A Transpose that moves only size-1 axes is a no-op on the data: removed (both sit in front of pinned ops
+ * here, where no push can take them). */
+static void test_unit_axes_transpose(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 1, 1});
+    pt_node(m, "Sigmoid", "", "x", "s", NULL);
+    transpose(m, "s", "t", 4, (const int64_t[]){0, 1, 3, 2});
+    pc_error err;
+    pc_node *p = pt_node(m, "MaxPool", "", "t", "y", NULL);
+    CHECK_OK(pc_node_set_attr_ints(p, "kernel_shape", 2, (const int64_t[]){1, 1}, &err), &err);
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "size-1 axes") == 0);
+    pc_model_free(m);
+}
+
+/* x -> T -> out1 and x -> Relu -> T -> out2: moving the second Transpose above Relu shares the first (2 ->
+ * 1). */
+static void test_pull_up_shares(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){6, 3});
+    transpose(m, "x", "out1", 2, (const int64_t[]){1, 0});
+    pt_node(m, "Relu", "", "x", "r", NULL);
+    transpose(m, "r", "out2", 2, (const int64_t[]){1, 0});
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "pull up") == 1);
+    pc_model_free(m);
+}
+
+/* A shared Transpose -> Clip -> Relu -> its inverse: Clip is an elementwise link of the cancel credit, so the
+ * push through it pays (the Transpose stays for MaxPool; the inverse goes). */
+static void test_clip_chain_cancel(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 6, 4});
+    transpose(m, "x", "t", 4, CF);
+    pt_node(m, "Clip", "", "t", "c", NULL);
+    pt_node(m, "Relu", "", "c", "r", NULL);
+    transpose(m, "r", "out1", 4, CL);
+    pc_error err;
+    pc_node *p = pt_node(m, "MaxPool", "", "t", "out2", NULL);
+    CHECK_OK(pc_node_set_attr_ints(p, "kernel_shape", 2, (const int64_t[]){1, 1}, &err), &err);
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "Clip chain") == 1);
+    pc_model_free(m);
+}
+
+int main(void)
+{
+    test_shared_layout_push();
+    test_layout_push_split();
+    test_concat_same_transpose_twice();
+    test_foreign_transpose_kept();
+    test_unit_axes_transpose();
+    test_pull_up_shares();
+    test_clip_chain_cancel();
+    return pc_test_finish("test_transpose_gaps");
+}
