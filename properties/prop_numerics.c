@@ -1,18 +1,21 @@
-/* numerics: the reference executor on the graph before a pass and after it, on the case's inputs, must agree —
- * bit for bit where the pass only moves data (or the output is an integer), within one quantization step where a
- * rewrite moves the rounding of quantized values, within a per-pass float tolerance otherwise (docs/properties.md
- * lists each tolerance and why). End to end: the original against the fully optimized graph, within the sum of the
- * tolerances of the passes that changed it. */
+/* numerics: the reference executor on the graph before a pass and after it, on the case's inputs, must agree
+ * — bit for bit where the pass only moves data (or the output is an integer), within one quantization step
+ * where a rewrite moves the rounding of quantized values, within a per-pass float tolerance otherwise
+ * (docs/properties.md lists each tolerance and why). End to end: the original against the fully optimized
+ * graph, within the sum of the tolerances of the passes that changed it. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "prop_match.h"
 #include "property.h"
+#include "reference.h"
 
 typedef enum tol_mode {
     TOL_EXACT = 0, /* bitwise for floats (NaN positions first), exact for the rest */
     TOL_FLOAT,     /* |a - e| <= rtol |e| + atol_rel max(1, M), M = largest finite |e| of the output */
-    TOL_QUANT,     /* integer outputs within quant_steps; float outputs within the float bound plus the DQ step */
+    TOL_QUANT, /* integer outputs within quant_steps; float outputs within the float bound plus the DQ step */
 } tol_mode;
 
 typedef struct tolerance {
@@ -21,8 +24,9 @@ typedef struct tolerance {
     uint32_t quant_steps;
 } tolerance;
 
-/* Per pass. Anything not listed (a pass added later) gets the float-rewrite tolerance: a new pure data-movement
- * pass should be added here as exact, so that the property is as strict for it as for the others. */
+/* Per pass. Anything not listed (a pass added later) gets the float-rewrite tolerance: a new pure
+ * data-movement pass should be added here as exact, so that the property is as strict for it as for the
+ * others. */
 static const struct pass_tolerance {
     const char *pass;
     tolerance tol;
@@ -57,8 +61,9 @@ static tolerance tolerance_of(const char *pass)
     return default_tolerance;
 }
 
-/* The tolerances of the passes that changed the current case, summed for the end-to-end comparison. Keyed by the
- * case and its original so a new case starts afresh; thread-local so cases checked on threads do not mix. */
+/* The tolerances of the passes that changed the current case, summed for the end-to-end comparison. Keyed by
+ * the case and its original so a new case starts afresh; thread-local so cases checked on threads do not mix.
+ */
 static _Thread_local struct {
     const pc_case *kase;
     const pc_model *original;
@@ -98,23 +103,31 @@ static double elem_f(const pc_data *d, uint64_t k)
 static int64_t elem_i(const pc_data *d, uint64_t k)
 {
     switch (d->dtype) {
-    case PC_DTYPE_INT8: return ((const int8_t *)d->data)[k];
-    case PC_DTYPE_UINT8: return ((const uint8_t *)d->data)[k];
-    case PC_DTYPE_INT16: return ((const int16_t *)d->data)[k];
-    case PC_DTYPE_UINT16: return ((const uint16_t *)d->data)[k];
-    case PC_DTYPE_INT32: return ((const int32_t *)d->data)[k];
+    case PC_DTYPE_INT8:
+        return ((const int8_t *)d->data)[k];
+    case PC_DTYPE_UINT8:
+        return ((const uint8_t *)d->data)[k];
+    case PC_DTYPE_INT16:
+        return ((const int16_t *)d->data)[k];
+    case PC_DTYPE_UINT16:
+        return ((const uint16_t *)d->data)[k];
+    case PC_DTYPE_INT32:
+        return ((const int32_t *)d->data)[k];
     case PC_DTYPE_INT4: {
         int v = (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
         return v >= 8 ? v - 16 : v;
     }
-    case PC_DTYPE_UINT4: return (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
-    default: return 0;
+    case PC_DTYPE_UINT4:
+        return (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
+    default:
+        return 0;
     }
 }
 
 static bool has_special(const pc_data *d)
 {
-    if (d->kind != PC_TYPE_TENSOR || (d->dtype != PC_DTYPE_FLOAT && d->dtype != PC_DTYPE_DOUBLE)) return false;
+    if (d->kind != PC_TYPE_TENSOR || (d->dtype != PC_DTYPE_FLOAT && d->dtype != PC_DTYPE_DOUBLE))
+        return false;
     for (uint64_t k = 0; k < d->n_elements; k++)
         if (!isfinite(elem_f(d, k))) return true;
     return false;
@@ -144,7 +157,8 @@ static double tensor_max_abs(const pc_tensor *t)
 }
 
 /* One quantization step of a float output: the scale of the DequantizeLinear producing it; for other float
- * outputs, the largest DequantizeLinear scale of the graph (a step anywhere upstream moves it by about that). */
+ * outputs, the largest DequantizeLinear scale of the graph (a step anywhere upstream moves it by about that).
+ */
 static double dq_step(const pc_model *m, const pc_value *out)
 {
     const pc_node *p = out->producer;
@@ -157,6 +171,322 @@ static double dq_step(const pc_model *m, const pc_value *out)
             if (v > s) s = v;
         }
     return s;
+}
+
+/* ---- Reordered accumulation
+ * ------------------------------------------------------------------------------------ Bit-exactness of a
+ * data-movement pass holds for ops whose arithmetic does not depend on the order the input is stored in. The
+ * reference (reference/) visits the terms of a reduction in storage order, accumulates in double and rounds
+ * once to the element type; the sum-like reductions over two or more axes of extent > 1, Resize (and
+ * Upsample) linear/cubic over two or more resized axes, and Softmax/LogSoftmax before opset 13 (which flatten
+ * the trailing axes) therefore add the same terms in another order once a Transpose moves across them. Two
+ * evaluations s1, s2 of the same sum of n terms with S = sum |t_i|, each done in double (unit roundoff u_d =
+ * 2^-53; K rounding steps per term) and rounded once to float (u_f = 2^-24), satisfy |s_k - s| <=
+ * gamma_K(u_d) S + u_f |s_k|, so |fl(s1) - fl(s2)| <= 2 (gamma_K(u_d) S + u_f Y), gamma_K = K u / (1 - K u),
+ * Y the largest |result|. That bound, propagated through the op's own post-processing (mean, sqrt, log, exp /
+ * sum), is the tolerance of every output reached from such a node only through ops that copy or select their
+ * input's values (data movement, Relu, Abs, Neg, Max, Min, Clip, max-pooling); outputs reached through other
+ * ops get the default float tolerance (the bound is not propagated through arithmetic); every other output
+ * stays bit-exact. */
+typedef struct reorder_tol {
+    bool any;     /* some output is relaxed */
+    double *atol; /* per graph output: the propagated bound, -1 when exact, INFINITY for "default float" */
+    uint32_t n;
+    char site[160]; /* the first reordering node, for messages */
+} reorder_tol;
+
+static double gamma_d(double k)
+{
+    const double u = 0x1p-53;
+    return k * u / (1 - k * u);
+}
+
+static bool op_is(const pc_node *n, const char *op)
+{
+    return !n->domain[0] && strcmp(n->op_type, op) == 0;
+}
+
+/* Ops whose output elements are copies or selections of their carrying inputs' elements: a perturbation of at
+ * most E in the inputs is at most E in the output. */
+static bool op_transparent(const pc_node *n)
+{
+    static const char *const ops[] = {
+        "Transpose", "Reshape", "Flatten",       "Squeeze",      "Unsqueeze",      "Identity",
+        "Concat",    "Split",   "Slice",         "Gather",       "GatherElements", "GatherND",
+        "Pad",       "Tile",    "Expand",        "DepthToSpace", "SpaceToDepth",   "Relu",
+        "Abs",       "Neg",     "Max",           "Min",          "Clip",           "ReduceMax",
+        "ReduceMin", "MaxPool", "GlobalMaxPool", "Dropout"};
+    if (n->domain[0]) return false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(n->op_type, ops[i]) == 0) return true;
+    return false;
+}
+
+typedef enum reorder_kind {
+    RK_NONE,
+    RK_SUM,
+    RK_MEAN,
+    RK_SUMSQUARE,
+    RK_L1,
+    RK_L2,
+    RK_LOGSUM,
+    RK_LOGSUMEXP,
+    RK_PROD,
+    RK_MAXMIN,
+    RK_RESIZE,
+    RK_SOFTMAX,
+    RK_LOGSOFTMAX,
+} reorder_kind;
+
+static reorder_kind reorder_kind_of(const pc_model *m, const pc_node *n)
+{
+    static const struct {
+        const char *op;
+        reorder_kind k;
+    } reds[] = {{"ReduceSum", RK_SUM},
+                {"ReduceMean", RK_MEAN},
+                {"ReduceSumSquare", RK_SUMSQUARE},
+                {"ReduceL1", RK_L1},
+                {"ReduceL2", RK_L2},
+                {"ReduceLogSum", RK_LOGSUM},
+                {"ReduceLogSumExp", RK_LOGSUMEXP},
+                {"ReduceProd", RK_PROD},
+                {"ReduceMax", RK_MAXMIN},
+                {"ReduceMin", RK_MAXMIN}};
+    if (n->domain[0] || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1 || !n->outputs[0])
+        return RK_NONE;
+    for (size_t i = 0; i < sizeof reds / sizeof reds[0]; i++)
+        if (strcmp(n->op_type, reds[i].op) == 0) return reds[i].k;
+    if (op_is(n, "Resize") || op_is(n, "Upsample")) {
+        const char *mode = pc_node_attr_string(n, "mode", "nearest");
+        return strcmp(mode, "nearest") != 0 ? RK_RESIZE : RK_NONE;
+    }
+    if (pc_model_opset(m, "") < 13) {
+        if (op_is(n, "Softmax")) return RK_SOFTMAX;
+        if (op_is(n, "LogSoftmax")) return RK_LOGSOFTMAX;
+    }
+    return RK_NONE;
+}
+
+static uint32_t dims_above_one(const pc_data *d)
+{
+    uint32_t k = 0;
+    for (int32_t i = 0; i < d->rank; i++)
+        k += d->dims[i] > 1;
+    return k;
+}
+
+/* Does axis i of a linear/cubic Resize or Upsample read more than one tap? Exactly when its scale is not 1
+ * (an integral source coordinate reads one tap) or the roi crops; the scale comes from the constant scales
+ * (input or attribute), else from the extents (sizes). Unknown: yes. */
+static bool resize_axis_taps(const pc_node *n, int32_t i, const pc_data *x, const pc_data *y)
+{
+    if (strcmp(pc_node_attr_string(n, "coordinate_transformation_mode", ""), "tf_crop_and_resize") == 0)
+        return true;
+    const pc_tensor *sc = NULL;
+    const pc_attr *a = pc_node_attr(n, "scales");
+    if (a && a->type == PC_ATTR_FLOATS) return (size_t)i >= a->n || a->floats[i] != 1.0f;
+    uint32_t at = op_is(n, "Resize") && pc_model_opset(n->graph->model, "") >= 11 ? 2 : 1;
+    if (at < n->n_inputs && n->inputs[at]) {
+        sc = n->inputs[at]->initializer;
+        if (!sc) return true;
+        if (sc->n_elements) {
+            if (sc->dtype != PC_DTYPE_FLOAT || (uint64_t)i >= sc->n_elements) return true;
+            return ((const float *)sc->data)[i] != 1.0f;
+        }
+    }
+    return x->dims[i] != y->dims[i];
+}
+
+/* The bound on |after - before| of node n's output from its input x and output y (as the after graph computed
+ * them), or -1 when the order does not matter here (fewer than two axes of extent > 1 take part), INFINITY
+ * when no bound is derived (the default float tolerance applies). */
+static double reorder_bound(reorder_kind k, const pc_node *n, const pc_data *x, const pc_data *y)
+{
+    if (x->kind != PC_TYPE_TENSOR || y->kind != PC_TYPE_TENSOR || !is_float(x->dtype) || !is_float(y->dtype))
+        return -1;
+    const double uf = y->dtype == PC_DTYPE_DOUBLE ? 0x1p-53 : 0x1p-24;
+    double xmax = 0, xmin = INFINITY, ymax = max_abs(y);
+    bool x_plain = x->dtype == PC_DTYPE_FLOAT || x->dtype == PC_DTYPE_DOUBLE;
+    if (!x_plain) return INFINITY;
+    for (uint64_t i = 0; i < x->n_elements; i++) {
+        double v = elem_f(x, i);
+        if (!isfinite(v)) return INFINITY;
+        if (fabs(v) > xmax) xmax = fabs(v);
+        if (v < xmin) xmin = v;
+    }
+    double margin = 1 + 0x1p-20, round_out = 2 * uf * ymax;
+    if (k == RK_RESIZE) {
+        /* every axis with a scale other than 1 reads 2 (linear) or 4 (cubic) taps, even at extent 1 */
+        uint32_t axes = 0;
+        for (int32_t i = 0; i < x->rank && i < y->rank; i++)
+            axes += resize_axis_taps(n, i, x, y);
+        if (axes < 2) return -1;
+        bool cubic = strcmp(pc_node_attr_string(n, "mode", ""), "cubic") == 0;
+        double a = fabs((double)pc_node_attr_float(n, "cubic_coeff_a", -0.75f));
+        double taps = pow(cubic ? 4 : 2, axes), wsum = cubic ? pow(4 * (1 + a), axes) : 1;
+        return (round_out + 2 * gamma_d(taps + axes) * wsum * xmax) * margin;
+    }
+    if (k == RK_SOFTMAX || k == RK_LOGSOFTMAX) {
+        int64_t axis = pc_node_attr_int(n, "axis", 1);
+        if (axis < 0) axis += x->rank;
+        if (axis < 0 || axis >= x->rank) return INFINITY;
+        uint32_t trailing = 0;
+        double terms = 1;
+        for (int32_t i = (int32_t)axis; i < x->rank; i++) {
+            trailing += x->dims[i] > 1;
+            terms *= (double)x->dims[i];
+        }
+        if (trailing < 2) return -1;
+        /* a sum of positive terms: relative error gamma_n both ways, through exp(v) / sum or v - log(sum) */
+        double rel = 2 * gamma_d(terms + 2) * margin;
+        return (round_out + (k == RK_SOFTMAX ? rel * ymax : rel * (1 + ymax))) * margin;
+    }
+    /* reductions: reduced axes of extent > 1 are the input's dims > 1 the output lacks */
+    if (dims_above_one(x) < dims_above_one(y) + 2) return -1;
+    double terms = y->n_elements ? (double)x->n_elements / (double)y->n_elements : 0;
+    switch (k) {
+    case RK_SUM:
+    case RK_L1:
+        return (round_out + 2 * gamma_d(terms) * terms * xmax) * margin;
+    case RK_MEAN:
+        return (round_out + 2 * gamma_d(terms + 1) * xmax) * margin;
+    case RK_SUMSQUARE:
+        return (round_out + 2 * gamma_d(terms + 1) * terms * xmax * xmax) * margin;
+    case RK_L2: /* |sqrt(a) - sqrt(b)| <= sqrt(|a - b|) */
+        return (round_out + sqrt(2 * gamma_d(terms + 1) * terms * xmax * xmax)) * margin;
+    case RK_LOGSUMEXP: /* the shifted sum is >= 1 and its terms positive: log moves by the relative error */
+        return (round_out + 2 * gamma_d(terms + 2)) * margin;
+    case RK_LOGSUM: /* only a sum of non-negative terms has a relative bound */
+        return xmin >= 0 ? (round_out + 2 * gamma_d(terms + 1)) * margin : INFINITY;
+    case RK_PROD:
+        return (round_out + 2 * gamma_d(terms) * ymax) * margin;
+    case RK_MAXMIN:
+        return 0; /* the same value; only the sign of a zero may differ */
+    default:
+        return INFINITY;
+    }
+}
+
+/* A copy of `m` with every value in `names` (n of them) added as a graph output, run on the case's inputs. */
+static pc_status probe_run(const pc_check_ctx *ctx, const pc_model *m, const char *const *names, uint32_t n,
+                           pc_model **copy, pc_data ***outs, pc_error *err)
+{
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    *copy = NULL;
+    *outs = NULL;
+    pc_status st = pc_model_save_bytes(m, &bytes, &size, err);
+    if (st == PC_OK) st = pm_load_bytes(bytes, size, copy, err);
+    free(bytes);
+    for (uint32_t i = 0; st == PC_OK && i < n; i++) {
+        pc_value *v = pc_graph_find_value((*copy)->graph, names[i]);
+        if (!v)
+            return pc_error_set(err, PC_ERR_INTERNAL, "numerics: value '%s' not found in its copy", names[i]);
+        if (!v->is_graph_output) st = pc_graph_add_output((*copy)->graph, v, err);
+    }
+    if (st == PC_OK) st = pc_ref_run(*copy, ctx->kase->n_inputs, ctx->kase->inputs, outs, err);
+    return st;
+}
+
+static void reorder_tol_free(reorder_tol *r)
+{
+    free(r->atol);
+    memset(r, 0, sizeof *r);
+}
+
+/* Which outputs of `after` a reordered accumulation reaches, and by how much at most: see the section
+ * comment. Reordering nodes are those of `after` that are new or changed against `before` (a node the pass
+ * did not touch reads its input in the same layout). */
+static pc_status reorder_tolerances(const pc_check_ctx *ctx, const pc_model *before, const pc_model *after,
+                                    reorder_tol *r, pc_error *err)
+{
+    memset(r, 0, sizeof *r);
+    const pc_graph *g = after->graph;
+    pm_match mt;
+    pc_status st = pm_match_build(before->graph, g, &mt, err);
+    if (st != PC_OK) return st;
+    const char **names = calloc(2 * (size_t)mt.n_after + 1, sizeof *names);
+    const pc_node **sites = calloc((size_t)mt.n_after + 1, sizeof *sites);
+    double *val = calloc((size_t)g->n_values + 1, sizeof *val); /* per value id: the bound */
+    bool *rel = calloc((size_t)g->n_values + 1, sizeof *rel);   /* per value id: reached by a reordering */
+    pc_model *copy = NULL;
+    pc_data **outs = NULL;
+    uint32_t n_sites = 0, n_names = 0;
+    if (!names || !sites || !val || !rel) {
+        st = pc_error_set(err, PC_ERR_NOMEM, "numerics: out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < mt.n_after; i++) {
+        const pc_node *n = mt.after[i];
+        if (reorder_kind_of(after, n) == RK_NONE) continue;
+        int32_t b = mt.after_to_before[i];
+        if (b >= 0 && pm_node_same(n, mt.before[b])) continue;
+        sites[n_sites++] = n;
+        names[n_names++] = n->inputs[0]->name;
+        names[n_names++] = n->outputs[0]->name;
+    }
+    if (!n_sites) goto done;
+    st = probe_run(ctx, after, names, n_names, &copy, &outs, err);
+    if (st != PC_OK) goto done;
+    for (uint32_t s = 0; s < n_sites; s++) {
+        const pc_node *n = sites[s];
+        const pc_data *x = NULL, *y = NULL;
+        for (uint32_t o = 0; o < copy->graph->n_outputs; o++) {
+            if (strcmp(copy->graph->outputs[o]->name, n->inputs[0]->name) == 0) x = outs[o];
+            if (strcmp(copy->graph->outputs[o]->name, n->outputs[0]->name) == 0) y = outs[o];
+        }
+        if (!x || !y) continue;
+        double bnd = reorder_bound(reorder_kind_of(after, n), n, x, y);
+        if (bnd < 0) continue;
+        val[n->outputs[0]->id] = bnd; /* 0: the same value, only the sign of a zero may differ */
+        rel[n->outputs[0]->id] = true;
+        if (!r->site[0]) {
+            char lb[128];
+            snprintf(r->site, sizeof r->site, "%s", pm_node_label(n, lb, sizeof lb));
+        }
+    }
+    /* forward in graph order: transparent ops carry the largest bound of their inputs, others make it
+     * unbounded */
+    for (const pc_node *n = g->first; n; n = n->next) {
+        double in = 0;
+        bool reached = false;
+        for (uint32_t i = 0; i < n->n_inputs; i++) {
+            const pc_value *v = n->inputs[i];
+            if (!v || !rel[v->id]) continue;
+            reached = true;
+            if (val[v->id] > in) in = val[v->id];
+        }
+        if (!reached) continue;
+        double out = op_transparent(n) ? in : INFINITY;
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            const pc_value *v = n->outputs[k];
+            if (!v) continue;
+            if (!rel[v->id] || out > val[v->id]) val[v->id] = out;
+            rel[v->id] = true;
+        }
+    }
+    r->n = g->n_outputs;
+    r->atol = malloc((r->n ? r->n : 1) * sizeof *r->atol);
+    if (!r->atol) {
+        st = pc_error_set(err, PC_ERR_NOMEM, "numerics: out of memory");
+        goto done;
+    }
+    for (uint32_t o = 0; o < r->n; o++) {
+        uint32_t id = g->outputs[o]->id;
+        r->atol[o] = rel[id] ? val[id] : -1;
+        r->any = r->any || rel[id];
+    }
+done:
+    if (outs) pc_ref_free_outputs(copy, outs);
+    pc_model_free(copy);
+    free(names);
+    free(sites);
+    free(val);
+    free(rel);
+    pm_match_free(&mt);
+    if (st != PC_OK) reorder_tol_free(r);
+    return st;
 }
 
 typedef struct cmp_out {
@@ -172,7 +502,8 @@ static void compare_exact_float(const pc_data *e, const pc_data *a, cmp_out *r)
         double x = elem_f(e, k), y = elem_f(a, k);
         if (isnan(x) != isnan(y) || (isinf(x) && (!isinf(y) || signbit(x) != signbit(y)))) {
             r->kind = "nan-position";
-            snprintf(r->what, sizeof r->what, "element %llu: %.9g before, %.9g after", (unsigned long long)k, x, y);
+            snprintf(r->what, sizeof r->what, "element %llu: %.9g before, %.9g after", (unsigned long long)k,
+                     x, y);
             return;
         }
     }
@@ -190,7 +521,7 @@ static void compare_exact_float(const pc_data *e, const pc_data *a, cmp_out *r)
 }
 
 static void compare_one(const pc_model *after, const pc_value *out_value, const pc_data *e, const pc_data *a,
-                        tolerance t, cmp_out *r)
+                        tolerance t, double extra_atol, cmp_out *r)
 {
     r->kind = NULL;
     r->what[0] = '\0';
@@ -210,7 +541,8 @@ static void compare_one(const pc_model *after, const pc_value *out_value, const 
                 return;
             }
     }
-    bool plain_float = e->kind == PC_TYPE_TENSOR && (e->dtype == PC_DTYPE_FLOAT || e->dtype == PC_DTYPE_DOUBLE);
+    bool plain_float =
+        e->kind == PC_TYPE_TENSOR && (e->dtype == PC_DTYPE_FLOAT || e->dtype == PC_DTYPE_DOUBLE);
     if (t.mode == TOL_EXACT && plain_float) {
         compare_exact_float(e, a, r);
         return;
@@ -237,6 +569,7 @@ static void compare_one(const pc_model *after, const pc_value *out_value, const 
         atol = t.atol_rel * (m > 1 ? m : 1);
         if (t.mode == TOL_QUANT) atol += t.quant_steps * dq_step(after, out_value) * (1 + 1e-6);
     }
+    atol += extra_atol;
     pc_compare_result cr;
     pc_compare_outcome o = pc_data_compare(e, a, rtol, atol, &cr);
     if (o == PC_COMPARE_EQUAL) return;
@@ -245,10 +578,11 @@ static void compare_one(const pc_model *after, const pc_value *out_value, const 
         snprintf(r->what, sizeof r->what, "%s", cr.detail);
         return;
     }
-    r->kind = strstr(cr.detail, "NaN") || strstr(cr.detail, "nan") || strstr(cr.detail, "inf") ? "nan-position"
-                                                                                                 : "values";
-    snprintf(r->what, sizeof r->what, "%s (element %llu: %.9g before, %.9g after; rtol %.3g, atol %.3g)", cr.detail,
-             (unsigned long long)cr.worst_index, cr.worst_expected, cr.worst_actual, rtol, atol);
+    r->kind = strstr(cr.detail, "NaN") || strstr(cr.detail, "nan") || strstr(cr.detail, "inf")
+                  ? "nan-position"
+                  : "values";
+    snprintf(r->what, sizeof r->what, "%s (element %llu: %.9g before, %.9g after; rtol %.3g, atol %.3g)",
+             cr.detail, (unsigned long long)cr.worst_index, cr.worst_expected, cr.worst_actual, rtol, atol);
 }
 
 static const char *mode_name(tol_mode m)
@@ -256,8 +590,57 @@ static const char *mode_name(tol_mode m)
     return m == TOL_EXACT ? "bit-exact" : m == TOL_QUANT ? "one quantization step" : "float tolerance";
 }
 
-static pc_prop_outcome compare_models(pc_check_ctx *ctx, const pc_model *before, const pc_model *after, tolerance t,
-                                      char *msg, size_t msg_size, const char **kind)
+/* The tolerance of output i once reordered accumulations are accounted for (rt NULL: none). */
+static tolerance output_tolerance(tolerance t, const reorder_tol *rt, uint32_t i, double *extra_atol)
+{
+    *extra_atol = 0;
+    if (!rt || !rt->any || i >= rt->n || rt->atol[i] < 0) return t;
+    if (isinf(rt->atol[i])) { /* not propagated: the default float tolerance at least */
+        if (t.mode == TOL_EXACT) return default_tolerance;
+        if (t.rtol < default_tolerance.rtol) t.rtol = default_tolerance.rtol;
+        if (t.atol_rel < default_tolerance.atol_rel) t.atol_rel = default_tolerance.atol_rel;
+        return t;
+    }
+    *extra_atol = rt->atol[i];
+    if (t.mode == TOL_EXACT) t = (tolerance){TOL_FLOAT, 0, 0, 0};
+    return t;
+}
+
+static pc_prop_outcome compare_outputs(pc_check_ctx *ctx, const pc_model *before, const pc_model *after,
+                                       pc_data **eo, pc_data **ao, tolerance t, const reorder_tol *rt,
+                                       char *msg, size_t msg_size, const char **kind)
+{
+    const pc_graph *bg = before->graph, *ag = after->graph;
+    for (uint32_t i = 0; i < bg->n_outputs; i++) {
+        double extra;
+        tolerance to = output_tolerance(t, rt, i, &extra);
+        if (to.mode != TOL_EXACT && has_special(eo[i]) && !(rt && rt->any && rt->atol[i] >= 0)) {
+            snprintf(msg, msg_size,
+                     "output %u ('%s') holds NaN or inf before %s: a %s comparison cannot judge it", i,
+                     bg->outputs[i]->name, ctx->pass, mode_name(to.mode));
+            return PC_PROP_SKIP;
+        }
+    }
+    for (uint32_t i = 0; i < bg->n_outputs; i++) {
+        double extra;
+        tolerance to = output_tolerance(t, rt, i, &extra);
+        cmp_out r;
+        compare_one(after, ag->outputs[i], eo[i], ao[i], to, extra, &r);
+        if (!r.kind) continue;
+        *kind = r.kind;
+        char why[256] = "";
+        if (rt && rt->any && rt->atol[i] >= 0)
+            snprintf(why, sizeof why, "; reordered accumulation at %s: %s", rt->site,
+                     isinf(rt->atol[i]) ? "default float tolerance downstream" : "bounded");
+        snprintf(msg, msg_size, "%s: output %u ('%s') differs (%s expected%s): %s", ctx->pass, i,
+                 bg->outputs[i]->name, mode_name(to.mode), why, r.what);
+        return PC_PROP_FAIL;
+    }
+    return PC_PROP_PASS;
+}
+
+static pc_prop_outcome compare_models(pc_check_ctx *ctx, const pc_model *before, const pc_model *after,
+                                      tolerance t, char *msg, size_t msg_size, const char **kind)
 {
     pc_data **eo = NULL, **ao = NULL;
     pc_error err;
@@ -268,8 +651,10 @@ static pc_prop_outcome compare_models(pc_check_ctx *ctx, const pc_model *before,
         return PC_PROP_SKIP;
     }
     if (st != PC_OK) {
-        /* a graph that ran after the previous pass always runs again; only the generated graph can land here */
-        snprintf(msg, msg_size, "the reference failed on the %s (%s): %s", stage, pc_status_name(st), err.message);
+        /* a graph that ran after the previous pass always runs again; only the generated graph can land here
+         */
+        snprintf(msg, msg_size, "the reference failed on the %s (%s): %s", stage, pc_status_name(st),
+                 err.message);
         return PC_PROP_ERROR;
     }
     st = pc_check_ref_outputs(ctx, after, &ao, &err);
@@ -279,34 +664,32 @@ static pc_prop_outcome compare_models(pc_check_ctx *ctx, const pc_model *before,
     }
     if (st != PC_OK) {
         *kind = "run-failed";
-        snprintf(msg, msg_size, "the graph ran before %s but not after it: %s: %s", ctx->pass, pc_status_name(st),
-                 err.message);
+        snprintf(msg, msg_size, "the graph ran before %s but not after it: %s: %s", ctx->pass,
+                 pc_status_name(st), err.message);
         return PC_PROP_FAIL;
     }
     const pc_graph *bg = before->graph, *ag = after->graph;
     if (bg->n_outputs != ag->n_outputs) {
         *kind = "shape";
-        snprintf(msg, msg_size, "%s: %u graph outputs before, %u after", ctx->pass, bg->n_outputs, ag->n_outputs);
+        snprintf(msg, msg_size, "%s: %u graph outputs before, %u after", ctx->pass, bg->n_outputs,
+                 ag->n_outputs);
         return PC_PROP_FAIL;
     }
-    if (t.mode != TOL_EXACT)
-        for (uint32_t i = 0; i < bg->n_outputs; i++)
-            if (has_special(eo[i])) {
-                snprintf(msg, msg_size,
-                         "output %u ('%s') holds NaN or inf before %s: a %s comparison cannot judge it", i,
-                         bg->outputs[i]->name, ctx->pass, mode_name(t.mode));
-                return PC_PROP_SKIP;
-            }
-    for (uint32_t i = 0; i < bg->n_outputs; i++) {
-        cmp_out r;
-        compare_one(after, ag->outputs[i], eo[i], ao[i], t, &r);
-        if (!r.kind) continue;
-        *kind = r.kind;
-        snprintf(msg, msg_size, "%s: output %u ('%s') differs (%s expected): %s", ctx->pass, i, bg->outputs[i]->name,
-                 mode_name(t.mode), r.what);
-        return PC_PROP_FAIL;
+    pc_prop_outcome o = compare_outputs(ctx, before, after, eo, ao, t, NULL, msg, msg_size, kind);
+    if (o != PC_PROP_FAIL) return o;
+    /* Only a failing comparison pays for finding reordered accumulations (a match and maybe a probe run):
+     * they can only loosen the tolerance of the outputs they reach. */
+    reorder_tol rt;
+    if ((st = reorder_tolerances(ctx, before, after, &rt, &err)) != PC_OK) {
+        snprintf(msg, msg_size, "numerics: finding reordered accumulations after %s: %s", ctx->pass,
+                 err.message);
+        return PC_PROP_ERROR;
     }
-    return PC_PROP_PASS;
+    if (rt.any) {
+        o = compare_outputs(ctx, before, after, eo, ao, t, &rt, msg, msg_size, kind);
+    }
+    reorder_tol_free(&rt);
+    return o;
 }
 
 static pc_prop_outcome numerics_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
@@ -319,9 +702,9 @@ static pc_prop_outcome numerics_per_pass(pc_check_ctx *ctx, char *msg, size_t ms
 
 static pc_prop_outcome numerics_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
-    /* The runner calls per_pass after every pass that changed the graph: no record means no pass changed it (the
-     * original and the result then differ only by inferred shapes), so the comparison is bit-exact. A record left
-     * by a case that stopped early can only make this looser, never stricter. */
+    /* The runner calls per_pass after every pass that changed the graph: no record means no pass changed it
+     * (the original and the result then differ only by inferred shapes), so the comparison is bit-exact. A
+     * record left by a case that stopped early can only make this looser, never stricter. */
     tolerance t = {TOL_EXACT, 0, 0, 0};
     if (along.kase == ctx->kase && along.original == ctx->original) t = along.sum;
     along.kase = NULL;
@@ -331,7 +714,8 @@ static pc_prop_outcome numerics_final(pc_check_ctx *ctx, char *msg, size_t msg_s
 
 const pc_property pc_prop_numerics = {
     "numerics",
-    "reference outputs before vs after every pass: bit-exact for data movement and integers, one quantization "
+    "reference outputs before vs after every pass: bit-exact for data movement and integers, one "
+    "quantization "
     "step for QDQ rewrites, a per-pass float tolerance otherwise; original vs optimized end to end",
     numerics_per_pass,
     numerics_final,

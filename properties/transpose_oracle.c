@@ -463,7 +463,7 @@ static pc_status value_class(tpo_model *m, const pc_value *v, uint32_t *cls, uin
  * constant's own layout (an Identity can make it), else one Transpose per distinct layout. */
 static pc_status fixed_add(tpo_model *m, const pc_value *v, bool keeps_name)
 {
-    uint32_t cls, pid;
+    uint32_t cls = 0, pid = 0;
     pc_status st = value_class(m, v, &cls, &pid);
     if (st != PC_OK) return st;
     if (m->classes[cls].free_layout &&
