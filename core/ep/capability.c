@@ -78,15 +78,21 @@ static bool standard_op(const pc_node *node, const char *domain, int64_t opset)
         if (pc_schema_lookup(domain, node->op_type, opset)) return true;
         if (opset > info->schema_max_opset) return true;
     }
-    return pc_model_function_index(node->graph->model, node->domain, node->op_type) >= 0;
+    return pc_model_function_index(node->graph->model, domain, node->op_type) >= 0;
 }
 
 bool pc_ep_claims_node(const pc_ep *ep, const pc_node *node, char *why, size_t why_size)
 {
-    if (why && why_size) why[0] = '\0';
     const char *domain = node->domain ? node->domain : "";
     const pc_model *model = node->graph ? node->graph->model : NULL;
-    int64_t opset = model ? pc_model_opset(model, domain) : -1;
+    return pc_ep_claims_node_as(ep, node, domain, model ? pc_model_opset(model, domain) : -1, why, why_size);
+}
+
+bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *domain, int64_t opset, char *why,
+                          size_t why_size)
+{
+    if (why && why_size) why[0] = '\0';
+    const pc_model *model = node->graph ? node->graph->model : NULL;
     if (!ep->runs_transpose && domain[0] == '\0' && strcmp(node->op_type, "Transpose") == 0)
         return set_why(why, why_size, "EP does not run Transpose");
     if (ep->all_standard_ops && model && standard_op(node, domain, opset)) return true;

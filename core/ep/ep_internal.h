@@ -27,6 +27,11 @@ bool pc_ep_dtype_from_name(const char *name, size_t len, pc_dtype *out);
 /* "nchw" / "nhwc" / "blocked". */
 const char *pc_layout_name(pc_layout layout);
 
+/* pc_ep_claims_node as if the node were in `domain`, imported by the model at `opset` (-1: not imported): the
+ * layout transformer asks whether the EP would claim a node's NHWC form before moving it. */
+bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *domain, int64_t opset, char *why,
+                          size_t why_size);
+
 /* Is op (domain, op_type) one the layout transformer moves into the NHWC domain? */
 bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
 

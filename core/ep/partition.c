@@ -2,6 +2,9 @@
  * the layout transformer for NHWC-preferring EPs with a second GetCapability over the changed graph, then the
  * assignment; finally every layer annotation is removed and the compiled subgraphs are listed.
  *
+ * Existing assignments that are still valid are kept (see keep_valid_assignments), so partitioning a
+ * partitioned graph with the same EPs and rules changes nothing.
+ *
  * Visibility (layer rules): a node pinned to an EP is offered only to that EP; once that EP has had its turn
  * without claiming it, the pin is released and later EPs see it. Unpinned nodes are offered to every EP in
  * turn. Nodes of If/Loop/Scan bodies are not offered to EPs: they take the EP of the node owning the body
@@ -41,9 +44,33 @@ static bool visible(const part_ctx *c, const pc_node *n, uint32_t j)
     return pin == c->n_eps || pin <= j;
 }
 
-/* GetCapability: claims every visible node that is unassigned (or tentatively this EP's) and returns the
- * count. pass 2 also drops tentative tags of nodes the EP no longer claims. */
-static uint32_t get_capability(part_ctx *c, uint32_t j, bool second)
+/* Priority index of the EP named `name`, or n_eps when it is not in the list. */
+static uint32_t ep_index(const part_ctx *c, const char *name)
+{
+    for (uint32_t j = 0; name && j < c->n_eps; j++)
+        if (strcmp(c->ep_names[j], name) == 0) return j;
+    return c->n_eps;
+}
+
+/* An assignment the graph already carries (a partitioned graph optimized again, or a model saved with its
+ * EPs) stays when it is still valid: its EP is in the list and claims the node, and no layer rule pins the
+ * node to another EP of the list. Kept nodes are tagged before any EP's turn, so an earlier EP cannot take
+ * them (that is what makes partitioning a partitioned graph a no-op: e.g. the Transposes an NHWC EP claimed
+ * after its layout change, which an earlier EP that runs Transpose would otherwise take). Every other
+ * assignment is cleared. */
+static void keep_valid_assignments(part_ctx *c)
+{
+    for (pc_node *n = c->graph->first; n; n = n->next) {
+        uint32_t k = ep_index(c, n->ep), pin = pin_index(c, n);
+        bool keep = k < c->n_eps && (pin == c->n_eps || pin == k) && pc_ep_claims_node(c->eps[k], n, NULL, 0);
+        n->ep = keep ? c->ep_names[k] : NULL;
+    }
+}
+
+/* GetCapability: claims every visible node that is unassigned (or already this EP's) and returns the count.
+ * The second pass (after the layout change) also drops the tags of nodes the EP no longer claims, and returns
+ * in *dropped_nhwc the first such node that the layout transformer moved into the NHWC domain. */
+static uint32_t get_capability(part_ctx *c, uint32_t j, bool second, pc_node **dropped_nhwc)
 {
     const pc_ep *ep = c->eps[j];
     const char *name = c->ep_names[j];
@@ -57,24 +84,23 @@ static uint32_t get_capability(part_ctx *c, uint32_t j, bool second)
             claimed++;
         } else if (mine && second) {
             n->ep = NULL;
+            if (dropped_nhwc && !*dropped_nhwc && strcmp(n->domain, PC_NHWC_DOMAIN) == 0) *dropped_nhwc = n;
         }
     }
     return claimed;
 }
 
-static pc_status check_nhwc_claimed(part_ctx *c, uint32_t j)
+/* The layout transformer moved n into the NHWC domain for EP j, which refused it afterwards: nothing else
+ * runs that domain (the transformer moves only what the EP claims there, so this is a contradiction worth
+ * naming). */
+static pc_status report_nhwc_unclaimed(part_ctx *c, uint32_t j, const pc_node *n)
 {
-    for (pc_node *n = c->graph->first; n; n = n->next) {
-        if (n->ep || strcmp(n->domain, PC_NHWC_DOMAIN) != 0) continue;
-        char why[WHY_SIZE];
-        pc_ep_claims_node(c->eps[j], n, why, sizeof why);
-        return pc_error_set(
-            c->err, PC_ERR_CHECK_FAILED,
-            "node '%s' (%s) was moved to %s for EP '%s', which did not claim it afterwards (%s): "
-            "the graph cannot run",
-            n->name, n->op_type, PC_NHWC_DOMAIN, c->eps[j]->name, why);
-    }
-    return PC_OK;
+    char why[WHY_SIZE];
+    pc_ep_claims_node(c->eps[j], n, why, sizeof why);
+    return pc_error_set(c->err, PC_ERR_CHECK_FAILED,
+                        "node '%s' (%s) was moved to %s for EP '%s', which did not claim it afterwards (%s): "
+                        "the graph cannot run",
+                        n->name, n->op_type, PC_NHWC_DOMAIN, c->eps[j]->name, why);
 }
 
 static pc_status report_unassigned(part_ctx *c, pc_node *n)
@@ -310,13 +336,11 @@ pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t 
         if (!(c.ep_names[j] = pc_arena_strdup(&model->arena, eps[j]->name)))
             return pc_model_alloc_error(model, err, "an EP name");
     }
-    /* partitioning starts from scratch: earlier assignments (e.g. read from a file) do not count */
-    for (pc_node *n = c.graph->first; n; n = n->next)
-        n->ep = NULL;
+    keep_valid_assignments(&c);
 
     uint32_t nhwc_before = count_nhwc_nodes(c.graph);
     for (uint32_t j = 0; j < n_eps; j++) {
-        uint32_t claimed = get_capability(&c, j, false);
+        uint32_t claimed = get_capability(&c, j, false, NULL);
         if (eps[j]->layout != PC_LAYOUT_NHWC || claimed == 0) continue;
         pc_pass_options lo;
         if (opts)
@@ -331,8 +355,9 @@ pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t 
         pc_status st = pc_layout_transform(c.graph, eps[j], &lo, &changed, err);
         if (st != PC_OK) return st;
         if (!changed) continue;
-        get_capability(&c, j, true);
-        if ((st = check_nhwc_claimed(&c, j)) != PC_OK) return st;
+        pc_node *dropped = NULL;
+        get_capability(&c, j, true, &dropped);
+        if (dropped) return report_nhwc_unclaimed(&c, j, dropped);
     }
     for (pc_node *n = c.graph->first; n; n = n->next)
         if (!n->ep) return report_unassigned(&c, n);

@@ -11,7 +11,8 @@
  * k...], BatchNormalization's per-channel vectors stay 1-D, MaxUnpool's indices stay NCHW flat positions,
  * GridSample's grid stays (N, H_out, W_out, 2), and Resize's roi, scales and sizes stay in NCHW axis order;
  *  - the node keeps its op type, attributes, annotation and EP; only its domain changes.
- * Not moved: nodes whose rank is unknown or < 3, MaxPool whose Indices output is used (indices are NCHW
+ * Not moved: nodes the EP would not claim in the NHWC domain (at the domain's opset: the model's import, else
+ * ai.onnx's), nodes whose rank is unknown or < 3, MaxPool whose Indices output is used (indices are NCHW
  * positions), Resize whose scales or sizes are not constants (ORT leaves those unpermuted; here nothing needs
  * permuting, but a runtime-sized Resize is left to the EP as is, like ORT). */
 #include <string.h>
@@ -117,14 +118,16 @@ static bool movable(const pc_node *n, const layout_op *lo)
     return node_rank(n, lo) > 0;
 }
 
-/* The NHWC domain's opset follows ai.onnx's: the reference runs an NHWC op with that opset's semantics. */
-static pc_status import_nhwc_domain(pc_model *m, pc_error *err)
+/* The NHWC domain's opset: the model's import when there is one, else ai.onnx's (the reference runs an NHWC
+ * op with that opset's semantics), within the domain's 1..21. */
+static int64_t nhwc_opset(const pc_model *m)
 {
-    if (pc_model_opset(m, PC_NHWC_DOMAIN) >= 0) return PC_OK;
-    int64_t v = pc_model_opset(m, "");
+    int64_t v = pc_model_opset(m, PC_NHWC_DOMAIN);
+    if (v >= 0) return v;
+    v = pc_model_opset(m, "");
     if (v < 1) v = 1;
     if (v > 21) v = 21;
-    return pc_model_set_opset(m, PC_NHWC_DOMAIN, v, err);
+    return v;
 }
 
 static pc_status move_node(pc_graph *g, pc_node *n, int32_t rank, const pc_pass_options *opts, pc_error *err)
@@ -169,14 +172,23 @@ pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_op
     o.layout_cost_check = true;
 
     uint32_t moved = 0;
+    int64_t opset = nhwc_opset(graph->model);
     pc_node *next;
     for (pc_node *n = graph->first; n; n = next) {
         next = n->next; /* new Transposes are appended at the end and are not layout-sensitive */
         if (!n->ep || strcmp(n->ep, ep->name) != 0) continue;
         const layout_op *lo = layout_op_find(n->domain, n->op_type);
         if (!lo || !movable(n, lo)) continue;
-        if (moved == 0) {
-            pc_status st = import_nhwc_domain(graph->model, err);
+        /* moved, the node would need the EP to claim its NHWC form (nothing else runs that domain); when the
+         * EP would refuse it (e.g. the domain's opset is outside its range), it stays in NCHW form */
+        char why[256];
+        if (!pc_ep_claims_node_as(ep, n, PC_NHWC_DOMAIN, opset, why, sizeof why)) {
+            pc_pass_explain(&o, "'%s' (#%u, %s) stays in NCHW: EP %s does not claim it in %s (%s)",
+                            n->name ? n->name : "", n->id, n->op_type, ep->name, PC_NHWC_DOMAIN, why);
+            continue;
+        }
+        if (pc_model_opset(graph->model, PC_NHWC_DOMAIN) < 0) {
+            pc_status st = pc_model_set_opset(graph->model, PC_NHWC_DOMAIN, opset, err);
             if (st != PC_OK) return st;
         }
         int32_t rank = node_rank(n, lo);

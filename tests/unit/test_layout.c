@@ -3,7 +3,8 @@
  * unassigned and carrying the node's annotation, types permuted, output names kept) and bit-exact equivalence
  * with the original on the reference executor (layout moves are pure data movement). Also: the internal ops
  * added to the reference's composite table (NHWC op vs Transpose∘standard op∘Transpose, both on the
- * reference), and nodes the transformer must leave alone. */
+ * reference), and nodes the transformer must leave alone (among them nodes whose NHWC form the EP would not
+ * claim). */
 #include <string.h>
 
 #include "pass_test_util.h"
@@ -355,6 +356,48 @@ static void test_left_alone(void)
     pc_model_free(m);
 }
 
+/* An EP that claims a node but not its NHWC form at the NHWC domain's opset (the model's import, else its
+ * ai.onnx opset): the node stays in NCHW form on the EP, since once moved nothing could run it. The finding:
+ * AveragePool at ai.onnx 18 moved for an EP whose NHWC rows end at 17, then refused by it. */
+static void test_nhwc_form_refused(pc_ep_registry *reg)
+{
+    pc_error err;
+    CHECK_OK(pc_ep_registry_load_text(reg,
+                                      "ep pool17 layout=nhwc transpose=yes\n"
+                                      "op AveragePool\n"
+                                      "op AveragePool domain=com.ms.internal.nhwc opset=1..17\n",
+                                      "pool17.ep", &err),
+             &err);
+    const pc_ep *ep = pc_ep_registry_find(reg, "pool17");
+    CHECK(ep != NULL);
+    if (!ep) return;
+    for (int imported = 0; imported < 2; imported++) {
+        pc_model *m = model_x(18, PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 5, 5});
+        pc_node *n = pt_node(m, "AveragePool", "", "x", "y", NULL);
+        set_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
+        pt_output(m, "y");
+        n->ep = "pool17";
+        /* a model that already imports the NHWC domain at 17 gets its nodes moved there */
+        if (imported) CHECK_OK(pc_model_set_opset(m, "com.ms.internal.nhwc", 17, &err), &err);
+        CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+        pc_model *before = pt_clone(m);
+        bool changed = !imported;
+        CHECK_OK(pc_layout_transform(m->graph, ep, NULL, &changed, &err), &err);
+        CHECK_OK(pc_graph_verify(m->graph, &err), &err);
+        CHECK_MSG(changed == (imported != 0), "imported %d: changed %d", imported, changed);
+        CHECK_MSG(strcmp(n->domain, imported ? "com.ms.internal.nhwc" : "") == 0, "imported %d: domain '%s'",
+                  imported, n->domain);
+        CHECK(pt_count_op(m, "Transpose") == (imported ? 2 : 0));
+        CHECK(pc_model_opset(m, "com.ms.internal.nhwc") == (imported ? 17 : -1));
+        CHECK(n->ep && strcmp(n->ep, "pool17") == 0);
+        CHECK(pc_ep_claims_node(ep, n, NULL, 0));
+        char why[512];
+        CHECK_MSG(pt_equiv(before, m, 40 + (uint64_t)imported, 0, 0, why, sizeof why) == 1, "%s", why);
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
 /* The composite rows added for the transformer: NHWC op fed channels-last data equals Transpose → standard op
  * → Transpose, both run on the reference. */
 static void composite_case(const char *op, int32_t rank, const int64_t *dims, void (*attrs)(pc_node *),
@@ -448,6 +491,7 @@ int main(void)
     test_quant_and_resize();
     test_left_alone();
     test_composites();
+    test_nhwc_form_refused(reg);
     pc_ep_registry_free(reg);
     return pc_test_finish("test_layout");
 }

@@ -1,9 +1,11 @@
 /* Partitioner (pc_model_partition): GetCapability twice around the layout transformer (new Transposes claimed
- * by an EP that runs Transpose, left to cpu by one that does not), the unclaimed-NHWC-node error, the no-EP
- * error, layer annotations (prefix, exact, leftmost wins, pins hide nodes from other EPs, a pin is released
- * when its EP does not claim the node, new nodes inherit pins), annotations gone afterwards, subgraph bodies
- * inheriting their owner's EP, and the compiled-subgraph list: every group connected, the contraction acyclic
- * (checked by brute force), deterministic. */
+ * by an EP that runs Transpose, left to cpu by one that does not), an NHWC EP that does not claim a node's
+ * NHWC form keeping it in NCHW form, the no-EP error (also for a node already in the NHWC domain), existing
+ * assignments (kept when still valid, so partitioning a partitioned graph changes nothing; cleared
+ * otherwise), layer annotations (prefix, exact, leftmost wins, pins hide nodes from other EPs, a pin is
+ * released when its EP does not claim the node, new nodes inherit pins), annotations gone afterwards,
+ * subgraph bodies inheriting their owner's EP, and the compiled-subgraph list: every group connected, the
+ * contraction acyclic (checked by brute force), deterministic. */
 #include <string.h>
 
 #include "pass_test_util.h"
@@ -18,7 +20,17 @@ static const char test_eps[] = "ep npu layout=nhwc compiles=yes transpose=no\n"
                                "op Add types=float\n"
                                "ep broken layout=nhwc compiles=yes transpose=yes\n"
                                "op Conv opset=11..21\n"
-                               "op Transpose\n";
+                               "op Transpose\n"
+                               /* the finding's shape: an NCHW EP that runs Transpose, before an NHWC one */
+                               "ep tr transpose=yes\n"
+                               "op Transpose\n"
+                               "ep lay layout=nhwc transpose=yes\n"
+                               "op Transpose\n"
+                               "op Conv\n"
+                               "op Conv domain=com.ms.internal.nhwc\n"
+                               "ep pool17 layout=nhwc transpose=yes\n"
+                               "op AveragePool\n"
+                               "op AveragePool domain=com.ms.internal.nhwc opset=1..17\n";
 
 static void eps_of(const char *list, const pc_ep ***eps, uint32_t *n)
 {
@@ -201,13 +213,19 @@ static void test_errors(void)
     uint32_t n;
     pc_partition_result r;
     pc_error err;
-    /* 'broken' claims ai.onnx Conv but not its NHWC form: the moved node is left unclaimed */
-    eps_of("broken,cpu", &eps, &n);
-    pc_model *m = conv_relu_model(NULL);
-    CHECK_STATUS(pc_model_partition(m, eps, n, NULL, NULL, &r, &err), PC_ERR_CHECK_FAILED, &err);
+    /* a node already in the NHWC domain that no EP claims: named, with each EP's reason */
+    eps_of("pool17,cpu", &eps, &n);
+    pc_model *m = pt_model(18);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 5, 2});
+    pc_node *pool = pt_node(m, "AveragePool", "com.ms.internal.nhwc", "x", "y", NULL);
+    CHECK_OK(pc_node_set_attr_ints(pool, "kernel_shape", 2, (int64_t[]){2, 2}, &err), &err);
+    pt_output(m, "y");
+    CHECK_OK(pc_model_set_opset(m, "com.ms.internal.nhwc", 18, &err), &err);
+    CHECK_STATUS(pc_model_partition(m, eps, n, NULL, NULL, &r, &err), PC_ERR_UNSUPPORTED, &err);
     CHECK_MSG(strstr(err.message,
-                     "node 'c' (Conv) was moved to com.ms.internal.nhwc for EP 'broken', which did "
-                     "not claim it afterwards") != NULL,
+                     "node 'y' (com.ms.internal.nhwc:AveragePool): no EP claims it (pool17: opset 18 "
+                     "of 'com.ms.internal.nhwc' is outside 1..17; cpu: op "
+                     "com.ms.internal.nhwc:AveragePool is not in the EP's op list)") != NULL,
               "%s", err.message);
     pc_model_free(m);
 
@@ -228,6 +246,158 @@ static void test_errors(void)
     CHECK_STATUS(pc_model_partition(NULL, eps, n, NULL, NULL, &r, &err), PC_ERR_USAGE, &err);
     m = pt_model(17);
     CHECK_STATUS(pc_model_partition(m, eps, 0, NULL, NULL, &r, &err), PC_ERR_USAGE, &err);
+    pc_model_free(m);
+}
+
+/* An NHWC EP that claims a node but not its NHWC form (at the domain's opset) keeps it in NCHW form: the
+ * layout transformer does not move what the EP would then refuse (before, the partitioner failed with "moved
+ * to com.ms.internal.nhwc ... which did not claim it afterwards"). */
+static void test_nhwc_form_refused(void)
+{
+    const pc_ep **eps;
+    uint32_t n;
+    pc_partition_result r;
+    pc_error err;
+    char why[512];
+    /* 'broken' has no NHWC Conv row at all */
+    eps_of("broken,cpu", &eps, &n);
+    pc_model *m = conv_relu_model(NULL);
+    pc_model *before = pt_clone(m);
+    CHECK_OK(pc_model_partition(m, eps, n, NULL, NULL, &r, &err), &err);
+    pc_node *conv = node_named(m, "c");
+    CHECK(conv && conv->domain[0] == '\0' && ep_is(conv, "broken"));
+    CHECK(ep_is(node_named(m, "y"), "cpu"));
+    CHECK(r.n_layout_changes == 0 && pt_count_op(m, "Transpose") == 0);
+    CHECK(pc_model_opset(m, "com.ms.internal.nhwc") < 0);
+    check_result(m, &r, "broken,cpu");
+    CHECK_MSG(pt_equiv(before, m, 9, 0, 0, why, sizeof why) == 1, "%s", why);
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* 'pool17' claims AveragePool at any opset but its NHWC form only up to 17; the model is at 18 */
+    eps_of("pool17,cpu", &eps, &n);
+    m = pt_model(18);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 5, 5});
+    pc_node *pool = pt_node(m, "AveragePool", "", "x", "y", NULL);
+    CHECK_OK(pc_node_set_attr_ints(pool, "kernel_shape", 2, (int64_t[]){2, 2}, &err), &err);
+    pt_output(m, "y");
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    before = pt_clone(m);
+    CHECK_OK(pc_model_partition(m, eps, n, NULL, NULL, &r, &err), &err);
+    CHECK(pool->domain[0] == '\0' && ep_is(pool, "pool17"));
+    CHECK(r.n_layout_changes == 0 && m->graph->n_nodes == 1);
+    check_result(m, &r, "pool17,cpu");
+    CHECK_MSG(pt_equiv(before, m, 10, 0, 0, why, sizeof why) == 1, "%s", why);
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* Partitions m, then a reload of the result with the same EPs and rules: the second run must keep every
+ * assignment (byte-identical graph), and both must compute what the original does. */
+static void repartition_case(const char *label, const char *list, const char *rules_text, pc_model *m)
+{
+    const pc_ep **eps;
+    uint32_t n;
+    eps_of(list, &eps, &n);
+    pc_error err;
+    pc_layer_rules *rules = NULL;
+    if (rules_text) CHECK_OK(pc_layer_rules_parse(rules_text, eps, n, &rules, &err), &err);
+    pc_model *orig = pt_clone(m);
+    pc_partition_result r;
+    CHECK_OK(pc_model_partition(m, eps, n, rules, NULL, &r, &err), &err);
+    check_result(m, &r, label);
+    pc_model *again = pt_clone(m);
+    CHECK_OK(pc_graph_infer_shapes(again->graph, &err), &err);
+    uint8_t *b1 = NULL, *b2 = NULL;
+    size_t s1 = 0, s2 = 0;
+    CHECK_OK(pc_model_save_bytes(again, &b1, &s1, &err), &err);
+    CHECK_OK(pc_model_partition(again, eps, n, rules, NULL, &r, &err), &err);
+    check_result(again, &r, label);
+    /* node by node first, for a readable failure */
+    const pc_node *a = m->graph->first, *b = again->graph->first;
+    for (; a && b; a = a->next, b = b->next)
+        CHECK_MSG(strcmp(a->name, b->name) == 0 && a->ep && b->ep && strcmp(a->ep, b->ep) == 0,
+                  "%s: '%s' on %s first, '%s' on %s again", label, a->name, a->ep, b->name, b->ep);
+    CHECK_MSG(!a && !b, "%s: node counts differ", label);
+    CHECK_OK(pc_model_save_bytes(again, &b2, &s2, &err), &err);
+    CHECK_MSG(s1 == s2 && b1 && b2 && memcmp(b1, b2, s1) == 0,
+              "%s: the second partitioning changed the bytes", label);
+    free(b1);
+    free(b2);
+    char why[512];
+    CHECK_MSG(pt_equiv(orig, again, 11, 0, 0, why, sizeof why) == 1, "%s: %s", label, why);
+    pc_model_free(again);
+    pc_model_free(orig);
+    pc_layer_rules_free(rules);
+    pc_model_free(m);
+}
+
+/* Partitioning a partitioned graph with the same EPs and rules keeps every assignment that is still valid. */
+static void test_repartition(void)
+{
+    /* the finding: 'lay' claims the Transposes its layout change inserted (GetCapability #2, after 'tr' had
+     * its turn); offered again from scratch, 'tr' (earlier in the list) would take them */
+    pc_model *m = conv_relu_model(NULL);
+    pc_model *probe = pt_clone(m);
+    const pc_ep **eps;
+    uint32_t n;
+    eps_of("tr,lay,cpu", &eps, &n);
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(probe->graph, &err), &err);
+    CHECK_OK(pc_model_partition(probe, eps, n, NULL, NULL, NULL, &err), &err);
+    uint32_t t = 0;
+    for (pc_node *x = probe->graph->first; x; x = x->next)
+        if (strcmp(x->op_type, "Transpose") == 0) {
+            t++;
+            CHECK_MSG(ep_is(x, "lay"), "Transpose '%s' -> %s", x->name, x->ep);
+        }
+    CHECK(t >= 1);
+    pc_model_free(probe);
+    repartition_case("tr,lay,cpu", "tr,lay,cpu", NULL, m);
+    /* a layer rule pinned the nodes to cpu; the annotations are gone after the first run, the assignment
+     * stays */
+    repartition_case("pinned to cpu", "nhwc,cpu", "cpu(enc)", conv_relu_model("enc.0"));
+    repartition_case("nhwc,cpu", "nhwc,cpu", NULL, conv_relu_model("enc.0"));
+    repartition_case("npu,cpu", "npu,cpu", NULL, conv_relu_model(NULL));
+}
+
+/* Which existing assignments stay: valid ones (EP listed, claims the node, no rule pins the node elsewhere);
+ * the others are cleared and the node is partitioned as if it had none. */
+static void test_kept_assignments(void)
+{
+    const pc_ep **eps;
+    uint32_t n;
+    eps_of("nhwc,cpu", &eps, &n);
+    static const struct {
+        const char *name, *op, *ann, *ep, *want;
+    } nodes[] = {
+        {"a", "Relu", NULL, "cpu", "cpu"},    /* valid: kept although nhwc comes first */
+        {"b", "Relu", NULL, "gone", "nhwc"},  /* EP not in the list */
+        {"c", "Cos", NULL, "nhwc", "cpu"},    /* nhwc does not claim Cos */
+        {"d", "Relu", "head", "cpu", "nhwc"}, /* a rule pins it to nhwc */
+        {"e", "Relu", "post", "cpu", "cpu"},  /* a rule pins it to its own EP */
+        {"f", "Relu", "head", NULL, "nhwc"},
+    };
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+        pc_node *x = pt_node(m, nodes[i].op, "", "x", nodes[i].name, nodes[i].ann);
+        x->ep = nodes[i].ep;
+        pt_output(m, nodes[i].name);
+    }
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    pc_layer_rules *rules = NULL;
+    CHECK_OK(pc_layer_rules_parse("nhwc(head); cpu(post)", eps, n, &rules, &err), &err);
+    pc_partition_result r;
+    CHECK_OK(pc_model_partition(m, eps, n, rules, NULL, &r, &err), &err);
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+        pc_node *x = node_named(m, nodes[i].name);
+        CHECK_MSG(ep_is(x, nodes[i].want), "node %s (on %s before) -> %s, want %s", nodes[i].name,
+                  nodes[i].ep ? nodes[i].ep : "-", x ? x->ep : "?", nodes[i].want);
+    }
+    check_result(m, &r, "kept assignments");
+    pc_layer_rules_free(rules);
     pc_model_free(m);
 }
 
@@ -407,6 +577,9 @@ int main(void)
     test_nhwc_claims_transposes();
     test_ep_without_transpose();
     test_errors();
+    test_nhwc_form_refused();
+    test_repartition();
+    test_kept_assignments();
     test_annotations();
     test_groups_acyclic();
     test_subgraphs_inherit();
