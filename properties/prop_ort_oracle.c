@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ort_oracle.h"
+#include "reference.h"
 
 #ifndef PC_SOURCE_DIR
 #define PC_SOURCE_DIR "."
@@ -648,9 +649,152 @@ pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_siz
 
 /* ---------------------------------------------------------------------------------------------------------------
  * The verdict.
+ *
+ * Two kinds of difference are not reference bugs. Each is recognized by re-running the reference, never by
+ * loosening the comparison as a whole (docs/oracle.md, "Explained differences"):
+ *  - a QuantizeLinear graph output one step apart, at elements whose float input (the reference's value) lies
+ *    within the oracle's float tolerance of a rounding tie: ORT's float32 kernels may put that input on the
+ *    other side of the tie, and the spec fixes float results only to rounding, so both steps are right
+ * (PASS);
+ *  - Resize given 'scales' in align_corners, pytorch_half_pixel or tf_crop_and_resize: ORT takes
+ *    length_resized to be the floored output length, ONNX scale * length_original. When the reference run
+ * with ORT's reading agrees with ORT, the case is that deviation of ORT from the spec: a FAIL of its own
+ * kind, "ort-resize-length", so it is neither mixed with reference bugs nor silenced.
  */
-pc_prop_outcome pc_ort_compare_outputs(const pc_model *m, pc_data *const *ref, const pc_ort_result *ort,
-                                       char *msg, size_t msg_size, const char **kind)
+
+/* The reference's inputs of a QuantizeLinear node that produces a graph output (references held). */
+typedef struct quant_site {
+    const pc_value *out;
+    const pc_node *node;
+    pc_data *x, *scale, *zero_point;
+} quant_site;
+
+typedef struct quant_capture {
+    const pc_graph *graph;
+    quant_site *sites; /* at most graph->n_outputs */
+    uint32_t n;
+} quant_capture;
+
+static bool is_quantize_linear(const pc_node *n)
+{
+    return strcmp(n->op_type, "QuantizeLinear") == 0 && n->domain[0] == '\0';
+}
+
+static void capture_quant(void *ctx, const pc_node *n, pc_data *const *in, pc_data *const *out)
+{
+    (void)out;
+    quant_capture *q = ctx;
+    if (n->graph != q->graph || !is_quantize_linear(n) || n->n_outputs < 1 || !n->outputs[0] ||
+        !n->outputs[0]->is_graph_output || n->n_inputs < 2 || !in[0] || !in[1])
+        return;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (q->sites[i].out == n->outputs[0]) return;
+    if (q->n >= q->graph->n_outputs) return; /* a graph output each: cannot happen */
+    quant_site *site = &q->sites[q->n++];
+    site->out = n->outputs[0];
+    site->node = n;
+    site->x = pc_data_ref(in[0]);
+    site->scale = pc_data_ref(in[1]);
+    site->zero_point = n->n_inputs > 2 && in[2] ? pc_data_ref(in[2]) : NULL;
+}
+
+static void quant_capture_free(quant_capture *q)
+{
+    for (uint32_t i = 0; i < q->n; i++) {
+        pc_data_unref(q->sites[i].x);
+        pc_data_unref(q->sites[i].scale);
+        pc_data_unref(q->sites[i].zero_point);
+    }
+    free(q->sites);
+    q->sites = NULL;
+    q->n = 0;
+}
+
+static bool read_float(const pc_data *d, uint64_t k, double *v)
+{
+    if (d->dtype == PC_DTYPE_FLOAT)
+        *v = ((const float *)d->data)[k];
+    else if (d->dtype == PC_DTYPE_DOUBLE)
+        *v = ((const double *)d->data)[k];
+    else
+        return false;
+    return true;
+}
+
+/* Element k of an 8- or 16-bit integer tensor, with that type's range. */
+static bool read_quant(const pc_data *d, uint64_t k, int64_t *v, int64_t *lo, int64_t *hi)
+{
+    switch (d->dtype) {
+    case PC_DTYPE_INT8:
+        *v = ((const int8_t *)d->data)[k], *lo = INT8_MIN, *hi = INT8_MAX;
+        return true;
+    case PC_DTYPE_UINT8:
+        *v = ((const uint8_t *)d->data)[k], *lo = 0, *hi = UINT8_MAX;
+        return true;
+    case PC_DTYPE_INT16:
+        *v = ((const int16_t *)d->data)[k], *lo = INT16_MIN, *hi = INT16_MAX;
+        return true;
+    case PC_DTYPE_UINT16:
+        *v = ((const uint16_t *)d->data)[k], *lo = 0, *hi = UINT16_MAX;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool same_shape(const pc_data *a, const pc_data *b)
+{
+    if (a->kind != PC_TYPE_TENSOR || b->kind != PC_TYPE_TENSOR || a->rank != b->rank) return false;
+    for (int32_t d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+/* Whether every element where `ref` and `ort` differ is a tie of the QuantizeLinear at `site`: the two values
+ * are the quantizations of the two integers around a tie t + 0.5, and the reference's x / scale lies within
+ * the float tolerance (scaled by 1 / |scale|) of that tie. Per-tensor and per-axis quantization; blocked
+ * (opset 21 block_size) is never explained. */
+static bool quant_ties_explain(const quant_site *site, const pc_data *ref, const pc_data *ort)
+{
+    const pc_data *x = site->x, *sc = site->scale, *zp = site->zero_point;
+    if (ref->dtype != ort->dtype || !same_shape(ref, ort) || !same_shape(ref, x) ||
+        sc->kind != PC_TYPE_TENSOR || (zp && (zp->kind != PC_TYPE_TENSOR || zp->dtype != ref->dtype)) ||
+        pc_node_attr_int(site->node, "block_size", 0) != 0)
+        return false;
+    /* per-tensor: one scale; per-axis: a 1-D scale along `axis` */
+    uint64_t inner = 1, channels = 1;
+    if (sc->n_elements != 1) {
+        int64_t axis = pc_node_attr_int(site->node, "axis", 1);
+        if (axis < 0) axis += x->rank;
+        if (axis < 0 || axis >= x->rank || sc->rank != 1 || (uint64_t)x->dims[axis] != sc->n_elements)
+            return false;
+        for (int32_t d = (int32_t)axis + 1; d < x->rank; d++)
+            inner *= (uint64_t)x->dims[d];
+        channels = sc->n_elements;
+    }
+    if (zp && zp->n_elements != sc->n_elements) return false;
+    for (uint64_t k = 0; k < ref->n_elements; k++) {
+        int64_t a, b, lo, hi, z = 0, unused_lo, unused_hi;
+        if (!read_quant(ref, k, &a, &lo, &hi) || !read_quant(ort, k, &b, &lo, &hi)) return false;
+        if (a == b) continue;
+        uint64_t c = channels > 1 ? k / inner % channels : 0;
+        double xv, s;
+        if (!read_float(x, k, &xv) || !read_float(sc, c, &s) || !(s != 0) || !isfinite(xv)) return false;
+        if (zp && !read_quant(zp, c, &z, &unused_lo, &unused_hi)) return false;
+        double y = xv / s, tie = floor(y) + 0.5, tol = (PC_ORT_ATOL + PC_ORT_RTOL * fabs(xv)) / fabs(s);
+        if (!(fabs(y - tie) <= tol) || fabs(tie) > 0x1p52) return false;
+        int64_t q0 = (int64_t)floor(tie) + z, q1 = q0 + 1;
+        q0 = q0 < lo ? lo : q0 > hi ? hi : q0;
+        q1 = q1 < lo ? lo : q1 > hi ? hi : q1;
+        if (!((a == q0 && b == q1) || (a == q1 && b == q0))) return false;
+    }
+    return true;
+}
+
+/* Every output of `m` (graph order) against ORT's of the same name; `q` (NULL: none) adds the
+ * quantization-tie allowance for the QuantizeLinear outputs it holds. */
+static pc_prop_outcome compare_outputs(const pc_model *m, pc_data *const *ref, const pc_ort_result *ort,
+                                       const quant_capture *q, char *msg, size_t msg_size, const char **kind)
 {
     const pc_graph *g = m->graph;
     for (uint32_t i = 0; i < g->n_outputs; i++) {
@@ -664,18 +808,114 @@ pc_prop_outcome pc_ort_compare_outputs(const pc_model *m, pc_data *const *ref, c
             return PC_PROP_FAIL;
         }
         pc_compare_result cr;
-        if (pc_data_compare(ref[i], got, PC_ORT_RTOL, PC_ORT_ATOL, &cr) != PC_COMPARE_EQUAL) {
-            char ed[96], ad[96];
-            *kind = "ort-disagrees";
-            snprintf(msg, msg_size,
-                     "graph output '%s': the reference executor (%s) and ONNX Runtime 1.30 (%s) disagree: %s "
-                     "(floats: rtol %g, atol %g; integers exact)",
-                     name, pc_data_describe(ref[i], ed, sizeof ed), pc_data_describe(got, ad, sizeof ad),
-                     cr.detail, PC_ORT_RTOL, PC_ORT_ATOL);
-            return PC_PROP_FAIL;
-        }
+        if (pc_data_compare(ref[i], got, PC_ORT_RTOL, PC_ORT_ATOL, &cr) == PC_COMPARE_EQUAL) continue;
+        const quant_site *site = NULL;
+        for (uint32_t k = 0; q && k < q->n && !site; k++)
+            if (q->sites[k].out == g->outputs[i]) site = &q->sites[k];
+        if (site && quant_ties_explain(site, ref[i], got)) continue;
+        char ed[96], ad[96];
+        *kind = "ort-disagrees";
+        snprintf(msg, msg_size,
+                 "graph output '%s': the reference executor (%s) and ONNX Runtime 1.30 (%s) disagree: %s "
+                 "(floats: rtol %g, atol %g; integers exact)",
+                 name, pc_data_describe(ref[i], ed, sizeof ed), pc_data_describe(got, ad, sizeof ad),
+                 cr.detail, PC_ORT_RTOL, PC_ORT_ATOL);
+        return PC_PROP_FAIL;
     }
     return PC_PROP_PASS;
+}
+
+pc_prop_outcome pc_ort_compare_outputs(const pc_model *m, pc_data *const *ref, const pc_ort_result *ort,
+                                       char *msg, size_t msg_size, const char **kind)
+{
+    return compare_outputs(m, ref, ort, NULL, msg, msg_size, kind);
+}
+
+/* A Resize whose coordinate transform reads length_resized, preferring one given 'scales' (no 'sizes' input),
+ * or NULL. */
+static const pc_node *resize_reading_length(const pc_graph *g)
+{
+    const pc_node *found = NULL;
+    for (const pc_node *n = g->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Resize") != 0 || n->domain[0] != '\0') continue;
+        const char *c = pc_node_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+        if (strcmp(c, "align_corners") != 0 && strcmp(c, "pytorch_half_pixel") != 0 &&
+            strcmp(c, "tf_crop_and_resize") != 0)
+            continue;
+        if (n->n_inputs < 4 || !n->inputs[3]) return n;
+        if (!found) found = n;
+    }
+    return found;
+}
+
+static bool graph_quantizes_output(const pc_graph *g)
+{
+    for (uint32_t i = 0; i < g->n_outputs; i++) {
+        const pc_node *p = g->outputs[i]->producer;
+        if (p && is_quantize_linear(p)) return true;
+    }
+    return false;
+}
+
+/* After pc_ort_compare_outputs failed on `m` run with `inputs` (msg and kind hold its verdict): re-runs the
+ * reference to tell the explained differences from a disagreement (docs/oracle.md). PC_PROP_PASS when every
+ * differing element is a QuantizeLinear output one step apart at a rounding tie of its float input;
+ * PC_PROP_FAIL with kind "ort-resize-length" (msg: the spec reference) when the reference run with ORT's
+ * reading of Resize's length_resized agrees with ORT; otherwise PC_PROP_FAIL with msg and kind unchanged.
+ * *ref_runs (NULL: not counted) grows by the reference runs made. Declared here and in test_ort_oracle.c
+ * rather than in ort_oracle.h, which this change does not own (interface request in the report). */
+pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *const *inputs,
+                               const pc_ort_result *ort, uint32_t *ref_runs, char *msg, size_t msg_size,
+                               const char **kind);
+
+pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *const *inputs,
+                               const pc_ort_result *ort, uint32_t *ref_runs, char *msg, size_t msg_size,
+                               const char **kind)
+{
+    const pc_graph *g = m->graph;
+    const pc_node *resize = resize_reading_length(g);
+    bool quant = graph_quantizes_output(g);
+    char first[1024];
+    snprintf(first, sizeof first, "%s", msg);
+    /* pass 0: ONNX semantics with the tie allowance; pass 1: ORT's reading of Resize's length_resized */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0 && !quant) continue;
+        if (pass == 1 && !resize) break;
+        quant_capture q = {g, NULL, 0};
+        if (quant && !(q.sites = calloc(g->n_outputs ? g->n_outputs : 1, sizeof *q.sites))) break;
+        pc_ref_options opts = {
+            .resize_ort_lengths = pass == 1, .on_node = quant ? capture_quant : NULL, .on_node_ctx = &q};
+        pc_data **outs = NULL;
+        pc_error err;
+        pc_status st = pc_ref_run_with_options(m, &opts, n_inputs, inputs, &outs, &err);
+        if (ref_runs) ++*ref_runs;
+        char again[1024];
+        const char *again_kind = NULL;
+        pc_prop_outcome o =
+            st == PC_OK ? compare_outputs(m, outs, ort, &q, again, sizeof again, &again_kind) : PC_PROP_FAIL;
+        pc_ref_free_outputs(m, outs);
+        quant_capture_free(&q);
+        /* name the output the tie allowance left unexplained */
+        if (pass == 0 && o == PC_PROP_FAIL && again_kind) {
+            snprintf(msg, msg_size, "%s", again);
+            snprintf(first, sizeof first, "%s", again);
+        }
+        if (o != PC_PROP_PASS) continue;
+        if (pass == 0) return PC_PROP_PASS;
+        *kind = "ort-resize-length";
+        snprintf(
+            msg, msg_size,
+            "ONNX Runtime deviates from the ONNX Resize spec (known; docs/oracle.md): Resize '%s' (%s) is "
+            "given 'scales'; ONNX takes length_resized = scale * length_original (Resize-11+ "
+            "coordinate_transformation_mode; backend test resize_downsample_scales_linear_align_corners "
+            "expects 3.142857; onnx/onnx#2462), ORT the floored output length (it excludes that test: "
+            "\"results mismatch with onnx tests\"), and the reference run ORT's way agrees with ORT on every "
+            "output. ONNX semantics: %s",
+            resize->name ? resize->name : "",
+            pc_node_attr_string(resize, "coordinate_transformation_mode", ""), first);
+        return PC_PROP_FAIL;
+    }
+    return PC_PROP_FAIL;
 }
 
 /* ORT refused a model because it lacks a kernel for some op/type/opset, not because the model is wrong: it
@@ -769,6 +1009,9 @@ static pc_prop_outcome ort_final(pc_check_ctx *ctx, char *msg, size_t msg_size, 
         o = PC_PROP_FAIL;
     } else {
         o = pc_ort_compare_outputs(m, ref, &r, msg, msg_size, kind);
+        if (o == PC_PROP_FAIL)
+            o = pc_ort_explain(m, c->n_inputs, c->inputs, &r, ctx->stats ? &ctx->stats->ref_runs : NULL, msg,
+                               msg_size, kind);
     }
     pc_ort_result_free(&r);
     return o;
