@@ -2,7 +2,9 @@
  * preconditions. Every pass has the signature pc_pass_fn (passcheck.h) and is listed in the table in pipeline.c.
  *
  * Rules every pass keeps:
- *  - only nodes pc_pass_can_modify() accepts are changed;
+ *  - only nodes pc_pass_can_modify() accepts are changed, and one rewrite changes or removes the nodes of one EP
+ *    only (pc_pass_bypass_node_for, pc_pass_may_remove);
+ *  - after partitioning a new node must be claimed by the EP the pass runs for (pc_pass_ep_accepts);
  *  - every new node is made with pc_pass_add_node(), which copies `layer_ann` (levels 0/1) and the EP (level 2+)
  *    from its source node, so the annotation and EP properties hold by construction;
  *  - a fusion merges nodes only when pc_nodes_fusable() (same annotation, same EP);
