@@ -1,16 +1,16 @@
-/* Crash isolation: a case is generated and checked in a forked child with a deadline, so a crash, a sanitizer abort
- * or a hang becomes a reported failure ("crash" / "timeout") instead of a dead suite.
+/* Crash isolation: a case is generated and checked in a forked child with a deadline, so a crash, a sanitizer
+ * abort or a hang becomes a reported failure ("crash" / "timeout") instead of a dead suite.
  *
- * The child streams chunks to the parent through a pipe: its choice sequence as soon as generation returns (so a
- * case that crashes later can still be shrunk and saved), the name of each pass it finished, then its result. Each
- * chunk is (u32 tag, u32 length, payload); both ends are the same binary, so numbers and the fixed-size result
- * structs travel in host layout. The parser checks every length, so a stream cut by a crash yields the chunks that
- * came through completely.
+ * The child streams chunks to the parent through a pipe: its choice sequence as soon as generation returns
+ * (so a case that crashes later can still be shrunk and saved), the name of each pass it finished, then its
+ * result. Each chunk is (u32 tag, u32 length, payload); both ends are the same binary, so numbers and the
+ * fixed-size result structs travel in host layout. The parser checks every length, so a stream cut by a crash
+ * yields the chunks that came through completely.
  *
- * Test hooks (Debug and sanitizer builds only, where PC_DEBUG_CHECKS is defined): PC_SUITE_TEST_CRASH=I makes the
- * child of suite case I (a comma-separated list works too) die of SIGSEGV right after it sent its choices;
- * PC_SUITE_TEST_HANG=I makes it sleep until killed. tests/unit/test_suite.c and tests/cli/run_suite_cli.sh use
- * them; release builds ignore them. */
+ * Test hooks (Debug and sanitizer builds only, where PC_DEBUG_CHECKS is defined): PC_SUITE_TEST_CRASH=I makes
+ * the child of suite case I (a comma-separated list works too) die of SIGSEGV right after it sent its
+ * choices; PC_SUITE_TEST_HANG=I makes it sleep until killed. tests/unit/test_suite.c and
+ * tests/cli/run_suite_cli.sh use them; release builds ignore them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,7 +26,8 @@
 
 #include "suite.h"
 
-/* A child's stream is a few hundred bytes plus two serialized graphs when it failed; far more is a runaway. */
+/* A child's stream is a few hundred bytes plus two serialized graphs when it failed; far more is a runaway.
+ */
 enum { MAX_STREAM_BYTES = 256 << 20 };
 enum { TAG_CHOICES = 0x31484343 /* "CCH1" */, TAG_PASS = 0x31535350 /* "PSS1" */, TAG_RESULT = 0x31534552 };
 
@@ -132,7 +133,8 @@ void pc_iso_send_pass(int fd, const char *pass)
     send_chunk(fd, TAG_PASS, &b);
 }
 
-void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *message, const pc_check_result *res)
+void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *message,
+                        const pc_check_result *res)
 {
     static const pc_check_result none;
     if (!res) res = &none;
@@ -171,11 +173,13 @@ static void test_hooks(uint64_t index)
         raise(SIGSEGV);
     }
     if (env_lists_index("PC_SUITE_TEST_HANG", index))
-        for (;;) sleep(1);
+        for (;;)
+            sleep(1);
 }
 #endif
 
-/* pc_check_config.on_pass in a child: the last pass finished goes to the parent before the next one starts. */
+/* pc_check_config.on_pass in a child: the last pass finished goes to the parent before the next one starts.
+ */
 static void send_pass(void *ctx, const char *pass)
 {
     pc_iso_send_pass(*(const int *)ctx, pass);
@@ -250,7 +254,8 @@ pc_status pc_iso_start(pc_iso_job *job, pc_iso_child_fn fn, void *ctx, double ti
         signal(SIGPIPE, SIG_DFL);
         fn(ctx, fds[1]);
         close(fds[1]);
-        /* exit, not _exit: a sanitizer build's leak check runs in the child; stdio was flushed before the fork */
+        /* exit, not _exit: a sanitizer build's leak check runs in the child; stdio was flushed before the
+         * fork */
         exit(0);
     }
     close(fds[1]);
@@ -326,17 +331,19 @@ size_t pc_iso_pump(pc_iso_job *jobs, size_t n, int max_wait_ms)
             if (fds[j].revents) job_read(&jobs[which[j]]);
         now = now_seconds();
         for (size_t j = 0; j < k; j++)
-            if (job_running(&jobs[which[j]]) && now >= jobs[which[j]].deadline) jobs[which[j]].timed_out = true;
+            if (job_running(&jobs[which[j]]) && now >= jobs[which[j]].deadline)
+                jobs[which[j]].timed_out = true;
     }
     if (fds != stack_fds) free(fds);
     if (which != stack_which) free(which);
     size_t ready = 0;
-    for (size_t i = 0; i < n; i++) ready += pc_iso_ready(&jobs[i]);
+    for (size_t i = 0; i < n; i++)
+        ready += pc_iso_ready(&jobs[i]);
     return ready;
 }
 
-/* Waits for the child until the deadline; false on timeout (the child is then still running). Children exit right
- * after closing the pipe, so the nap starts short. */
+/* Waits for the child until the deadline; false on timeout (the child is then still running). Children exit
+ * right after closing the pipe, so the nap starts short. */
 static bool reap_until(pid_t pid, double deadline, int *status)
 {
     long nap_ns = 50000;
@@ -482,24 +489,35 @@ static void decode_stream(const uint8_t *data, size_t len, pc_iso_outcome *out)
 static const char *signal_abbrev(int sig)
 {
     switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGPIPE: return "SIGPIPE";
-    default: return NULL;
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGILL:
+        return "SIGILL";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGTRAP:
+        return "SIGTRAP";
+    case SIGPIPE:
+        return "SIGPIPE";
+    default:
+        return NULL;
     }
 }
 
 /* Replaces whatever result came back with an isolation failure. */
-static void set_isolation_failure(pc_iso_outcome *out, const char *property, const char *kind, const char *fmt,
-                                  ...) PC_PRINTF(4, 5);
+static void set_isolation_failure(pc_iso_outcome *out, const char *property, const char *kind,
+                                  const char *fmt, ...) PC_PRINTF(4, 5);
 
-static void set_isolation_failure(pc_iso_outcome *out, const char *property, const char *kind, const char *fmt, ...)
+static void set_isolation_failure(pc_iso_outcome *out, const char *property, const char *kind,
+                                  const char *fmt, ...)
 {
     pc_check_result *r = &out->res;
     /* the counts and stats of a result that did arrive stay: the passes before the crash were checked */
@@ -542,10 +560,13 @@ void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out)
         snprintf(was, sizeof was, " after reporting %s", out->res.failed ? "a failure" : "its result");
     if (job->timed_out) {
         set_isolation_failure(out, "timeout", "",
-                              "no result after %g s (child killed); last pass finished: %s", job->timeout, where);
+                              "no result after %g s (child killed); last pass finished: %s", job->timeout,
+                              where);
     } else if (job->oversized) {
-        set_isolation_failure(out, "crash", "oversized", "the child sent more than %d bytes (child killed); last "
-                              "pass finished: %s", MAX_STREAM_BYTES, where);
+        set_isolation_failure(out, "crash", "oversized",
+                              "the child sent more than %d bytes (child killed); last "
+                              "pass finished: %s",
+                              MAX_STREAM_BYTES, where);
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         const char *abbrev = signal_abbrev(sig);
@@ -554,18 +575,22 @@ void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out)
             snprintf(kind, sizeof kind, "%s", abbrev);
         else
             snprintf(kind, sizeof kind, "signal-%d", sig);
-        set_isolation_failure(out, "crash", kind, "child killed by signal %d (%s)%s; last pass finished: %s", sig,
-                              strsignal(sig), was, where);
+        set_isolation_failure(out, "crash", kind, "child killed by signal %d (%s)%s; last pass finished: %s",
+                              sig, strsignal(sig), was, where);
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !(out->have_result && out->res.failed)) {
-        /* a sanitizer report ends the child with a non-zero status, possibly after its result (a leak at exit);
-         * a property failure already reported is the more specific of the two, so it stands */
+        /* a sanitizer report ends the child with a non-zero status, possibly after its result (a leak at
+         * exit); a property failure already reported is the more specific of the two, so it stands */
         char kind[32];
         snprintf(kind, sizeof kind, "exit-%d", WEXITSTATUS(status));
-        set_isolation_failure(out, "crash", kind, "child exited with status %d%s (a sanitizer report? see its "
-                              "stderr); last pass finished: %s", WEXITSTATUS(status), was, where);
+        set_isolation_failure(out, "crash", kind,
+                              "child exited with status %d%s (a sanitizer report? see its "
+                              "stderr); last pass finished: %s",
+                              WEXITSTATUS(status), was, where);
     } else if (!out->have_result) {
-        set_isolation_failure(out, "crash", "no-result", "the child exited without a complete result (%zu bytes "
-                              "received); last pass finished: %s", job->len, where);
+        set_isolation_failure(out, "crash", "no-result",
+                              "the child exited without a complete result (%zu bytes "
+                              "received); last pass finished: %s",
+                              job->len, where);
     }
     free(job->stream);
     void *user = job->user;
@@ -610,7 +635,8 @@ pc_status pc_case_check_isolated(const pc_case *c, const pc_check_config *cc, do
 {
     memset(res, 0, sizeof *res);
     if (!(timeout_seconds > 0))
-        return pc_error_set(err, PC_ERR_USAGE, "isolated check: timeout %g s is not positive", timeout_seconds);
+        return pc_error_set(err, PC_ERR_USAGE, "isolated check: timeout %g s is not positive",
+                            timeout_seconds);
     check_ctx ctx = {c, cc};
     pc_iso_job job;
     memset(&job, 0, sizeof job);
