@@ -1591,11 +1591,13 @@ typedef struct resize_plan {
     double cubic_a, extrapolation;
     bool exclude_outside;
     bool ort_lengths; /* pc_ref_options.resize_ort_lengths */
+    bool float32;     /* pc_ref_options.resize_float32_coordinates */
     double scale[PC_MAX_RANK], roi_lo[PC_MAX_RANK], roi_hi[PC_MAX_RANK];
     /* the spec's length_resized: sizes[i] when 'sizes' is given; scale * length_original when 'scales' is, as
      * the ONNX reference implementation and backend data take it (not the floored output length: onnx/onnx#2462,
      * test_resize_downsample_scales_linear_align_corners) */
     double length[PC_MAX_RANK];
+    float scale_f32[PC_MAX_RANK]; /* the scale as ONNX Runtime holds it (float; size / length for 'sizes') */
     int64_t dims[PC_MAX_RANK];
 } resize_plan;
 
@@ -1621,13 +1623,30 @@ static void cubic_coeffs(double r, double A, double *c)
  * x / scale is computed as x * length_original / length_resized: for 'sizes' that is the spec's exact ratio (k/n
  * rounded to a double and divided by would put an integral coordinate an ulp off it, and floor/ceil then read the
  * wrong element); for 'scales' both forms are the same quotient rounded once. */
+/* The coordinate in float32, the way ONNX Runtime computes it (pc_ref_options.resize_float32_coordinates);
+ * false for the transforms it does not cover. */
+static bool resize_coord_f32(const resize_plan *p, int32_t d, int64_t in_len, int64_t x, double out_w, double *xo)
+{
+    float xf = (float)x, sf = p->scale_f32[d], lo = (float)in_len, lr = (float)out_w, v;
+    switch (p->coord) {
+    case CT_HALF_PIXEL: v = (xf + 0.5f) / sf - 0.5f; break;
+    case CT_ASYMMETRIC: v = xf / sf; break;
+    case CT_TF_HALF_PIXEL_FOR_NN: v = (xf + 0.5f) / sf; break;
+    case CT_PYTORCH_HALF_PIXEL: v = lr > 1 ? (xf + 0.5f) / sf - 0.5f : 0.0f; break;
+    case CT_ALIGN_CORNERS: v = lr == 1 ? 0.0f : xf * (lo - 1) / (lr - 1); break;
+    default: return false;
+    }
+    *xo = (double)v;
+    return true;
+}
+
 static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64_t x, resize_tap *t)
 {
     double len0 = (double)in_len, xr = (double)x, xo;
     double out_w = p->ort_lengths ? (double)p->dims[d] : p->length[d];
     t->n = 0;
     t->outside = false;
-    switch (p->coord) {
+    if (!(p->float32 && resize_coord_f32(p, d, in_len, x, out_w, &xo))) switch (p->coord) {
     case CT_ALIGN_CORNERS: xo = out_w == 1 ? 0 : xr * (len0 - 1) / (out_w - 1); break;
     case CT_ASYMMETRIC: xo = xr * len0 / p->length[d]; break;
     case CT_TF_HALF_PIXEL_FOR_NN: xo = (xr + 0.5) * len0 / p->length[d]; break;
@@ -1781,6 +1800,7 @@ static pc_status resize_scales(ref_ctx *ctx, const pc_data *x, resize_plan *p, c
             return ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)a, v);
         p->scale[a] = s;
         p->length[a] = s * (double)x->dims[a]; /* exact: a float times an integer below 2^29 */
+        p->scale_f32[a] = (float)s;
         p->dims[a] = (int64_t)v;
     }
     return PC_OK;
@@ -1795,6 +1815,7 @@ static void resize_defaults(const pc_data *x, resize_plan *p)
         p->roi_lo[d] = 0;
         p->roi_hi[d] = 1;
         p->length[d] = (double)x->dims[d];
+        p->scale_f32[d] = 1;
         p->dims[d] = x->dims[d];
     }
 }
@@ -1830,6 +1851,7 @@ KERNEL(Resize)
     resize_plan p;
     resize_defaults(x, &p);
     p.ort_lengths = ctx->opts->resize_ort_lengths;
+    p.float32 = ctx->opts->resize_float32_coordinates;
     static const char *const modes[] = {"nearest", "linear", "cubic"};
     const char *ms = ref_attr_string(ctx, "mode", "nearest");
     int m = lookup(ms, modes, ctx->opset >= 11 ? 3 : 2);
@@ -1920,6 +1942,7 @@ KERNEL(Resize)
             double s = (double)sz[k] / (double)in_len; /* the reference's scale for a given size */
             p.scale[axes[k]] = s;
             p.length[axes[k]] = (double)sz[k];
+            p.scale_f32[axes[k]] = (float)sz[k] / (float)in_len;
             p.dims[axes[k]] = sz[k];
             common = policy == 1 ? fmin(common, s) : fmax(common, s);
         }
@@ -1931,6 +1954,7 @@ KERNEL(Resize)
             if (v > 0x1p62) st = ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)axes[k], v);
             p.scale[axes[k]] = common;
             p.length[axes[k]] = common * (double)in_len;
+            p.scale_f32[axes[k]] = (float)common;
             p.dims[axes[k]] = (int64_t)v;
         }
         free(sz);

@@ -53,6 +53,11 @@ typedef struct pc_ref_options {
      * 'scales' is given (onnx/onnx#2462; docs/oracle.md). Not ONNX semantics: the ORT oracle uses it to tell
      * that known deviation of ORT from anything else. */
     bool resize_ort_lengths;
+    /* Resize's input coordinates computed in float32 as ONNX Runtime does (scale = (float)size / (float)length
+     * for 'sizes'), instead of exactly: where the exact coordinate sits on a step of the nearest mode (an
+     * integer for floor/ceil, a half for the round modes), float32 can land on the other side. Also only for
+     * the ORT oracle. */
+    bool resize_float32_coordinates;
     pc_ref_node_hook on_node; /* NULL: none */
     void *on_node_ctx;
 } pc_ref_options;

@@ -600,6 +600,41 @@ static void check_sizes_agree(int64_t n, int64_t k, const char *coord, const cha
     pc_model_free(m);
 }
 
+/* ORT computes Resize coordinates in float32: where the exact coordinate is an integer, floor can read the
+ * element before it (half_pixel 7 -> 1: exact 3, ORT 2.9999998 -> x[2]; test_ref_resize derives both). The
+ * float32 rerun explains it: PASS, not a disagreement. */
+static void test_resize_float32_rounding(void)
+{
+    pc_model *m = pt_model(13);
+    pc_error err;
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 1, 7});
+    pt_const_i64(m, "sizes", 4, (int64_t[]){1, 1, 1, 1});
+    pc_node *r = pt_node(m, "Resize", "", "x,,,sizes", "y", NULL);
+    if (pc_node_set_attr_string(r, "nearest_mode", "floor", &err) != PC_OK) pt_die("attr", &err);
+    pt_output(m, "y");
+    if (pc_graph_infer_shapes(m->graph, &err) != PC_OK) pt_die("infer", &err);
+    pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 1, 7}, &err);
+    if (!x) pt_die("x", &err);
+    for (int i = 0; i < 7; i++)
+        ((float *)x->data)[i] = (float)i;
+    run rr;
+    run_both(m, 1, &x, &rr);
+    CHECK_OK(rr.ort_status, &rr.err);
+    if (rr.ort_status == PC_OK && rr.ort.status == PC_ORT_OK) {
+        char msg[2048];
+        const char *kind;
+        CHECK(((const float *)rr.ref[0]->data)[0] == 3);
+        float ort = ((const float *)rr.ort.outputs[0]->data)[0];
+        pc_prop_outcome v = verdict(m, &rr, msg, sizeof msg, &kind);
+        CHECK_MSG(ort == 3 || v == PC_PROP_FAIL, "ORT %g", (double)ort);
+        if (v == PC_PROP_FAIL) v = pc_ort_explain(m, 1, &x, &rr.ort, NULL, msg, sizeof msg, &kind);
+        CHECK_MSG(v == PC_PROP_PASS, "ORT gives %g: %s", (double)ort, msg);
+    }
+    run_free(m, &rr);
+    pc_data_unref(x);
+    pc_model_free(m);
+}
+
 /* The 'sizes' cases test_ref_resize pins by hand: ORT agrees with the fixed reference on each. */
 static void test_resize_sizes_agree(void)
 {
@@ -696,6 +731,7 @@ int main(void)
     test_property();
     test_resize_deviation();
     test_resize_sizes_agree();
+    test_resize_float32_rounding();
     test_conv_quant_tie();
     test_fork_sharing(); /* leaves no server running: test_missing needs that */
     test_missing();

@@ -131,6 +131,27 @@ static void test_scales_length(void)
     pc_data_unref(y);
 }
 
+/* pc_ref_options.resize_float32_coordinates: the formulas in float32, as ONNX Runtime evaluates them. */
+static void test_float32_coordinates(void)
+{
+    /* half_pixel, 7 -> 1 (sizes), floor. Exact: x_original = 0.5 * 7 / 1 - 0.5 = 3 -> x[3] = 3. float32:
+     * scale = 1.0f / 7.0f = 0.142857149 (above 1/7), 0.5f / 0.142857149 = 3.4999998, - 0.5f = 2.9999998 ->
+     * x[2] = 2. */
+    pc_ref_options f32 = {.resize_float32_coordinates = true};
+    pc_data *y = resize_row(7, 1, 0, "half_pixel", "nearest", "floor", NULL);
+    check_row("half_pixel 7->1 floor (exact)", y, (const float[]){3}, 1);
+    pc_data_unref(y);
+    y = resize_row(7, 1, 0, "half_pixel", "nearest", "floor", &f32);
+    check_row("half_pixel 7->1 floor (float32)", y, (const float[]){2}, 1);
+    pc_data_unref(y);
+
+    /* asymmetric, 14 -> 2, floor. Exact: x_original = x * 14 / 2 = 0, 7. float32: scale 2.0f / 14.0f =
+     * 0.142857149, 1.0f / 0.142857149 = 6.9999995 -> 0, 6. */
+    y = resize_row(14, 2, 0, "asymmetric", "nearest", "floor", &f32);
+    check_row("asymmetric 14->2 floor (float32)", y, (const float[]){0, 6}, 2);
+    pc_data_unref(y);
+}
+
 typedef struct hook_log {
     int calls;
     char ops[4][16];
@@ -176,6 +197,7 @@ int main(void)
     test_sizes_exact_coordinates();
     test_pytorch_half_pixel_length_one();
     test_scales_length();
+    test_float32_coordinates();
     test_node_hook();
     return pc_test_finish("test_ref_resize");
 }
