@@ -19,11 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "shrink_internal.h"
 #include "suite.h"
 
 /* A child's stream is a few hundred bytes plus two serialized graphs when it failed; far more is a runaway.
@@ -540,29 +542,21 @@ static void set_isolation_failure(pc_iso_outcome *out, const char *property, con
     out->message[0] = '\0';
 }
 
-void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out)
+/* Turns what a child did into the outcome: its decoded stream in *out, then a crash, a non-zero exit, a
+ * timeout or a missing result replaces the result with an isolation failure. `status` is the child's wait
+ * status (0 for a worker that finished the request and lives on). */
+static void classify_outcome(pc_iso_outcome *out, int status, bool timed_out, bool oversized, double timeout,
+                             size_t received)
 {
-    memset(out, 0, sizeof *out);
-    int status = 0;
-    pid_t pid = (pid_t)job->pid;
-    if (!job->timed_out && !job->oversized && !reap_until(pid, job->deadline, &status)) job->timed_out = true;
-    if (job->timed_out || job->oversized) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    }
-    close(job->fd);
-    decode_stream(job->stream, job->len, out);
     const char *where = out->have_choices ? (out->last_pass[0] ? out->last_pass : "(before the first pass)")
                                           : "(during generation)";
     char was[96] = "";
     if (out->have_result)
         snprintf(was, sizeof was, " after reporting %s", out->res.failed ? "a failure" : "its result");
-    if (job->timed_out) {
+    if (timed_out) {
         set_isolation_failure(out, "timeout", "",
-                              "no result after %g s (child killed); last pass finished: %s", job->timeout,
-                              where);
-    } else if (job->oversized) {
+                              "no result after %g s (child killed); last pass finished: %s", timeout, where);
+    } else if (oversized) {
         set_isolation_failure(out, "crash", "oversized",
                               "the child sent more than %d bytes (child killed); last "
                               "pass finished: %s",
@@ -590,8 +584,31 @@ void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out)
         set_isolation_failure(out, "crash", "no-result",
                               "the child exited without a complete result (%zu bytes "
                               "received); last pass finished: %s",
-                              job->len, where);
+                              received, where);
     }
+}
+
+/* Kills a child that overran (or waits for one that is ending) and returns its wait status. */
+static int reap_child(pid_t pid, double deadline, bool *timed_out, bool oversized)
+{
+    int status = 0;
+    if (!*timed_out && !oversized && !reap_until(pid, deadline, &status)) *timed_out = true;
+    if (*timed_out || oversized) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    return status;
+}
+
+void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    bool timed_out = job->timed_out;
+    int status = reap_child((pid_t)job->pid, job->deadline, &timed_out, job->oversized);
+    close(job->fd);
+    decode_stream(job->stream, job->len, out);
+    classify_outcome(out, status, timed_out, job->oversized, job->timeout, job->len);
     free(job->stream);
     void *user = job->user;
     memset(job, 0, sizeof *job);
@@ -607,52 +624,504 @@ void pc_iso_outcome_free(pc_iso_outcome *o)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * pc_case_check_isolated.
+ * pc_case_check_isolated: one forked child per check.
  */
 typedef struct check_ctx {
     const pc_case *kase;
     const pc_check_config *cc;
+    pc_iso_check_fn check;
 } check_ctx;
 
-static void check_child(void *vctx, int fd)
+/* The child's side of one check, in a forked child or in the worker: the same chunks either way. */
+static void check_one(int fd, const pc_case *c, const pc_check_config *base, pc_iso_check_fn check)
 {
-    const check_ctx *ctx = vctx;
     pc_check_result res;
     memset(&res, 0, sizeof res);
     pc_error err;
     pc_error_clear(&err);
     pc_iso_send_choices(fd, NULL, 0); /* "generation" is the caller's: mark it done */
-    pc_check_config cc = *ctx->cc;
+    pc_check_config cc = *base;
     cc.on_pass = send_pass;
     cc.on_pass_ctx = &fd;
-    pc_status st = pc_case_check(ctx->kase, &cc, &res, &err);
+    pc_status st = check(c, &cc, &res, &err);
     pc_iso_send_result(fd, st, false, st == PC_OK ? "" : err.message, &res);
     pc_check_result_free(&res);
 }
 
-pc_status pc_case_check_isolated(const pc_case *c, const pc_check_config *cc, double timeout_seconds,
-                                 pc_check_result *res, pc_error *err)
+static void check_child(void *vctx, int fd)
+{
+    const check_ctx *ctx = vctx;
+    check_one(fd, ctx->kase, ctx->cc, ctx->check);
+}
+
+/* What a finished isolated check hands back: the result, or the check's own error status. */
+static pc_status outcome_to_result(pc_iso_outcome *out, pc_check_result *res, pc_error *err)
+{
+    if (out->status != PC_OK) {
+        pc_status st = pc_error_set(err, out->status, "%s", out->message);
+        pc_iso_outcome_free(out);
+        return st;
+    }
+    *res = out->res;
+    memset(&out->res, 0, sizeof out->res);
+    pc_iso_outcome_free(out);
+    return PC_OK;
+}
+
+static pc_status check_forked(const pc_case *c, const pc_check_config *cc, pc_iso_check_fn check,
+                              double timeout, pc_check_result *res, pc_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (!(timeout_seconds > 0))
-        return pc_error_set(err, PC_ERR_USAGE, "isolated check: timeout %g s is not positive",
-                            timeout_seconds);
-    check_ctx ctx = {c, cc};
+    if (!(timeout > 0))
+        return pc_error_set(err, PC_ERR_USAGE, "isolated check: timeout %g s is not positive", timeout);
+    check_ctx ctx = {c, cc, check ? check : pc_case_check};
     pc_iso_job job;
     memset(&job, 0, sizeof job);
-    pc_status st = pc_iso_start(&job, check_child, &ctx, timeout_seconds, err);
+    pc_status st = pc_iso_start(&job, check_child, &ctx, timeout, err);
     if (st != PC_OK) return st;
     while (!pc_iso_pump(&job, 1, 1000)) {
     }
     pc_iso_outcome out;
     pc_iso_finish(&job, &out);
-    if (out.status != PC_OK) {
-        st = pc_error_set(err, out.status, "%s", out.message);
-        pc_iso_outcome_free(&out);
-        return st;
+    return outcome_to_result(&out, res, err);
+}
+
+pc_status pc_case_check_isolated(const pc_case *c, const pc_check_config *cc, double timeout_seconds,
+                                 pc_check_result *res, pc_error *err)
+{
+    return check_forked(c, cc, pc_case_check, timeout_seconds, res, err);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The candidate worker (shrink_internal.h): one forked process checks case after case.
+ *
+ * A request is (u64 length, payload): the model as pc_model_save_bytes gives it, the inputs, the EP text and
+ * list, the layer assignment and the family name. The worker answers with exactly the chunks a forked child
+ * sends (choices marker, passes, result) and then an END chunk, once the case and its result are freed — so a
+ * crash while freeing is still this candidate's. A worker that cannot rebuild the case exactly answers
+ * FALLBACK and the parent forks a child for that one candidate instead.
+ *
+ * Why the rebuilt case checks the same: pc_case_check's first step is to save the case's model and load two
+ * copies of those bytes; no property reads kase->model. So a forked child's check works on load(A), A the
+ * bytes sent, and the worker's on load(save(load(A))): loads_the_same proves those equal or the answer is
+ * FALLBACK. Inputs travel as raw tensor bytes.
+ */
+enum { TAG_END = 0x31444e45 /* "END1" */, TAG_FALLBACK = 0x314b4246 /* "FBK1" */ };
+enum { MAX_DATA_DEPTH = 16 }; /* sequences of sequences: deeper is not a value any generator or edit makes */
+
+struct pc_iso_worker {
+    const pc_check_config *cc; /* the worker's copy of *cc is the one the parent had when it forked */
+    pc_iso_check_fn check;
+    double timeout;
+    int pid; /* 0: not running */
+    int fd;  /* the parent's end of the socket pair; -1 when not running */
+    uint32_t forks;
+    uint32_t requests; /* checks the worker answered (FALLBACK included) */
+    uint32_t fallbacks;
+};
+
+/* -- the request: encoding (parent) and decoding (worker) */
+
+static void wb_data(wbuf *b, const pc_data *d, unsigned depth)
+{
+    if (depth > MAX_DATA_DEPTH) {
+        b->failed = true;
+        return;
     }
-    *res = out.res;
-    memset(&out.res, 0, sizeof out.res);
-    pc_iso_outcome_free(&out);
+    wb_u32(b, d != NULL);
+    if (!d) return;
+    wb_u32(b, (uint32_t)d->kind);
+    wb_u32(b, (uint32_t)d->dtype);
+    if (d->kind == PC_TYPE_TENSOR) {
+        wb_u32(b, (uint32_t)d->rank);
+        wb_put(b, d->dims, (size_t)(d->rank > 0 ? d->rank : 0) * sizeof *d->dims);
+        if (d->dtype == PC_DTYPE_STRING) {
+            const pc_bytes *s = d->data;
+            for (uint64_t i = 0; i < d->n_elements; i++)
+                wb_blob(b, s[i].data, s[i].len);
+        } else {
+            wb_blob(b, d->data, d->n_bytes);
+        }
+        return;
+    }
+    wb_u32(b, (uint32_t)d->item_kind);
+    wb_u32(b, d->n_items);
+    for (uint32_t i = 0; i < d->n_items; i++)
+        wb_data(b, d->items[i], depth + 1);
+}
+
+static void wb_string(wbuf *b, const char *s)
+{
+    wb_u32(b, s != NULL);
+    if (s) wb_blob(b, s, strlen(s));
+}
+
+/* The request for case c; false when it cannot be encoded (the candidate is then forked). */
+static bool encode_case(const pc_case *c, wbuf *b)
+{
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    pc_error serr;
+    if (!c->model || pc_model_save_bytes(c->model, &bytes, &size, &serr) != PC_OK) return false;
+    wb_u64(b, 0); /* the length, filled in below */
+    wb_blob(b, bytes, size);
+    free(bytes);
+    wb_u32(b, c->n_inputs);
+    for (uint32_t i = 0; i < c->n_inputs; i++)
+        wb_data(b, c->inputs[i], 0);
+    wb_string(b, c->ep_text);
+    wb_string(b, c->ep_list);
+    wb_string(b, c->layer_assignment);
+    wb_string(b, c->family);
+    if (b->failed) return false;
+    uint64_t len = b->len - sizeof len;
+    memcpy(b->data, &len, sizeof len);
+    return true;
+}
+
+static pc_data *rb_data(rbuf *b, unsigned depth)
+{
+    if (depth > MAX_DATA_DEPTH || !rb_u32(b) || b->bad) return NULL;
+    pc_error err;
+    pc_type_kind kind = (pc_type_kind)rb_u32(b);
+    pc_dtype dtype = (pc_dtype)rb_u32(b);
+    if (kind == PC_TYPE_TENSOR) {
+        uint32_t rank = rb_u32(b);
+        int64_t dims[PC_MAX_RANK > 0 ? PC_MAX_RANK : 1];
+        if (b->bad || rank > PC_MAX_RANK) {
+            b->bad = true;
+            return NULL;
+        }
+        rb_get(b, dims, rank * sizeof dims[0]);
+        pc_data *d = b->bad ? NULL : pc_data_new_tensor(dtype, (int32_t)rank, dims, &err);
+        if (!d) {
+            b->bad = true;
+            return NULL;
+        }
+        size_t n;
+        if (dtype == PC_DTYPE_STRING) {
+            pc_bytes *s = d->data;
+            for (uint64_t i = 0; i < d->n_elements && !b->bad; i++) {
+                const uint8_t *p = rb_blob(b, &n);
+                if (n && !(s[i].data = dup_bytes(p, n))) b->bad = true;
+                s[i].len = s[i].data ? n : 0;
+            }
+        } else {
+            const uint8_t *p = rb_blob(b, &n);
+            if (n != d->n_bytes)
+                b->bad = true;
+            else if (n)
+                memcpy(d->data, p, n);
+        }
+        if (b->bad) {
+            pc_data_unref(d);
+            return NULL;
+        }
+        return d;
+    }
+    pc_type_kind item_kind = (pc_type_kind)rb_u32(b);
+    uint32_t n = rb_u32(b);
+    if (b->bad || (kind != PC_TYPE_SEQUENCE && kind != PC_TYPE_OPTIONAL) ||
+        (kind == PC_TYPE_OPTIONAL && n > 1) || n > b->len - b->pos) {
+        b->bad = true;
+        return NULL;
+    }
+    pc_data **items = n ? calloc(n, sizeof *items) : NULL;
+    if (n && !items) b->bad = true;
+    for (uint32_t i = 0; i < n && !b->bad; i++)
+        if (!(items[i] = rb_data(b, depth + 1))) b->bad = true;
+    pc_data *d = NULL;
+    if (!b->bad) {
+        d = kind == PC_TYPE_SEQUENCE ? pc_data_new_sequence(item_kind, dtype, n, items, &err)
+                                     : pc_data_new_optional(item_kind, dtype, n ? items[0] : NULL, &err);
+        if (!d) b->bad = true;
+    }
+    for (uint32_t i = 0; i < n && items; i++)
+        pc_data_unref(items[i]); /* the container took its own references */
+    free(items);
+    return d;
+}
+
+static char *rb_string(rbuf *b)
+{
+    if (!rb_u32(b) || b->bad) return NULL;
+    size_t n;
+    const uint8_t *p = rb_blob(b, &n);
+    char *s = b->bad ? NULL : malloc(n + 1);
+    if (!s) {
+        b->bad = true;
+        return NULL;
+    }
+    if (n) memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Whether checking m (loaded from bytes a) starts from the model a forked child's check starts from. That
+ * check loads a; this one will load b = save(m). b == a settles it. Otherwise (the loader normalizes: a graph
+ * without a name loads with name "", which the saver then writes) the two loads must be equal models that
+ * save alike. */
+static bool loads_the_same(const pc_model *m, const uint8_t *a, size_t a_size, const pc_load_options *lo)
+{
+    pc_error err;
+    uint8_t *b = NULL, *c = NULL;
+    size_t b_size = 0, c_size = 0;
+    if (pc_model_save_bytes(m, &b, &b_size, &err) != PC_OK) return false;
+    bool same = b_size == a_size && memcmp(a, b, a_size) == 0;
+    pc_model *m2 = NULL;
+    if (!same && pc_model_load_bytes(b, b_size, lo, &m2, &err) == PC_OK)
+        same = pc_model_equal(m, m2, NULL, 0) && pc_model_save_bytes(m2, &c, &c_size, &err) == PC_OK &&
+               c_size == b_size && memcmp(b, c, b_size) == 0;
+    pc_model_free(m2);
+    free(b);
+    free(c);
+    return same;
+}
+
+/* Rebuilds the case from a request; false when it cannot be rebuilt exactly (see the section comment). */
+static bool decode_case(const uint8_t *data, size_t len, pc_case *c, char **family_out)
+{
+    memset(c, 0, sizeof *c);
+    *family_out = NULL;
+    rbuf b = {data, len, 0, false};
+    size_t size;
+    const uint8_t *bytes = rb_blob(&b, &size);
+    if (b.bad) return false;
+    pc_load_options lo;
+    pc_load_options_default(&lo);
+    lo.skip_verify = true; /* the check loads the bytes again, with verification, as in a forked child */
+    pc_error err;
+    if (pc_model_load_bytes(bytes, size, &lo, &c->model, &err) != PC_OK) return false;
+    bool same = loads_the_same(c->model, bytes, size, &lo);
+    uint32_t n_inputs = rb_u32(&b);
+    if (!b.bad && n_inputs > b.len - b.pos) b.bad = true; /* every input takes at least one byte */
+    if (same && !b.bad && n_inputs) {
+        c->inputs = calloc(n_inputs, sizeof *c->inputs);
+        if (!c->inputs) b.bad = true;
+        for (uint32_t i = 0; i < n_inputs && !b.bad; i++) {
+            c->inputs[i] = rb_data(&b, 0);
+            c->n_inputs = i + 1;
+        }
+    }
+    c->ep_text = rb_string(&b);
+    c->ep_list = rb_string(&b);
+    c->layer_assignment = rb_string(&b);
+    /* a family's name is a static string; a name outside the table (a test's) lives in *family_out */
+    char *family = rb_string(&b);
+    const pc_gen_family *f = family ? pc_gen_family_find(family) : NULL;
+    c->family = f ? f->name : family;
+    bool ok = same && !b.bad && b.pos == b.len;
+    if (!ok || f) {
+        free(family);
+        family = NULL;
+    }
+    *family_out = family;
+    if (!ok) pc_case_free(c);
+    return ok;
+}
+
+/* -- the worker process */
+
+static bool read_full(int fd, void *p, size_t n)
+{
+    uint8_t *q = p;
+    while (n) {
+        ssize_t k = read(fd, q, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        q += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+static void send_empty_chunk(int fd, uint32_t tag)
+{
+    wbuf b = {0};
+    send_chunk(fd, tag, &b);
+}
+
+/* Answers requests until the parent closes its end, then returns (the caller exits normally, so a sanitizer
+ * build's leak check covers every case this worker checked). */
+static void worker_loop(const pc_iso_worker *w, int fd)
+{
+    for (;;) {
+        uint64_t len;
+        if (!read_full(fd, &len, sizeof len)) return;
+        uint8_t *req = len <= SIZE_MAX ? malloc(len ? (size_t)len : 1) : NULL;
+        if (!req) return; /* the parent sees the worker end without a result: a reported failure */
+        if (!read_full(fd, req, (size_t)len)) {
+            free(req);
+            return;
+        }
+        pc_case c;
+        char *family;
+        bool ok = decode_case(req, (size_t)len, &c, &family);
+        free(req);
+        if (ok) {
+            check_one(fd, &c, w->cc, w->check);
+            pc_case_free(&c);
+            free(family);
+        } else {
+            send_empty_chunk(fd, TAG_FALLBACK);
+        }
+        send_empty_chunk(fd, TAG_END);
+    }
+}
+
+/* -- the parent's side */
+
+pc_status pc_iso_worker_create(const pc_check_config *cc, pc_iso_check_fn check, double timeout_seconds,
+                               pc_iso_worker **out, pc_error *err)
+{
+    *out = NULL;
+    if (!(timeout_seconds > 0))
+        return pc_error_set(err, PC_ERR_USAGE, "isolated check: timeout %g s is not positive",
+                            timeout_seconds);
+    pc_iso_worker *w = calloc(1, sizeof *w);
+    if (!w) return pc_error_set(err, PC_ERR_NOMEM, "out of memory creating a check worker");
+    w->cc = cc;
+    w->check = check ? check : pc_case_check;
+    w->timeout = timeout_seconds;
+    w->fd = -1;
+    *out = w;
     return PC_OK;
+}
+
+static pc_status worker_fork(pc_iso_worker *w, pc_error *err)
+{
+    int sv[2];
+    /* a socket pair rather than pipes: send(MSG_NOSIGNAL) to a worker that died gives EPIPE, not SIGPIPE in
+     * the parent; close-on-exec so a helper program a property runs (the ORT oracle) does not hold the
+     * worker's end */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return pc_error_set(err, PC_ERR_INTERNAL, "cannot create a socket pair for the check worker: %s",
+                            strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        return pc_error_set(err, PC_ERR_INTERNAL, "cannot fork the check worker: %s", strerror(e));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        signal(SIGPIPE, SIG_DFL);
+        worker_loop(w, sv[1]);
+        close(sv[1]);
+        exit(0); /* not _exit: the leak check of a sanitizer build runs here, over every case checked */
+    }
+    close(sv[1]);
+    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    w->pid = (int)pid;
+    w->fd = sv[0];
+    w->forks++;
+    return PC_OK;
+}
+
+/* The offset just past the END chunk in s[0, len), or 0 when it has not arrived yet; *fallback when a
+ * FALLBACK chunk came before it. */
+static size_t find_end(const uint8_t *s, size_t len, bool *fallback)
+{
+    size_t pos = 0;
+    while (len - pos >= 2 * sizeof(uint32_t)) {
+        uint32_t tag, n;
+        memcpy(&tag, s + pos, sizeof tag);
+        memcpy(&n, s + pos + sizeof tag, sizeof n);
+        if (n > len - pos - 2 * sizeof(uint32_t)) return 0;
+        pos += 2 * sizeof(uint32_t) + n;
+        if (tag == TAG_FALLBACK) *fallback = true;
+        if (tag == TAG_END) return pos;
+    }
+    return 0;
+}
+
+pc_status pc_iso_worker_check(pc_iso_worker *w, const pc_case *c, pc_check_result *res, pc_error *err)
+{
+    memset(res, 0, sizeof *res);
+    wbuf req = {0};
+    if (!encode_case(c, &req)) {
+        free(req.data);
+        w->fallbacks++;
+        return check_forked(c, w->cc, w->check, w->timeout, res, err);
+    }
+    if (!w->pid) {
+        pc_status st = worker_fork(w, err);
+        if (st != PC_OK) {
+            free(req.data);
+            return st;
+        }
+    }
+    /* the job's stream, deadline and flags, as for a forked child */
+    pc_iso_job job;
+    memset(&job, 0, sizeof job);
+    job.pid = w->pid;
+    job.fd = w->fd;
+    job.timeout = w->timeout;
+    job.started = now_seconds();
+    job.deadline = job.started + w->timeout;
+    size_t sent = 0, end = 0;
+    bool fallback = false;
+    while (!end && !job.eof && !job.timed_out && !job.oversized) {
+        struct pollfd pfd = {w->fd, (short)(POLLIN | (sent < req.len ? POLLOUT : 0)), 0};
+        double wait = job.deadline - now_seconds();
+        int ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
+        int got = poll(&pfd, 1, ms > 1000 ? 1000 : ms);
+        if (got > 0 && (pfd.revents & POLLOUT) && sent < req.len) {
+            ssize_t k = send(w->fd, req.data + sent, req.len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (k > 0) sent += (size_t)k;
+            /* an error here means the worker is gone: its end of stream comes through POLLIN/POLLHUP */
+        }
+        if (got > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR))) {
+            job_read(&job);
+            end = find_end(job.stream, job.len, &fallback);
+        }
+        if (!end && now_seconds() >= job.deadline) job.timed_out = true;
+    }
+    free(req.data);
+    w->requests += end != 0;
+    pc_iso_outcome out;
+    memset(&out, 0, sizeof out);
+    if (end) {
+        /* the worker finished the request and lives on: as a child that exited 0 */
+        decode_stream(job.stream, end, &out);
+        free(job.stream);
+        if (fallback) {
+            pc_iso_outcome_free(&out);
+            w->fallbacks++;
+            return check_forked(c, w->cc, w->check, w->timeout, res, err);
+        }
+        classify_outcome(&out, 0, false, false, w->timeout, end);
+        return outcome_to_result(&out, res, err);
+    }
+    /* it died, overran its deadline or flooded the pipe: as a forked child that did the same; the next check
+     * starts a new worker */
+    int status = reap_child((pid_t)w->pid, job.deadline, &job.timed_out, job.oversized);
+    close(w->fd);
+    w->pid = 0;
+    w->fd = -1;
+    decode_stream(job.stream, job.len, &out);
+    classify_outcome(&out, status, job.timed_out, job.oversized, w->timeout, job.len);
+    free(job.stream);
+    return outcome_to_result(&out, res, err);
+}
+
+int pc_iso_worker_destroy(pc_iso_worker *w, pc_iso_worker_stats *stats)
+{
+    if (!w) return 0;
+    int status = 0;
+    if (w->pid) {
+        close(w->fd); /* end of requests: the worker returns from its loop and exits normally */
+        bool timed_out = false;
+        status = reap_child((pid_t)w->pid, now_seconds() + w->timeout, &timed_out, false);
+    }
+    if (stats) {
+        stats->forks = w->forks;
+        stats->requests = w->requests;
+        stats->fallbacks = w->fallbacks;
+    }
+    free(w);
+    return status;
 }

@@ -40,6 +40,44 @@ pc_status pc_shrink_model_fn(const pc_case *c, pc_shrink_check_fn check, void *c
                              const pc_shrink_options *opts, pc_shrink_result *out, pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
+ * The candidate worker (properties/isolate.c): isolated checks without a fork per check.
+ *
+ * pc_case_check_isolated forks a child per check; in a sanitizer build that fork plus the leak check at the
+ * child's exit cost ~3x the check itself. A worker is one forked process that checks case after case sent to
+ * it over a socket, with the same deadline per check and the same outcome: a check that crashes, overruns or
+ * sends too much kills the worker and is reported exactly as a forked child's would be (crash@PASS/SIGSEGV,
+ * timeout@PASS, ...); the next check forks a new worker. The parent never dies with it.
+ *
+ * What differs from a child per check is only what happens at the child's exit: a forked child's leak check
+ * runs after every case, the worker's once, when pc_iso_worker_destroy ends it normally (it then covers every
+ * case the worker checked; a non-zero status is returned and the sanitizer's report is on stderr). So a check
+ * that leaks but otherwise passes is "passed" here where a forked child says crash@PASS/exit-23: for a target
+ * that is a property failure both are "not interesting", but a target that is itself a crash or a timeout
+ * must use pc_case_check_isolated (the shrinker does). Leaks are still found: by every suite case (forked,
+ * leak-checked at exit), the in-process unit tests, and the worker's own exit.
+ *
+ * The worker checks with *cc as it was when the worker was forked (the first check): cc must not change
+ * between checks. `check` NULL is pc_case_check (tests pass a synthetic one).
+ */
+typedef pc_status (*pc_iso_check_fn)(const pc_case *c, const pc_check_config *cc, pc_check_result *res,
+                                     pc_error *err);
+typedef struct pc_iso_worker pc_iso_worker;
+
+typedef struct pc_iso_worker_stats {
+    uint32_t forks;     /* workers started (1 + one per crash or timeout) */
+    uint32_t requests;  /* checks a worker answered */
+    uint32_t fallbacks; /* checks forked instead (a case the request cannot carry exactly) */
+} pc_iso_worker_stats;
+
+pc_status pc_iso_worker_create(const pc_check_config *cc, pc_iso_check_fn check, double timeout_seconds,
+                               pc_iso_worker **out, pc_error *err);
+/* Same contract as pc_case_check_isolated. */
+pc_status pc_iso_worker_check(pc_iso_worker *w, const pc_case *c, pc_check_result *res, pc_error *err);
+/* Ends the worker (it exits normally, running a sanitizer build's leak check) and frees w. Returns the
+ * worker's wait status (0: it exited cleanly, or never ran). stats may be NULL. */
+int pc_iso_worker_destroy(pc_iso_worker *w, pc_iso_worker_stats *stats);
+
+/* ---------------------------------------------------------------------------------------------------------------
  * Shared by the two phases.
  */
 typedef struct pc_shrink_state {

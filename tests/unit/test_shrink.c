@@ -5,6 +5,9 @@
  *
  * With --write-model DIR it only writes the models the CLI test (tests/cli/run_shrink_cli.sh) shrinks. */
 #include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "gen.h"
@@ -664,6 +667,239 @@ static void test_big_generated(void)
     pc_fault_reset();
 }
 
+/* ---- the candidate worker (pc_iso_worker, shrink_internal.h)
+ * ------------------------------------------------------------- */
+
+/* A synthetic check steered by the case's EP list: "pass", "fail", "crash" (SIGSEGV), "hang", "exit" (status
+ * 3, no result), "error" (the check's own error status), "echo" (fails with a digest of what it was handed:
+ * inputs, EP text, layer assignment, family, node count — the request must carry the case exactly), "leak"
+ * (passes, leaking 64 bytes). */
+static uint64_t digest_case(const pc_case *c)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+#define MIX(p, n)                                                                                            \
+    do {                                                                                                     \
+        const uint8_t *q_ = (const uint8_t *)(p);                                                            \
+        for (size_t i_ = 0; i_ < (size_t)(n); i_++)                                                          \
+            h = (h ^ q_[i_]) * 0x100000001b3ull;                                                             \
+    } while (0)
+    for (uint32_t i = 0; i < c->n_inputs; i++) {
+        const pc_data *d = c->inputs[i];
+        MIX(&d->dtype, sizeof d->dtype);
+        MIX(d->dims, (size_t)d->rank * sizeof *d->dims);
+        MIX(d->data, d->n_bytes);
+    }
+    if (c->ep_text) MIX(c->ep_text, strlen(c->ep_text));
+    if (c->layer_assignment) MIX(c->layer_assignment, strlen(c->layer_assignment));
+    if (c->family) MIX(c->family, strlen(c->family));
+    MIX(&c->model->graph->n_nodes, sizeof c->model->graph->n_nodes);
+#undef MIX
+    return h;
+}
+
+static pc_status steered_check(const pc_case *c, const pc_check_config *cfg, pc_check_result *res,
+                               pc_error *err)
+{
+    memset(res, 0, sizeof *res);
+    const char *what = c->ep_list ? c->ep_list : "";
+    if (cfg->on_pass) cfg->on_pass(cfg->on_pass_ctx, "steer");
+    if (strcmp(what, "crash") == 0) {
+        signal(SIGSEGV, SIG_DFL); /* a plain signal death, whatever handler a sanitizer installed */
+        raise(SIGSEGV);
+    }
+    if (strcmp(what, "hang") == 0)
+        for (;;)
+            sleep(1);
+    if (strcmp(what, "exit") == 0) exit(3);
+    if (strcmp(what, "error") == 0) return pc_error_set(err, PC_ERR_INTERNAL, "steered error");
+    if (strcmp(what, "leak") == 0) {
+        volatile char *lost = malloc(64);
+        if (lost) lost[0] = 1;
+        lost = NULL;
+    }
+    if (strcmp(what, "fail") == 0 || strcmp(what, "echo") == 0) {
+        res->failed = true;
+        res->failure.outcome = PC_PROP_FAIL;
+        snprintf(res->failure.property, sizeof res->failure.property, "numerics");
+        snprintf(res->failure.pass, sizeof res->failure.pass, "steer");
+        snprintf(res->failure.message, sizeof res->failure.message, "%016llx",
+                 (unsigned long long)digest_case(c));
+    }
+    return PC_OK;
+}
+
+static void steer(pc_case *c, const char *what)
+{
+    free(c->ep_list);
+    c->ep_list = strdup(what);
+    if (!c->ep_list) pt_die("strdup", NULL);
+}
+
+/* Every outcome a forked child can have, through one worker: the same failures, the parent survives crashes
+ * and hangs, a new worker after each, and a request carries the inputs and strings exactly. */
+static void test_worker_outcomes(void)
+{
+    pc_case c;
+    build_chain(&c, 6, 2, 5);
+    c.ep_text = strdup("# no EPs\n");
+    pc_check_config cc;
+    pc_check_config_default(&cc);
+    pc_iso_worker *w = NULL;
+    pc_error err;
+    CHECK_OK(pc_iso_worker_create(&cc, steered_check, 2.0, &w, &err), &err);
+    static const struct {
+        const char *what, *property, *kind;
+        bool error;
+    } steps[] = {{"pass", NULL, NULL, false},          {"fail", "numerics", "", false},
+                 {"crash", "crash", "SIGSEGV", false}, {"pass", NULL, NULL, false},
+                 {"hang", "timeout", "", false},       {"echo", "numerics", "", false},
+                 {"exit", "crash", "exit-3", false},   {"error", NULL, NULL, true},
+                 {"pass", NULL, NULL, false}};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        steer(&c, steps[i].what);
+        pc_check_result r;
+        pc_error e;
+        pc_error_clear(&e);
+        pc_status st = pc_iso_worker_check(w, &c, &r, &e);
+        if (steps[i].error) {
+            CHECK_MSG(st == PC_ERR_INTERNAL && strstr(e.message, "steered error"), "%s: status %d (%s)",
+                      steps[i].what, (int)st, e.message);
+            continue;
+        }
+        CHECK_OK(st, &e);
+        if (!steps[i].property) {
+            CHECK_MSG(!r.failed, "%s: failed as %s (%s)", steps[i].what, r.failure.property,
+                      r.failure.message);
+        } else {
+            CHECK_MSG(r.failed && strcmp(r.failure.property, steps[i].property) == 0 &&
+                          strcmp(r.failure.kind, steps[i].kind) == 0 && strcmp(r.failure.pass, "steer") == 0,
+                      "%s: got %s@%s/%s (%s)", steps[i].what, r.failure.property, r.failure.pass,
+                      r.failure.kind, r.failure.message);
+        }
+        if (strcmp(steps[i].what, "echo") == 0) {
+            char want[32];
+            snprintf(want, sizeof want, "%016llx", (unsigned long long)digest_case(&c));
+            CHECK_MSG(strcmp(r.failure.message, want) == 0, "echo: the worker saw %s, the case is %s",
+                      r.failure.message, want);
+        }
+        pc_check_result_free(&r);
+    }
+    pc_iso_worker_stats stats;
+    int status = pc_iso_worker_destroy(w, &stats);
+    CHECK_MSG(status == 0, "the worker ended with wait status %d", status);
+    /* the first worker, one after the crash, one after the hang, one after the exit */
+    CHECK_MSG(stats.forks == 4 && stats.fallbacks == 0, "%u workers, %u fallbacks", stats.forks,
+              stats.fallbacks);
+#ifdef PC_SANITIZE_BUILD
+    /* a leak is not this check's failure (as in a forked child whose leak follows a property failure it
+     * reported) but the worker's normal exit finds it */
+    const char *lsan = getenv("ASAN_OPTIONS");
+    if (!lsan || !strstr(lsan, "detect_leaks=0")) {
+        CHECK_OK(pc_iso_worker_create(&cc, steered_check, 10.0, &w, &err), &err);
+        steer(&c, "leak");
+        pc_check_result r;
+        CHECK_OK(pc_iso_worker_check(w, &c, &r, &err), &err);
+        CHECK(!r.failed);
+        pc_check_result_free(&r);
+        fprintf(stderr, "test_shrink: a leak report of 64 bytes from steered_check is expected here:\n");
+        status = pc_iso_worker_destroy(w, NULL);
+        /* exit status 23, or SIGABRT with abort_on_error=1: what a forked child's exit gives */
+        CHECK_MSG(status != 0, "the leaking worker ended with wait status %d", status);
+    }
+#endif
+    pc_case_free(&c);
+}
+
+typedef struct iso_pred {
+    const pc_check_config *cc;
+    const pc_failure *target;
+    pc_iso_worker *worker; /* NULL: a forked child per candidate */
+} iso_pred;
+
+static pc_status iso_pred_check(void *ctx, const pc_case *c, pc_check_result *res, bool *interesting,
+                                pc_error *err)
+{
+    const iso_pred *p = ctx;
+    pc_status st = p->worker ? pc_iso_worker_check(p->worker, c, res, err)
+                             : pc_case_check_isolated(c, p->cc, 30, res, err);
+    if (st != PC_OK) return st;
+    *interesting = res->failed && pc_failure_same(&res->failure, p->target);
+    return PC_OK;
+}
+
+/* A shrink through the worker takes exactly the steps of one that forks a child per candidate: same checks,
+ * same accepted candidates, same choices, same model. Every property on, as the suite shrinks; budget by
+ * checks, not time, so both runs stop at the same candidate. */
+static void test_worker_same_shrink(void)
+{
+    static const struct {
+        const char *fault, *family, *property;
+    } runs[] = {{"concat-wrong-axis", "nhwc", "numerics"},
+                {"fusion-drops-annotation", "annotated", "annotations"}};
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        pc_error err;
+        pc_fault_reset();
+        CHECK_OK(pc_fault_enable_list(runs[k].fault, &err), &err);
+        pc_check_config cc;
+        pc_check_config_default(&cc);
+        pc_gen_config cfg;
+        pc_choices ch;
+        pc_case c;
+        pc_check_result res;
+        memset(&res, 0, sizeof res);
+        bool found = false;
+        for (uint64_t seed = 1; seed <= 200 && !found; seed++) {
+            if (!gen_random(runs[k].family, seed, &cfg, &ch, &c)) continue;
+            CHECK_OK(pc_case_check(&c, &cc, &res, &err), &err);
+            found = res.failed && strcmp(res.failure.property, runs[k].property) == 0 &&
+                    c.model->graph->n_nodes >= 6;
+            if (!found) {
+                pc_check_result_free(&res);
+                pc_case_free(&c);
+                pc_choices_free(&ch);
+            }
+        }
+        CHECK_MSG(found, "%s: no %s case failing %s in 200 seeds", runs[k].fault, runs[k].family,
+                  runs[k].property);
+        if (!found) continue;
+        pc_shrink_options o;
+        pc_shrink_options_default(&o);
+        o.max_seconds = 600;
+        o.max_checks = 60;
+        pc_shrink_result r[2];
+        pc_iso_worker_stats stats = {0};
+        for (int mode = 0; mode < 2; mode++) {
+            iso_pred p = {&cc, &res.failure, NULL};
+            if (mode) CHECK_OK(pc_iso_worker_create(&cc, NULL, 30, &p.worker, &err), &err);
+            CHECK_OK(pc_shrink_case_fn(&cfg, ch.values, ch.n, iso_pred_check, &p, &o, &r[mode], &err), &err);
+            if (mode) CHECK(pc_iso_worker_destroy(p.worker, &stats) == 0);
+        }
+        char sig[128];
+        pc_failure_signature(&res.failure, sig, sizeof sig);
+        printf("  worker vs a child per candidate, %s: %u -> %u / %u nodes, %u / %u checks, %u / %u accepted "
+               "(%u workers, %u fallbacks)\n",
+               sig, r[0].nodes_before, r[0].nodes_after, r[1].nodes_after, r[0].checks, r[1].checks,
+               r[0].accepted, r[1].accepted, stats.forks, stats.fallbacks);
+        CHECK(r[0].checks == r[1].checks && r[0].accepted == r[1].accepted &&
+              r[0].nodes_after == r[1].nodes_after);
+        CHECK(r[0].n_choices == r[1].n_choices &&
+              (!r[0].n_choices ||
+               memcmp(r[0].choices, r[1].choices, r[0].n_choices * sizeof *r[0].choices) == 0));
+        char diff[256] = "";
+        CHECK_MSG(r[0].kase.model && r[1].kase.model &&
+                      pc_model_equal(r[0].kase.model, r[1].kase.model, diff, sizeof diff),
+                  "%s: the shrunk models differ: %s", sig, diff);
+        CHECK(strcmp(r[0].check.failure.message, r[1].check.failure.message) == 0);
+        CHECK(stats.requests > 0 && stats.fallbacks == 0);
+        pc_shrink_result_free(&r[0]);
+        pc_shrink_result_free(&r[1]);
+        pc_check_result_free(&res);
+        pc_case_free(&c);
+        pc_choices_free(&ch);
+    }
+    pc_fault_reset();
+}
+
 /* ---- --write-model DIR
  * --------------------------------------------------------------------------------------------- */
 
@@ -701,5 +937,7 @@ int main(int argc, char **argv)
     test_choices_keep_op();
     test_faults_shrink();
     test_big_generated();
+    test_worker_outcomes();
+    test_worker_same_shrink();
     return pc_test_finish("test_shrink");
 }
