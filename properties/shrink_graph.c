@@ -26,6 +26,7 @@ typedef struct graph_phase {
     /* reference values of the best model's values, by value id; recomputed when the best changes */
     uint64_t ref_version;
     bool ref_done;
+    bool ref_ok; /* the reference executor ran the best model */
     pc_data **ref;
     uint32_t n_ref;
 } graph_phase;
@@ -43,6 +44,7 @@ enum {
     SIZE_LA,
     SIZE_EP_TEXT,
     SIZE_ELEMS,
+    SIZE_RANKS, /* after elements: dropping a leading size-1 axis keeps the elements */
     SIZE_COUNT
 };
 
@@ -70,10 +72,15 @@ static void case_measure(const pc_case *c, uint64_t size[SIZE_COUNT])
     size[SIZE_EPS] = ep_list_count(c->ep_list);
     size[SIZE_LA] = c->layer_assignment != NULL;
     size[SIZE_EP_TEXT] = c->ep_text != NULL;
-    for (uint32_t i = 0; i < g->n_initializers; i++)
+    for (uint32_t i = 0; i < g->n_initializers; i++) {
         size[SIZE_ELEMS] += g->initializers[i]->initializer->n_elements;
+        size[SIZE_RANKS] += (uint64_t)g->initializers[i]->initializer->rank;
+    }
     for (uint32_t i = 0; i < c->n_inputs; i++)
-        if (c->inputs[i]) size[SIZE_ELEMS] += c->inputs[i]->n_elements;
+        if (c->inputs[i]) {
+            size[SIZE_ELEMS] += c->inputs[i]->n_elements;
+            size[SIZE_RANKS] += c->inputs[i]->rank > 0 ? (uint64_t)c->inputs[i]->rank : 0;
+        }
 }
 
 static bool case_smaller(const pc_case *a, const pc_case *b)
@@ -195,6 +202,7 @@ static void ref_clear(graph_phase *gp)
     gp->ref = NULL;
     gp->n_ref = 0;
     gp->ref_done = false;
+    gp->ref_ok = false;
 }
 
 /* Every node output's value on the case inputs: one reference run of a copy whose graph outputs are all of
@@ -227,6 +235,7 @@ static pc_status ref_compute(graph_phase *gp, pc_error *err)
     pc_data **outs = NULL;
     pc_error rerr;
     if (pc_ref_run(tmp.model, tmp.n_inputs, tmp.inputs, &outs, &rerr) == PC_OK) {
+        gp->ref_ok = true;
         for (uint32_t k = 0; k < g->n_outputs; k++) {
             const pc_value *bv = pc_graph_find_value(bg, g->outputs[k]->name);
             pc_data *d = outs[k];
@@ -559,6 +568,309 @@ static pc_status edit_remove_nodes(graph_phase *gp, bool *progress, pc_error *er
     return PC_OK;
 }
 
+/* ---- dims and ranks
+ * ----------------------------------------------------------------------------------------------
+ *
+ * Graph inputs (with their data) and initializers get smaller: one axis to size 1 or to half its size,
+ * rounded up (keeping the first or the last element or half, so a failure that hangs on one element keeps
+ * it), every axis of one size at once (a channel count shared by an input and a weight), and a leading size-1
+ * axis dropped. The types of every computed value are then forgotten and inferred again, so the graph stays
+ * consistent; an op whose rules the new shapes break (Conv channels against its weight, a Reshape's element
+ * count) fails inference and the candidate is dropped. */
+
+/* A tensor of the case: an initializer, or a graph input fed by c->inputs[data]. */
+typedef struct dims_tensor {
+    pc_value *value;
+    bool is_input;
+    uint32_t data;
+    pc_dtype dtype;
+    int32_t rank;
+    const int64_t *dims;
+} dims_tensor;
+
+static bool dims_tensor_find(const pc_case *c, const char *name, dims_tensor *t)
+{
+    const pc_graph *g = c->model->graph;
+    pc_value *v = pc_graph_find_value(g, name);
+    if (!v || v->n_subgraph_refs) return false;
+    memset(t, 0, sizeof *t);
+    t->value = v;
+    if (v->initializer) {
+        t->dtype = v->initializer->dtype;
+        t->rank = v->initializer->rank;
+        t->dims = v->initializer->dims;
+    } else if (v->is_graph_input) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < g->n_inputs && g->inputs[i] != v; i++)
+            k += !g->inputs[i]->initializer;
+        if (k >= c->n_inputs || !c->inputs[k] || c->inputs[k]->kind != PC_TYPE_TENSOR) return false;
+        t->is_input = true;
+        t->data = k;
+        t->dtype = c->inputs[k]->dtype;
+        t->rank = c->inputs[k]->rank;
+        t->dims = c->inputs[k]->dims;
+    } else {
+        return false;
+    }
+    unsigned bits = pc_dtype_bits(t->dtype);
+    return bits && bits % 8 == 0; /* whole-byte elements: strings and packed 4-bit types are left alone */
+}
+
+/* The elements [from, from + n) of axis `axis` (every other axis whole) as a new raw buffer; axis -1 drops
+ * the leading size-1 axis (same bytes). */
+static pc_status dims_slice(const dims_tensor *t, const void *src, int32_t axis, int64_t from, int64_t n,
+                            int64_t *new_dims, int32_t *new_rank, void **out, size_t *out_bytes,
+                            pc_error *err)
+{
+    size_t esize = pc_dtype_bits(t->dtype) / 8, inner = esize, outer = 1, bytes;
+    if (axis < 0) {
+        *new_rank = t->rank - 1;
+        for (int32_t i = 1; i < t->rank; i++)
+            new_dims[i - 1] = t->dims[i];
+    } else {
+        *new_rank = t->rank;
+        for (int32_t i = 0; i < t->rank; i++)
+            new_dims[i] = i == axis ? n : t->dims[i];
+    }
+    uint64_t elems = 1;
+    for (int32_t i = 0; i < *new_rank; i++)
+        if (!pc_u64_mul(elems, (uint64_t)new_dims[i], &elems))
+            return pc_error_set(err, PC_ERR_BUDGET, "shrink: size");
+    if (!pc_size_mul((size_t)elems, esize, &bytes)) return pc_error_set(err, PC_ERR_BUDGET, "shrink: size");
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out) return pc_error_set(err, PC_ERR_NOMEM, "shrink: out of memory");
+    *out_bytes = bytes;
+    if (axis < 0) {
+        if (bytes) memcpy(*out, src, bytes);
+        return PC_OK;
+    }
+    for (int32_t i = 0; i < t->rank; i++) {
+        if (i < axis) outer *= (size_t)t->dims[i];
+        if (i > axis) inner *= (size_t)t->dims[i];
+    }
+    size_t d = (size_t)t->dims[axis], chunk = (size_t)n * inner;
+    for (size_t o = 0; o < outer; o++)
+        memcpy((char *)*out + o * chunk, (const char *)src + (o * d + (size_t)from) * inner, chunk);
+    return PC_OK;
+}
+
+/* Applies one slice to the candidate's tensor `name`. */
+static pc_status dims_apply(pc_case *cand, const char *name, int32_t axis, int64_t from, int64_t n,
+                            bool *applied, pc_error *err)
+{
+    *applied = false;
+    dims_tensor t;
+    if (!dims_tensor_find(cand, name, &t) || t.rank > PC_MAX_RANK ||
+        (axis < 0 && (t.rank < 1 || t.dims[0] != 1)))
+        return PC_OK;
+    if (axis >= t.rank || (axis >= 0 && (from < 0 || n < 1 || from + n > t.dims[axis]))) return PC_OK;
+    int64_t nd[PC_MAX_RANK];
+    int32_t nr;
+    void *bytes = NULL;
+    size_t size = 0;
+    const void *src = t.is_input ? cand->inputs[t.data]->data : t.value->initializer->data;
+    pc_status st = dims_slice(&t, src, axis, from, n, nd, &nr, &bytes, &size, err);
+    if (st != PC_OK) return st;
+    if (t.is_input) {
+        pc_data *d = pc_data_new_tensor(t.dtype, nr, nd, err);
+        if (!d || d->n_bytes != size) {
+            pc_data_unref(d);
+            free(bytes);
+            return d ? PC_OK : err->status;
+        }
+        if (size) memcpy(d->data, bytes, size);
+        pc_data_unref(cand->inputs[t.data]); /* the candidate's reference only: the best keeps its own */
+        cand->inputs[t.data] = d;
+    } else {
+        pc_tensor *nt = pc_tensor_create(cand->model, name, t.dtype, nr, nd, err);
+        if (!nt || nt->n_bytes != size) {
+            free(bytes);
+            return nt ? PC_OK : err->status;
+        }
+        if (size) memcpy(nt->data, bytes, size);
+        if ((st = pc_graph_replace_initializer(t.value, nt, err)) != PC_OK) {
+            free(bytes);
+            return st;
+        }
+    }
+    free(bytes);
+    pc_dim dd[PC_MAX_RANK];
+    for (int32_t i = 0; i < nr; i++)
+        dd[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = nd[i]};
+    pc_type ty = {.kind = PC_TYPE_TENSOR, .elem = t.dtype, .shape = {.rank = nr, .dims = nr ? dd : NULL}};
+    if ((st = pc_value_set_type(t.value, &ty, err)) != PC_OK) return st;
+    *applied = true;
+    return PC_OK;
+}
+
+/* Forgets the shapes of every computed value and infers them again from the edited inputs. False when
+ * inference rejects the new shapes or leaves a value without a known rank. */
+static bool dims_retype(pc_case *cand)
+{
+    pc_graph *g = cand->model->graph;
+    pc_error ierr;
+    for (pc_node *n = g->first; n; n = n->next)
+        for (uint32_t k = 0; k < n->n_outputs; k++) {
+            pc_value *v = n->outputs[k];
+            if (!v) continue;
+            if (v->type.kind != PC_TYPE_TENSOR) return false; /* sequences and maps: not re-derivable here */
+            pc_type ty = {.kind = PC_TYPE_TENSOR, .elem = v->type.elem, .shape = {.rank = -1}};
+            if (pc_value_set_type(v, &ty, &ierr) != PC_OK) return false;
+        }
+    if (pc_graph_infer_shapes(g, &ierr) != PC_OK) return false;
+    for (pc_node *n = g->first; n; n = n->next)
+        for (uint32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] && n->outputs[k]->type.shape.rank < 0) return false;
+    return true;
+}
+
+typedef struct dims_step {
+    const char *name; /* NULL: every eligible tensor's axes of size `size` */
+    int64_t size;
+    int32_t axis;    /* -1: drop the leading size-1 axis */
+    int64_t from, n; /* the slice [from, from + n) of `axis`, or of every axis of `size` */
+} dims_step;
+
+/* Builds, retypes and checks one dims candidate. */
+static pc_status dims_try(graph_phase *gp, const dims_step *step, const char *what, bool *accepted,
+                          pc_error *err)
+{
+    *accepted = false;
+    pc_case cand;
+    pc_status st = cand_begin(gp, &cand, err);
+    if (st != PC_OK) return st;
+    bool any = false;
+    if (step->name) {
+        st = dims_apply(&cand, step->name, step->axis, step->from, step->n, &any, err);
+    } else {
+        /* every tensor that is not int64 (those are shapes, axes and indices, not data) */
+        const pc_graph *g = cand.model->graph;
+        uint32_t n_names = g->n_initializers + g->n_inputs;
+        const char **names = malloc((n_names ? n_names : 1) * sizeof *names);
+        if (!names) st = pc_error_set(err, PC_ERR_NOMEM, "shrink: out of memory");
+        uint32_t m = 0;
+        for (uint32_t i = 0; names && i < g->n_initializers; i++)
+            names[m++] = g->initializers[i]->name;
+        for (uint32_t i = 0; names && i < g->n_inputs; i++)
+            if (!g->inputs[i]->initializer) names[m++] = g->inputs[i]->name;
+        for (uint32_t i = 0; st == PC_OK && i < m; i++) {
+            dims_tensor t;
+            if (!dims_tensor_find(&cand, names[i], &t) || t.dtype == PC_DTYPE_INT64) continue;
+            for (int32_t a = 0; st == PC_OK && a < t.rank; a++) {
+                if (!dims_tensor_find(&cand, names[i], &t) || t.dims[a] != step->size) continue;
+                bool one;
+                st = dims_apply(&cand, names[i], a, step->from, step->n, &one, err);
+                any |= one;
+            }
+        }
+        free(names);
+    }
+    if (st != PC_OK || !any || !dims_retype(&cand)) {
+        pc_case_free(&cand);
+        return st;
+    }
+    /* Shape inference does not check every attribute against the new shapes (a Conv's kernel_shape against a
+     * shrunk weight): when the reference ran the best, it must run the candidate too. */
+    if (gp->ref_ok) {
+        pc_data **outs = NULL;
+        pc_error rerr;
+        if (pc_ref_run(cand.model, cand.n_inputs, cand.inputs, &outs, &rerr) != PC_OK) {
+            pc_case_free(&cand);
+            return PC_OK;
+        }
+        pc_ref_free_outputs(cand.model, outs);
+    }
+    return cand_finish(gp, &cand, what, accepted, err);
+}
+
+static pc_status edit_dims(graph_phase *gp, bool *progress, pc_error *err)
+{
+    if (!gp->require_inference) return PC_OK; /* types could not be re-derived */
+    pc_status st = ref_compute(gp, err);
+    /* 1. every axis of one size at once, largest size first */
+    for (bool again = true; again && st == PC_OK && pc_shrink_budget_left(gp->s);) {
+        again = false;
+        int64_t best_size = 1;
+        const pc_case *b = &gp->s->best;
+        const pc_graph *g = b->model->graph;
+        for (uint32_t i = 0; i < g->n_initializers + g->n_inputs; i++) {
+            const pc_value *v = i < g->n_initializers ? g->initializers[i] : g->inputs[i - g->n_initializers];
+            dims_tensor t;
+            if (!dims_tensor_find(b, v->name, &t) || t.dtype == PC_DTYPE_INT64) continue;
+            for (int32_t a = 0; a < t.rank; a++)
+                if (t.dims[a] > best_size) best_size = t.dims[a];
+        }
+        /* sizes are tried from the largest down; a size that cannot shrink is not tried again this sweep */
+        for (int64_t size = best_size; size > 1 && !again && pc_shrink_budget_left(gp->s);) {
+            int64_t h = (size + 1) / 2;
+            const int64_t from[4] = {0, size - 1, 0, size - h}, n[4] = {1, 1, h, h};
+            for (int k = 0; k < 4 && !again && st == PC_OK; k++) {
+                if (k >= 2 && h <= 1) break;
+                dims_step step = {NULL, size, 0, from[k], n[k]};
+                st = dims_try(gp, &step, "graph: shrink a dim size everywhere", &again, err);
+            }
+            if (st != PC_OK) return st;
+            if (again) {
+                *progress = true;
+                break;
+            }
+            /* the next smaller size present */
+            int64_t next = 1;
+            for (uint32_t i = 0; i < g->n_initializers + g->n_inputs; i++) {
+                const pc_value *v =
+                    i < g->n_initializers ? g->initializers[i] : g->inputs[i - g->n_initializers];
+                dims_tensor t;
+                if (!dims_tensor_find(b, v->name, &t) || t.dtype == PC_DTYPE_INT64) continue;
+                for (int32_t a = 0; a < t.rank; a++)
+                    if (t.dims[a] < size && t.dims[a] > next) next = t.dims[a];
+            }
+            size = next;
+        }
+    }
+    /* 2. one tensor, one axis: size 1 (first or last element), then halves (first or second), repeated while
+     * it works; 3. its leading size-1 axes dropped. Names are copied: a success frees the best model. */
+    const pc_graph *g0 = gp->s->best.model->graph;
+    uint32_t n_names = g0->n_initializers + g0->n_inputs;
+    char **names = calloc(n_names ? n_names : 1, sizeof *names);
+    if (!names) return pc_error_set(err, PC_ERR_NOMEM, "shrink: out of memory");
+    for (uint32_t i = 0; i < n_names; i++) {
+        const pc_value *v = i < g0->n_initializers ? g0->initializers[i] : g0->inputs[i - g0->n_initializers];
+        if (!(names[i] = strdup(v->name))) st = pc_error_set(err, PC_ERR_NOMEM, "shrink: out of memory");
+    }
+    for (uint32_t i = 0; i < n_names && st == PC_OK && pc_shrink_budget_left(gp->s); i++) {
+        dims_tensor t;
+        for (int32_t a = 0; st == PC_OK && pc_shrink_budget_left(gp->s); a++) {
+            if (!dims_tensor_find(&gp->s->best, names[i], &t) || a >= t.rank) break;
+            bool acc = false;
+            int64_t d = t.dims[a], h = (d + 1) / 2; /* halves overlap on odd sizes: every element is in one */
+            if (d <= 1) continue;
+            dims_step tries[4] = {{names[i], 0, a, 0, 1},
+                                  {names[i], 0, a, d - 1, 1},
+                                  {names[i], 0, a, 0, h},
+                                  {names[i], 0, a, d - h, h}};
+            for (int k = 0; k < 4 && !acc && st == PC_OK; k++) {
+                if (k >= 2 && h <= 1) break; /* halves of 2 are the size-1 tries */
+                st = dims_try(gp, &tries[k], "graph: shrink a dim", &acc, err);
+            }
+            if (acc) {
+                *progress = true;
+                a--; /* the same axis again, now smaller */
+            }
+        }
+        for (bool acc = true; acc && st == PC_OK && pc_shrink_budget_left(gp->s);) {
+            acc = false;
+            if (!dims_tensor_find(&gp->s->best, names[i], &t) || t.rank < 1 || t.dims[0] != 1) break;
+            dims_step drop = {names[i], 0, -1, 0, 0};
+            st = dims_try(gp, &drop, "graph: drop a leading size-1 axis", &acc, err);
+            if (acc) *progress = true;
+        }
+    }
+    for (uint32_t i = 0; i < n_names; i++)
+        free(names[i]);
+    free(names);
+    return st;
+}
+
 /* Attributes the schema does not require (their absence means the default). */
 static pc_status edit_attrs(graph_phase *gp, bool *progress, pc_error *err)
 {
@@ -721,9 +1033,9 @@ pc_status pc_shrink_graph_phase(pc_shrink_state *s, pc_error *err)
         }
     }
     typedef pc_status (*edit_fn)(graph_phase *, bool *, pc_error *);
-    static const edit_fn edits[] = {edit_clean,       edit_outputs,      edit_cut,
-                                    replace_by_input, edit_remove_nodes, replace_by_const,
-                                    edit_attrs,       edit_annotations,  edit_config};
+    static const edit_fn edits[] = {edit_clean,        edit_outputs,     edit_cut,  replace_by_input,
+                                    edit_remove_nodes, replace_by_const, edit_dims, edit_attrs,
+                                    edit_annotations,  edit_config};
     pc_status st = PC_OK;
     for (bool progress = true; progress && st == PC_OK && pc_shrink_budget_left(s);) {
         progress = false;
