@@ -3,9 +3,9 @@
  * flag, Transpose support, element types, opset ranges and, for Conv, a `group` rule; the EP list puts them first
  * and `cpu` last, so every node still has an EP that can run it.
  *
- * An NHWC EP that claims a layout-sensitive op also claims its com.ms.internal.nhwc form with the same limits:
- * the layout transformer moves every such node it owns into that domain, and an EP that then refuses it is a
- * misconfiguration the partitioner reports, not a bug the suite should keep finding.
+ * An NHWC EP that claims a layout-sensitive op also claims its com.ms.internal.nhwc form with the same limits, so
+ * the layout transformer moves every such node it owns into that domain (one that refuses the NHWC form at the
+ * domain's opset keeps the node in NCHW form: tests/unit/test_layout.c covers that path).
  *
  * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per distinct
  * op in graph order include, types, opset range, Conv's group rule, FusedConv. */
