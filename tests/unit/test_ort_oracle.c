@@ -20,11 +20,6 @@
 #include "reference.h"
 #include "test_util.h"
 
-/* prop_ort_oracle.c: to move to ort_oracle.h (see the definition's comment). */
-pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *const *inputs,
-                               const pc_ort_result *ort, uint32_t *ref_runs, char *msg, size_t msg_size,
-                               const char **kind);
-
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
 static double next_unit(void)
