@@ -53,6 +53,7 @@ void pc_cmd_suite_help(FILE *out)
             "  --junit FILE       JUnit XML: a testsuite per property, a testcase per family\n"
             "  --json FILE        the summary and every failure as JSON\n"
             "  --replay DIR       only replay the failures in DIR (a repro folder, a database or an --out folder);\n"
+            "                     a repro folder's repro.onnx is checked with its inputs and case.txt settings;\n"
             "                     the database is not changed\n"
             "  --out DIR          repro folders and the failure database (default %s/)\n"
             "  --inject F,...     enable planted faults (--list-faults) to prove the suite catches them\n"

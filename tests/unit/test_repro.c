@@ -376,6 +376,51 @@ static void test_repro_folder(void)
     free_result(&r);
 }
 
+/* pc_repro_write_replay_files: only what replay reads, and it reads back as the full folder does; a run's
+ * --ep override is what case.txt records (replay has no override) */
+static void test_replay_files(void)
+{
+    pc_error err;
+    pc_shrink_result r;
+    make_result(&r, "plain");
+    pc_check_config cc;
+    pc_check_config_default(&cc);
+    cc.ep_override = "nhwc,cpu";
+    pc_gen_config gen;
+    pc_gen_config_default(&gen);
+    gen.family = "nhwc";
+    pc_repro_info info = {.seed = 5, .case_index = 9, .gen = &gen, .check = &cc};
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/replay-only", g_tmp);
+    CHECK_OK(pc_repro_write_replay_files(dir, &r, &info, &err), &err);
+    static const char *const present[] = {"repro.onnx", "input_0.pb", "input_1.pb", "eps.txt", "case.txt"};
+    static const char *const absent[] = {"README.md", "repro.dot", "before.onnx", "after.onnx"};
+    for (size_t i = 0; i < sizeof present / sizeof present[0]; i++)
+        CHECK_MSG(file_exists(dir, present[i]), "%s", present[i]);
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++)
+        CHECK_MSG(!file_exists(dir, absent[i]), "%s should not be written", absent[i]);
+    pc_repro_case rc;
+    CHECK_OK(pc_repro_case_load(dir, &rc, &err), &err);
+    CHECK(rc.ep_list && strcmp(rc.ep_list, "nhwc,cpu") == 0);
+    CHECK(rc.graph_edited && rc.n_choices == r.n_choices);
+    pc_case kase;
+    CHECK_OK(pc_repro_case_load_case(&rc, &kase, &err), &err);
+    char diff[256] = "";
+    pc_model *saved = pt_clone(r.kase.model);
+    CHECK_MSG(kase.model && pc_model_equal(saved, kase.model, diff, sizeof diff), "%s", diff);
+    pc_model_free(saved);
+    CHECK(kase.n_inputs == 2 && strcmp(kase.ep_list, "nhwc,cpu") == 0);
+    pc_case_free(&kase);
+    pc_repro_case_free(&rc);
+    /* the full folder's README replays with the same EPs */
+    snprintf(dir, sizeof dir, "%s/replay-full", g_tmp);
+    CHECK_OK(pc_repro_write(dir, &r, &info, &err), &err);
+    char *readme = slurp(dir, "README.md");
+    CHECK(readme && strstr(readme, "--ep nhwc,cpu") && strstr(readme, "EPs: `nhwc,cpu`"));
+    free(readme);
+    free_result(&r);
+}
+
 static void write_text(const char *dir, const char *name, const char *text)
 {
     char p[512];
@@ -458,6 +503,7 @@ int main(void)
     }
     test_save_data();
     test_repro_folder();
+    test_replay_files();
     test_case_errors();
     test_dot();
     if (getenv("PC_TEST_KEEP"))
