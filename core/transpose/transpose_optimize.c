@@ -222,20 +222,79 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     return st;
 }
 
-/* Moves Transpose t (perm) above the elementwise node that makes its input when that strictly lowers the
- * cost: the node then reads Transpose(perm) of each carrying input (a constant permuted, a producing
- * Transpose cancelled or composed, a sibling Transpose reused) and writes t's output itself. The reverse of a
- * push, for a Transpose that only a move up can fold, cancel or share (ORT has no such move). */
+/* The node making y, when a Transpose that is y's only user can move above it: same-rank ops whose output
+ * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one output,
+ * modifiable. */
+static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const tp_handler **hp)
+{
+    pc_node *node = y->producer;
+    if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || node->n_outputs != 1 ||
+        y->is_graph_output || y->n_subgraph_refs || pc_value_single_consumer(y) != user)
+        return NULL;
+    const tp_handler *h = tp_handler_find(node, ctx->opset);
+    if (!h || !h->transposes_outputs || h->dropped_axes || strcmp(node->op_type, "Unsqueeze") == 0 ||
+        (h->inputs == TP_IN_NONSCALAR && !link_will_push(h, node)))
+        return NULL;
+    *hp = h;
+    return node;
+}
+
+enum { TP_PULL_DEPTH = 4 };
+
+/* Cost of making `node` read Transpose(perm) of its carrying inputs (its output then comes out transposed).
+ * An input that would need a new Transpose may be cheaper when that Transpose in turn moves up through the
+ * node making it (to a constant it folds into, a Transpose it cancels, a sibling it shares): up to `depth`
+ * levels. */
+static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
+                      size_t rank, int depth, tp_cost *cost, bool *ok)
+{
+    for (uint32_t i = 0; i < node->n_inputs && *ok; i++) {
+        const pc_value *x = node->inputs[i];
+        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0))
+            continue;
+        bool seen = false;
+        for (uint32_t j = 0; j < i; j++)
+            seen = seen || node->inputs[j] == x;
+        if (seen) continue;
+        int32_t r = pc_value_rank(x);
+        if (r < 0 || (size_t)r > rank) {
+            *ok = false;
+            return;
+        }
+        /* a lower-rank input gets an Unsqueeze first (a new Transpose after it: counted as one) */
+        if ((size_t)r < rank && !pc_value_const(x)) {
+            cost_add(cost, tp_value_cost_rank(x), 1);
+            continue;
+        }
+        tp_cost c = {0, 0};
+        input_cost(ctx, node, x, perm, rank, &c);
+        const tp_handler *ph;
+        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, &ph) : NULL;
+        if (p) {
+            tp_cost up = {0, 0};
+            bool up_ok = true;
+            pull_cost(ctx, p, ph, perm, rank, depth - 1, &up, &up_ok);
+            if (up_ok && (up.rank < c.rank || (up.rank == c.rank && up.count < c.count))) c = up;
+        }
+        cost_add(cost, c.rank, c.count);
+    }
+}
+
+/* Moves Transpose t (perm) above the node that makes its input when that strictly lowers the cost: the node
+ * then reads Transpose(perm) of each carrying input (a constant permuted, a producing Transpose cancelled or
+ * composed, a sibling Transpose reused) and writes t's output itself. The reverse of a push, for a Transpose
+ * that only a move up can fold, cancel or share (ORT has no such move). */
 static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
 {
     *done = false;
-    pc_value *y = t->inputs[0];
-    pc_node *node = y->producer;
-    if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || node->n_outputs != 1 ||
-        y->is_graph_output || y->n_subgraph_refs || pc_value_single_consumer(y) != t)
-        return PC_OK;
-    const tp_handler *h = tp_handler_find(node, ctx->opset);
-    if (!h || !h->elementwise || !h->transposes_outputs || !link_will_push(h, node)) return PC_OK;
+    const tp_handler *h;
+    pc_node *node = pull_node(ctx, t->inputs[0], t, &h);
+    if (!node) return PC_OK;
+    tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
+    bool ok = true;
+    pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &cost, &ok);
+    if (!ok || !cost_negative(cost)) return PC_OK;
     uint32_t small[PC_MAX_RANK], *carry = small;
     if (node->n_inputs > PC_MAX_RANK) {
         carry = malloc(node->n_inputs * sizeof *carry);
@@ -243,38 +302,24 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     }
     uint32_t n_carry =
         tp_handler_inputs(h, node, carry, node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK);
-    tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
-    bool ranks_ok = n_carry > 0;
-    for (uint32_t k = 0; k < n_carry; k++) {
-        int32_t r = pc_value_rank(node->inputs[carry[k]]);
-        ranks_ok = ranks_ok && r >= 0 && (size_t)r <= rank;
-        /* a lower-rank input gets an Unsqueeze first (a new Transpose after it: counted as one) */
-        if (r >= 0 && (size_t)r < rank && !pc_value_const(node->inputs[carry[k]]))
-            cost_add(&cost, tp_value_cost_rank(node->inputs[carry[k]]), 1);
-        else if (!carry_seen(node, carry, k))
-            input_cost(ctx, node, node->inputs[carry[k]], perm, rank, &cost);
-    }
-    pc_status st = PC_OK;
-    if (ranks_ok && cost_negative(cost)) {
-        /* the node's push of perm^-1 puts Transpose(perm) on its inputs and Transpose(perm^-1) on its output,
-         * which t then cancels */
-        int64_t inv[PC_MAX_RANK];
-        tp_perm_invert(perm, rank, inv);
-        tp_push push = {ctx, node, inv, perm, rank, n_carry, carry};
-        const char *tname = t->name, *nname = node->name, *op = node->op_type;
-        st = h->fn(&push, done);
-        if (st == PC_OK && *done) {
-            ctx->changed = true;
-            pc_pass_explain(ctx->opts, "moved Transpose '%s' above %s '%s'", tname, op, nname);
-            int64_t q[PC_MAX_RANK];
-            size_t qr;
-            pc_node *back = t->inputs[0]->producer; /* Transpose(perm^-1) the push added */
-            if (back && tp_transpose_perm(back, q, &qr) && qr == rank &&
-                pc_value_single_consumer(t->inputs[0]) == t) {
-                if ((st = pc_node_set_input(t, 0, back->inputs[0], ctx->err)) == PC_OK &&
-                    (st = tp_remove_if_dead(ctx, back)) == PC_OK)
-                    st = tp_replace_by_input(ctx, t);
-            }
+    /* the node's push of perm^-1 puts Transpose(perm) on its inputs and Transpose(perm^-1) on its output,
+     * which t then cancels */
+    int64_t inv[PC_MAX_RANK];
+    tp_perm_invert(perm, rank, inv);
+    tp_push push = {ctx, node, inv, perm, rank, n_carry, carry};
+    const char *tname = t->name, *nname = node->name, *op = node->op_type;
+    pc_status st = h->fn(&push, done);
+    if (st == PC_OK && *done) {
+        ctx->changed = true;
+        pc_pass_explain(ctx->opts, "moved Transpose '%s' above %s '%s'", tname, op, nname);
+        int64_t q[PC_MAX_RANK];
+        size_t qr;
+        pc_node *back = t->inputs[0]->producer; /* Transpose(perm^-1) the push added */
+        if (back && tp_transpose_perm(back, q, &qr) && qr == rank &&
+            pc_value_single_consumer(t->inputs[0]) == t) {
+            if ((st = pc_node_set_input(t, 0, back->inputs[0], ctx->err)) == PC_OK &&
+                (st = tp_remove_if_dead(ctx, back)) == PC_OK)
+                st = tp_replace_by_input(ctx, t);
         }
     }
     if (carry != small) free(carry);
@@ -340,11 +385,6 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             ctx->changed = true;
             pc_pass_explain(ctx->opts, "merged duplicate Transpose '%s' into '%s'", name, twin->name);
             continue;
-        }
-        if (tp_transpose_perm(n, perm, &r)) {
-            bool pulled;
-            if ((st = try_pull_up(ctx, n, perm, r, &pulled)) != PC_OK) return st;
-            if (pulled) continue;
         }
         if (tp_transpose_perm(n, perm, &r)) {
             bool pulled;

@@ -174,6 +174,34 @@ static void test_clip_chain_cancel(void)
     pc_model_free(m);
 }
 
+/* constant -> Log -> LeakyRelu -> T -> output: the Transpose moves up two levels into the constant (1 -> 0);
+ * the first move alone only trades it for a Transpose on Log's output, so it needs the look-ahead. The same
+ * through a Pad with constant pads. */
+static void test_pull_up_into_constant(void)
+{
+    static const float cv[] = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f};
+    pc_model *m = pt_model(13);
+    pt_const_f(m, "c", 3, (int64_t[]){1, 2, 3}, cv);
+    pt_node(m, "Log", "", "c", "l", NULL);
+    pt_node(m, "LeakyRelu", "", "l", "k", NULL);
+    transpose(m, "k", "y", 3, (const int64_t[]){1, 0, 2});
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "pull up two levels") == 0);
+    pc_model_free(m);
+
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){5, 1, 4});
+    pt_const_f(m, "c", 3, (int64_t[]){1, 2, 3}, cv);
+    pt_const_i64(m, "pads", 6, (const int64_t[]){0, 1, 0, 0, 0, 2});
+    pt_node(m, "Pad", "", "c,pads", "p", NULL);
+    transpose(m, "p", "t", 3, (const int64_t[]){2, 1, 0});
+    pt_node(m, "MatMul", "", "t,x", "y", NULL);
+    pt_output(m, "y");
+    CHECK(optimize_checked(m, &o, "pull up through Pad") == 0);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -183,5 +211,6 @@ int main(void)
     test_unit_axes_transpose();
     test_pull_up_shares();
     test_clip_chain_cancel();
+    test_pull_up_into_constant();
     return pc_test_finish("test_transpose_gaps");
 }
