@@ -32,6 +32,7 @@ typedef struct pair {
     uint32_t n_eps;
     const pc_layer_rules *rules;
     const char *layer_assignment;
+    const char *provider; /* the EP a level-2+ run is for (NULL: none) */
     int config_level;
     /* results */
     bool ran;
@@ -77,6 +78,7 @@ static pc_prop_outcome hand_over(pc_check_ctx *ctx, char *msg, size_t size, cons
         c.n_eps = p->n_eps;
     }
     c.rules = p->rules;
+    c.provider = p->provider;
     size_t bs = 0, as = 0;
     uint8_t *bb = save(p->before, &bs), *ab = save(p->after_bytes_from ? p->after_bytes_from : p->after, &as);
     c.before_bytes = bb;
@@ -523,6 +525,25 @@ static void test_ep_assignment(void)
         p.after = typed(m);
     }
     EXPECT(&p, PC_PROP_FAIL, "foreign-ep-modified");
+    pair_free(&p);
+    /* a run for one EP that touched only another EP's node: Relu (nhwc) removed while running for cpu; the same
+     * edit in the nhwc run is fine */
+    p.before = pinned_graph(NULL, "nhwc", "cpu");
+    {
+        pc_model *m = pt_model(17);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
+        pt_const_i64(m, "k", 1, (int64_t[]){2});
+        pt_node(m, "TopK", "", "x,k", "y,idx", NULL)->ep = "cpu";
+        pt_output(m, "y");
+        pt_output(m, "idx");
+        p.after = typed(m);
+    }
+    p.provider = "cpu";
+    EXPECT(&p, PC_PROP_FAIL, "foreign-ep-modified");
+    CHECK_MSG(strstr(p.msg, "the run was for EP 'cpu'") != NULL, "message: %s", p.msg);
+    p.provider = "nhwc";
+    EXPECT(&p, PC_PROP_PASS, "");
+    p.provider = NULL;
     pair_free(&p);
 
     /* partitioning: every node on a claiming EP of the case */
