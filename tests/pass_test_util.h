@@ -250,10 +250,36 @@ static inline pc_data *pt_random_input(const pc_value *v, uint64_t *seed)
     return d;
 }
 
+/* rtol = atol = 0 promises bit-exact, but pc_data_compare calls -0 and +0 equal: compare float32/64 tensors bit by
+ * bit too (NaNs, already matched by position, may differ in payload). Index of the first differing element, or -1. */
+static inline int64_t pt_first_bit_difference(const pc_data *x, const pc_data *y)
+{
+    if (x->kind == PC_TYPE_SEQUENCE || x->kind == PC_TYPE_OPTIONAL) {
+        for (uint32_t i = 0; i < x->n_items && i < y->n_items; i++)
+            if (pt_first_bit_difference(x->items[i], y->items[i]) >= 0) return (int64_t)i;
+        return -1;
+    }
+    if (x->kind != PC_TYPE_TENSOR || x->dtype != y->dtype || x->n_elements != y->n_elements) return -1;
+    for (uint64_t k = 0; k < x->n_elements; k++) {
+        if (x->dtype == PC_DTYPE_FLOAT) {
+            float a, b;
+            memcpy(&a, (const char *)x->data + k * 4, 4);
+            memcpy(&b, (const char *)y->data + k * 4, 4);
+            if (!(a != a && b != b) && memcmp(&a, &b, 4) != 0) return (int64_t)k;
+        } else if (x->dtype == PC_DTYPE_DOUBLE) {
+            double a, b;
+            memcpy(&a, (const char *)x->data + k * 8, 8);
+            memcpy(&b, (const char *)y->data + k * 8, 8);
+            if (!(a != a && b != b) && memcmp(&a, &b, 8) != 0) return (int64_t)k;
+        }
+    }
+    return -1;
+}
+
 /* Runs `before` and `after` on the reference executor with the same random inputs (drawn from `before`'s graph
  * inputs that are not initializers) and compares outputs by position with pc_data_compare(rtol, atol): rtol = atol
- * = 0 is bit-exact (NaN positions and inf signs compared first). Returns 1 equal, 0 different, -1 when a run failed
- * (why says which and how). */
+ * = 0 is bit-exact (NaN positions and inf signs compared first, then float bits: -0 is not +0). Returns 1 equal, 0
+ * different, -1 when a run failed (why says which and how). */
 static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64_t seed, double rtol, double atol,
                            char *why, size_t why_size)
 {
@@ -288,6 +314,13 @@ static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64
             pc_compare_result r;
             if (pc_data_compare(a[i], b[i], rtol, atol, &r) != PC_COMPARE_EQUAL) {
                 snprintf(why, why_size, "output %u ('%s'): %s", i, g->outputs[i]->name, r.detail);
+                result = 0;
+                break;
+            }
+            int64_t k = rtol == 0 && atol == 0 ? pt_first_bit_difference(a[i], b[i]) : -1;
+            if (k >= 0) {
+                snprintf(why, why_size, "output %u ('%s'): element %lld differs in its bits (bit-exact expected; "
+                         "the sign of a zero?)", i, g->outputs[i]->name, (long long)k);
                 result = 0;
                 break;
             }
