@@ -179,10 +179,14 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
     if (tp_handler_output_perm(h, &probe, out_perm, &out_rank) && tp_perm_is_identity(out_perm, out_rank))
         return true;
-    /* every output gets a Transpose: free when it flows into one (it will likely merge there) */
-    for (uint32_t k = 0; k < node->n_outputs; k++)
-        if (node->outputs[k] && !value_marked(ctx, node->outputs[k]))
-            cost_add(&cost, tp_value_cost_rank(node->outputs[k]), 1);
+    /* every output gets a Transpose: free when it flows into one (it will likely merge there) and is no larger
+     * than the one pushed (Pad, Tile, Concat may grow it: should it not merge after all, the cost would rise) */
+    int pushed_rank = tp_value_cost_rank(t->outputs[0]);
+    for (uint32_t k = 0; k < node->n_outputs; k++) {
+        const pc_value *o = node->outputs[k];
+        if (o && (!value_marked(ctx, o) || tp_value_cost_rank(o) > pushed_rank))
+            cost_add(&cost, tp_value_cost_rank(o), 1);
+    }
     return cost_negative(cost);
 }
 
@@ -288,6 +292,9 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
 static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
 {
     *done = false;
+    /* a Transpose flowing on into another one is the push's to move: the push costs it nothing there (ORT's
+     * outputs-leading-to-transpose rule), so moving it back up would undo the push round after round */
+    if (value_marked(ctx, t->outputs[0])) return PC_OK;
     const tp_handler *h;
     pc_node *node = pull_node(ctx, t->inputs[0], t, &h);
     if (!node) return PC_OK;

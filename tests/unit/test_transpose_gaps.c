@@ -202,6 +202,28 @@ static void test_pull_up_into_constant(void)
     pc_model_free(m);
 }
 
+/* T -> Pad -> Add(., z of lower rank) -> T2: the push through Pad counts its output Transpose as free (it
+ * flows into T2); the move up must not take it back, or the two alternate forever (the optimizer was not
+ * idempotent: a second run changed the graph again). */
+static void test_no_push_pull_cycle(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 2, 1});
+    pt_input(m, "z", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    transpose(m, "x", "t", 4, CF);
+    pt_const_i64(m, "pads", 8, (const int64_t[]){0, 0, 0, 0, 0, 0, 1, 1});
+    pt_node(m, "Pad", "", "t,pads", "p", NULL);
+    pt_node(m, "Add", "", "p,z", "a", NULL);
+    pt_node(m, "Transpose", "", "a", "y", NULL);
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    optimize_checked(m, &o, "push/pull cycle");
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    CHECK_MSG(!pt_run_pass(pc_transpose_optimize, m, &o), "a second run changed the graph: %s", pt_log.last);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -212,5 +234,6 @@ int main(void)
     test_pull_up_shares();
     test_clip_chain_cancel();
     test_pull_up_into_constant();
+    test_no_push_pull_cycle();
     return pc_test_finish("test_transpose_gaps");
 }
