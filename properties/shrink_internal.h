@@ -87,13 +87,15 @@ typedef struct pc_shrink_state {
     double t_start;
     uint32_t checks, accepted;
     bool exhausted; /* budget ran out: every loop stops */
+    double phase_limit; /* > 0: seconds after t_start at which the current phase yields to the next */
     pc_case best;   /* the smallest interesting case so far (owned) */
     pc_check_result best_res;
     uint64_t best_version; /* bumped on every accepted candidate (invalidates per-best caches) */
     bool graph_edited;
 } pc_shrink_state;
 
-/* Whether another candidate may be checked (sets s->exhausted when not). */
+/* Whether another candidate may be checked (sets s->exhausted when the whole budget is gone; false without
+ * that once the current phase's share, phase_limit, is used up). */
 bool pc_shrink_budget_left(pc_shrink_state *s);
 /* Checks a candidate and takes it: when interesting it becomes s->best (the old best is freed) and *accepted
  * is set, otherwise it is freed. `step` names the edit for the log. Non-OK only for failures of the shrinker
