@@ -11,6 +11,7 @@
 
 enum { TPO_RANK_CAP = 8, TPO_FREE_RANK = 5 };
 #define TPO_NONE          UINT32_MAX
+#define TPO_UNSPLIT       (UINT32_MAX - 1) /* entry_cls: the value's readers all see its own class */
 #define TPO_DEFAULT_STEPS 400000u
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -220,7 +221,7 @@ static bool transpose_perm(const pc_node *n, tpo_perm *out)
     const pc_attr *a = pc_node_attr(n, "perm");
     out->rank = (uint8_t)r;
     if (!a) {
-        for (int32_t i = 0; i < r; i++)
+        for (int32_t i = 0; i < r && i < TPO_RANK_CAP; i++) /* the cap again: gcc -O3 cannot see r <= it */
             out->p[i] = (uint8_t)(r - 1 - i);
         return true;
     }
@@ -359,6 +360,8 @@ typedef struct tpo_model {
     tpo_class *classes;
     uint32_t n_classes, cap_classes;
     uint32_t *vcls, *vperm; /* per value id: class and layout relative to the class root */
+    uint32_t *entry_cls;    /* per value id: the class readers of another EP see it in (value_class_at) */
+    uint32_t n_boundaries;  /* values split that way */
     tpo_desc *descs;        /* free candidates, in graph order */
     uint32_t n_descs;
     tpo_free *frees;
@@ -455,25 +458,35 @@ static pc_status value_class(tpo_model *m, const pc_value *v, uint32_t *cls, uin
     return PC_OK;
 }
 
-/* A requirement no choice changes: v is read as it is, by a pinned node (keeps_name false) or as a graph
- * output or a value a subgraph reads by name (keeps_name true). A constant's class is free for nodes (the
- * optimizer permutes the data), but a value that keeps its name must still be made by a node: the optimizer
- * never folds a Transpose whose output is a graph output or read by a subgraph (tp_fold_const_transpose), and
- * neither does constant folding. Such a value costs nothing when it is the initializer itself or the
- * constant's own layout (an Identity can make it), else one Transpose per distinct layout. */
-static pc_status fixed_add(tpo_model *m, const pc_value *v, bool keeps_name)
+static pc_status value_class_at(tpo_model *m, const pc_value *v, const pc_node *reader, uint32_t *cls,
+                                uint32_t *pid);
+
+/* Layout pid of class cls is needed whatever the search chooses. */
+static pc_status req_fixed(tpo_model *m, uint32_t cls, uint32_t pid)
 {
-    uint32_t cls = 0, pid = 0;
-    pc_status st = value_class(m, v, &cls, &pid);
-    if (st != PC_OK) return st;
-    if (m->classes[cls].free_layout &&
-        (!keeps_name || m->classes[cls].root == v || perm_is_identity(&m->perms[pid])))
-        return PC_OK;
     uint32_t s = class_slot(m, cls, pid);
     if (s == TPO_NONE || !grow((void **)&m->fixed_req, &m->cap_fixed, m->n_fixed + 1, sizeof *m->fixed_req))
         return oom(m, "requirements");
     m->fixed_req[m->n_fixed++] = (tpo_ref){cls, s};
     return PC_OK;
+}
+
+/* A requirement no choice changes: v is read as it is, by a pinned node `reader` (keeps_name false) or as a
+ * graph output or a value a subgraph reads by name (keeps_name true, reader NULL). A constant's class is free
+ * for nodes (the optimizer permutes the data), but a value that keeps its name must still be made by a node:
+ * the optimizer never folds a Transpose whose output is a graph output or read by a subgraph
+ * (tp_fold_const_transpose), and neither does constant folding. Such a value costs nothing when it is the
+ * initializer itself or the constant's own layout (an Identity can make it), else one Transpose per distinct
+ * layout. */
+static pc_status fixed_add(tpo_model *m, const pc_value *v, const pc_node *reader, bool keeps_name)
+{
+    uint32_t cls = 0, pid = 0;
+    pc_status st = value_class_at(m, v, reader, &cls, &pid);
+    if (st != PC_OK) return st;
+    if (m->classes[cls].free_layout &&
+        (!keeps_name || m->classes[cls].root == v || perm_is_identity(&m->perms[pid])))
+        return PC_OK;
+    return req_fixed(m, cls, pid);
 }
 
 /* Does input i carry the layout under the node's class? */
@@ -507,18 +520,11 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
     d->node = n;
     d->kind = op_kind(n);
     d->side_axis = -1;
+    /* a node next to another EP's node stays free: its own EP's run reorders it, reading a foreign value
+     * through a new Transpose of its own and feeding foreign readers through one (EP boundaries are modelled
+     * on the values Transposes make, value_class_at) */
     if (d->kind == K_PINNED || has_subgraph(n) || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs < 1)
         return false;
-    /* an EP boundary: an optimizer run edits one EP's nodes */
-    for (uint32_t i = 0; i < n->n_inputs; i++) {
-        const pc_value *v = n->inputs[i];
-        if (v && v->producer && !ep_same(v->producer->ep, n->ep)) return false;
-    }
-    for (uint32_t k = 0; k < n->n_outputs; k++) {
-        const pc_value *v = n->outputs[k];
-        for (uint32_t u = 0; v && u < v->n_consumers; u++)
-            if (!ep_same(v->consumers[u].node->ep, n->ep)) return false;
-    }
     int32_t r0 = pc_value_rank(n->inputs[0]);
     if (d->kind == K_BCAST) r0 = pc_value_rank(n->outputs[0]);
     if (r0 < 2 || r0 > TPO_FREE_RANK) return false; /* ranks 0, 1 have one layout; unknown ranks block */
@@ -702,6 +708,57 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
     return true;
 }
 
+/* Does input `index` of `reader` read its value as it is, whatever layouts the search picks? */
+static bool reads_fixed(tpo_model *m, const pc_node *reader, uint32_t index)
+{
+    tpo_perm q;
+    if (is_transpose_node(reader)) return !transpose_perm(reader, &q);
+    tpo_desc d;
+    return !desc_make(m, reader, &d) || !carries(&d, index);
+}
+
+/* The class and layout `reader` (NULL: a graph output or a subgraph) sees v in. After partitioning each run
+ * removes, edits or creates only its EP's nodes (rewiring another EP's node to a value of the same content is
+ * allowed) and leaves no other EP's node dead (docs/passes.md: another EP's dead producer is that EP's to
+ * remove, and no pass removes dead nodes on their own). Where v's maker M runs on EP A and `reader` on EP B:
+ *  - A's run may change M (its layout, or a Transpose's perm) only while feeding the reader v's content as
+ *    it is now, through a Transpose of A's: B's run cannot then cancel that Transpose, it is A's and would
+ *    be left dead;
+ *  - B's run may make the reader read another layout only through a Transpose of its own reading v (so M
+ *    keeps a reader) or from a layout A's side makes anyway;
+ * and the two can never meet in one run. So v's class must keep v's present layout (a requirement no choice
+ * changes), and the readers of other EPs see v as the root of a class of its own (an entry), whose other
+ * layouts their runs make with Transposes reading v. Not modelled: such a reader reading a layout A's side
+ * makes for its own readers (the optimum is then an upper bound). When something keeps v read as it is
+ * whatever the search picks (a graph output, a subgraph, a reader pinned to v), that layout stays in the
+ * class anyway and every reader may read any layout of it: no boundary. Constants have no maker (each run
+ * folds its own Transposes of one). Nodes without an EP (before partitioning) are one region. */
+static pc_status value_class_at(tpo_model *m, const pc_value *v, const pc_node *reader, uint32_t *cls,
+                                uint32_t *pid)
+{
+    pc_status st = value_class(m, v, cls, pid);
+    const pc_node *t = v->producer;
+    if (st != PC_OK || !reader || !t || ep_same(t->ep, reader->ep) || m->classes[*cls].free_layout) return st;
+    if (m->entry_cls[v->id] == TPO_NONE) {
+        bool kept = v->is_graph_output || v->n_subgraph_refs;
+        for (uint32_t u = 0; u < v->n_consumers && !kept; u++)
+            kept = reads_fixed(m, v->consumers[u].node, v->consumers[u].index);
+        uint32_t parent = *cls, rank = m->classes[*cls].rank;
+        uint32_t entry = kept ? TPO_UNSPLIT : class_new(m, v, rank, false, true);
+        if (entry == TPO_NONE) return oom(m, "classes");
+        if (!kept) {
+            if ((st = req_fixed(m, parent, *pid)) != PC_OK) return st;
+            m->n_boundaries++;
+        }
+        m->entry_cls[v->id] = entry;
+    }
+    if (m->entry_cls[v->id] == TPO_UNSPLIT) return PC_OK;
+    *cls = m->entry_cls[v->id];
+    tpo_perm id = perm_identity(m->classes[*cls].rank);
+    *pid = perm_id(m, &id);
+    return *pid == TPO_NONE ? oom(m, "perms") : PC_OK;
+}
+
 /* The output layout of a free node run in sigma. */
 static tpo_perm desc_out_perm(const tpo_desc *d, const tpo_perm *sigma)
 {
@@ -868,7 +925,7 @@ static pc_status choice_build(tpo_model *m, const tpo_desc *d, uint32_t sigma_id
         const pc_value *v = n->inputs[i];
         if (!carries(d, i)) continue;
         uint32_t cls, pid;
-        pc_status st = value_class(m, v, &cls, &pid);
+        pc_status st = value_class_at(m, v, n, &cls, &pid);
         if (st != PC_OK) goto fail;
         if (m->classes[cls].free_layout) continue;
         if (pc_value_rank(v) == (int32_t)d->rank) {
@@ -916,10 +973,12 @@ static pc_status model_build(tpo_model *m)
     if (!pc_size_mul(nv, sizeof(uint32_t), &bytes)) return oom(m, "value table");
     m->vcls = malloc(bytes);
     m->vperm = malloc(bytes);
+    m->entry_cls = malloc(bytes);
     m->descs = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *m->descs);
-    if (!m->vcls || !m->vperm || !m->descs) return oom(m, "value table");
+    if (!m->vcls || !m->vperm || !m->entry_cls || !m->descs) return oom(m, "value table");
     memset(m->vcls, 0xff, bytes);
     memset(m->vperm, 0xff, bytes);
+    memset(m->entry_cls, 0xff, bytes);
 
     /* classes: Transposes relabel, every other node is a root maker; free candidates are described */
     for (const pc_node *n = g->first; n; n = n->next) {
@@ -927,10 +986,10 @@ static pc_status model_build(tpo_model *m)
         if (is_transpose_node(n)) m->transposes++;
         if (transpose_perm(n, &q)) {
             uint32_t cls, pid;
-            if ((st = value_class(m, n->inputs[0], &cls, &pid)) != PC_OK) return st;
+            if ((st = value_class_at(m, n->inputs[0], n, &cls, &pid)) != PC_OK) return st;
             if (m->classes[cls].rank != q.rank) {
                 m->pinned_transposes++; /* an unknown-rank class: cannot relabel */
-                if ((st = fixed_add(m, n->inputs[0], false)) != PC_OK) return st;
+                if ((st = fixed_add(m, n->inputs[0], n, false)) != PC_OK) return st;
                 continue;
             }
             tpo_perm c = perm_compose(&m->perms[pid], &q);
@@ -948,10 +1007,10 @@ static pc_status model_build(tpo_model *m)
             if (!v) continue;
             if (is_free && carries(d, i)) {
                 uint32_t cls, pid;
-                if ((st = value_class(m, v, &cls, &pid)) != PC_OK) return st;
+                if ((st = value_class_at(m, v, n, &cls, &pid)) != PC_OK) return st;
                 continue;
             }
-            if ((st = fixed_add(m, v, false)) != PC_OK) return st;
+            if ((st = fixed_add(m, v, n, false)) != PC_OK) return st;
         }
         for (uint32_t k = 0; k < n->n_outputs; k++) {
             const pc_value *v = n->outputs[k];
@@ -972,11 +1031,11 @@ static pc_status model_build(tpo_model *m)
     }
     /* graph outputs and values subgraphs read stay as they are */
     for (uint32_t i = 0; i < g->n_outputs; i++)
-        if ((st = fixed_add(m, g->outputs[i], true)) != PC_OK) return st;
+        if ((st = fixed_add(m, g->outputs[i], NULL, true)) != PC_OK) return st;
     for (const pc_node *n = g->first; n; n = n->next)
         for (uint32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] && n->inputs[i]->n_subgraph_refs &&
-                (st = fixed_add(m, n->inputs[i], true)) != PC_OK)
+                (st = fixed_add(m, n->inputs[i], NULL, true)) != PC_OK)
                 return st;
 
     if ((st = groups_build(m)) != PC_OK) return st;
@@ -1016,6 +1075,7 @@ static void model_free(tpo_model *m)
     free(m->classes);
     free(m->vcls);
     free(m->vperm);
+    free(m->entry_cls);
     free(m->descs);
     for (uint32_t k = 0; k < m->n_free; k++) {
         for (uint32_t j = 0; j < m->frees[k].n_choices; j++) {
@@ -1244,6 +1304,7 @@ pc_status pc_tpo_solve(const pc_graph *g, const pc_tpo_options *opts, pc_tpo_res
     res->proven = !s.out_of_steps;
     res->n_free = m.n_free;
     res->n_classes = m.n_classes;
+    res->n_boundaries = m.n_boundaries;
     res->steps = s.steps;
     st = assignment_describe(&s, &res->assignment);
 done:

@@ -24,9 +24,15 @@
  *  - is pinned: it reads its inputs and writes its outputs as they are (identity). That is every other op,
  *    layout-sensitive ops (NCHW in ai.onnx, NHWC in com.ms.internal.nhwc, as the EP's layout), nodes whose
  *    preconditions the optimizer's handler would refuse (unknown ranks, non-constant axes, ...), rank > 5,
- * nodes with subgraphs, and nodes next to a node of another EP. Graph inputs are produced in their own
- * layout, graph outputs (and values subgraphs read) must be in it. The cost of a class is the number of
- * distinct layouts its consumers need other than the one its producer makes (one Transpose each). A
+ *    and nodes with subgraphs.
+ * EP boundaries: after partitioning a run removes, edits or creates only its EP's nodes and leaves no other
+ * EP's node dead, so where a node (Transpose or not) of one EP makes a value that a node of another EP reads,
+ * that content stays as it is: the value's class keeps its present layout, and the readers of other EPs
+ * see the value as the root of a class of their own (an entry), whose other layouts cost one Transpose each
+ * (n_boundaries counts them). No boundary when the value stays read as it is anyway (a graph output, a
+ * subgraph, a pinned reader), nor for constants; unassigned nodes are one region. Graph inputs are produced
+ * in their own layout, graph outputs (and values subgraphs read) must be in it. The cost of a class is the
+ * number of distinct layouts its consumers need other than the one its producer makes (one Transpose each). A
  * constant's class makes every layout nodes read, but not a graph output or a value a subgraph reads: those
  * keep their name and no pass folds the Transpose that makes one, so each distinct layout of the constant
  * they need, other than its own (the initializer, or an Identity of it), costs one Transpose. Candidate
@@ -54,9 +60,10 @@ typedef struct pc_tpo_result {
     uint32_t
         optimum; /* least Transposes over the layout assignments searched (the all-identity one included) */
     bool proven; /* the search finished: optimum is the model's minimum, not just the best found */
-    uint32_t n_free;    /* nodes whose layout the search chose */
-    uint32_t n_classes; /* value classes (values joined by Transposes) */
-    uint64_t steps;     /* search steps taken */
+    uint32_t n_free;       /* nodes whose layout the search chose */
+    uint32_t n_classes;    /* value classes (values joined by Transposes) */
+    uint32_t n_boundaries; /* values split at an EP boundary (see above) */
+    uint64_t steps;        /* search steps taken */
     char *assignment; /* malloc'ed: the optimum's non-identity layouts ("value=[perm]") and the Transposes it
                        * needs ("Transpose(root,[perm])"); "" when it needs none */
 } pc_tpo_result;
