@@ -629,7 +629,18 @@ static bool dropped_reduce(tp_push *p, bool *removed)
 
 static bool dropped_squeeze(tp_push *p, bool *removed)
 {
-    return dropped_list(p, removed, p->ctx->opset >= 13);
+    int64_t axes[PC_MAX_RANK], dims[PC_MAX_RANK];
+    size_t n;
+    bool present;
+    pc_dtype dtype;
+    if (!read_axes(p, p->ctx->opset >= 13, p->rank, axes, &n, &present, &dtype)) return false;
+    if (present) return dropped_list(p, removed, p->ctx->opset >= 13);
+    /* no axes: every size-1 dim of the (transposed) input goes, as handle_squeeze does */
+    if (!pc_value_dims(p->node->inputs[0], dims)) return false;
+    bool any = false;
+    for (size_t i = 0; i < p->rank; i++)
+        if (dims[i] == 1) removed[i] = any = true;
+    return any;
 }
 
 bool tp_handler_output_perm(const tp_handler *h, tp_push *p, int64_t *out, size_t *rank)

@@ -245,6 +245,53 @@ static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *u
 
 enum { TP_PULL_DEPTH = 4 };
 
+/* Whether another consumer u of x (not `node`) ends in Transpose(perm) that will move above u once x has
+ * Transpose(perm) to share: u passes pull_node's test, its output's users are that Transpose and at most
+ * `node` (which reads the Transpose instead when it moves), and u's other carrying inputs are constants (of
+ * full rank) or x. Returns that Transpose's cost rank, or -1. The credit lets one of two sibling moves go
+ * first, although it alone only trades a Transpose for one on x. */
+static int sibling_pull_rank(const tp_ctx *ctx, const pc_node *node, const pc_value *x, const int64_t *perm,
+                             size_t rank)
+{
+    int best = -1;
+    for (uint32_t k = 0; k < x->n_consumers; k++) {
+        const pc_node *u = x->consumers[k].node;
+        if (u == node || u->removed || u->graph != ctx->graph || u->n_outputs != 1 ||
+            !pc_pass_can_modify(ctx->opts, u))
+            continue;
+        const tp_handler *h = tp_handler_find(u, ctx->opset);
+        const pc_value *y = u->outputs[0];
+        if (!h || !h->transposes_outputs || h->dropped_axes || strcmp(u->op_type, "Unsqueeze") == 0 ||
+            strcmp(u->op_type, "Transpose") == 0 || (h->inputs == TP_IN_NONSCALAR && !link_will_push(h, u)) ||
+            !y || y->is_graph_output || y->n_subgraph_refs)
+            continue;
+        const pc_node *tu = NULL;
+        bool ok = true;
+        for (uint32_t j = 0; j < y->n_consumers && ok; j++) {
+            const pc_node *c = y->consumers[j].node;
+            int64_t q[PC_MAX_RANK];
+            size_t qr;
+            if (c == node) continue;
+            if (tu || c->removed || !pc_pass_can_modify(ctx->opts, c) || !tp_transpose_perm(c, q, &qr) ||
+                qr != rank || !tp_perm_equal(q, perm, rank) || value_marked(ctx, c->outputs[0]))
+                ok = false;
+            else
+                tu = c;
+        }
+        if (!ok || !tu) continue;
+        for (uint32_t i = 0; i < u->n_inputs && ok; i++) {
+            const pc_value *w = u->inputs[i];
+            if (!w || w == x || (h->inputs == TP_IN_FIRST && i > 0) ||
+                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+                continue;
+            ok = pc_value_const(w) && pc_value_rank(w) == (int32_t)rank;
+        }
+        int r = tp_value_cost_rank(tu->outputs[0]);
+        if (ok && r > best) best = r;
+    }
+    return best;
+}
+
 /* Cost of making `node` read Transpose(perm) of its carrying inputs (its output then comes out transposed).
  * An input that would need a new Transpose may be cheaper when that Transpose in turn moves up through the
  * node making it (to a constant it folds into, a Transpose it cancels, a sibling it shares): up to `depth`
@@ -280,6 +327,13 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
             bool up_ok = true;
             pull_cost(ctx, p, ph, perm, rank, depth - 1, &up, &up_ok);
             if (up_ok && (up.rank < c.rank || (up.rank == c.rank && up.count < c.count))) c = up;
+        }
+        /* a new Transpose on x that a sibling's move up will share: that move removes the sibling's one */
+        int sib = c.count > 0 ? sibling_pull_rank(ctx, node, x, perm, rank) : -1;
+        if (sib >= 0 && (tp_value_cost_rank(x) - sib < c.rank ||
+                         (tp_value_cost_rank(x) - sib == c.rank && 0 < c.count))) {
+            c.rank = tp_value_cost_rank(x) - sib;
+            c.count = 0;
         }
         cost_add(cost, c.rank, c.count);
     }
@@ -333,20 +387,40 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     return st;
 }
 
-/* Another live Transpose applying the same perm to the same value, when n's output can be dropped for its. */
+/* Another live Transpose applying the same perm to the same value. When n's output is a graph output, only a
+ * twin whose output is one too (the twin itself takes n's uses otherwise, when the walk reaches it). */
 static pc_node *twin_transpose(const tp_ctx *ctx, const pc_node *n, const int64_t *perm, size_t rank)
 {
     const pc_value *v = n->inputs[0], *out = n->outputs[0];
     int64_t q[PC_MAX_RANK];
     size_t qr;
-    if (out->is_graph_output || out->n_subgraph_refs) return NULL;
+    if (out->n_subgraph_refs) return NULL;
     for (uint32_t k = 0; k < v->n_consumers; k++) {
         pc_node *u = v->consumers[k].node;
         if (u != n && !u->removed && u->graph == ctx->graph && v->consumers[k].index == 0 &&
-            tp_transpose_perm(u, q, &qr) && qr == rank && tp_perm_equal(q, perm, rank))
+            tp_transpose_perm(u, q, &qr) && qr == rank && tp_perm_equal(q, perm, rank) &&
+            (!out->is_graph_output || u->outputs[0]->is_graph_output))
             return u;
     }
     return NULL;
+}
+
+/* n duplicates twin: n's uses read twin's output; when both are graph outputs n becomes Identity(twin's
+ * output), which keeps n's output name and copies instead of permuting. */
+static pc_status merge_twin(tp_ctx *ctx, pc_node *n, pc_node *twin)
+{
+    pc_status st;
+    if (!n->outputs[0]->is_graph_output) {
+        if ((st = pc_value_replace_uses(n->outputs[0], twin->outputs[0])) != PC_OK)
+            return pc_error_set(ctx->err, st, "rewiring uses of '%s'", n->outputs[0]->name);
+        return tp_remove_if_dead(ctx, n);
+    }
+    pc_value *a = twin->outputs[0];
+    pc_node *id = pc_pass_add_node(ctx->graph, ctx->opts, "Identity", "", 1, &a, 1, n, ctx->err);
+    if (!id) return ctx->err->status;
+    if ((st = pc_graph_move_output(n, 0, id, 0)) != PC_OK)
+        return pc_error_set(ctx->err, st, "node '%s': cannot move its output", n->name);
+    return pc_pass_remove_dead(ctx->graph, n, ctx->err);
 }
 
 /* Pass 2: forward walk over the nodes as they were at the start of the round. */
@@ -386,9 +460,7 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
         if (twin) {
             /* the same perm on the same value twice (converters emit one per branch): keep the first */
             const char *name = n->name;
-            if ((st = pc_value_replace_uses(n->outputs[0], twin->outputs[0])) != PC_OK)
-                return pc_error_set(ctx->err, st, "rewiring uses of '%s'", n->outputs[0]->name);
-            if ((st = tp_remove_if_dead(ctx, n)) != PC_OK) return st;
+            if ((st = merge_twin(ctx, n, twin)) != PC_OK) return st;
             ctx->changed = true;
             pc_pass_explain(ctx->opts, "merged duplicate Transpose '%s' into '%s'", name, twin->name);
             continue;

@@ -224,6 +224,91 @@ static void test_no_push_pull_cycle(void)
     pc_model_free(m);
 }
 
+/* x [2,1,1,1] -> T -> Squeeze (no axes) -> y [2]: the Squeeze drops every size-1 axis of the transposed
+ * value, and its squeezed output perm is the identity, so the push removes the Transpose (1 -> 0). The
+ * dropped axes came only from an axes list: with none the push looked like it needed a Transpose after. */
+static void test_squeeze_all_after_transpose(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 1, 1, 1});
+    transpose(m, "x", "t", 4, (const int64_t[]){3, 2, 1, 0});
+    pt_node(m, "Squeeze", "", "t", "y", NULL);
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "Squeeze without axes") == 0);
+    pc_model_free(m);
+}
+
+/* x -> T -> out1 and x -> T -> out2 (same perm): both values are graph outputs, so neither Transpose could be
+ * dropped for the other; the second becomes Identity(out1) (2 -> 1). */
+static void test_twin_graph_outputs(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    transpose(m, "x", "out1", 2, (const int64_t[]){1, 0});
+    transpose(m, "x", "out2", 2, (const int64_t[]){1, 0});
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "twin graph outputs") == 1);
+    pc_model_free(m);
+}
+
+/* Two consumers of x each end in the same Transpose: x -> Slice -> T -> out1, x -> Add(., c) -> T -> out2.
+ * Moving one Transpose above its node alone only trades it for one on x; the sibling's move then shares
+ * that one (2 -> 1). Also x -> Div(., c) = d, Mul(x, d) -> T -> out1, d -> T -> out2 (the sibling is the
+ * other input's Transpose: 2 -> 1), and x -> T -> Slice -> out1, x -> Concat(x, c) -> T -> out2 (the push
+ * through Slice first; 2 -> 1). */
+static void test_sibling_pull_up(void)
+{
+    static const float cv[] = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f};
+    const int64_t p3[] = {0, 2, 1};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 4});
+    pt_const_i64(m, "starts", 1, (const int64_t[]){1});
+    pt_const_i64(m, "ends", 1, (const int64_t[]){3});
+    pt_const_i64(m, "axes", 1, (const int64_t[]){1});
+    pt_const_f(m, "c", 0, NULL, cv);
+    pt_node(m, "Slice", "", "x,starts,ends,axes", "s", NULL);
+    transpose(m, "s", "out1", 3, p3);
+    pt_node(m, "Add", "", "x,c", "a", NULL);
+    transpose(m, "a", "out2", 3, p3);
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "sibling pull up") == 1);
+    pc_model_free(m);
+
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 2, 2});
+    pt_const_f(m, "c", 0, NULL, cv);
+    pt_node(m, "Div", "", "x,c", "d", NULL);
+    pt_node(m, "Mul", "", "x,d", "u", NULL);
+    transpose(m, "u", "out1", 4, CL);
+    transpose(m, "d", "out2", 4, CL);
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    CHECK(optimize_checked(m, &o, "sibling pull up through Div") == 1);
+    pc_model_free(m);
+
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 2, 2});
+    pt_const_f(m, "k", 4, (int64_t[]){1, 1, 2, 1}, cv);
+    pt_const_i64(m, "starts", 1, (const int64_t[]){0});
+    pt_const_i64(m, "ends", 1, (const int64_t[]){1});
+    pt_const_i64(m, "axes", 1, (const int64_t[]){0});
+    transpose(m, "x", "t", 4, (const int64_t[]){3, 2, 1, 0});
+    pt_node(m, "Slice", "", "t,starts,ends,axes", "out1", NULL);
+    pc_error err;
+    pc_node *cat = pt_node(m, "Concat", "", "x,k", "cat", NULL);
+    CHECK_OK(pc_node_set_attr_int(cat, "axis", 3, &err), &err);
+    transpose(m, "cat", "out2", 4, (const int64_t[]){3, 2, 1, 0});
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    CHECK(optimize_checked(m, &o, "sibling pull up after a push") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -235,5 +320,8 @@ int main(void)
     test_clip_chain_cancel();
     test_pull_up_into_constant();
     test_no_push_pull_cycle();
+    test_squeeze_all_after_transpose();
+    test_twin_graph_outputs();
+    test_sibling_pull_up();
     return pc_test_finish("test_transpose_gaps");
 }
