@@ -17,7 +17,8 @@
  * of the optimized graph is the optimum of the graph the optimizer was given. Judging the optimized graph
  * rather than the original also gives each layout-sensitive op its EP's layout for free (NHWC-domain ops are
  * pinned in NHWC, the others in NCHW) and leaves out what other passes did (fusions, folding), which is not
- * the optimizer's to answer for. A gap is a FAIL that lists the optimum's layouts and Transposes. */
+ * the optimizer's to answer for. Nodes on different EPs are judged with the oracle's EP boundaries (what the
+ * per-EP runs may still move between them). A gap is a FAIL that lists the optimum's layouts and Transposes. */
 #include <stdio.h>
 #include <string.h>
 
