@@ -50,20 +50,26 @@ static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
         }
         const tp_handler *h = tp_handler_find(n, ctx->opset);
         if (!h || !h->transposes_outputs) continue;
+        /* a rank-reducing op (Squeeze...) may absorb a Transpose: one whose squeezed perm is the identity
+         * leaves nothing after it (should_push asks); a target like a Transpose, but no mark */
+        pc_value *in0 = n->n_inputs ? n->inputs[0] : NULL;
+        if (h->dropped_axes && in0 && in0->id < ctx->n_marks && pc_value_single_consumer(in0) == n &&
+            pc_pass_can_modify(ctx->opts, n))
+            ctx->cancel_at[in0->id] = n;
         bool leads = false;
         for (uint32_t k = 0; k < n->n_outputs; k++)
             leads = leads || value_marked(ctx, n->outputs[k]);
-        if (!leads) continue;
         pc_node *target = NULL;
         if (h->elementwise && n->n_outputs == 1 && n->outputs[0]->id < ctx->n_marks &&
             pc_pass_can_modify(ctx->opts, n) && link_will_push(h, n))
             target = ctx->cancel_at[n->outputs[0]->id];
+        if (!leads && !target) continue;
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             pc_value *v = n->inputs[i];
             if (!v || (h->inputs == TP_IN_FIRST && i > 0) ||
                 (h->inputs == TP_IN_NONSCALAR && pc_value_rank(v) == 0))
                 continue;
-            value_mark(ctx, v);
+            if (leads) value_mark(ctx, v);
             if (target && v->id < ctx->n_marks && pc_value_single_consumer(v) == n)
                 ctx->cancel_at[v->id] = target;
         }
@@ -167,6 +173,17 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         if (!ct->removed && tp_transpose_perm(ct, q, &qr) && qr == rank) {
             tp_perm_compose(perm, q, rank, c);
             if (tp_perm_is_identity(c, rank)) {
+                cost_add(&cost, -tp_value_cost_rank(out), -1);
+                return cost_negative(cost);
+            }
+        } else if (!ct->removed && pc_value_rank(ct->inputs[0]) == (int32_t)rank) {
+            /* a rank-reducing op whose squeezed perm is the identity takes the Transpose without one after */
+            const tp_handler *ch = tp_handler_find(ct, ctx->opset);
+            int64_t sq[PC_MAX_RANK];
+            size_t sr;
+            tp_push at = {ctx, (pc_node *)ct, perm, perm_inv, rank, 0, NULL};
+            if (ch && ch->dropped_axes && tp_handler_output_perm(ch, &at, sq, &sr) &&
+                tp_perm_is_identity(sq, sr)) {
                 cost_add(&cost, -tp_value_cost_rank(out), -1);
                 return cost_negative(cost);
             }
@@ -585,6 +602,94 @@ static pc_status run_rounds(tp_ctx *ctx)
     return st;
 }
 
+/* Transpose(perm) of a value of concrete dims `in` that keeps the order of the dims that are not 1 moves no
+ * data: it is a Reshape to the permuted dims (out). 0-dims are refused (Reshape reads 0 as "copy"). */
+static bool perm_is_reshape(const int64_t *in, const int64_t *perm, size_t rank, int64_t *out)
+{
+    int64_t last = -1;
+    for (size_t i = 0; i < rank; i++) {
+        out[i] = in[perm[i]];
+        if (out[i] == 0) return false;
+        if (out[i] == 1) continue;
+        if (perm[i] < last) return false;
+        last = perm[i];
+    }
+    return true;
+}
+
+/* Replaces Transpose t by Reshape(src, dims); *done false when the run's EP would not run the Reshape. */
+static pc_status reshape_transpose(tp_ctx *ctx, pc_node *t, pc_value *src, const int64_t *dims, size_t rank,
+                                   bool *done)
+{
+    *done = false;
+    pc_value *shape = pc_pass_add_ints(ctx->graph, t->name, rank, dims, ctx->err);
+    if (!shape) return ctx->err->status;
+    pc_value *ins[2] = {src, shape};
+    pc_node *r = pc_pass_add_node(ctx->graph, ctx->opts, "Reshape", "", 2, ins, 1, t, ctx->err);
+    if (!r) return ctx->err->status;
+    if (!pc_pass_ep_accepts(ctx->opts, r)) return pc_pass_remove_dead(ctx->graph, r, ctx->err);
+    pc_status st = pc_graph_move_output(t, 0, r, 0);
+    if (st != PC_OK) return pc_error_set(ctx->err, st, "node '%s': cannot move its output", t->name);
+    *done = true;
+    return pc_pass_remove_dead(ctx->graph, t, ctx->err);
+}
+
+/* After the rounds: a Transpose whose output is a sibling Transpose's output with only size-1 dims moved (two
+ * Transposes of x that differ only in where a size-1 axis goes) becomes a Reshape of the sibling's output, so
+ * one Transpose stays. Only here, once nothing moves any more: rewired onto its sibling, the Transpose would
+ * merge back into it in the next round. (A lone Transpose that moves no data stays a Transpose: the layout
+ * transformer's wrappers and the handlers keep their Transposes.) */
+static pc_status reshape_unit_transposes(tp_ctx *ctx)
+{
+    pc_graph *g = ctx->graph;
+    pc_node **nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
+    if (!nodes)
+        return pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: node list of %u nodes", g->n_nodes);
+    uint32_t n_nodes = 0;
+    for (pc_node *n = g->first; n; n = n->next)
+        nodes[n_nodes++] = n;
+    pc_status st = PC_OK;
+    bool any = false;
+    for (uint32_t k = 0; k < n_nodes && st == PC_OK; k++) {
+        pc_node *n = nodes[k];
+        int64_t perm[PC_MAX_RANK], in[PC_MAX_RANK], out[PC_MAX_RANK];
+        size_t r;
+        if (n->removed || !tp_transpose_perm(n, perm, &r) || !pc_pass_can_modify(ctx->opts, n) ||
+            n->outputs[0]->n_subgraph_refs ||
+            pc_value_rank(n->inputs[0]) != (int32_t)r || !pc_value_dims(n->inputs[0], in))
+            continue;
+        const char *name = n->name;
+        bool done = false;
+        const pc_value *x = n->inputs[0];
+        for (uint32_t j = 0; j < x->n_consumers && !done; j++) {
+            pc_node *u = x->consumers[j].node;
+            int64_t q[PC_MAX_RANK], qi[PC_MAX_RANK], c[PC_MAX_RANK], mid[PC_MAX_RANK];
+            size_t qr;
+            if (u == n || u->removed || u->graph != g || x->consumers[j].index != 0 ||
+                !pc_pass_can_modify(ctx->opts, u) || !tp_transpose_perm(u, q, &qr) || qr != r)
+                continue;
+            /* n = Transpose(c) of u's output with q[c[i]] = perm[i] */
+            tp_perm_invert(q, r, qi);
+            tp_perm_compose(qi, perm, r, c);
+            for (size_t i = 0; i < r; i++)
+                mid[i] = in[q[i]];
+            if (!perm_is_reshape(mid, c, r, out)) continue;
+            const char *uname = u->name;
+            if ((st = reshape_transpose(ctx, n, u->outputs[0], out, r, &done)) != PC_OK) break;
+            if (done)
+                pc_pass_explain(ctx->opts, "Transpose '%s' is Transpose '%s' with size-1 dims moved: now a Reshape of it",
+                                name, uname);
+        }
+        any = any || done;
+    }
+    free(nodes);
+    if (st == PC_OK && any) {
+        ctx->changed = true;
+        st = pc_graph_sort(g, ctx->err);
+    }
+    return st;
+}
+
 pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
 {
     if (changed) *changed = false;
@@ -597,6 +702,11 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
     }
     tp_ctx ctx = {.graph = graph, .opts = opts, .opset = opset, .err = err};
     pc_status st = run_rounds(&ctx);
+    if (st == PC_OK) {
+        bool rounds_changed = ctx.changed;
+        st = reshape_unit_transposes(&ctx);
+        ctx.changed = ctx.changed || rounds_changed;
+    }
     if (changed) *changed = ctx.changed;
     return st;
 }

@@ -309,6 +309,48 @@ static void test_sibling_pull_up(void)
     pc_model_free(m);
 }
 
+/* x [1,1,1,2] -> T -> Relu -> Sub(., z) -> Squeeze: the Squeeze takes the Transpose with nothing after it (its
+ * squeezed perm is the identity), but only a look-ahead past Relu and Sub sees that: each push alone trades
+ * the Transpose for one after the op (1 -> 0). */
+static void test_push_into_squeeze(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 1, 2});
+    pt_input(m, "z", PC_DTYPE_FLOAT, 1, (int64_t[]){1});
+    transpose(m, "x", "t", 4, (const int64_t[]){0, 1, 3, 2});
+    pt_node(m, "Relu", "", "t", "r", NULL);
+    pt_node(m, "Sub", "", "r,z", "s", NULL);
+    pt_node(m, "Squeeze", "", "s", "y", NULL);
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "T -> Relu -> Sub -> Squeeze") == 0);
+    pc_model_free(m);
+
+    /* with axes: x [3,1,4] -> T[1,0,2] -> Neg -> Squeeze(axes 0) */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){3, 1, 4});
+    pt_const_i64(m, "axes", 1, (const int64_t[]){0});
+    transpose(m, "x", "t", 3, (const int64_t[]){1, 0, 2});
+    pt_node(m, "Neg", "", "t", "r", NULL);
+    pt_node(m, "Squeeze", "", "r,axes", "y", NULL);
+    pt_output(m, "y");
+    CHECK(optimize_checked(m, &o, "T -> Neg -> Squeeze(axes)") == 0);
+    pc_model_free(m);
+}
+
+static void test_twin_unit_axes(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 1, 3});
+    transpose(m, "x", "out1", 3, (const int64_t[]){2, 1, 0});
+    transpose(m, "x", "out2", 3, (const int64_t[]){2, 0, 1});
+    pt_output(m, "out1");
+    pt_output(m, "out2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "twin Transposes up to a size-1 axis") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -323,5 +365,7 @@ int main(void)
     test_squeeze_all_after_transpose();
     test_twin_graph_outputs();
     test_sibling_pull_up();
+    test_push_into_squeeze();
+    test_twin_unit_axes();
     return pc_test_finish("test_transpose_gaps");
 }
