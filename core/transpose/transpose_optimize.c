@@ -150,6 +150,30 @@ static bool carry_seen(const pc_node *node, const uint32_t *carry, uint32_t k)
     return false;
 }
 
+/* Whether ct, a rank-reducing op (Squeeze...), takes Transpose(perm) with nothing after it: its squeezed perm is
+ * the identity. */
+static bool squeeze_absorbs(tp_ctx *ctx, const pc_node *ct, const int64_t *perm, const int64_t *perm_inv,
+                            size_t rank)
+{
+    if (ct->removed || !ct->n_inputs || pc_value_rank(ct->inputs[0]) != (int32_t)rank) return false;
+    const tp_handler *ch = tp_handler_find(ct, ctx->opset);
+    int64_t sq[PC_MAX_RANK];
+    size_t sr;
+    tp_push at = {ctx, (pc_node *)ct, perm, perm_inv, rank, 0, NULL};
+    return ch && ch->dropped_axes && tp_handler_output_perm(ch, &at, sq, &sr) && tp_perm_is_identity(sq, sr);
+}
+
+/* A one-output op whose output a push transposes with the pushed perm itself (pull_node's ops). */
+static bool same_perm_output(const pc_node *node)
+{
+    static const char *const other[] = {"ArgMax", "ArgMin", "Gather", "Reshape", "Shape", "Split", "Transpose",
+                                        "Unsqueeze"};
+    if (node->n_outputs != 1) return false;
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        if (strcmp(node->op_type, other[i]) == 0) return false;
+    return true;
+}
+
 static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node *t, const int64_t *perm,
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
@@ -166,8 +190,8 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     if (!h->transposes_outputs) return cost_negative(cost);
     /* credit: the output runs through single-consumer elementwise ops into a Transpose this one cancels */
     const pc_value *out = node->n_outputs == 1 ? node->outputs[0] : NULL;
-    if (h->elementwise && out && out->id < ctx->n_marks && ctx->cancel_at[out->id]) {
-        const pc_node *ct = ctx->cancel_at[out->id];
+    const pc_node *ct = out && out->id < ctx->n_marks ? ctx->cancel_at[out->id] : NULL;
+    if (h->elementwise && ct) {
         int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
         size_t qr;
         if (!ct->removed && tp_transpose_perm(ct, q, &qr) && qr == rank) {
@@ -176,19 +200,13 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
                 cost_add(&cost, -tp_value_cost_rank(out), -1);
                 return cost_negative(cost);
             }
-        } else if (!ct->removed && pc_value_rank(ct->inputs[0]) == (int32_t)rank) {
-            /* a rank-reducing op whose squeezed perm is the identity takes the Transpose without one after */
-            const tp_handler *ch = tp_handler_find(ct, ctx->opset);
-            int64_t sq[PC_MAX_RANK];
-            size_t sr;
-            tp_push at = {ctx, (pc_node *)ct, perm, perm_inv, rank, 0, NULL};
-            if (ch && ch->dropped_axes && tp_handler_output_perm(ch, &at, sq, &sr) &&
-                tp_perm_is_identity(sq, sr)) {
-                cost_add(&cost, -tp_value_cost_rank(out), -1);
-                return cost_negative(cost);
-            }
         }
     }
+    /* the output's Transpose goes into a Squeeze (directly, or through elementwise ops) that takes it with
+     * nothing after it: the output costs nothing. Ops whose output perm is the pushed one only. */
+    if (ct && !h->dropped_axes && (h->elementwise || same_perm_output(node)) &&
+        squeeze_absorbs(ctx, ct, perm, perm_inv, rank))
+        return cost_negative(cost);
     if (!cost_negative(cost)) return false;
     /* a rank-reducing op whose squeezed perm is the identity gets no Transpose after it */
     int64_t out_perm[PC_MAX_RANK];
@@ -366,6 +384,13 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     /* a Transpose flowing on into another one is the push's to move: the push costs it nothing there (ORT's
      * outputs-leading-to-transpose rule), so moving it back up would undo the push round after round */
     if (value_marked(ctx, t->outputs[0])) return PC_OK;
+    /* likewise one that a push takes into a Squeeze (through elementwise ops) with nothing after it */
+    const pc_value *tout = t->outputs[0];
+    int64_t inv0[PC_MAX_RANK];
+    tp_perm_invert(perm, rank, inv0);
+    if (tout->id < ctx->n_marks && ctx->cancel_at[tout->id] &&
+        squeeze_absorbs(ctx, ctx->cancel_at[tout->id], perm, inv0, rank))
+        return PC_OK;
     const tp_handler *h;
     pc_node *node = pull_node(ctx, t->inputs[0], t, &h);
     if (!node) return PC_OK;

@@ -336,6 +336,34 @@ static void test_push_into_squeeze(void)
     pt_output(m, "y");
     CHECK(optimize_checked(m, &o, "T -> Neg -> Squeeze(axes)") == 0);
     pc_model_free(m);
+
+    /* Concat(x, c) -> T -> Squeeze: the move up above Concat (T folds into c, one on x) must not come first */
+    static const float cv[] = {0.5f, 1.5f};
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 2, 1});
+    pt_const_f(m, "c", 4, (int64_t[]){1, 1, 2, 1}, cv);
+    pc_error err;
+    pc_node *cat = pt_node(m, "Concat", "", "x,c", "cat", NULL);
+    CHECK_OK(pc_node_set_attr_int(cat, "axis", 3, &err), &err);
+    transpose(m, "cat", "t", 4, (const int64_t[]){0, 2, 1, 3});
+    pt_node(m, "Squeeze", "", "t", "y", NULL);
+    pt_output(m, "y");
+    CHECK(optimize_checked(m, &o, "Concat -> T -> Squeeze") == 0);
+    pc_model_free(m);
+
+    /* x -> T1 -> Concat(., c) -> T2 -> Squeeze: T1's push through Concat lets both go into the Squeeze; the
+     * move of T2 above Concat (merging with T1) must not come first either */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 1, 2});
+    pt_const_f(m, "c", 4, (int64_t[]){2, 1, 1, 1}, cv);
+    transpose(m, "x", "t1", 4, (const int64_t[]){3, 2, 1, 0});
+    cat = pt_node(m, "Concat", "", "t1,c", "cat", NULL);
+    CHECK_OK(pc_node_set_attr_int(cat, "axis", 3, &err), &err);
+    transpose(m, "cat", "t2", 4, (const int64_t[]){2, 3, 0, 1});
+    pt_node(m, "Squeeze", "", "t2", "y", NULL);
+    pt_output(m, "y");
+    CHECK(optimize_checked(m, &o, "T -> Concat -> T -> Squeeze") == 0);
+    pc_model_free(m);
 }
 
 static void test_twin_unit_axes(void)
