@@ -219,7 +219,7 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     int pushed_rank = tp_value_cost_rank(t->outputs[0]);
     for (uint32_t k = 0; k < node->n_outputs; k++) {
         const pc_value *o = node->outputs[k];
-        if (o && (!value_marked(ctx, o) || tp_value_cost_rank(o) > pushed_rank))
+        if (o && pc_value_is_used(o) && (!value_marked(ctx, o) || tp_value_cost_rank(o) > pushed_rank))
             cost_add(&cost, tp_value_cost_rank(o), 1);
     }
     return cost_negative(cost);
@@ -262,14 +262,16 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
 }
 
 /* The node making y, when a Transpose that is y's only user can move above it: same-rank ops whose output
- * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one output,
- * modifiable. */
+ * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one used
+ * output (a Split's others unused), modifiable. */
 static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const tp_handler **hp)
 {
     pc_node *node = y->producer;
-    if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || node->n_outputs != 1 ||
-        y->is_graph_output || y->n_subgraph_refs || pc_value_single_consumer(y) != user)
+    if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || y->is_graph_output ||
+        y->n_subgraph_refs || pc_value_single_consumer(y) != user)
         return NULL;
+    for (uint32_t k = 0; k < node->n_outputs; k++)
+        if (node->outputs[k] != y && pc_value_is_used(node->outputs[k])) return NULL;
     const tp_handler *h = tp_handler_find(node, ctx->opset);
     if (!h || !h->transposes_outputs || h->dropped_axes || strcmp(node->op_type, "Unsqueeze") == 0 ||
         (h->inputs == TP_IN_NONSCALAR && !link_will_push(h, node)))

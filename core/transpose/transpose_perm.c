@@ -384,6 +384,8 @@ pc_status tp_transpose_output(tp_ctx *ctx, pc_node *node, uint32_t out, const in
     pc_status st;
     int64_t inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, inv);
+    /* an unused output (a Split's) needs no Transpose: only its type changes */
+    if (!pc_value_is_used(v)) return tp_set_permuted_type(v, v, inv, rank, ctx->err);
     pc_node *t = pc_pass_add_node(ctx->graph, ctx->opts, "Transpose", "", 1, &v, 1, node, ctx->err);
     if (!t) return ctx->err->status;
     pc_value *fresh = t->outputs[0];

@@ -379,6 +379,25 @@ static void test_twin_unit_axes(void)
     pc_model_free(m);
 }
 
+/* Split(c) -> {unused, s1 -> T -> y}: the Transpose moves above the Split (its other output is unused, so it
+ * gets none) and folds into the constant (1 -> 0). Before, the move up took one-output ops only, and a push
+ * through Split put a dead Transpose on an unused output. */
+static void test_pull_up_split(void)
+{
+    static const float cv[] = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f};
+    pc_model *m = pt_model(13);
+    pt_const_f(m, "c", 3, (int64_t[]){1, 2, 3}, cv);
+    pt_const_i64(m, "split", 2, (const int64_t[]){1, 1});
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "c,split", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 1, &err), &err);
+    transpose(m, "s1", "y", 3, (const int64_t[]){2, 0, 1});
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "Split -> T") == 0);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -395,5 +414,6 @@ int main(void)
     test_sibling_pull_up();
     test_push_into_squeeze();
     test_twin_unit_axes();
+    test_pull_up_split();
     return pc_test_finish("test_transpose_gaps");
 }
