@@ -3,23 +3,27 @@
 #   1. cases/second of `passcheck suite` (Release, default families and properties, --jobs 2, no shrinking), next to
 #      the peer bench_suite_peer (the same cases only generated and run once on the reference executor, 2
 #      processes) as a ratio;
-#   2. per injected fault (`passcheck suite --list-faults`): the first case that fails differently from the run
-#      without faults, the wall time of a run that stops right after it (time to detect), and the size of the
-#      shrunk repros of the fault's new failure signatures (nodes);
+#   2. per injected fault (`passcheck suite --list-faults`), on the default suite (every family and property, the
+#      default 30000 cases; FAULT_CASES to change): the first case that fails differently from the run without
+#      faults, the wall time of a run that stops right after it (time to detect), how many cases the fault's new
+#      signatures fail, the shrunk repros' sizes (nodes), and the run's shrinking time;
 #   3. the ONNX Runtime oracle's cases/second (--oracle ort --property ort-oracle) when node and onnxruntime-node
 #      are installed.
 #
 #   bench/bench_suite.sh [BUILD_DIR]      (default build-release)
-#   CASES=N bench/bench_suite.sh          cases per run (default 4000)
+#   CASES=N bench/bench_suite.sh          cases for the throughput line (default 4000)
+#   FAULT_CASES=N bench/bench_suite.sh    cases per fault run (default 30000, the suite's default)
 #   ORT_CASES=N bench/bench_suite.sh      cases for the ORT oracle line (default 500)
 # Exits 0 whatever the numbers are; non-zero only when something fails to build or run.
 set -euo pipefail
 
 CASES=${CASES:-4000}
+FAULT_CASES=${FAULT_CASES:-30000}
 SEED=${SEED:-1}
 ORT_CASES=${ORT_CASES:-500}
 case $ORT_CASES in '' | *[!0-9]* | 0*) echo "bench_suite.sh: ORT_CASES must be a positive integer" >&2; exit 2 ;; esac
 case $CASES in '' | *[!0-9]* | 0*) echo "bench_suite.sh: CASES must be a positive integer" >&2; exit 2 ;; esac
+case $FAULT_CASES in '' | *[!0-9]* | 0*) echo "bench_suite.sh: FAULT_CASES must be a positive integer" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 build=${1:-build-release}
@@ -68,24 +72,29 @@ EOF
 echo
 
 # --- 2. injected faults -------------------------------------------------------------------------------------------
-printf '%-24s %8s %10s %9s %s\n' fault "1st case" "detect s" "repro" "new signatures (nodes after shrinking)"
+echo "faults: seed $SEED, $FAULT_CASES cases, default families and properties, --jobs 2"
+"$pc" suite --seed "$SEED" --cases "$FAULT_CASES" --jobs 2 --no-shrink --quiet --out "$tmp/fbase" \
+    --json "$tmp/fbase.json" >"$tmp/fbase.log" 2>&1 || true
+printf '%-24s %8s %9s %7s %6s %9s %s\n' fault "1st case" "detect s" "cases" "repro" "shrink s" \
+    "new signatures (failing cases, nodes after shrinking)"
 "$pc" suite --list-faults | while read -r fault _; do
     [ -n "$fault" ] || continue
     rm -rf "$tmp/f"
-    "$pc" suite --seed "$SEED" --cases "$CASES" --jobs 2 --inject "$fault" --quiet --out "$tmp/f" \
+    "$pc" suite --seed "$SEED" --cases "$FAULT_CASES" --jobs 2 --inject "$fault" --quiet --out "$tmp/f" \
         --json "$tmp/f.json" >"$tmp/f.log" 2>&1 || true
-    read -r first sizes < <(python3 - "$tmp/base.json" "$tmp/f.json" <<'EOF'
+    read -r first n_cases shrink_s sizes < <(python3 - "$tmp/fbase.json" "$tmp/f.json" <<'EOF'
 import json, sys
 base = {f["case"]: f["signature"] for f in json.load(open(sys.argv[1]))["failures"]}
 d = json.load(open(sys.argv[2]))
 base_sigs = set(base.values())
 first = min((f["case"] for f in d["failures"] if base.get(f["case"]) != f["signature"]), default=-1)
 new = [s for s in d["signatures"] if s["signature"] not in base_sigs]
-print(first, " ".join(f"{s['signature']}({s['nodes_after']})" for s in new) or "-")
+print(first, sum(s["cases"] for s in new), f"{d['timing'].get('shrink_seconds', 0):.1f}",
+      " ".join(f"{s['signature']}({s['cases']},{s['nodes_after']})" for s in new) or "-")
 EOF
 )
     if [ "$first" -lt 0 ]; then
-        printf '%-24s %8s %10s %9s %s\n' "$fault" "-" "-" "-" "NOT DETECTED in $CASES cases"
+        printf '%-24s %8s %9s %7s %6s %9s %s\n' "$fault" "-" "-" "-" "-" "-" "NOT DETECTED in $FAULT_CASES cases"
         continue
     fi
     # time to detect: a run that ends right after the first detecting case (no shrinking)
@@ -94,8 +103,9 @@ EOF
     "$pc" suite --seed "$SEED" --cases $((first + 1)) --jobs 2 --inject "$fault" --no-shrink --quiet \
         --out "$tmp/d" >/dev/null 2>&1 || true
     t1=$(now)
-    smallest=$(tr ' ' '\n' <<<"$sizes" | sed -n 's/.*(\([0-9]*\))$/\1/p' | sort -n | head -1)
-    printf '%-24s %8s %10.2f %9s %s\n' "$fault" "$first" "$(echo "$t1 - $t0" | bc)" "${smallest:--}" "$sizes"
+    smallest=$(tr ' ' '\n' <<<"$sizes" | sed -n 's/.*,\([0-9]*\))$/\1/p' | sort -n | head -1)
+    printf '%-24s %8s %9.2f %7s %6s %9s %s\n' "$fault" "$first" "$(echo "$t1 - $t0" | bc)" "$n_cases" \
+        "${smallest:--}" "$shrink_s" "$sizes"
 done
 echo
 
