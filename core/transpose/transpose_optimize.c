@@ -150,8 +150,8 @@ static bool carry_seen(const pc_node *node, const uint32_t *carry, uint32_t k)
     return false;
 }
 
-/* Whether ct, a rank-reducing op (Squeeze...), takes Transpose(perm) with nothing after it: its squeezed perm is
- * the identity. */
+/* Whether ct, a rank-reducing op (Squeeze...), takes Transpose(perm) with nothing after it: its squeezed perm
+ * is the identity. */
 static bool squeeze_absorbs(tp_ctx *ctx, const pc_node *ct, const int64_t *perm, const int64_t *perm_inv,
                             size_t rank)
 {
@@ -166,8 +166,8 @@ static bool squeeze_absorbs(tp_ctx *ctx, const pc_node *ct, const int64_t *perm,
 /* A one-output op whose output a push transposes with the pushed perm itself (pull_node's ops). */
 static bool same_perm_output(const pc_node *node)
 {
-    static const char *const other[] = {"ArgMax", "ArgMin", "Gather", "Reshape", "Shape", "Split", "Transpose",
-                                        "Unsqueeze"};
+    static const char *const other[] = {"ArgMax", "ArgMin", "Gather",    "Reshape",
+                                        "Shape",  "Split",  "Transpose", "Unsqueeze"};
     if (node->n_outputs != 1) return false;
     for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
         if (strcmp(node->op_type, other[i]) == 0) return false;
@@ -214,8 +214,9 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
     if (tp_handler_output_perm(h, &probe, out_perm, &out_rank) && tp_perm_is_identity(out_perm, out_rank))
         return true;
-    /* every output gets a Transpose: free when it flows into one (it will likely merge there) and is no larger
-     * than the one pushed (Pad, Tile, Concat may grow it: should it not merge after all, the cost would rise) */
+    /* every output gets a Transpose: free when it flows into one (it will likely merge there) and is no
+     * larger than the one pushed (Pad, Tile, Concat may grow it: should it not merge after all, the cost
+     * would rise) */
     int pushed_rank = tp_value_cost_rank(t->outputs[0]);
     for (uint32_t k = 0; k < node->n_outputs; k++) {
         const pc_value *o = node->outputs[k];
@@ -682,8 +683,8 @@ static pc_status reshape_unit_transposes(tp_ctx *ctx)
         int64_t perm[PC_MAX_RANK], in[PC_MAX_RANK], out[PC_MAX_RANK];
         size_t r;
         if (n->removed || !tp_transpose_perm(n, perm, &r) || !pc_pass_can_modify(ctx->opts, n) ||
-            n->outputs[0]->n_subgraph_refs ||
-            pc_value_rank(n->inputs[0]) != (int32_t)r || !pc_value_dims(n->inputs[0], in))
+            n->outputs[0]->n_subgraph_refs || pc_value_rank(n->inputs[0]) != (int32_t)r ||
+            !pc_value_dims(n->inputs[0], in))
             continue;
         const char *name = n->name;
         bool done = false;
@@ -704,8 +705,18 @@ static pc_status reshape_unit_transposes(tp_ctx *ctx)
             const char *uname = u->name;
             if ((st = reshape_transpose(ctx, n, u->outputs[0], out, r, &done)) != PC_OK) break;
             if (done)
-                pc_pass_explain(ctx->opts, "Transpose '%s' is Transpose '%s' with size-1 dims moved: now a Reshape of it",
-                                name, uname);
+                pc_pass_explain(
+                    ctx->opts, "Transpose '%s' is Transpose '%s' with size-1 dims moved: now a Reshape of it",
+                    name, uname);
+        }
+        /* a Transpose that keeps the order of the dims that are not 1 moves no data: a Reshape (no copy, as
+         * ORT's TransposeReplacement, OpenVINO's TransposeToReshape). Not inside the layout transformer: its
+         * wrappers stay Transposes for the partitioned run after it to push, cancel or convert. */
+        if (!done && st == PC_OK && !(ctx->opts && ctx->opts->layout_cost_check) &&
+            perm_is_reshape(in, perm, r, out)) {
+            if ((st = reshape_transpose(ctx, n, n->inputs[0], out, r, &done)) != PC_OK) break;
+            if (done)
+                pc_pass_explain(ctx->opts, "Transpose '%s' moves only size-1 dims: now a Reshape", name);
         }
         any = any || done;
     }

@@ -309,9 +309,9 @@ static void test_sibling_pull_up(void)
     pc_model_free(m);
 }
 
-/* x [1,1,1,2] -> T -> Relu -> Sub(., z) -> Squeeze: the Squeeze takes the Transpose with nothing after it (its
- * squeezed perm is the identity), but only a look-ahead past Relu and Sub sees that: each push alone trades
- * the Transpose for one after the op (1 -> 0). */
+/* x [1,1,1,2] -> T -> Relu -> Sub(., z) -> Squeeze: the Squeeze takes the Transpose with nothing after it
+ * (its squeezed perm is the identity), but only a look-ahead past Relu and Sub sees that: each push alone
+ * trades the Transpose for one after the op (1 -> 0). */
 static void test_push_into_squeeze(void)
 {
     pc_model *m = pt_model(13);
@@ -337,7 +337,8 @@ static void test_push_into_squeeze(void)
     CHECK(optimize_checked(m, &o, "T -> Neg -> Squeeze(axes)") == 0);
     pc_model_free(m);
 
-    /* Concat(x, c) -> T -> Squeeze: the move up above Concat (T folds into c, one on x) must not come first */
+    /* Concat(x, c) -> T -> Squeeze: the move up above Concat (T folds into c, one on x) must not come first
+     */
     static const float cv[] = {0.5f, 1.5f};
     m = pt_model(13);
     pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 2, 1});
@@ -398,6 +399,28 @@ static void test_pull_up_split(void)
     pc_model_free(m);
 }
 
+/* x[1,2,1,3] -> Split(axis 3) -> {s0[1,2,1,1] -> T -> y0, s1[1,2,1,2] -> T -> y1}, both T(0,3,2,1) (the
+ * suite's nhwc shrink of a Split pushed for size: the second Transpose feeds an NHWC Conv there). The oracle
+ * keeps one Transpose above the Split; s0's Transpose moves only size-1 dims (no data), so it ends as a
+ * Reshape and one Transpose is left (it stayed a Transpose: 2 where 1 suffice). */
+static void test_split_unit_output_reshape(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 1, 3});
+    pt_const_i64(m, "split", 2, (const int64_t[]){1, 2});
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "x,split", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 3, &err), &err);
+    transpose(m, "s0", "y0", 4, (const int64_t[]){0, 3, 2, 1});
+    transpose(m, "s1", "y1", 4, (const int64_t[]){0, 3, 2, 1});
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "Split -> {T, T} with a size-1 output") == 1);
+    CHECK(pt_count_op(m, "Reshape") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -415,5 +438,6 @@ int main(void)
     test_push_into_squeeze();
     test_twin_unit_axes();
     test_pull_up_split();
+    test_split_unit_output_reshape();
     return pc_test_finish("test_transpose_gaps");
 }

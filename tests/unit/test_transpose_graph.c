@@ -234,7 +234,8 @@ static void test_eps_and_annotations(void)
     for (int unassigned = 0; unassigned < 2; unassigned++) {
         m = pt_model(13);
         pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
-        pt_input(m, "z", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+        /* z [5,3]: the Transpose after its Unsqueeze moves data (a rank-1 z would end as a Reshape) */
+        pt_input(m, "z", PC_DTYPE_FLOAT, 2, (int64_t[]){5, 3});
         t1 = transpose(m, "x", "t", 4, CL);
         pc_node *mul = pt_node(m, "Mul", "", "t,z", "u", "encoder.block1");
         t2 = transpose(m, "u", "y", 4, CF);
