@@ -283,6 +283,39 @@ static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *u
 
 enum { TP_PULL_DEPTH = 4 };
 
+/* The Transpose(perm) that is the only user of y (no graph output, modifiable, not flowing on into another
+ * Transpose: the push's to move there), or NULL. */
+static pc_node *twin_user(const tp_ctx *ctx, const pc_value *y, const int64_t *perm, size_t rank)
+{
+    pc_node *c = y->n_consumers == 1 ? y->consumers[0].node : NULL;
+    int64_t q[PC_MAX_RANK];
+    size_t qr;
+    if (!c || y->is_graph_output || y->n_subgraph_refs || c->removed || c->graph != ctx->graph ||
+        y->consumers[0].index != 0 || !pc_pass_can_modify(ctx->opts, c) || !tp_transpose_perm(c, q, &qr) ||
+        qr != rank || !tp_perm_equal(q, perm, rank) || value_marked(ctx, c->outputs[0]))
+        return NULL;
+    return c;
+}
+
+/* The Split making t's input when every other used output of it also goes only into Transpose(perm) (the
+ * twins): one Transpose above the Split replaces them all. */
+static pc_node *pull_split(const tp_ctx *ctx, const pc_node *t, const int64_t *perm, size_t rank,
+                           const tp_handler **hp)
+{
+    pc_node *node = t->inputs[0]->producer;
+    if (!node || node->n_outputs < 2 || node->graph != ctx->graph || strcmp(node->op_type, "Split") != 0 ||
+        !pc_pass_can_modify(ctx->opts, node) || twin_user(ctx, t->inputs[0], perm, rank) != t)
+        return NULL;
+    for (uint32_t k = 0; k < node->n_outputs; k++) {
+        const pc_value *y = node->outputs[k];
+        if (y && pc_value_is_used(y) && !twin_user(ctx, y, perm, rank)) return NULL;
+    }
+    const tp_handler *h = tp_handler_find(node, ctx->opset);
+    if (!h || !h->transposes_outputs) return NULL;
+    *hp = h;
+    return node;
+}
+
 /* Whether another consumer u of x (not `node`) ends in Transpose(perm) that will move above u once x has
  * Transpose(perm) to share: u passes pull_node's test, its output's users are that Transpose and at most
  * `node` (which reads the Transpose instead when it moves), and u's other carrying inputs are constants (of
@@ -396,8 +429,18 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
         return PC_OK;
     const tp_handler *h;
     pc_node *node = pull_node(ctx, t->inputs[0], t, &h);
-    if (!node) return PC_OK;
     tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
+    bool split_twins = false;
+    if (!node && (node = pull_split(ctx, t, perm, rank, &h)) != NULL) {
+        /* the twins on the Split's other outputs go too */
+        split_twins = true;
+        for (uint32_t k = 0; k < node->n_outputs; k++) {
+            const pc_value *y = node->outputs[k];
+            if (y && y != t->inputs[0] && pc_value_is_used(y))
+                cost_add(&cost, -tp_value_cost_rank(y->consumers[0].node->outputs[0]), -1);
+        }
+    }
+    if (!node) return PC_OK;
     bool ok = true;
     pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &cost, &ok);
     if (!ok || !cost_negative(cost)) return PC_OK;
@@ -414,6 +457,19 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     tp_perm_invert(perm, rank, inv);
     tp_push push = {ctx, node, inv, perm, rank, n_carry, carry};
     const char *tname = t->name, *nname = node->name, *op = node->op_type;
+    /* the twins' input values: after the push each is made by a Transpose(perm^-1) that its twin cancels */
+    pc_value *small_ys[PC_MAX_RANK], **ys = small_ys;
+    uint32_t n_ys = 0;
+    if (split_twins && node->n_outputs > PC_MAX_RANK) {
+        ys = malloc(node->n_outputs * sizeof *ys);
+        if (!ys) {
+            if (carry != small) free(carry);
+            return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': outputs", node->name);
+        }
+    }
+    for (uint32_t k = 0; split_twins && k < node->n_outputs; k++)
+        if (node->outputs[k] && node->outputs[k] != t->inputs[0] && pc_value_is_used(node->outputs[k]))
+            ys[n_ys++] = node->outputs[k];
     pc_status st = h->fn(&push, done);
     if (st == PC_OK && *done) {
         ctx->changed = true;
@@ -427,7 +483,16 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
                 (st = tp_remove_if_dead(ctx, back)) == PC_OK)
                 st = tp_replace_by_input(ctx, t);
         }
+        for (uint32_t k = 0; k < n_ys && st == PC_OK; k++) {
+            pc_node *twin = ys[k]->n_consumers == 1 ? ys[k]->consumers[0].node : NULL;
+            back = ys[k]->producer;
+            if (!twin || !back || !tp_transpose_perm(back, q, &qr) || qr != rank) continue;
+            if ((st = pc_node_set_input(twin, 0, back->inputs[0], ctx->err)) == PC_OK &&
+                (st = tp_remove_if_dead(ctx, back)) == PC_OK)
+                st = tp_replace_by_input(ctx, twin);
+        }
     }
+    if (ys != small_ys) free(ys);
     if (carry != small) free(carry);
     return st;
 }

@@ -399,10 +399,9 @@ static void test_pull_up_split(void)
     pc_model_free(m);
 }
 
-/* x[1,2,1,3] -> Split(axis 3) -> {s0[1,2,1,1] -> T -> y0, s1[1,2,1,2] -> T -> y1}, both T(0,3,2,1) (the
- * suite's nhwc shrink of a Split pushed for size: the second Transpose feeds an NHWC Conv there). The oracle
- * keeps one Transpose above the Split; s0's Transpose moves only size-1 dims (no data), so it ends as a
- * Reshape and one Transpose is left (it stayed a Transpose: 2 where 1 suffice). */
+/* x[1,2,1,3] -> Split(axis 3) -> {s0[1,2,1,1] -> T(0,3,2,1) -> y0, s1 -> T(0,2,3,1) -> y1} (from the suite's
+ * nhwc shrink of a Split pushed for size, whose Transposes differ there). s0's Transpose to [1,1,1,2] moves
+ * only size-1 dims (no data): it ends as a Reshape, one Transpose left (2 before). */
 static void test_split_unit_output_reshape(void)
 {
     pc_model *m = pt_model(13);
@@ -412,13 +411,43 @@ static void test_split_unit_output_reshape(void)
     pc_node *sp = pt_node(m, "Split", "", "x,split", "s0,s1", NULL);
     CHECK_OK(pc_node_set_attr_int(sp, "axis", 3, &err), &err);
     transpose(m, "s0", "y0", 4, (const int64_t[]){0, 3, 2, 1});
-    transpose(m, "s1", "y1", 4, (const int64_t[]){0, 3, 2, 1});
+    transpose(m, "s1", "y1", 4, (const int64_t[]){0, 2, 3, 1});
     pt_output(m, "y0");
     pt_output(m, "y1");
     pc_pass_options o = pt_pass_options("transpose_optimize");
     CHECK(optimize_checked(m, &o, "Split -> {T, T} with a size-1 output") == 1);
     CHECK(pt_count_op(m, "Reshape") == 1);
     pc_model_free(m);
+}
+
+/* x[1,2,2,3] -> Split(axis 3) -> {s0 -> T -> y0, s1 -> T -> y1}, both T(0,3,2,1) moving data (the suite's
+ * nhwc shrink once size-1 Transposes became Reshapes: the second feeds an NHWC Conv there). One Transpose
+ * above the Split replaces both (2 -> 1); the move up took a Split only when its other outputs were unused.
+ */
+static void test_pull_up_split_twins(void)
+{
+    for (int three = 0; three < 2; three++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 4});
+        if (three)
+            pt_const_i64(m, "split", 3, (const int64_t[]){1, 2, 1});
+        else
+            pt_const_i64(m, "split", 2, (const int64_t[]){1, 3});
+        pc_error err;
+        pc_node *sp = pt_node(m, "Split", "", "x,split", three ? "s0,s1,s2" : "s0,s1", NULL);
+        CHECK_OK(pc_node_set_attr_int(sp, "axis", 3, &err), &err);
+        transpose(m, "s0", "y0", 4, (const int64_t[]){0, 3, 2, 1});
+        transpose(m, "s1", "y1", 4, (const int64_t[]){0, 3, 2, 1});
+        pt_output(m, "y0");
+        pt_output(m, "y1");
+        if (three) {
+            transpose(m, "s2", "y2", 4, (const int64_t[]){0, 3, 2, 1});
+            pt_output(m, "y2");
+        }
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "Split -> {T, T}") == 1, "%d outputs", 2 + three);
+        pc_model_free(m);
+    }
 }
 
 int main(void)
@@ -439,5 +468,6 @@ int main(void)
     test_twin_unit_axes();
     test_pull_up_split();
     test_split_unit_output_reshape();
+    test_pull_up_split_twins();
     return pc_test_finish("test_transpose_gaps");
 }
