@@ -127,6 +127,9 @@ typedef struct tp_handler {
 /* The perm the node's output 0 gets after the push (false when the handler does not say). */
 bool tp_handler_output_perm(const tp_handler *h, tp_push *push, int64_t *out, size_t *rank);
 
+/* A Reduce* with keepdims 1 and constant axes (a listed axis, or none with noop_with_empty_axes): a push
+ * transposes its output with the pushed perm (the reduce-all's all-1 output gets none). */
+bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank);
 const tp_handler *tp_handler_find(const pc_node *node, int64_t opset);
 /* The carrying inputs of node under handler h (indices into out, at most n_out). */
 uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *out, uint32_t n_out);

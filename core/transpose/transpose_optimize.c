@@ -274,7 +274,9 @@ static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *u
     for (uint32_t k = 0; k < node->n_outputs; k++)
         if (node->outputs[k] != y && pc_value_is_used(node->outputs[k])) return NULL;
     const tp_handler *h = tp_handler_find(node, ctx->opset);
-    if (!h || !h->transposes_outputs || h->dropped_axes || strcmp(node->op_type, "Unsqueeze") == 0 ||
+    int32_t rank = pc_value_rank(y);
+    if (!h || !h->transposes_outputs || strcmp(node->op_type, "Unsqueeze") == 0 ||
+        (h->dropped_axes && (rank < 0 || !tp_reduce_keeps_layout(ctx, node, (size_t)rank))) ||
         (h->inputs == TP_IN_NONSCALAR && !link_will_push(h, node)))
         return NULL;
     *hp = h;

@@ -450,6 +450,32 @@ static void test_pull_up_split_twins(void)
     }
 }
 
+/* c[1,2,1,2] -> ReduceMean(axes 2, keepdims) -> T -> y (suite seed 2, eps): a keepdims Reduce writes its
+ * output in the pushed perm, so the Transpose moves above it and folds into c (1 -> 0; the move up skipped
+ * every op with a rank-reducing form). Also ReduceSum with an axes input (opset 13). */
+static void test_pull_up_reduce_keepdims(void)
+{
+    static const float cv[] = {0.75f, -0.125f, -0.5f, 1.5f};
+    for (int sum = 0; sum < 2; sum++) {
+        pc_model *m = pt_model(13);
+        pt_const_f(m, "c", 4, (int64_t[]){1, 2, 1, 2}, cv);
+        pc_node *r;
+        if (sum) {
+            pt_const_i64(m, "axes", 1, (const int64_t[]){2});
+            r = pt_node(m, "ReduceSum", "", "c,axes", "u", NULL);
+        } else {
+            pc_error err;
+            r = pt_node(m, "ReduceMean", "", "c", "u", NULL);
+            CHECK_OK(pc_node_set_attr_ints(r, "axes", 1, (const int64_t[]){2}, &err), &err);
+        }
+        transpose(m, "u", "y", 4, CF);
+        pt_output(m, "y");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "Reduce(c) -> T") == 0, "%s", r->op_type);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -469,5 +495,6 @@ int main(void)
     test_pull_up_split();
     test_split_unit_output_reshape();
     test_pull_up_split_twins();
+    test_pull_up_reduce_keepdims();
     return pc_test_finish("test_transpose_gaps");
 }
