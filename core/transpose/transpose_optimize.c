@@ -299,18 +299,20 @@ static pc_node *twin_user(const tp_ctx *ctx, const pc_value *y, const int64_t *p
     return c;
 }
 
-/* The Split making t's input when every other used output of it also goes only into Transpose(perm) (the
- * twins): one Transpose above the Split replaces them all. */
-static pc_node *pull_split(const tp_ctx *ctx, const pc_node *t, const int64_t *perm, size_t rank,
-                           const tp_handler **hp)
+/* The Split making x, read only by `user` (a Transpose(perm) moving up, or a node it moves above), when every
+ * other used output of it goes only into Transpose(perm) (the twins): one Transpose above the Split replaces
+ * them all. */
+static pc_node *pull_split(const tp_ctx *ctx, const pc_value *x, const pc_node *user, const int64_t *perm,
+                           size_t rank, const tp_handler **hp)
 {
-    pc_node *node = t->inputs[0]->producer;
+    pc_node *node = x->producer;
     if (!node || node->n_outputs < 2 || node->graph != ctx->graph || strcmp(node->op_type, "Split") != 0 ||
-        !pc_pass_can_modify(ctx->opts, node) || twin_user(ctx, t->inputs[0], perm, rank) != t)
+        !pc_pass_can_modify(ctx->opts, node) || x->is_graph_output || x->n_subgraph_refs ||
+        pc_value_single_consumer(x) != user)
         return NULL;
     for (uint32_t k = 0; k < node->n_outputs; k++) {
         const pc_value *y = node->outputs[k];
-        if (y && pc_value_is_used(y) && !twin_user(ctx, y, perm, rank)) return NULL;
+        if (y && y != x && pc_value_is_used(y) && !twin_user(ctx, y, perm, rank)) return NULL;
     }
     const tp_handler *h = tp_handler_find(node, ctx->opset);
     if (!h || !h->transposes_outputs) return NULL;
@@ -395,9 +397,17 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
         input_cost(ctx, node, x, perm, rank, &c);
         const tp_handler *ph;
         const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, &ph) : NULL;
+        bool twins = false;
+        if (!p && depth > 0 && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
         if (p) {
             tp_cost up = {0, 0};
             bool up_ok = true;
+            /* through a Split: its twins go when the new Transpose on x moves above it in turn */
+            for (uint32_t k = 0; twins && k < p->n_outputs; k++) {
+                const pc_value *y = p->outputs[k];
+                if (y && y != x && pc_value_is_used(y))
+                    cost_add(&up, -tp_value_cost_rank(y->consumers[0].node->outputs[0]), -1);
+            }
             pull_cost(ctx, p, ph, perm, rank, depth - 1, &up, &up_ok);
             if (up_ok && (up.rank < c.rank || (up.rank == c.rank && up.count < c.count))) c = up;
         }
@@ -433,7 +443,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     pc_node *node = pull_node(ctx, t->inputs[0], t, &h);
     tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
     bool split_twins = false;
-    if (!node && (node = pull_split(ctx, t, perm, rank, &h)) != NULL) {
+    if (!node && (node = pull_split(ctx, t->inputs[0], t, perm, rank, &h)) != NULL) {
         /* the twins on the Split's other outputs go too */
         split_twins = true;
         for (uint32_t k = 0; k < node->n_outputs; k++) {

@@ -476,6 +476,27 @@ static void test_pull_up_reduce_keepdims(void)
     }
 }
 
+/* x -> Split(axis 3) -> {s0 -> T -> y0, s1 -> Relu -> T -> y1} (suite seed 1 case 240, nhwc, after the twin
+ * move): moving the second T above Relu alone only trades places; the look-ahead credits its next move above
+ * the Split with s0's twin, so both go and one Transpose is left above the Split (2 -> 1). */
+static void test_pull_up_split_twin_chain(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 4});
+    pt_const_i64(m, "split", 2, (const int64_t[]){1, 3});
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "x,split", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 3, &err), &err);
+    transpose(m, "s0", "y0", 4, (const int64_t[]){0, 3, 2, 1});
+    pt_node(m, "Relu", "", "s1", "r", NULL);
+    transpose(m, "r", "y1", 4, (const int64_t[]){0, 3, 2, 1});
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "Split -> {T, Relu -> T}") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -496,5 +517,6 @@ int main(void)
     test_split_unit_output_reshape();
     test_pull_up_split_twins();
     test_pull_up_reduce_keepdims();
+    test_pull_up_split_twin_chain();
     return pc_test_finish("test_transpose_gaps");
 }
