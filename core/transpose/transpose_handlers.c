@@ -656,6 +656,19 @@ bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank)
     return n > 0 || (input_axes && pc_node_attr_int(node, "noop_with_empty_axes", 0) != 0);
 }
 
+bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank)
+{
+    if (strncmp(node->op_type, "Reduce", 6) != 0) return false;
+    bool input_axes = strcmp(node->op_type, "ReduceSum") == 0 ? ctx->opset >= 13 : ctx->opset >= 18;
+    tp_push p = {(tp_ctx *)ctx, (pc_node *)node, NULL, NULL, rank, 0, NULL}; /* read_axes only reads */
+    int64_t axes[PC_MAX_RANK];
+    size_t n;
+    bool present;
+    pc_dtype dtype;
+    if (!read_axes(&p, input_axes, rank, axes, &n, &present, &dtype)) return false;
+    return n == 0 && !(input_axes && pc_node_attr_int(node, "noop_with_empty_axes", 0) != 0);
+}
+
 bool tp_handler_output_perm(const tp_handler *h, tp_push *p, int64_t *out, size_t *rank)
 {
     bool removed[PC_MAX_RANK] = {false};

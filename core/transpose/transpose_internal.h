@@ -130,6 +130,9 @@ bool tp_handler_output_perm(const tp_handler *h, tp_push *push, int64_t *out, si
 /* A Reduce* with keepdims 1 and constant axes (a listed axis, or none with noop_with_empty_axes): a push
  * transposes its output with the pushed perm (the reduce-all's all-1 output gets none). */
 bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank);
+/* A Reduce* over every axis (no axes, no noop_with_empty_axes): it takes any Transpose with nothing after it
+ * (its output is a scalar or all 1s). */
+bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank);
 const tp_handler *tp_handler_find(const pc_node *node, int64_t opset);
 /* The carrying inputs of node under handler h (indices into out, at most n_out). */
 uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *out, uint32_t n_out);

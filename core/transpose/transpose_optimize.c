@@ -151,7 +151,7 @@ static bool carry_seen(const pc_node *node, const uint32_t *carry, uint32_t k)
 }
 
 /* Whether ct, a rank-reducing op (Squeeze...), takes Transpose(perm) with nothing after it: its squeezed perm
- * is the identity. */
+ * is the identity, or it reduces every axis. */
 static bool squeeze_absorbs(tp_ctx *ctx, const pc_node *ct, const int64_t *perm, const int64_t *perm_inv,
                             size_t rank)
 {
@@ -160,6 +160,7 @@ static bool squeeze_absorbs(tp_ctx *ctx, const pc_node *ct, const int64_t *perm,
     int64_t sq[PC_MAX_RANK];
     size_t sr;
     tp_push at = {ctx, (pc_node *)ct, perm, perm_inv, rank, 0, NULL};
+    if (ch && ch->dropped_axes && tp_reduce_all(ctx, ct, rank)) return true;
     return ch && ch->dropped_axes && tp_handler_output_perm(ch, &at, sq, &sr) && tp_perm_is_identity(sq, sr);
 }
 

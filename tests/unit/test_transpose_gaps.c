@@ -497,6 +497,26 @@ static void test_pull_up_split_twin_chain(void)
     pc_model_free(m);
 }
 
+/* x -> T -> Relu -> ReduceMean(all axes) -> y (suite seed 1 case 1407, eps): a reduce-all takes any Transpose
+ * with nothing after it, so the push through Relu is worth it (it alone traded the Transpose for one after
+ * Relu): 1 -> 0. keepdims 1 and 0. */
+static void test_push_into_reduce_all(void)
+{
+    for (int keep = 0; keep < 2; keep++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+        transpose(m, "x", "t", 4, CL);
+        pt_node(m, "Relu", "", "t", "r", NULL);
+        pc_node *red = pt_node(m, "ReduceMean", "", "r", "y", NULL);
+        pc_error err;
+        CHECK_OK(pc_node_set_attr_int(red, "keepdims", keep, &err), &err);
+        pt_output(m, "y");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "T -> Relu -> ReduceMean(all)") == 0, "keepdims %d", keep);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -518,5 +538,6 @@ int main(void)
     test_pull_up_split_twins();
     test_pull_up_reduce_keepdims();
     test_pull_up_split_twin_chain();
+    test_push_into_reduce_all();
     return pc_test_finish("test_transpose_gaps");
 }
