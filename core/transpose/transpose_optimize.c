@@ -189,6 +189,12 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         node->n_outputs <= 1 && removed_by_push(ctx, t, node) && cost.count <= -1)
         return true;
     if (!h->transposes_outputs) return cost_negative(cost);
+    /* a shared Transpose into an op that takes it with nothing after it (a Squeeze whose squeezed perm is the
+     * identity, a reduce-all) when nothing else is added: a free step (the op reads the Transpose's input)
+     * that leaves the Transpose one consumer fewer, so the push into its last one can remove it */
+    if (h->dropped_axes && cost.rank == 0 && cost.count == 0 && !removed_by_push(ctx, t, node) &&
+        squeeze_absorbs(ctx, node, perm, perm_inv, rank))
+        return true;
     /* credit: the output runs through single-consumer elementwise ops into a Transpose this one cancels */
     const pc_value *out = node->n_outputs == 1 ? node->outputs[0] : NULL;
     const pc_node *ct = out && out->id < ctx->n_marks ? ctx->cancel_at[out->id] : NULL;

@@ -517,6 +517,35 @@ static void test_push_into_reduce_all(void)
     }
 }
 
+/* x -> T -> {Relu -> T2 -> y1, ReduceMean(all) -> y2} (suite seed 1 case 1407, eps: T is the NHWC Conv's
+ * output wrapper): each push alone keeps the shared T (the Relu push only trades it for one merged into T2),
+ * so both waited. The push into the reduce-all is free (it reads x, nothing after it) and leaves T to the
+ * Relu, whose push then removes it: 2 -> 1. Also with a Squeeze whose squeezed perm is the identity. */
+static void test_shared_into_reduce_all(void)
+{
+    for (int squeeze = 0; squeeze < 2; squeeze++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, squeeze ? 1 : 2, 3, 4});
+        transpose(m, "x", "t", 4, CL);
+        pt_node(m, "Relu", "", "t", "r", NULL);
+        transpose(m, "r", "y1", 4, (const int64_t[]){0, 2, 1, 3});
+        if (squeeze) {
+            /* t [1,3,4,1]: dropping its axis 3 (x's size-1 axis 1) leaves x's other axes in order */
+            pt_const_i64(m, "axes", 1, (const int64_t[]){3});
+            pt_node(m, "Squeeze", "", "t,axes", "y2", NULL);
+        } else {
+            pt_node(m, "ReduceMean", "", "t", "y2", NULL);
+        }
+        pt_output(m, "y1");
+        pt_output(m, "y2");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        int left =
+            optimize_checked(m, &o, squeeze ? "T -> {Relu -> T2, Squeeze}" : "T -> {Relu -> T2, ReduceMean}");
+        CHECK_MSG(left == 1, "%d Transposes", left);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -539,5 +568,6 @@ int main(void)
     test_pull_up_reduce_keepdims();
     test_pull_up_split_twin_chain();
     test_push_into_reduce_all();
+    test_shared_into_reduce_all();
     return pc_test_finish("test_transpose_gaps");
 }
