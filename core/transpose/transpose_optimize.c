@@ -175,13 +175,58 @@ static bool same_perm_output(const pc_node *node)
     return true;
 }
 
+/* u, another consumer of y (t's output), is a one-output elementwise op whose carrying inputs are y or
+ * constants and whose output only `node` reads: once t is pushed through node, t's push through u removes t
+ * and cancels the Transpose node's push put on u's output. */
+static bool chain_into(const tp_ctx *ctx, const pc_value *y, const pc_node *u, const pc_node *node)
+{
+    const tp_handler *h = tp_handler_find(u, ctx->opset);
+    if (u->removed || u->graph != ctx->graph || u->n_outputs != 1 || !h || !h->elementwise ||
+        !pc_pass_can_modify(ctx->opts, u) || !link_will_push(h, u))
+        return false;
+    const pc_value *o = u->outputs[0];
+    if (!o || o->is_graph_output || o->n_subgraph_refs || pc_value_single_consumer(o) != node) return false;
+    for (uint32_t i = 0; i < u->n_inputs; i++) {
+        const pc_value *w = u->inputs[i];
+        if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+            continue;
+        if (!pc_value_const(w)) return false;
+    }
+    return true;
+}
+
+/* Transpose t is shared by node and chains into node (chain_into): pushed through node and then through each
+ * chain, it goes (the group push; each push alone keeps the shared Transpose). */
+static bool group_push(const tp_ctx *ctx, const pc_node *t, const pc_node *node)
+{
+    const pc_value *y = t->outputs[0];
+    if (y->is_graph_output || y->n_subgraph_refs || !pc_pass_can_modify(ctx->opts, t) || y->n_consumers < 2)
+        return false;
+    bool other = false;
+    for (uint32_t k = 0; k < y->n_consumers; k++) {
+        const pc_node *u = y->consumers[k].node;
+        if (u == node) continue;
+        if (!chain_into(ctx, y, u, node)) return false;
+        other = true;
+    }
+    return other;
+}
+
 static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node *t, const int64_t *perm,
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
     if (strcmp(node->op_type, "Transpose") == 0) return true; /* merging or cancelling never costs */
     tp_cost cost = {0, 0};
-    for (uint32_t k = 0; k < n_carry; k++)
-        if (!carry_seen(node, carry, k)) input_cost(ctx, node, node->inputs[carry[k]], perm_inv, rank, &cost);
+    bool group = group_push(ctx, t, node);
+    for (uint32_t k = 0; k < n_carry; k++) {
+        const pc_value *v = node->inputs[carry[k]];
+        if (carry_seen(node, carry, k)) continue;
+        /* the Transpose a chain's output gets here is cancelled by t's push through the chain */
+        if (group && v->producer && chain_into(ctx, t->outputs[0], v->producer, node)) continue;
+        input_cost(ctx, node, v, perm_inv, rank, &cost);
+    }
+    if (group) cost_add(&cost, -tp_value_cost_rank(t->outputs[0]), -1); /* t goes after the chains' pushes */
     /* the layout transformer's push (first walk only): a channel move goes through every handled op but
      * Concat regardless of what it meets after, as long as the push itself adds nothing: the Transpose is
      * this node's alone and no other input needs a new one */

@@ -546,6 +546,33 @@ static void test_shared_into_reduce_all(void)
     }
 }
 
+/* x -> T -> {Clip -> c, Add(c, t)} -> T2 -> y (suite seed 2 case 2974, annotated: T the NHWC Conv's output
+ * wrapper): the shared T has to go through Add and Clip together (each push alone keeps it and adds one).
+ * The push through Add counts Clip's output free (t's push through Clip cancels the Transpose it gets) and t
+ * as gone: 2 -> 1. Also with Relu (all inputs carry) and Mul(t, constant) as the chain. */
+static void test_group_push(void)
+{
+    static const char *const chains[] = {"Clip", "Relu", "Mul"};
+    for (int k = 0; k < 3; k++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+        transpose(m, "x", "t", 4, CL);
+        if (k == 2) {
+            static const float cv[] = {0.5f, -1.0f};
+            pt_const_f(m, "k", 1, (int64_t[]){2}, cv);
+            pt_node(m, "Mul", "", "t,k", "c", NULL);
+        } else {
+            pt_node(m, chains[k], "", "t", "c", NULL);
+        }
+        pt_node(m, "Add", "", "c,t", "a", NULL);
+        transpose(m, "a", "y", 4, (const int64_t[]){3, 2, 1, 0});
+        pt_output(m, "y");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "T -> {chain -> Add, Add} -> T2") == 1, "%s", chains[k]);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -569,5 +596,6 @@ int main(void)
     test_pull_up_split_twin_chain();
     test_push_into_reduce_all();
     test_shared_into_reduce_all();
+    test_group_push();
     return pc_test_finish("test_transpose_gaps");
 }
