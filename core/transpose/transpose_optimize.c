@@ -254,24 +254,25 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
             }
         }
     }
-    /* the same for an op whose output perm is the pushed one (Concat, Pad, Slice...) whose output only a
-     * Transpose it cancels reads (the cancel target skips graph outputs): that one goes; the output's own
-     * Transpose stays when the output is a graph output (Concat(t, t) -> {output, T^-1}: one left, not 2) */
-    const pc_node *dt =
-        out && out->n_consumers == 1 && out->consumers[0].index == 0 ? out->consumers[0].node : NULL;
-    if (!h->elementwise && !h->dropped_axes && dt && same_perm_output(node) && !dt->removed &&
-        dt->graph == ctx->graph && pc_pass_can_modify(ctx->opts, dt)) {
-        int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
-        size_t qr;
-        if (tp_transpose_perm(dt, q, &qr) && qr == rank) {
+    /* the same for an op whose output perm is the pushed one (Concat, Pad, Slice...) whose output a Transpose
+     * it cancels reads (the cancel target skips graph outputs and shared values): that one goes; the output's
+     * own Transpose stays when the output is a graph output or has other readers (Concat(t, t) -> {output,
+     * T^-1}: one left, not 2) */
+    if (!h->elementwise && !h->dropped_axes && out && same_perm_output(node)) {
+        for (uint32_t k = 0; k < out->n_consumers; k++) {
+            const pc_node *dt = out->consumers[k].node;
+            int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
+            size_t qr;
+            if (dt->removed || dt->graph != ctx->graph || out->consumers[k].index != 0 ||
+                !pc_pass_can_modify(ctx->opts, dt) || !tp_transpose_perm(dt, q, &qr) || qr != rank)
+                continue;
             tp_perm_compose(perm, q, rank, c);
-            if (tp_perm_is_identity(c, rank)) {
-                if (out->is_graph_output || out->n_subgraph_refs)
-                    cost_add(&cost, tp_value_cost_rank(out) - tp_value_cost_rank(dt->outputs[0]), 0);
-                else
-                    cost_add(&cost, -tp_value_cost_rank(out), -1);
-                return cost_negative(cost);
-            }
+            if (!tp_perm_is_identity(c, rank)) continue;
+            if (out->is_graph_output || out->n_subgraph_refs || out->n_consumers > 1)
+                cost_add(&cost, tp_value_cost_rank(out) - tp_value_cost_rank(dt->outputs[0]), 0);
+            else
+                cost_add(&cost, -tp_value_cost_rank(out), -1);
+            return cost_negative(cost);
         }
     }
     /* the output's Transpose goes into a Squeeze (directly, or through elementwise ops) that takes it with

@@ -575,23 +575,32 @@ static void test_group_push(void)
 
 /* x[1,1,2,2] -> T -> Concat(t, t) -> {output c, T^-1 -> u} (suite seed 1 case 4822, nhwc: T^-1 is the NHWC
  * GlobalAveragePool's input wrapper): pushing T through Concat leaves one Transpose for the output c and
- * removes T^-1 (2 -> 1). The cancel credit took elementwise ops only, and the output (larger than the pushed
- * Transpose) was costed as a new one. */
+ * removes T^-1 (2 -> 1); the same when c is read by another op instead of being a graph output. The cancel
+ * credit took elementwise ops only, and the output (larger than the pushed Transpose) was costed as a new
+ * one. */
 static void test_push_concat_cancel(void)
 {
-    pc_model *m = pt_model(13);
-    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 2, 2});
-    transpose(m, "x", "t", 4, CF);
-    pc_error err;
-    pc_node *c = pt_node(m, "Concat", "", "t,t", "c", NULL);
-    CHECK_OK(pc_node_set_attr_int(c, "axis", 0, &err), &err);
-    transpose(m, "c", "u", 4, CL);
-    pt_node(m, "Relu", "", "u", "y", NULL);
-    pt_output(m, "c");
-    pt_output(m, "y");
-    pc_pass_options o = pt_pass_options("transpose_optimize");
-    CHECK(optimize_checked(m, &o, "T -> Concat(t, t) -> {c, T^-1}") == 1);
-    pc_model_free(m);
+    /* shared: c is no graph output but also read by a Relu (suite seed 1 case 4822 after the first fix) */
+    for (int shared = 0; shared < 2; shared++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 1, 2, 2});
+        transpose(m, "x", "t", 4, CF);
+        pc_error err;
+        pc_node *c = pt_node(m, "Concat", "", "t,t", "c", NULL);
+        CHECK_OK(pc_node_set_attr_int(c, "axis", 0, &err), &err);
+        transpose(m, "c", "u", 4, CL);
+        pt_node(m, "Relu", "", "u", "y", NULL);
+        if (shared) {
+            pt_node(m, "Relu", "", "c", "y2", NULL);
+            pt_output(m, "y2");
+        } else {
+            pt_output(m, "c");
+        }
+        pt_output(m, "y");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "T -> Concat(t, t) -> {c, T^-1}") == 1, "shared %d", shared);
+        pc_model_free(m);
+    }
 }
 
 int main(void)
