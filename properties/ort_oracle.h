@@ -80,8 +80,9 @@ pc_prop_outcome pc_ort_compare_outputs(const pc_model *m, pc_data *const *ref, c
 /* After pc_ort_compare_outputs failed on `m` run with `inputs` (msg and kind hold its verdict): re-runs the
  * reference to tell the explained differences from a disagreement (docs/oracle.md). PC_PROP_PASS when every
  * differing element is a QuantizeLinear output one step apart at a rounding tie of its float input;
- * PC_PROP_FAIL with kind "ort-resize-length" (msg: the spec reference) when the reference run with ORT's
- * reading of Resize's length_resized agrees with ORT; otherwise PC_PROP_FAIL with msg and kind unchanged.
+ * PC_PROP_SKIP with kind "ort-resize-length" (msg: the spec reference; ORT cannot judge a case where it departs
+ * from the spec) when the reference run with ORT's reading of Resize's length_resized agrees with ORT;
+ * otherwise PC_PROP_FAIL with msg and kind unchanged.
  * *ref_runs (NULL: not counted) grows by the reference runs made. */
 pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *const *inputs,
                                const pc_ort_result *ort, uint32_t *ref_runs, char *msg, size_t msg_size,
