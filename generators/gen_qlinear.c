@@ -123,7 +123,7 @@ static pc_status unit_qconv(pc_genq *s, pc_error *err)
     }
     double bound = (double)c.kelems * amax * wmax + bmag;
     double typical = sqrt((double)c.kelems) * amax * wmax * 0.5 + bmag;
-    pc_value *ys, *yz;
+    pc_value *ys = NULL, *yz = NULL;
     if ((st = pc_genq_params_draw(s, v->type, -1, 1, typical, &yp, err)) != PC_OK ||
         (st = scalar_params(s, &yp, &ys, &yz, err)) != PC_OK)
         goto done;
@@ -159,7 +159,7 @@ static pc_status unit_qmatmul(pc_genq *s, pc_error *err)
         PC_OK)
         return st;
     double amax = mag_of(v->lo, v->hi), wmax = mag_of(w.lo, w.hi), bound = (double)kdim * amax * wmax;
-    pc_value *ys, *yz;
+    pc_value *ys = NULL, *yz = NULL;
     if ((st = pc_genq_params_draw(s, v->type, -1, 1, sqrt((double)kdim) * amax * wmax * 0.5, &yp, err)) !=
             PC_OK ||
         (st = scalar_params(s, &yp, &ys, &yz, err)) != PC_OK)
