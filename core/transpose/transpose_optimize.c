@@ -335,6 +335,30 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     return st;
 }
 
+/* A reader of y that takes y in any layout with nothing after it: a reduce-all (it reads y's producer's
+ * input instead once a Transpose moves above the producer). */
+static bool any_layout_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
+{
+    const pc_node *u = y->consumers[k].node;
+    int32_t r = pc_value_rank(y);
+    return y->consumers[k].index == 0 && !u->removed && u->graph == ctx->graph && r >= 0 &&
+           pc_pass_can_modify(ctx->opts, u) && tp_reduce_all(ctx, u, (size_t)r);
+}
+
+/* user reads y; every other reader takes y in any layout. */
+static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *user)
+{
+    bool seen = false;
+    for (uint32_t k = 0; k < y->n_consumers; k++) {
+        if (y->consumers[k].node == user) {
+            seen = true;
+            continue;
+        }
+        if (!any_layout_reader(ctx, y, k)) return false;
+    }
+    return seen;
+}
+
 /* The node making y, when a Transpose that is y's only user can move above it: same-rank ops whose output
  * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one used
  * output (a Split's others unused), modifiable. */
@@ -342,7 +366,7 @@ static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *u
 {
     pc_node *node = y->producer;
     if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || y->is_graph_output ||
-        y->n_subgraph_refs || pc_value_single_consumer(y) != user)
+        y->n_subgraph_refs || !only_reader(ctx, y, user))
         return NULL;
     for (uint32_t k = 0; k < node->n_outputs; k++)
         if (node->outputs[k] != y && pc_value_is_used(node->outputs[k])) return NULL;
@@ -562,7 +586,16 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
         int64_t q[PC_MAX_RANK];
         size_t qr;
         pc_node *back = t->inputs[0]->producer; /* Transpose(perm^-1) the push added */
-        if (back && tp_transpose_perm(back, q, &qr) && qr == rank &&
+        if (back && tp_transpose_perm(back, q, &qr) && qr == rank) {
+            /* readers that take any layout (pull_node let them) read the node's output directly */
+            pc_value *tin = t->inputs[0];
+            for (uint32_t k = tin->n_consumers; k-- > 0 && st == PC_OK;) {
+                pc_node *u = tin->consumers[k].node;
+                if (u != t && any_layout_reader(ctx, tin, k))
+                    st = pc_node_set_input(u, tin->consumers[k].index, back->inputs[0], ctx->err);
+            }
+        }
+        if (st == PC_OK && back && tp_transpose_perm(back, q, &qr) && qr == rank &&
             pc_value_single_consumer(t->inputs[0]) == t) {
             if ((st = pc_node_set_input(t, 0, back->inputs[0], ctx->err)) == PC_OK &&
                 (st = tp_remove_if_dead(ctx, back)) == PC_OK)

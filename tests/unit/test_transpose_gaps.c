@@ -603,6 +603,30 @@ static void test_push_concat_cancel(void)
     }
 }
 
+/* x -> {T -> y0, Add(x, c) -> a -> {ReduceMean(all, keepdims 0) -> y1, T -> y2}} (suite seed 1 case 27816,
+ * cpu): the second T moves above Add (reusing the first as its input) although a reduce-all also reads a: it
+ * takes any layout, so it reads Add's output as it comes (2 -> 1). The move up wanted the Transpose to be the
+ * only reader. */
+static void test_pull_up_past_reduce_all(void)
+{
+    static const float cv[] = {0.75f};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    pt_const_f(m, "c", 0, NULL, cv);
+    transpose(m, "x", "y0", 4, CF);
+    pt_node(m, "Add", "", "x,c", "a", NULL);
+    pc_error err;
+    pc_node *red = pt_node(m, "ReduceMean", "", "a", "y1", NULL);
+    CHECK_OK(pc_node_set_attr_int(red, "keepdims", 0, &err), &err);
+    transpose(m, "a", "y2", 4, CF);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "x -> {T, Add -> {ReduceMean(all), T}}") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -628,5 +652,6 @@ int main(void)
     test_shared_into_reduce_all();
     test_group_push();
     test_push_concat_cancel();
+    test_pull_up_past_reduce_all();
     return pc_test_finish("test_transpose_gaps");
 }
