@@ -41,11 +41,11 @@ static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
     size_t r;
     for (pc_node *n = ctx->graph->last; n; n = n->prev) {
         if (tp_transpose_perm(n, perm, &r)) {
+            /* another EP's Transpose is not this run's to merge into: a push does not lead to it */
+            if (!pc_pass_can_modify(ctx->opts, n)) continue;
             pc_value *in = n->inputs[0];
             value_mark(ctx, in);
-            if (in->id < ctx->n_marks && pc_value_single_consumer(in) == n &&
-                pc_pass_can_modify(ctx->opts, n))
-                ctx->cancel_at[in->id] = n;
+            if (in->id < ctx->n_marks && pc_value_single_consumer(in) == n) ctx->cancel_at[in->id] = n;
             continue;
         }
         const tp_handler *h = tp_handler_find(n, ctx->opset);

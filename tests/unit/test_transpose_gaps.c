@@ -627,6 +627,30 @@ static void test_pull_up_past_reduce_all(void)
     pc_model_free(m);
 }
 
+/* EP a's x[2,3,2] -> T -> Split -> {s0 -> output, s1 -> T2 of EP b} in a's run (suite seed 4 case 1915, eps):
+ * the push through the Split counted s1's Transpose free because it flows into T2, but T2 is b's and cannot
+ * merge: 2 -> 3 Transposes. Now it stays. */
+static void test_no_push_into_foreign_transpose(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 2});
+    pt_const_i64(m, "split", 2, (const int64_t[]){1, 2});
+    pc_node *t1 = transpose(m, "x", "t", 3, (const int64_t[]){2, 1, 0});
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "t,split", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 1, &err), &err);
+    pc_node *t2 = transpose(m, "s1", "y", 3, (const int64_t[]){0, 2, 1});
+    pt_output(m, "s0");
+    pt_output(m, "y");
+    t1->ep = sp->ep = "a";
+    t2->ep = "b";
+    pc_pass_options o = pt_pass_options("transpose_optimize_ep");
+    o.provider = "a";
+    CHECK_MSG(optimize_checked(m, &o, "T -> Split -> {out, T2 of another EP}") == 2, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -653,5 +677,6 @@ int main(void)
     test_group_push();
     test_push_concat_cancel();
     test_pull_up_past_reduce_all();
+    test_no_push_into_foreign_transpose();
     return pc_test_finish("test_transpose_gaps");
 }
