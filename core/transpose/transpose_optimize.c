@@ -213,6 +213,30 @@ static bool group_push(const tp_ctx *ctx, const pc_node *t, const pc_node *node)
     return other;
 }
 
+/* An output that comes out in the pushed perm and that a modifiable Transpose cancelling it reads: that one
+ * goes (the cancel target skips graph outputs and shared values); the output's own Transpose stays when it
+ * is a graph output or has other readers. *c: the output's net cost. */
+static bool cancel_reader_cost(const tp_ctx *ctx, const pc_value *out, const int64_t *perm, size_t rank,
+                               tp_cost *c)
+{
+    for (uint32_t k = 0; k < out->n_consumers; k++) {
+        const pc_node *dt = out->consumers[k].node;
+        int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
+        size_t qr;
+        if (dt->removed || dt->graph != ctx->graph || out->consumers[k].index != 0 ||
+            !pc_pass_can_modify(ctx->opts, dt) || !tp_transpose_perm(dt, q, &qr) || qr != rank)
+            continue;
+        tp_perm_compose(perm, q, rank, comp);
+        if (!tp_perm_is_identity(comp, rank)) continue;
+        if (out->is_graph_output || out->n_subgraph_refs || out->n_consumers > 1)
+            *c = (tp_cost){tp_value_cost_rank(out) - tp_value_cost_rank(dt->outputs[0]), 0};
+        else
+            *c = (tp_cost){-tp_value_cost_rank(out), -1};
+        return true;
+    }
+    return false;
+}
+
 static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node *t, const int64_t *perm,
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
@@ -258,22 +282,11 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
      * it cancels reads (the cancel target skips graph outputs and shared values): that one goes; the output's
      * own Transpose stays when the output is a graph output or has other readers (Concat(t, t) -> {output,
      * T^-1}: one left, not 2) */
-    if (!h->elementwise && !h->dropped_axes && out && same_perm_output(node)) {
-        for (uint32_t k = 0; k < out->n_consumers; k++) {
-            const pc_node *dt = out->consumers[k].node;
-            int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
-            size_t qr;
-            if (dt->removed || dt->graph != ctx->graph || out->consumers[k].index != 0 ||
-                !pc_pass_can_modify(ctx->opts, dt) || !tp_transpose_perm(dt, q, &qr) || qr != rank)
-                continue;
-            tp_perm_compose(perm, q, rank, c);
-            if (!tp_perm_is_identity(c, rank)) continue;
-            if (out->is_graph_output || out->n_subgraph_refs || out->n_consumers > 1)
-                cost_add(&cost, tp_value_cost_rank(out) - tp_value_cost_rank(dt->outputs[0]), 0);
-            else
-                cost_add(&cost, -tp_value_cost_rank(out), -1);
-            return cost_negative(cost);
-        }
+    tp_cost out_cost;
+    if (!h->elementwise && !h->dropped_axes && out && same_perm_output(node) &&
+        cancel_reader_cost(ctx, out, perm, rank, &out_cost)) {
+        cost_add(&cost, out_cost.rank, out_cost.count);
+        return cost_negative(cost);
     }
     /* the output's Transpose goes into a Squeeze (directly, or through elementwise ops) that takes it with
      * nothing after it: the output costs nothing. Ops whose output perm is the pushed one only. */
@@ -291,9 +304,13 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
      * larger than the one pushed (Pad, Tile, Concat may grow it: should it not merge after all, the cost
      * would rise) */
     int pushed_rank = tp_value_cost_rank(t->outputs[0]);
+    bool split = strcmp(node->op_type, "Split") == 0; /* every output in the pushed perm */
     for (uint32_t k = 0; k < node->n_outputs; k++) {
         const pc_value *o = node->outputs[k];
-        if (o && pc_value_is_used(o) && (!value_marked(ctx, o) || tp_value_cost_rank(o) > pushed_rank))
+        if (!o || !pc_value_is_used(o)) continue;
+        if (split && cancel_reader_cost(ctx, o, perm, rank, &out_cost))
+            cost_add(&cost, out_cost.rank, out_cost.count);
+        else if (!value_marked(ctx, o) || tp_value_cost_rank(o) > pushed_rank)
             cost_add(&cost, tp_value_cost_rank(o), 1);
     }
     return cost_negative(cost);

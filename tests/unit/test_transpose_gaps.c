@@ -651,6 +651,27 @@ static void test_no_push_into_foreign_transpose(void)
     pc_model_free(m);
 }
 
+/* x -> T -> Split -> {s0 output, s1 -> T^-1 -> Relu} (suite seed 1 case 22530, annotated: T^-1 the NHWC
+ * Conv's input wrapper): the push through Split keeps one Transpose for s0 and cancels T^-1 (2 -> 1); s1's
+ * Transpose was counted free ("it will merge") instead of as removing one, so the push came out even. */
+static void test_push_split_cancel(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    pt_const_i64(m, "split", 2, (const int64_t[]){2, 2});
+    transpose(m, "x", "t", 4, CF);
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "t,split", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 1, &err), &err);
+    transpose(m, "s1", "u", 4, CL);
+    pt_node(m, "Relu", "", "u", "y", NULL);
+    pt_output(m, "s0");
+    pt_output(m, "y");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "T -> Split -> {out, T^-1}") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -678,5 +699,6 @@ int main(void)
     test_push_concat_cancel();
     test_pull_up_past_reduce_all();
     test_no_push_into_foreign_transpose();
+    test_push_split_cancel();
     return pc_test_finish("test_transpose_gaps");
 }
