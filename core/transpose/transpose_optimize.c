@@ -237,6 +237,18 @@ static bool cancel_reader_cost(const tp_ctx *ctx, const pc_value *out, const int
     return false;
 }
 
+/* The output runs through single-consumer elementwise ops into a Transpose that cancels perm (the reverse walk's
+ * cancel target): the Transpose the push puts on it travels there and both go. */
+static bool chain_cancels(const tp_ctx *ctx, const pc_value *out, const int64_t *perm, size_t rank)
+{
+    const pc_node *ct = out && out->id < ctx->n_marks ? ctx->cancel_at[out->id] : NULL;
+    int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
+    size_t qr;
+    if (!ct || ct->removed || !tp_transpose_perm(ct, q, &qr) || qr != rank) return false;
+    tp_perm_compose(perm, q, rank, c);
+    return tp_perm_is_identity(c, rank);
+}
+
 static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node *t, const int64_t *perm,
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
@@ -267,16 +279,9 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     /* credit: the output runs through single-consumer elementwise ops into a Transpose this one cancels */
     const pc_value *out = node->n_outputs == 1 ? node->outputs[0] : NULL;
     const pc_node *ct = out && out->id < ctx->n_marks ? ctx->cancel_at[out->id] : NULL;
-    if (h->elementwise && ct) {
-        int64_t q[PC_MAX_RANK], c[PC_MAX_RANK];
-        size_t qr;
-        if (!ct->removed && tp_transpose_perm(ct, q, &qr) && qr == rank) {
-            tp_perm_compose(perm, q, rank, c);
-            if (tp_perm_is_identity(c, rank)) {
-                cost_add(&cost, -tp_value_cost_rank(out), -1);
-                return cost_negative(cost);
-            }
-        }
+    if (h->elementwise && chain_cancels(ctx, out, perm, rank)) {
+        cost_add(&cost, -tp_value_cost_rank(out), -1);
+        return cost_negative(cost);
     }
     /* the same for an op whose output perm is the pushed one (Concat, Pad, Slice...) whose output a Transpose
      * it cancels reads (the cancel target skips graph outputs and shared values): that one goes; the output's
@@ -310,6 +315,8 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         if (!o || !pc_value_is_used(o)) continue;
         if (split && cancel_reader_cost(ctx, o, perm, rank, &out_cost))
             cost_add(&cost, out_cost.rank, out_cost.count);
+        else if (split && chain_cancels(ctx, o, perm, rank)) /* Split -> {.., Relu -> T^-1} */
+            cost_add(&cost, -tp_value_cost_rank(o), -1);
         else if (!value_marked(ctx, o) || tp_value_cost_rank(o) > pushed_rank)
             cost_add(&cost, tp_value_cost_rank(o), 1);
     }

@@ -672,6 +672,29 @@ static void test_push_split_cancel(void)
     pc_model_free(m);
 }
 
+/* The same through an elementwise chain (tests/nhwc-models split_outputs, where ONNX Runtime leaves 3 and the
+ * optimizer had come to leave 4): T -> Split -> {s0 -> Add -> out, s1 -> Relu -> T^-1 -> out}. Pushing T through
+ * the Split costs one Transpose on s0 and one on s1 that travels through the Relu and cancels T^-1: 2 -> 1. */
+static void test_push_split_chain_cancel(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    pt_const_i64(m, "split", 2, (const int64_t[]){2, 2});
+    pt_const_f(m, "c", 1, (int64_t[]){1}, (const float[]){0.5f});
+    transpose(m, "x", "t", 4, CF);
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "t,split", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 1, &err), &err);
+    pt_node(m, "Add", "", "s0,c", "y0", NULL);
+    pt_node(m, "Relu", "", "s1", "r", NULL);
+    transpose(m, "r", "y1", 4, CL);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(optimize_checked(m, &o, "T -> Split -> {Add -> out, Relu -> T^-1}") == 1);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -700,5 +723,6 @@ int main(void)
     test_pull_up_past_reduce_all();
     test_no_push_into_foreign_transpose();
     test_push_split_cancel();
+    test_push_split_chain_cancel();
     return pc_test_finish("test_transpose_gaps");
 }
