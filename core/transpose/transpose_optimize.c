@@ -369,8 +369,39 @@ static bool any_layout_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
            pc_pass_can_modify(ctx->opts, u) && tp_reduce_all(ctx, u, (size_t)r);
 }
 
-/* user reads y; every other reader takes y in any layout. */
-static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *user)
+/* A reader of y that takes the Transpose(perm^-1) a move up leaves on y at no cost: a one-output elementwise
+ * op whose other carrying inputs are constants and whose output only a modifiable Transpose reads (the next
+ * round pushes the new one through the op and merges it there). Not a Transpose reading y directly: a push
+ * through y's producer merges its output Transpose into that one and counts it free, and this move would
+ * undo that push round after round. */
+static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
+{
+    const pc_node *u = y->consumers[k].node;
+    int32_t r = pc_value_rank(y);
+    if (u->removed || u->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, u) || r < 0) return false;
+    int64_t q[PC_MAX_RANK];
+    size_t qr;
+    const tp_handler *h = tp_handler_find(u, ctx->opset);
+    if (!h || !h->elementwise || u->n_outputs != 1 || !link_will_push(h, u)) return false;
+    const pc_value *o = u->outputs[0];
+    const pc_node *ct = o ? pc_value_single_consumer(o) : NULL;
+    if (!ct || o->is_graph_output || o->n_subgraph_refs || ct->removed || ct->graph != ctx->graph ||
+        !pc_pass_can_modify(ctx->opts, ct) || !tp_transpose_perm(ct, q, &qr) || qr != (size_t)r ||
+        pc_value_rank(o) != r)
+        return false;
+    for (uint32_t i = 0; i < u->n_inputs; i++) {
+        const pc_value *w = u->inputs[i];
+        if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+            continue;
+        if (!pc_value_const(w)) return false;
+    }
+    return true;
+}
+
+/* user reads y; every other reader takes y in any layout (or, when `merging`, takes the Transpose a move up
+ * leaves on y for free: merging_reader). */
+static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *user, bool merging)
 {
     bool seen = false;
     for (uint32_t k = 0; k < y->n_consumers; k++) {
@@ -378,7 +409,7 @@ static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *use
             seen = true;
             continue;
         }
-        if (!any_layout_reader(ctx, y, k)) return false;
+        if (!any_layout_reader(ctx, y, k) && !(merging && merging_reader(ctx, y, k))) return false;
     }
     return seen;
 }
@@ -386,11 +417,12 @@ static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *use
 /* The node making y, when a Transpose that is y's only user can move above it: same-rank ops whose output
  * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one used
  * output (a Split's others unused), modifiable. */
-static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const tp_handler **hp)
+static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, bool merging,
+                          const tp_handler **hp)
 {
     pc_node *node = y->producer;
     if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || y->is_graph_output ||
-        y->n_subgraph_refs || !only_reader(ctx, y, user))
+        y->n_subgraph_refs || !only_reader(ctx, y, user, merging))
         return NULL;
     for (uint32_t k = 0; k < node->n_outputs; k++)
         if (node->outputs[k] != y && pc_value_is_used(node->outputs[k])) return NULL;
@@ -517,7 +549,7 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
         tp_cost c = {0, 0};
         input_cost(ctx, node, x, perm, rank, &c);
         const tp_handler *ph;
-        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, &ph) : NULL;
+        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, false, &ph) : NULL;
         bool twins = false;
         if (!p && depth > 0 && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
         if (p) {
@@ -561,7 +593,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
         squeeze_absorbs(ctx, ctx->cancel_at[tout->id], perm, inv0, rank))
         return PC_OK;
     const tp_handler *h;
-    pc_node *node = pull_node(ctx, t->inputs[0], t, &h);
+    pc_node *node = pull_node(ctx, t->inputs[0], t, true, &h);
     tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
     bool split_twins = false;
     if (!node && (node = pull_split(ctx, t->inputs[0], t, perm, rank, &h)) != NULL) {
@@ -619,8 +651,8 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
                     st = pc_node_set_input(u, tin->consumers[k].index, back->inputs[0], ctx->err);
             }
         }
-        if (st == PC_OK && back && tp_transpose_perm(back, q, &qr) && qr == rank &&
-            pc_value_single_consumer(t->inputs[0]) == t) {
+        /* merging readers (pull_node let them) keep reading back, which they take for free */
+        if (st == PC_OK && back && tp_transpose_perm(back, q, &qr) && qr == rank) {
             if ((st = pc_node_set_input(t, 0, back->inputs[0], ctx->err)) == PC_OK &&
                 (st = tp_remove_if_dead(ctx, back)) == PC_OK)
                 st = tp_replace_by_input(ctx, t);

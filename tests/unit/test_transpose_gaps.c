@@ -695,6 +695,29 @@ static void test_push_split_chain_cancel(void)
     pc_model_free(m);
 }
 
+/* c -> Relu -> r -> {T(CL) -> y0, Add(r, k) -> T2 -> y1} (suite seed 1 case 16693, cpu): moving T above the
+ * Relu folds it into c; the Add then reads T^-1 of the Relu's output, which goes through the Add and merges
+ * into T2: 2 -> 1. The move up wanted T to be the Relu's only reader. */
+static void test_pull_up_merging_reader(void)
+{
+    static const float cv[] = {0.5f, -1.f, 2.f, -0.25f, 3.f, 0.f, -2.f, 1.5f, -0.5f, 0.25f, 4.f, -3.f};
+    static const float kv[] = {-0.75f};
+    static const int64_t p2[] = {0, 3, 2, 1};
+    pc_model *m = pt_model(13);
+    pt_const_f(m, "c", 4, (const int64_t[]){1, 2, 2, 3}, cv);
+    pt_const_f(m, "k", 0, NULL, kv);
+    pt_node(m, "Relu", "", "c", "r", NULL);
+    transpose(m, "r", "y0", 4, CL);
+    pt_node(m, "Add", "", "r,k", "a", NULL);
+    transpose(m, "a", "y1", 4, p2);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "c -> Relu -> {T -> y0, Add -> T2 -> y1}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -724,5 +747,6 @@ int main(void)
     test_no_push_into_foreign_transpose();
     test_push_split_cancel();
     test_push_split_chain_cancel();
+    test_pull_up_merging_reader();
     return pc_test_finish("test_transpose_gaps");
 }
