@@ -175,9 +175,37 @@ static bool same_perm_output(const pc_node *node)
     return true;
 }
 
+/* Every reader of o but `node` is a modifiable Transpose that cancels y's Transpose (t, perm): t's push through
+ * o's producer removes them. *credit (when given) gets what they cost. */
+static bool cancel_only_readers(const tp_ctx *ctx, const pc_value *o, const pc_value *y, const pc_node *node,
+                                tp_cost *credit)
+{
+    int64_t perm[PC_MAX_RANK], q[PC_MAX_RANK], c[PC_MAX_RANK];
+    size_t rank, qr;
+    bool seen = false;
+    if (!y->producer || !tp_transpose_perm(y->producer, perm, &rank)) return false;
+    for (uint32_t k = 0; k < o->n_consumers; k++) {
+        const pc_node *d = o->consumers[k].node;
+        if (d == node) {
+            seen = true;
+            continue;
+        }
+        if (d->removed || d->graph != ctx->graph || o->consumers[k].index != 0 ||
+            !pc_pass_can_modify(ctx->opts, d) || !tp_transpose_perm(d, q, &qr) || qr != rank)
+            return false;
+        tp_perm_compose(perm, q, rank, c);
+        if (!tp_perm_is_identity(c, rank)) return false;
+        if (credit) {
+            credit->rank -= tp_value_cost_rank(d->outputs[0]);
+            credit->count -= 1;
+        }
+    }
+    return seen;
+}
+
 /* u, another consumer of y (t's output), is a one-output elementwise op whose carrying inputs are y or
- * constants and whose output only `node` reads: once t is pushed through node, t's push through u removes t
- * and cancels the Transpose node's push put on u's output. */
+ * constants and whose output only `node` reads (besides Transposes cancelling t): once t is pushed through
+ * node, t's push through u removes t and cancels the Transpose node's push put on u's output (and those). */
 static bool chain_into(const tp_ctx *ctx, const pc_value *y, const pc_node *u, const pc_node *node)
 {
     const tp_handler *h = tp_handler_find(u, ctx->opset);
@@ -185,7 +213,7 @@ static bool chain_into(const tp_ctx *ctx, const pc_value *y, const pc_node *u, c
         !pc_pass_can_modify(ctx->opts, u) || !link_will_push(h, u))
         return false;
     const pc_value *o = u->outputs[0];
-    if (!o || o->is_graph_output || o->n_subgraph_refs || pc_value_single_consumer(o) != node) return false;
+    if (!o || o->is_graph_output || o->n_subgraph_refs || !cancel_only_readers(ctx, o, y, node, NULL)) return false;
     for (uint32_t i = 0; i < u->n_inputs; i++) {
         const pc_value *w = u->inputs[i];
         if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
@@ -259,7 +287,10 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         const pc_value *v = node->inputs[carry[k]];
         if (carry_seen(node, carry, k)) continue;
         /* the Transpose a chain's output gets here is cancelled by t's push through the chain */
-        if (group && v->producer && chain_into(ctx, t->outputs[0], v->producer, node)) continue;
+        if (group && v->producer && chain_into(ctx, t->outputs[0], v->producer, node)) {
+            cancel_only_readers(ctx, v, t->outputs[0], node, &cost); /* the chain's push removes those */
+            continue;
+        }
         input_cost(ctx, node, v, perm_inv, rank, &cost);
     }
     if (group) cost_add(&cost, -tp_value_cost_rank(t->outputs[0]), -1); /* t goes after the chains' pushes */

@@ -718,6 +718,26 @@ static void test_pull_up_merging_reader(void)
     pc_model_free(m);
 }
 
+/* x -> T -> y -> {Relu -> r, Add(r, y) -> output}, r -> T^-1 -> y1 (suite seed 1 case 18236, annotated: T the
+ * NHWC Conv's output wrapper, T^-1 the next Conv's input one): pushed through the Add and then the Relu, T goes
+ * and T^-1 cancels, one Transpose stays for the Add's output: 2 -> 1. The group push wanted the Relu's output
+ * read only by the Add. */
+static void test_group_push_cancel_reader(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 2});
+    transpose(m, "x", "y", 4, CF);
+    pt_node(m, "Relu", "", "y", "r", NULL);
+    pt_node(m, "Add", "", "r,y", "a", NULL);
+    transpose(m, "r", "y1", 4, CL);
+    pt_output(m, "a");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> {Relu -> {Add, T^-1}, Add}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -748,5 +768,6 @@ int main(void)
     test_push_split_cancel();
     test_push_split_chain_cancel();
     test_pull_up_merging_reader();
+    test_group_push_cancel_reader();
     return pc_test_finish("test_transpose_gaps");
 }
