@@ -400,19 +400,27 @@ static bool any_layout_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
            pc_pass_can_modify(ctx->opts, u) && tp_reduce_all(ctx, u, (size_t)r);
 }
 
-/* A reader of y that takes the Transpose(perm^-1) a move up leaves on y at no cost: a one-output elementwise
+/* A reader of y that takes the Transpose(perm^-1) a move up leaves on y at no cost: a rank-reducing op that
+ * takes it with nothing after it (squeeze_absorbs: the next round pushes it in), or a one-output elementwise
  * op whose other carrying inputs are constants and whose output only a modifiable Transpose reads (the next
  * round pushes the new one through the op and merges it there). Not a Transpose reading y directly: a push
  * through y's producer merges its output Transpose into that one and counts it free, and this move would
  * undo that push round after round. */
-static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
+static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, const int64_t *perm, size_t rank)
 {
     const pc_node *u = y->consumers[k].node;
     int32_t r = pc_value_rank(y);
-    if (u->removed || u->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, u) || r < 0) return false;
+    if (u->removed || u->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, u) || r < 0 ||
+        (size_t)r != rank)
+        return false;
     int64_t q[PC_MAX_RANK];
     size_t qr;
     const tp_handler *h = tp_handler_find(u, ctx->opset);
+    /* a rank-reducing op that takes Transpose(perm^-1) with nothing after it (the Squeeze credit) */
+    int64_t inv[PC_MAX_RANK];
+    tp_perm_invert(perm, rank, inv);
+    if (h && h->dropped_axes && y->consumers[k].index == 0 && squeeze_absorbs((tp_ctx *)ctx, u, inv, perm, rank))
+        return true;
     if (!h || !h->elementwise || u->n_outputs != 1 || !link_will_push(h, u)) return false;
     const pc_value *o = u->outputs[0];
     const pc_node *ct = o ? pc_value_single_consumer(o) : NULL;
@@ -434,13 +442,16 @@ static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
  * leaves on y for free: merging_reader). */
 static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *user, bool merging)
 {
+    int64_t perm[PC_MAX_RANK];
+    size_t rank = 0;
+    merging = merging && tp_transpose_perm(user, perm, &rank);
     bool seen = false;
     for (uint32_t k = 0; k < y->n_consumers; k++) {
         if (y->consumers[k].node == user) {
             seen = true;
             continue;
         }
-        if (!any_layout_reader(ctx, y, k) && !(merging && merging_reader(ctx, y, k))) return false;
+        if (!any_layout_reader(ctx, y, k) && !(merging && merging_reader(ctx, y, k, perm, rank))) return false;
     }
     return seen;
 }

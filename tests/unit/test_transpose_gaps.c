@@ -738,6 +738,32 @@ static void test_group_push_cancel_reader(void)
     pc_model_free(m);
 }
 
+/* x -> {T -> y0, Add(x, c) -> a -> {ReduceMean(axes 1,2; keepdims 0) -> y1, T -> y2}} (suite seed 1 case
+ * 27816, cpu): the second T moves above the Add reusing the first; the ReduceMean then reads T^-1 of the Add's
+ * output, which it absorbs (its squeezed perm is the identity): 2 -> 1. The move up wanted the ReduceMean to
+ * take any layout. */
+static void test_pull_up_absorbing_reader(void)
+{
+    static const float cv[] = {0.75f};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    pt_const_f(m, "c", 0, NULL, cv);
+    transpose(m, "x", "y0", 4, CF);
+    pt_node(m, "Add", "", "x,c", "a", NULL);
+    pc_error err;
+    pc_node *red = pt_node(m, "ReduceMean", "", "a", "y1", NULL);
+    CHECK_OK(pc_node_set_attr_int(red, "keepdims", 0, &err), &err);
+    CHECK_OK(pc_node_set_attr_ints(red, "axes", 2, (const int64_t[]){1, 2}, &err), &err);
+    transpose(m, "a", "y2", 4, CF);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "x -> {T, Add -> {ReduceMean(1,2), T}}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -769,5 +795,6 @@ int main(void)
     test_push_split_chain_cancel();
     test_pull_up_merging_reader();
     test_group_push_cancel_reader();
+    test_pull_up_absorbing_reader();
     return pc_test_finish("test_transpose_gaps");
 }
