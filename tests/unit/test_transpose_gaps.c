@@ -764,6 +764,33 @@ static void test_pull_up_absorbing_reader(void)
     pc_model_free(m);
 }
 
+/* c -> Pad -> Add(., k) -> a -> {ReduceMean(axes 1,2; keepdims 0) -> y1, T -> y2} (suite seed 1 case 27816,
+ * the full case's second shrink): T moves above the Add and on above the Pad into c, the ReduceMean absorbs the
+ * T^-1 left for it: 1 -> 0. Moved above the Add alone, the Transpose left on the Pad's output was pushed back
+ * through the Add (merging into the T^-1) round after round. */
+static void test_pull_up_absorbing_reader_fold(void)
+{
+    static const float cv[] = {0.5f, -1.f, 2.f, -0.25f, 3.f, 0.f, -2.f, 1.5f, -0.5f, 0.25f, 4.f, -3.f};
+    static const float kv[] = {0.75f};
+    pc_model *m = pt_model(13);
+    pt_const_f(m, "c", 4, (const int64_t[]){1, 2, 3, 2}, cv);
+    pt_const_i64(m, "pads", 8, (const int64_t[]){0, 0, 1, 0, 0, 1, 0, 0});
+    pt_const_f(m, "k", 0, NULL, kv);
+    pt_node(m, "Pad", "", "c,pads", "p", NULL);
+    pt_node(m, "Add", "", "p,k", "a", NULL);
+    pc_error err;
+    pc_node *red = pt_node(m, "ReduceMean", "", "a", "y1", NULL);
+    CHECK_OK(pc_node_set_attr_int(red, "keepdims", 0, &err), &err);
+    CHECK_OK(pc_node_set_attr_ints(red, "axes", 2, (const int64_t[]){1, 2}, &err), &err);
+    transpose(m, "a", "y2", 4, CF);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "c -> Pad -> Add -> {ReduceMean(1,2), T}") == 0, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -796,5 +823,6 @@ int main(void)
     test_pull_up_merging_reader();
     test_group_push_cancel_reader();
     test_pull_up_absorbing_reader();
+    test_pull_up_absorbing_reader_fold();
     return pc_test_finish("test_transpose_gaps");
 }
