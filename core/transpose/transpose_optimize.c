@@ -620,42 +620,43 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
 /* With merging readers (the move leaves Transpose(perm^-1) on the node's output), a Transpose the move puts on
  * an input must not be one a push through the node then removes: that push would merge its output Transpose
  * into the one left and undo the move round after round. Each carrying input must be a constant (folded), made
- * by a Transpose the move cancels, made by a node of constants that the new Transpose moves above at once
- * (try_pull_up does), or have a sibling Transpose with this perm (reused; it has other readers). */
+ * by a Transpose the move cancels, or have a sibling Transpose with this perm (reused; it has other readers)
+ * (input_stays), or be made by a node whose inputs stay put, above which the new Transpose moves at once
+ * (try_pull_up does). */
+static bool input_stays(const tp_ctx *ctx, const pc_node *node, const pc_value *x, const int64_t *perm, size_t rank)
+{
+    if (pc_value_const(x)) return true;
+    int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
+    size_t qr;
+    const pc_node *p = x->producer;
+    if (p && tp_transpose_perm(p, q, &qr) && qr == rank && pc_pass_can_modify(ctx->opts, p)) {
+        tp_perm_compose(q, perm, rank, comp);
+        return tp_perm_is_identity(comp, rank);
+    }
+    for (uint32_t k = 0; k < x->n_consumers; k++) {
+        const pc_node *u = x->consumers[k].node;
+        if (u != node && !u->removed && u->graph == ctx->graph && x->consumers[k].index == 0 &&
+            pc_pass_can_modify(ctx->opts, u) && tp_transpose_perm(u, q, &qr) && qr == rank &&
+            tp_perm_equal(q, perm, rank))
+            return true;
+    }
+    return false;
+}
+
 static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
-                                size_t rank)
+                                size_t rank, bool again)
 {
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         const pc_value *x = node->inputs[i];
-        if (!x || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0) ||
-            pc_value_const(x))
+        if (!x || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0))
             continue;
-        int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
-        size_t qr;
-        const pc_node *p = x->producer;
-        if (p && tp_transpose_perm(p, q, &qr) && qr == rank && pc_pass_can_modify(ctx->opts, p)) {
-            tp_perm_compose(q, perm, rank, comp);
-            if (tp_perm_is_identity(comp, rank)) continue;
-            return false;
-        }
-        /* made by a node whose carrying inputs are all constants: the move goes on above it at once */
+        if (pc_value_const(x)) continue;
+        if (pc_value_rank(x) != (int32_t)rank) return false;
+        if (input_stays(ctx, node, x, perm, rank)) continue;
+        /* made by a node whose carrying inputs all stay put: the move goes on above it at once */
         const tp_handler *ph;
-        const pc_node *pn = pull_node(ctx, x, node, false, &ph);
-        bool folds = pn != NULL;
-        for (uint32_t j = 0; pn && j < pn->n_inputs; j++) {
-            const pc_value *w = pn->inputs[j];
-            if (w && !(ph->inputs == TP_IN_FIRST && j > 0) && !(ph->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-                folds = folds && pc_value_const(w) && pc_value_rank(w) == (int32_t)rank;
-        }
-        if (folds) continue;
-        bool sibling = false;
-        for (uint32_t k = 0; k < x->n_consumers && !sibling; k++) {
-            const pc_node *u = x->consumers[k].node;
-            sibling = u != node && !u->removed && u->graph == ctx->graph && x->consumers[k].index == 0 &&
-                      pc_pass_can_modify(ctx->opts, u) && tp_transpose_perm(u, q, &qr) && qr == rank &&
-                      tp_perm_equal(q, perm, rank);
-        }
-        if (!sibling) return false;
+        const pc_node *pn = again ? pull_node(ctx, x, node, false, &ph) : NULL;
+        if (!pn || !pull_inputs_settled(ctx, pn, ph, perm, rank, false)) return false;
     }
     return true;
 }
@@ -694,7 +695,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     bool merging = false;
     for (uint32_t k = 0; k < t->inputs[0]->n_consumers; k++)
         merging = merging || (t->inputs[0]->consumers[k].node != t && !any_layout_reader(ctx, t->inputs[0], k));
-    if (merging && !pull_inputs_settled(ctx, node, h, perm, rank)) return PC_OK;
+    if (merging && !pull_inputs_settled(ctx, node, h, perm, rank, true)) return PC_OK;
     bool ok = true;
     pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &cost, &ok);
     if (!ok || !cost_negative(cost)) return PC_OK;

@@ -791,6 +791,32 @@ static void test_pull_up_absorbing_reader_fold(void)
     pc_model_free(m);
 }
 
+/* x -> {T -> y0, Pad -> Add(., k) -> {ReduceMean(axes 1,2; keepdims 0), T -> y2}} (suite seed 1 case 27816's
+ * third shrink): the second T moves above the Add and on above the Pad, reusing the first: 2 -> 1. */
+static void test_pull_up_absorbing_reader_sibling(void)
+{
+    static const float kv[] = {0.75f};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 2});
+    pt_const_i64(m, "pads", 8, (const int64_t[]){0, 0, 1, 0, 0, 1, 0, 0});
+    pt_const_f(m, "k", 0, NULL, kv);
+    transpose(m, "x", "y0", 4, CF);
+    pt_node(m, "Pad", "", "x,pads", "p", NULL);
+    pt_node(m, "Add", "", "p,k", "a", NULL);
+    pc_error err;
+    pc_node *red = pt_node(m, "ReduceMean", "", "a", "y1", NULL);
+    CHECK_OK(pc_node_set_attr_int(red, "keepdims", 0, &err), &err);
+    CHECK_OK(pc_node_set_attr_ints(red, "axes", 2, (const int64_t[]){1, 2}, &err), &err);
+    transpose(m, "a", "y2", 4, CF);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "x -> {T, Pad -> Add -> {ReduceMean(1,2), T}}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -824,5 +850,6 @@ int main(void)
     test_group_push_cancel_reader();
     test_pull_up_absorbing_reader();
     test_pull_up_absorbing_reader_fold();
+    test_pull_up_absorbing_reader_sibling();
     return pc_test_finish("test_transpose_gaps");
 }
