@@ -440,11 +440,10 @@ static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, con
 
 /* user reads y; every other reader takes y in any layout (or, when `merging`, takes the Transpose a move up
  * leaves on y for free: merging_reader). */
-static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *user, bool merging)
+static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const int64_t *perm,
+                        size_t rank)
 {
-    int64_t perm[PC_MAX_RANK];
-    size_t rank = 0;
-    merging = merging && tp_transpose_perm(user, perm, &rank);
+    bool merging = perm != NULL;
     bool seen = false;
     for (uint32_t k = 0; k < y->n_consumers; k++) {
         if (y->consumers[k].node == user) {
@@ -459,12 +458,12 @@ static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *use
 /* The node making y, when a Transpose that is y's only user can move above it: same-rank ops whose output
  * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one used
  * output (a Split's others unused), modifiable. */
-static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, bool merging,
-                          const tp_handler **hp)
+static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const int64_t *merge_perm,
+                          size_t rank_m, const tp_handler **hp)
 {
     pc_node *node = y->producer;
     if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || y->is_graph_output ||
-        y->n_subgraph_refs || !only_reader(ctx, y, user, merging))
+        y->n_subgraph_refs || !only_reader(ctx, y, user, merge_perm, rank_m))
         return NULL;
     for (uint32_t k = 0; k < node->n_outputs; k++)
         if (node->outputs[k] != y && pc_value_is_used(node->outputs[k])) return NULL;
@@ -566,6 +565,9 @@ static int sibling_pull_rank(const tp_ctx *ctx, const pc_node *node, const pc_va
  * An input that would need a new Transpose may be cheaper when that Transpose in turn moves up through the
  * node making it (to a constant it folds into, a Transpose it cancels, a sibling it shares): up to `depth`
  * levels. */
+static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
+                                size_t rank, bool again);
+
 static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
                       size_t rank, int depth, tp_cost *cost, bool *ok)
 {
@@ -591,7 +593,11 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
         tp_cost c = {0, 0};
         input_cost(ctx, node, x, perm, rank, &c);
         const tp_handler *ph;
-        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, false, &ph) : NULL;
+        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, NULL, 0, &ph) : NULL;
+        /* one whose other readers merge the Transpose(perm^-1) left for them (as try_pull_up will allow) */
+        if (!p && depth > 0 && c.count > 0 && (p = pull_node(ctx, x, node, perm, rank, &ph)) != NULL &&
+            !pull_inputs_settled(ctx, p, ph, perm, rank, true))
+            p = NULL;
         bool twins = false;
         if (!p && depth > 0 && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
         if (p) {
@@ -655,7 +661,7 @@ static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp
         if (input_stays(ctx, node, x, perm, rank)) continue;
         /* made by a node whose carrying inputs all stay put: the move goes on above it at once */
         const tp_handler *ph;
-        const pc_node *pn = again ? pull_node(ctx, x, node, false, &ph) : NULL;
+        const pc_node *pn = again ? pull_node(ctx, x, node, NULL, 0, &ph) : NULL;
         if (!pn || !pull_inputs_settled(ctx, pn, ph, perm, rank, false)) return false;
     }
     return true;
@@ -679,7 +685,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
         squeeze_absorbs(ctx, ctx->cancel_at[tout->id], perm, inv0, rank))
         return PC_OK;
     const tp_handler *h;
-    pc_node *node = pull_node(ctx, t->inputs[0], t, true, &h);
+    pc_node *node = pull_node(ctx, t->inputs[0], t, perm, rank, &h);
     tp_cost cost = {-tp_value_cost_rank(t->outputs[0]), -1}; /* t goes */
     bool split_twins = false;
     if (!node && (node = pull_split(ctx, t->inputs[0], t, perm, rank, &h)) != NULL) {

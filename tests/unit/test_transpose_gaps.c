@@ -817,6 +817,32 @@ static void test_pull_up_absorbing_reader_sibling(void)
     pc_model_free(m);
 }
 
+/* x -> {T -> y0, Add(x, k) -> {ReduceMean(axes 1,2; keepdims 0), Relu -> T -> y2}} (suite seed 1 case 27816's
+ * fourth shrink): the second T moves above the Relu because the look-ahead counts its move on above the Add
+ * (whose ReduceMean absorbs the T^-1 left for it) reusing the first: 2 -> 1. */
+static void test_pull_up_lookahead_merging(void)
+{
+    static const float kv[] = {0.75f};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 2});
+    pt_const_f(m, "k", 0, NULL, kv);
+    transpose(m, "x", "y0", 4, CF);
+    pt_node(m, "Add", "", "x,k", "a", NULL);
+    pc_error err;
+    pc_node *red = pt_node(m, "ReduceMean", "", "a", "y1", NULL);
+    CHECK_OK(pc_node_set_attr_int(red, "keepdims", 0, &err), &err);
+    CHECK_OK(pc_node_set_attr_ints(red, "axes", 2, (const int64_t[]){1, 2}, &err), &err);
+    pt_node(m, "Relu", "", "a", "r", NULL);
+    transpose(m, "r", "y2", 4, CF);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "x -> {T, Add -> {ReduceMean(1,2), Relu -> T}}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -851,5 +877,6 @@ int main(void)
     test_pull_up_absorbing_reader();
     test_pull_up_absorbing_reader_fold();
     test_pull_up_absorbing_reader_sibling();
+    test_pull_up_lookahead_merging();
     return pc_test_finish("test_transpose_gaps");
 }
