@@ -277,6 +277,22 @@ static bool chain_cancels(const tp_ctx *ctx, const pc_value *out, const int64_t 
     return tp_perm_is_identity(c, rank);
 }
 
+static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const int64_t *merge_perm,
+                          size_t rank_m, const tp_handler **hp);
+
+/* Every carrying input of node (a pull_node) is a constant: a Transpose on its output moves above it and folds,
+ * leaving nothing (so no push can bring it back: try_pull_up moves it even when marked). */
+static bool const_fed(const pc_node *node, const tp_handler *h)
+{
+    for (uint32_t i = 0; i < node->n_inputs; i++) {
+        const pc_value *w = node->inputs[i];
+        if (!w || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+            continue;
+        if (!pc_value_const(w)) return false;
+    }
+    return true;
+}
+
 static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node *t, const int64_t *perm,
                         const int64_t *perm_inv, size_t rank, const uint32_t *carry, uint32_t n_carry)
 {
@@ -291,7 +307,14 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
             cancel_only_readers(ctx, v, t->outputs[0], node, &cost); /* the chain's push removes those */
             continue;
         }
-        input_cost(ctx, node, v, perm_inv, rank, &cost);
+        tp_cost c = {0, 0};
+        input_cost(ctx, node, v, perm_inv, rank, &c);
+        /* made by a node of constants (Erf(c)): the new Transpose moves above it and folds there */
+        const tp_handler *ph;
+        const pc_node *pn = c.count > 0 && pc_value_rank(v) == (int32_t)rank ? pull_node(ctx, v, node, NULL, 0, &ph)
+                                                                             : NULL;
+        if (pn && const_fed(pn, ph)) continue;
+        cost_add(&cost, c.rank, c.count);
     }
     if (group) cost_add(&cost, -tp_value_cost_rank(t->outputs[0]), -1); /* t goes after the chains' pushes */
     /* the layout transformer's push (first walk only): a channel move goes through every handled op but
@@ -314,11 +337,17 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         cost_add(&cost, -tp_value_cost_rank(out), -1);
         return cost_negative(cost);
     }
+    /* an elementwise output that is a graph output (or shared) read by a Transpose that cancels the pushed
+     * one: that one goes, the output keeps its own (cancel_reader_cost) */
+    tp_cost out_cost;
+    if (h->elementwise && out && cancel_reader_cost(ctx, out, perm, rank, &out_cost)) {
+        cost_add(&cost, out_cost.rank, out_cost.count);
+        return cost_negative(cost);
+    }
     /* the same for an op whose output perm is the pushed one (Concat, Pad, Slice...) whose output a Transpose
      * it cancels reads (the cancel target skips graph outputs and shared values): that one goes; the output's
      * own Transpose stays when the output is a graph output or has other readers (Concat(t, t) -> {output,
      * T^-1}: one left, not 2) */
-    tp_cost out_cost;
     if (!h->elementwise && !h->dropped_axes && out && same_perm_output(node) &&
         cancel_reader_cost(ctx, out, perm, rank, &out_cost)) {
         cost_add(&cost, out_cost.rank, out_cost.count);
@@ -676,7 +705,9 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     *done = false;
     /* a Transpose flowing on into another one is the push's to move: the push costs it nothing there (ORT's
      * outputs-leading-to-transpose rule), so moving it back up would undo the push round after round */
-    if (value_marked(ctx, t->outputs[0])) return PC_OK;
+    const tp_handler *h0;
+    const pc_node *n0 = pull_node(ctx, t->inputs[0], t, NULL, 0, &h0);
+    if (value_marked(ctx, t->outputs[0]) && !(n0 && const_fed(n0, h0))) return PC_OK;
     /* likewise one that a push takes into a Squeeze (through elementwise ops) with nothing after it */
     const pc_value *tout = t->outputs[0];
     int64_t inv0[PC_MAX_RANK];

@@ -843,6 +843,29 @@ static void test_pull_up_lookahead_merging(void)
     pc_model_free(m);
 }
 
+/* x -> T -> Mul(., Erf(c)) -> m -> {output, T^-1 -> y1} (suite seed 1 case 19660, annotated: T the NHWC
+ * BatchNormalization's output wrapper, T^-1 the Conv's input one): pushed through the Mul, T goes, T^-1 cancels
+ * (m keeps one Transpose as a graph output) and the Transpose on Erf's output moves above it into c: 2 -> 1.
+ * The push counted a new Transpose for Erf(c) and no credit for T^-1 (m is a graph output). */
+static void test_push_elementwise_output_cancel(void)
+{
+    static const float cv[] = {0.5f, -1.f, 2.f, -0.25f, 3.f, 0.f};
+    static const int64_t p[] = {0, 2, 1};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 2});
+    pt_const_f(m, "c", 3, (const int64_t[]){1, 2, 3}, cv);
+    transpose(m, "x", "b", 3, p);
+    pt_node(m, "Erf", "", "c", "e", NULL);
+    pt_node(m, "Mul", "", "b,e", "mm", NULL);
+    transpose(m, "mm", "y1", 3, p);
+    pt_output(m, "mm");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> Mul(., Erf(c)) -> {out, T^-1}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -878,5 +901,6 @@ int main(void)
     test_pull_up_absorbing_reader_fold();
     test_pull_up_absorbing_reader_sibling();
     test_pull_up_lookahead_merging();
+    test_push_elementwise_output_cancel();
     return pc_test_finish("test_transpose_gaps");
 }
