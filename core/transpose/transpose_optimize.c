@@ -203,25 +203,47 @@ static bool cancel_only_readers(const tp_ctx *ctx, const pc_value *o, const pc_v
     return seen;
 }
 
-/* u, another consumer of y (t's output), is a one-output elementwise op whose carrying inputs are y or
- * constants and whose output only `node` reads (besides Transposes cancelling t): once t is pushed through
- * node, t's push through u removes t and cancels the Transpose node's push put on u's output (and those). */
-static bool chain_into(const tp_ctx *ctx, const pc_value *y, const pc_node *u, const pc_node *node)
+/* u, another consumer of y (t's output), starts a chain of one-output elementwise ops (up to TP_PULL_DEPTH links)
+ * whose carrying inputs are y, constants or the previous link's output (read by nothing else) and whose last
+ * output only `node` reads (besides Transposes cancelling t): once t is pushed through node, t's pushes along
+ * the chain remove t and cancel the Transpose node's push put on the chain's output (and those). Returns the
+ * chain's last op, or NULL. */
+enum { TP_PULL_DEPTH = 4 };
+
+static const pc_node *chain_end(const tp_ctx *ctx, const pc_value *y, const pc_node *u, const pc_node *node)
 {
-    const tp_handler *h = tp_handler_find(u, ctx->opset);
-    if (u->removed || u->graph != ctx->graph || u->n_outputs != 1 || !h || !h->elementwise ||
-        !pc_pass_can_modify(ctx->opts, u) || !link_will_push(h, u))
-        return false;
-    const pc_value *o = u->outputs[0];
-    if (!o || o->is_graph_output || o->n_subgraph_refs || !cancel_only_readers(ctx, o, y, node, NULL)) return false;
-    for (uint32_t i = 0; i < u->n_inputs; i++) {
-        const pc_value *w = u->inputs[i];
-        if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-            continue;
-        if (!pc_value_const(w)) return false;
+    const pc_value *prev = NULL;
+    for (int d = 0; d < TP_PULL_DEPTH; d++) {
+        const tp_handler *h = tp_handler_find(u, ctx->opset);
+        if (u->removed || u->graph != ctx->graph || u->n_outputs != 1 || !h || !h->elementwise ||
+            !pc_pass_can_modify(ctx->opts, u) || !link_will_push(h, u))
+            return NULL;
+        const pc_value *o = u->outputs[0];
+        if (!o || o->is_graph_output || o->n_subgraph_refs) return NULL;
+        for (uint32_t i = 0; i < u->n_inputs; i++) {
+            const pc_value *w = u->inputs[i];
+            if (!w || w == y || (prev && w == prev) || (h->inputs == TP_IN_FIRST && i > 0) ||
+                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+                continue;
+            if (!pc_value_const(w)) return NULL;
+        }
+        if (cancel_only_readers(ctx, o, y, node, NULL)) return u;
+        const pc_node *next = pc_value_single_consumer(o);
+        if (!next || next == node) return NULL;
+        prev = o;
+        u = next;
     }
-    return true;
+    return NULL;
+}
+
+/* v, an input of node, is the output of a chain from a consumer of y into node (chain_end). */
+static bool chain_into(const tp_ctx *ctx, const pc_value *y, const pc_value *v, const pc_node *node)
+{
+    for (uint32_t k = 0; v->producer && k < y->n_consumers; k++) {
+        const pc_node *u = y->consumers[k].node;
+        if (u != node && chain_end(ctx, y, u, node) == v->producer) return true;
+    }
+    return false;
 }
 
 /* Transpose t is shared by node and chains into node (chain_into): pushed through node and then through each
@@ -235,7 +257,7 @@ static bool group_push(const tp_ctx *ctx, const pc_node *t, const pc_node *node)
     for (uint32_t k = 0; k < y->n_consumers; k++) {
         const pc_node *u = y->consumers[k].node;
         if (u == node) continue;
-        if (!chain_into(ctx, y, u, node)) return false;
+        if (!chain_end(ctx, y, u, node)) return false;
         other = true;
     }
     return other;
@@ -303,7 +325,7 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         const pc_value *v = node->inputs[carry[k]];
         if (carry_seen(node, carry, k)) continue;
         /* the Transpose a chain's output gets here is cancelled by t's push through the chain */
-        if (group && v->producer && chain_into(ctx, t->outputs[0], v->producer, node)) {
+        if (group && chain_into(ctx, t->outputs[0], v, node)) {
             cancel_only_readers(ctx, v, t->outputs[0], node, &cost); /* the chain's push removes those */
             continue;
         }
@@ -506,7 +528,6 @@ static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *u
     return node;
 }
 
-enum { TP_PULL_DEPTH = 4 };
 
 /* The Transpose(perm) that is the only user of y (no graph output, modifiable, not flowing on into another
  * Transpose: the push's to move there), or NULL. */

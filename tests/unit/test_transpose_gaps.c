@@ -866,6 +866,29 @@ static void test_push_elementwise_output_cancel(void)
     pc_model_free(m);
 }
 
+/* x -> T -> b -> {Div(b, k) -> Erf -> e, Mul(b, e) -> m -> {output, T^-1}} (suite seed 1 case 19660, annotated:
+ * a GELU between NHWC wrappers): the group push through the Mul now takes the two-op chain Div -> Erf; T goes,
+ * T^-1 cancels, m keeps one Transpose: 2 -> 1. Chains were one op long. */
+static void test_group_push_long_chain(void)
+{
+    static const float kv[] = {1.4142135f};
+    static const int64_t p[] = {0, 2, 1};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 2});
+    pt_const_f(m, "k", 0, NULL, kv);
+    transpose(m, "x", "b", 3, p);
+    pt_node(m, "Div", "", "b,k", "d", NULL);
+    pt_node(m, "Erf", "", "d", "e", NULL);
+    pt_node(m, "Mul", "", "b,e", "mm", NULL);
+    transpose(m, "mm", "y1", 3, p);
+    pt_output(m, "mm");
+    pt_output(m, "y1");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> {Div -> Erf, Mul} -> {out, T^-1}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -902,5 +925,6 @@ int main(void)
     test_pull_up_absorbing_reader_sibling();
     test_pull_up_lookahead_merging();
     test_push_elementwise_output_cancel();
+    test_group_push_long_chain();
     return pc_test_finish("test_transpose_gaps");
 }
