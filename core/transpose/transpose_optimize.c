@@ -175,8 +175,8 @@ static bool same_perm_output(const pc_node *node)
     return true;
 }
 
-/* Every reader of o but `node` is a modifiable Transpose that cancels y's Transpose (t, perm): t's push through
- * o's producer removes them. *credit (when given) gets what they cost. */
+/* Every reader of o but `node` is a modifiable Transpose that cancels y's Transpose (t, perm): t's push
+ * through o's producer removes them. *credit (when given) gets what they cost. */
 static bool cancel_only_readers(const tp_ctx *ctx, const pc_value *o, const pc_value *y, const pc_node *node,
                                 tp_cost *credit)
 {
@@ -203,13 +203,13 @@ static bool cancel_only_readers(const tp_ctx *ctx, const pc_value *o, const pc_v
     return seen;
 }
 
-/* u, another consumer of y (t's output), starts a chain of one-output elementwise ops (up to TP_PULL_DEPTH links)
- * whose carrying inputs are y, constants or the previous link's output (read by nothing else) and whose last
- * output only `node` reads (besides Transposes cancelling t): once t is pushed through node, t's pushes along
- * the chain remove t and cancel the Transpose node's push put on the chain's output (and those). Returns the
- * chain's last op, or NULL. */
 enum { TP_PULL_DEPTH = 4 };
 
+/* u, another consumer of y (t's output), starts a chain of one-output elementwise ops (up to TP_PULL_DEPTH
+ * links) whose carrying inputs are y, constants or the previous link's output (read by nothing else) and
+ * whose last output only `node` reads (besides Transposes cancelling t): once t is pushed through node, t's
+ * pushes along the chain remove t and cancel the Transpose node's push put on the chain's output (and those).
+ * Returns the chain's last op, or NULL. */
 static const pc_node *chain_end(const tp_ctx *ctx, const pc_value *y, const pc_node *u, const pc_node *node)
 {
     const pc_value *prev = NULL;
@@ -287,8 +287,8 @@ static bool cancel_reader_cost(const tp_ctx *ctx, const pc_value *out, const int
     return false;
 }
 
-/* The output runs through single-consumer elementwise ops into a Transpose that cancels perm (the reverse walk's
- * cancel target): the Transpose the push puts on it travels there and both go. */
+/* The output runs through single-consumer elementwise ops into a Transpose that cancels perm (the reverse
+ * walk's cancel target): the Transpose the push puts on it travels there and both go. */
 static bool chain_cancels(const tp_ctx *ctx, const pc_value *out, const int64_t *perm, size_t rank)
 {
     const pc_node *ct = out && out->id < ctx->n_marks ? ctx->cancel_at[out->id] : NULL;
@@ -299,16 +299,17 @@ static bool chain_cancels(const tp_ctx *ctx, const pc_value *out, const int64_t 
     return tp_perm_is_identity(c, rank);
 }
 
-static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const int64_t *merge_perm,
-                          size_t rank_m, const tp_handler **hp);
+static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user,
+                          const int64_t *merge_perm, size_t rank_m, const tp_handler **hp);
 
-/* Every carrying input of node (a pull_node) is a constant: a Transpose on its output moves above it and folds,
- * leaving nothing (so no push can bring it back: try_pull_up moves it even when marked). */
+/* Every carrying input of node (a pull_node) is a constant: a Transpose on its output moves above it and
+ * folds, leaving nothing (so no push can bring it back: try_pull_up moves it even when marked). */
 static bool const_fed(const pc_node *node, const tp_handler *h)
 {
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         const pc_value *w = node->inputs[i];
-        if (!w || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+        if (!w || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
             continue;
         if (!pc_value_const(w)) return false;
     }
@@ -333,8 +334,8 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         input_cost(ctx, node, v, perm_inv, rank, &c);
         /* made by a node of constants (Erf(c)): the new Transpose moves above it and folds there */
         const tp_handler *ph;
-        const pc_node *pn = c.count > 0 && pc_value_rank(v) == (int32_t)rank ? pull_node(ctx, v, node, NULL, 0, &ph)
-                                                                             : NULL;
+        const pc_node *pn =
+            c.count > 0 && pc_value_rank(v) == (int32_t)rank ? pull_node(ctx, v, node, NULL, 0, &ph) : NULL;
         if (pn && const_fed(pn, ph)) continue;
         cost_add(&cost, c.rank, c.count);
     }
@@ -470,7 +471,8 @@ static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, con
     /* a rank-reducing op that takes Transpose(perm^-1) with nothing after it (the Squeeze credit) */
     int64_t inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, inv);
-    if (h && h->dropped_axes && y->consumers[k].index == 0 && squeeze_absorbs((tp_ctx *)ctx, u, inv, perm, rank))
+    if (h && h->dropped_axes && y->consumers[k].index == 0 &&
+        squeeze_absorbs((tp_ctx *)ctx, u, inv, perm, rank))
         return true;
     if (!h || !h->elementwise || u->n_outputs != 1 || !link_will_push(h, u)) return false;
     const pc_value *o = u->outputs[0];
@@ -501,7 +503,8 @@ static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *use
             seen = true;
             continue;
         }
-        if (!any_layout_reader(ctx, y, k) && !(merging && merging_reader(ctx, y, k, perm, rank))) return false;
+        if (!any_layout_reader(ctx, y, k) && !(merging && merging_reader(ctx, y, k, perm, rank)))
+            return false;
     }
     return seen;
 }
@@ -509,8 +512,8 @@ static bool only_reader(const tp_ctx *ctx, const pc_value *y, const pc_node *use
 /* The node making y, when a Transpose that is y's only user can move above it: same-rank ops whose output
  * perm is the pushed perm (elementwise ops, Pad, Slice, Tile, Softmax, Concat, Q/DQ, Resize...), one used
  * output (a Split's others unused), modifiable. */
-static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user, const int64_t *merge_perm,
-                          size_t rank_m, const tp_handler **hp)
+static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *user,
+                          const int64_t *merge_perm, size_t rank_m, const tp_handler **hp)
 {
     pc_node *node = y->producer;
     if (!node || node->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, node) || y->is_graph_output ||
@@ -527,7 +530,6 @@ static pc_node *pull_node(const tp_ctx *ctx, const pc_value *y, const pc_node *u
     *hp = h;
     return node;
 }
-
 
 /* The Transpose(perm) that is the only user of y (no graph output, modifiable, not flowing on into another
  * Transpose: the push's to move there), or NULL. */
@@ -615,8 +617,8 @@ static int sibling_pull_rank(const tp_ctx *ctx, const pc_node *node, const pc_va
  * An input that would need a new Transpose may be cheaper when that Transpose in turn moves up through the
  * node making it (to a constant it folds into, a Transpose it cancels, a sibling it shares): up to `depth`
  * levels. */
-static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
-                                size_t rank, bool again);
+static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h,
+                                const int64_t *perm, size_t rank, bool again);
 
 static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
                       size_t rank, int depth, tp_cost *cost, bool *ok)
@@ -673,13 +675,14 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
     }
 }
 
-/* With merging readers (the move leaves Transpose(perm^-1) on the node's output), a Transpose the move puts on
- * an input must not be one a push through the node then removes: that push would merge its output Transpose
- * into the one left and undo the move round after round. Each carrying input must be a constant (folded), made
- * by a Transpose the move cancels, or have a sibling Transpose with this perm (reused; it has other readers)
- * (input_stays), or be made by a node whose inputs stay put, above which the new Transpose moves at once
- * (try_pull_up does). */
-static bool input_stays(const tp_ctx *ctx, const pc_node *node, const pc_value *x, const int64_t *perm, size_t rank)
+/* With merging readers (the move leaves Transpose(perm^-1) on the node's output), a Transpose the move puts
+ * on an input must not be one a push through the node then removes: that push would merge its output
+ * Transpose into the one left and undo the move round after round. Each carrying input must be a constant
+ * (folded), made by a Transpose the move cancels, or have a sibling Transpose with this perm (reused; it has
+ * other readers) (input_stays), or be made by a node whose inputs stay put, above which the new Transpose
+ * moves at once (try_pull_up does). */
+static bool input_stays(const tp_ctx *ctx, const pc_node *node, const pc_value *x, const int64_t *perm,
+                        size_t rank)
 {
     if (pc_value_const(x)) return true;
     int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
@@ -699,12 +702,13 @@ static bool input_stays(const tp_ctx *ctx, const pc_node *node, const pc_value *
     return false;
 }
 
-static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
-                                size_t rank, bool again)
+static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h,
+                                const int64_t *perm, size_t rank, bool again)
 {
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         const pc_value *x = node->inputs[i];
-        if (!x || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0))
+        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0))
             continue;
         if (pc_value_const(x)) continue;
         if (pc_value_rank(x) != (int32_t)rank) return false;
@@ -752,7 +756,8 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     if (!node) return PC_OK;
     bool merging = false;
     for (uint32_t k = 0; k < t->inputs[0]->n_consumers; k++)
-        merging = merging || (t->inputs[0]->consumers[k].node != t && !any_layout_reader(ctx, t->inputs[0], k));
+        merging =
+            merging || (t->inputs[0]->consumers[k].node != t && !any_layout_reader(ctx, t->inputs[0], k));
     if (merging && !pull_inputs_settled(ctx, node, h, perm, rank, true)) return PC_OK;
     bool ok = true;
     pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &cost, &ok);
@@ -811,8 +816,8 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
             pc_value *x = node->inputs[carry[k]];
             pc_node *nt = x ? x->producer : NULL;
             bool moved;
-            if (nt && !nt->removed && tp_transpose_perm(nt, q, &qr) && qr == rank && tp_perm_equal(q, perm, rank) &&
-                pc_value_single_consumer(x) == node)
+            if (nt && !nt->removed && tp_transpose_perm(nt, q, &qr) && qr == rank &&
+                tp_perm_equal(q, perm, rank) && pc_value_single_consumer(x) == node)
                 st = try_pull_up(ctx, nt, perm, rank, &moved);
         }
         for (uint32_t k = 0; k < n_ys && st == PC_OK; k++) {

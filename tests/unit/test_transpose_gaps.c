@@ -673,8 +673,9 @@ static void test_push_split_cancel(void)
 }
 
 /* The same through an elementwise chain (tests/nhwc-models split_outputs, where ONNX Runtime leaves 3 and the
- * optimizer had come to leave 4): T -> Split -> {s0 -> Add -> out, s1 -> Relu -> T^-1 -> out}. Pushing T through
- * the Split costs one Transpose on s0 and one on s1 that travels through the Relu and cancels T^-1: 2 -> 1. */
+ * optimizer had come to leave 4): T -> Split -> {s0 -> Add -> out, s1 -> Relu -> T^-1 -> out}. Pushing T
+ * through the Split costs one Transpose on s0 and one on s1 that travels through the Relu and cancels T^-1: 2
+ * -> 1. */
 static void test_push_split_chain_cancel(void)
 {
     pc_model *m = pt_model(13);
@@ -719,9 +720,9 @@ static void test_pull_up_merging_reader(void)
 }
 
 /* x -> T -> y -> {Relu -> r, Add(r, y) -> output}, r -> T^-1 -> y1 (suite seed 1 case 18236, annotated: T the
- * NHWC Conv's output wrapper, T^-1 the next Conv's input one): pushed through the Add and then the Relu, T goes
- * and T^-1 cancels, one Transpose stays for the Add's output: 2 -> 1. The group push wanted the Relu's output
- * read only by the Add. */
+ * NHWC Conv's output wrapper, T^-1 the next Conv's input one): pushed through the Add and then the Relu, T
+ * goes and T^-1 cancels, one Transpose stays for the Add's output: 2 -> 1. The group push wanted the Relu's
+ * output read only by the Add. */
 static void test_group_push_cancel_reader(void)
 {
     pc_model *m = pt_model(13);
@@ -739,9 +740,9 @@ static void test_group_push_cancel_reader(void)
 }
 
 /* x -> {T -> y0, Add(x, c) -> a -> {ReduceMean(axes 1,2; keepdims 0) -> y1, T -> y2}} (suite seed 1 case
- * 27816, cpu): the second T moves above the Add reusing the first; the ReduceMean then reads T^-1 of the Add's
- * output, which it absorbs (its squeezed perm is the identity): 2 -> 1. The move up wanted the ReduceMean to
- * take any layout. */
+ * 27816, cpu): the second T moves above the Add reusing the first; the ReduceMean then reads T^-1 of the
+ * Add's output, which it absorbs (its squeezed perm is the identity): 2 -> 1. The move up wanted the
+ * ReduceMean to take any layout. */
 static void test_pull_up_absorbing_reader(void)
 {
     static const float cv[] = {0.75f};
@@ -765,9 +766,9 @@ static void test_pull_up_absorbing_reader(void)
 }
 
 /* c -> Pad -> Add(., k) -> a -> {ReduceMean(axes 1,2; keepdims 0) -> y1, T -> y2} (suite seed 1 case 27816,
- * the full case's second shrink): T moves above the Add and on above the Pad into c, the ReduceMean absorbs the
- * T^-1 left for it: 1 -> 0. Moved above the Add alone, the Transpose left on the Pad's output was pushed back
- * through the Add (merging into the T^-1) round after round. */
+ * the full case's second shrink): T moves above the Add and on above the Pad into c, the ReduceMean absorbs
+ * the T^-1 left for it: 1 -> 0. Moved above the Add alone, the Transpose left on the Pad's output was pushed
+ * back through the Add (merging into the T^-1) round after round. */
 static void test_pull_up_absorbing_reader_fold(void)
 {
     static const float cv[] = {0.5f, -1.f, 2.f, -0.25f, 3.f, 0.f, -2.f, 1.5f, -0.5f, 0.25f, 4.f, -3.f};
@@ -844,9 +845,9 @@ static void test_pull_up_lookahead_merging(void)
 }
 
 /* x -> T -> Mul(., Erf(c)) -> m -> {output, T^-1 -> y1} (suite seed 1 case 19660, annotated: T the NHWC
- * BatchNormalization's output wrapper, T^-1 the Conv's input one): pushed through the Mul, T goes, T^-1 cancels
- * (m keeps one Transpose as a graph output) and the Transpose on Erf's output moves above it into c: 2 -> 1.
- * The push counted a new Transpose for Erf(c) and no credit for T^-1 (m is a graph output). */
+ * BatchNormalization's output wrapper, T^-1 the Conv's input one): pushed through the Mul, T goes, T^-1
+ * cancels (m keeps one Transpose as a graph output) and the Transpose on Erf's output moves above it into c:
+ * 2 -> 1. The push counted a new Transpose for Erf(c) and no credit for T^-1 (m is a graph output). */
 static void test_push_elementwise_output_cancel(void)
 {
     static const float cv[] = {0.5f, -1.f, 2.f, -0.25f, 3.f, 0.f};
@@ -866,9 +867,9 @@ static void test_push_elementwise_output_cancel(void)
     pc_model_free(m);
 }
 
-/* x -> T -> b -> {Div(b, k) -> Erf -> e, Mul(b, e) -> m -> {output, T^-1}} (suite seed 1 case 19660, annotated:
- * a GELU between NHWC wrappers): the group push through the Mul now takes the two-op chain Div -> Erf; T goes,
- * T^-1 cancels, m keeps one Transpose: 2 -> 1. Chains were one op long. */
+/* x -> T -> b -> {Div(b, k) -> Erf -> e, Mul(b, e) -> m -> {output, T^-1}} (suite seed 1 case 19660,
+ * annotated: a GELU between NHWC wrappers): the group push through the Mul now takes the two-op chain Div ->
+ * Erf; T goes, T^-1 cancels, m keeps one Transpose: 2 -> 1. Chains were one op long. */
 static void test_group_push_long_chain(void)
 {
     static const float kv[] = {1.4142135f};
