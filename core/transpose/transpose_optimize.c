@@ -454,10 +454,10 @@ static bool any_layout_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k)
 
 /* A reader of y that takes the Transpose(perm^-1) a move up leaves on y at no cost: a rank-reducing op that
  * takes it with nothing after it (squeeze_absorbs: the next round pushes it in), or a one-output elementwise
- * op whose other carrying inputs are constants and whose output only a modifiable Transpose reads (the next
- * round pushes the new one through the op and merges it there). Not a Transpose reading y directly: a push
- * through y's producer merges its output Transpose into that one and counts it free, and this move would
- * undo that push round after round. */
+ * op (or per-tensor Q/DQ) whose other carrying inputs are constants and whose output only a modifiable
+ * Transpose reads (the next round pushes the new one through the op and merges it there). Not a Transpose
+ * reading y directly: a push through y's producer merges its output Transpose into that one and counts it
+ * free, and this move would undo that push round after round. */
 static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, const int64_t *perm, size_t rank)
 {
     const pc_node *u = y->consumers[k].node;
@@ -474,7 +474,12 @@ static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, con
     if (h && h->dropped_axes && y->consumers[k].index == 0 &&
         squeeze_absorbs((tp_ctx *)ctx, u, inv, perm, rank))
         return true;
-    if (!h || !h->elementwise || u->n_outputs != 1 || !link_will_push(h, u)) return false;
+    /* a per-tensor Q or DQ is elementwise too (a per-axis one remaps its axis) */
+    bool per_axis = true;
+    bool qdq = h && !u->domain[0] &&
+               (strcmp(u->op_type, "QuantizeLinear") == 0 || strcmp(u->op_type, "DequantizeLinear") == 0) &&
+               tp_qdq_kind((tp_ctx *)ctx, u, &per_axis) && !per_axis;
+    if (!h || !(h->elementwise || qdq) || u->n_outputs != 1 || !link_will_push(h, u)) return false;
     const pc_value *o = u->outputs[0];
     const pc_node *ct = o ? pc_value_single_consumer(o) : NULL;
     if (!ct || o->is_graph_output || o->n_subgraph_refs || ct->removed || ct->graph != ctx->graph ||

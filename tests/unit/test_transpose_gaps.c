@@ -890,6 +890,32 @@ static void test_group_push_long_chain(void)
     pc_model_free(m);
 }
 
+/* c -> Q -> q -> {DQ -> T -> y1, DQ -> T2 -> y2} (suite seed 1 case 18524, eps): T moves above its DQ and on
+ * above the Q into c, the other DQ (a per-tensor DQ takes the T^-1 left for it like an elementwise op) pushes
+ * it on into T2: 2 -> 1. The look-ahead stopped at q's second reader. */
+static void test_pull_up_merging_dq(void)
+{
+    float cv[24];
+    for (int i = 0; i < 24; i++)
+        cv[i] = (float)((i * 7) % 11) * 0.5f;
+    static const float sv[] = {0.5f};
+    static const int64_t p1[] = {3, 0, 1, 2}, p2[] = {1, 2, 3, 0};
+    pc_model *m = pt_model(13);
+    pt_const_f(m, "c", 4, (const int64_t[]){2, 3, 2, 2}, cv);
+    pt_const_f(m, "s", 0, NULL, sv);
+    pt_node(m, "QuantizeLinear", "", "c,s", "q", NULL);
+    pt_node(m, "DequantizeLinear", "", "q,s", "d1", NULL);
+    transpose(m, "d1", "y1", 4, p1);
+    pt_node(m, "DequantizeLinear", "", "q,s", "d2", NULL);
+    transpose(m, "d2", "y2", 4, p2);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "c -> Q -> {DQ -> T, DQ -> T2}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -927,5 +953,6 @@ int main(void)
     test_pull_up_lookahead_merging();
     test_push_elementwise_output_cancel();
     test_group_push_long_chain();
+    test_pull_up_merging_dq();
     return pc_test_finish("test_transpose_gaps");
 }
