@@ -263,6 +263,45 @@ static bool group_push(const tp_ctx *ctx, const pc_node *t, const pc_node *node)
     return other;
 }
 
+/* Every reader of Transpose t's output (two or more; no graph output) is a one-output elementwise op or
+ * per-tensor Q/DQ whose other carrying inputs are constants and whose output only a modifiable Transpose
+ * reads: t's push through each merges into that Transpose at no cost, and the last one removes t. Each push
+ * alone keeps the shared t; counted gone, they go one by one (no move up undoes one: it would add a
+ * Transpose). */
+static bool readers_all_merge(const tp_ctx *ctx, const pc_node *t)
+{
+    const pc_value *y = t->outputs[0];
+    if (y->is_graph_output || y->n_subgraph_refs || y->n_consumers < 2 || !pc_pass_can_modify(ctx->opts, t))
+        return false;
+    for (uint32_t k = 0; k < y->n_consumers; k++) {
+        const pc_node *u = y->consumers[k].node;
+        const tp_handler *h = tp_handler_find(u, ctx->opset);
+        bool per_axis = true;
+        bool qdq =
+            h && !u->domain[0] &&
+            (strcmp(u->op_type, "QuantizeLinear") == 0 || strcmp(u->op_type, "DequantizeLinear") == 0) &&
+            tp_qdq_kind((tp_ctx *)ctx, u, &per_axis) && !per_axis;
+        if (u->removed || u->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, u) || !h ||
+            !(h->elementwise || qdq) || u->n_outputs != 1 || !link_will_push(h, u))
+            return false;
+        const pc_value *o = u->outputs[0];
+        const pc_node *ct = o ? pc_value_single_consumer(o) : NULL;
+        int64_t q[PC_MAX_RANK];
+        size_t qr;
+        if (!ct || o->is_graph_output || o->n_subgraph_refs || ct->removed || ct->graph != ctx->graph ||
+            !pc_pass_can_modify(ctx->opts, ct) || !tp_transpose_perm(ct, q, &qr))
+            return false;
+        for (uint32_t i = 0; i < u->n_inputs; i++) {
+            const pc_value *w = u->inputs[i];
+            if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
+                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+                continue;
+            if (!pc_value_const(w)) return false;
+        }
+    }
+    return true;
+}
+
 /* An output that comes out in the pushed perm and that a modifiable Transpose cancelling it reads: that one
  * goes (the cancel target skips graph outputs and shared values); the output's own Transpose stays when it
  * is a graph output or has other readers. *c: the output's net cost. */
@@ -339,7 +378,10 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
         if (pn && const_fed(pn, ph)) continue;
         cost_add(&cost, c.rank, c.count);
     }
-    if (group) cost_add(&cost, -tp_value_cost_rank(t->outputs[0]), -1); /* t goes after the chains' pushes */
+    if (group)
+        cost_add(&cost, -tp_value_cost_rank(t->outputs[0]), -1); /* t goes after the chains' pushes */
+    else if (readers_all_merge(ctx, t))
+        cost_add(&cost, -tp_value_cost_rank(t->outputs[0]), -1);
     /* the layout transformer's push (first walk only): a channel move goes through every handled op but
      * Concat regardless of what it meets after, as long as the push itself adds nothing: the Transpose is
      * this node's alone and no other input needs a new one */

@@ -916,6 +916,30 @@ static void test_pull_up_merging_dq(void)
     pc_model_free(m);
 }
 
+/* x -> T -> Q -> q -> {DQ -> T1 -> y1, DQ -> T2 -> y2} (suite seed 1 case 18524, eps): pushed through the Q,
+ * T is shared by the two DQs, each of which leads only into a Transpose; pushed through both it merges into
+ * T1 and T2: 3 -> 2. Each push alone kept the shared T and was refused. */
+static void test_push_shared_into_merging_readers(void)
+{
+    static const float sv[] = {0.5f};
+    static const int64_t p0[] = {2, 3, 0, 1}, p1[] = {3, 0, 1, 2}, p2[] = {1, 2, 3, 0};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_f(m, "s", 0, NULL, sv);
+    transpose(m, "x", "t", 4, p0);
+    pt_node(m, "QuantizeLinear", "", "t,s", "q", NULL);
+    pt_node(m, "DequantizeLinear", "", "q,s", "d1", NULL);
+    transpose(m, "d1", "y1", 4, p1);
+    pt_node(m, "DequantizeLinear", "", "q,s", "d2", NULL);
+    transpose(m, "d2", "y2", 4, p2);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> Q -> {DQ -> T1, DQ -> T2}") == 2, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -954,5 +978,6 @@ int main(void)
     test_push_elementwise_output_cancel();
     test_group_push_long_chain();
     test_pull_up_merging_dq();
+    test_push_shared_into_merging_readers();
     return pc_test_finish("test_transpose_gaps");
 }
