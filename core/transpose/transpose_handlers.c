@@ -643,30 +643,36 @@ static bool dropped_squeeze(tp_push *p, bool *removed)
     return any;
 }
 
-bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank)
-{
-    if (strncmp(node->op_type, "Reduce", 6) != 0 || !pc_node_attr_int(node, "keepdims", 1)) return false;
-    bool input_axes = strcmp(node->op_type, "ReduceSum") == 0 ? ctx->opset >= 13 : ctx->opset >= 18;
-    tp_push p = {(tp_ctx *)ctx, (pc_node *)node, NULL, NULL, rank, 0, NULL}; /* read_axes only reads */
-    int64_t axes[PC_MAX_RANK];
-    size_t n;
-    bool present;
-    pc_dtype dtype;
-    if (!read_axes(&p, input_axes, rank, axes, &n, &present, &dtype)) return false;
-    return n > 0 || (input_axes && pc_node_attr_int(node, "noop_with_empty_axes", 0) != 0);
-}
-
-bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank)
+/* How many axes a Reduce names (attribute or constant input) and whether empty axes mean "no op"; false for
+ * other ops and unreadable axes. */
+static bool reduce_axes_count(const tp_ctx *ctx, const pc_node *node, size_t rank, size_t *n,
+                              bool *noop_empty)
 {
     if (strncmp(node->op_type, "Reduce", 6) != 0) return false;
     bool input_axes = strcmp(node->op_type, "ReduceSum") == 0 ? ctx->opset >= 13 : ctx->opset >= 18;
     tp_push p = {(tp_ctx *)ctx, (pc_node *)node, NULL, NULL, rank, 0, NULL}; /* read_axes only reads */
     int64_t axes[PC_MAX_RANK];
-    size_t n;
     bool present;
     pc_dtype dtype;
-    if (!read_axes(&p, input_axes, rank, axes, &n, &present, &dtype)) return false;
-    return n == 0 && !(input_axes && pc_node_attr_int(node, "noop_with_empty_axes", 0) != 0);
+    if (!read_axes(&p, input_axes, rank, axes, n, &present, &dtype)) return false;
+    *noop_empty = input_axes && pc_node_attr_int(node, "noop_with_empty_axes", 0) != 0;
+    return true;
+}
+
+bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank)
+{
+    size_t n;
+    bool noop_empty;
+    if (!reduce_axes_count(ctx, node, rank, &n, &noop_empty) || !pc_node_attr_int(node, "keepdims", 1))
+        return false;
+    return n > 0 || noop_empty;
+}
+
+bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank)
+{
+    size_t n;
+    bool noop_empty;
+    return reduce_axes_count(ctx, node, rank, &n, &noop_empty) && n == 0 && !noop_empty;
 }
 
 bool tp_handler_output_perm(const tp_handler *h, tp_push *p, int64_t *out, size_t *rank)

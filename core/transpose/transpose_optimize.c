@@ -263,6 +263,29 @@ static bool group_push(const tp_ctx *ctx, const pc_node *t, const pc_node *node)
     return other;
 }
 
+/* A per-tensor QuantizeLinear or DequantizeLinear: elementwise for a push (a per-axis one remaps its
+ * axis). */
+static bool per_tensor_qdq(const tp_ctx *ctx, const pc_node *u, const tp_handler *h)
+{
+    bool per_axis = true;
+    return h && !u->domain[0] &&
+           (strcmp(u->op_type, "QuantizeLinear") == 0 || strcmp(u->op_type, "DequantizeLinear") == 0) &&
+           tp_qdq_kind((tp_ctx *)ctx, u, &per_axis) && !per_axis;
+}
+
+/* Every input of u the handler carries, other than y, is a constant (its new Transpose folds). */
+static bool others_const(const pc_node *u, const tp_handler *h, const pc_value *y)
+{
+    for (uint32_t i = 0; i < u->n_inputs; i++) {
+        const pc_value *w = u->inputs[i];
+        if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+            continue;
+        if (!pc_value_const(w)) return false;
+    }
+    return true;
+}
+
 /* Every reader of Transpose t's output (two or more; no graph output) is a one-output elementwise op or
  * per-tensor Q/DQ whose other carrying inputs are constants and whose output only a modifiable Transpose
  * reads: t's push through each merges into that Transpose at no cost, and the last one removes t. Each push
@@ -276,11 +299,7 @@ static bool readers_all_merge(const tp_ctx *ctx, const pc_node *t)
     for (uint32_t k = 0; k < y->n_consumers; k++) {
         const pc_node *u = y->consumers[k].node;
         const tp_handler *h = tp_handler_find(u, ctx->opset);
-        bool per_axis = true;
-        bool qdq =
-            h && !u->domain[0] &&
-            (strcmp(u->op_type, "QuantizeLinear") == 0 || strcmp(u->op_type, "DequantizeLinear") == 0) &&
-            tp_qdq_kind((tp_ctx *)ctx, u, &per_axis) && !per_axis;
+        bool qdq = per_tensor_qdq(ctx, u, h);
         if (u->removed || u->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, u) || !h ||
             !(h->elementwise || qdq) || u->n_outputs != 1 || !link_will_push(h, u))
             return false;
@@ -291,13 +310,7 @@ static bool readers_all_merge(const tp_ctx *ctx, const pc_node *t)
         if (!ct || o->is_graph_output || o->n_subgraph_refs || ct->removed || ct->graph != ctx->graph ||
             !pc_pass_can_modify(ctx->opts, ct) || !tp_transpose_perm(ct, q, &qr))
             return false;
-        for (uint32_t i = 0; i < u->n_inputs; i++) {
-            const pc_value *w = u->inputs[i];
-            if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
-                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-                continue;
-            if (!pc_value_const(w)) return false;
-        }
+        if (!others_const(u, h, y)) return false;
     }
     return true;
 }
@@ -517,10 +530,7 @@ static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, con
         squeeze_absorbs((tp_ctx *)ctx, u, inv, perm, rank))
         return true;
     /* a per-tensor Q or DQ is elementwise too (a per-axis one remaps its axis) */
-    bool per_axis = true;
-    bool qdq = h && !u->domain[0] &&
-               (strcmp(u->op_type, "QuantizeLinear") == 0 || strcmp(u->op_type, "DequantizeLinear") == 0) &&
-               tp_qdq_kind((tp_ctx *)ctx, u, &per_axis) && !per_axis;
+    bool qdq = per_tensor_qdq(ctx, u, h);
     if (!h || !(h->elementwise || qdq) || u->n_outputs != 1 || !link_will_push(h, u)) return false;
     const pc_value *o = u->outputs[0];
     const pc_node *ct = o ? pc_value_single_consumer(o) : NULL;
@@ -528,14 +538,7 @@ static bool merging_reader(const tp_ctx *ctx, const pc_value *y, uint32_t k, con
         !pc_pass_can_modify(ctx->opts, ct) || !tp_transpose_perm(ct, q, &qr) || qr != (size_t)r ||
         pc_value_rank(o) != r)
         return false;
-    for (uint32_t i = 0; i < u->n_inputs; i++) {
-        const pc_value *w = u->inputs[i];
-        if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-            continue;
-        if (!pc_value_const(w)) return false;
-    }
-    return true;
+    return others_const(u, h, y);
 }
 
 /* user reads y; every other reader takes y in any layout (or, when `merging`, takes the Transpose a move up
