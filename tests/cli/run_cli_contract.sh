@@ -5,22 +5,7 @@ set -uo pipefail
 pc=$1 data=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-# expect EXIT_CODE PATTERN -- COMMAND...: run, check the exit code and that stdout+stderr match PATTERN.
-expect() {
-    local code=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        echo "FAIL: $* -> exit $rc (want $code), output: $(printf '%s' "$out" | head -3)"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 good=$data/node/test_abs/model.onnx
 expect 2 "usage" -- "$pc"
@@ -153,5 +138,4 @@ mv "$tmp/swapped/test_data_set_0/input_0.pb" "$tmp/swapped/test_data_set_0/x.pb"
 mv "$tmp/swapped/test_data_set_0/input_1.pb" "$tmp/swapped/test_data_set_0/input_0.pb"
 mv "$tmp/swapped/test_data_set_0/x.pb" "$tmp/swapped/test_data_set_0/input_1.pb"
 expect 0 "1 passed, 0 failed, 0 skipped" -- "$pc" conformance "$tmp/swapped"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -8,28 +8,8 @@ pc=$1 data=$2
 ort_dir=${3:-${PC_ORT_DIR:-$HOME/.cache/passcheck/ort/node_modules}}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# expect EXIT_CODE PATTERN -- COMMAND...: run, check the exit code and that stdout+stderr match PATTERN.
-expect() {
-    local code=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        echo "FAIL: $* -> exit $rc (want $code), output: $(printf '%s' "$out" | head -3)"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
-# check DESCRIPTION COMMAND...: the command must succeed.
-check() {
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what"; failed=$((failed + 1)); fi
-}
 # nothing_written FILE...: none of the files exists, and no temporary file was left next to them.
 nothing_written() {
     for f in "$@"; do
@@ -137,14 +117,12 @@ import sys
 from onnx import NodeProto, StringStringEntryProto, TensorProto, helper, save
 d = sys.argv[1]
 
-
 def annotate(node, value):
     # NodeProto.metadata_props (field 9, IR 10) is newer than Debian's onnx 1.12: append it as an unknown field,
     # which protobuf keeps when the message is serialized again
     entry = StringStringEntryProto(key="layer_ann", value=value).SerializeToString()
     raw = node.SerializeToString() + bytes([9 << 3 | 2, len(entry)]) + entry
     return NodeProto.FromString(raw)
-
 
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 3])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 3])
@@ -202,5 +180,4 @@ else
     echo "note: node or onnxruntime-node missing: ONNX Runtime load check not run"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

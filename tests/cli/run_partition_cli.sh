@@ -6,23 +6,7 @@ set -uo pipefail
 pc=$1 data=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-# expect EXIT_CODE PATTERN -- COMMAND...: run, check the exit code and that stdout+stderr (newlines as spaces)
-# match the extended regex PATTERN.
-expect() {
-    local code=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        echo "FAIL: $* -> exit $rc (want $code, /$pattern/), output: $(printf '%s' "$out" | head -5)"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # expect_stdout FILE -- COMMAND...: exit 0 and stdout exactly FILE's content.
 expect_stdout() {
@@ -139,5 +123,4 @@ if command -v python3 >/dev/null; then
     expect 0 "^ok" -- bash -c "'$pc' partition '$conv' --ep nhwc,cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"layout_changes\"] == 1 and [s[\"ep\"] for s in d[\"subgraphs\"]] == [\"nhwc\"]; print(\"ok\")'"
 fi
 
-echo "partition cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "partition cli"

@@ -8,27 +8,7 @@ set -uo pipefail
 pc=$1 writer=$2 data=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-# expect EXIT_CODE PATTERN -- COMMAND...: run, check the exit code and that stdout+stderr match PATTERN.
-expect() {
-    local code=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        echo "FAIL: $* -> exit $rc (want $code), output: $(printf '%s' "$out" | head -3)"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
-check() {
-    local what=$1
-    shift
-    if "$@"; then passed=$((passed + 1)); else echo "FAIL: $what"; failed=$((failed + 1)); fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$writer" --write-model "$tmp" || { echo "FAIL: cannot write the test models"; exit 1; }
 chain=$tmp/conv_relu_chain.onnx
@@ -104,5 +84,4 @@ fi
 expect 0 "nodes 60 -> 2" -- "$pc" shrink "$chain" "${P[@]}" --out "$out" --time 60
 check "a rerun lands in the same folder" test "$(ls -d "$out"/*/ | wc -l)" -eq 1
 
-echo "shrink CLI: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "shrink CLI"

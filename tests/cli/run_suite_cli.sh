@@ -8,36 +8,8 @@ set -uo pipefail
 pc=$1 hooks=${2:-nohooks}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$tmp" || exit 1
-passed=0 failed=0
-
-# expect EXIT_CODE PATTERN -- COMMAND...: run, check the exit code and that stdout+stderr (newlines as spaces)
-# match the extended regex PATTERN.
-expect() {
-    local code=$1 pattern=$2
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ] || ! printf '%s' "$out" | tr '\n' ' ' | grep -qE -- "$pattern"; then
-        echo "FAIL: $* -> exit $rc (want $code, /$pattern/), output: $(printf '%s' "$out" | head -5)"
-        failed=$((failed + 1))
-    else
-        passed=$((passed + 1))
-    fi
-}
-
-# ok NAME COMMAND...: a check that passes when COMMAND exits 0.
-ok() {
-    local name=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: $name"
-        failed=$((failed + 1))
-    fi
-}
 
 # help and usage errors
 expect 0 "usage: passcheck suite" -- "$pc" suite --help
@@ -70,17 +42,17 @@ expect 3 "--out notadir: not a directory" -- "$pc" suite --cases 1 --out notadir
 
 # lists: 'name  description' per line, every registered name once
 expect 0 "concat-wrong-axis  the transpose optimizer" -- "$pc" suite --list-faults
-ok "--list-faults has 7 faults" test "$("$pc" suite --list-faults | wc -l)" -ge 7
-ok "--list-families lists float and nhwc" sh -c "'$pc' suite --list-families | grep -q '^float  ' && '$pc' suite --list-families | grep -q '^nhwc  '"
-ok "--list-properties lists numerics" sh -c "'$pc' suite --list-properties | grep -q '^numerics  '"
+check "--list-faults has 7 faults" test "$("$pc" suite --list-faults | wc -l)" -ge 7
+check "--list-families lists float and nhwc" sh -c "'$pc' suite --list-families | grep -q '^float  ' && '$pc' suite --list-families | grep -q '^nhwc  '"
+check "--list-properties lists numerics" sh -c "'$pc' suite --list-properties | grep -q '^numerics  '"
 
 # a short real run: banner, exit 0 or 1, JSON and JUnit parse and agree
 "$pc" suite --cases 24 --seed 7 --jobs 1 --no-shrink --out out1 --json r1.json --junit r1.xml >run1.txt 2>run1.err
 rc1=$?
-ok "real run exits 0 or 1 (got $rc1)" test "$rc1" -le 1
-ok "banner names the seed and the rerun command" sh -c "grep -q '^seed 7, 24 cases' run1.txt && grep -q '^rerun: passcheck suite --seed 7 --cases 24' run1.txt"
-ok "summary ends with timing" sh -c "tail -1 run1.txt | grep -qE '^24 cases in [0-9.]+ s \\([0-9.]+ cases/s\\)'"
-ok "JSON and JUnit parse and agree" python3 - r1.json r1.xml "$rc1" <<'EOF'
+check "real run exits 0 or 1 (got $rc1)" test "$rc1" -le 1
+check "banner names the seed and the rerun command" sh -c "grep -q '^seed 7, 24 cases' run1.txt && grep -q '^rerun: passcheck suite --seed 7 --cases 24' run1.txt"
+check "summary ends with timing" sh -c "tail -1 run1.txt | grep -qE '^24 cases in [0-9.]+ s \\([0-9.]+ cases/s\\)'"
+check "JSON and JUnit parse and agree" python3 - r1.json r1.xml "$rc1" <<'EOF'
 import json, sys, xml.dom.minidom
 j = json.load(open(sys.argv[1]))
 doc = xml.dom.minidom.parse(sys.argv[2])
@@ -101,19 +73,19 @@ EOF
 
 # --jobs 2 gives the same report (timing aside) and the same summary (last line aside)
 "$pc" suite --cases 24 --seed 7 --jobs 2 --no-shrink --out out2 --json r2.json --junit r2.xml >run2.txt 2>/dev/null
-ok "--jobs 1 and 2: same JSON" python3 -c "
+check "--jobs 1 and 2: same JSON" python3 -c "
 import json, sys
 a, b = json.load(open('r1.json')), json.load(open('r2.json'))
 a.pop('timing'); b.pop('timing')
 for s in a['signatures'] + b['signatures']: s['repro'] = s['repro'] and s['repro'].split('/', 1)[1]
 sys.exit(a != b)"
-ok "--jobs 1 and 2: same summary" bash -c "diff <(head -n -1 run1.txt | sed 's/out[12]/OUT/g') <(head -n -1 run2.txt | sed 's/out[12]/OUT/g') >/dev/null"
+check "--jobs 1 and 2: same summary" bash -c "diff <(head -n -1 run1.txt | sed 's/out[12]/OUT/g') <(head -n -1 run2.txt | sed 's/out[12]/OUT/g') >/dev/null"
 
 # shards add up to the whole run
 for s in 1 2 3; do
     "$pc" suite --cases 24 --seed 7 --shard $s/3 --no-shrink --quiet --out outs --json s$s.json >/dev/null 2>&1
 done
-ok "shards 1/3..3/3 = the whole run" python3 -c "
+check "shards 1/3..3/3 = the whole run" python3 -c "
 import json, sys
 full = json.load(open('r1.json'))
 parts = [json.load(open('s%d.json' % s)) for s in (1, 2, 3)]
@@ -127,24 +99,24 @@ sys.exit(not (sum(p['cases'] for p in parts) == 24 and cases == [f['case'] for f
 inj=(--cases 40 --seed 7 --no-shrink --out dbrun --inject level2-forgets-ep --property ep-assignment --family float)
 "$pc" suite "${inj[@]}" --json a.json >/dev/null 2>&1
 rca=$?
-ok "planted fault found (exit $rca)" test "$rca" -eq 1
-ok "one database entry per signature" python3 -c "
+check "planted fault found (exit $rca)" test "$rca" -eq 1
+check "one database entry per signature" python3 -c "
 import json, os, sys
 j = json.load(open('a.json'))
 entries = [f for f in os.listdir('dbrun/.db') if f.endswith('.case')]
 sys.exit(not (len(entries) == len(j['signatures']) == j['database_saved'] > 0))"
 "$pc" suite "${inj[@]}" --json b.json >/dev/null 2>&1
-ok "the next run replays the database first" python3 -c "
+check "the next run replays the database first" python3 -c "
 import json, sys
 a, b = json.load(open('a.json')), json.load(open('b.json'))
 sys.exit(not (b['replay']['replayed'] == b['replay']['still_failing'] == len(a['signatures'])
               and b['failures'][0]['replayed'] and b['database_saved'] == 0))"
 repro=$(python3 -c "import json; print(json.load(open('a.json'))['signatures'][0]['repro'] or '')")
-ok "a repro folder was written" test -f "$repro/case.txt"
+check "a repro folder was written" test -f "$repro/case.txt"
 expect 1 "replaying the failures in $repro" -- "$pc" suite --replay "$repro" --no-shrink --out replayout
-ok "--replay leaves the database alone" test "$(ls dbrun/.db | wc -l)" -gt 0
+check "--replay leaves the database alone" test "$(ls dbrun/.db | wc -l)" -gt 0
 "$pc" suite --cases 1 --seed 7 --no-shrink --out dbrun --property ep-assignment --family float --json c.json >/dev/null 2>&1
-ok "without the fault the entries pass and are removed" python3 -c "
+check "without the fault the entries pass and are removed" python3 -c "
 import json, os, sys
 c = json.load(open('c.json'))
 left = [f for f in os.listdir('dbrun/.db') if f.endswith('.case')]
@@ -155,8 +127,8 @@ if [ "$hooks" = hooks ]; then
     PC_SUITE_TEST_CRASH=2 PC_SUITE_TEST_HANG=4 "$pc" suite --cases 6 --seed 7 --jobs 2 --timeout 2 --no-shrink \
         --out out5 --json r5.json >run5.txt 2>&1
     rc5=$?
-    ok "crash and hang are failures (exit $rc5)" test "$rc5" -eq 1
-    ok "crash and hang reported with their cases" python3 -c "
+    check "crash and hang are failures (exit $rc5)" test "$rc5" -eq 1
+    check "crash and hang reported with their cases" python3 -c "
 import json, sys
 j = json.load(open('r5.json'))
 by_case = {f['case']: f['signature'] for f in j['failures']}
@@ -164,5 +136,4 @@ sys.exit(not (by_case.get(2, '').startswith('crash@') and by_case.get(2, '').end
               and by_case.get(4, '').startswith('timeout@') and j['cases'] == 6))"
 fi
 
-echo "suite CLI: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish "suite CLI"
