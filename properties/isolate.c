@@ -27,6 +27,7 @@
 
 #include "shrink_internal.h"
 #include "suite.h"
+#include "wire.h"
 
 /* A child's stream is a few hundred bytes plus two serialized graphs when it failed; far more is a runaway.
  */
@@ -40,98 +41,37 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ---------------------------------------------------------------------------------------------------------------
- * Child side: chunks are built in memory and written whole.
- */
-typedef struct wbuf {
-    uint8_t *data;
-    size_t len, cap;
-    bool failed;
-} wbuf;
-
-static void wb_put(wbuf *b, const void *p, size_t n)
-{
-    size_t need;
-    if (b->failed || !pc_size_add(b->len, n, &need)) {
-        b->failed = true;
-        return;
-    }
-    if (need > b->cap) {
-        size_t ncap = b->cap ? b->cap : 512;
-        while (ncap < need)
-            if (!pc_size_mul(ncap, 2, &ncap)) {
-                b->failed = true;
-                return;
-            }
-        uint8_t *nd = realloc(b->data, ncap);
-        if (!nd) {
-            b->failed = true;
-            return;
-        }
-        b->data = nd;
-        b->cap = ncap;
-    }
-    if (n) memcpy(b->data + b->len, p, n);
-    b->len = need;
-}
-
-static void wb_u32(wbuf *b, uint32_t v)
-{
-    wb_put(b, &v, sizeof v);
-}
-
-static void wb_u64(wbuf *b, uint64_t v)
-{
-    wb_put(b, &v, sizeof v);
-}
-
-static void wb_blob(wbuf *b, const void *p, size_t n)
-{
-    wb_u64(b, n);
-    wb_put(b, p, n);
-}
-
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
+/* -- child side: chunks are built in memory (wire.h) and written whole */
 
 /* Frames the payload in `body` as one chunk and writes it. */
-static void send_chunk(int fd, uint32_t tag, wbuf *body)
+static void send_chunk(int fd, uint32_t tag, pc_wbuf *body)
 {
     if (body->failed || body->len > UINT32_MAX) {
         free(body->data);
         return; /* the parent sees the chunk missing: no result is a reported failure, never a silent pass */
     }
-    wbuf b = {0};
-    wb_u32(&b, tag);
-    wb_u32(&b, (uint32_t)body->len);
-    wb_put(&b, body->data, body->len);
-    if (!b.failed) write_all(fd, b.data, b.len);
+    pc_wbuf b = {0};
+    pc_wb_u32(&b, tag);
+    pc_wb_u32(&b, (uint32_t)body->len);
+    pc_wb_put(&b, body->data, body->len);
+    if (!b.failed) pc_write_all(fd, b.data, b.len);
     free(b.data);
     free(body->data);
 }
 
 void pc_iso_send_choices(int fd, const uint32_t *values, size_t n)
 {
-    wbuf b = {0};
+    pc_wbuf b = {0};
     size_t bytes;
     if (!pc_size_mul(n, sizeof *values, &bytes)) return;
-    wb_blob(&b, values, bytes);
+    pc_wb_blob(&b, values, bytes);
     send_chunk(fd, TAG_CHOICES, &b);
 }
 
 void pc_iso_send_pass(int fd, const char *pass)
 {
-    wbuf b = {0};
-    wb_blob(&b, pass, strlen(pass));
+    pc_wbuf b = {0};
+    pc_wb_blob(&b, pass, strlen(pass));
     send_chunk(fd, TAG_PASS, &b);
 }
 
@@ -140,16 +80,16 @@ void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *m
 {
     static const pc_check_result none;
     if (!res) res = &none;
-    wbuf b = {0};
-    wb_u32(&b, (uint32_t)status);
-    wb_u32(&b, gen_failed);
-    wb_blob(&b, message ? message : "", message ? strlen(message) : 0);
-    wb_put(&b, res->counts, sizeof res->counts);
-    wb_u32(&b, res->failed);
-    wb_put(&b, &res->failure, sizeof res->failure);
-    wb_put(&b, &res->stats, sizeof res->stats);
-    wb_blob(&b, res->before_bytes, res->before_bytes ? res->before_size : 0);
-    wb_blob(&b, res->after_bytes, res->after_bytes ? res->after_size : 0);
+    pc_wbuf b = {0};
+    pc_wb_u32(&b, (uint32_t)status);
+    pc_wb_u32(&b, gen_failed);
+    pc_wb_blob(&b, message ? message : "", message ? strlen(message) : 0);
+    pc_wb_put(&b, res->counts, sizeof res->counts);
+    pc_wb_u32(&b, res->failed);
+    pc_wb_put(&b, &res->failure, sizeof res->failure);
+    pc_wb_put(&b, &res->stats, sizeof res->stats);
+    pc_wb_blob(&b, res->before_bytes, res->before_bytes ? res->before_size : 0);
+    pc_wb_blob(&b, res->after_bytes, res->after_bytes ? res->after_size : 0);
     send_chunk(fd, TAG_RESULT, &b);
 }
 
@@ -363,46 +303,6 @@ static bool reap_until(pid_t pid, double deadline, int *status)
     }
 }
 
-typedef struct rbuf {
-    const uint8_t *data;
-    size_t len, pos;
-    bool bad;
-} rbuf;
-
-static void rb_get(rbuf *b, void *out, size_t n)
-{
-    if (b->bad || n > b->len - b->pos) {
-        b->bad = true;
-        memset(out, 0, n);
-        return;
-    }
-    memcpy(out, b->data + b->pos, n);
-    b->pos += n;
-}
-
-static uint32_t rb_u32(rbuf *b)
-{
-    uint32_t v;
-    rb_get(b, &v, sizeof v);
-    return v;
-}
-
-/* A length-prefixed blob: a pointer into the stream (not copied) and its size. */
-static const uint8_t *rb_blob(rbuf *b, size_t *n)
-{
-    uint64_t len;
-    rb_get(b, &len, sizeof len);
-    if (b->bad || len > b->len - b->pos) {
-        b->bad = true;
-        *n = 0;
-        return NULL;
-    }
-    const uint8_t *p = b->data + b->pos;
-    b->pos += (size_t)len;
-    *n = (size_t)len;
-    return p;
-}
-
 static void copy_text(char *dst, size_t size, const uint8_t *src, size_t n)
 {
     size_t k = n < size - 1 ? n : size - 1;
@@ -418,28 +318,27 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n)
     return d;
 }
 
-static bool decode_result(rbuf *b, pc_iso_outcome *out)
+static bool decode_result(pc_rbuf *b, pc_iso_outcome *out)
 {
     pc_check_result *r = &out->res;
-    uint32_t st = rb_u32(b);
+    uint32_t st = pc_rb_u32(b);
     out->status = st < PC_STATUS_COUNT ? (pc_status)st : PC_ERR_INTERNAL;
-    out->gen_failed = rb_u32(b) != 0;
-    size_t n;
-    const uint8_t *msg = rb_blob(b, &n);
-    copy_text(out->message, sizeof out->message, msg ? msg : (const uint8_t *)"", n);
-    rb_get(b, r->counts, sizeof r->counts);
-    r->failed = rb_u32(b) != 0;
-    rb_get(b, &r->failure, sizeof r->failure);
+    out->gen_failed = pc_rb_u32(b) != 0;
+    pc_rb_str_into(b, out->message, sizeof out->message);
+    pc_rb_get(b, r->counts, sizeof r->counts);
+    r->failed = pc_rb_u32(b) != 0;
+    pc_rb_get(b, &r->failure, sizeof r->failure);
     /* the strings came from another process: never trust their termination */
     r->failure.property[sizeof r->failure.property - 1] = '\0';
     r->failure.pass[sizeof r->failure.pass - 1] = '\0';
     r->failure.kind[sizeof r->failure.kind - 1] = '\0';
     r->failure.message[sizeof r->failure.message - 1] = '\0';
-    rb_get(b, &r->stats, sizeof r->stats);
-    const uint8_t *before = rb_blob(b, &n);
+    pc_rb_get(b, &r->stats, sizeof r->stats);
+    size_t n;
+    const uint8_t *before = pc_rb_blob(b, &n);
     if (before && n && !(r->before_bytes = dup_bytes(before, n))) b->bad = true;
     r->before_size = r->before_bytes ? n : 0;
-    const uint8_t *after = rb_blob(b, &n);
+    const uint8_t *after = pc_rb_blob(b, &n);
     if (after && n && !(r->after_bytes = dup_bytes(after, n))) b->bad = true;
     r->after_size = r->after_bytes ? n : 0;
     return !b->bad && b->pos == b->len;
@@ -454,12 +353,12 @@ static void decode_stream(const uint8_t *data, size_t len, pc_iso_outcome *out)
         memcpy(&n, data + pos + sizeof tag, sizeof n);
         pos += 2 * sizeof(uint32_t);
         if (n > len - pos) break; /* cut short by a crash */
-        rbuf b = {data + pos, n, 0, false};
+        pc_rbuf b = {data + pos, n, 0, false};
         size_t blen;
         const uint8_t *blob;
         switch (tag) {
         case TAG_CHOICES:
-            blob = rb_blob(&b, &blen);
+            blob = pc_rb_blob(&b, &blen);
             if (!b.bad && blen % sizeof(uint32_t) == 0 && !out->have_choices) {
                 out->choices = blen ? malloc(blen) : NULL;
                 if (blen && !out->choices) break;
@@ -469,7 +368,7 @@ static void decode_stream(const uint8_t *data, size_t len, pc_iso_outcome *out)
             }
             break;
         case TAG_PASS:
-            blob = rb_blob(&b, &blen);
+            blob = pc_rb_blob(&b, &blen);
             if (!b.bad) copy_text(out->last_pass, sizeof out->last_pass, blob, blen);
             break;
         case TAG_RESULT:
@@ -722,51 +621,51 @@ struct pc_iso_worker {
 
 /* -- the request: encoding (parent) and decoding (worker) */
 
-static void wb_data(wbuf *b, const pc_data *d, unsigned depth)
+static void wb_data(pc_wbuf *b, const pc_data *d, unsigned depth)
 {
     if (depth > MAX_DATA_DEPTH) {
         b->failed = true;
         return;
     }
-    wb_u32(b, d != NULL);
+    pc_wb_u32(b, d != NULL);
     if (!d) return;
-    wb_u32(b, (uint32_t)d->kind);
-    wb_u32(b, (uint32_t)d->dtype);
+    pc_wb_u32(b, (uint32_t)d->kind);
+    pc_wb_u32(b, (uint32_t)d->dtype);
     if (d->kind == PC_TYPE_TENSOR) {
-        wb_u32(b, (uint32_t)d->rank);
-        wb_put(b, d->dims, (size_t)(d->rank > 0 ? d->rank : 0) * sizeof *d->dims);
+        pc_wb_u32(b, (uint32_t)d->rank);
+        pc_wb_put(b, d->dims, (size_t)(d->rank > 0 ? d->rank : 0) * sizeof *d->dims);
         if (d->dtype == PC_DTYPE_STRING) {
             const pc_bytes *s = d->data;
             for (uint64_t i = 0; i < d->n_elements; i++)
-                wb_blob(b, s[i].data, s[i].len);
+                pc_wb_blob(b, s[i].data, s[i].len);
         } else {
-            wb_blob(b, d->data, d->n_bytes);
+            pc_wb_blob(b, d->data, d->n_bytes);
         }
         return;
     }
-    wb_u32(b, (uint32_t)d->item_kind);
-    wb_u32(b, d->n_items);
+    pc_wb_u32(b, (uint32_t)d->item_kind);
+    pc_wb_u32(b, d->n_items);
     for (uint32_t i = 0; i < d->n_items; i++)
         wb_data(b, d->items[i], depth + 1);
 }
 
-static void wb_string(wbuf *b, const char *s)
+static void wb_string(pc_wbuf *b, const char *s)
 {
-    wb_u32(b, s != NULL);
-    if (s) wb_blob(b, s, strlen(s));
+    pc_wb_u32(b, s != NULL);
+    if (s) pc_wb_blob(b, s, strlen(s));
 }
 
 /* The request for case c; false when it cannot be encoded (the candidate is then forked). */
-static bool encode_case(const pc_case *c, wbuf *b)
+static bool encode_case(const pc_case *c, pc_wbuf *b)
 {
     uint8_t *bytes = NULL;
     size_t size = 0;
     pc_error serr;
     if (!c->model || pc_model_save_bytes(c->model, &bytes, &size, &serr) != PC_OK) return false;
-    wb_u64(b, 0); /* the length, filled in below */
-    wb_blob(b, bytes, size);
+    pc_wb_u64(b, 0); /* the length, filled in below */
+    pc_wb_blob(b, bytes, size);
     free(bytes);
-    wb_u32(b, c->n_inputs);
+    pc_wb_u32(b, c->n_inputs);
     for (uint32_t i = 0; i < c->n_inputs; i++)
         wb_data(b, c->inputs[i], 0);
     wb_string(b, c->ep_text);
@@ -779,20 +678,20 @@ static bool encode_case(const pc_case *c, wbuf *b)
     return true;
 }
 
-static pc_data *rb_data(rbuf *b, unsigned depth)
+static pc_data *rb_data(pc_rbuf *b, unsigned depth)
 {
-    if (depth > MAX_DATA_DEPTH || !rb_u32(b) || b->bad) return NULL;
+    if (depth > MAX_DATA_DEPTH || !pc_rb_u32(b) || b->bad) return NULL;
     pc_error err;
-    pc_type_kind kind = (pc_type_kind)rb_u32(b);
-    pc_dtype dtype = (pc_dtype)rb_u32(b);
+    pc_type_kind kind = (pc_type_kind)pc_rb_u32(b);
+    pc_dtype dtype = (pc_dtype)pc_rb_u32(b);
     if (kind == PC_TYPE_TENSOR) {
-        uint32_t rank = rb_u32(b);
+        uint32_t rank = pc_rb_u32(b);
         int64_t dims[PC_MAX_RANK > 0 ? PC_MAX_RANK : 1];
         if (b->bad || rank > PC_MAX_RANK) {
             b->bad = true;
             return NULL;
         }
-        rb_get(b, dims, rank * sizeof dims[0]);
+        pc_rb_get(b, dims, rank * sizeof dims[0]);
         pc_data *d = b->bad ? NULL : pc_data_new_tensor(dtype, (int32_t)rank, dims, &err);
         if (!d) {
             b->bad = true;
@@ -802,12 +701,12 @@ static pc_data *rb_data(rbuf *b, unsigned depth)
         if (dtype == PC_DTYPE_STRING) {
             pc_bytes *s = d->data;
             for (uint64_t i = 0; i < d->n_elements && !b->bad; i++) {
-                const uint8_t *p = rb_blob(b, &n);
+                const uint8_t *p = pc_rb_blob(b, &n);
                 if (n && !(s[i].data = dup_bytes(p, n))) b->bad = true;
                 s[i].len = s[i].data ? n : 0;
             }
         } else {
-            const uint8_t *p = rb_blob(b, &n);
+            const uint8_t *p = pc_rb_blob(b, &n);
             if (n != d->n_bytes)
                 b->bad = true;
             else if (n)
@@ -819,8 +718,8 @@ static pc_data *rb_data(rbuf *b, unsigned depth)
         }
         return d;
     }
-    pc_type_kind item_kind = (pc_type_kind)rb_u32(b);
-    uint32_t n = rb_u32(b);
+    pc_type_kind item_kind = (pc_type_kind)pc_rb_u32(b);
+    uint32_t n = pc_rb_u32(b);
     if (b->bad || (kind != PC_TYPE_SEQUENCE && kind != PC_TYPE_OPTIONAL) ||
         (kind == PC_TYPE_OPTIONAL && n > 1) || n > b->len - b->pos) {
         b->bad = true;
@@ -842,19 +741,10 @@ static pc_data *rb_data(rbuf *b, unsigned depth)
     return d;
 }
 
-static char *rb_string(rbuf *b)
+static char *rb_string(pc_rbuf *b)
 {
-    if (!rb_u32(b) || b->bad) return NULL;
-    size_t n;
-    const uint8_t *p = rb_blob(b, &n);
-    char *s = b->bad ? NULL : malloc(n + 1);
-    if (!s) {
-        b->bad = true;
-        return NULL;
-    }
-    if (n) memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
+    if (!pc_rb_u32(b) || b->bad) return NULL;
+    return pc_rb_str_dup(b);
 }
 
 /* Whether checking m (loaded from bytes a) starts from the model a forked child's check starts from. That
@@ -883,9 +773,9 @@ static bool decode_case(const uint8_t *data, size_t len, pc_case *c, char **fami
 {
     memset(c, 0, sizeof *c);
     *family_out = NULL;
-    rbuf b = {data, len, 0, false};
+    pc_rbuf b = {data, len, 0, false};
     size_t size;
-    const uint8_t *bytes = rb_blob(&b, &size);
+    const uint8_t *bytes = pc_rb_blob(&b, &size);
     if (b.bad) return false;
     pc_load_options lo;
     pc_load_options_default(&lo);
@@ -893,7 +783,7 @@ static bool decode_case(const uint8_t *data, size_t len, pc_case *c, char **fami
     pc_error err;
     if (pc_model_load_bytes(bytes, size, &lo, &c->model, &err) != PC_OK) return false;
     bool same = loads_the_same(c->model, bytes, size, &lo);
-    uint32_t n_inputs = rb_u32(&b);
+    uint32_t n_inputs = pc_rb_u32(&b);
     if (!b.bad && n_inputs > b.len - b.pos) b.bad = true; /* every input takes at least one byte */
     if (same && !b.bad && n_inputs) {
         c->inputs = calloc(n_inputs, sizeof *c->inputs);
@@ -922,22 +812,9 @@ static bool decode_case(const uint8_t *data, size_t len, pc_case *c, char **fami
 
 /* -- the worker process */
 
-static bool read_full(int fd, void *p, size_t n)
-{
-    uint8_t *q = p;
-    while (n) {
-        ssize_t k = read(fd, q, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        q += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
 static void send_empty_chunk(int fd, uint32_t tag)
 {
-    wbuf b = {0};
+    pc_wbuf b = {0};
     send_chunk(fd, tag, &b);
 }
 
@@ -947,10 +824,10 @@ static void worker_loop(const pc_iso_worker *w, int fd)
 {
     for (;;) {
         uint64_t len;
-        if (!read_full(fd, &len, sizeof len)) return;
+        if (!pc_read_all(fd, &len, sizeof len)) return;
         uint8_t *req = len <= SIZE_MAX ? malloc(len ? (size_t)len : 1) : NULL;
         if (!req) return; /* the parent sees the worker end without a result: a reported failure */
-        if (!read_full(fd, req, (size_t)len)) {
+        if (!pc_read_all(fd, req, (size_t)len)) {
             free(req);
             return;
         }
@@ -1041,7 +918,7 @@ static size_t find_end(const uint8_t *s, size_t len, bool *fallback)
 pc_status pc_iso_worker_check(pc_iso_worker *w, const pc_case *c, pc_check_result *res, pc_error *err)
 {
     memset(res, 0, sizeof *res);
-    wbuf req = {0};
+    pc_wbuf req = {0};
     if (!encode_case(c, &req)) {
         free(req.data);
         w->fallbacks++;

@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "reference.h"
+#include "wire.h"
 
 #define CMD "conformance"
 
@@ -208,146 +209,16 @@ static bool add_failure(case_result *r, uint32_t data_set, uint32_t index, const
  */
 enum { CHUNK_OPS = 0x3153504f /* "OPS1" */, CHUNK_RESULT = 0x31534552 /* "RES1" */ };
 
-typedef struct wbuf {
-    uint8_t *data;
-    size_t len, cap;
-    bool failed;
-} wbuf;
-
-static void wb_put(wbuf *b, const void *p, size_t n)
-{
-    if (b->failed) return;
-    size_t need;
-    if (!pc_size_add(b->len, n, &need)) {
-        b->failed = true;
-        return;
-    }
-    if (need > b->cap) {
-        size_t ncap = b->cap ? b->cap : 256;
-        while (ncap < need) {
-            if (!pc_size_mul(ncap, 2, &ncap)) {
-                b->failed = true;
-                return;
-            }
-        }
-        uint8_t *nd = realloc(b->data, ncap);
-        if (!nd) {
-            b->failed = true;
-            return;
-        }
-        b->data = nd;
-        b->cap = ncap;
-    }
-    if (n) memcpy(b->data + b->len, p, n);
-    b->len = need;
-}
-
-static void wb_u32(wbuf *b, uint32_t v)
-{
-    wb_put(b, &v, sizeof v);
-}
-
-static void wb_u64(wbuf *b, uint64_t v)
-{
-    wb_put(b, &v, sizeof v);
-}
-
-static void wb_f64(wbuf *b, double v)
-{
-    wb_put(b, &v, sizeof v);
-}
-
-static void wb_str(wbuf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (n > UINT32_MAX) n = UINT32_MAX;
-    wb_u32(b, (uint32_t)n);
-    wb_put(b, s, n);
-}
-
-typedef struct rbuf {
-    const uint8_t *data;
-    size_t len, pos;
-    bool bad;
-} rbuf;
-
-static bool rb_get(rbuf *b, void *out, size_t n)
-{
-    if (b->bad || n > b->len - b->pos) {
-        b->bad = true;
-        memset(out, 0, n);
-        return false;
-    }
-    memcpy(out, b->data + b->pos, n);
-    b->pos += n;
-    return true;
-}
-
-static uint32_t rb_u32(rbuf *b)
-{
-    uint32_t v;
-    rb_get(b, &v, sizeof v);
-    return v;
-}
-
-static uint64_t rb_u64(rbuf *b)
-{
-    uint64_t v;
-    rb_get(b, &v, sizeof v);
-    return v;
-}
-
-static double rb_f64(rbuf *b)
-{
-    double v;
-    rb_get(b, &v, sizeof v);
-    return v;
-}
-
-/* A string into a fixed buffer (cut to fit). */
-static void rb_str_into(rbuf *b, char *buf, size_t size)
-{
-    uint32_t n = rb_u32(b);
-    buf[0] = '\0';
-    if (b->bad || n > b->len - b->pos) {
-        b->bad = true;
-        return;
-    }
-    size_t copy = n < size - 1 ? n : size - 1;
-    memcpy(buf, b->data + b->pos, copy);
-    buf[copy] = '\0';
-    b->pos += n;
-}
-
-/* A string in a new allocation; NULL (and bad set) on a short stream or out of memory. */
-static char *rb_str_dup(rbuf *b)
-{
-    uint32_t n = rb_u32(b);
-    if (b->bad || n > b->len - b->pos) {
-        b->bad = true;
-        return NULL;
-    }
-    char *s = malloc((size_t)n + 1);
-    if (!s) {
-        b->bad = true;
-        return NULL;
-    }
-    memcpy(s, b->data + b->pos, n);
-    s[n] = '\0';
-    b->pos += n;
-    return s;
-}
-
 /* Chunk framing: reserve the header, fill the payload, then patch the length in. */
-static size_t chunk_begin(wbuf *b, uint32_t tag)
+static size_t chunk_begin(pc_wbuf *b, uint32_t tag)
 {
-    wb_u32(b, tag);
+    pc_wb_u32(b, tag);
     size_t at = b->len;
-    wb_u32(b, 0);
+    pc_wb_u32(b, 0);
     return at;
 }
 
-static void chunk_end(wbuf *b, size_t at)
+static void chunk_end(pc_wbuf *b, size_t at)
 {
     if (b->failed) return;
     size_t payload = b->len - at - sizeof(uint32_t);
@@ -359,41 +230,41 @@ static void chunk_end(wbuf *b, size_t at)
     memcpy(b->data + at, &n, sizeof n);
 }
 
-static void encode_ops(wbuf *b, const str_list *ops)
+static void encode_ops(pc_wbuf *b, const str_list *ops)
 {
     size_t at = chunk_begin(b, CHUNK_OPS);
-    wb_u32(b, (uint32_t)ops->n);
-    for (size_t i = 0; i < ops->n; i++) wb_str(b, ops->items[i]);
+    pc_wb_u32(b, (uint32_t)ops->n);
+    for (size_t i = 0; i < ops->n; i++) pc_wb_str(b, ops->items[i]);
     chunk_end(b, at);
 }
 
-static void encode_result(wbuf *b, const case_result *r)
+static void encode_result(pc_wbuf *b, const case_result *r)
 {
     size_t at = chunk_begin(b, CHUNK_RESULT);
-    wb_u32(b, (uint32_t)r->outcome);
-    wb_str(b, r->message);
-    wb_u32(b, (uint32_t)r->n_failures);
+    pc_wb_u32(b, (uint32_t)r->outcome);
+    pc_wb_str(b, r->message);
+    pc_wb_u32(b, (uint32_t)r->n_failures);
     for (size_t i = 0; i < r->n_failures; i++) {
         const output_failure *f = &r->failures[i];
-        wb_u32(b, f->data_set);
-        wb_u32(b, f->index);
-        wb_str(b, f->name);
-        wb_u32(b, (uint32_t)f->cmp.outcome);
-        wb_f64(b, f->cmp.max_abs_error);
-        wb_f64(b, f->cmp.worst_excess);
-        wb_u64(b, f->cmp.worst_index);
-        wb_f64(b, f->cmp.worst_expected);
-        wb_f64(b, f->cmp.worst_actual);
-        wb_str(b, f->cmp.detail);
+        pc_wb_u32(b, f->data_set);
+        pc_wb_u32(b, f->index);
+        pc_wb_str(b, f->name);
+        pc_wb_u32(b, (uint32_t)f->cmp.outcome);
+        pc_wb_f64(b, f->cmp.max_abs_error);
+        pc_wb_f64(b, f->cmp.worst_excess);
+        pc_wb_u64(b, f->cmp.worst_index);
+        pc_wb_f64(b, f->cmp.worst_expected);
+        pc_wb_f64(b, f->cmp.worst_actual);
+        pc_wb_str(b, f->cmp.detail);
     }
     chunk_end(b, at);
 }
 
-static bool decode_ops(rbuf *b, case_result *r)
+static bool decode_ops(pc_rbuf *b, case_result *r)
 {
-    uint32_t n = rb_u32(b);
+    uint32_t n = pc_rb_u32(b);
     for (uint32_t i = 0; i < n && !b->bad; i++) {
-        char *s = rb_str_dup(b);
+        char *s = pc_rb_str_dup(b);
         if (!s) break;
         bool ok = str_list_push(&r->ops, s);
         free(s);
@@ -402,26 +273,26 @@ static bool decode_ops(rbuf *b, case_result *r)
     return !b->bad;
 }
 
-static bool decode_result(rbuf *b, case_result *r)
+static bool decode_result(pc_rbuf *b, case_result *r)
 {
-    uint32_t o = rb_u32(b);
+    uint32_t o = pc_rb_u32(b);
     if (o >= OUTCOME_COUNT) b->bad = true;
     r->outcome = (outcome)(o < OUTCOME_COUNT ? o : OUTCOME_RUN_ERROR);
-    rb_str_into(b, r->message, sizeof r->message);
-    uint32_t n = rb_u32(b);
+    pc_rb_str_into(b, r->message, sizeof r->message);
+    uint32_t n = pc_rb_u32(b);
     for (uint32_t i = 0; i < n && !b->bad; i++) {
         pc_compare_result cmp;
         memset(&cmp, 0, sizeof cmp);
-        uint32_t data_set = rb_u32(b), index = rb_u32(b);
-        char *name = rb_str_dup(b);
-        uint32_t co = rb_u32(b);
+        uint32_t data_set = pc_rb_u32(b), index = pc_rb_u32(b);
+        char *name = pc_rb_str_dup(b);
+        uint32_t co = pc_rb_u32(b);
         cmp.outcome = co <= PC_COMPARE_TYPE ? (pc_compare_outcome)co : PC_COMPARE_TYPE;
-        cmp.max_abs_error = rb_f64(b);
-        cmp.worst_excess = rb_f64(b);
-        cmp.worst_index = rb_u64(b);
-        cmp.worst_expected = rb_f64(b);
-        cmp.worst_actual = rb_f64(b);
-        rb_str_into(b, cmp.detail, sizeof cmp.detail);
+        cmp.max_abs_error = pc_rb_f64(b);
+        cmp.worst_excess = pc_rb_f64(b);
+        cmp.worst_index = pc_rb_u64(b);
+        cmp.worst_expected = pc_rb_f64(b);
+        cmp.worst_actual = pc_rb_f64(b);
+        pc_rb_str_into(b, cmp.detail, sizeof cmp.detail);
         if (!b->bad && !add_failure(r, data_set, index, name, &cmp)) b->bad = true;
         free(name);
     }
@@ -439,7 +310,7 @@ static bool decode_stream(const uint8_t *data, size_t len, case_result *r)
         memcpy(&n, data + pos + sizeof tag, sizeof n);
         pos += 2 * sizeof(uint32_t);
         if (n > len - pos) break; /* cut short by a crash */
-        rbuf b = {data + pos, n, 0, false};
+        pc_rbuf b = {data + pos, n, 0, false};
         if (tag == CHUNK_OPS && !r->ops.n)
             decode_ops(&b, r);
         else if (tag == CHUNK_RESULT)
@@ -744,33 +615,21 @@ done:
     return !settled;
 }
 
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
 /* Sends one chunk now (the op list goes out before the run, so it survives a crash). */
-static void send_chunk(int fd, void (*encode)(wbuf *, const void *), const void *what)
+static void send_chunk(int fd, void (*encode)(pc_wbuf *, const void *), const void *what)
 {
-    wbuf b = {0};
+    pc_wbuf b = {0};
     encode(&b, what);
-    if (!b.failed) write_all(fd, b.data, b.len);
+    if (!b.failed) pc_write_all(fd, b.data, b.len);
     free(b.data);
 }
 
-static void encode_ops_any(wbuf *b, const void *ops)
+static void encode_ops_any(pc_wbuf *b, const void *ops)
 {
     encode_ops(b, ops);
 }
 
-static void encode_result_any(wbuf *b, const void *r)
+static void encode_result_any(pc_wbuf *b, const void *r)
 {
     encode_result(b, r);
 }
