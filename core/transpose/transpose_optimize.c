@@ -436,18 +436,22 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     if (ct && !h->dropped_axes && (h->elementwise || same_perm_output(node)) &&
         squeeze_absorbs(ctx, ct, perm, perm_inv, rank))
         return cost_negative(cost);
-    if (!cost_negative(cost)) return false;
+    /* a Split's outputs may earn credits below (each output's cancelling readers), so a push that costs
+     * nothing yet is not refused here: T shared by Split(axis) and another reader, the Split's outputs each
+     * read by a T^-1 (and other ops) */
+    bool split = strcmp(node->op_type, "Split") == 0; /* every output in the pushed perm */
+    if (!cost_negative(cost) && !split) return false;
     /* a rank-reducing op whose squeezed perm is the identity gets no Transpose after it */
     int64_t out_perm[PC_MAX_RANK];
     size_t out_rank;
     tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
-    if (tp_handler_output_perm(h, &probe, out_perm, &out_rank) && tp_perm_is_identity(out_perm, out_rank))
+    if (cost_negative(cost) && tp_handler_output_perm(h, &probe, out_perm, &out_rank) &&
+        tp_perm_is_identity(out_perm, out_rank))
         return true;
     /* every output gets a Transpose: free when it flows into one (it will likely merge there) and is no
      * larger than the one pushed (Pad, Tile, Concat may grow it: should it not merge after all, the cost
      * would rise) */
     int pushed_rank = tp_value_cost_rank(t->outputs[0]);
-    bool split = strcmp(node->op_type, "Split") == 0; /* every output in the pushed perm */
     for (uint32_t k = 0; k < node->n_outputs; k++) {
         const pc_value *o = node->outputs[k];
         if (!o || !pc_value_is_used(o)) continue;
@@ -459,6 +463,139 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
             cost_add(&cost, tp_value_cost_rank(o), 1);
     }
     return cost_negative(cost);
+}
+
+/* A region member: a one-output elementwise op (or per-tensor Q/DQ) of this run, of the pushed rank, whose
+ * every carrying input is a constant or a value already in the region (flags by value id), and at least one
+ * is. */
+static bool region_member(const tp_ctx *ctx, const pc_node *u, const uint8_t *in, size_t rank)
+{
+    const tp_handler *h = tp_handler_find(u, ctx->opset);
+    if (u->removed || u->graph != ctx->graph || u->n_outputs != 1 || !u->outputs[0] || !h ||
+        !(h->elementwise || per_tensor_qdq(ctx, u, h)) || !pc_pass_can_modify(ctx->opts, u) ||
+        !link_will_push(h, u) || u->outputs[0]->n_subgraph_refs ||
+        pc_value_rank(u->outputs[0]) != (int32_t)rank)
+        return false;
+    bool reads = false;
+    for (uint32_t i = 0; i < u->n_inputs; i++) {
+        const pc_value *w = u->inputs[i];
+        if (!w || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+            continue;
+        if (in[w->id]) {
+            if (pc_value_rank(w) != (int32_t)rank) return false;
+            reads = true;
+        } else if (!pc_value_const(w)) {
+            return false;
+        }
+    }
+    return reads;
+}
+
+/* What pushing t through every member costs, exactly: t goes when the region holds all its readers; each
+ * member output read outside the region (or a graph output) gets one Transpose, and each modifiable
+ * Transpose reading it merges into that one (a cancelling one goes with it). */
+static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *member,
+                           pc_node *const *members, uint32_t n_members, const int64_t *perm, size_t rank)
+{
+    tp_cost cost = {0, 0};
+    const pc_value *y = t->outputs[0];
+    bool all = !y->is_graph_output && !y->n_subgraph_refs;
+    for (uint32_t k = 0; k < y->n_consumers && all; k++)
+        all = member[y->consumers[k].node->id];
+    if (all) cost_add(&cost, -tp_value_cost_rank(y), -1);
+    for (uint32_t m = 0; m < n_members; m++) {
+        const pc_value *o = members[m]->outputs[0];
+        bool needs = o->is_graph_output;
+        for (uint32_t k = 0; k < o->n_consumers; k++) {
+            const pc_node *c = o->consumers[k].node;
+            int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
+            size_t qr;
+            if (member[c->id]) continue;
+            if (!c->removed && c->graph == ctx->graph && o->consumers[k].index == 0 &&
+                pc_pass_can_modify(ctx->opts, c) && tp_transpose_perm(c, q, &qr) && qr == rank) {
+                tp_perm_compose(perm, q, rank, comp);
+                if (tp_perm_is_identity(comp, rank)) cost_add(&cost, -tp_value_cost_rank(c->outputs[0]), -1);
+                continue;
+            }
+            needs = true;
+        }
+        if (needs) cost_add(&cost, tp_value_cost_rank(o), 1);
+    }
+    return cost;
+}
+
+/* The region push: Transpose t (perm), which a push through any one reader alone does not pay for (t stays
+ * for its other readers, or the reader's output feeds both the region and a Transpose it cancels), is pushed
+ * through the whole region of elementwise ops it reaches (region_member) when that lowers the cost exactly:
+ * T -> {Div(t, k) -> d, Mul(t, c) -> m}, m -> {Mul(m, d) -> out, T^-1} leaves one Transpose at out, not two.
+ * Members are pushed in graph order, so each reads only pushed values then. */
+static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
+{
+    *done = false;
+    pc_graph *g = ctx->graph;
+    pc_value *y = t->outputs[0];
+    if (t->graph != g || !pc_pass_can_modify(ctx->opts, t) || y->n_subgraph_refs ||
+        pc_value_rank(y) != (int32_t)rank || !y->n_consumers)
+        return PC_OK;
+    uint8_t *in = calloc(g->n_values ? g->n_values : 1, 1);
+    uint32_t node_limit = g->next_node_id; /* nodes the pushes add are no members */
+    uint8_t *member = calloc(node_limit ? node_limit : 1, 1);
+    pc_node **members = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *members);
+    pc_value **work = malloc((g->n_nodes + 1) * sizeof *work);
+    pc_status st = PC_OK;
+    if (!in || !member || !members || !work) {
+        st = pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: region of '%s'", t->name);
+        goto out;
+    }
+    /* grow from t's output: a node joins once all its carrying inputs are in (it is looked at again from
+     * each of its region inputs) */
+    uint32_t n_members = 0, n_work = 0;
+    in[y->id] = 1;
+    work[n_work++] = y;
+    while (n_work) {
+        const pc_value *v = work[--n_work];
+        for (uint32_t k = 0; k < v->n_consumers; k++) {
+            pc_node *u = v->consumers[k].node;
+            if (member[u->id] || !region_member(ctx, u, in, rank)) continue;
+            member[u->id] = 1;
+            members[n_members++] = u;
+            in[u->outputs[0]->id] = 1;
+            work[n_work++] = u->outputs[0];
+        }
+    }
+    if (!n_members || !cost_negative(region_cost(ctx, t, member, members, n_members, perm, rank)))
+        goto out;
+    int64_t perm_inv[PC_MAX_RANK];
+    tp_perm_invert(perm, rank, perm_inv);
+    const char *tname = t->name;
+    uint32_t n_pushed = 0;
+    for (pc_node *n = g->first; n && st == PC_OK; n = n->next) {
+        if (n->removed || n->id >= node_limit || !member[n->id]) continue;
+        const tp_handler *h = tp_handler_find(n, ctx->opset);
+        uint32_t small[PC_MAX_RANK], *carry = small;
+        uint32_t cap = n->n_inputs > PC_MAX_RANK ? n->n_inputs : PC_MAX_RANK;
+        if (cap > PC_MAX_RANK && !(carry = malloc(cap * sizeof *carry))) {
+            st = pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", n->name);
+            break;
+        }
+        uint32_t n_carry = tp_handler_inputs(h, n, carry, cap);
+        tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
+        bool pushed = false;
+        st = h->fn(&push, &pushed);
+        if (carry != small) free(carry);
+        if (st == PC_OK && pushed) {
+            n_pushed++;
+            pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, n->op_type,
+                            n->name);
+        }
+    }
+    if (n_pushed) *done = ctx->changed = true;
+out:
+    free(in);
+    free(member);
+    free(members);
+    free(work);
+    return st;
 }
 
 /* ProcessTranspose: push Transpose t (perm) feeding input i of node through node when a handler allows it. */
@@ -481,7 +618,13 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     int64_t perm_inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, perm_inv);
     pc_status st = PC_OK;
-    if (carries && should_push(ctx, node, h, t, perm, perm_inv, rank, carry, n_carry)) {
+    bool accept = carries && should_push(ctx, node, h, t, perm, perm_inv, rank, carry, n_carry);
+    /* refused alone: the elementwise region t reaches may pay for itself as a whole */
+    if (carries && !accept && (h->elementwise || per_tensor_qdq(ctx, node, h))) {
+        if (carry != small) free(carry);
+        return try_region_push(ctx, t, perm, rank, done);
+    }
+    if (accept) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;
         tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry};
         st = h->fn(&push, done);

@@ -940,6 +940,84 @@ static void test_push_shared_into_merging_readers(void)
     pc_model_free(m);
 }
 
+/* x -> T -> t -> {Split(t, axis 2) -> {s0 -> T^-1 -> y0, s1 -> {Sigmoid -> y1, T^-1 -> y2}}, Split(t, axis 1)
+ * -> outputs} (suite seed 1 case 20828, nhwc: t the NHWC Conv's output wrapper, the Sigmoid another EP's):
+ * the push through the first Split keeps T for the second, cancels both T^-1 and puts one Transpose on s1
+ * for the Sigmoid: 3 -> 2. It was refused before the Split's per-output credits were counted, since t
+ * stays. */
+static void test_push_shared_split_cancel(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    pt_const_i64(m, "split_h", 2, (const int64_t[]){1, 1});
+    pt_const_i64(m, "split_c", 2, (const int64_t[]){1, 3});
+    transpose(m, "x", "t", 4, CF);
+    pc_error err;
+    pc_node *sp = pt_node(m, "Split", "", "t,split_h", "s0,s1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp, "axis", 2, &err), &err);
+    pc_node *sp2 = pt_node(m, "Split", "", "t,split_c", "c0,c1", NULL);
+    CHECK_OK(pc_node_set_attr_int(sp2, "axis", 1, &err), &err);
+    transpose(m, "s0", "y0", 4, CL);
+    pc_node *sg = pt_node(m, "Sigmoid", "", "s1", "y1", NULL);
+    transpose(m, "s1", "y2", 4, CL);
+    pt_output(m, "y0");
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pt_output(m, "c0");
+    pt_output(m, "c1");
+    for (pc_node *n = m->graph->first; n; n = n->next)
+        n->ep = "a";
+    sg->ep = "b"; /* another EP's reader (the case's ReduceMean on cpu): this run cannot push into it */
+    pc_pass_options o = pt_pass_options("transpose_optimize_ep");
+    o.provider = "a";
+    CHECK_MSG(optimize_checked(m, &o, "T -> {Split -> {T^-1, {Sigmoid, T^-1}}, Split}") == 2, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
+/* x -> T -> b -> {Div(b, k) -> d, Mul(b, c) -> m}, m -> {Mul(m, d) -> out, T^-1 -> y} (suite seed 1 case
+ * 19660, annotated: T^-1 an NHWC Conv's input wrapper): pushed through all three, T leaves one Transpose at
+ * out and cancels T^-1 (2 -> 1). Each push alone keeps the shared T or costs m a Transpose; the region push
+ * takes them together. */
+static void test_region_push(void)
+{
+    static const float kv[] = {1.4142135f}, cv[] = {0.5f};
+    static const int64_t p[] = {0, 2, 1};
+    for (int fed_twice = 0; fed_twice < 2; fed_twice++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 3});
+        pt_const_f(m, "k", 0, NULL, kv);
+        pt_const_f(m, "c", 0, NULL, cv);
+        transpose(m, "x", "b", 3, p);
+        pt_node(m, "Div", "", "b,k", "d", NULL);
+        pt_node(m, "Mul", "", fed_twice ? "b,b" : "b,c", "mm", NULL);
+        pt_node(m, "Mul", "", "mm,d", "out", NULL);
+        transpose(m, "mm", "y", 3, p);
+        pt_output(m, "out");
+        pt_output(m, "y");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "T -> {Div, Mul} -> Mul -> out, T^-1") == 1, "%d Transposes (%s)",
+                  pt_count_op(m, "Transpose"), fed_twice ? "Mul(b, b)" : "Mul(b, c)");
+        pc_model_free(m);
+    }
+}
+
+/* The region push must not pay for a region that does not lower the cost: T -> {Relu -> out1, Neg -> out2}
+ * stays one Transpose (pushed, it would be two). */
+static void test_region_push_not_worse(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    transpose(m, "x", "t", 4, CF);
+    pt_node(m, "Relu", "", "t", "y1", NULL);
+    pt_node(m, "Neg", "", "t", "y2", NULL);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> {Relu, Neg}") == 1, "%d Transposes", pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -979,5 +1057,8 @@ int main(void)
     test_group_push_long_chain();
     test_pull_up_merging_dq();
     test_push_shared_into_merging_readers();
+    test_push_shared_split_cancel();
+    test_region_push();
+    test_region_push_not_worse();
     return pc_test_finish("test_transpose_gaps");
 }
