@@ -312,6 +312,36 @@ static void test_numerics(void)
             pair_free(&p);
         }
     }
+
+    /* a rewritten node's one step, requantized downstream: Q(s1) -> bump -> DQ(s1) -> Q(s2), s1 / s2 = 1.35,
+     * moves the output by up to ceil(1.35) = 2 steps (suite seed 3 case 26142: QLinearConv -> DQ -> Q), which
+     * one step per rewrite allows; two steps at the rewritten node (up to 3 at the output) do not. `bump` is
+     * the rewritten node (renamed after the pass); the reference computes the rest. */
+    for (int steps = 1; steps <= 2; steps++) {
+        pc_model *ms[2];
+        for (int side = 0; side < 2; side++) {
+            pc_model *m = pt_model(17);
+            pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
+            float s1 = 0.027f, s2 = 0.02f;
+            uint8_t zp = 100, add = (uint8_t)(side ? steps : 0);
+            pt_const_f(m, "s1", 0, NULL, &s1);
+            pt_const_f(m, "s2", 0, NULL, &s2);
+            pt_const(m, "zp", PC_DTYPE_UINT8, 0, NULL, &zp);
+            pt_const(m, "k", PC_DTYPE_UINT8, 0, NULL, &add);
+            pt_node(m, "QuantizeLinear", "", "x,s1,zp", "q", NULL);
+            pc_node *bump = pt_node(m, "Add", "", "q,k", "q2", NULL);
+            bump->name = side ? "bump_rewritten" : "bump";
+            pt_node(m, "DequantizeLinear", "", "q2,s1,zp", "d", NULL);
+            pt_node(m, "QuantizeLinear", "", "d,s2,zp", "y", NULL);
+            pt_output(m, "y");
+            ms[side] = typed(m);
+        }
+        p.before = ms[0];
+        p.after = ms[1];
+        p.pass = "fuse_qdq_qlinear";
+        EXPECT(&p, steps == 1 ? PC_PROP_PASS : PC_PROP_FAIL, steps == 1 ? "" : "values");
+        pair_free(&p);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
