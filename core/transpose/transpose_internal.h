@@ -31,6 +31,13 @@ typedef struct tp_ctx {
     uint8_t *leads_to_transpose; /* the value flows (through handled ops) into a Transpose */
     pc_node *
         *cancel_at; /* a single-consumer chain of elementwise ops from the value ends at this Transpose */
+    /* try_region_push's scratch, kept across calls (each call clears what it set), so a graph of many refused
+     * pushes costs each one its region, not the graph's size */
+    uint8_t *region_in;     /* per value id: in the region */
+    uint8_t *region_member; /* per node id: a member */
+    uint32_t region_values_cap, region_nodes_cap;
+    pc_node **region_members; /* the members, in the order they joined (also the walk's work list) */
+    uint32_t region_list_cap;
 } tp_ctx;
 
 /* ---- transpose_perm.c ---- */

@@ -529,6 +529,19 @@ static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *m
  * through the whole region of elementwise ops it reaches (region_member) when that lowers the cost exactly:
  * T -> {Div(t, k) -> d, Mul(t, c) -> m}, m -> {Mul(m, d) -> out, T^-1} leaves one Transpose at out, not two.
  * Members are pushed in graph order, so each reads only pushed values then. */
+/* Grows a zeroed scratch array to at least n entries of size sz (new entries zero). */
+static bool scratch_grow(void **p, uint32_t *cap, uint32_t n, size_t sz)
+{
+    if (n <= *cap) return true;
+    uint32_t want = n < 64 ? 64 : n + n / 2;
+    void *q = realloc(*p, (size_t)want * sz);
+    if (!q) return false;
+    memset((char *)q + (size_t)*cap * sz, 0, (size_t)(want - *cap) * sz);
+    *p = q;
+    *cap = want;
+    return true;
+}
+
 static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
 {
     *done = false;
@@ -537,39 +550,39 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
     if (t->graph != g || !pc_pass_can_modify(ctx->opts, t) || y->n_subgraph_refs ||
         pc_value_rank(y) != (int32_t)rank || !y->n_consumers)
         return PC_OK;
-    uint8_t *in = calloc(g->n_values ? g->n_values : 1, 1);
     uint32_t node_limit = g->next_node_id; /* nodes the pushes add are no members */
-    uint8_t *member = calloc(node_limit ? node_limit : 1, 1);
-    pc_node **members = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *members);
-    pc_value **work = malloc((g->n_nodes + 1) * sizeof *work);
+    if (!scratch_grow((void **)&ctx->region_in, &ctx->region_values_cap, g->n_values, 1) ||
+        !scratch_grow((void **)&ctx->region_member, &ctx->region_nodes_cap, node_limit, 1) ||
+        !scratch_grow((void **)&ctx->region_members, &ctx->region_list_cap, g->n_nodes + 1, sizeof(void *)))
+        return pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: region of '%s'", t->name);
+    uint8_t *in = ctx->region_in, *member = ctx->region_member;
+    pc_node **members = ctx->region_members;
     pc_status st = PC_OK;
-    if (!in || !member || !members || !work) {
-        st = pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: region of '%s'", t->name);
-        goto out;
-    }
     /* grow from t's output: a node joins once all its carrying inputs are in (it is looked at again from
-     * each of its region inputs) */
-    uint32_t n_members = 0, n_work = 0;
+     * each of its region inputs); members double as the work list (each member's output is visited once) */
+    uint32_t n_members = 0;
     in[y->id] = 1;
-    work[n_work++] = y;
-    while (n_work) {
-        const pc_value *v = work[--n_work];
+    for (uint32_t next = 0;; next++) {
+        const pc_value *v = next == 0 ? y : next - 1 < n_members ? members[next - 1]->outputs[0] : NULL;
+        if (!v) break;
         for (uint32_t k = 0; k < v->n_consumers; k++) {
             pc_node *u = v->consumers[k].node;
             if (member[u->id] || !region_member(ctx, u, in, rank)) continue;
             member[u->id] = 1;
             members[n_members++] = u;
             in[u->outputs[0]->id] = 1;
-            work[n_work++] = u->outputs[0];
         }
     }
-    if (!n_members || !cost_negative(region_cost(ctx, t, member, members, n_members, perm, rank)))
-        goto out;
+    bool pays = n_members && cost_negative(region_cost(ctx, t, member, members, n_members, perm, rank));
+    /* leave the value scratch zeroed now: the pushes give the members fresh output values */
+    in[y->id] = 0;
+    for (uint32_t m = 0; m < n_members; m++)
+        in[members[m]->outputs[0]->id] = 0;
     int64_t perm_inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, perm_inv);
     const char *tname = t->name;
     uint32_t n_pushed = 0;
-    for (pc_node *n = g->first; n && st == PC_OK; n = n->next) {
+    for (pc_node *n = pays ? g->first : NULL; n && st == PC_OK; n = n->next) {
         if (n->removed || n->id >= node_limit || !member[n->id]) continue;
         const tp_handler *h = tp_handler_find(n, ctx->opset);
         uint32_t small[PC_MAX_RANK], *carry = small;
@@ -590,11 +603,8 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
         }
     }
     if (n_pushed) *done = ctx->changed = true;
-out:
-    free(in);
-    free(member);
-    free(members);
-    free(work);
+    for (uint32_t m = 0; m < n_members; m++)
+        member[members[m]->id] = 0; /* node ids are stable */
     return st;
 }
 
@@ -1340,6 +1350,9 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
         st = reshape_unit_transposes(&ctx);
         ctx.changed = ctx.changed || rounds_changed;
     }
+    free(ctx.region_in);
+    free(ctx.region_member);
+    free(ctx.region_members);
     if (changed) *changed = ctx.changed;
     return st;
 }
