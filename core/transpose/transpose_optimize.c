@@ -203,7 +203,10 @@ static bool cancel_only_readers(const tp_ctx *ctx, const pc_value *o, const pc_v
     return seen;
 }
 
-enum { TP_PULL_DEPTH = 4 };
+/* Look-ahead of a move up: TP_PULL_DEPTH levels of nodes with several inputs to move above (the walk
+ * branches there), plus up to TP_PULL_LINKS links in all of one-input chains (no branching: a QDQ chain DQ ->
+ * Relu -> Q -> DQ -> Relu -> Q is six links long), so one evaluation stays bounded. */
+enum { TP_PULL_DEPTH = 4, TP_PULL_LINKS = 32 };
 
 /* u, another consumer of y (t's output), starts a chain of one-output elementwise ops (up to TP_PULL_DEPTH
  * links) whose carrying inputs are y, constants or the previous link's output (read by nothing else) and
@@ -813,8 +816,23 @@ static int sibling_pull_rank(const tp_ctx *ctx, const pc_node *node, const pc_va
 static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h,
                                 const int64_t *perm, size_t rank, bool again);
 
+/* Whether node has exactly one non-constant carrying input (a move above it goes on along one path). */
+static bool pull_link(const pc_node *node, const tp_handler *h)
+{
+    const pc_value *one = NULL;
+    for (uint32_t i = 0; i < node->n_inputs; i++) {
+        const pc_value *x = node->inputs[i];
+        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0) || pc_value_const(x) || x == one)
+            continue;
+        if (one) return false;
+        one = x;
+    }
+    return one != NULL;
+}
+
 static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
-                      size_t rank, int depth, tp_cost *cost, bool *ok)
+                      size_t rank, int depth, int *links, tp_cost *cost, bool *ok)
 {
     for (uint32_t i = 0; i < node->n_inputs && *ok; i++) {
         const pc_value *x = node->inputs[i];
@@ -838,13 +856,17 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
         tp_cost c = {0, 0};
         input_cost(ctx, node, x, perm, rank, &c);
         const tp_handler *ph;
-        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, NULL, 0, &ph) : NULL;
+        bool more = depth > 0 || *links > 0;
+        const pc_node *p = more && c.count > 0 ? pull_node(ctx, x, node, NULL, 0, &ph) : NULL;
         /* one whose other readers merge the Transpose(perm^-1) left for them (as try_pull_up will allow) */
-        if (!p && depth > 0 && c.count > 0 && (p = pull_node(ctx, x, node, perm, rank, &ph)) != NULL &&
+        if (!p && more && c.count > 0 && (p = pull_node(ctx, x, node, perm, rank, &ph)) != NULL &&
             !pull_inputs_settled(ctx, p, ph, perm, rank, true))
             p = NULL;
         bool twins = false;
-        if (!p && depth > 0 && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
+        if (!p && more && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
+        /* a one-input link costs no depth (its own budget): the look-ahead follows whole chains */
+        bool link = p && *links > 0 && pull_link(p, ph);
+        if (p && !link && depth == 0) p = NULL;
         if (p) {
             tp_cost up = {0, 0};
             bool up_ok = true;
@@ -854,7 +876,8 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
                 if (y && y != x && pc_value_is_used(y))
                     cost_add(&up, -tp_value_cost_rank(y->consumers[0].node->outputs[0]), -1);
             }
-            pull_cost(ctx, p, ph, perm, rank, depth - 1, &up, &up_ok);
+            if (link) --*links;
+            pull_cost(ctx, p, ph, perm, rank, link ? depth : depth - 1, links, &up, &up_ok);
             if (up_ok && (up.rank < c.rank || (up.rank == c.rank && up.count < c.count))) c = up;
         }
         /* a new Transpose on x that a sibling's move up will share: that move removes the sibling's one */
@@ -953,7 +976,8 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
             merging || (t->inputs[0]->consumers[k].node != t && !any_layout_reader(ctx, t->inputs[0], k));
     if (merging && !pull_inputs_settled(ctx, node, h, perm, rank, true)) return PC_OK;
     bool ok = true;
-    pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &cost, &ok);
+    int links = TP_PULL_LINKS;
+    pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &links, &cost, &ok);
     if (!ok || !cost_negative(cost)) return PC_OK;
     uint32_t small[PC_MAX_RANK], *carry = small;
     if (node->n_inputs > PC_MAX_RANK) {
@@ -1003,9 +1027,11 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
                 (st = tp_remove_if_dead(ctx, back)) == PC_OK)
                 st = tp_replace_by_input(ctx, t);
         }
-        /* with merging readers, a Transpose put on an input above a node of constants moves on at once
-         * (pull_inputs_settled): left there, a push through the node would undo the move */
-        for (uint32_t k = 0; merging && k < n_carry && st == PC_OK; k++) {
+        /* a new Transpose put on an input moves on at once when that lowers the cost: with merging readers,
+         * one above a node of constants must (pull_inputs_settled: left there, a push through the node would
+         * undo the move), and a chain the look-ahead followed is moved up whole in this round (one link per
+         * round could outlast the rounds and leave it halfway) */
+        for (uint32_t k = 0; k < n_carry && st == PC_OK; k++) {
             pc_value *x = node->inputs[carry[k]];
             pc_node *nt = x ? x->producer : NULL;
             bool moved;

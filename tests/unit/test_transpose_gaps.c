@@ -1018,6 +1018,44 @@ static void test_region_push_not_worse(void)
     pc_model_free(m);
 }
 
+/* x -> T -> y0 and x -> (Q -> DQ -> Relu) x n -> T -> y1 (suite seed 2 case 4273, annotated: two NHWC
+ * QLinearConvs' input wrappers on x and on the end of a QDQ chain): the second T moves above the whole chain
+ * and shares the first (2 -> 1). The look-ahead stopped 4 levels up; a chain longer than the rounds must be
+ * moved up whole in one round (else it stays halfway, and a second run moves it on). */
+static void test_pull_up_long_chain(void)
+{
+    static const float sv[] = {0.25f};
+    static const int64_t p[] = {0, 2, 1};
+    for (int n = 2; n <= 4; n += 2) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 3});
+        pt_const_f(m, "s", 0, NULL, sv);
+        transpose(m, "x", "y0", 3, p);
+        char in[16] = "x", q[16], d[16], r[16], ins[40];
+        for (int i = 0; i < n; i++) {
+            snprintf(q, sizeof q, "q%d", i);
+            snprintf(d, sizeof d, "d%d", i);
+            snprintf(r, sizeof r, "r%d", i);
+            snprintf(ins, sizeof ins, "%s,s", in);
+            pt_node(m, "QuantizeLinear", "", ins, q, NULL);
+            snprintf(ins, sizeof ins, "%s,s", q);
+            pt_node(m, "DequantizeLinear", "", ins, d, NULL);
+            pt_node(m, "Relu", "", d, r, NULL);
+            memcpy(in, r, sizeof in);
+        }
+        transpose(m, in, "y1", 3, p);
+        pt_output(m, "y0");
+        pt_output(m, "y1");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "x -> {T, (Q -> DQ -> Relu) x n -> T}") == 1,
+                  "%d links: %d Transposes", 3 * n, pt_count_op(m, "Transpose"));
+        /* idempotent: a second run finds nothing left to move */
+        CHECK_MSG(!pt_run_pass(pc_transpose_optimize, m, &o), "%d links: a second run changed the graph",
+                  3 * n);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -1060,5 +1098,6 @@ int main(void)
     test_push_shared_split_cancel();
     test_region_push();
     test_region_push_not_worse();
+    test_pull_up_long_chain();
     return pc_test_finish("test_transpose_gaps");
 }
