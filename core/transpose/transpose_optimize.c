@@ -468,21 +468,39 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     return cost_negative(cost);
 }
 
-/* A region member: a one-output elementwise op (or per-tensor Q/DQ) of this run, of the pushed rank, whose
- * every carrying input is a constant or a value already in the region (flags by value id), and at least one
- * is. */
+/* A Split the region may take in: its handler will not refuse the push (a valid axis), and every output is
+ * of the pushed rank (each then gets the pushed perm, as an elementwise op's one output does). */
+static bool region_split(const pc_node *u, const tp_handler *h, size_t rank)
+{
+    const pc_attr *a = pc_node_attr(u, "axis");
+    int64_t axis;
+    if (strcmp(u->op_type, "Split") != 0 || !h->transposes_outputs || (a && a->type != PC_ATTR_INT) ||
+        !tp_axis_normalize(a ? a->i : 0, rank, &axis) || pc_value_rank(u->inputs[0]) != (int32_t)rank)
+        return false;
+    for (uint32_t k = 0; k < u->n_outputs; k++) {
+        const pc_value *o = u->outputs[k];
+        if (o && (o->n_subgraph_refs || pc_value_rank(o) != (int32_t)rank)) return false;
+    }
+    return true;
+}
+
+/* A region member: a one-output elementwise op (or per-tensor Q/DQ) of this run, of the pushed rank, or a
+ * Split (region_split: its outputs' Transposes are costed like a member output's), whose every carrying
+ * input is a constant or a value already in the region (flags by value id), and at least one is. */
 static bool region_member(const tp_ctx *ctx, const pc_node *u, const uint8_t *in, size_t rank)
 {
     const tp_handler *h = tp_handler_find(u, ctx->opset);
-    if (u->removed || u->graph != ctx->graph || u->n_outputs != 1 || !u->outputs[0] || !h ||
-        !(h->elementwise || per_tensor_qdq(ctx, u, h)) || !pc_pass_can_modify(ctx->opts, u) ||
+    if (u->removed || u->graph != ctx->graph || !h || !pc_pass_can_modify(ctx->opts, u)) return false;
+    if (u->n_inputs && u->inputs[0] && in[u->inputs[0]->id] && region_split(u, h, rank)) return true;
+    if (u->n_outputs != 1 || !u->outputs[0] || !(h->elementwise || per_tensor_qdq(ctx, u, h)) ||
         !link_will_push(h, u) || u->outputs[0]->n_subgraph_refs ||
         pc_value_rank(u->outputs[0]) != (int32_t)rank)
         return false;
     bool reads = false;
     for (uint32_t i = 0; i < u->n_inputs; i++) {
         const pc_value *w = u->inputs[i];
-        if (!w || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+        if (!w || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
             continue;
         if (in[w->id]) {
             if (pc_value_rank(w) != (int32_t)rank) return false;
@@ -507,22 +525,26 @@ static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *m
         all = member[y->consumers[k].node->id];
     if (all) cost_add(&cost, -tp_value_cost_rank(y), -1);
     for (uint32_t m = 0; m < n_members; m++) {
-        const pc_value *o = members[m]->outputs[0];
-        bool needs = o->is_graph_output;
-        for (uint32_t k = 0; k < o->n_consumers; k++) {
-            const pc_node *c = o->consumers[k].node;
-            int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
-            size_t qr;
-            if (member[c->id]) continue;
-            if (!c->removed && c->graph == ctx->graph && o->consumers[k].index == 0 &&
-                pc_pass_can_modify(ctx->opts, c) && tp_transpose_perm(c, q, &qr) && qr == rank) {
-                tp_perm_compose(perm, q, rank, comp);
-                if (tp_perm_is_identity(comp, rank)) cost_add(&cost, -tp_value_cost_rank(c->outputs[0]), -1);
-                continue;
+        for (uint32_t j = 0; j < members[m]->n_outputs; j++) {
+            const pc_value *o = members[m]->outputs[j];
+            if (!o) continue;
+            bool needs = o->is_graph_output;
+            for (uint32_t k = 0; k < o->n_consumers; k++) {
+                const pc_node *c = o->consumers[k].node;
+                int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
+                size_t qr;
+                if (member[c->id]) continue;
+                if (!c->removed && c->graph == ctx->graph && o->consumers[k].index == 0 &&
+                    pc_pass_can_modify(ctx->opts, c) && tp_transpose_perm(c, q, &qr) && qr == rank) {
+                    tp_perm_compose(perm, q, rank, comp);
+                    if (tp_perm_is_identity(comp, rank))
+                        cost_add(&cost, -tp_value_cost_rank(c->outputs[0]), -1);
+                    continue;
+                }
+                needs = true;
             }
-            needs = true;
+            if (needs) cost_add(&cost, tp_value_cost_rank(o), 1);
         }
-        if (needs) cost_add(&cost, tp_value_cost_rank(o), 1);
     }
     return cost;
 }
@@ -544,7 +566,7 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
     uint32_t node_limit = g->next_node_id; /* nodes the pushes add are no members */
     uint8_t *member = calloc(node_limit ? node_limit : 1, 1);
     pc_node **members = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *members);
-    pc_value **work = malloc((g->n_nodes + 1) * sizeof *work);
+    pc_value **work = malloc((g->n_values + 1) * sizeof *work); /* each value at most once */
     pc_status st = PC_OK;
     if (!in || !member || !members || !work) {
         st = pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: region of '%s'", t->name);
@@ -562,8 +584,11 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
             if (member[u->id] || !region_member(ctx, u, in, rank)) continue;
             member[u->id] = 1;
             members[n_members++] = u;
-            in[u->outputs[0]->id] = 1;
-            work[n_work++] = u->outputs[0];
+            for (uint32_t j = 0; j < u->n_outputs; j++) {
+                if (!u->outputs[j]) continue;
+                in[u->outputs[j]->id] = 1;
+                work[n_work++] = u->outputs[j];
+            }
         }
     }
     if (!n_members || !cost_negative(region_cost(ctx, t, member, members, n_members, perm, rank)))

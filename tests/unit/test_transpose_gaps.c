@@ -1056,6 +1056,35 @@ static void test_pull_up_long_chain(void)
     }
 }
 
+/* x -> T -> t -> {output, Relu -> Split(axis 3) -> {s0 -> output, s1 -> T^-1 -> y1, s2 -> T^-1 -> y2}} (suite
+ * seed 3 case 6588, nhwc: T an NHWC Conv's output wrapper, the last T^-1 the next Conv's input one): pushed
+ * through Relu and the Split, T stays for t and cancels both T^-1; s0 gets one (a Reshape when it moves only
+ * size-1 dims): 3 -> 2, or 3 -> 1 with a Reshape. The push through Relu alone only added one (t stays); the
+ * region push now takes the Split in. */
+static void test_region_push_split(void)
+{
+    for (int unit = 0; unit < 2; unit++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, unit ? 1 : 2, 5, 2});
+        pt_const_i64(m, "sizes", 3, (const int64_t[]){1, 2, 2});
+        transpose(m, "x", "t", 4, CF);
+        pt_node(m, "Relu", "", "t", "r", NULL);
+        pc_error err;
+        pc_node *sp = pt_node(m, "Split", "", "r,sizes", "s0,s1,s2", NULL);
+        CHECK_OK(pc_node_set_attr_int(sp, "axis", 3, &err), &err);
+        transpose(m, "s1", "y1", 4, CL);
+        transpose(m, "s2", "y2", 4, CL);
+        pt_output(m, "t");
+        pt_output(m, "s0");
+        pt_output(m, "y1");
+        pt_output(m, "y2");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "T -> {out, Relu -> Split -> {out, T^-1, T^-1}}") == 2 - unit,
+                  "%s: %d Transposes", unit ? "size-1 s0" : "s0", pt_count_op(m, "Transpose"));
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -1099,5 +1128,6 @@ int main(void)
     test_region_push();
     test_region_push_not_worse();
     test_pull_up_long_chain();
+    test_region_push_split();
     return pc_test_finish("test_transpose_gaps");
 }
