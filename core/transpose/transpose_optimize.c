@@ -554,7 +554,40 @@ static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *m
  * through the whole region of elementwise ops it reaches (region_member) when that lowers the cost exactly:
  * T -> {Div(t, k) -> d, Mul(t, c) -> m}, m -> {Mul(m, d) -> out, T^-1} leaves one Transpose at out, not two.
  * Members are pushed in graph order, so each reads only pushed values then. */
-static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
+static pc_status push_member(tp_ctx *ctx, pc_node *n, const int64_t *perm, const int64_t *perm_inv,
+                             size_t rank, const char *tname, bool *pushed)
+{
+    const tp_handler *h = tp_handler_find(n, ctx->opset);
+    uint32_t small[PC_MAX_RANK], *carry = small;
+    uint32_t cap = n->n_inputs > PC_MAX_RANK ? n->n_inputs : PC_MAX_RANK;
+    *pushed = false;
+    if (cap > PC_MAX_RANK && !(carry = malloc(cap * sizeof *carry)))
+        return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", n->name);
+    uint32_t n_carry = tp_handler_inputs(h, n, carry, cap);
+    tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
+    const char *op = n->op_type, *name = n->name;
+    pc_status st = h->fn(&push, pushed);
+    if (carry != small) free(carry);
+    if (st == PC_OK && *pushed)
+        pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, op, name);
+    return st;
+}
+
+/* A root for the region push: a one-output op reading t whose output perm is the pushed perm (Pad, Slice,
+ * Softmax...; not elementwise, so no member), whose other carrying inputs are constants. Its handler may
+ * still refuse: it is pushed first, so a refusal leaves the graph as it was. */
+static bool region_root(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const pc_node *t,
+                        size_t rank)
+{
+    const pc_value *o = node->n_outputs == 1 ? node->outputs[0] : NULL;
+    return o && h->transposes_outputs && !h->dropped_axes && same_perm_output(node) &&
+           strcmp(node->op_type, "Unsqueeze") != 0 && node->graph == ctx->graph &&
+           pc_pass_can_modify(ctx->opts, node) && !o->n_subgraph_refs && pc_value_rank(o) == (int32_t)rank &&
+           others_const(node, h, t->outputs[0]);
+}
+
+static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, pc_node *root,
+                                 bool *done)
 {
     *done = false;
     pc_graph *g = ctx->graph;
@@ -577,6 +610,12 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
     uint32_t n_members = 0, n_work = 0;
     in[y->id] = 1;
     work[n_work++] = y;
+    if (root) {
+        member[root->id] = 1;
+        members[n_members++] = root;
+        in[root->outputs[0]->id] = 1;
+        work[n_work++] = root->outputs[0];
+    }
     while (n_work) {
         const pc_value *v = work[--n_work];
         for (uint32_t k = 0; k < v->n_consumers; k++) {
@@ -591,31 +630,27 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
             }
         }
     }
-    if (!n_members || !cost_negative(region_cost(ctx, t, member, members, n_members, perm, rank)))
-        goto out;
+    if (n_members <= (root ? 1u : 0u)) goto out;
+    tp_cost cost = region_cost(ctx, t, member, members, n_members, perm, rank);
+    /* a region through a root or a Split trades Transposes of other sizes: it must leave fewer, not only
+     * smaller ones (trading T and T^-1 for two smaller ones on Split outputs blocked the move up that leaves
+     * one: suite seed 3 case 8132) */
+    bool wide = root != NULL;
+    for (uint32_t m = 0; m < n_members && !wide; m++)
+        wide = members[m]->n_outputs != 1;
+    if (!cost_negative(cost) || (wide && (cost.count >= 0 || cost.rank > 0))) goto out;
     int64_t perm_inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, perm_inv);
     const char *tname = t->name;
     uint32_t n_pushed = 0;
-    for (pc_node *n = g->first; n && st == PC_OK; n = n->next) {
-        if (n->removed || n->id >= node_limit || !member[n->id]) continue;
-        const tp_handler *h = tp_handler_find(n, ctx->opset);
-        uint32_t small[PC_MAX_RANK], *carry = small;
-        uint32_t cap = n->n_inputs > PC_MAX_RANK ? n->n_inputs : PC_MAX_RANK;
-        if (cap > PC_MAX_RANK && !(carry = malloc(cap * sizeof *carry))) {
-            st = pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", n->name);
-            break;
-        }
-        uint32_t n_carry = tp_handler_inputs(h, n, carry, cap);
-        tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
-        bool pushed = false;
-        st = h->fn(&push, &pushed);
-        if (carry != small) free(carry);
-        if (st == PC_OK && pushed) {
-            n_pushed++;
-            pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, n->op_type,
-                            n->name);
-        }
+    bool pushed = true;
+    /* the root first: it reads only t and constants, and the only member that may refuse */
+    if (root && (st = push_member(ctx, root, perm, perm_inv, rank, tname, &pushed)) == PC_OK && pushed)
+        n_pushed++;
+    for (pc_node *n = g->first; n && st == PC_OK && pushed; n = n->next) {
+        if (n->removed || n->id >= node_limit || !member[n->id] || n == root) continue;
+        bool one;
+        if ((st = push_member(ctx, n, perm, perm_inv, rank, tname, &one)) == PC_OK && one) n_pushed++;
     }
     if (n_pushed) *done = ctx->changed = true;
 out:
@@ -650,7 +685,12 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     /* refused alone: the elementwise region t reaches may pay for itself as a whole */
     if (carries && !accept && (h->elementwise || per_tensor_qdq(ctx, node, h))) {
         if (carry != small) free(carry);
-        return try_region_push(ctx, t, perm, rank, done);
+        return try_region_push(ctx, t, perm, rank, NULL, done);
+    }
+    /* or rooted at node, when it passes the Transpose on unchanged (Pad -> Tanh -> Relu -> {T^-1, ...}) */
+    if (carries && !accept && region_root(ctx, node, h, t, rank)) {
+        if (carry != small) free(carry);
+        return try_region_push(ctx, t, perm, rank, node, done);
     }
     if (accept) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;

@@ -1085,6 +1085,31 @@ static void test_region_push_split(void)
     }
 }
 
+/* x -> T -> Pad -> Tanh -> Relu -> r -> {T^-1 -> y1, Tanh -> y2} (suite seed 2 case 15067, eps: T^-1 shared
+ * by BatchNormalization and another EP's ReduceMax there): pushed through the Pad and the elementwise region
+ * after it, T cancels T^-1 and leaves one at y2 (2 -> 1). The push through Pad alone only moved T to a larger
+ * output (the Pad grows a size-1 dim; Relu's output is shared, so no cancel credit); the region push now
+ * starts at such an op. */
+static void test_region_push_from_pad(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 1});
+    pt_const_i64(m, "pads", 8, (const int64_t[]){0, 0, 0, 1, 0, 2, 2, 2});
+    transpose(m, "x", "t", 4, CL);
+    pt_node(m, "Pad", "", "t,pads", "p", NULL);
+    pt_node(m, "Tanh", "", "p", "h", NULL);
+    pt_node(m, "Relu", "", "h", "r", NULL);
+    transpose(m, "r", "y1", 4, CF);
+    pt_node(m, "Tanh", "", "r", "y2", NULL);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> Pad -> Tanh -> Relu -> {T^-1, Tanh}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    CHECK_MSG(!pt_run_pass(pc_transpose_optimize, m, &o), "a second run changed the graph");
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -1129,5 +1154,6 @@ int main(void)
     test_region_push_not_worse();
     test_pull_up_long_chain();
     test_region_push_split();
+    test_region_push_from_pad();
     return pc_test_finish("test_transpose_gaps");
 }
