@@ -36,8 +36,9 @@ typedef struct tp_ctx {
     uint8_t *region_in;     /* per value id: in the region */
     uint8_t *region_member; /* per node id: a member */
     uint32_t region_values_cap, region_nodes_cap;
-    pc_node **region_members; /* the members, in the order they joined (also the walk's work list) */
-    uint32_t region_list_cap;
+    pc_node **region_members; /* the members, in the order they joined */
+    pc_value **region_work;   /* values whose readers are still to look at */
+    uint32_t region_members_cap, region_work_cap;
 } tp_ctx;
 
 /* ---- transpose_perm.c ---- */

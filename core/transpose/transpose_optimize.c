@@ -203,7 +203,10 @@ static bool cancel_only_readers(const tp_ctx *ctx, const pc_value *o, const pc_v
     return seen;
 }
 
-enum { TP_PULL_DEPTH = 4 };
+/* Look-ahead of a move up: TP_PULL_DEPTH levels of nodes with several inputs to move above (the walk
+ * branches there), plus up to TP_PULL_LINKS links in all of one-input chains (no branching: a QDQ chain DQ ->
+ * Relu -> Q -> DQ -> Relu -> Q is six links long), so one evaluation stays bounded. */
+enum { TP_PULL_DEPTH = 4, TP_PULL_LINKS = 32 };
 
 /* u, another consumer of y (t's output), starts a chain of one-output elementwise ops (up to TP_PULL_DEPTH
  * links) whose carrying inputs are y, constants or the previous link's output (read by nothing else) and
@@ -465,21 +468,39 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     return cost_negative(cost);
 }
 
-/* A region member: a one-output elementwise op (or per-tensor Q/DQ) of this run, of the pushed rank, whose
- * every carrying input is a constant or a value already in the region (flags by value id), and at least one
- * is. */
+/* A Split the region may take in: its handler will not refuse the push (a valid axis), and every output is
+ * of the pushed rank (each then gets the pushed perm, as an elementwise op's one output does). */
+static bool region_split(const pc_node *u, const tp_handler *h, size_t rank)
+{
+    const pc_attr *a = pc_node_attr(u, "axis");
+    int64_t axis;
+    if (strcmp(u->op_type, "Split") != 0 || !h->transposes_outputs || (a && a->type != PC_ATTR_INT) ||
+        !tp_axis_normalize(a ? a->i : 0, rank, &axis) || pc_value_rank(u->inputs[0]) != (int32_t)rank)
+        return false;
+    for (uint32_t k = 0; k < u->n_outputs; k++) {
+        const pc_value *o = u->outputs[k];
+        if (o && (o->n_subgraph_refs || pc_value_rank(o) != (int32_t)rank)) return false;
+    }
+    return true;
+}
+
+/* A region member: a one-output elementwise op (or per-tensor Q/DQ) of this run, of the pushed rank, or a
+ * Split (region_split: its outputs' Transposes are costed like a member output's), whose every carrying
+ * input is a constant or a value already in the region (flags by value id), and at least one is. */
 static bool region_member(const tp_ctx *ctx, const pc_node *u, const uint8_t *in, size_t rank)
 {
     const tp_handler *h = tp_handler_find(u, ctx->opset);
-    if (u->removed || u->graph != ctx->graph || u->n_outputs != 1 || !u->outputs[0] || !h ||
-        !(h->elementwise || per_tensor_qdq(ctx, u, h)) || !pc_pass_can_modify(ctx->opts, u) ||
+    if (u->removed || u->graph != ctx->graph || !h || !pc_pass_can_modify(ctx->opts, u)) return false;
+    if (u->n_inputs && u->inputs[0] && in[u->inputs[0]->id] && region_split(u, h, rank)) return true;
+    if (u->n_outputs != 1 || !u->outputs[0] || !(h->elementwise || per_tensor_qdq(ctx, u, h)) ||
         !link_will_push(h, u) || u->outputs[0]->n_subgraph_refs ||
         pc_value_rank(u->outputs[0]) != (int32_t)rank)
         return false;
     bool reads = false;
     for (uint32_t i = 0; i < u->n_inputs; i++) {
         const pc_value *w = u->inputs[i];
-        if (!w || (h->inputs == TP_IN_FIRST && i > 0) || (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
+        if (!w || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
             continue;
         if (in[w->id]) {
             if (pc_value_rank(w) != (int32_t)rank) return false;
@@ -504,22 +525,26 @@ static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *m
         all = member[y->consumers[k].node->id];
     if (all) cost_add(&cost, -tp_value_cost_rank(y), -1);
     for (uint32_t m = 0; m < n_members; m++) {
-        const pc_value *o = members[m]->outputs[0];
-        bool needs = o->is_graph_output;
-        for (uint32_t k = 0; k < o->n_consumers; k++) {
-            const pc_node *c = o->consumers[k].node;
-            int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
-            size_t qr;
-            if (member[c->id]) continue;
-            if (!c->removed && c->graph == ctx->graph && o->consumers[k].index == 0 &&
-                pc_pass_can_modify(ctx->opts, c) && tp_transpose_perm(c, q, &qr) && qr == rank) {
-                tp_perm_compose(perm, q, rank, comp);
-                if (tp_perm_is_identity(comp, rank)) cost_add(&cost, -tp_value_cost_rank(c->outputs[0]), -1);
-                continue;
+        for (uint32_t j = 0; j < members[m]->n_outputs; j++) {
+            const pc_value *o = members[m]->outputs[j];
+            if (!o) continue;
+            bool needs = o->is_graph_output;
+            for (uint32_t k = 0; k < o->n_consumers; k++) {
+                const pc_node *c = o->consumers[k].node;
+                int64_t q[PC_MAX_RANK], comp[PC_MAX_RANK];
+                size_t qr;
+                if (member[c->id]) continue;
+                if (!c->removed && c->graph == ctx->graph && o->consumers[k].index == 0 &&
+                    pc_pass_can_modify(ctx->opts, c) && tp_transpose_perm(c, q, &qr) && qr == rank) {
+                    tp_perm_compose(perm, q, rank, comp);
+                    if (tp_perm_is_identity(comp, rank))
+                        cost_add(&cost, -tp_value_cost_rank(c->outputs[0]), -1);
+                    continue;
+                }
+                needs = true;
             }
-            needs = true;
+            if (needs) cost_add(&cost, tp_value_cost_rank(o), 1);
         }
-        if (needs) cost_add(&cost, tp_value_cost_rank(o), 1);
     }
     return cost;
 }
@@ -529,6 +554,38 @@ static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *m
  * through the whole region of elementwise ops it reaches (region_member) when that lowers the cost exactly:
  * T -> {Div(t, k) -> d, Mul(t, c) -> m}, m -> {Mul(m, d) -> out, T^-1} leaves one Transpose at out, not two.
  * Members are pushed in graph order, so each reads only pushed values then. */
+static pc_status push_member(tp_ctx *ctx, pc_node *n, const int64_t *perm, const int64_t *perm_inv,
+                             size_t rank, const char *tname, bool *pushed)
+{
+    const tp_handler *h = tp_handler_find(n, ctx->opset);
+    uint32_t small[PC_MAX_RANK], *carry = small;
+    uint32_t cap = n->n_inputs > PC_MAX_RANK ? n->n_inputs : PC_MAX_RANK;
+    *pushed = false;
+    if (cap > PC_MAX_RANK && !(carry = malloc(cap * sizeof *carry)))
+        return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", n->name);
+    uint32_t n_carry = tp_handler_inputs(h, n, carry, cap);
+    tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
+    const char *op = n->op_type, *name = n->name;
+    pc_status st = h->fn(&push, pushed);
+    if (carry != small) free(carry);
+    if (st == PC_OK && *pushed)
+        pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, op, name);
+    return st;
+}
+
+/* A root for the region push: a one-output op reading t whose output perm is the pushed perm (Pad, Slice,
+ * Softmax...; not elementwise, so no member), whose other carrying inputs are constants. Its handler may
+ * still refuse: it is pushed first, so a refusal leaves the graph as it was. */
+static bool region_root(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const pc_node *t,
+                        size_t rank)
+{
+    const pc_value *o = node->n_outputs == 1 ? node->outputs[0] : NULL;
+    return o && h->transposes_outputs && !h->dropped_axes && same_perm_output(node) &&
+           strcmp(node->op_type, "Unsqueeze") != 0 && node->graph == ctx->graph &&
+           pc_pass_can_modify(ctx->opts, node) && !o->n_subgraph_refs && pc_value_rank(o) == (int32_t)rank &&
+           others_const(node, h, t->outputs[0]);
+}
+
 /* Grows a zeroed scratch array to at least n entries of size sz (new entries zero). */
 static bool scratch_grow(void **p, uint32_t *cap, uint32_t n, size_t sz)
 {
@@ -542,7 +599,8 @@ static bool scratch_grow(void **p, uint32_t *cap, uint32_t n, size_t sz)
     return true;
 }
 
-static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done)
+static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, pc_node *root,
+                                 bool *done)
 {
     *done = false;
     pc_graph *g = ctx->graph;
@@ -553,56 +611,72 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
     uint32_t node_limit = g->next_node_id; /* nodes the pushes add are no members */
     if (!scratch_grow((void **)&ctx->region_in, &ctx->region_values_cap, g->n_values, 1) ||
         !scratch_grow((void **)&ctx->region_member, &ctx->region_nodes_cap, node_limit, 1) ||
-        !scratch_grow((void **)&ctx->region_members, &ctx->region_list_cap, g->n_nodes + 1, sizeof(void *)))
+        !scratch_grow((void **)&ctx->region_members, &ctx->region_members_cap, g->n_nodes + 1,
+                      sizeof *ctx->region_members) ||
+        !scratch_grow((void **)&ctx->region_work, &ctx->region_work_cap, g->n_values + 1,
+                      sizeof *ctx->region_work))
         return pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: region of '%s'", t->name);
     uint8_t *in = ctx->region_in, *member = ctx->region_member;
     pc_node **members = ctx->region_members;
+    pc_value **work = ctx->region_work; /* each value at most once */
     pc_status st = PC_OK;
     /* grow from t's output: a node joins once all its carrying inputs are in (it is looked at again from
-     * each of its region inputs); members double as the work list (each member's output is visited once) */
-    uint32_t n_members = 0;
+     * each of its region inputs) */
+    uint32_t n_members = 0, n_work = 0;
     in[y->id] = 1;
-    for (uint32_t next = 0;; next++) {
-        const pc_value *v = next == 0 ? y : next - 1 < n_members ? members[next - 1]->outputs[0] : NULL;
-        if (!v) break;
+    work[n_work++] = y;
+    if (root) {
+        member[root->id] = 1;
+        members[n_members++] = root;
+        in[root->outputs[0]->id] = 1;
+        work[n_work++] = root->outputs[0];
+    }
+    while (n_work) {
+        const pc_value *v = work[--n_work];
         for (uint32_t k = 0; k < v->n_consumers; k++) {
             pc_node *u = v->consumers[k].node;
             if (member[u->id] || !region_member(ctx, u, in, rank)) continue;
             member[u->id] = 1;
             members[n_members++] = u;
-            in[u->outputs[0]->id] = 1;
+            for (uint32_t j = 0; j < u->n_outputs; j++) {
+                if (!u->outputs[j]) continue;
+                in[u->outputs[j]->id] = 1;
+                work[n_work++] = u->outputs[j];
+            }
         }
     }
-    bool pays = n_members && cost_negative(region_cost(ctx, t, member, members, n_members, perm, rank));
+    bool pays = n_members > (root ? 1u : 0u);
+    if (pays) {
+        tp_cost cost = region_cost(ctx, t, member, members, n_members, perm, rank);
+        /* a region through a root or a Split trades Transposes of other sizes: it must leave fewer, not only
+         * smaller ones (trading T and T^-1 for two smaller ones on Split outputs blocked the move up that
+         * leaves one: suite seed 3 case 8132) */
+        bool wide = root != NULL;
+        for (uint32_t m = 0; m < n_members && !wide; m++)
+            wide = members[m]->n_outputs != 1;
+        pays = cost_negative(cost) && !(wide && (cost.count >= 0 || cost.rank > 0));
+    }
     /* leave the value scratch zeroed now: the pushes give the members fresh output values */
     in[y->id] = 0;
     for (uint32_t m = 0; m < n_members; m++)
-        in[members[m]->outputs[0]->id] = 0;
-    int64_t perm_inv[PC_MAX_RANK];
-    tp_perm_invert(perm, rank, perm_inv);
-    const char *tname = t->name;
-    uint32_t n_pushed = 0;
-    for (pc_node *n = pays ? g->first : NULL; n && st == PC_OK; n = n->next) {
-        if (n->removed || n->id >= node_limit || !member[n->id]) continue;
-        const tp_handler *h = tp_handler_find(n, ctx->opset);
-        uint32_t small[PC_MAX_RANK], *carry = small;
-        uint32_t cap = n->n_inputs > PC_MAX_RANK ? n->n_inputs : PC_MAX_RANK;
-        if (cap > PC_MAX_RANK && !(carry = malloc(cap * sizeof *carry))) {
-            st = pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", n->name);
-            break;
-        }
-        uint32_t n_carry = tp_handler_inputs(h, n, carry, cap);
-        tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
-        bool pushed = false;
-        st = h->fn(&push, &pushed);
-        if (carry != small) free(carry);
-        if (st == PC_OK && pushed) {
+        for (uint32_t j = 0; j < members[m]->n_outputs; j++)
+            if (members[m]->outputs[j]) in[members[m]->outputs[j]->id] = 0;
+    if (pays) {
+        int64_t perm_inv[PC_MAX_RANK];
+        tp_perm_invert(perm, rank, perm_inv);
+        const char *tname = t->name;
+        uint32_t n_pushed = 0;
+        bool pushed = true;
+        /* the root first: it reads only t and constants, and the only member that may refuse */
+        if (root && (st = push_member(ctx, root, perm, perm_inv, rank, tname, &pushed)) == PC_OK && pushed)
             n_pushed++;
-            pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, n->op_type,
-                            n->name);
+        for (pc_node *n = g->first; n && st == PC_OK && pushed; n = n->next) {
+            if (n->removed || n->id >= node_limit || !member[n->id] || n == root) continue;
+            bool one;
+            if ((st = push_member(ctx, n, perm, perm_inv, rank, tname, &one)) == PC_OK && one) n_pushed++;
         }
+        if (n_pushed) *done = ctx->changed = true;
     }
-    if (n_pushed) *done = ctx->changed = true;
     for (uint32_t m = 0; m < n_members; m++)
         member[members[m]->id] = 0; /* node ids are stable */
     return st;
@@ -632,7 +706,12 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     /* refused alone: the elementwise region t reaches may pay for itself as a whole */
     if (carries && !accept && (h->elementwise || per_tensor_qdq(ctx, node, h))) {
         if (carry != small) free(carry);
-        return try_region_push(ctx, t, perm, rank, done);
+        return try_region_push(ctx, t, perm, rank, NULL, done);
+    }
+    /* or rooted at node, when it passes the Transpose on unchanged (Pad -> Tanh -> Relu -> {T^-1, ...}) */
+    if (carries && !accept && region_root(ctx, node, h, t, rank)) {
+        if (carry != small) free(carry);
+        return try_region_push(ctx, t, perm, rank, node, done);
     }
     if (accept) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;
@@ -823,8 +902,23 @@ static int sibling_pull_rank(const tp_ctx *ctx, const pc_node *node, const pc_va
 static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp_handler *h,
                                 const int64_t *perm, size_t rank, bool again);
 
+/* Whether node has exactly one non-constant carrying input (a move above it goes on along one path). */
+static bool pull_link(const pc_node *node, const tp_handler *h)
+{
+    const pc_value *one = NULL;
+    for (uint32_t i = 0; i < node->n_inputs; i++) {
+        const pc_value *x = node->inputs[i];
+        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
+            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0) || pc_value_const(x) || x == one)
+            continue;
+        if (one) return false;
+        one = x;
+    }
+    return one != NULL;
+}
+
 static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *h, const int64_t *perm,
-                      size_t rank, int depth, tp_cost *cost, bool *ok)
+                      size_t rank, int depth, int *links, tp_cost *cost, bool *ok)
 {
     for (uint32_t i = 0; i < node->n_inputs && *ok; i++) {
         const pc_value *x = node->inputs[i];
@@ -848,13 +942,17 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
         tp_cost c = {0, 0};
         input_cost(ctx, node, x, perm, rank, &c);
         const tp_handler *ph;
-        const pc_node *p = depth > 0 && c.count > 0 ? pull_node(ctx, x, node, NULL, 0, &ph) : NULL;
+        bool more = depth > 0 || *links > 0;
+        const pc_node *p = more && c.count > 0 ? pull_node(ctx, x, node, NULL, 0, &ph) : NULL;
         /* one whose other readers merge the Transpose(perm^-1) left for them (as try_pull_up will allow) */
-        if (!p && depth > 0 && c.count > 0 && (p = pull_node(ctx, x, node, perm, rank, &ph)) != NULL &&
+        if (!p && more && c.count > 0 && (p = pull_node(ctx, x, node, perm, rank, &ph)) != NULL &&
             !pull_inputs_settled(ctx, p, ph, perm, rank, true))
             p = NULL;
         bool twins = false;
-        if (!p && depth > 0 && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
+        if (!p && more && c.count > 0) twins = (p = pull_split(ctx, x, node, perm, rank, &ph)) != NULL;
+        /* a one-input link costs no depth (its own budget): the look-ahead follows whole chains */
+        bool link = p && *links > 0 && pull_link(p, ph);
+        if (p && !link && depth == 0) p = NULL;
         if (p) {
             tp_cost up = {0, 0};
             bool up_ok = true;
@@ -864,7 +962,8 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
                 if (y && y != x && pc_value_is_used(y))
                     cost_add(&up, -tp_value_cost_rank(y->consumers[0].node->outputs[0]), -1);
             }
-            pull_cost(ctx, p, ph, perm, rank, depth - 1, &up, &up_ok);
+            if (link) --*links;
+            pull_cost(ctx, p, ph, perm, rank, link ? depth : depth - 1, links, &up, &up_ok);
             if (up_ok && (up.rank < c.rank || (up.rank == c.rank && up.count < c.count))) c = up;
         }
         /* a new Transpose on x that a sibling's move up will share: that move removes the sibling's one */
@@ -963,7 +1062,8 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
             merging || (t->inputs[0]->consumers[k].node != t && !any_layout_reader(ctx, t->inputs[0], k));
     if (merging && !pull_inputs_settled(ctx, node, h, perm, rank, true)) return PC_OK;
     bool ok = true;
-    pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &cost, &ok);
+    int links = TP_PULL_LINKS;
+    pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &links, &cost, &ok);
     if (!ok || !cost_negative(cost)) return PC_OK;
     uint32_t small[PC_MAX_RANK], *carry = small;
     if (node->n_inputs > PC_MAX_RANK) {
@@ -1013,9 +1113,11 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
                 (st = tp_remove_if_dead(ctx, back)) == PC_OK)
                 st = tp_replace_by_input(ctx, t);
         }
-        /* with merging readers, a Transpose put on an input above a node of constants moves on at once
-         * (pull_inputs_settled): left there, a push through the node would undo the move */
-        for (uint32_t k = 0; merging && k < n_carry && st == PC_OK; k++) {
+        /* a new Transpose put on an input moves on at once when that lowers the cost: with merging readers,
+         * one above a node of constants must (pull_inputs_settled: left there, a push through the node would
+         * undo the move), and a chain the look-ahead followed is moved up whole in this round (one link per
+         * round could outlast the rounds and leave it halfway) */
+        for (uint32_t k = 0; k < n_carry && st == PC_OK; k++) {
             pc_value *x = node->inputs[carry[k]];
             pc_node *nt = x ? x->producer : NULL;
             bool moved;
@@ -1353,6 +1455,7 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
     free(ctx.region_in);
     free(ctx.region_member);
     free(ctx.region_members);
+    free(ctx.region_work);
     if (changed) *changed = ctx.changed;
     return st;
 }

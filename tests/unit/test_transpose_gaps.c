@@ -1018,6 +1018,98 @@ static void test_region_push_not_worse(void)
     pc_model_free(m);
 }
 
+/* x -> T -> y0 and x -> (Q -> DQ -> Relu) x n -> T -> y1 (suite seed 2 case 4273, annotated: two NHWC
+ * QLinearConvs' input wrappers on x and on the end of a QDQ chain): the second T moves above the whole chain
+ * and shares the first (2 -> 1). The look-ahead stopped 4 levels up; a chain longer than the rounds must be
+ * moved up whole in one round (else it stays halfway, and a second run moves it on). */
+static void test_pull_up_long_chain(void)
+{
+    static const float sv[] = {0.25f};
+    static const int64_t p[] = {0, 2, 1};
+    for (int n = 2; n <= 4; n += 2) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 3});
+        pt_const_f(m, "s", 0, NULL, sv);
+        transpose(m, "x", "y0", 3, p);
+        char in[16] = "x", q[16], d[16], r[16], ins[40];
+        for (int i = 0; i < n; i++) {
+            snprintf(q, sizeof q, "q%d", i);
+            snprintf(d, sizeof d, "d%d", i);
+            snprintf(r, sizeof r, "r%d", i);
+            snprintf(ins, sizeof ins, "%s,s", in);
+            pt_node(m, "QuantizeLinear", "", ins, q, NULL);
+            snprintf(ins, sizeof ins, "%s,s", q);
+            pt_node(m, "DequantizeLinear", "", ins, d, NULL);
+            pt_node(m, "Relu", "", d, r, NULL);
+            memcpy(in, r, sizeof in);
+        }
+        transpose(m, in, "y1", 3, p);
+        pt_output(m, "y0");
+        pt_output(m, "y1");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "x -> {T, (Q -> DQ -> Relu) x n -> T}") == 1,
+                  "%d links: %d Transposes", 3 * n, pt_count_op(m, "Transpose"));
+        /* idempotent: a second run finds nothing left to move */
+        CHECK_MSG(!pt_run_pass(pc_transpose_optimize, m, &o), "%d links: a second run changed the graph",
+                  3 * n);
+        pc_model_free(m);
+    }
+}
+
+/* x -> T -> t -> {output, Relu -> Split(axis 3) -> {s0 -> output, s1 -> T^-1 -> y1, s2 -> T^-1 -> y2}} (suite
+ * seed 3 case 6588, nhwc: T an NHWC Conv's output wrapper, the last T^-1 the next Conv's input one): pushed
+ * through Relu and the Split, T stays for t and cancels both T^-1; s0 gets one (a Reshape when it moves only
+ * size-1 dims): 3 -> 2, or 3 -> 1 with a Reshape. The push through Relu alone only added one (t stays); the
+ * region push now takes the Split in. */
+static void test_region_push_split(void)
+{
+    for (int unit = 0; unit < 2; unit++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, unit ? 1 : 2, 5, 2});
+        pt_const_i64(m, "sizes", 3, (const int64_t[]){1, 2, 2});
+        transpose(m, "x", "t", 4, CF);
+        pt_node(m, "Relu", "", "t", "r", NULL);
+        pc_error err;
+        pc_node *sp = pt_node(m, "Split", "", "r,sizes", "s0,s1,s2", NULL);
+        CHECK_OK(pc_node_set_attr_int(sp, "axis", 3, &err), &err);
+        transpose(m, "s1", "y1", 4, CL);
+        transpose(m, "s2", "y2", 4, CL);
+        pt_output(m, "t");
+        pt_output(m, "s0");
+        pt_output(m, "y1");
+        pt_output(m, "y2");
+        pc_pass_options o = pt_pass_options("transpose_optimize");
+        CHECK_MSG(optimize_checked(m, &o, "T -> {out, Relu -> Split -> {out, T^-1, T^-1}}") == 2 - unit,
+                  "%s: %d Transposes", unit ? "size-1 s0" : "s0", pt_count_op(m, "Transpose"));
+        pc_model_free(m);
+    }
+}
+
+/* x -> T -> Pad -> Tanh -> Relu -> r -> {T^-1 -> y1, Tanh -> y2} (suite seed 2 case 15067, eps: T^-1 shared
+ * by BatchNormalization and another EP's ReduceMax there): pushed through the Pad and the elementwise region
+ * after it, T cancels T^-1 and leaves one at y2 (2 -> 1). The push through Pad alone only moved T to a larger
+ * output (the Pad grows a size-1 dim; Relu's output is shared, so no cancel credit); the region push now
+ * starts at such an op. */
+static void test_region_push_from_pad(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 1});
+    pt_const_i64(m, "pads", 8, (const int64_t[]){0, 0, 0, 1, 0, 2, 2, 2});
+    transpose(m, "x", "t", 4, CL);
+    pt_node(m, "Pad", "", "t,pads", "p", NULL);
+    pt_node(m, "Tanh", "", "p", "h", NULL);
+    pt_node(m, "Relu", "", "h", "r", NULL);
+    transpose(m, "r", "y1", 4, CF);
+    pt_node(m, "Tanh", "", "r", "y2", NULL);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> Pad -> Tanh -> Relu -> {T^-1, Tanh}") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    CHECK_MSG(!pt_run_pass(pc_transpose_optimize, m, &o), "a second run changed the graph");
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_shared_layout_push();
@@ -1060,5 +1152,8 @@ int main(void)
     test_push_shared_split_cancel();
     test_region_push();
     test_region_push_not_worse();
+    test_pull_up_long_chain();
+    test_region_push_split();
+    test_region_push_from_pad();
     return pc_test_finish("test_transpose_gaps");
 }
