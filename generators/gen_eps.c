@@ -3,12 +3,12 @@
  * flag, Transpose support, element types, opset ranges and, for Conv, a `group` rule; the EP list puts them first
  * and `cpu` last, so every node still has an EP that can run it.
  *
- * An NHWC EP that claims a layout-sensitive op also claims its com.ms.internal.nhwc form with the same limits, so
- * the layout transformer moves every such node it owns into that domain (one that refuses the NHWC form at the
- * domain's opset keeps the node in NCHW form: tests/unit/test_layout.c covers that path).
+ * An NHWC EP that claims a layout-sensitive op mostly also claims its com.ms.internal.nhwc form with the same
+ * limits, so the layout transformer moves such a node it owns into that domain; now and then (15%) it claims the
+ * NCHW form only, and the node must stay in NCHW form (tests/unit/test_layout.c covers that path by hand too).
  *
  * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per distinct
- * op in graph order include, types, opset range, Conv's group rule, FusedConv. */
+ * op in graph order include, types, opset range, Conv's group rule, NHWC form refused, FusedConv. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +138,9 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
             bool conv = strcmp(n->op_type, "Conv") == 0 && n->domain[0] == '\0';
             bool group_rule = conv && pc_draw_bool(ch, 20);
             if (group_rule) sb_printf(&text, "attr group values=1 default=1\n");
-            if (layout == 1 && pc_op_is_layout_sensitive(n->domain, n->op_type)) {
+            /* now and then an NHWC EP claims only the NCHW form: the layout transformer must keep such a node
+             * in NCHW (and the EP still runs it) */
+            if (layout == 1 && pc_op_is_layout_sensitive(n->domain, n->op_type) && !pc_draw_bool(ch, 15)) {
                 op_line(&text, PC_NHWC_DOMAIN, n->op_type, types, opset);
                 if (group_rule) sb_printf(&text, "attr group values=1 default=1\n");
             }

@@ -15,6 +15,7 @@
 
 #include "ep_internal.h"
 #include "ir/ir_internal.h"
+#include "passes/pass.h"
 
 enum { WHY_SIZE = 256 };
 
@@ -58,12 +59,13 @@ static uint32_t ep_index(const part_ctx *c, const char *name)
  * them (that is what makes partitioning a partitioned graph a no-op: e.g. the Transposes an NHWC EP claimed
  * after its layout change, which an earlier EP that runs Transpose would otherwise take). Every other
  * assignment is cleared. */
-static void keep_valid_assignments(part_ctx *c)
+static void keep_valid_assignments(part_ctx *c, uint8_t *kept)
 {
     for (pc_node *n = c->graph->first; n; n = n->next) {
         uint32_t k = ep_index(c, n->ep), pin = pin_index(c, n);
         bool keep = k < c->n_eps && (pin == c->n_eps || pin == k) && pc_ep_claims_node(c->eps[k], n, NULL, 0);
         n->ep = keep ? c->ep_names[k] : NULL;
+        kept[n->id] = keep; /* its layout form too (pc_layout_transform_keeping) */
     }
 }
 
@@ -336,7 +338,10 @@ pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t 
         if (!(c.ep_names[j] = pc_arena_strdup(&model->arena, eps[j]->name)))
             return pc_model_alloc_error(model, err, "an EP name");
     }
-    keep_valid_assignments(&c);
+    uint32_t n_kept = c.graph->next_node_id;
+    uint8_t *kept = calloc(n_kept ? n_kept : 1, 1);
+    if (!kept) return pc_error_set(err, PC_ERR_NOMEM, "partition: flags for %u nodes", n_kept);
+    keep_valid_assignments(&c, kept);
 
     uint32_t nhwc_before = count_nhwc_nodes(c.graph);
     for (uint32_t j = 0; j < n_eps; j++) {
@@ -352,13 +357,20 @@ pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t 
         lo.new_nodes_unassigned = true;
         lo.layout_cost_check = true;
         bool changed = false;
-        pc_status st = pc_layout_transform(c.graph, eps[j], &lo, &changed, err);
-        if (st != PC_OK) return st;
+        pc_status st = pc_layout_transform_keeping(c.graph, eps[j], &lo, kept, n_kept, &changed, err);
+        if (st != PC_OK) {
+            free(kept);
+            return st;
+        }
         if (!changed) continue;
         pc_node *dropped = NULL;
         get_capability(&c, j, true, &dropped);
-        if (dropped) return report_nhwc_unclaimed(&c, j, dropped);
+        if (dropped) {
+            free(kept);
+            return report_nhwc_unclaimed(&c, j, dropped);
+        }
     }
+    free(kept);
     for (pc_node *n = c.graph->first; n; n = n->next)
         if (!n->ep) return report_unassigned(&c, n);
     for (pc_node *n = c.graph->first; n; n = n->next)

@@ -160,6 +160,13 @@ static pc_status move_node(pc_graph *g, pc_node *n, int32_t rank, const pc_pass_
 pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_options *opts, bool *changed,
                               pc_error *err)
 {
+    return pc_layout_transform_keeping(graph, ep, opts, NULL, 0, changed, err);
+}
+
+pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc_pass_options *opts,
+                                      const uint8_t *keep_form, uint32_t n_keep_form, bool *changed,
+                                      pc_error *err)
+{
     *changed = false;
     if (!graph || !ep) return pc_error_set(err, PC_ERR_USAGE, "layout transform: no graph or no EP");
     pc_pass_options o;
@@ -179,6 +186,13 @@ pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_op
         if (!n->ep || strcmp(n->ep, ep->name) != 0) continue;
         const layout_op *lo = layout_op_find(n->domain, n->op_type);
         if (!lo || !movable(n, lo)) continue;
+        /* assigned to this EP by an earlier run, which chose its form (a node it kept in NCHW, or one a level-2
+         * fusion made after its layout step): moving it now would make optimizing not idempotent */
+        if (keep_form && n->id < n_keep_form && keep_form[n->id]) {
+            pc_pass_explain(&o, "'%s' (#%u, %s) keeps its NCHW form: assigned to EP %s by an earlier partitioning",
+                            n->name ? n->name : "", n->id, n->op_type, ep->name);
+            continue;
+        }
         /* moved, the node would need the EP to claim its NHWC form (nothing else runs that domain); when the
          * EP would refuse it (e.g. the domain's opset is outside its range), it stays in NCHW form */
         char why[256];

@@ -29,6 +29,12 @@ size_t pc_pass_emittable_count(void);
 void pc_pass_emittable_at(size_t index, const char **domain, const char **op_type);
 /* The ops the layout transformer moves into com.ms.internal.nhwc (layout_nhwc.c). */
 bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
+/* pc_layout_transform, leaving alone the nodes flagged in keep_form (by node id; ids >= n_keep_form are not
+ * flagged): partitioning flags the nodes whose assignment it kept from an earlier run, whose form that run
+ * chose (layout_nhwc.c). */
+pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc_pass_options *opts,
+                                      const uint8_t *keep_form, uint32_t n_keep_form, bool *changed,
+                                      pc_error *err);
 void pc_pass_explain(const pc_pass_options *opts, const char *fmt, ...) PC_PRINTF(2, 3);
 /* Both nodes carry the same annotation (or none) and the same EP (or none). */
 bool pc_nodes_fusable(const pc_node *a, const pc_node *b);

@@ -398,6 +398,63 @@ static void test_nhwc_form_refused(pc_ep_registry *reg)
     }
 }
 
+/* Suite finding (random EP layer, an NHWC EP claiming FusedConv in both domains but Conv only in NCHW): Conv ->
+ * Relu stays NCHW at the layout step and level 2 fuses it into com.microsoft FusedConv on that EP; optimizing
+ * the result again moved the FusedConv into the NHWC domain (not idempotent). An assignment partitioning keeps
+ * from an earlier run keeps the node's form too. Checked: the second run's bytes equal the first's, the fused
+ * node stays NCHW on the EP, and both compute what the original does (reference). */
+static void test_kept_assignment_keeps_form(pc_ep_registry *reg)
+{
+    pc_error err;
+    CHECK_OK(pc_ep_registry_load_text(reg,
+                                      "ep fc layout=nhwc compiles=no transpose=no\n"
+                                      "op Relu\n"
+                                      "op Conv\n"
+                                      "op FusedConv domain=com.microsoft\n"
+                                      "op FusedConv domain=com.ms.internal.nhwc\n",
+                                      "fc.ep", &err),
+             &err);
+    const pc_ep *ep = pc_ep_registry_find(reg, "fc");
+    const pc_ep *cpu = pc_ep_registry_find(reg, "cpu");
+    CHECK(ep != NULL && cpu != NULL);
+    if (!ep || !cpu) return;
+    pc_model *m = model_x(17, PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 5, 5});
+    const_ramp(m, "w", 4, (int64_t[]){3, 2, 3, 3}, 0.25f);
+    pt_node(m, "Conv", "", "x,w", "c", NULL);
+    pt_node(m, "Relu", "", "c", "y", NULL);
+    pt_output(m, "y");
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    pc_model *original = pt_clone(m);
+    const pc_ep *eps[2] = {ep, cpu};
+    pc_optimize_options oo;
+    pc_optimize_options_default(&oo);
+    oo.level = 3;
+    oo.eps = eps;
+    oo.n_eps = 2;
+    uint8_t *b1 = NULL, *b2 = NULL;
+    size_t s1 = 0, s2 = 0;
+    CHECK_OK(pc_model_optimize(m, &oo, NULL, &err), &err);
+    CHECK_OK(pc_model_save_bytes(m, &b1, &s1, &err), &err);
+    pc_model *once = pt_clone(m);
+    CHECK_OK(pc_model_optimize(m, &oo, NULL, &err), &err);
+    CHECK_OK(pc_model_save_bytes(m, &b2, &s2, &err), &err);
+    CHECK_MSG(s1 == s2 && b1 && b2 && memcmp(b1, b2, s1) == 0, "optimizing twice changed the model (%zu -> %zu bytes)",
+              s1, s2);
+    CHECK(pt_count_op(m, "FusedConv") == 1 && pt_count_op(m, "Transpose") == 0);
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        if (strcmp(n->op_type, "FusedConv") == 0)
+            CHECK_MSG(strcmp(n->domain, "com.microsoft") == 0 && n->ep && strcmp(n->ep, "fc") == 0,
+                      "FusedConv in '%s' on '%s'", n->domain, n->ep ? n->ep : "(none)");
+    char why[512];
+    CHECK_MSG(pt_equiv(original, once, 51, 1e-4, 1e-5, why, sizeof why) == 1, "%s", why);
+    CHECK_MSG(pt_equiv(original, m, 51, 1e-4, 1e-5, why, sizeof why) == 1, "%s", why);
+    free(b1);
+    free(b2);
+    pc_model_free(once);
+    pc_model_free(original);
+    pc_model_free(m);
+}
+
 /* The composite rows added for the transformer: NHWC op fed channels-last data equals Transpose → standard op
  * → Transpose, both run on the reference. */
 static void composite_case(const char *op, int32_t rank, const int64_t *dims, void (*attrs)(pc_node *),
@@ -492,6 +549,7 @@ int main(void)
     test_left_alone();
     test_composites();
     test_nhwc_form_refused(reg);
+    test_kept_assignment_keeps_form(reg);
     pc_ep_registry_free(reg);
     return pc_test_finish("test_layout");
 }
