@@ -826,15 +826,16 @@ const tp_handler *tp_handler_find(const pc_node *node, int64_t opset)
     return h && opset >= h->min_opset ? h : NULL;
 }
 
+bool tp_input_carries(const tp_handler *h, const pc_value *v, uint32_t i)
+{
+    return v && !(h->inputs == TP_IN_FIRST && i > 0) &&
+           !(h->inputs == TP_IN_NONSCALAR && pc_value_rank(v) == 0);
+}
+
 uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *out, uint32_t n_out)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < node->n_inputs && n < n_out; i++) {
-        const pc_value *v = node->inputs[i];
-        if (!v) continue;
-        if (h->inputs == TP_IN_FIRST && i > 0) break;
-        if (h->inputs == TP_IN_NONSCALAR && pc_value_rank(v) == 0) continue;
-        out[n++] = i;
-    }
+    for (uint32_t i = 0; i < node->n_inputs && n < n_out; i++)
+        if (tp_input_carries(h, node->inputs[i], i)) out[n++] = i;
     return n;
 }

@@ -144,6 +144,8 @@ bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank);
 const tp_handler *tp_handler_find(const pc_node *node, int64_t opset);
 /* The carrying inputs of node under handler h (indices into out, at most n_out). */
 uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *out, uint32_t n_out);
+/* Whether v, input i of a node under handler h, is present and carries the pushed Transpose. */
+bool tp_input_carries(const tp_handler *h, const pc_value *v, uint32_t i);
 /* The default push for handlers that only transpose carrying inputs and outputs (elementwise families). */
 pc_status tp_push_plain(tp_push *push);
 

@@ -66,9 +66,7 @@ static void mark_outputs_leading_to_transpose(tp_ctx *ctx)
         if (!leads && !target) continue;
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             pc_value *v = n->inputs[i];
-            if (!v || (h->inputs == TP_IN_FIRST && i > 0) ||
-                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(v) == 0))
-                continue;
+            if (!tp_input_carries(h, v, i)) continue;
             if (leads) value_mark(ctx, v);
             if (target && v->id < ctx->n_marks && pc_value_single_consumer(v) == n)
                 ctx->cancel_at[v->id] = target;
@@ -225,9 +223,7 @@ static const pc_node *chain_end(const tp_ctx *ctx, const pc_value *y, const pc_n
         if (!o || o->is_graph_output || o->n_subgraph_refs) return NULL;
         for (uint32_t i = 0; i < u->n_inputs; i++) {
             const pc_value *w = u->inputs[i];
-            if (!w || w == y || (prev && w == prev) || (h->inputs == TP_IN_FIRST && i > 0) ||
-                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-                continue;
+            if (!tp_input_carries(h, w, i) || w == y || (prev && w == prev)) continue;
             if (!pc_value_const(w)) return NULL;
         }
         if (cancel_only_readers(ctx, o, y, node, NULL)) return u;
@@ -281,9 +277,7 @@ static bool others_const(const pc_node *u, const tp_handler *h, const pc_value *
 {
     for (uint32_t i = 0; i < u->n_inputs; i++) {
         const pc_value *w = u->inputs[i];
-        if (!w || w == y || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-            continue;
+        if (!tp_input_carries(h, w, i) || w == y) continue;
         if (!pc_value_const(w)) return false;
     }
     return true;
@@ -363,9 +357,7 @@ static bool const_fed(const pc_node *node, const tp_handler *h)
 {
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         const pc_value *w = node->inputs[i];
-        if (!w || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-            continue;
+        if (!tp_input_carries(h, w, i)) continue;
         if (!pc_value_const(w)) return false;
     }
     return true;
@@ -499,9 +491,7 @@ static bool region_member(const tp_ctx *ctx, const pc_node *u, const uint8_t *in
     bool reads = false;
     for (uint32_t i = 0; i < u->n_inputs; i++) {
         const pc_value *w = u->inputs[i];
-        if (!w || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-            continue;
+        if (!tp_input_carries(h, w, i)) continue;
         if (in[w->id]) {
             if (pc_value_rank(w) != (int32_t)rank) return false;
             reads = true;
@@ -549,6 +539,23 @@ static tp_cost region_cost(const tp_ctx *ctx, const pc_node *t, const uint8_t *m
     return cost;
 }
 
+/* The carrying inputs of node under h: in `small` (PC_MAX_RANK entries) when they fit, else in an array this
+ * allocates; free with carry_free. */
+static pc_status carry_list(tp_ctx *ctx, const pc_node *node, const tp_handler *h, uint32_t *small,
+                            uint32_t **carry, uint32_t *n_carry)
+{
+    uint32_t cap = node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK;
+    *carry = cap > PC_MAX_RANK ? malloc(cap * sizeof **carry) : small;
+    if (!*carry) return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", node->name);
+    *n_carry = tp_handler_inputs(h, node, *carry, cap);
+    return PC_OK;
+}
+
+static void carry_free(uint32_t *carry, const uint32_t *small)
+{
+    if (carry != small) free(carry);
+}
+
 /* The region push: Transpose t (perm), which a push through any one reader alone does not pay for (t stays
  * for its other readers, or the reader's output feeds both the region and a Transpose it cancels), is pushed
  * through the whole region of elementwise ops it reaches (region_member) when that lowers the cost exactly:
@@ -558,16 +565,14 @@ static pc_status push_member(tp_ctx *ctx, pc_node *n, const int64_t *perm, const
                              size_t rank, const char *tname, bool *pushed)
 {
     const tp_handler *h = tp_handler_find(n, ctx->opset);
-    uint32_t small[PC_MAX_RANK], *carry = small;
-    uint32_t cap = n->n_inputs > PC_MAX_RANK ? n->n_inputs : PC_MAX_RANK;
+    uint32_t small[PC_MAX_RANK], *carry, n_carry;
     *pushed = false;
-    if (cap > PC_MAX_RANK && !(carry = malloc(cap * sizeof *carry)))
-        return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", n->name);
-    uint32_t n_carry = tp_handler_inputs(h, n, carry, cap);
+    pc_status st = carry_list(ctx, n, h, small, &carry, &n_carry);
+    if (st != PC_OK) return st;
     tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
     const char *op = n->op_type, *name = n->name;
-    pc_status st = h->fn(&push, pushed);
-    if (carry != small) free(carry);
+    st = h->fn(&push, pushed);
+    carry_free(carry, small);
     if (st == PC_OK && *pushed)
         pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, op, name);
     return st;
@@ -689,13 +694,9 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     *done = false;
     const tp_handler *h = tp_handler_find(node, ctx->opset);
     if (!h) return PC_OK;
-    uint32_t small[PC_MAX_RANK], *carry = small;
-    if (node->n_inputs > PC_MAX_RANK) {
-        carry = malloc(node->n_inputs * sizeof *carry);
-        if (!carry) return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", node->name);
-    }
-    uint32_t n_carry =
-        tp_handler_inputs(h, node, carry, node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK);
+    uint32_t small[PC_MAX_RANK], *carry, n_carry;
+    pc_status cs = carry_list(ctx, node, h, small, &carry, &n_carry);
+    if (cs != PC_OK) return cs;
     bool carries = false;
     for (uint32_t k = 0; k < n_carry; k++)
         carries = carries || carry[k] == i;
@@ -705,12 +706,12 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     bool accept = carries && should_push(ctx, node, h, t, perm, perm_inv, rank, carry, n_carry);
     /* refused alone: the elementwise region t reaches may pay for itself as a whole */
     if (carries && !accept && (h->elementwise || per_tensor_qdq(ctx, node, h))) {
-        if (carry != small) free(carry);
+        carry_free(carry, small);
         return try_region_push(ctx, t, perm, rank, NULL, done);
     }
     /* or rooted at node, when it passes the Transpose on unchanged (Pad -> Tanh -> Relu -> {T^-1, ...}) */
     if (carries && !accept && region_root(ctx, node, h, t, rank)) {
-        if (carry != small) free(carry);
+        carry_free(carry, small);
         return try_region_push(ctx, t, perm, rank, node, done);
     }
     if (accept) {
@@ -725,7 +726,7 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
                 pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s'", tname, op, nname);
         }
     }
-    if (carry != small) free(carry);
+    carry_free(carry, small);
     return st;
 }
 
@@ -884,9 +885,7 @@ static int sibling_pull_rank(const tp_ctx *ctx, const pc_node *node, const pc_va
         if (!ok || !tu) continue;
         for (uint32_t i = 0; i < u->n_inputs && ok; i++) {
             const pc_value *w = u->inputs[i];
-            if (!w || w == x || (h->inputs == TP_IN_FIRST && i > 0) ||
-                (h->inputs == TP_IN_NONSCALAR && pc_value_rank(w) == 0))
-                continue;
+            if (!tp_input_carries(h, w, i) || w == x) continue;
             ok = pc_value_const(w) && pc_value_rank(w) == (int32_t)rank;
         }
         int r = tp_value_cost_rank(tu->outputs[0]);
@@ -908,9 +907,7 @@ static bool pull_link(const pc_node *node, const tp_handler *h)
     const pc_value *one = NULL;
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         const pc_value *x = node->inputs[i];
-        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0) || pc_value_const(x) || x == one)
-            continue;
+        if (!tp_input_carries(h, x, i) || pc_value_const(x) || x == one) continue;
         if (one) return false;
         one = x;
     }
@@ -922,9 +919,7 @@ static void pull_cost(const tp_ctx *ctx, const pc_node *node, const tp_handler *
 {
     for (uint32_t i = 0; i < node->n_inputs && *ok; i++) {
         const pc_value *x = node->inputs[i];
-        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0))
-            continue;
+        if (!tp_input_carries(h, x, i)) continue;
         bool seen = false;
         for (uint32_t j = 0; j < i; j++)
             seen = seen || node->inputs[j] == x;
@@ -1009,9 +1004,7 @@ static bool pull_inputs_settled(const tp_ctx *ctx, const pc_node *node, const tp
 {
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         const pc_value *x = node->inputs[i];
-        if (!x || (h->inputs == TP_IN_FIRST && i > 0) ||
-            (h->inputs == TP_IN_NONSCALAR && pc_value_rank(x) == 0))
-            continue;
+        if (!tp_input_carries(h, x, i)) continue;
         if (pc_value_const(x)) continue;
         if (pc_value_rank(x) != (int32_t)rank) return false;
         if (input_stays(ctx, node, x, perm, rank)) continue;
@@ -1065,13 +1058,9 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     int links = TP_PULL_LINKS;
     pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &links, &cost, &ok);
     if (!ok || !cost_negative(cost)) return PC_OK;
-    uint32_t small[PC_MAX_RANK], *carry = small;
-    if (node->n_inputs > PC_MAX_RANK) {
-        carry = malloc(node->n_inputs * sizeof *carry);
-        if (!carry) return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", node->name);
-    }
-    uint32_t n_carry =
-        tp_handler_inputs(h, node, carry, node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK);
+    uint32_t small[PC_MAX_RANK], *carry, n_carry;
+    pc_status cs = carry_list(ctx, node, h, small, &carry, &n_carry);
+    if (cs != PC_OK) return cs;
     /* the node's push of perm^-1 puts Transpose(perm) on its inputs and Transpose(perm^-1) on its output,
      * which t then cancels */
     int64_t inv[PC_MAX_RANK];
@@ -1084,7 +1073,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     if (split_twins && node->n_outputs > PC_MAX_RANK) {
         ys = malloc(node->n_outputs * sizeof *ys);
         if (!ys) {
-            if (carry != small) free(carry);
+            carry_free(carry, small);
             return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': outputs", node->name);
         }
     }
@@ -1135,7 +1124,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
         }
     }
     if (ys != small_ys) free(ys);
-    if (carry != small) free(carry);
+    carry_free(carry, small);
     return st;
 }
 
