@@ -3,7 +3,6 @@
  * hash, and is replayed at the start of the next run until it passes. Format in suite.h. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "repro.h"
 #include "suite.h"
+#include "wire.h"
 
 /* Version 1: the choices regenerate the failing case. Version 2: a graph-shrunk failure, kept as a repro
  * folder next to the entry (format in suite.h). Choice-only entries are still written as version 1. */
@@ -119,21 +119,9 @@ static pc_status make_dirs(const char *path, pc_error *err)
     return st;
 }
 
-pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_error *err)
+static void write_entry(FILE *f, const void *ctx)
 {
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return pc_error_set(err, PC_ERR_NOMEM, "out of memory writing %s", path);
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        pc_status st = pc_error_set(err, PC_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-        if (fd >= 0) close(fd);
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
+    const pc_db_entry *e = ctx;
     fprintf(f,
             "%s\nsignature %s\nfamily %s\nmax_nodes %" PRIu32 "\nmax_elements %" PRIu64 "\nmax_rank %" PRId32
             "\nallow_special %d\nannotate %d\nrandom_eps %d\nseed %" PRIu64 "\ncase %" PRIu64 "\n",
@@ -151,23 +139,14 @@ pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_erro
     for (size_t i = 0; i < e->n_choices; i++)
         fprintf(f, " %" PRIu32, e->choices[i]);
     fputc('\n', f);
-    bool failed = fflush(f) != 0 || ferror(f);
-    int saved = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = true;
-        saved = errno;
-    }
-    if (!failed && rename(tmp, path) != 0) {
-        failed = true;
-        saved = errno;
-    }
-    pc_status st = PC_OK;
-    if (failed) {
-        st = pc_error_set(err, PC_ERR_IO, "cannot write %s: %s", path, strerror(saved));
-        unlink(tmp);
-    }
-    free(tmp);
-    return st;
+}
+
+pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_error *err)
+{
+    int en = pc_write_file_atomic(path, false, write_entry, e);
+    if (en == ENOMEM) return pc_error_set(err, PC_ERR_NOMEM, "out of memory writing %s", path);
+    if (en) return pc_error_set(err, PC_ERR_IO, "cannot write %s: %s", path, strerror(en));
+    return PC_OK;
 }
 
 static bool parse_u64(const char *s, uint64_t max, uint64_t *out)

@@ -1,7 +1,9 @@
-/* Byte buffers and whole reads/writes for parent <-> child messages (wire.h). */
+/* Byte buffers and whole reads/writes for parent <-> child messages, and files written whole (wire.h). */
 #include "wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -154,4 +156,40 @@ bool pc_read_all(int fd, void *p, size_t n)
         n -= (size_t)k;
     }
     return true;
+}
+
+int pc_write_file_atomic(const char *path, bool exclusive, pc_file_fill fill, const void *ctx)
+{
+    size_t len = strlen(path) + 32;
+    char *tmp = malloc(len);
+    if (!tmp) return ENOMEM;
+    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | (exclusive ? O_EXCL : 0), 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int saved = errno;
+        /* a temporary that exists already is someone else's when exclusive */
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        } else if (!exclusive) {
+            unlink(tmp);
+        }
+        free(tmp);
+        return saved;
+    }
+    fill(f, ctx);
+    bool failed = fflush(f) != 0 || ferror(f);
+    int saved = errno;
+    if (fclose(f) != 0 && !failed) {
+        failed = true;
+        saved = errno;
+    }
+    if (!failed && rename(tmp, path) != 0) {
+        failed = true;
+        saved = errno;
+    }
+    if (failed) unlink(tmp);
+    free(tmp);
+    return failed ? (saved ? saved : EIO) : 0;
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct pc_wbuf {
     uint8_t *data;
@@ -51,5 +52,12 @@ void pc_rb_str_into(pc_rbuf *b, char *buf, size_t size); /* a blob into buf, cut
 /* Whole writes and reads on a descriptor, retried on EINTR; false on an error or end of file. */
 bool pc_write_all(int fd, const void *p, size_t n);
 bool pc_read_all(int fd, void *p, size_t n);
+
+/* Writes the file at path whole: fill writes "<path>.tmp.<pid>", which is renamed over path once flushed and
+ * closed, so a failure leaves path as it was and no temporary behind. exclusive: the temporary is created
+ * with O_EXCL, so nothing of someone else's is truncated or removed. Returns 0, or the errno of the first
+ * failure (ENOMEM when the temporary's name cannot be made). */
+typedef void (*pc_file_fill)(FILE *f, const void *ctx);
+int pc_write_file_atomic(const char *path, bool exclusive, pc_file_fill fill, const void *ctx);
 
 #endif

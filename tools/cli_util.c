@@ -1,6 +1,5 @@
 /* CLI helpers: usage errors, error reports, JSON strings, type descriptions. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "wire.h"
 
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -180,43 +180,15 @@ int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list
     return PC_EXIT_OK;
 }
 
-/* Report files: written to "<path>.tmp.<pid>" (created exclusively, so nothing of someone else's is truncated or
- * removed) and renamed over path, so a failure leaves nothing half-written. */
+/* Report files: written whole through an exclusively created temporary (pc_write_file_atomic), so nothing of
+ * someone else's is truncated or removed and a failure leaves nothing half-written. */
 int pc_cli_write_file_atomic(const char *cmd, const char *option, const char *path, pc_cli_file_writer write,
                              const void *ctx)
 {
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return PC_EXIT_INTERNAL;
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "passcheck %s: cannot write %s file %s: %s\n", cmd, option, path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return PC_EXIT_BAD_INPUT;
-    }
-    write(f, ctx);
-    bool failed = fflush(f) != 0 || ferror(f);
-    int saved = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = true;
-        saved = errno;
-    }
-    if (!failed && rename(tmp, path) != 0) {
-        failed = true;
-        saved = errno;
-    }
-    if (failed) {
-        fprintf(stderr, "passcheck %s: cannot write %s file %s: %s\n", cmd, option, path, strerror(saved));
-        unlink(tmp);
-    }
-    free(tmp);
-    return failed ? PC_EXIT_BAD_INPUT : PC_EXIT_OK;
+    int e = pc_write_file_atomic(path, true, write, ctx);
+    if (!e) return PC_EXIT_OK;
+    fprintf(stderr, "passcheck %s: cannot write %s file %s: %s\n", cmd, option, path, strerror(e));
+    return e == ENOMEM ? PC_EXIT_INTERNAL : PC_EXIT_BAD_INPUT;
 }
 
 int pc_cli_check_writable(const char *cmd, const char *option, const char *path)
