@@ -31,8 +31,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "passcheck.h"
-#include "ir/ir_internal.h"
+#include "core/passcheck.h"
+#include "core/internal.h"
 
 enum {
     N_NODES = 100000,       /* nodes in nodes100k.onnx */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 enum { CH = 8, HW = 8, BLOCK_NODES = 8 };
 

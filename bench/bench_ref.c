@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "reference.h"
+#include "reference/reference.h"
 
 static double now(void)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "gen.h"
-#include "reference.h"
-#include "suite.h"
+#include "generators/gen.h"
+#include "reference/reference.h"
+#include "properties/runner/suite.h"
 
 static double now(void)
 {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "generators/gen.h"
 
 uint64_t pc_splitmix64(uint64_t *s)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "generators/gen.h"
 
 static pc_status gen_layered(pc_gen *g, pc_error *err);
 

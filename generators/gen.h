@@ -29,7 +29,7 @@
 #ifndef PC_GEN_H
 #define PC_GEN_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 #ifdef __cplusplus
 extern "C" {

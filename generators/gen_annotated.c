@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
-#include "gen_layers.h"
+#include "generators/gen.h"
+#include "generators/gen_layers.h"
 
 static const char *const tops[] = {"encoder", "decoder", "head", "stem"};
 static const char *const leaves[] = {"attn", "mlp", "norm", "conv"};

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "generators/gen.h"
 
 static double unit_random(uint64_t *s) { return (double)(pc_splitmix64(s) >> 11) / 9007199254740992.0; }
 

@@ -5,7 +5,7 @@
  *
  * An NHWC EP that claims a layout-sensitive op mostly also claims its com.ms.internal.nhwc form with the same
  * limits, so the layout transformer moves such a node it owns into that domain; now and then (15%) it claims the
- * NCHW form only, and the node must stay in NCHW form (tests/unit/test_layout.c covers that path by hand too).
+ * NCHW form only, and the node must stay in NCHW form (tests/unit/test_ep_layout.c covers that path by hand too).
  *
  * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per distinct
  * op in graph order include, types, opset range, Conv's group rule, NHWC form refused, FusedConv. */
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ep_internal.h"
-#include "gen.h"
-#include "gen_layers.h"
+#include "core/internal.h"
+#include "generators/gen.h"
+#include "generators/gen_layers.h"
 
 typedef struct sbuf {
     char *s;

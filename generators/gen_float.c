@@ -4,7 +4,7 @@
  * Relu on a scalar input. */
 #include <string.h>
 
-#include "gen_ops.h"
+#include "generators/gen_ops.h"
 
 /* Opsets the family draws (0: the model default 17). 11 and 12 keep the attribute forms (Squeeze axes, Split
  * sizes, Reduce axes) and Resize's required roi; 18 moves every Reduce's axes to an input; 20 has ai.onnx

@@ -2,7 +2,7 @@
 #ifndef PC_GEN_LAYERS_H
 #define PC_GEN_LAYERS_H
 
-#include "gen.h"
+#include "generators/gen.h"
 
 /* After the EP layer replaced g->out->ep_list: redraws the EP of every layer rule over the new list, so the
  * assignment string only names EPs the case has (the parser rejects others). No-op without rules. */

@@ -5,7 +5,7 @@
  * optimizer's hardest input. Draw 0 everywhere: opset 17, one Relu on a [1,1,1,1] input. */
 #include <string.h>
 
-#include "gen_ops.h"
+#include "generators/gen_ops.h"
 
 /* 11 and 12 make Softmax/LogSoftmax flatten from `axis` (no push through them), and keep attribute forms. */
 static const int64_t opsets[] = {17, 13, 11, 12, 18};

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen_ops.h"
+#include "generators/gen_ops.h"
 
 #define MAG          PC_GEN_OPS_MAX_MAGNITUDE
 #define MAX_DIV      0.5 /* divisors (and Reciprocal inputs) stay at least this far from 0 */

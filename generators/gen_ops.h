@@ -24,7 +24,7 @@
 #ifndef PC_GEN_OPS_H
 #define PC_GEN_OPS_H
 
-#include "gen.h"
+#include "generators/gen.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen_quant.h"
+#include "generators/gen_quant.h"
 
 /* ---- shared helpers (gen_quant.h)
  * ------------------------------------------------------------------------------ */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen_quant.h"
+#include "generators/gen_quant.h"
 
 static double mag_of(double lo, double hi)
 {

@@ -9,7 +9,7 @@
 #ifndef PC_GEN_QUANT_H
 #define PC_GEN_QUANT_H
 
-#include "gen.h"
+#include "generators/gen.h"
 
 /* A quantized tensor in the pool: Q output, quantized graph input or QLinear output. */
 typedef struct pc_genq_value {

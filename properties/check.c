@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "property.h"
-#include "reference.h"
+#include "properties/property.h"
+#include "reference/reference.h"
 
 /* The catalogue, in report order. ort-oracle runs only with --oracle ort. */
 static const pc_property *const properties[] = {

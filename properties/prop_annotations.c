@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prop_match.h"
-#include "property.h"
+#include "properties/match.h"
+#include "properties/property.h"
 
 static const char *ann_or_none(const char *a)
 {

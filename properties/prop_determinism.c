@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prop_match.h"
-#include "property.h"
+#include "properties/match.h"
+#include "properties/property.h"
 
 static pc_status optimize_fresh(const pc_check_ctx *ctx, uint8_t **out, size_t *out_size, pc_error *err)
 {

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ep_internal.h"
-#include "prop_match.h"
-#include "property.h"
+#include "core/internal.h"
+#include "properties/match.h"
+#include "properties/property.h"
 
 static const pc_ep *ep_find(const pc_check_ctx *ctx, const char *name)
 {

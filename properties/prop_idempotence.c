@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prop_match.h"
-#include "property.h"
+#include "properties/match.h"
+#include "properties/property.h"
 
 typedef struct rerun {
     uint8_t *prev; /* bytes after the previous step */

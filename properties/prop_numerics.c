@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prop_match.h"
-#include "property.h"
-#include "reference.h"
+#include "properties/match.h"
+#include "properties/property.h"
+#include "reference/reference.h"
 
 typedef enum tol_mode {
     TOL_EXACT = 0, /* bitwise for floats (NaN positions first), exact for the rest */

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prop_match.h"
-#include "property.h"
-#include "reference.h"
+#include "properties/match.h"
+#include "properties/property.h"
+#include "reference/reference.h"
 
 static bool kvs_same(uint32_t na, const pc_kv *a, uint32_t nb, const pc_kv *b)
 {

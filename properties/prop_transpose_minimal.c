@@ -22,14 +22,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "property.h"
-#include "transpose_internal.h"
-#include "transpose_oracle.h"
+#include "core/internal.h"
+#include "properties/property.h"
+#include "properties/oracles/transpose_oracle.h"
 
 static bool opset_supported(const pc_model *m)
 {
     int64_t o = pc_model_opset(m, "");
-    return o >= TP_OPSET_MIN && o <= TP_OPSET_MAX;
+    return o >= PC_TRANSPOSE_OPSET_MIN && o <= PC_TRANSPOSE_OPSET_MAX;
 }
 
 static bool is_transpose_pass(const char *pass)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "property.h"
+#include "properties/property.h"
 
 static void describe_type(const pc_type *t, char *buf, size_t size)
 {

@@ -22,8 +22,8 @@
 
 #include <stdio.h>
 
-#include "gen.h"
-#include "passcheck.h"
+#include "generators/gen.h"
+#include "core/passcheck.h"
 
 #ifdef __cplusplus
 extern "C" {

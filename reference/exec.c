@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 struct ref_frame {
     const pc_graph *graph;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 /* Loops run on small graphs here: a trip count beyond this is a runaway model, not a test. */
 #define REF_MAX_ITERATIONS ((int64_t)1 << 24)

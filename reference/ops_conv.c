@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 /* Outputs larger than this are refused (PC_ERR_BUDGET): an absurd attribute must not turn into a huge allocation. */
 #define OUTPUT_BUDGET ((uint64_t)1 << 31)

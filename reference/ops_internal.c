@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 #define NHWC_DOMAIN "com.ms.internal.nhwc"
 #define MS_DOMAIN   "com.microsoft"

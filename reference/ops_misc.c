@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 /* Outputs whose size comes from input values (or from broadcasting, which can square a size) stay below this. */
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 #define OUT_LIMIT ((uint64_t)1 << 31) /* largest output (elements) a kernel agrees to build */
 #define ATTR_LIMIT ((int64_t)1 << 31) /* bound on kernel/stride/dilation/pad values: keeps size math in int64 */

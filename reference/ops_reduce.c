@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 static bool numeric_no_bool(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
 static bool numeric_or_bool(pc_dtype t) { return ref_is_numeric(t); }

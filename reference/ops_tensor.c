@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 
 #define KERNEL(Name)                                                                                               \

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ref_internal.h"
+#include "reference/ref_internal.h"
 
 enum { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF };
 

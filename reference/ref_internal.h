@@ -6,7 +6,7 @@
 
 #include <stdarg.h>
 
-#include "reference.h"
+#include "reference/reference.h"
 
 typedef struct ref_frame ref_frame;
 

@@ -26,7 +26,7 @@
 #ifndef PC_REFERENCE_H
 #define PC_REFERENCE_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 #ifdef __cplusplus
 extern "C" {

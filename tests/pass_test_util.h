@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir_internal.h"
-#include "passcheck.h"
-#include "reference.h"
-#include "test_util.h"
+#include "core/ir/ir_internal.h"
+#include "core/passcheck.h"
+#include "reference/reference.h"
+#include "tests/test_util.h"
 
 static inline void pt_die(const char *what, const pc_error *err)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 static int pc_test_failures;
 static int pc_test_checks;

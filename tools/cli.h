@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 typedef struct pc_command {
     const char *name;

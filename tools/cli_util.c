@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "wire.h"
+#include "tools/cli.h"
+#include "properties/runner/wire.h"
 
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 {

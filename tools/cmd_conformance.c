@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "reference.h"
-#include "wire.h"
+#include "tools/cli.h"
+#include "reference/reference.h"
+#include "properties/runner/wire.h"
 
 #define CMD "conformance"
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 typedef struct count_entry {
     const char *a; /* domain, annotation or EP */

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 #define OPT_CMD "optimize"
 /* Nodes the layout transformer moves here are not ONNX: with NCHW-only EPs none may reach the output file. */

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 #define PART_CMD "partition"
 

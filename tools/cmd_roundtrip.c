@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 typedef struct path_list {
     char **items;

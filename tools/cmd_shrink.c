@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "property.h"
-#include "shrink.h"
+#include "tools/cli.h"
+#include "properties/property.h"
+#include "properties/shrink/shrink.h"
 
 #define SHRINK_CMD "shrink"
 /* random inputs are drawn from this seed, so two runs on the same model shrink the same case */

@@ -1,5 +1,5 @@
 /* passcheck suite: generate random valid graphs, run every pass, check every property, shrink each distinct failure
- * to a repro. The runner is properties/suite.c; this file is its command line: options, the banner, progress,
+ * to a repro. The runner is properties/runner/suite.c; this file is its command line: options, the banner, progress,
  * the summary and the report files. */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "suite.h"
+#include "tools/cli.h"
+#include "properties/runner/suite.h"
 
 #define CMD "suite"
 #define SUITE_VERSION PC_VERSION

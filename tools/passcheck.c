@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tools/cli.h"
 
 static const pc_command commands[] = {
     {"info", "describe a model: versions, ops, inputs/outputs, initializers, annotations, EPs", pc_cmd_info,

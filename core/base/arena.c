@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base_internal.h"
+#include "core/base/base_internal.h"
 
 enum { ARENA_ALIGN = 16, ARENA_MIN_CHUNK = 64 * 1024 };
 

@@ -2,7 +2,7 @@
 #ifndef PC_BASE_INTERNAL_H
 #define PC_BASE_INTERNAL_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 /* pc_arena_alloc without zeroing, for callers that write every byte they use (protobuf-c initializes each message,
  * array element and string it allocates): zeroing first only doubled the writes to fresh memory. */

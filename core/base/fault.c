@@ -1,7 +1,7 @@
 /* Fault injection: a bit per planted bug, set from the CLI (--inject) or tests. */
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 #define PC_FAULT_NAME_ROW(id, name, description) name,
 #define PC_FAULT_DESC_ROW(id, name, description) description,

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 typedef union mem_header {
     size_t size;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 static const char *const status_names[] = {
 #define PC_X_NAME(code, name, exit_code) name,

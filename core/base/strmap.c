@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "strmap.h"
+#include "core/base/strmap.h"
 
 uint64_t pc_str_hash(const char *s)
 {

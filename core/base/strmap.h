@@ -3,7 +3,7 @@
 #ifndef PC_STRMAP_H
 #define PC_STRMAP_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 typedef struct pc_strmap_slot {
     const char *key;

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ep_internal.h"
-#include "ir/ir_internal.h"
-#include "schema.h"
+#include "core/ep/ep_internal.h"
+#include "core/ir/ir_internal.h"
+#include "core/schema/schema.h"
 
 #define SHOW_DOMAIN(d) ((d)[0] ? (d) : "ai.onnx")
 

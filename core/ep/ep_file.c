@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ep_internal.h"
+#include "core/ep/ep_internal.h"
 
 enum { MAX_TOKENS = 16 };
 

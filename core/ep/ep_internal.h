@@ -3,10 +3,8 @@
 #ifndef PC_EP_INTERNAL_H
 #define PC_EP_INTERNAL_H
 
-#include "passcheck.h"
+#include "core/internal.h"
 
-#define PC_NHWC_DOMAIN "com.ms.internal.nhwc"
-#define PC_MS_DOMAIN   "com.microsoft"
 
 struct pc_ep_registry {
     pc_mem mem;
@@ -32,7 +30,5 @@ const char *pc_layout_name(pc_layout layout);
 bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *domain, int64_t opset, char *why,
                           size_t why_size);
 
-/* Is op (domain, op_type) one the layout transformer moves into the NHWC domain? */
-bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 typedef struct layer_pattern {
     char *text;

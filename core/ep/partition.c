@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ep_internal.h"
-#include "ir/ir_internal.h"
-#include "passes/pass.h"
+#include "core/ep/ep_internal.h"
+#include "core/ir/ir_internal.h"
+#include "core/passes/pass.h"
 
 enum { WHY_SIZE = 256 };
 

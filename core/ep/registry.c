@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ep_internal.h"
+#include "core/ep/ep_internal.h"
 
 #define BIT(t) (UINT64_C(1) << (t))
 #define FLOATS (BIT(PC_DTYPE_FLOAT) | BIT(PC_DTYPE_FLOAT16))

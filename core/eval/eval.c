@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_internal.h"
+#include "core/eval/eval_internal.h"
 
 /* ---- float16: round to nearest even, once, from double ---- */
 

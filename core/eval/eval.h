@@ -4,7 +4,7 @@
 #ifndef PC_EVAL_H
 #define PC_EVAL_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 /* Whether the evaluator implements node's op at its opset for the given input element types (a cheap check before
  * reading the inputs). */

@@ -3,7 +3,7 @@
 #ifndef PC_EVAL_INTERNAL_H
 #define PC_EVAL_INTERNAL_H
 
-#include "eval.h"
+#include "core/eval/eval.h"
 
 /* One row per supported element type. Floats load/store through double (store rounds once, to nearest even);
  * integers through int64 (uint64 as its bit pattern; store truncates, so arithmetic wraps). */

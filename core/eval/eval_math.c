@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval_internal.h"
+#include "core/eval/eval_internal.h"
 
 /* ---- broadcasting binary and variadic ops ---- */
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval_internal.h"
+#include "core/eval/eval_internal.h"
 
 static pc_status copy_as(ev_ctx *c, const pc_tensor *x, int32_t rank, const int64_t *dims)
 {

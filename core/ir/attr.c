@@ -1,7 +1,7 @@
 /* Node attributes: lookup and typed setters. */
 #include <string.h>
 
-#include "ir_internal.h"
+#include "core/ir/ir_internal.h"
 
 static const char *const attr_type_names[PC_ATTR_TYPE_COUNT] = {
     [PC_ATTR_UNDEFINED] = "UNDEFINED", [PC_ATTR_FLOAT] = "FLOAT",          [PC_ATTR_INT] = "INT",

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 /* Nesting of sequences/optionals an actual value may have before we stop: values built by an executor are finite
  * but not trusted, and the loader caps test data at 16 levels. */

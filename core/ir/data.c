@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 static pc_data *data_alloc(pc_type_kind kind, pc_error *err)
 {

@@ -1,5 +1,5 @@
 /* Element-type facts: names and storage widths, one table indexed by the ONNX DataType value. */
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 static const struct {
     const char *name;

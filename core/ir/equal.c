@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir_internal.h"
+#include "core/ir/ir_internal.h"
 
 typedef struct eq_ctx {
     char *diff;

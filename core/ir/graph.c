@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir_internal.h"
-#include "../base/strmap.h"
+#include "core/ir/ir_internal.h"
+#include "core/base/strmap.h"
 
 /* ---- model ------------------------------------------------------------------------------------------------ */
 

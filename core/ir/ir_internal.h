@@ -2,7 +2,7 @@
 #ifndef PC_IR_INTERNAL_H
 #define PC_IR_INTERNAL_H
 
-#include "passcheck.h"
+#include "core/internal.h"
 
 /* Creates an empty graph owned by `model`. parent/owner are NULL for the main graph. */
 pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
@@ -29,8 +29,6 @@ pc_node *pc_graph_new_node_slots(pc_graph *graph, const char *op_type, const cha
 /* Puts `value` (which must have no producer) into the empty output slot `index` of `node`. */
 pc_status pc_node_set_output(pc_node *node, uint32_t index, pc_value *value, pc_error *err);
 
-/* Appends `value` as a new output of `node`; value must have no producer. */
-pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err);
 
 /* Registers a tensor whose data the model owns (freed with the model). */
 pc_status pc_model_track_tensor(pc_model *model, pc_tensor *tensor, pc_error *err);

@@ -1,7 +1,7 @@
 /* Tensors: creation with checked sizes, and equality. */
 #include <string.h>
 
-#include "ir_internal.h"
+#include "core/ir/ir_internal.h"
 
 pc_tensor *pc_tensor_create(pc_model *model, const char *name, pc_dtype dtype, int32_t rank, const int64_t *dims,
                             pc_error *err)

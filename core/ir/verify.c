@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir_internal.h"
-#include "schema.h"
+#include "core/ir/ir_internal.h"
+#include "core/schema/schema.h"
 
 /* What check_schema resolved for one (domain, op_type): the schema in force, or NULL when no schema checks apply.
  * Only successful resolutions are cached (a failure ends verification). */

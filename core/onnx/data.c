@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_internal.h"
+#include "core/onnx/onnx_internal.h"
 
 enum { DATA_ELEM_TENSOR = 1, DATA_ELEM_SPARSE = 2, DATA_ELEM_SEQUENCE = 3, DATA_ELEM_MAP = 4, DATA_ELEM_OPTIONAL = 5 };
 enum { DATA_FILE_LIMIT = 1 << 30 };

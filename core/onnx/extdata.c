@@ -55,7 +55,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "onnx_internal.h"
+#include "core/onnx/onnx_internal.h"
 
 /* Largest single pread request; keeps each request far below SSIZE_MAX on every platform. */
 #define PC_EXT_READ_CHUNK ((size_t)1 << 30)

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "onnx_internal.h"
-#include "../ir/ir_internal.h"
-#include "../base/strmap.h"
+#include "core/onnx/onnx_internal.h"
+#include "core/ir/ir_internal.h"
+#include "core/base/strmap.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "passcheck stores tensor data in ONNX's little-endian raw form and assumes a little-endian host"

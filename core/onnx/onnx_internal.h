@@ -2,7 +2,7 @@
 #ifndef PC_ONNX_INTERNAL_H
 #define PC_ONNX_INTERNAL_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 #include "onnx.pb-c.h"
 
 /* ---- prescan.c: iterative wire-level check run before protobuf_c_message_unpack -------------------------------

@@ -4,8 +4,8 @@
  * individual pc_mem blocks, tracked in a pointer set so the IR can adopt them without a second copy. */
 #include <string.h>
 
-#include "onnx_internal.h"
-#include "../base/base_internal.h"
+#include "core/onnx/onnx_internal.h"
+#include "core/base/base_internal.h"
 
 enum { PB_LARGE_BYTES = 64 * 1024 };
 

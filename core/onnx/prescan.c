@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_internal.h"
+#include "core/onnx/onnx_internal.h"
 
 enum {
     WT_VARINT = 0,

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "onnx_internal.h"
+#include "core/onnx/onnx_internal.h"
 
 typedef struct save_ctx {
     pc_arena arena;

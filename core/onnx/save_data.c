@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "onnx_internal.h"
+#include "core/onnx/onnx_internal.h"
 
 static pc_status write_file_atomic(const char *path, const uint8_t *buf, size_t size, pc_error *err)
 {

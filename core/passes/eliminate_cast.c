@@ -1,7 +1,7 @@
 /* eliminate_cast (level 0): Cast to the element type its input already has, and CastLike whose two inputs
  * have the same element type, are removed. The input's type must be known (initializer or declared/inferred
  * type). */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 /* The element type the node casts to, or UNDEFINED when it is not a Cast/CastLike we understand. */
 static pc_dtype cast_target(const pc_node *n)

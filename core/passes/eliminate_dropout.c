@@ -2,7 +2,7 @@
  * mode: before opset 7 the attribute is_test = 1 (its default 0 means training); opsets 7-11 have no training
  * mode; from opset 12 the training_mode input is absent or a constant false. The ratio does not matter at
  * inference. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 static bool dropout_is_inference(const pc_node *n)
 {

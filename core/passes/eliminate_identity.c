@@ -1,7 +1,7 @@
 /* eliminate_identity (level 0): Identity nodes are removed; their consumers read the input. A graph output
  * keeps its name through pc_pass_bypass_node (the input's producer takes the output over); when that is
  * impossible (the input is a graph input, an initializer or used elsewhere) the Identity stays. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 pc_status pc_pass_eliminate_identity(pc_graph *graph, const pc_pass_options *opts, bool *changed,
                                      pc_error *err)

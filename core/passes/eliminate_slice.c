@@ -4,7 +4,7 @@
  * start 0 and end INT64_MAX ("to the end") do. */
 #include <stdint.h>
 
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 typedef struct slice_args {
     int64_t starts[PC_MAX_RANK], ends[PC_MAX_RANK], axes[PC_MAX_RANK], steps[PC_MAX_RANK];

@@ -2,7 +2,7 @@
  * initializer with the unsqueezed shape (same bytes). Axes come from the attribute before opset 13 and from a
  * constant input after; invalid axes (out of range, repeated) leave the node alone. A no-op Unsqueeze cannot
  * exist (axes are never empty), so nothing else is removed. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 static bool unsqueeze_axes(const pc_node *n, int64_t *axes, size_t *n_axes)
 {

@@ -4,8 +4,8 @@
  * subgraph (their names must stay), ops or forms the evaluator does not support (PC_ERR_UNSUPPORTED) and
  * results over max_fold_elements (PC_ERR_BUDGET). Any other evaluator error is a bad model and stops the
  * pass. Initializers left unused are pruned. */
-#include "eval/eval.h"
-#include "pass_match.h"
+#include "core/eval/eval.h"
+#include "core/passes/pass_match.h"
 
 enum { FOLD_DEFAULT_MAX_ELEMENTS = 1 << 16, FOLD_MAX_INPUTS = 64 };
 

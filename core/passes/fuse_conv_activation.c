@@ -7,7 +7,7 @@
  * keeps. */
 #include <float.h>
 
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 #define NHWC_DOMAIN "com.ms.internal.nhwc"
 #define MS_DOMAIN   "com.microsoft"

@@ -2,7 +2,7 @@
  * broadcasts per output channel ([M,1,1], [1,M,1,1], [1], scalar; rank <= the output's) becomes one Conv
  * whose bias is B + c, computed in double and rounded once. The Conv output must be the Add's only use. Not
  * exact: the bias is added inside the convolution's accumulation instead of after its rounding. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 pc_status pc_pass_fuse_conv_add(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
 {

@@ -4,7 +4,7 @@
  * * f[m] + bias[m] computed in double and rounded once to the weights' type (float or double). The weights
  * are new initializers, so a shared W is never edited in place. Not exact: the result differs from the
  * unfused graph by rounding only. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 static bool bn_is_inference(const pc_node *bn)
 {

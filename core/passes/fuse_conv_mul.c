@@ -2,7 +2,7 @@
  * broadcasts per output channel ([M,1,1], [1,M,1,1], [1], scalar; rank <= the output's) becomes one Conv with
  * W'[m,...] = W[m,...] * c[m] and B'[m] = B[m] * c[m], computed in double and rounded once. The Conv output
  * must be the Mul's only use. Not exact: the scale is applied to the weights before the accumulation. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 pc_status pc_pass_fuse_conv_mul(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
 {

@@ -7,7 +7,7 @@
  * com.microsoft Gelu (importing com.microsoft version 1). After partitioning it runs again per EP, and only
  * where that EP runs the Gelu it would make. Not bit-exact: erf is evaluated once instead of through three
  * roundings. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 #define GELU_SQRT2     1.4142135623730951
 #define GELU_INV_SQRT2 0.7071067811865476

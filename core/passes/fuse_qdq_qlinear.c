@@ -18,7 +18,7 @@
  * Conv/MatMul rewrites requantize with a multiplier rounded to 8 fractional bits (a coarse fixed-point
  * multiplier), which moves outputs by more than a step when x_scale * w_scale / y_scale is small and the
  * outputs are not tiny. */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 #define MS_DOMAIN   "com.microsoft"
 #define NHWC_DOMAIN "com.ms.internal.nhwc"

@@ -9,7 +9,7 @@
  * unbounded); a non-constant bound leaves the pair alone. The intermediate value must have one use. */
 #include <float.h>
 
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 typedef struct clip_bounds {
     bool has_min, has_max;

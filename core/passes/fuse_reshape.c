@@ -3,7 +3,7 @@
  * (copy the input dim, unless allowzero = 1) refers to the intermediate shape, so it is resolved from the
  * intermediate's known dims, or the pair is left alone. Exact (data movement only). Shapes must be constant
  * (opset >= 5 input form). */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
 {

@@ -14,7 +14,7 @@
 #ifndef PC_PASS_H
 #define PC_PASS_H
 
-#include "passcheck.h"
+#include "core/internal.h"
 
 /* ---- pass_util.c ---- */
 bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node);
@@ -27,8 +27,6 @@ pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const ch
 bool pc_pass_may_emit(const char *domain, const char *op_type);
 size_t pc_pass_emittable_count(void);
 void pc_pass_emittable_at(size_t index, const char **domain, const char **op_type);
-/* The ops the layout transformer moves into com.ms.internal.nhwc (layout_nhwc.c). */
-bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
 /* pc_layout_transform, leaving alone the nodes flagged in keep_form (by node id; ids >= n_keep_form are not
  * flagged): partitioning flags the nodes whose assignment it kept from an earlier run, whose form that run
  * chose (layout_nhwc.c). */
@@ -38,8 +36,6 @@ pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc
 void pc_pass_explain(const pc_pass_options *opts, const char *fmt, ...) PC_PRINTF(2, 3);
 /* Both nodes carry the same annotation (or none) and the same EP (or none). */
 bool pc_nodes_fusable(const pc_node *a, const pc_node *b);
-/* The tensor of a constant: an initializer of v's own graph that no graph input can override. NULL otherwise. */
-const pc_tensor *pc_value_const(const pc_value *v);
 /* Consumers, graph-output role or subgraph references. */
 bool pc_value_is_used(const pc_value *v);
 /* The single consumer when v has exactly one use and is neither a graph output nor referenced by a subgraph. */
@@ -77,12 +73,6 @@ pc_status pc_pass_bypass_node_for(pc_graph *graph, const pc_pass_options *opts, 
 bool pc_pass_ep_accepts(const pc_pass_options *opts, const pc_node *node);
 /* Removes every initializer with no use (and not a graph input/output). */
 pc_status pc_graph_prune_initializers(pc_graph *graph, bool *changed, pc_error *err);
-/* Rank of a tensor value, -1 when unknown. */
-int32_t pc_value_rank(const pc_value *v);
-/* Concrete dims: true when the rank and every dim are known (dims has room for PC_MAX_RANK). */
-bool pc_value_dims(const pc_value *v, int64_t *dims);
-/* Reads an int32/int64 tensor of at most cap elements into out. false for other dtypes or when it does not fit. */
-bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n);
 /* A new int64 1-D initializer holding values. */
 pc_value *pc_pass_add_ints(pc_graph *graph, const char *hint, size_t n, const int64_t *values, pc_error *err);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pass.h"
+#include "core/passes/pass.h"
 
 static inline const char *pm_label(const pc_node *n)
 {

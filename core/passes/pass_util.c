@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir_internal.h"
-#include "pass.h"
+#include "core/ir/ir_internal.h"
+#include "core/passes/pass.h"
 
 bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
 {
@@ -16,7 +16,7 @@ bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
 }
 
 /* Every op a pass may create, sorted by (domain, op) (as ORT's layout_transformation_potentially_added_ops.h).
- * pc_pass_add_node refuses anything else, and test_pipeline checks every entry runs on the reference executor, so
+ * pc_pass_add_node refuses anything else, and test_passes_pipeline checks every entry runs on the reference executor, so
  * "every op a pass emits is executable there" holds by construction. The layout transformer moves nodes into the
  * internal NHWC domain without creating them; those ops are checked separately (pc_op_is_layout_sensitive). */
 static const struct emittable {

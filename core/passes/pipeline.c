@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ep_internal.h"
-#include "pass.h"
+#include "core/ep/ep_internal.h"
+#include "core/passes/pass.h"
 
 /* name, level, again (also runs per EP after partitioning, with level 2: partitioning removes the annotations that
  * kept nodes apart, and the layout transformer and the transpose optimizer leave Identity-like leftovers, constant

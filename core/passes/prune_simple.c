@@ -7,7 +7,7 @@
  * The constant must hold only that value, its broadcast must not change x's shape (x's rank known, every
  * constant dim 1 or equal to x's known dim) and the output's element type must be x's. Never x*0 (NaN, inf)
  * and never log(exp(x)) (overflow). */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 typedef enum neutral {
     NEUTRAL_ONE,      /* 1 */

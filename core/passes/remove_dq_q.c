@@ -4,7 +4,7 @@
  * / s) + zp gives x back, as the rounding error of the product and quotient is far below 0.5 (ORT removes the
  * pair on the same grounds). A graph output keeps its name (an Identity takes it over when the DQ's input
  * cannot). */
-#include "pass_match.h"
+#include "core/passes/pass_match.h"
 
 static bool tensors_same(const pc_tensor *a, const pc_tensor *b)
 {

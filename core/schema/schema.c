@@ -6,7 +6,7 @@
  * alone. pc_schema_check_table() verifies the sort order and the other invariants the lookups rely on; debug
  * builds (PC_DEBUG_CHECKS) run it once before the first lookup and abort on a broken table, and test_schema
  * calls it. */
-#include "schema.h"
+#include "core/schema/schema.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include <stdatomic.h>
 #endif
 
-#include "onnx_ops.inc"
+#include "core/schema/onnx_ops.inc"
 
 enum { PC_ONNX_OPS_COUNT = sizeof pc_onnx_ops / sizeof pc_onnx_ops[0] };
 

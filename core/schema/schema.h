@@ -5,7 +5,7 @@
 #ifndef PC_SCHEMA_H
 #define PC_SCHEMA_H
 
-#include "passcheck.h"
+#include "core/passcheck.h"
 
 enum { PC_SCHEMA_VARIADIC = 0xffff };
 

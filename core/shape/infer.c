@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 /* ---- the table: sorted by (domain, op_type) ---- */
 

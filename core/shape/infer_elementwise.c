@@ -1,6 +1,6 @@
 /* Shape inference: elementwise ops. Unary ops keep the shape (symbols included); broadcasting ops take the
  * multidirectional broadcast of all inputs. */
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 /* Output 0 = input 0 (Relu, Softmax, Clip, Identity, InstanceNormalization, LRN, ...). */
 pc_status sh_infer_same(sh_ctx *c)

@@ -2,7 +2,7 @@
  * reach these functions with input 0 already seen channels-first, and weights keep their standard layout). */
 #include <string.h>
 
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 static void unknown_dims(sh_shape *s, int32_t rank)
 {

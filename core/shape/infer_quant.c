@@ -1,5 +1,5 @@
 /* Shape inference: QuantizeLinear, DequantizeLinear, QLinearConv (and its fused Relu form), QLinearMatMul. */
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 /* y's type: y_zero_point's, else output_dtype (opset 21), else uint8. */
 pc_status sh_infer_quantize(sh_ctx *c)

@@ -2,7 +2,7 @@
  * input after; keepdims; noop_with_empty_axes) and ArgMax/ArgMin. */
 #include <string.h>
 
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 pc_status sh_infer_reduce(sh_ctx *c)
 {

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 static void shape_unknown_dims(sh_shape *s, int32_t rank)
 {

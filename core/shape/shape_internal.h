@@ -3,10 +3,8 @@
 #ifndef PC_SHAPE_INTERNAL_H
 #define PC_SHAPE_INTERNAL_H
 
-#include "passcheck.h"
+#include "core/internal.h"
 
-#define PC_NHWC_DOMAIN "com.ms.internal.nhwc"
-#define PC_MS_DOMAIN   "com.microsoft"
 
 /* A shape being built: rank -1 is unknown. Dims reuse pc_dim (symbol strings point into the model's arena).
  */

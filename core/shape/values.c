@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 struct sh_values {
     uint32_t n;

@@ -8,7 +8,7 @@
  * - pe. */
 #include <string.h>
 
-#include "shape_internal.h"
+#include "core/shape/shape_internal.h"
 
 enum { PAD_NOTSET, PAD_VALID, PAD_SAME };
 

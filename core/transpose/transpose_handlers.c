@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transpose_internal.h"
+#include "core/transpose/transpose_internal.h"
 
 pc_status tp_push_plain(tp_push *p)
 {

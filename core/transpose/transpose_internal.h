@@ -13,10 +13,10 @@
 #ifndef PC_TRANSPOSE_INTERNAL_H
 #define PC_TRANSPOSE_INTERNAL_H
 
-#include "passcheck.h"
-#include "passes/pass.h"
+#include "core/internal.h"
+#include "core/passes/pass.h"
 
-enum { TP_OPSET_MIN = 7, TP_OPSET_MAX = 21, TP_MAX_ROUNDS = 8 };
+enum { TP_MAX_ROUNDS = 8 };
 
 typedef struct tp_ctx {
     pc_graph *graph;

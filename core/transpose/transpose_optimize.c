@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transpose_internal.h"
+#include "core/transpose/transpose_internal.h"
 
 static bool value_marked(const tp_ctx *ctx, const pc_value *v)
 {
@@ -1428,10 +1428,10 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
 {
     if (changed) *changed = false;
     int64_t opset = pc_model_opset(graph->model, "");
-    if (opset < TP_OPSET_MIN || opset > TP_OPSET_MAX) {
+    if (opset < PC_TRANSPOSE_OPSET_MIN || opset > PC_TRANSPOSE_OPSET_MAX) {
         /* never a partial rewrite: the whole graph is left as it is */
         pc_pass_explain(opts, "ai.onnx opset %lld is outside %d..%d: graph left unchanged", (long long)opset,
-                        TP_OPSET_MIN, TP_OPSET_MAX);
+                        PC_TRANSPOSE_OPSET_MIN, PC_TRANSPOSE_OPSET_MAX);
         return PC_OK;
     }
     tp_ctx ctx = {.graph = graph, .opts = opts, .opset = opset, .err = err};

@@ -1,7 +1,7 @@
 /* Perm arithmetic and the graph edits shared by the transpose optimizer's handlers (transpose_internal.h). */
 #include <string.h>
 
-#include "transpose_internal.h"
+#include "core/transpose/transpose_internal.h"
 
 bool tp_perm_valid(const int64_t *perm, size_t rank)
 {

@@ -3,9 +3,9 @@
  * then the evaluator's own errors, and the float16 rounding against the format's definition. */
 #include <math.h>
 
-#include "eval/eval.h"
-#include "pass_test_util.h"
-#include "test_util.h"
+#include "core/eval/eval.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
 
 uint16_t ev_f64_to_f16(double v);
 double ev_f16_to_f64(uint16_t h);

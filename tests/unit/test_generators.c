@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
-#include "gen_ops.h"
-#include "reference.h"
-#include "test_util.h"
+#include "generators/gen.h"
+#include "generators/gen_ops.h"
+#include "reference/reference.h"
+#include "tests/test_util.h"
 
 enum { MAX_HIST = 256, MAX_PASSES = 64 };
 

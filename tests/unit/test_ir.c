@@ -1,8 +1,8 @@
 /* IR mutation API: annotation inheritance, EP copy, use-list consistency after every edit, sorting, cycles,
  * initializers, subgraph outer references, save/load of IR-only state, OOM injection. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
-#include "ir_internal.h"
+#include "core/ir/ir_internal.h"
 
 /* Independent recount of use lists: every (node, input) edge appears exactly once in its value's consumers and
  * no consumer entry is stale. Written without the verifier so the two check each other. */

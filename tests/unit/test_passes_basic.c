@@ -4,9 +4,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "passes/pass.h"
-#include "pass_test_util.h"
-#include "test_util.h"
+#include "core/passes/pass.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
 
 /* ---- harness ----------------------------------------------------------------------------------------------
  */

@@ -6,9 +6,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "passes/pass.h"
-#include "pass_test_util.h"
-#include "test_util.h"
+#include "core/passes/pass.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
 
 /* Conv fusions change only where rounding happens (weights scaled before the accumulation); with inputs in
  * [-2, 2), 18-term dot products and O(1) weights the difference stays a few float ulps of the accumulated
@@ -302,7 +302,7 @@ static void test_relu_clip(void)
 {
     pc_pass_options o = opts_basic();
     /* a min at or below 0 would become a fused min of 0, which keeps the -0 that Relu turns into +0: refused
-     * (test_fuse_relu_clip checks every bound combination bit by bit, -0 included) */
+     * (test_passes_fuse_relu_clip checks every bound combination bit by bit, -0 included) */
     pc_model *m = relu_clip_model(true, -1.0f, 1.5f, false, "a");
     check_no_fire(pc_pass_fuse_relu_clip, m, &o, "relu+clip, min -1");
     pc_model_free(m);

@@ -10,12 +10,12 @@
  * then come from the runner's cache keyed by those models, as in a real run. */
 #include <math.h>
 
-#include "gen.h"
-#include "gen_layers.h"
-#include "pass_test_util.h"
-#include "property.h"
-#include "reference.h"
-#include "test_util.h"
+#include "generators/gen.h"
+#include "generators/gen_layers.h"
+#include "tests/pass_test_util.h"
+#include "properties/property.h"
+#include "reference/reference.h"
+#include "tests/test_util.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Hand-made pairs.

@@ -4,8 +4,8 @@
  * by the executor. */
 #include <math.h>
 
-#include "ref_internal.h"
-#include "test_util.h"
+#include "reference/ref_internal.h"
+#include "tests/test_util.h"
 
 /* ---- building one-node models -------------------------------------------------------------------------------- */
 

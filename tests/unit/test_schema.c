@@ -1,9 +1,9 @@
 /* test_schema: the operator schema table against facts from the ONNX operator specification (Operators.md,
  * Changelog.md), written down here independently of the generated table, plus the lookup rules (largest
  * since_version <= opset, "ai.onnx" alias, unknown ops and domains) and the table's sort invariant. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
-#include "schema.h"
+#include "core/schema/schema.h"
 
 
 static int since(const char *domain, const char *op, int64_t opset)

@@ -12,9 +12,9 @@
 #include <dirent.h>
 #include <math.h>
 
-#include "pass_test_util.h"
-#include "shape/shape_internal.h"
-#include "test_util.h"
+#include "tests/pass_test_util.h"
+#include "core/shape/shape_internal.h"
+#include "tests/test_util.h"
 
 static uint64_t seed = 777;
 

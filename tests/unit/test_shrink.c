@@ -1,4 +1,4 @@
-/* The shrinker (properties/shrink.c, shrink_graph.c). Oracles are independent of it: a synthetic failure
+/* The shrinker (properties/shrink/shrink.c, shrink_graph.c). Oracles are independent of it: a synthetic failure
  * predicate whose minimal answer is known by construction ("a Conv whose output feeds a Relu" is exactly 2
  * nodes), the reference executor (a node's value on the original inputs must survive every cut), the
  * verifier, and the case runner re-checking the shrunk case (the same failure signature on replay).
@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "gen.h"
-#include "pass_test_util.h"
-#include "property.h"
-#include "reference.h"
-#include "shrink_internal.h"
-#include "test_util.h"
+#include "generators/gen.h"
+#include "tests/pass_test_util.h"
+#include "properties/property.h"
+#include "reference/reference.h"
+#include "properties/shrink/shrink_internal.h"
+#include "tests/test_util.h"
 
 static double now_s(void)
 {

@@ -1,14 +1,14 @@
-/* The graph phase's dims and ranks edits (properties/shrink_graph.c, edit_dims). Oracles are independent of
+/* The graph phase's dims and ranks edits (properties/shrink/shrink_graph.c, edit_dims). Oracles are independent of
  * the shrinker: the reference executor decides the synthetic predicates ("a Relu/Conv is left and some output
  * is above 500", where one input element is 1000 and every other one is below 2), the verifier and shape
  * inference judge the result, and the minimal size is known by construction (the failure needs one element).
  *
  * Without the dims edits the graph phase cannot change a tensor's shape: the cases below end with 24 of 28
  * and all 104 elements. */
-#include "pass_test_util.h"
-#include "reference.h"
-#include "shrink_internal.h"
-#include "test_util.h"
+#include "tests/pass_test_util.h"
+#include "reference/reference.h"
+#include "properties/shrink/shrink_internal.h"
+#include "tests/test_util.h"
 
 /* The predicate: the model has an op `op` and its reference run gives some float output element above 500. */
 typedef struct big_pred {

@@ -2,9 +2,9 @@
  * transpose_oracle.c, written from the ONNX op definitions, not from the optimizer's handlers), raise the
  * cost, or edit another EP's node. Each graph is checked for bit-exact outputs (reference executor), for the
  * oracle's optimum, and for the specific shape of the fix. */
-#include "pass_test_util.h"
-#include "test_util.h"
-#include "transpose_oracle.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
+#include "properties/oracles/transpose_oracle.h"
 
 static const int64_t CL[] = {0, 2, 3, 1}, CF[] = {0, 3, 1, 2};
 

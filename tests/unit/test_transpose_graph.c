@@ -3,8 +3,8 @@
  * malformed perms, the opset gate, a TF-style NHWC chain against a hand-counted minimum, and large graphs. */
 #include <time.h>
 
-#include "pass_test_util.h"
-#include "test_util.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
 
 static pc_pass_options opts_plain(void)
 {

@@ -2,9 +2,9 @@
  * exact remaining ops and rewritten attributes/constants are asserted, and the outputs equal the original
  * bit-exactly on the reference executor (pure data movement). Cases that must block are asserted unchanged.
  */
-#include "pass_test_util.h"
-#include "test_util.h"
-#include "transpose/transpose_internal.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
+#include "core/transpose/transpose_internal.h"
 
 static pc_pass_options opts_plain(void)
 {

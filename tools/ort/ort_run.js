@@ -1,4 +1,4 @@
-// ONNX Runtime as an outside oracle for `passcheck suite --oracle ort` (properties/prop_ort_oracle.c).
+// ONNX Runtime as an outside oracle for `passcheck suite --oracle ort` (properties/oracles/ort_oracle.c).
 //
 // A long-lived server: starting node and loading onnxruntime-node costs ~150 ms, far too much per case, so one
 // process serves every request of a suite run. It listens on a Unix socket; every client (the process that started

@@ -1,0 +1,271 @@
+/* Node identity across a pass (prop_match.h): by name, or by first output for unnamed nodes; sorted indices make
+ * every lookup O(log n), so big user models (passcheck shrink MODEL) stay cheap. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "properties/match.h"
+
+bool pm_str_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Identity: (0, name) for named nodes, (1, first output name) otherwise. */
+static int node_key(const pc_node *n, const char **s)
+{
+    if (n->name && *n->name) {
+        *s = n->name;
+        return 0;
+    }
+    for (uint32_t i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i]) {
+            *s = n->outputs[i]->name;
+            return 1;
+        }
+    *s = "";
+    return 2;
+}
+
+static int key_cmp(int ka, const char *sa, int kb, const char *sb)
+{
+    if (ka != kb) return ka < kb ? -1 : 1;
+    return strcmp(sa, sb);
+}
+
+/* qsort has no context argument: sort (key, index) records instead. */
+typedef struct key_rec {
+    int kind;
+    const char *s;
+    uint32_t index;
+} key_rec;
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const key_rec *x = a, *y = b;
+    int c = key_cmp(x->kind, x->s, y->kind, y->s);
+    return c ? c : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+static pc_status sorted_index(const pc_node **nodes, uint32_t n, uint32_t **out, pc_error *err)
+{
+    key_rec *recs = calloc(n ? n : 1, sizeof *recs);
+    *out = calloc(n ? n : 1, sizeof **out);
+    if (!recs || !*out) {
+        free(recs);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        recs[i].kind = node_key(nodes[i], &recs[i].s);
+        recs[i].index = i;
+    }
+    qsort(recs, n, sizeof *recs, rec_cmp);
+    for (uint32_t i = 0; i < n; i++) (*out)[i] = recs[i].index;
+    free(recs);
+    return PC_OK;
+}
+
+/* Index of the unique node with this key in a sorted index, or -1. */
+static int32_t lookup(const pc_node **nodes, const uint32_t *sorted, uint32_t n, int kind, const char *s)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const char *ms;
+        int mk = node_key(nodes[sorted[mid]], &ms);
+        if (key_cmp(mk, ms, kind, s) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == n) return -1;
+    const char *ms;
+    int mk = node_key(nodes[sorted[lo]], &ms);
+    if (key_cmp(mk, ms, kind, s) != 0) return -1;
+    if (lo + 1 < n) {
+        int nk = node_key(nodes[sorted[lo + 1]], &ms);
+        if (key_cmp(nk, ms, kind, s) == 0) return -1; /* not unique: no identity */
+    }
+    return (int32_t)sorted[lo];
+}
+
+int32_t pm_find_before(const pm_match *m, const char *name)
+{
+    if (!name || !*name) return -1;
+    return lookup(m->before, m->before_sorted, m->n_before, 0, name);
+}
+
+int32_t pm_find_after(const pm_match *m, const char *name)
+{
+    if (!name || !*name) return -1;
+    return lookup(m->after, m->after_sorted, m->n_after, 0, name);
+}
+
+static bool attrs_same(const pc_attr *a, const pc_attr *b)
+{
+    if (!pm_str_eq(a->name, b->name) || a->type != b->type) return false;
+    switch (a->type) {
+    case PC_ATTR_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    case PC_ATTR_INT: return a->i == b->i;
+    case PC_ATTR_STRING: return a->s.len == b->s.len && (!a->s.len || memcmp(a->s.data, b->s.data, a->s.len) == 0);
+    case PC_ATTR_TENSOR: return a->t && b->t && pc_tensor_equal(a->t, b->t);
+    case PC_ATTR_FLOATS: return a->n == b->n && (!a->n || memcmp(a->floats, b->floats, a->n * sizeof(float)) == 0);
+    case PC_ATTR_INTS: return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, a->n * sizeof(int64_t)) == 0);
+    default: return a->n == b->n; /* graphs and the rest: compared by their own passes, not here */
+    }
+}
+
+bool pm_node_same(const pc_node *a, const pc_node *b)
+{
+    if (a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs) return false;
+    for (uint32_t i = 0; i < a->n_inputs; i++) {
+        const pc_value *x = a->inputs[i], *y = b->inputs[i];
+        if ((x == NULL) != (y == NULL) || (x && strcmp(x->name, y->name) != 0)) return false;
+    }
+    for (uint32_t i = 0; i < a->n_outputs; i++) {
+        const pc_value *x = a->outputs[i], *y = b->outputs[i];
+        if ((x == NULL) != (y == NULL) || (x && strcmp(x->name, y->name) != 0)) return false;
+    }
+    for (uint32_t i = 0; i < a->n_attrs; i++)
+        if (!attrs_same(&a->attrs[i], &b->attrs[i])) return false;
+    return true;
+}
+
+static pc_status collect(const pc_graph *g, const pc_node ***out, uint32_t *n, pc_error *err)
+{
+    *n = 0;
+    *out = calloc(g->n_nodes ? g->n_nodes : 1, sizeof **out);
+    if (!*out) return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
+    for (const pc_node *x = g->first; x && *n < g->n_nodes; x = x->next) (*out)[(*n)++] = x;
+    return PC_OK;
+}
+
+void pm_match_free(pm_match *m)
+{
+    free(m->before);
+    free(m->after);
+    free(m->after_to_before);
+    free(m->after_replaces);
+    free(m->before_kept);
+    free(m->before_changed);
+    free(m->before_sorted);
+    free(m->after_sorted);
+    memset(m, 0, sizeof *m);
+}
+
+pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match *m, pc_error *err)
+{
+    memset(m, 0, sizeof *m);
+    pc_status st = collect(before, &m->before, &m->n_before, err);
+    if (st == PC_OK) st = collect(after, &m->after, &m->n_after, err);
+    if (st == PC_OK) st = sorted_index(m->before, m->n_before, &m->before_sorted, err);
+    if (st == PC_OK) st = sorted_index(m->after, m->n_after, &m->after_sorted, err);
+    if (st != PC_OK) {
+        pm_match_free(m);
+        return st;
+    }
+    size_t nb = m->n_before ? m->n_before : 1, na = m->n_after ? m->n_after : 1;
+    m->after_to_before = calloc(na, sizeof *m->after_to_before);
+    m->after_replaces = calloc(na, sizeof *m->after_replaces);
+    m->before_kept = calloc(nb, sizeof *m->before_kept);
+    m->before_changed = calloc(nb, sizeof *m->before_changed);
+    if (!m->after_to_before || !m->after_replaces || !m->before_kept || !m->before_changed) {
+        pm_match_free(m);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
+    }
+    for (uint32_t i = 0; i < m->n_after; i++) {
+        const pc_node *a = m->after[i];
+        const char *s;
+        int kind = node_key(a, &s);
+        int32_t b = kind < 2 ? lookup(m->before, m->before_sorted, m->n_before, kind, s) : -1;
+        /* an unnamed after-node never takes the identity of a named before-node (and vice versa): keys differ */
+        m->after_to_before[i] = -1;
+        m->after_replaces[i] = -1;
+        if (b < 0) continue;
+        const pc_node *bn = m->before[b];
+        if (strcmp(bn->op_type, a->op_type) == 0 && pm_str_eq(bn->domain, a->domain) && !m->before_kept[b]) {
+            m->after_to_before[i] = b;
+            m->before_kept[b] = true;
+            m->before_changed[b] = !pm_node_same(bn, a);
+        } else {
+            m->after_replaces[i] = b;
+        }
+    }
+    return PC_OK;
+}
+
+bool pm_declared_source(const pm_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index)
+{
+    *before_index = *after_index = -1;
+    const char *name = node->name;
+    if (!name || !*name) return false;
+    /* "<source>/<op>_pc<digits>" */
+    size_t len = strlen(name), k = len;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
+    if (k == len || k < 3 || strncmp(name + k - 3, "_pc", 3) != 0) return false;
+    k -= 3;
+    size_t op_len = strlen(node->op_type);
+    if (k < op_len + 2 || strncmp(name + k - op_len, node->op_type, op_len) != 0 || name[k - op_len - 1] != '/')
+        return false;
+    size_t src_len = k - op_len - 1;
+    char *src = malloc(src_len + 1);
+    if (!src) return false;
+    memcpy(src, name, src_len);
+    src[src_len] = '\0';
+    *before_index = pm_find_before(m, src);
+    if (*before_index < 0) *after_index = pm_find_after(m, src);
+    free(src);
+    if (*after_index >= 0 && m->after[*after_index] == node) *after_index = -1;
+    return *before_index >= 0 || *after_index >= 0;
+}
+
+static bool node_has_value(const pc_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] && strcmp(n->inputs[i]->name, name) == 0) return true;
+    for (uint32_t i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] && strcmp(n->outputs[i]->name, name) == 0) return true;
+    return false;
+}
+
+bool pm_nodes_adjacent(const pc_node *b, const pc_node *a)
+{
+    for (uint32_t i = 0; i < a->n_inputs; i++)
+        if (a->inputs[i] && !a->inputs[i]->initializer && node_has_value(b, a->inputs[i]->name)) return true;
+    for (uint32_t i = 0; i < a->n_outputs; i++)
+        if (a->outputs[i] && node_has_value(b, a->outputs[i]->name)) return true;
+    return false;
+}
+
+const char *pm_node_label(const pc_node *n, char *buf, size_t size)
+{
+    if (n->name && *n->name)
+        snprintf(buf, size, "'%s' (%s%s%s)", n->name, n->domain && *n->domain ? n->domain : "",
+                 n->domain && *n->domain ? ":" : "", n->op_type);
+    else
+        snprintf(buf, size, "#%u (%s%s%s)", n->id, n->domain && *n->domain ? n->domain : "",
+                 n->domain && *n->domain ? ":" : "", n->op_type);
+    return buf;
+}
+
+pc_status pm_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
+                                pc_error *err)
+{
+    pc_optimize_options oo;
+    pc_optimize_options_default(&oo);
+    oo.level = ctx->config ? ctx->config->level : PC_LEVEL_MAX;
+    oo.eps = ctx->eps;
+    oo.n_eps = ctx->n_eps;
+    oo.layer_assignment = ctx->kase ? ctx->kase->layer_assignment : NULL;
+    oo.after_pass = hook;
+    oo.after_pass_ctx = hook_ctx;
+    return pc_model_optimize(m, &oo, NULL, err);
+}
+
+pc_status pm_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err)
+{
+    pc_load_options lo;
+    pc_load_options_default(&lo);
+    lo.skip_verify = true;
+    return pc_model_load_bytes(bytes, size, &lo, out, err);
+}

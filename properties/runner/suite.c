@@ -1,0 +1,1407 @@
+/* The property suite runner: replays the failure database, runs cases in forked children (up to --jobs at a
+ * time), sums their results, keeps the first failing case of every signature, shrinks it and writes its
+ * repro.
+ *
+ * Determinism: a case depends only on (seed, index); counts are sums; each signature's representative is the
+ * failing case with the smallest order (replays first, then case index), whatever order the children finish
+ * in; the lists are sorted before anything is printed. So every report is the same for any --jobs. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "properties/runner/repro.h"
+#include "properties/oracles/ort_oracle.h"
+#include "properties/runner/suite.h"
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+uint64_t pc_suite_case_seed(uint64_t seed, uint64_t index)
+{
+    /* output index of splitmix64 seeded with `seed` (the generator adds the gamma before mixing) */
+    uint64_t state = seed + index * 0x9e3779b97f4a7c15ull;
+    return pc_splitmix64(&state);
+}
+
+uint32_t pc_suite_case_family(uint64_t case_seed, uint32_t n_families)
+{
+    /* splitmix64's output mix of the salted seed (the state is pre-decremented by the gamma it adds) */
+    uint64_t state = (case_seed ^ 0xd1b54a32d192ed03ull) - 0x9e3779b97f4a7c15ull;
+    return n_families ? (uint32_t)(pc_splitmix64(&state) % n_families) : 0;
+}
+
+bool pc_suite_in_shard(uint64_t index, uint32_t shard_index, uint32_t shard_count)
+{
+    return shard_count <= 1 || index % shard_count == shard_index;
+}
+
+void pc_suite_options_default(pc_suite_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->n_cases = 2000;
+    o->jobs = 1;
+    o->shard_count = 1;
+    pc_gen_config_default(&o->gen);
+    pc_check_config_default(&o->check);
+    o->case_timeout = 60;
+    o->shrink = true;
+    pc_shrink_options_default(&o->shrink_opts);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The report.
+ */
+static void failure_free(pc_suite_failure *f)
+{
+    free(f->choices);
+    free(f->replay_repro_dir);
+    pc_check_result_free(&f->res);
+    free(f->repro_dir);
+    memset(f, 0, sizeof *f);
+}
+
+void pc_suite_report_free(pc_suite_report *r)
+{
+    free(r->family_selected);
+    free(r->family_cases);
+    free(r->family_failed);
+    free(r->failed);
+    for (size_t i = 0; i < r->n_signatures; i++)
+        failure_free(&r->signatures[i].rep);
+    free(r->signatures);
+    memset(r, 0, sizeof *r);
+}
+
+/* Property slots: the catalogue (pc_property_at) and, when the config has one, its extra property right after
+ * it, as pc_check_result.counts numbers them. */
+static size_t n_slots(const pc_suite_options *o)
+{
+    size_t n = pc_property_count() + (o->check.extra ? 1 : 0);
+    return n < PC_MAX_PROPERTIES ? n : PC_MAX_PROPERTIES;
+}
+
+static const char *slot_name(const pc_suite_options *o, size_t i)
+{
+    return i < pc_property_count() ? pc_property_at(i)->name : o->check.extra->name;
+}
+
+static bool slot_enabled(const pc_suite_options *o, size_t i)
+{
+    return i < pc_property_count() ? o->check.enabled[i] : true;
+}
+
+static bool is_property_name(const pc_suite_options *o, const char *name, size_t *index)
+{
+    for (size_t i = 0; i < n_slots(o); i++)
+        if (strcmp(slot_name(o, i), name) == 0) {
+            if (index) *index = i;
+            return true;
+        }
+    return false;
+}
+
+static uint32_t family_index(const char *name)
+{
+    for (size_t i = 0; i < pc_gen_family_count(); i++)
+        if (name && strcmp(pc_gen_family_at(i)->name, name) == 0) return (uint32_t)i;
+    return UINT32_MAX;
+}
+
+/* One finished case (or replay), as the scheduler hands it over. */
+typedef struct case_done {
+    uint64_t index, case_seed, order;
+    bool replayed;
+    const pc_db_entry *entry; /* replays: the entry replayed */
+    const pc_gen_config *gen;
+    pc_iso_outcome *out;
+} case_done;
+
+static int failed_case_cmp(const void *a, const void *b)
+{
+    const pc_suite_failed_case *x = a, *y = b;
+    if (x->replayed != y->replayed) return x->replayed ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static bool rep_before(const pc_suite_failure *a, bool replayed, uint64_t order)
+{
+    if (a->replayed != replayed) return a->replayed;
+    return a->order < order;
+}
+
+/* The failure a case ended with, when it failed: the child's own, or one made from a generator or harness
+ * error. */
+static bool case_failure(const pc_iso_outcome *out, pc_failure *f)
+{
+    memset(f, 0, sizeof *f);
+    if (out->gen_failed || out->status != PC_OK) {
+        snprintf(f->property, sizeof f->property, "%s", out->gen_failed ? "generator" : "harness");
+        snprintf(f->kind, sizeof f->kind, "%s", pc_status_name(out->status));
+        f->outcome = PC_PROP_ERROR;
+        snprintf(f->message, sizeof f->message, "%s: %s",
+                 out->gen_failed ? "pc_case_generate failed" : "the case could not be checked", out->message);
+        return true;
+    }
+    if (!out->res.failed) return false;
+    *f = out->res.failure;
+    return true;
+}
+
+static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, const case_done *d, pc_error *err)
+{
+    pc_iso_outcome *out = d->out;
+    uint32_t fam = family_index(d->gen->family);
+    if (!d->replayed) {
+        r->cases++;
+        if (fam < r->n_families) r->family_cases[fam]++;
+        for (size_t p = 0; p < PC_MAX_PROPERTIES; p++)
+            for (int k = 0; k < PC_PROP_OUTCOME_COUNT; k++)
+                r->counts[p][k] += out->res.counts[p][k];
+        r->transpose_oracle_cases += out->res.stats.transpose_oracle_cases;
+        r->transpose_at_optimum += out->res.stats.transpose_at_optimum;
+        r->ref_runs += out->res.stats.ref_runs;
+        r->passes_changed += out->res.stats.passes_changed;
+    }
+    pc_failure f;
+    if (!case_failure(out, &f)) return PC_OK;
+    char sig[160];
+    pc_failure_signature(&f, sig, sizeof sig);
+    if (!d->replayed) {
+        r->failed_cases++;
+        if (fam < r->n_families) r->family_failed[fam]++;
+        size_t p;
+        if (is_property_name(o, f.property, &p))
+            r->property_failed_cases[p]++;
+        else
+            r->other_failed_cases++;
+    }
+    size_t s = 0;
+    while (s < r->n_signatures && strcmp(r->signatures[s].signature, sig) != 0)
+        s++;
+    if (s == r->n_signatures) {
+        size_t bytes;
+        pc_suite_signature *ns =
+            pc_size_mul(s + 1, sizeof *ns, &bytes) ? realloc(r->signatures, bytes) : NULL;
+        if (!ns) return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording failure %s", sig);
+        r->signatures = ns;
+        memset(&ns[s], 0, sizeof ns[s]);
+        snprintf(ns[s].signature, sizeof ns[s].signature, "%s", sig);
+        r->n_signatures++;
+    }
+    pc_suite_signature *sg = &r->signatures[s];
+    /* Keep the representative with the smallest order, so the choice does not depend on completion order. */
+    if (sg->cases == 0 || rep_before(&sg->rep, d->replayed, d->order) == false) {
+        failure_free(&sg->rep);
+        pc_suite_failure *rep = &sg->rep;
+        rep->index = d->index;
+        rep->case_seed = d->case_seed;
+        rep->replayed = d->replayed;
+        rep->order = d->order;
+        if (d->entry) snprintf(rep->db_name, sizeof rep->db_name, "%s", d->entry->name);
+        if (d->entry && d->entry->repro_dir) {
+            rep->replay_repro_dir = strdup(d->entry->repro_dir);
+            if (!rep->replay_repro_dir)
+                return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording %s", sig);
+            rep->replay_repro_settings = d->entry->repro_settings;
+        }
+        rep->gen = *d->gen;
+        rep->failure = f;
+        rep->have_choices = out->have_choices;
+        rep->choices = out->choices;
+        rep->n_choices = out->n_choices;
+        out->choices = NULL;
+        out->n_choices = 0;
+        rep->res = out->res;
+        memset(&out->res, 0, sizeof out->res);
+    }
+    sg->cases++;
+    if (r->n_failed % 256 == 0) {
+        size_t bytes;
+        pc_suite_failed_case *nf =
+            pc_size_mul(r->n_failed + 256, sizeof *nf, &bytes) ? realloc(r->failed, bytes) : NULL;
+        if (!nf) return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording failure %s", sig);
+        r->failed = nf;
+    }
+    r->failed[r->n_failed++] =
+        (pc_suite_failed_case){d->index, d->case_seed, d->replayed, d->order, fam, (uint32_t)s};
+    return PC_OK;
+}
+
+/* Signatures in order of their representative; the failed list sorted and re-pointed. */
+static pc_status finish_order(pc_suite_report *r, pc_error *err)
+{
+    size_t n = r->n_signatures;
+    if (n > 1) {
+        size_t *perm = calloc(n, sizeof *perm), *where = calloc(n, sizeof *where);
+        pc_suite_signature *sorted = calloc(n, sizeof *sorted);
+        if (!perm || !where || !sorted) {
+            free(perm);
+            free(where);
+            free(sorted);
+            return pc_error_set(err, PC_ERR_NOMEM, "out of memory sorting failures");
+        }
+        for (size_t i = 0; i < n; i++)
+            perm[i] = i;
+        for (size_t i = 1; i < n; i++) /* insertion sort: signatures are few */
+            for (size_t j = i; j > 0; j--) {
+                const pc_suite_failure *a = &r->signatures[perm[j - 1]].rep, *b = &r->signatures[perm[j]].rep;
+                if (!rep_before(b, a->replayed, a->order)) break;
+                size_t t = perm[j];
+                perm[j] = perm[j - 1];
+                perm[j - 1] = t;
+            }
+        for (size_t i = 0; i < n; i++) {
+            sorted[i] = r->signatures[perm[i]];
+            where[perm[i]] = i;
+        }
+        for (size_t i = 0; i < r->n_failed; i++)
+            r->failed[i].signature = (uint32_t)where[r->failed[i].signature];
+        free(r->signatures);
+        r->signatures = sorted;
+        free(perm);
+        free(where);
+    }
+    if (r->n_failed > 1) qsort(r->failed, r->n_failed, sizeof *r->failed, failed_case_cmp);
+    return PC_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The scheduler: up to `jobs` children at a time, fed by a work source.
+ */
+typedef struct work {
+    pc_iso_case_ctx ctx;
+    pc_gen_config gen;
+    uint64_t order;
+    bool replayed;
+    const pc_db_entry *entry;
+    /* a saved repro (entry->repro_dir), loaded in the parent: the child checks this case, not a regenerated
+     * one */
+    bool model;
+    pc_repro_case rc;
+    pc_case kase;
+    pc_check_config cc; /* the folder's case.txt settings, or the run's */
+} work;
+
+static void work_free(work *w)
+{
+    if (!w->model) return;
+    pc_case_free(&w->kase);
+    pc_repro_case_free(&w->rc);
+    w->model = false;
+}
+
+/* Loads a saved repro for replay: the case from repro.onnx and its input files, and the check configuration
+ * (the folder's own settings for a repro folder given to --replay, the run's for a database entry). */
+static pc_status work_load_repro(const pc_suite_options *o, const pc_db_entry *e, work *w, pc_error *err)
+{
+    pc_status st = pc_repro_case_load(e->repro_dir, &w->rc, err);
+    if (st != PC_OK) return st;
+    if (e->repro_settings)
+        st = pc_repro_case_check_config(&w->rc, &w->cc, err);
+    else
+        w->cc = o->check;
+    if (st == PC_OK) st = pc_repro_case_load_case(&w->rc, &w->kase, err);
+    if (st != PC_OK) {
+        pc_repro_case_free(&w->rc);
+        return st;
+    }
+    w->model = true;
+    return PC_OK;
+}
+
+static void send_pass(void *ctx, const char *pass)
+{
+    pc_iso_send_pass(*(const int *)ctx, pass);
+}
+
+/* The child of a saved-repro replay: the same stream as pc_iso_case_child (choices, passes, result), for the
+ * loaded case. The entry's choices are sent back only so the failure keeps them (they regenerate nothing
+ * here). */
+static void model_case_child(void *vctx, int fd)
+{
+    const work *w = vctx;
+    pc_error err;
+    pc_error_clear(&err);
+    pc_status st = PC_OK;
+    if (w->ctx.inject) st = pc_fault_enable_list(w->ctx.inject, &err);
+    pc_iso_send_choices(fd, w->ctx.replay, w->ctx.n_replay);
+    if (st != PC_OK) {
+        pc_iso_send_result(fd, st, false, err.message, NULL);
+        return;
+    }
+    pc_suite_check_fn check = w->ctx.check_fn ? w->ctx.check_fn : pc_case_check;
+    pc_check_config cc = w->cc;
+    cc.on_pass = send_pass;
+    cc.on_pass_ctx = &fd;
+    pc_check_result res;
+    memset(&res, 0, sizeof res);
+    st = check(&w->kase, &cc, &res, &err);
+    pc_iso_send_result(fd, st, false, st == PC_OK ? "" : err.message, &res);
+    pc_check_result_free(&res);
+}
+
+typedef struct run_state {
+    const pc_suite_options *o;
+    pc_suite_report *rep;
+    const uint32_t *families; /* selected family indices */
+    uint32_t n_families;
+    /* cases */
+    uint64_t next_index;
+    double deadline; /* 0: none */
+    /* replays */
+    pc_db_entry *entries;
+    size_t n_entries, next_entry;
+    bool entries_from_db; /* remove entries that pass */
+    bool replaying;
+    uint64_t done, total, failed;
+    double t0;
+    pc_status status; /* next_work's own failure (out of memory loading a repro), reported by run_batch */
+    pc_error err;
+} run_state;
+
+static bool replay_wanted(const run_state *st, const pc_db_entry *e)
+{
+    if (!st->entries_from_db) return true; /* --replay: everything it names */
+    uint32_t fam = family_index(e->gen.family);
+    bool selected = false;
+    for (uint32_t i = 0; i < st->n_families; i++)
+        selected |= st->families[i] == fam;
+    if (!selected) return false;
+    /* a failure of a property this run does not check would "pass" and be dropped: leave it for a run that
+     * does */
+    char prop[64];
+    snprintf(prop, sizeof prop, "%.63s", e->signature);
+    char *at = strchr(prop, '@');
+    if (at) *at = '\0';
+    size_t p;
+    if (is_property_name(st->o, prop, &p)) return slot_enabled(st->o, p);
+    return true;
+}
+
+static bool next_work(run_state *st, work *w)
+{
+    const pc_suite_options *o = st->o;
+    memset(w, 0, sizeof *w);
+    if (st->replaying) {
+        while (st->next_entry < st->n_entries) {
+            const pc_db_entry *e = &st->entries[st->next_entry++];
+            if (!replay_wanted(st, e)) {
+                st->rep->replay_skipped++;
+                continue;
+            }
+            if (e->repro_dir) {
+                pc_error lerr;
+                pc_error_clear(&lerr);
+                pc_status ls = work_load_repro(o, e, w, &lerr);
+                if (ls == PC_ERR_NOMEM) {
+                    st->status = pc_error_set(&st->err, ls, "%s", lerr.message);
+                    return false;
+                }
+                if (ls != PC_OK) { /* an unreadable repro is reported like an unreadable entry */
+                    if (st->rep->db_bad_entries++ == 0)
+                        snprintf(st->rep->db_bad_first, sizeof st->rep->db_bad_first, "%s", lerr.message);
+                    continue;
+                }
+            }
+            w->gen = e->gen;
+            w->order = st->next_entry - 1;
+            w->replayed = true;
+            w->entry = e;
+            w->ctx.case_seed = e->seed;
+            w->ctx.index = e->case_index;
+            w->ctx.replaying = true;
+            w->ctx.replay = e->choices;
+            w->ctx.n_replay = e->n_choices;
+            /* --replay reproduces a failure as found, faults included; the database replay runs under this
+             * run's faults only, so a failure found with --inject is dropped by the first run without it */
+            w->ctx.inject = st->entries_from_db ? NULL : e->inject;
+            return true;
+        }
+        return false;
+    }
+    if (st->deadline > 0 && now_seconds() >= st->deadline) {
+        if (st->next_index < o->n_cases) st->rep->stopped_by_time = true;
+        return false;
+    }
+    while (st->next_index < o->n_cases && !pc_suite_in_shard(st->next_index, o->shard_index, o->shard_count))
+        st->next_index++;
+    if (st->next_index >= o->n_cases) return false;
+    uint64_t i = st->next_index++;
+    uint64_t seed = pc_suite_case_seed(o->seed, i);
+    w->gen = o->gen;
+    w->gen.family = pc_gen_family_at(st->families[pc_suite_case_family(seed, st->n_families)])->name;
+    w->order = i;
+    w->ctx.case_seed = seed;
+    w->ctx.index = i;
+    return true;
+}
+
+static void report_progress(run_state *st, const char *phase)
+{
+    const pc_suite_options *o = st->o;
+    if (!o->progress) return;
+    pc_suite_progress p = {st->done, st->total, st->failed, now_seconds() - st->t0, o->seconds, phase};
+    o->progress(o->progress_ctx, &p);
+}
+
+static pc_status handle_done(run_state *st, work *w, pc_iso_outcome *out, pc_error *err)
+{
+    case_done d = {w->ctx.index, w->ctx.case_seed, w->order, w->replayed, w->entry, &w->gen, out};
+    pc_failure f;
+    bool failed = case_failure(out, &f);
+    pc_status s = record_case(st->o, st->rep, &d, err);
+    if (s != PC_OK) return s;
+    st->done++;
+    st->failed += failed;
+    if (w->replayed) {
+        st->rep->replayed++;
+        if (failed) {
+            st->rep->replay_still_failing++;
+            char sig[160];
+            pc_failure_signature(&f, sig, sizeof sig);
+            bool same = strcmp(sig, w->entry->signature) == 0;
+            if (same)
+                st->rep->replay_same_signature++;
+            else
+                st->rep->replay_other_signature++;
+            if (!same && st->o->log)
+                fprintf(st->o->log, "passcheck suite: %s was recorded as %s but now fails as %s\n",
+                        w->entry->repro_dir ? w->entry->repro_dir : w->entry->name, w->entry->signature, sig);
+        } else if (st->entries_from_db && st->o->db_dir) {
+            pc_error rerr;
+            if (pc_failure_db_remove(st->o->db_dir, w->entry->name, &rerr) == PC_OK) {
+                st->rep->replay_removed++;
+                if (st->o->log)
+                    fprintf(st->o->log, "passcheck suite: %s (%s) passes now; removed from the database\n",
+                            w->entry->name, w->entry->signature);
+            } else if (st->o->log) {
+                fprintf(st->o->log, "passcheck suite: warning: %s\n", rerr.message);
+            }
+        }
+    }
+    report_progress(st, w->replayed ? "replay" : "cases");
+    return PC_OK;
+}
+
+static pc_status run_batch(run_state *st, pc_error *err)
+{
+    const pc_suite_options *o = st->o;
+    uint32_t jobs = o->jobs ? o->jobs : 1;
+    pc_iso_job *slots = calloc(jobs, sizeof *slots);
+    work *works = calloc(jobs, sizeof *works);
+    if (!slots || !works) {
+        free(slots);
+        free(works);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory starting %u jobs", jobs);
+    }
+    for (uint32_t j = 0; j < jobs; j++)
+        slots[j].fd = -1;
+    pc_status status = PC_OK;
+    bool more = true, have_pending = false;
+    work pending;
+    size_t running = 0;
+    for (;;) {
+        for (uint32_t j = 0; j < jobs && status == PC_OK && (more || have_pending); j++) {
+            if (slots[j].pid) continue;
+            if (!have_pending) {
+                more = next_work(st, &pending);
+                if (!more) break;
+                have_pending = true;
+            }
+            works[j] = pending;
+            works[j].ctx.gen = &works[j].gen;
+            works[j].ctx.check = &o->check;
+            works[j].ctx.generate = o->generate;
+            works[j].ctx.check_fn = o->check_fn;
+            pc_error serr;
+            pc_status ss =
+                works[j].model
+                    ? pc_iso_start(&slots[j], model_case_child, &works[j], o->case_timeout, &serr)
+                    : pc_iso_start(&slots[j], pc_iso_case_child, &works[j].ctx, o->case_timeout, &serr);
+            if (ss != PC_OK) {
+                /* out of processes: wait for a running child to finish and try again (`pending` still owns
+                 * what it loaded); with none, give up */
+                if (!running) status = pc_error_set(err, serr.status, "%s", serr.message);
+                break;
+            }
+            have_pending = false;
+            running++;
+        }
+        if (status == PC_OK && st->status != PC_OK)
+            status = pc_error_set(err, st->status, "%s", st->err.message);
+        if (!running || status != PC_OK) break;
+        if (!pc_iso_pump(slots, jobs, 200)) continue;
+        for (uint32_t j = 0; j < jobs; j++) {
+            if (!pc_iso_ready(&slots[j])) continue;
+            pc_iso_outcome out;
+            pc_iso_finish(&slots[j], &out);
+            running--;
+            if (status == PC_OK) status = handle_done(st, &works[j], &out, err);
+            pc_iso_outcome_free(&out);
+            work_free(&works[j]);
+        }
+    }
+    if (have_pending) work_free(&pending);
+    /* only after an error: children still running are stopped */
+    for (uint32_t j = 0; j < jobs; j++)
+        if (slots[j].pid) {
+            slots[j].timed_out = true;
+            pc_iso_outcome out;
+            pc_iso_finish(&slots[j], &out);
+            pc_iso_outcome_free(&out);
+            work_free(&works[j]);
+        }
+    free(slots);
+    free(works);
+    return status;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * --replay DIR: a database folder, a repro folder, or a --out folder holding both.
+ */
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static pc_status append_entries(pc_db_entry **all, size_t *n, pc_db_entry *more, size_t n_more, pc_error *err)
+{
+    size_t total, bytes;
+    if (!n_more) {
+        free(more);
+        return PC_OK;
+    }
+    pc_db_entry *na = pc_size_add(*n, n_more, &total) && pc_size_mul(total, sizeof *na, &bytes)
+                          ? realloc(*all, bytes)
+                          : NULL;
+    if (!na) {
+        pc_db_entries_free(more, n_more);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading failures");
+    }
+    for (size_t i = 0; i < n_more; i++) {
+        bool dup = false;
+        for (size_t k = 0; k < *n && !dup; k++)
+            dup = strcmp(na[k].name, more[i].name) == 0;
+        if (dup)
+            pc_db_entry_free(&more[i]);
+        else
+            na[(*n)++] = more[i];
+    }
+    free(more);
+    *all = na;
+    return PC_OK;
+}
+
+/* A repro folder given to --replay: replay checks its repro.onnx with its input files and its case.txt
+ * settings and faults (what the folder's README promises), never the case its choices regenerate. Outside
+ * models (no generator settings) replay the same way. A folder that does not load is counted as unreadable
+ * with the reason. */
+static pc_status load_repro_folder(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
+                                   pc_error *err)
+{
+    pc_repro_case rc;
+    pc_error rerr;
+    pc_error_clear(&rerr);
+    pc_status st = pc_repro_case_load(dir, &rc, &rerr);
+    const pc_gen_family *fam = st == PC_OK && rc.has_gen ? pc_gen_family_find(rc.gen.family) : NULL;
+    if (st == PC_OK && rc.has_gen && !fam) {
+        st = pc_error_set(&rerr, PC_ERR_VALUE, "%s/case.txt: unknown family '%s'", dir, rc.gen.family);
+        pc_repro_case_free(&rc);
+    }
+    uint64_t digest = 0;
+    if (st == PC_OK && (st = pc_db_digest_file(rc.model_path, &digest, &rerr)) != PC_OK)
+        pc_repro_case_free(&rc);
+    if (st != PC_OK) {
+        if (rerr.status == PC_ERR_NOMEM) return pc_error_set(err, PC_ERR_NOMEM, "%s", rerr.message);
+        if (r->db_bad_entries++ == 0) snprintf(r->db_bad_first, sizeof r->db_bad_first, "%s", rerr.message);
+        return PC_OK;
+    }
+    pc_db_entry *e = calloc(1, sizeof *e);
+    if (e) e->repro_dir = strdup(dir);
+    if (!e || !e->repro_dir) {
+        free(e);
+        pc_repro_case_free(&rc);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
+    }
+    pc_failure_signature(&rc.failure, e->signature, sizeof e->signature);
+    e->gen = rc.gen;
+    e->gen.family = fam ? fam->name : NULL;
+    e->seed = rc.seed;
+    e->case_index = rc.case_index;
+    e->choices = rc.choices; /* taken over */
+    e->n_choices = rc.n_choices;
+    e->inject = rc.inject;
+    e->repro_settings = true;
+    /* named as the database names the same failure, so --replay of an --out folder replays it once: by its
+     * choices when they regenerate repro.onnx, by choices and model when the graph phase edited it */
+    if (!fam || rc.graph_edited) e->repro_digest = digest ? digest : 1;
+    rc.choices = NULL;
+    rc.n_choices = 0;
+    rc.inject = NULL;
+    pc_repro_case_free(&rc);
+    snprintf(e->name, sizeof e->name, "%016" PRIx64, pc_db_entry_hash(e));
+    return append_entries(all, n, e, 1, err);
+}
+
+static pc_status load_dir_entries(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
+                                  pc_error *err)
+{
+    pc_db_entry *more = NULL;
+    size_t n_more = 0, n_bad = 0;
+    pc_error bad;
+    pc_status st = pc_failure_db_load(dir, &more, &n_more, &n_bad, &bad, err);
+    if (st != PC_OK) return st;
+    if (n_bad && r->db_bad_entries == 0) snprintf(r->db_bad_first, sizeof r->db_bad_first, "%s", bad.message);
+    r->db_bad_entries += n_bad;
+    return append_entries(all, n, more, n_more, err);
+}
+
+static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, pc_suite_report *r,
+                                 pc_error *err)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return pc_error_set(err, PC_ERR_USAGE, "--replay: '%s' is not a folder", dir);
+    /* Repro folders first: a failure that is both a repro folder and a database entry (an --out folder holds
+     * both) is replayed once, from the folder, with the settings it was found with. */
+    pc_status st = PC_OK;
+    char *own = path_join(dir, "case.txt");
+    if (!own) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
+    if (st == PC_OK && stat(own, &sb) == 0) st = load_repro_folder(dir, all, n, r, err);
+    free(own);
+    DIR *d = st == PC_OK ? opendir(dir) : NULL;
+    struct dirent *de;
+    /* repro folders under an --out folder, in name order for a stable replay order (a database's own
+     * NAME.repro folders come with their entries) */
+    char **subs = NULL;
+    size_t n_subs = 0;
+    while (d && st == PC_OK && (de = readdir(d)) != NULL) {
+        size_t dl = strlen(de->d_name);
+        if (de->d_name[0] == '.' || (dl > 6 && strcmp(de->d_name + dl - 6, ".repro") == 0)) continue;
+        char *sub = path_join(dir, de->d_name);
+        char *file = sub ? path_join(sub, "case.txt") : NULL;
+        char **ns = realloc(subs, (n_subs + 1) * sizeof *subs);
+        if (ns) subs = ns;
+        if (!file || !ns) {
+            free(file);
+            free(sub);
+            st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
+            break;
+        }
+        bool is_repro = stat(file, &sb) == 0;
+        free(file);
+        if (is_repro)
+            subs[n_subs++] = sub;
+        else
+            free(sub);
+    }
+    if (d) closedir(d);
+    for (size_t i = 1; i < n_subs; i++)
+        for (size_t j = i; j > 0 && strcmp(subs[j - 1], subs[j]) > 0; j--) {
+            char *t = subs[j];
+            subs[j] = subs[j - 1];
+            subs[j - 1] = t;
+        }
+    for (size_t i = 0; i < n_subs; i++) {
+        if (st == PC_OK) st = load_repro_folder(subs[i], all, n, r, err);
+        free(subs[i]);
+    }
+    free(subs);
+    char *db = path_join(dir, ".db");
+    if (!db && st == PC_OK) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
+    if (st == PC_OK) st = load_dir_entries(dir, all, n, r, err);
+    if (st == PC_OK) st = load_dir_entries(db, all, n, r, err);
+    free(db);
+    if (st == PC_OK && *n == 0 && r->db_bad_entries == 0)
+        st = pc_error_set(err, PC_ERR_USAGE,
+                          "--replay: no failures in '%s' (no *.case files, .db/ folder, case.txt or repro "
+                          "folders)",
+                          dir);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Shrinking, repros and the database, one signature at a time in order.
+ */
+static void sanitize_name(const char *in, char *out, size_t size)
+{
+    size_t k = 0;
+    for (; in[k] && k + 1 < size; k++) {
+        char c = in[k];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                  c == '_' || c == '@' || c == '-';
+        out[k] = ok ? c : '-';
+    }
+    out[k] = '\0';
+}
+
+static void entry_of(const pc_suite_options *o, const pc_suite_failure *f, const char *signature,
+                     const uint32_t *choices, size_t n, pc_db_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->signature, sizeof e->signature, "%s", signature);
+    e->gen = f->gen;
+    e->seed = o->seed;
+    e->case_index = f->index;
+    e->inject = (char *)o->inject; /* borrowed: never freed through this entry */
+    e->choices = (uint32_t *)choices;
+    e->n_choices = n;
+}
+
+static uint32_t node_count(const pc_case *c)
+{
+    return c->model && c->model->graph ? c->model->graph->n_nodes : 0;
+}
+
+/* The repro of a case that was not shrunk: regenerated from its choices, with the child's check result. */
+static pc_status unshrunk_result(const pc_suite_options *o, pc_suite_failure *f, pc_shrink_result *sr,
+                                 pc_error *err)
+{
+    memset(sr, 0, sizeof *sr);
+    pc_suite_generate_fn generate = o->generate ? o->generate : pc_case_generate;
+    pc_choices ch;
+    pc_choices_init_replay(&ch, f->choices, f->n_choices);
+    pc_status st = generate(&f->gen, &ch, &sr->kase, err);
+    pc_choices_free(&ch);
+    if (st != PC_OK) return st;
+    size_t bytes;
+    if (f->n_choices) {
+        if (!pc_size_mul(f->n_choices, sizeof *sr->choices, &bytes) || !(sr->choices = malloc(bytes))) {
+            pc_case_free(&sr->kase);
+            return pc_error_set(err, PC_ERR_NOMEM, "out of memory copying choices");
+        }
+        memcpy(sr->choices, f->choices, bytes);
+    }
+    sr->n_choices = f->n_choices;
+    sr->check = f->res; /* moved: the repro writer reads the graphs around the failing pass from it */
+    memset(&f->res, 0, sizeof f->res);
+    sr->check.failed = true;
+    sr->check.failure = f->failure;
+    sr->nodes_before = sr->nodes_after = node_count(&sr->kase);
+    return PC_OK;
+}
+
+/* The repro of a replayed saved repro: its folder's case, loaded again (what the child checked), with the
+ * child's check result. rc keeps the folder's settings for the new repro's case.txt. */
+static pc_status replayed_repro_result(pc_suite_failure *f, pc_repro_case *rc, pc_shrink_result *sr,
+                                       pc_error *err)
+{
+    memset(sr, 0, sizeof *sr);
+    pc_status st = pc_repro_case_load(f->replay_repro_dir, rc, err);
+    if (st != PC_OK) return st;
+    if ((st = pc_repro_case_load_case(rc, &sr->kase, err)) != PC_OK) {
+        pc_repro_case_free(rc);
+        return st;
+    }
+    size_t bytes;
+    if (f->n_choices) {
+        if (!pc_size_mul(f->n_choices, sizeof *sr->choices, &bytes) || !(sr->choices = malloc(bytes))) {
+            pc_case_free(&sr->kase);
+            pc_repro_case_free(rc);
+            return pc_error_set(err, PC_ERR_NOMEM, "out of memory copying choices");
+        }
+        memcpy(sr->choices, f->choices, bytes);
+    }
+    sr->n_choices = f->n_choices;
+    sr->graph_edited = rc->graph_edited;
+    sr->check = f->res; /* moved, as in unshrunk_result */
+    memset(&f->res, 0, sizeof f->res);
+    sr->check.failed = true;
+    sr->check.failure = f->failure;
+    sr->nodes_before = sr->nodes_after = node_count(&sr->kase);
+    return PC_OK;
+}
+
+static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_suite_signature *sg)
+{
+    pc_suite_failure *f = &sg->rep;
+    FILE *log = o->log;
+    if (!f->have_choices) {
+        snprintf(f->note, sizeof f->note, "the case died during generation; rerun it with its seed to debug");
+        return;
+    }
+    bool generator_error = strcmp(f->failure.property, "generator") == 0;
+    bool harness_error = strcmp(f->failure.property, "harness") == 0;
+    pc_shrink_result sr;
+    memset(&sr, 0, sizeof sr);
+    bool have_sr = false;
+    pc_error err;
+    pc_error_clear(&err);
+    if (o->shrink && !f->replayed && !generator_error && !harness_error) {
+        if (log)
+            fprintf(log, "passcheck suite: shrinking %s (case %" PRIu64 ")...\n", sg->signature, f->index);
+        double t0 = now_seconds();
+        pc_status st = pc_shrink_case(&f->gen, f->choices, f->n_choices, &o->check, &f->failure,
+                                      &o->shrink_opts, &sr, &err);
+        f->shrink_seconds = now_seconds() - t0;
+        r->shrink_seconds += f->shrink_seconds;
+        if (st == PC_OK) {
+            have_sr = true;
+            f->shrunk = true;
+            f->nodes_before = sr.nodes_before;
+            f->nodes_after = sr.nodes_after;
+            f->shrink_checks = sr.checks;
+            if (log)
+                fprintf(log, "passcheck suite: %s: %u -> %u nodes in %.2f s (%u checks%s)\n", sg->signature,
+                        sr.nodes_before, sr.nodes_after, f->shrink_seconds, sr.checks,
+                        sr.budget_exhausted ? ", budget exhausted" : "");
+        } else {
+            snprintf(f->note, sizeof f->note, "not shrunk: %.400s", err.message);
+            if (log) fprintf(log, "passcheck suite: %s: not shrunk: %s\n", sg->signature, err.message);
+        }
+    }
+    if (!o->out_dir && !o->db_dir) {
+        if (have_sr) pc_shrink_result_free(&sr);
+        return;
+    }
+    /* the settings the repro records: the run's, or a replayed repro folder's own */
+    pc_repro_case rc;
+    memset(&rc, 0, sizeof rc);
+    pc_check_config rcc;
+    pc_repro_info info = {o->seed,     f->index, f->gen.family ? &f->gen : NULL, &o->check, o->inject,
+                          &f->failure, 0};
+    if (f->replayed) info.seed = f->case_seed; /* the entry's suite seed */
+    if (!have_sr && !generator_error) {
+        pc_error_clear(&err);
+        if (f->replay_repro_dir) {
+            /* a saved repro replays as itself: never regenerate its (larger) choice case */
+            if (replayed_repro_result(f, &rc, &sr, &err) == PC_OK) {
+                have_sr = true;
+                f->nodes_before = f->nodes_after = sr.nodes_after;
+                if (f->replay_repro_settings && pc_repro_case_check_config(&rc, &rcc, &err) == PC_OK) {
+                    info.gen = rc.has_gen ? &rc.gen : NULL;
+                    info.check = &rcc;
+                    info.inject = rc.inject;
+                }
+            } else if (!f->note[0]) {
+                snprintf(f->note, sizeof f->note, "cannot reload the replayed repro: %.400s", err.message);
+            }
+        } else if (unshrunk_result(o, f, &sr, &err) == PC_OK) {
+            have_sr = true;
+            f->nodes_before = f->nodes_after = sr.nodes_after;
+        } else if (!f->note[0]) {
+            snprintf(f->note, sizeof f->note, "cannot regenerate the case for its repro: %.400s",
+                     err.message);
+        }
+    }
+    info.original_nodes = f->nodes_before;
+    /* Repro folder named by signature and the case's content, so the same failure lands in the same folder (a
+     * replayed entry: by the entry's name, which covers a saved repro's model too). */
+    pc_db_entry key;
+    entry_of(o, f, sg->signature, f->choices, f->n_choices, &key);
+    char name[200];
+    sanitize_name(sg->signature, name, sizeof name - 10);
+    size_t len = strlen(name);
+    if (f->replayed && strlen(f->db_name) >= 8)
+        snprintf(name + len, sizeof name - len, "-%.8s", f->db_name);
+    else
+        snprintf(name + len, sizeof name - len, "-%08" PRIx32, (uint32_t)(pc_db_entry_hash(&key) >> 32));
+    /* What the database keeps: the shrunk choices (they regenerate a case failing the same way), else the
+     * original; when the graph phase edited the case, the minimal repro itself as well (replay checks that).
+     */
+    const uint32_t *keep = have_sr && f->shrunk && sr.choices ? sr.choices : f->choices;
+    size_t n_keep = have_sr && f->shrunk && sr.choices ? sr.n_choices : f->n_choices;
+    pc_db_entry entry;
+    entry_of(o, f, sg->signature, keep, n_keep, &entry);
+    if (o->out_dir && have_sr) {
+        char *dir = path_join(o->out_dir, name);
+        pc_error_clear(&err);
+        if (!dir) {
+            snprintf(f->note, sizeof f->note, "out of memory naming the repro folder");
+        } else if (pc_repro_write(dir, &sr, &info, &err) != PC_OK) {
+            snprintf(f->note, sizeof f->note, "repro not written: %.400s", err.message);
+            if (log) fprintf(log, "passcheck suite: %s: repro not written: %s\n", sg->signature, err.message);
+        } else {
+            f->repro_dir = dir;
+            dir = NULL;
+        }
+        free(dir);
+    }
+    if (o->db_dir && !o->replay_dir && !f->replayed) {
+        pc_error_clear(&err);
+        pc_status ds = have_sr && f->shrunk && sr.graph_edited
+                           ? pc_failure_db_save_repro(o->db_dir, &entry, &sr, &info, &err)
+                           : pc_failure_db_save(o->db_dir, &entry, &err);
+        if (ds == PC_OK) {
+            snprintf(f->db_name, sizeof f->db_name, "%s", entry.name);
+            r->db_saved++;
+        } else if (log) {
+            fprintf(log, "passcheck suite: warning: failure %s not saved in the database: %s\n",
+                    sg->signature, err.message);
+        }
+    }
+    if (have_sr) pc_shrink_result_free(&sr);
+    pc_repro_case_free(&rc);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The run.
+ */
+static pc_status select_families(const pc_suite_options *o, uint32_t **out, uint32_t *n, pc_error *err)
+{
+    size_t count = o->families ? o->n_families : pc_gen_family_count();
+    if (!count) return pc_error_set(err, PC_ERR_USAGE, "no generator families to run");
+    uint32_t *fams = calloc(count, sizeof *fams);
+    if (!fams) return pc_error_set(err, PC_ERR_NOMEM, "out of memory selecting families");
+    for (size_t i = 0; i < count; i++) {
+        if (!o->families) {
+            fams[i] = (uint32_t)i;
+            continue;
+        }
+        fams[i] = family_index(o->families[i]);
+        if (fams[i] == UINT32_MAX) {
+            free(fams);
+            return pc_error_set(err, PC_ERR_USAGE, "unknown family '%s' (passcheck suite --list-families)",
+                                o->families[i]);
+        }
+    }
+    *out = fams;
+    *n = (uint32_t)count;
+    return PC_OK;
+}
+
+pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    if (o->shard_count == 0 || o->shard_index >= o->shard_count)
+        return pc_error_set(err, PC_ERR_USAGE, "shard %u of %u does not exist", o->shard_index + 1,
+                            o->shard_count);
+    if (!(o->case_timeout > 0)) return pc_error_set(err, PC_ERR_USAGE, "case timeout must be positive");
+    run_state st;
+    memset(&st, 0, sizeof st);
+    st.o = o;
+    st.rep = rep;
+    uint32_t *fams = NULL;
+    pc_status s = select_families(o, &fams, &st.n_families, err);
+    if (s != PC_OK) return s;
+    /* one ORT server for the whole run, started before the cases fork so they share it */
+    if (o->check.oracle_ort && (s = pc_ort_server_start(o->check.ort_dir, err)) != PC_OK) {
+        free(fams);
+        return s;
+    }
+    st.families = fams;
+    rep->n_families = (uint32_t)pc_gen_family_count();
+    size_t nf = rep->n_families ? rep->n_families : 1;
+    rep->family_selected = calloc(nf, sizeof *rep->family_selected);
+    rep->family_cases = calloc(nf, sizeof *rep->family_cases);
+    rep->family_failed = calloc(nf, sizeof *rep->family_failed);
+    if (!rep->family_selected || !rep->family_cases || !rep->family_failed) {
+        free(fams);
+        pc_suite_report_free(rep);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory starting the suite");
+    }
+    for (uint32_t i = 0; i < st.n_families; i++)
+        rep->family_selected[fams[i]] = true;
+    st.t0 = now_seconds();
+
+    /* 1. Saved failures first (Hypothesis's reuse phase): a known bug shows up at once, not after N cases. */
+    if (o->replay_dir)
+        s = load_replay_dir(o->replay_dir, &st.entries, &st.n_entries, rep, err);
+    else if (o->db_dir)
+        s = load_dir_entries(o->db_dir, &st.entries, &st.n_entries, rep, err);
+    st.entries_from_db = !o->replay_dir;
+    if (s == PC_OK && st.n_entries) {
+        st.replaying = true;
+        st.total = st.n_entries;
+        s = run_batch(&st, err);
+        st.replaying = false;
+    }
+    /* 2. The cases. */
+    if (s == PC_OK && !o->replay_dir) {
+        st.done = 0;
+        st.failed = 0;
+        st.total = 0;
+        if (o->seconds <= 0) /* indices i < n_cases with i % count == index */
+            st.total = o->n_cases / o->shard_count + (o->shard_index < o->n_cases % o->shard_count);
+        st.deadline = o->seconds > 0 ? st.t0 + o->seconds : 0;
+        s = run_batch(&st, err);
+    }
+    rep->seconds = now_seconds() - st.t0;
+    if (s == PC_OK) s = finish_order(rep, err);
+    /* 3. One repro (and database entry) per signature, in order. */
+    for (size_t i = 0; s == PC_OK && i < rep->n_signatures; i++) {
+        if (o->progress) {
+            pc_suite_progress p = {i, rep->n_signatures, rep->n_signatures, now_seconds() - st.t0,
+                                   0, "shrink"};
+            o->progress(o->progress_ctx, &p);
+        }
+        process_signature(o, rep, &rep->signatures[i]);
+    }
+    pc_db_entries_free(st.entries, st.n_entries);
+    free(fams);
+    if (s != PC_OK) pc_suite_report_free(rep);
+    return s;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Reports.
+ */
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void json_str_or_null(FILE *out, const char *s)
+{
+    if (s && s[0])
+        json_str(out, s);
+    else
+        fputs("null", out);
+}
+
+static void json_double(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.6g", v);
+    else
+        fputs("null", out);
+}
+
+static size_t n_selected_properties(const pc_suite_options *o)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < n_slots(o); i++)
+        n += slot_enabled(o, i);
+    return n;
+}
+
+void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_report *r, bool timing)
+{
+    fprintf(out, "{\n  \"tool\": \"passcheck suite\",\n  \"seed\": %" PRIu64 ",\n", o->seed);
+    if (o->seconds > 0)
+        fprintf(out, "  \"time_limit\": %.6g,\n", o->seconds);
+    else
+        fprintf(out, "  \"requested_cases\": %" PRIu64 ",\n", o->n_cases);
+    fprintf(out, "  \"shard\": \"%u/%u\",\n  \"families\": [", o->shard_index + 1, o->shard_count);
+    bool first = true;
+    for (uint32_t i = 0; i < r->n_families; i++)
+        if (r->family_selected[i]) {
+            fputs(first ? "" : ", ", out);
+            json_str(out, pc_gen_family_at(i)->name);
+            first = false;
+        }
+    fputs("],\n  \"properties\": [", out);
+    first = true;
+    for (size_t i = 0; i < n_slots(o); i++)
+        if (slot_enabled(o, i)) {
+            fputs(first ? "" : ", ", out);
+            json_str(out, slot_name(o, i));
+            first = false;
+        }
+    fprintf(out, "],\n  \"config\": {\"level\": %d, \"ep\": ", o->check.level);
+    json_str_or_null(out, o->check.ep_override);
+    fprintf(out,
+            ", \"oracle\": %s, \"max_nodes\": %" PRIu32 ", \"max_elements\": %" PRIu64
+            ", \"max_rank\": %d, \"allow_special\": %s, \"inject\": ",
+            o->check.oracle_ort ? "\"ort\"" : "null", o->gen.max_nodes, o->gen.max_elements, o->gen.max_rank,
+            o->gen.allow_special ? "true" : "false");
+    json_str_or_null(out, o->inject);
+    fprintf(out, ", \"shrink\": %s, \"case_timeout\": %.6g},\n", o->shrink ? "true" : "false",
+            o->case_timeout);
+    fprintf(out, "  \"cases\": %" PRIu64 ",\n  \"failed_cases\": %" PRIu64 ",\n  \"stopped_by_time\": %s,\n",
+            r->cases, r->failed_cases, r->stopped_by_time ? "true" : "false");
+    fputs("  \"property_table\": [", out);
+    first = true;
+    for (size_t i = 0; i < n_slots(o); i++) {
+        if (!slot_enabled(o, i)) continue;
+        fprintf(out, "%s\n    {\"property\": ", first ? "" : ",");
+        json_str(out, slot_name(o, i));
+        for (int k = 0; k < PC_PROP_OUTCOME_COUNT; k++)
+            fprintf(out, ", \"%s\": %" PRIu64, pc_prop_outcome_name((pc_prop_outcome)k), r->counts[i][k]);
+        fprintf(out, ", \"failed_cases\": %" PRIu64 "}", r->property_failed_cases[i]);
+        first = false;
+    }
+    fprintf(out, "\n  ],\n  \"other_failed_cases\": %" PRIu64 ",\n  \"family_table\": [",
+            r->other_failed_cases);
+    first = true;
+    for (uint32_t i = 0; i < r->n_families; i++) {
+        if (!r->family_selected[i]) continue;
+        fprintf(out, "%s\n    {\"family\": ", first ? "" : ",");
+        json_str(out, pc_gen_family_at(i)->name);
+        fprintf(out, ", \"cases\": %" PRIu64 ", \"failed\": %" PRIu64 "}", r->family_cases[i],
+                r->family_failed[i]);
+        first = false;
+    }
+    fprintf(out,
+            "\n  ],\n  \"transpose_optimum\": {\"judged\": %" PRIu64 ", \"at_optimum\": %" PRIu64
+            ", \"rate\": ",
+            r->transpose_oracle_cases, r->transpose_at_optimum);
+    if (r->transpose_oracle_cases)
+        json_double(out, (double)r->transpose_at_optimum / (double)r->transpose_oracle_cases);
+    else
+        fputs("null", out);
+    fprintf(out, "},\n  \"reference_runs\": %" PRIu64 ",\n  \"passes_changed\": %" PRIu64 ",\n", r->ref_runs,
+            r->passes_changed);
+    fprintf(out,
+            "  \"replay\": {\"replayed\": %" PRIu64 ", \"still_failing\": %" PRIu64
+            ", \"same_signature\": %" PRIu64 ", \"other_signature\": %" PRIu64 ", \"removed\": %" PRIu64
+            ", \"skipped\": %" PRIu64 ", \"unreadable\": %" PRIu64 "},\n  \"database_saved\": %" PRIu64 ",\n",
+            r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
+            r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_saved);
+    fputs("  \"signatures\": [", out);
+    for (size_t i = 0; i < r->n_signatures; i++) {
+        const pc_suite_signature *sg = &r->signatures[i];
+        const pc_suite_failure *f = &sg->rep;
+        fprintf(out, "%s\n    {\"signature\": ", i ? "," : "");
+        json_str(out, sg->signature);
+        fprintf(out, ", \"cases\": %" PRIu64 ", \"property\": ", sg->cases);
+        json_str(out, f->failure.property);
+        fputs(", \"pass\": ", out);
+        json_str(out, f->failure.pass);
+        fputs(", \"kind\": ", out);
+        json_str(out, f->failure.kind);
+        fprintf(out,
+                ", \"outcome\": \"%s\", \"first_case\": %" PRIu64 ", \"case_seed\": %" PRIu64
+                ", \"replayed\": %s, \"family\": ",
+                pc_prop_outcome_name(f->failure.outcome), f->index, f->case_seed,
+                f->replayed ? "true" : "false");
+        json_str(out, f->gen.family);
+        fputs(", \"message\": ", out);
+        json_str(out, f->failure.message);
+        fputs(", \"repro\": ", out);
+        json_str_or_null(out, f->repro_dir);
+        fputs(", \"database_entry\": ", out);
+        json_str_or_null(out, f->db_name);
+        fprintf(out,
+                ", \"shrunk\": %s, \"nodes_before\": %" PRIu32 ", \"nodes_after\": %" PRIu32 ", \"note\": ",
+                f->shrunk ? "true" : "false", f->nodes_before, f->nodes_after);
+        json_str_or_null(out, f->note);
+        fputc('}', out);
+    }
+    fputs("\n  ],\n  \"failures\": [", out);
+    for (size_t i = 0; i < r->n_failed; i++) {
+        const pc_suite_failed_case *c = &r->failed[i];
+        fprintf(out,
+                "%s\n    {\"case\": %" PRIu64 ", \"case_seed\": %" PRIu64 ", \"replayed\": %s, \"family\": ",
+                i ? "," : "", c->index, c->case_seed, c->replayed ? "true" : "false");
+        json_str(out, c->family < r->n_families ? pc_gen_family_at(c->family)->name : "?");
+        fputs(", \"signature\": ", out);
+        json_str(out, r->signatures[c->signature].signature);
+        fputc('}', out);
+    }
+    fputs("\n  ]", out);
+    if (timing) {
+        fputs(",\n  \"timing\": {\"seconds\": ", out);
+        json_double(out, r->seconds);
+        fputs(", \"cases_per_second\": ", out);
+        json_double(out, r->seconds > 0 ? (double)r->cases / r->seconds : 0);
+        fputs(", \"shrink_seconds\": ", out);
+        json_double(out, r->shrink_seconds);
+        fputc('}', out);
+    }
+    fputs("\n}\n", out);
+}
+
+static void xml_str(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
+        case '\n':
+        case '\t':
+            fputc(*p, out);
+            break;
+        default:
+            if (*p < 0x20)
+                fputc(' ', out); /* not allowed in XML 1.0, even escaped */
+            else
+                fputc(*p, out);
+        }
+    }
+}
+
+/* The first failing case of `family` whose failure belongs to suite `prop` (a property name, or NULL: the
+ * harness suite), and how many there are. */
+static const pc_suite_failed_case *first_failure(const pc_suite_options *o, const pc_suite_report *r,
+                                                 const char *prop, uint32_t family, uint64_t *count)
+{
+    const pc_suite_failed_case *first = NULL;
+    *count = 0;
+    for (size_t i = 0; i < r->n_failed; i++) {
+        const pc_suite_failed_case *c = &r->failed[i];
+        if (c->family != family) continue;
+        const char *p = r->signatures[c->signature].rep.failure.property;
+        bool match = prop ? strcmp(p, prop) == 0 : !is_property_name(o, p, NULL);
+        if (!match) continue;
+        if (!first) first = c;
+        (*count)++;
+    }
+    return first;
+}
+
+static bool family_in_report(const pc_suite_report *r, uint32_t f)
+{
+    if (r->family_selected[f]) return true;
+    for (size_t i = 0; i < r->n_failed; i++)
+        if (r->failed[i].family == f) return true;
+    return false;
+}
+
+static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_report *r, const char *prop,
+                        const char *suite_name)
+{
+    uint64_t tests = 0, failures = 0, count;
+    for (uint32_t f = 0; f < r->n_families; f++) {
+        if (!family_in_report(r, f)) continue;
+        tests++;
+        failures += first_failure(o, r, prop, f, &count) != NULL;
+    }
+    fputs("  <testsuite name=\"", out);
+    xml_str(out, suite_name);
+    fprintf(out, "\" tests=\"%" PRIu64 "\" failures=\"%" PRIu64 "\" errors=\"0\" skipped=\"0\">\n", tests,
+            failures);
+    fprintf(out, "    <properties>\n      <property name=\"seed\" value=\"%" PRIu64 "\"/>\n", o->seed);
+    fprintf(out, "      <property name=\"shard\" value=\"%u/%u\"/>\n    </properties>\n", o->shard_index + 1,
+            o->shard_count);
+    for (uint32_t f = 0; f < r->n_families; f++) {
+        if (!family_in_report(r, f)) continue;
+        fputs("    <testcase classname=\"", out);
+        xml_str(out, suite_name);
+        fputs("\" name=\"", out);
+        xml_str(out, pc_gen_family_at(f)->name);
+        const pc_suite_failed_case *c = first_failure(o, r, prop, f, &count);
+        if (!c) {
+            fputs("\"/>\n", out);
+            continue;
+        }
+        const pc_suite_signature *sg = &r->signatures[c->signature];
+        fputs("\">\n      <failure message=\"", out);
+        xml_str(out, sg->signature);
+        fprintf(out, "\" type=\"%s\">", pc_prop_outcome_name(sg->rep.failure.outcome));
+        fprintf(out,
+                "%" PRIu64 " failing case(s); first: case %" PRIu64 "%s, seed %" PRIu64 ", case seed %" PRIu64
+                "\nrepro: ",
+                count, c->index, c->replayed ? " (replayed from the failure database)" : "", o->seed,
+                c->case_seed);
+        xml_str(out, sg->rep.repro_dir ? sg->rep.repro_dir : "(none)");
+        fputs("\n", out);
+        xml_str(out, sg->rep.failure.message);
+        fputs("</failure>\n    </testcase>\n", out);
+    }
+    fputs("  </testsuite>\n", out);
+}
+
+void pc_suite_write_junit(FILE *out, const pc_suite_options *o, const pc_suite_report *r, bool timing)
+{
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"passcheck suite\"", out);
+    if (timing) fprintf(out, " time=\"%.3f\"", r->seconds);
+    fputs(">\n", out);
+    for (size_t i = 0; i < n_slots(o); i++)
+        if (slot_enabled(o, i)) junit_suite(out, o, r, slot_name(o, i), slot_name(o, i));
+    junit_suite(out, o, r, NULL, "harness");
+    fputs("</testsuites>\n", out);
+}
+
+void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite_report *r)
+{
+    if (n_selected_properties(o)) {
+        fprintf(out, "\n%-22s %10s %10s %10s %10s %13s\n", "property", "pass", "fail", "skip", "error",
+                "failed cases");
+        for (size_t i = 0; i < n_slots(o); i++) {
+            if (!slot_enabled(o, i)) continue;
+            fprintf(out, "%-22s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %13" PRIu64 "\n",
+                    slot_name(o, i), r->counts[i][PC_PROP_PASS], r->counts[i][PC_PROP_FAIL],
+                    r->counts[i][PC_PROP_SKIP], r->counts[i][PC_PROP_ERROR], r->property_failed_cases[i]);
+        }
+        if (r->other_failed_cases)
+            fprintf(out, "%-22s %10s %10s %10s %10s %13" PRIu64 "\n", "(crash/timeout/gen)", "", "", "", "",
+                    r->other_failed_cases);
+    }
+    fprintf(out, "\n%-22s %10s %10s\n", "family", "cases", "failed");
+    for (uint32_t f = 0; f < r->n_families; f++)
+        if (r->family_selected[f])
+            fprintf(out, "%-22s %10" PRIu64 " %10" PRIu64 "\n", pc_gen_family_at(f)->name, r->family_cases[f],
+                    r->family_failed[f]);
+    fputc('\n', out);
+    if (r->transpose_oracle_cases)
+        fprintf(out,
+                "transpose optimum: %" PRIu64 " of %" PRIu64 " cases judged by the exact oracle (%.1f%%)\n",
+                r->transpose_at_optimum, r->transpose_oracle_cases,
+                100.0 * (double)r->transpose_at_optimum / (double)r->transpose_oracle_cases);
+    else
+        fputs("transpose optimum: no case was small enough for the exact oracle\n", out);
+    if (r->replayed || r->replay_skipped || r->db_bad_entries)
+        fprintf(out,
+                "replayed failures: %" PRIu64 " (%" PRIu64 " still failing: %" PRIu64
+                " with the recorded signature, %" PRIu64 " with another; %" PRIu64
+                " fixed and removed), %" PRIu64 " left for runs that check their family/property, %" PRIu64
+                " unreadable%s%s\n",
+                r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
+                r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_bad_entries ? ": " : "",
+                r->db_bad_entries ? r->db_bad_first : "");
+    fprintf(out, "%" PRIu64 " cases, %" PRIu64 " failed%s", r->cases, r->failed_cases,
+            r->stopped_by_time ? " (stopped by --time)" : "");
+    if (!r->n_signatures) {
+        fputs("; no failures\n", out);
+        return;
+    }
+    fprintf(out, "; %zu distinct failure signature%s:\n", r->n_signatures, r->n_signatures == 1 ? "" : "s");
+    for (size_t i = 0; i < r->n_signatures; i++) {
+        const pc_suite_signature *sg = &r->signatures[i];
+        const pc_suite_failure *f = &sg->rep;
+        fprintf(out, "  %s: %" PRIu64 " case%s, first %s %" PRIu64 " (%s)", sg->signature, sg->cases,
+                sg->cases == 1 ? "" : "s", f->replayed ? "replayed entry of case" : "case", f->index,
+                f->gen.family ? f->gen.family : "outside model");
+        if (f->shrunk)
+            fprintf(out, ", shrunk %" PRIu32 " -> %" PRIu32 " nodes", f->nodes_before, f->nodes_after);
+        fputc('\n', out);
+        /* the message's first line, bounded: the repro README has the rest */
+        const char *m = f->failure.message;
+        size_t len = strcspn(m, "\n");
+        fprintf(out, "      %.*s%s\n", (int)(len > 300 ? 300 : len), m, len > 300 || m[len] ? " ..." : "");
+        if (f->repro_dir) fprintf(out, "      repro: %s\n", f->repro_dir);
+        if (f->note[0]) fprintf(out, "      note: %s\n", f->note);
+    }
+}

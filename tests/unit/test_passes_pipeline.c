@@ -1,0 +1,363 @@
+/* The pass pipeline and the helpers every pass shares: the table, the propagation rules for new nodes (annotation
+ * before partitioning, EP after), node bypass keeping graph-output names, dead-code removal, the verifier between
+ * passes naming the pass, the after-pass hook, and what each level leaves behind. */
+#include "core/passes/pass.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
+
+static void test_table(void)
+{
+    size_t n = pc_pass_count();
+    CHECK(n >= 15);
+    int last_level = PC_LEVEL_BASIC;
+    bool seen[PC_LEVEL_MAX + 1] = {false};
+    for (size_t i = 0; i < n; i++) {
+        const pc_pass_info *p = pc_pass_at(i);
+        CHECK(p && p->name && p->run && p->requires);
+        CHECK_MSG(p->level >= last_level, "pass '%s' (level %d) after a level-%d pass", p->name, p->level, last_level);
+        last_level = p->level;
+        seen[p->level] = true;
+        CHECK(pc_pass_find(p->name) == p);
+        for (size_t j = i + 1; j < n; j++) CHECK_MSG(strcmp(p->name, pc_pass_at(j)->name) != 0, "%s twice", p->name);
+    }
+    for (int l = 0; l <= PC_LEVEL_MAX; l++) CHECK_MSG(seen[l], "no pass at level %d", l);
+    CHECK(pc_pass_at(n) == NULL);
+    CHECK(pc_pass_find("no_such_pass") == NULL);
+    CHECK(pc_pass_find("transpose_optimize") != NULL);
+    CHECK(pc_pass_find("fuse_conv_bn")->level == PC_LEVEL_BASIC);
+    CHECK(pc_pass_find("fuse_conv_activation")->level == PC_LEVEL_LAYOUT);
+}
+
+static void test_add_node_propagation(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    pc_node *src = pt_node(m, "Relu", "", "x", "y", "encoder.block0");
+    pt_output(m, "y");
+    src->ep = "nhwc";
+    pc_value *y = src->outputs[0];
+
+    pc_pass_options before = {0}; /* level 0/1: annotation copied; the source has no EP yet in real runs */
+    pc_node *a = pc_pass_add_node(m->graph, &before, "Identity", "", 1, &y, 1, src, &err);
+    CHECK(a != NULL);
+    CHECK(a && pc_node_annotation(a) && strcmp(pc_node_annotation(a), "encoder.block0") == 0);
+    CHECK(a && a->ep && strcmp(a->ep, "nhwc") == 0);
+    CHECK(a && strncmp(a->name, "y/Identity", 10) == 0);
+
+    pc_pass_options layout = {.provider = "nhwc", .new_nodes_unassigned = true};
+    pc_node *b = pc_pass_add_node(m->graph, &layout, "Transpose", "", 1, &y, 1, src, &err);
+    CHECK(b && b->ep == NULL);
+    CHECK(b && pc_node_annotation(b) && strcmp(pc_node_annotation(b), "encoder.block0") == 0);
+
+    pc_node *c = pc_pass_add_node(m->graph, &before, "Identity", "", 1, &y, 1, NULL, &err);
+    CHECK(c && c->ep == NULL && pc_node_annotation(c) == NULL);
+    CHECK(a && c && strcmp(a->name, c->name) != 0);
+
+    /* who may be modified */
+    pc_pass_options cpu = {.provider = "cpu"};
+    CHECK(!pc_pass_can_modify(&cpu, src));
+    CHECK(pc_pass_can_modify(&layout, src));
+    CHECK(pc_pass_can_modify(&cpu, c)); /* unassigned */
+    CHECK(pc_pass_can_modify(NULL, src));
+
+    /* fusable: same annotation and EP */
+    CHECK(pc_nodes_fusable(src, a));
+    CHECK(!pc_nodes_fusable(src, c));
+    pc_node_set_metadata(c, PC_LAYER_ANN_KEY, "encoder.block0", &err);
+    c->ep = "nhwc";
+    CHECK(pc_nodes_fusable(src, c));
+    pc_node_set_metadata(c, PC_LAYER_ANN_KEY, "encoder.block1", &err);
+    CHECK(!pc_nodes_fusable(src, c));
+    pc_model_free(m);
+}
+
+/* x -> Relu(r) -> Identity(y, graph output): the Identity goes, the Relu now produces 'y'. */
+static void test_bypass_output_name(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    pc_node *relu = pt_node(m, "Relu", "", "x", "r", NULL);
+    pc_node *id = pt_node(m, "Identity", "", "r", "y", NULL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    bool done = false;
+    CHECK_OK(pc_pass_bypass_node(m->graph, id, 0, 0, &done, &err), &err);
+    CHECK(done);
+    CHECK(m->graph->n_nodes == 1);
+    CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
+    CHECK(m->graph->outputs[0]->producer == relu);
+    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
+    char why[256] = "";
+    CHECK_MSG(pt_equiv(before, m, 7, 0, 0, why, sizeof why) == 1, "%s", why);
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* A graph input straight into an Identity that is a graph output: nothing can take the output over. */
+static void test_bypass_refused(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+    pc_node *id = pt_node(m, "Identity", "", "x", "y", NULL);
+    pt_output(m, "y");
+    bool done = true;
+    CHECK_OK(pc_pass_bypass_node(m->graph, id, 0, 0, &done, &err), &err);
+    CHECK(!done);
+    CHECK(m->graph->n_nodes == 1);
+
+    /* the input also feeds another node: the producer cannot be re-homed either */
+    pc_model *m2 = pt_model(17);
+    pt_input(m2, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+    pt_node(m2, "Relu", "", "x", "r", NULL);
+    pc_node *id2 = pt_node(m2, "Identity", "", "r", "y", NULL);
+    pt_node(m2, "Neg", "", "r", "z", NULL);
+    pt_output(m2, "y");
+    pt_output(m2, "z");
+    done = true;
+    CHECK_OK(pc_pass_bypass_node(m2->graph, id2, 0, 0, &done, &err), &err);
+    CHECK(!done);
+    CHECK(m2->graph->n_nodes == 3);
+    pc_model_free(m);
+    pc_model_free(m2);
+}
+
+/* Identity in the middle with two consumers: both read its input afterwards. */
+static void test_bypass_middle(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){3, 2});
+    pc_node *id = pt_node(m, "Identity", "", "x", "i", NULL);
+    pt_node(m, "Relu", "", "i", "a", NULL);
+    pt_node(m, "Neg", "", "i", "b", NULL);
+    pt_output(m, "a");
+    pt_output(m, "b");
+    pc_model *before = pt_clone(m);
+    bool done = false;
+    CHECK_OK(pc_pass_bypass_node(m->graph, id, 0, 0, &done, &err), &err);
+    CHECK(done && m->graph->n_nodes == 2);
+    pc_value *x = pc_graph_find_value(m->graph, "x");
+    CHECK(x->n_consumers == 2);
+    char why[256] = "";
+    CHECK_MSG(pt_equiv(before, m, 3, 0, 0, why, sizeof why) == 1, "%s", why);
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+static void test_remove_dead(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+    pt_const_f(m, "w", 1, (int64_t[]){3}, (float[]){1, 2, 3});
+    pt_node(m, "Add", "", "x,w", "s", NULL);
+    pt_node(m, "Relu", "", "s", "r", NULL);
+    pc_node *dead_end = pt_node(m, "Neg", "", "r", "n", NULL);
+    pt_node(m, "Abs", "", "x", "y", NULL);
+    pt_output(m, "y");
+    CHECK(m->graph->n_initializers == 1);
+    CHECK_OK(pc_pass_remove_dead(m->graph, dead_end, &err), &err);
+    CHECK(m->graph->n_nodes == 1);
+    CHECK(m->graph->n_initializers == 0);
+    CHECK_OK(pc_graph_verify(m->graph, &err), &err);
+    /* a used node is left alone */
+    CHECK_OK(pc_pass_remove_dead(m->graph, m->graph->first, &err), &err);
+    CHECK(m->graph->n_nodes == 1);
+    pc_model_free(m);
+
+    /* prune: only unused initializers go, in one pass */
+    m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+    pt_const_f(m, "u1", 1, (int64_t[]){3}, NULL);
+    pt_const_f(m, "k", 1, (int64_t[]){3}, NULL);
+    pt_const_f(m, "u2", 1, (int64_t[]){3}, NULL);
+    pt_node(m, "Add", "", "x,k", "y", NULL);
+    pt_output(m, "y");
+    bool changed = false;
+    CHECK_OK(pc_graph_prune_initializers(m->graph, &changed, &err), &err);
+    CHECK(changed && m->graph->n_initializers == 1 && strcmp(m->graph->initializers[0]->name, "k") == 0);
+    pc_model_free(m);
+}
+
+typedef struct hook_log {
+    char names[64][48];
+    int n;
+    const char *corrupt_after; /* break the graph after this pass */
+    const char *fail_at;       /* return an error from the hook at this pass */
+} hook_log;
+
+static pc_status log_pass(void *ctx, const char *pass, const char *provider, pc_model *model, bool changed,
+                          pc_error *err)
+{
+    (void)changed;
+    (void)provider;
+    hook_log *log = ctx;
+    if (log->n < 64) snprintf(log->names[log->n++], sizeof log->names[0], "%s", pass);
+    if (log->corrupt_after && strcmp(pass, log->corrupt_after) == 0) {
+        /* a node reading a value nothing defines: the verifier after the next pass must name that pass */
+        pc_value *ghost = pc_graph_add_value(model->graph, "ghost", NULL, err);
+        if (!ghost || !pc_graph_add_node(model->graph, "Relu", "", 1, &ghost, 1, NULL, err)) return PC_ERR_INTERNAL;
+        log->corrupt_after = NULL;
+    }
+    if (log->fail_at && strcmp(pass, log->fail_at) == 0)
+        return pc_error_set(err, PC_ERR_CHECK_FAILED, "property broken");
+    return PC_OK;
+}
+
+static pc_model *small_annotated_model(void)
+{
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 3});
+    pt_node(m, "Identity", "", "x", "i", "encoder.block0");
+    pt_node(m, "Relu", "", "i", "r", "encoder.block0");
+    pt_node(m, "Neg", "", "r", "y", "head");
+    pt_output(m, "y");
+    return m;
+}
+
+static void test_optimize_hooks(void)
+{
+    pc_error err;
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    CHECK(o.level == PC_LEVEL_MAX && o.max_iterations > 0 && o.max_fold_elements > 0);
+
+    pc_model *m = small_annotated_model();
+    o.level = 4;
+    CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_USAGE, &err);
+    CHECK(strstr(err.message, "level 4"));
+    o.level = -1;
+    CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_USAGE, &err);
+
+    /* the hook sees the passes of levels 0 and 1 in table order, and nothing after level 1 */
+    hook_log log = {.n = 0};
+    pc_optimize_options_default(&o);
+    o.level = PC_LEVEL_EXTENDED;
+    o.after_pass = log_pass;
+    o.after_pass_ctx = &log;
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    CHECK(log.n >= 15);
+    CHECK(strcmp(log.names[0], pc_pass_at(0)->name) == 0);
+    for (int i = 0; i < log.n; i++) {
+        CHECK_MSG(strcmp(log.names[i], "partition") != 0, "partitioned at level 1");
+        CHECK(pc_pass_find(log.names[i])->level <= PC_LEVEL_EXTENDED);
+    }
+    /* level 1: the Identity is gone, annotations stay, nothing assigned */
+    CHECK(pt_count_op(m, "Identity") == 0);
+    for (pc_node *n = m->graph->first; n; n = n->next) {
+        CHECK(n->ep == NULL);
+        CHECK(pc_node_annotation(n) != NULL);
+    }
+    pc_model_free(m);
+
+    /* a hook error stops the pipeline and names the pass */
+    m = small_annotated_model();
+    hook_log fail = {.fail_at = "fold_constants"};
+    o.after_pass_ctx = &fail;
+    CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_CHECK_FAILED, &err);
+    CHECK_MSG(strstr(err.message, "after pass 'fold_constants'") && strstr(err.message, "property broken"), "%s",
+              err.message);
+    pc_model_free(m);
+
+    /* the verifier between passes names the first pass after which the graph is invalid */
+    m = small_annotated_model();
+    hook_log corrupt = {.corrupt_after = "eliminate_identity"};
+    o.after_pass_ctx = &corrupt;
+    o.verify_each_pass = true;
+    CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_CHECK_FAILED, &err);
+    CHECK_MSG(strstr(err.message, "pass 'eliminate_dropout' left an invalid graph"), "%s", err.message);
+    pc_model_free(m);
+}
+
+/* Level 2 partitions: every node gets an EP, no annotation survives, and later passes keep both rules. */
+static void test_optimize_partitioned(void)
+{
+    pc_error err;
+    pc_model *m = small_annotated_model();
+    pc_model *before = pt_clone(m);
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.level = PC_LEVEL_EP;
+    pc_partition_result part;
+    CHECK_OK(pc_model_optimize(m, &o, &part, &err), &err);
+    for (pc_node *n = m->graph->first; n; n = n->next) {
+        CHECK_MSG(n->ep && strcmp(n->ep, "cpu") == 0, "node '%s' on %s", n->name, n->ep ? n->ep : "(none)");
+        CHECK_MSG(pc_node_annotation(n) == NULL, "node '%s' kept its annotation", n->name);
+    }
+    CHECK(part.n_subgraphs >= 1);
+    char why[256] = "";
+    CHECK_MSG(pt_equiv(before, m, 11, 0, 0, why, sizeof why) == 1, "%s", why);
+
+    /* an unknown EP in the assignment string is an error naming it, and nothing runs */
+    pc_model *m2 = small_annotated_model();
+    o.layer_assignment = "gpu(encoder)";
+    CHECK_STATUS(pc_model_optimize(m2, &o, NULL, &err), PC_ERR_USAGE, &err);
+    CHECK_MSG(strstr(err.message, "gpu"), "%s", err.message);
+    CHECK(pt_count_op(m2, "Identity") == 1);
+    pc_model_free(m2);
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* Every op a pass may create, and the NHWC-domain form of every op the layout transformer moves, runs on the
+ * reference executor; the list is sorted and pc_pass_add_node refuses ops outside it. */
+static void test_emittable_ops(void)
+{
+    static const char *const layout_candidates[] = {
+        "AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "DepthToSpace", "GlobalAveragePool",
+        "GlobalLpPool", "GlobalMaxPool", "GridSample", "InstanceNormalization", "LRN", "LpPool", "MaxPool",
+        "MaxUnpool", "QLinearConv", "Resize", "SpaceToDepth", "FusedConv"};
+    size_t n = pc_pass_emittable_count();
+    CHECK(n >= 8);
+    const char *prev_d = NULL, *prev_o = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *d, *o;
+        pc_pass_emittable_at(i, &d, &o);
+        CHECK_MSG(pc_ref_supports(d, o), "passes may emit %s.%s but the reference cannot run it", d, o);
+        CHECK(pc_pass_may_emit(d, o));
+        if (prev_d) {
+            int c = strcmp(prev_d, d);
+            CHECK_MSG(c < 0 || (c == 0 && strcmp(prev_o, o) < 0), "emittable list not sorted at %s.%s", d, o);
+        }
+        prev_d = d;
+        prev_o = o;
+    }
+    size_t moved = 0;
+    for (size_t i = 0; i < sizeof layout_candidates / sizeof layout_candidates[0]; i++) {
+        const char *op = layout_candidates[i];
+        bool sens = pc_op_is_layout_sensitive("", op) || pc_op_is_layout_sensitive("com.microsoft", op);
+        if (!sens) continue;
+        moved++;
+        CHECK_MSG(pc_ref_supports("com.ms.internal.nhwc", op), "layout transformer moves %s but the reference has "
+                  "no com.ms.internal.nhwc %s", op, op);
+    }
+    CHECK(moved == sizeof layout_candidates / sizeof layout_candidates[0]);
+    CHECK(!pc_pass_may_emit("", "Softmax"));
+    CHECK(!pc_pass_may_emit("com.microsoft", "Transpose"));
+
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){2});
+    pc_value *x = pc_graph_find_value(m->graph, "x");
+    pc_pass_options o = {.pass_name = "made_up"};
+    CHECK(pc_pass_add_node(m->graph, &o, "Softmax", "", 1, &x, 1, NULL, &err) == NULL);
+    CHECK(err.status == PC_ERR_INTERNAL && strstr(err.message, "made_up") && strstr(err.message, "Softmax"));
+    pc_model_free(m);
+}
+
+int main(void)
+{
+    test_emittable_ops();
+    test_table();
+    test_add_node_propagation();
+    test_bypass_output_name();
+    test_bypass_refused();
+    test_bypass_middle();
+    test_remove_dead();
+    test_optimize_hooks();
+    test_optimize_partitioned();
+    return pc_test_finish("test_passes_pipeline");
+}
