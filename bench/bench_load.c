@@ -33,6 +33,7 @@
 
 #include "core/passcheck.h"
 #include "core/internal.h"
+#include "properties/runner/util.h"
 
 enum {
     N_NODES = 100000,       /* nodes in nodes100k.onnx */
@@ -54,13 +55,6 @@ static void die_nomem(const char *what)
 {
     fprintf(stderr, "bench_load: out of memory: %s\n", what);
     exit(1);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- generation ------------------------------------------------------------------------------------------- */
@@ -154,9 +148,9 @@ static void gen_finish(gen *b, const char *dir, const char *file)
         fprintf(stderr, "bench_load: path too long\n");
         exit(1);
     }
-    double t0 = now_s();
+    double t0 = pc_now_seconds();
     if (pc_model_save_file(b->m, path, &b->err) != PC_OK) die_err("pc_model_save_file", &b->err);
-    double t1 = now_s();
+    double t1 = pc_now_seconds();
     struct stat sb;
     if (stat(path, &sb) != 0) {
         fprintf(stderr, "bench_load: %s: %s\n", path, strerror(errno));
@@ -317,9 +311,9 @@ static int cmd_time(const char *path, int repeat)
     for (int i = 0; i < repeat; i++) {
         pc_error err;
         pc_model *m = NULL;
-        double t0 = now_s();
+        double t0 = pc_now_seconds();
         pc_status st = pc_model_load_file(path, NULL, &m, &err); /* default options: load + full verify */
-        t[i] = now_s() - t0;
+        t[i] = pc_now_seconds() - t0;
         if (st != PC_OK) die_err("pc_model_load_file", &err);
         if (m->mem.peak > model_peak) model_peak = m->mem.peak;
         if (i == 0) {
@@ -348,11 +342,11 @@ static int cmd_phases(const char *path, int repeat)
     for (int i = 0; i < repeat; i++) {
         pc_error err;
         pc_model *m = NULL;
-        double t0 = now_s();
+        double t0 = pc_now_seconds();
         if (pc_model_load_file(path, &opts, &m, &err) != PC_OK) die_err("pc_model_load_file", &err);
-        double t1 = now_s();
+        double t1 = pc_now_seconds();
         if (pc_model_verify(m, &err) != PC_OK) die_err("pc_model_verify", &err);
-        double t2 = now_s();
+        double t2 = pc_now_seconds();
         tl[i] = t1 - t0;
         tv[i] = t2 - t1;
         pc_model_free(m);

@@ -16,15 +16,9 @@
 #include <time.h>
 
 #include "core/passcheck.h"
+#include "properties/runner/util.h"
 
 enum { CH = 8, HW = 8, BLOCK_NODES = 8 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int fail(const char *what, const pc_error *err)
 {
@@ -144,24 +138,24 @@ static int time_once(const char *path, timing *best, bool first)
 {
     pc_error err;
     pc_model *m;
-    double t0 = now();
+    double t0 = pc_now_seconds();
     if (pc_model_load_file(path, NULL, &m, &err) != PC_OK) return fail(path, &err);
-    double load = now() - t0;
+    double load = pc_now_seconds() - t0;
     best->nodes = m->graph->n_nodes;
     best->transposes_before = count_transposes(m->graph);
     /* the transpose optimizer needs ranks; the file has value_info, this fills anything missing */
-    t0 = now();
+    t0 = pc_now_seconds();
     if (pc_graph_infer_shapes(m->graph, &err) != PC_OK) return fail("shape inference", &err);
-    double infer = now() - t0;
+    double infer = pc_now_seconds() - t0;
     pc_pass_options po;
     memset(&po, 0, sizeof po);
     po.max_fold_elements = 1u << 16;
     po.pass_name = "transpose_optimize";
     bool changed = false;
-    t0 = now();
+    t0 = pc_now_seconds();
     if (pc_transpose_optimize(m->graph, &po, &changed, &err) != PC_OK)
         return fail("pc_transpose_optimize", &err);
-    double transpose = now() - t0;
+    double transpose = pc_now_seconds() - t0;
     best->after_transpose = count_transposes(m->graph);
     pc_model_free(m);
 
@@ -170,9 +164,9 @@ static int time_once(const char *path, timing *best, bool first)
     pc_optimize_options_default(&oo);
     oo.level = PC_LEVEL_EXTENDED;
     oo.verify_each_pass = false; /* the Debug default; a benchmark measures the passes, not the verifier */
-    t0 = now();
+    t0 = pc_now_seconds();
     if (pc_model_optimize(m, &oo, NULL, &err) != PC_OK) return fail("pc_model_optimize", &err);
-    double pipeline = now() - t0;
+    double pipeline = pc_now_seconds() - t0;
     best->after_pipeline = count_transposes(m->graph);
     pc_model_free(m);
 

@@ -10,13 +10,7 @@
 #include <time.h>
 
 #include "reference/reference.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "properties/runner/util.h"
 
 static int fail(const char *what, const pc_error *err)
 {
@@ -76,13 +70,13 @@ static int time_runs(const char *path, long runs)
     for (int i = 0; i < 64; i++) ((float *)x->data)[i] = (float)(i - 32) / 16.0f;
     double batches[5];
     for (int b = 0; b < 5; b++) {
-        double t0 = now();
+        double t0 = pc_now_seconds();
         for (long r = 0; r < runs; r++) {
             pc_data **outs;
             if (pc_ref_run(m, 1, &x, &outs, &err) != PC_OK) return fail("run", &err);
             pc_ref_free_outputs(m, outs);
         }
-        batches[b] = (now() - t0) / (double)runs;
+        batches[b] = (pc_now_seconds() - t0) / (double)runs;
     }
     qsort(batches, 5, sizeof batches[0], cmp_double);
     printf("ref_run %s %ld %.3f %.3f\n", path, runs, batches[2] * 1e6, batches[2] * 1e6 / m->graph->n_nodes);

@@ -13,13 +13,7 @@
 #include "generators/gen.h"
 #include "reference/reference.h"
 #include "properties/runner/suite.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "properties/runner/util.h"
 
 int main(int argc, char **argv)
 {
@@ -35,7 +29,7 @@ int main(int argc, char **argv)
     }
     uint32_t n_fam = (uint32_t)pc_gen_family_count();
     uint64_t done = 0, failed = 0;
-    double t0 = now();
+    double t0 = pc_now_seconds();
     for (uint64_t i = si; i < n; i += sn) {
         uint64_t cs = pc_suite_case_seed(seed, i);
         pc_gen_config cfg;
@@ -59,6 +53,6 @@ int main(int argc, char **argv)
         done++;
     }
     printf("peer %" PRIu64 "/%" PRIu64 " cases %" PRIu64 " failed %" PRIu64 " seconds %.6f\n", si, sn, done,
-           failed, now() - t0);
+           failed, pc_now_seconds() - t0);
     return 0;
 }

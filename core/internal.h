@@ -13,6 +13,8 @@
 #ifndef PC_INTERNAL_H
 #define PC_INTERNAL_H
 
+#include <stdio.h>
+
 #include "core/passcheck.h"
 #include "core/schema/schema.h"
 
@@ -37,5 +39,26 @@ bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n
 
 /* Appends `value` as a new output of `node`; value must have no producer. */
 pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err);
+
+/* Writes the file at path whole (core/base/file.c): the content goes to "<path>.tmp.<pid>" in the same
+ * folder, is flushed, fsynced and closed, then renamed over path (an existing file is replaced). On any failure
+ * the temporary is removed and path is left as it was. PC_FILE_EXCLUSIVE creates the temporary with O_EXCL, so
+ * a file already of that name (someone else's) is neither truncated nor removed: the write fails instead.
+ * Errors: PC_ERR_IO naming the temporary (the target, for the rename) with strerror; PC_ERR_NOMEM; PC_ERR_OVERFLOW.
+ *
+ *     static void fill(FILE *f, const void *ctx) { fprintf(f, "%s\n", (const char *)ctx); }
+ *     pc_file_write_atomic("report.txt", PC_FILE_EXCLUSIVE, fill, "hello", &err, NULL);
+ *     pc_file_write_atomic_bytes("model.onnx", 0, buf, size, &err);
+ */
+enum { PC_FILE_EXCLUSIVE = 1 };
+/* Writes the content to f; a failed write is seen through ferror(f) afterwards. */
+typedef void (*pc_file_fill)(FILE *f, const void *ctx);
+/* sys_errno (may be NULL) receives the errno of the first failure, for callers that word their own message:
+ * ENOMEM with PC_ERR_NOMEM, ENAMETOOLONG with PC_ERR_OVERFLOW, EIO when the stream failed without one; 0 on
+ * success. */
+pc_status pc_file_write_atomic(const char *path, unsigned flags, pc_file_fill fill, const void *ctx,
+                               pc_error *err, int *sys_errno);
+pc_status pc_file_write_atomic_bytes(const char *path, unsigned flags, const void *data, size_t size,
+                                     pc_error *err);
 
 #endif

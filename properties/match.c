@@ -1,4 +1,4 @@
-/* Node identity across a pass (prop_match.h): by name, or by first output for unnamed nodes; sorted indices make
+/* Node identity across a pass (match.h): by name, or by first output for unnamed nodes; sorted indices make
  * every lookup O(log n), so big user models (passcheck shrink MODEL) stay cheap. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 #include "properties/match.h"
 
-bool pm_str_eq(const char *a, const char *b)
+bool match_str_eq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
 }
@@ -89,13 +89,13 @@ static int32_t lookup(const pc_node **nodes, const uint32_t *sorted, uint32_t n,
     return (int32_t)sorted[lo];
 }
 
-int32_t pm_find_before(const pm_match *m, const char *name)
+int32_t match_find_before(const node_match *m, const char *name)
 {
     if (!name || !*name) return -1;
     return lookup(m->before, m->before_sorted, m->n_before, 0, name);
 }
 
-int32_t pm_find_after(const pm_match *m, const char *name)
+int32_t match_find_after(const node_match *m, const char *name)
 {
     if (!name || !*name) return -1;
     return lookup(m->after, m->after_sorted, m->n_after, 0, name);
@@ -103,7 +103,7 @@ int32_t pm_find_after(const pm_match *m, const char *name)
 
 static bool attrs_same(const pc_attr *a, const pc_attr *b)
 {
-    if (!pm_str_eq(a->name, b->name) || a->type != b->type) return false;
+    if (!match_str_eq(a->name, b->name) || a->type != b->type) return false;
     switch (a->type) {
     case PC_ATTR_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
     case PC_ATTR_INT: return a->i == b->i;
@@ -115,7 +115,7 @@ static bool attrs_same(const pc_attr *a, const pc_attr *b)
     }
 }
 
-bool pm_node_same(const pc_node *a, const pc_node *b)
+bool match_node_same(const pc_node *a, const pc_node *b)
 {
     if (a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs) return false;
     for (uint32_t i = 0; i < a->n_inputs; i++) {
@@ -140,7 +140,7 @@ static pc_status collect(const pc_graph *g, const pc_node ***out, uint32_t *n, p
     return PC_OK;
 }
 
-void pm_match_free(pm_match *m)
+void match_free(node_match *m)
 {
     free(m->before);
     free(m->after);
@@ -153,7 +153,7 @@ void pm_match_free(pm_match *m)
     memset(m, 0, sizeof *m);
 }
 
-pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match *m, pc_error *err)
+pc_status match_build(const pc_graph *before, const pc_graph *after, node_match *m, pc_error *err)
 {
     memset(m, 0, sizeof *m);
     pc_status st = collect(before, &m->before, &m->n_before, err);
@@ -161,7 +161,7 @@ pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match
     if (st == PC_OK) st = sorted_index(m->before, m->n_before, &m->before_sorted, err);
     if (st == PC_OK) st = sorted_index(m->after, m->n_after, &m->after_sorted, err);
     if (st != PC_OK) {
-        pm_match_free(m);
+        match_free(m);
         return st;
     }
     size_t nb = m->n_before ? m->n_before : 1, na = m->n_after ? m->n_after : 1;
@@ -170,7 +170,7 @@ pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match
     m->before_kept = calloc(nb, sizeof *m->before_kept);
     m->before_changed = calloc(nb, sizeof *m->before_changed);
     if (!m->after_to_before || !m->after_replaces || !m->before_kept || !m->before_changed) {
-        pm_match_free(m);
+        match_free(m);
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
     }
     for (uint32_t i = 0; i < m->n_after; i++) {
@@ -183,10 +183,10 @@ pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match
         m->after_replaces[i] = -1;
         if (b < 0) continue;
         const pc_node *bn = m->before[b];
-        if (strcmp(bn->op_type, a->op_type) == 0 && pm_str_eq(bn->domain, a->domain) && !m->before_kept[b]) {
+        if (strcmp(bn->op_type, a->op_type) == 0 && match_str_eq(bn->domain, a->domain) && !m->before_kept[b]) {
             m->after_to_before[i] = b;
             m->before_kept[b] = true;
-            m->before_changed[b] = !pm_node_same(bn, a);
+            m->before_changed[b] = !match_node_same(bn, a);
         } else {
             m->after_replaces[i] = b;
         }
@@ -194,7 +194,7 @@ pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match
     return PC_OK;
 }
 
-bool pm_declared_source(const pm_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index)
+bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index)
 {
     *before_index = *after_index = -1;
     const char *name = node->name;
@@ -212,8 +212,8 @@ bool pm_declared_source(const pm_match *m, const pc_node *node, int32_t *before_
     if (!src) return false;
     memcpy(src, name, src_len);
     src[src_len] = '\0';
-    *before_index = pm_find_before(m, src);
-    if (*before_index < 0) *after_index = pm_find_after(m, src);
+    *before_index = match_find_before(m, src);
+    if (*before_index < 0) *after_index = match_find_after(m, src);
     free(src);
     if (*after_index >= 0 && m->after[*after_index] == node) *after_index = -1;
     return *before_index >= 0 || *after_index >= 0;
@@ -228,7 +228,7 @@ static bool node_has_value(const pc_node *n, const char *name)
     return false;
 }
 
-bool pm_nodes_adjacent(const pc_node *b, const pc_node *a)
+bool match_nodes_adjacent(const pc_node *b, const pc_node *a)
 {
     for (uint32_t i = 0; i < a->n_inputs; i++)
         if (a->inputs[i] && !a->inputs[i]->initializer && node_has_value(b, a->inputs[i]->name)) return true;
@@ -237,7 +237,7 @@ bool pm_nodes_adjacent(const pc_node *b, const pc_node *a)
     return false;
 }
 
-const char *pm_node_label(const pc_node *n, char *buf, size_t size)
+const char *match_node_label(const pc_node *n, char *buf, size_t size)
 {
     if (n->name && *n->name)
         snprintf(buf, size, "'%s' (%s%s%s)", n->name, n->domain && *n->domain ? n->domain : "",
@@ -248,7 +248,7 @@ const char *pm_node_label(const pc_node *n, char *buf, size_t size)
     return buf;
 }
 
-pc_status pm_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
+pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
                                 pc_error *err)
 {
     pc_optimize_options oo;
@@ -262,7 +262,7 @@ pc_status pm_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_p
     return pc_model_optimize(m, &oo, NULL, err);
 }
 
-pc_status pm_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err)
+pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err)
 {
     pc_load_options lo;
     pc_load_options_default(&lo);

@@ -1,6 +1,6 @@
 /*
- * prop_match.h — which nodes of the graph after a pass are the nodes of the graph before it (private to the
- * annotation and EP-assignment properties).
+ * match.h — which nodes of the graph after a pass are the nodes of the graph before it (private to the
+ * properties; prefix match_, type node_match, apart from core's pass matcher core/passes/pass_match.h).
  *
  * Identity: a node keeps its name through a pass (passes never rename nodes; pc_pass_add_node names new nodes
  * "<source>/<op>_pc<N>"). Unnamed nodes are identified by their first output's value name instead. An after-node
@@ -8,19 +8,19 @@
  * domain (the layout transformer's move into the NHWC domain) it is "new", derived from the node it replaced.
  * Before-nodes no after-node claims are "removed".
  *
- *     pm_match m;
- *     if (pm_match_build(before->graph, after->graph, &m, &err) != PC_OK) ...
+ *     node_match m;
+ *     if (match_build(before->graph, after->graph, &m, &err) != PC_OK) ...
  *     for (uint32_t i = 0; i < m.n_after; i++)
  *         if (m.after_to_before[i] < 0) ... m.after[i] is new ...
- *     pm_match_free(&m);
+ *     match_free(&m);
  */
-#ifndef PC_PROP_MATCH_H
-#define PC_PROP_MATCH_H
+#ifndef PC_PROPERTIES_MATCH_H
+#define PC_PROPERTIES_MATCH_H
 
 #include "core/passcheck.h"
 #include "properties/property.h"
 
-typedef struct pm_match {
+typedef struct node_match {
     uint32_t n_before, n_after;
     const pc_node **before, **after; /* main-graph nodes in graph order */
     int32_t *after_to_before;        /* index into before of the kept node, -1 for new nodes */
@@ -28,37 +28,37 @@ typedef struct pm_match {
     bool *before_kept;               /* some after-node kept it (same op and domain) */
     bool *before_changed;            /* kept but its inputs, outputs or attributes differ */
     uint32_t *before_sorted, *after_sorted; /* indices sorted by name, for lookups */
-} pm_match;
+} node_match;
 
-pc_status pm_match_build(const pc_graph *before, const pc_graph *after, pm_match *m, pc_error *err);
-void pm_match_free(pm_match *m);
+pc_status match_build(const pc_graph *before, const pc_graph *after, node_match *m, pc_error *err);
+void match_free(node_match *m);
 
 /* The before-node / after-node with this (non-empty) name, or -1 (also when the name is not unique). */
-int32_t pm_find_before(const pm_match *m, const char *name);
-int32_t pm_find_after(const pm_match *m, const char *name);
+int32_t match_find_before(const node_match *m, const char *name);
+int32_t match_find_after(const node_match *m, const char *name);
 
 /* The source a pass declared for a new node through its name ("<source>/<op>_pc<N>"): sets *before_index or
  * *after_index (the other is -1) and returns true when such a node exists. */
-bool pm_declared_source(const pm_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index);
+bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index);
 
 /* Does before-node b share a value name (input or output) with after-node a? */
-bool pm_nodes_adjacent(const pc_node *b, const pc_node *a);
+bool match_nodes_adjacent(const pc_node *b, const pc_node *a);
 
 /* Same inputs (by name), outputs (by name) and attributes. */
-bool pm_node_same(const pc_node *a, const pc_node *b);
+bool match_node_same(const pc_node *a, const pc_node *b);
 
 /* "'name' (Op)" or "#id (Op)" for messages; buf of any size. */
-const char *pm_node_label(const pc_node *n, char *buf, size_t size);
+const char *match_node_label(const pc_node *n, char *buf, size_t size);
 
 /* NULL and "" are the same (absent) string. */
-bool pm_str_eq(const char *a, const char *b);
+bool match_str_eq(const char *a, const char *b);
 
 /* Runs pc_model_optimize on m with the options the case runner used (level, the case's EPs, its layer assignment),
  * plus an optional after_pass hook. Used by idempotence and determinism. */
-pc_status pm_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
+pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
                                 pc_error *err);
 
 /* Loads a model from bytes (verification skipped: the caller judges the graph). */
-pc_status pm_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);
+pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);
 
 #endif

@@ -35,7 +35,7 @@ static const pc_node *find_annotated(const pc_graph *g)
 }
 
 /* Levels 0/1: the derivation rules above. */
-static pc_prop_outcome check_derivations(const pm_match *m, const char *pass, char *msg, size_t msg_size,
+static pc_prop_outcome check_derivations(const node_match *m, const char *pass, char *msg, size_t msg_size,
                                          const char **kind)
 {
     char l1[160], l2[160];
@@ -45,10 +45,10 @@ static pc_prop_outcome check_derivations(const pm_match *m, const char *pass, ch
         int32_t b = m->after_to_before[i];
         if (b >= 0) {
             const char *was = pc_node_annotation(m->before[b]);
-            if (!pm_str_eq(was, ann)) {
+            if (!match_str_eq(was, ann)) {
                 *kind = was && !ann ? "dropped" : "changed";
                 snprintf(msg, msg_size, "%s: node %s had annotation '%s' before and '%s' after", pass,
-                         pm_node_label(a, l1, sizeof l1), ann_or_none(was), ann_or_none(ann));
+                         match_node_label(a, l1, sizeof l1), ann_or_none(was), ann_or_none(ann));
                 return PC_PROP_FAIL;
             }
             continue;
@@ -56,16 +56,16 @@ static pc_prop_outcome check_derivations(const pm_match *m, const char *pass, ch
         /* a new node: its declared source, else the node it replaced */
         int32_t sb, sa;
         const pc_node *src = NULL;
-        if (pm_declared_source(m, a, &sb, &sa))
+        if (match_declared_source(m, a, &sb, &sa))
             src = sb >= 0 ? m->before[sb] : m->after[sa];
         else if (m->after_replaces[i] >= 0)
             src = m->before[m->after_replaces[i]];
         if (src) {
             const char *want = pc_node_annotation(src);
-            if (!pm_str_eq(want, ann)) {
+            if (!match_str_eq(want, ann)) {
                 *kind = want && !ann ? "dropped" : want ? "changed" : "gained";
                 snprintf(msg, msg_size, "%s: new node %s derives from %s with annotation '%s' but carries '%s'", pass,
-                         pm_node_label(a, l1, sizeof l1), pm_node_label(src, l2, sizeof l2), ann_or_none(want),
+                         match_node_label(a, l1, sizeof l1), match_node_label(src, l2, sizeof l2), ann_or_none(want),
                          ann_or_none(ann));
                 return PC_PROP_FAIL;
             }
@@ -76,24 +76,24 @@ static pc_prop_outcome check_derivations(const pm_match *m, const char *pass, ch
         const char *common = NULL;
         for (uint32_t j = 0; j < m->n_before; j++) {
             const pc_node *x = m->before[j];
-            if (!pm_nodes_adjacent(x, a) && m->before_kept[j] && !m->before_changed[j]) continue;
+            if (!match_nodes_adjacent(x, a) && m->before_kept[j] && !m->before_changed[j]) continue;
             const char *xa = pc_node_annotation(x);
             if (!any) common = xa;
-            else if (!pm_str_eq(common, xa)) uniform = false;
+            else if (!match_str_eq(common, xa)) uniform = false;
             any = true;
-            if (ann && pm_str_eq(xa, ann)) allowed = true;
+            if (ann && match_str_eq(xa, ann)) allowed = true;
         }
         if (!allowed) {
             *kind = "gained";
             snprintf(msg, msg_size, "%s: new node %s carries annotation '%s', which no node it could derive from has",
-                     pass, pm_node_label(a, l1, sizeof l1), ann);
+                     pass, match_node_label(a, l1, sizeof l1), ann);
             return PC_PROP_FAIL;
         }
-        if (any && uniform && !pm_str_eq(common, ann)) {
+        if (any && uniform && !match_str_eq(common, ann)) {
             *kind = common ? "dropped" : "gained";
             snprintf(msg, msg_size,
                      "%s: new node %s carries annotation '%s' but every node it could derive from has '%s'", pass,
-                     pm_node_label(a, l1, sizeof l1), ann_or_none(ann), ann_or_none(common));
+                     match_node_label(a, l1, sizeof l1), ann_or_none(ann), ann_or_none(common));
             return PC_PROP_FAIL;
         }
     }
@@ -110,7 +110,7 @@ static int32_t ep_index(const pc_check_ctx *ctx, const char *name)
 /* Partitioning: a node pinned by a rule to EP X lands on X when X claims it, and otherwise on an EP after X in
  * priority order (the pin is released after X's turn; earlier EPs never see the node). Checked on the nodes that
  * survive partitioning under their name; the layout transformer's new Transposes are left to ep-assignment. */
-static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const pm_match *m, char *msg, size_t msg_size,
+static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const node_match *m, char *msg, size_t msg_size,
                                        const char **kind)
 {
     char l1[160];
@@ -118,7 +118,7 @@ static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const pm_match *
     if (left) {
         *kind = "annotation-left";
         snprintf(msg, msg_size, "partition: node %s still carries annotation '%s' after partitioning",
-                 pm_node_label(left, l1, sizeof l1), pc_node_annotation(left));
+                 match_node_label(left, l1, sizeof l1), pc_node_annotation(left));
         return PC_PROP_FAIL;
     }
     if (!ctx->rules) return PC_PROP_PASS;
@@ -137,7 +137,7 @@ static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const pm_match *
             *kind = "rule-ignored";
             snprintf(msg, msg_size,
                      "partition: node %s (annotation '%s') is pinned to EP '%s', which claims it, but runs on '%s'",
-                     pm_node_label(a, l1, sizeof l1), ann, pin->name, a->ep ? a->ep : "(none)");
+                     match_node_label(a, l1, sizeof l1), ann, pin->name, a->ep ? a->ep : "(none)");
             return PC_PROP_FAIL;
         }
         if (!claims && got >= 0 && got < p) {
@@ -145,7 +145,7 @@ static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const pm_match *
             snprintf(msg, msg_size,
                      "partition: node %s (annotation '%s') is pinned to EP '%s', which does not claim it (%s), but "
                      "went to '%s', which comes before it and so must not see it",
-                     pm_node_label(a, l1, sizeof l1), ann, pin->name, why, a->ep);
+                     match_node_label(a, l1, sizeof l1), ann, pin->name, why, a->ep);
             return PC_PROP_FAIL;
         }
     }
@@ -154,9 +154,9 @@ static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const pm_match *
 
 static pc_prop_outcome annotations_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
-    pm_match m;
+    node_match m;
     pc_error err;
-    if (pm_match_build(ctx->before->graph, ctx->after->graph, &m, &err) != PC_OK) {
+    if (match_build(ctx->before->graph, ctx->after->graph, &m, &err) != PC_OK) {
         snprintf(msg, msg_size, "%s", err.message);
         return PC_PROP_ERROR;
     }
@@ -173,11 +173,11 @@ static pc_prop_outcome annotations_per_pass(pc_check_ctx *ctx, char *msg, size_t
             char l1[160];
             *kind = "gained";
             snprintf(msg, msg_size, "%s: node %s carries annotation '%s' after partitioning removed them all",
-                     ctx->pass, pm_node_label(x, l1, sizeof l1), pc_node_annotation(x));
+                     ctx->pass, match_node_label(x, l1, sizeof l1), pc_node_annotation(x));
             o = PC_PROP_FAIL;
         }
     }
-    pm_match_free(&m);
+    match_free(&m);
     return o;
 }
 
@@ -191,7 +191,7 @@ static pc_prop_outcome annotations_final(pc_check_ctx *ctx, char *msg, size_t ms
         if (x) {
             *kind = "annotation-left";
             snprintf(msg, msg_size, "the optimized graph is partitioned but node %s still carries annotation '%s'",
-                     pm_node_label(x, l1, sizeof l1), pc_node_annotation(x));
+                     match_node_label(x, l1, sizeof l1), pc_node_annotation(x));
             return PC_PROP_FAIL;
         }
         return PC_PROP_PASS;
@@ -201,11 +201,11 @@ static pc_prop_outcome annotations_final(pc_check_ctx *ctx, char *msg, size_t ms
         if (!ann) continue;
         bool found = false;
         for (const pc_node *o = ctx->original->graph->first; o && !found; o = o->next)
-            found = pm_str_eq(pc_node_annotation(o), ann);
+            found = match_str_eq(pc_node_annotation(o), ann);
         if (!found) {
             *kind = "gained";
             snprintf(msg, msg_size, "node %s of the optimized graph carries annotation '%s', which the original has "
-                     "on no node", pm_node_label(n, l1, sizeof l1), ann);
+                     "on no node", match_node_label(n, l1, sizeof l1), ann);
             return PC_PROP_FAIL;
         }
     }

@@ -12,8 +12,8 @@ static pc_status optimize_fresh(const pc_check_ctx *ctx, uint8_t **out, size_t *
 {
     pc_model *m = NULL;
     *out = NULL;
-    pc_status st = pm_load_bytes(ctx->before_bytes, ctx->before_size, &m, err);
-    if (st == PC_OK) st = pm_optimize_like_case(ctx, m, NULL, NULL, err);
+    pc_status st = match_load_bytes(ctx->before_bytes, ctx->before_size, &m, err);
+    if (st == PC_OK) st = match_optimize_like_case(ctx, m, NULL, NULL, err);
     if (st == PC_OK) st = pc_model_save_bytes(m, out, out_size, err);
     pc_model_free(m);
     return st;

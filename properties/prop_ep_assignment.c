@@ -25,26 +25,26 @@ static pc_prop_outcome check_assigned(const pc_check_ctx *ctx, const pc_graph *g
         if (!n->ep) {
             *kind = "unassigned";
             snprintf(msg, msg_size, "%s: node %s has no EP after partitioning", ctx->pass,
-                     pm_node_label(n, l1, sizeof l1));
+                     match_node_label(n, l1, sizeof l1));
             return PC_PROP_FAIL;
         }
         const pc_ep *ep = ep_find(ctx, n->ep);
         if (!ep) {
             *kind = "unknown-ep";
             snprintf(msg, msg_size, "%s: node %s is assigned to '%s', which is not one of the case's EPs", ctx->pass,
-                     pm_node_label(n, l1, sizeof l1), n->ep);
+                     match_node_label(n, l1, sizeof l1), n->ep);
             return PC_PROP_FAIL;
         }
         if (!pc_ep_claims_node(ep, n, why, sizeof why)) {
             *kind = "unclaimed";
             snprintf(msg, msg_size, "%s: node %s is assigned to EP '%s', which cannot run it: %s", ctx->pass,
-                     pm_node_label(n, l1, sizeof l1), ep->name, why);
+                     match_node_label(n, l1, sizeof l1), ep->name, why);
             return PC_PROP_FAIL;
         }
         if (strcmp(n->domain, PC_NHWC_DOMAIN) == 0 && ep->layout != PC_LAYOUT_NHWC) {
             *kind = "nhwc-domain";
             snprintf(msg, msg_size, "%s: node %s is in %s but runs on EP '%s', whose layout is not NHWC", ctx->pass,
-                     pm_node_label(n, l1, sizeof l1), PC_NHWC_DOMAIN, ep->name);
+                     match_node_label(n, l1, sizeof l1), PC_NHWC_DOMAIN, ep->name);
             return PC_PROP_FAIL;
         }
     }
@@ -54,17 +54,17 @@ static pc_prop_outcome check_assigned(const pc_check_ctx *ctx, const pc_graph *g
 /* Outputs, attributes or op differ (inputs may be rewired). */
 static bool node_rewritten(const pc_node *b, const pc_node *a)
 {
-    if (strcmp(b->op_type, a->op_type) != 0 || !pm_str_eq(b->domain, a->domain) || b->n_outputs != a->n_outputs ||
+    if (strcmp(b->op_type, a->op_type) != 0 || !match_str_eq(b->domain, a->domain) || b->n_outputs != a->n_outputs ||
         b->n_attrs != a->n_attrs)
         return true;
     for (uint32_t i = 0; i < b->n_outputs; i++) {
         const pc_value *x = b->outputs[i], *y = a->outputs[i];
         if ((x == NULL) != (y == NULL) || (x && strcmp(x->name, y->name) != 0)) return true;
     }
-    /* attributes: pm_node_same compares them with the inputs; compare a copy-free subset here */
+    /* attributes: match_node_same compares them with the inputs; compare a copy-free subset here */
     for (uint32_t i = 0; i < b->n_attrs; i++) {
         const pc_attr *x = &b->attrs[i], *y = &a->attrs[i];
-        if (!pm_str_eq(x->name, y->name) || x->type != y->type || x->i != y->i || x->n != y->n ||
+        if (!match_str_eq(x->name, y->name) || x->type != y->type || x->i != y->i || x->n != y->n ||
             memcmp(&x->f, &y->f, sizeof x->f) != 0)
             return true;
         if (x->type == PC_ATTR_INTS && x->n && memcmp(x->ints, y->ints, x->n * sizeof *x->ints) != 0) return true;
@@ -94,11 +94,11 @@ static const char *touched_text(const pc_check_ctx *ctx, const pc_node *seen_nod
     if (!seen_node)
         snprintf(buf, size, "the run was for EP '%s'", ctx->provider ? ctx->provider : seen);
     else
-        snprintf(buf, size, "touched node %s of EP '%s' in one run", pm_node_label(seen_node, l, sizeof l), seen);
+        snprintf(buf, size, "touched node %s of EP '%s' in one run", match_node_label(seen_node, l, sizeof l), seen);
     return buf;
 }
 
-static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const pm_match *m, char *msg, size_t msg_size,
+static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const node_match *m, char *msg, size_t msg_size,
                                     const char **kind)
 {
     char l1[160], l2[320];
@@ -111,7 +111,7 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const pm_match *m, 
         if (!note_ep(&seen, &seen_node, m->before[j])) {
             *kind = "foreign-ep-modified";
             snprintf(msg, msg_size, "%s: removed node %s of EP '%s', but %s", ctx->pass,
-                     pm_node_label(m->before[j], l1, sizeof l1), m->before[j]->ep,
+                     match_node_label(m->before[j], l1, sizeof l1), m->before[j]->ep,
                      touched_text(ctx, seen_node, seen, l2, sizeof l2));
             return PC_PROP_FAIL;
         }
@@ -121,30 +121,30 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const pm_match *m, 
         int32_t b = m->after_to_before[i];
         if (b >= 0) {
             const pc_node *bn = m->before[b];
-            if (!pm_str_eq(bn->ep, a->ep)) {
+            if (!match_str_eq(bn->ep, a->ep)) {
                 *kind = "reassigned";
                 snprintf(msg, msg_size, "%s: node %s moved from EP '%s' to '%s'", ctx->pass,
-                         pm_node_label(a, l1, sizeof l1), bn->ep ? bn->ep : "(none)", a->ep ? a->ep : "(none)");
+                         match_node_label(a, l1, sizeof l1), bn->ep ? bn->ep : "(none)", a->ep ? a->ep : "(none)");
                 return PC_PROP_FAIL;
             }
             if (node_rewritten(bn, a) && !note_ep(&seen, &seen_node, bn)) {
                 *kind = "foreign-ep-modified";
                 snprintf(msg, msg_size, "%s: rewrote node %s of EP '%s', but %s", ctx->pass,
-                         pm_node_label(a, l1, sizeof l1), bn->ep, touched_text(ctx, seen_node, seen, l2, sizeof l2));
+                         match_node_label(a, l1, sizeof l1), bn->ep, touched_text(ctx, seen_node, seen, l2, sizeof l2));
                 return PC_PROP_FAIL;
             }
             continue;
         }
         int32_t sb, sa;
         const pc_node *src = NULL;
-        if (pm_declared_source(m, a, &sb, &sa))
+        if (match_declared_source(m, a, &sb, &sa))
             src = sb >= 0 ? m->before[sb] : m->after[sa];
         else if (m->after_replaces[i] >= 0)
             src = m->before[m->after_replaces[i]];
-        if (src && !pm_str_eq(src->ep, a->ep)) {
+        if (src && !match_str_eq(src->ep, a->ep)) {
             *kind = "ep-not-inherited";
             snprintf(msg, msg_size, "%s: new node %s derives from %s on EP '%s' but is on '%s'", ctx->pass,
-                     pm_node_label(a, l1, sizeof l1), pm_node_label(src, l2, sizeof l2), src->ep ? src->ep : "(none)",
+                     match_node_label(a, l1, sizeof l1), match_node_label(src, l2, sizeof l2), src->ep ? src->ep : "(none)",
                      a->ep ? a->ep : "(none)");
             return PC_PROP_FAIL;
         }
@@ -153,20 +153,20 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const pm_match *m, 
             bool allowed = false;
             for (uint32_t j = 0; j < m->n_before && !allowed; j++) {
                 const pc_node *x = m->before[j];
-                if (!pm_nodes_adjacent(x, a) && m->before_kept[j] && !m->before_changed[j]) continue;
-                allowed = pm_str_eq(x->ep, a->ep);
+                if (!match_nodes_adjacent(x, a) && m->before_kept[j] && !m->before_changed[j]) continue;
+                allowed = match_str_eq(x->ep, a->ep);
             }
             if (!allowed) {
                 *kind = "ep-not-inherited";
                 snprintf(msg, msg_size, "%s: new node %s is on EP '%s', which no node it could derive from has",
-                         ctx->pass, pm_node_label(a, l1, sizeof l1), a->ep ? a->ep : "(none)");
+                         ctx->pass, match_node_label(a, l1, sizeof l1), a->ep ? a->ep : "(none)");
                 return PC_PROP_FAIL;
             }
         }
         if (!note_ep(&seen, &seen_node, a)) {
             *kind = "foreign-ep-modified";
             snprintf(msg, msg_size, "%s: created node %s on EP '%s', but %s", ctx->pass,
-                     pm_node_label(a, l1, sizeof l1), a->ep, touched_text(ctx, seen_node, seen, l2, sizeof l2));
+                     match_node_label(a, l1, sizeof l1), a->ep, touched_text(ctx, seen_node, seen, l2, sizeof l2));
             return PC_PROP_FAIL;
         }
     }
@@ -178,15 +178,15 @@ static pc_prop_outcome ep_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size
     bool partition = strcmp(ctx->pass, "partition") == 0;
     if (!partition && ctx->level < PC_LEVEL_LAYOUT) return PC_PROP_PASS; /* nothing is assigned yet */
     if (!partition) {
-        pm_match m;
+        node_match m;
         pc_error err;
-        if (pm_match_build(ctx->before->graph, ctx->after->graph, &m, &err) != PC_OK) {
+        if (match_build(ctx->before->graph, ctx->after->graph, &m, &err) != PC_OK) {
             snprintf(msg, msg_size, "%s", err.message);
             return PC_PROP_ERROR;
         }
         /* inheritance first: a new node without an EP is better explained by its source than as "unassigned" */
         pc_prop_outcome o = check_level2(ctx, &m, msg, msg_size, kind);
-        pm_match_free(&m);
+        match_free(&m);
         if (o != PC_PROP_PASS) return o;
     }
     return check_assigned(ctx, ctx->after->graph, msg, msg_size, kind);

@@ -54,7 +54,7 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
 {
     pc_model *m = NULL;
     pc_error err;
-    if (pm_load_bytes(ctx->after_bytes, ctx->after_size, &m, &err) != PC_OK) {
+    if (match_load_bytes(ctx->after_bytes, ctx->after_size, &m, &err) != PC_OK) {
         snprintf(msg, msg_size, "reloading the optimized graph: %s", err.message);
         return PC_PROP_ERROR;
     }
@@ -80,7 +80,7 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
         o = PC_PROP_FAIL;
         goto done;
     }
-    pc_status st = pm_optimize_like_case(ctx, m, after_step, &r, &err);
+    pc_status st = match_optimize_like_case(ctx, m, after_step, &r, &err);
     if (st != PC_OK) {
         *kind = "pipeline-failed";
         snprintf(msg, msg_size, "optimizing the optimized graph again failed: %s: %s", pc_status_name(st),

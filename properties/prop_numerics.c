@@ -24,9 +24,9 @@ typedef struct tolerance {
     uint32_t quant_steps;
 } tolerance;
 
-/* Per pass. Anything not listed (a pass added later) gets the float-rewrite tolerance: a new pure
- * data-movement pass should be added here as exact, so that the property is as strict for it as for the
- * others. */
+/* Per pass. Every pipeline pass and partitioning must have a row (tests/unit/test_properties_tolerances.c): a new
+ * pure data-movement pass goes here as exact, so that the property is as strict for it as for the others. The
+ * default below is only for a pass injected from outside the pipeline table. */
 static const struct pass_tolerance {
     const char *pass;
     tolerance tol;
@@ -53,6 +53,16 @@ static const struct pass_tolerance {
     {"ep_rewrites", {TOL_QUANT, 1e-4, 1e-5, 1}},
 };
 static const tolerance default_tolerance = {TOL_FLOAT, 1e-4, 1e-5, 0};
+
+size_t pc_numerics_tolerance_count(void)
+{
+    return sizeof pass_tolerances / sizeof pass_tolerances[0];
+}
+
+const char *pc_numerics_tolerance_pass(size_t index)
+{
+    return index < pc_numerics_tolerance_count() ? pass_tolerances[index].pass : NULL;
+}
 
 static tolerance tolerance_of(const char *pass)
 {
@@ -377,7 +387,7 @@ static pc_status probe_run(const pc_check_ctx *ctx, const pc_model *m, const cha
     *copy = NULL;
     *outs = NULL;
     pc_status st = pc_model_save_bytes(m, &bytes, &size, err);
-    if (st == PC_OK) st = pm_load_bytes(bytes, size, copy, err);
+    if (st == PC_OK) st = match_load_bytes(bytes, size, copy, err);
     free(bytes);
     for (uint32_t i = 0; st == PC_OK && i < n; i++) {
         pc_value *v = pc_graph_find_value((*copy)->graph, names[i]);
@@ -403,8 +413,8 @@ static pc_status reorder_tolerances(const pc_check_ctx *ctx, const pc_model *bef
 {
     memset(r, 0, sizeof *r);
     const pc_graph *g = after->graph;
-    pm_match mt;
-    pc_status st = pm_match_build(before->graph, g, &mt, err);
+    node_match mt;
+    pc_status st = match_build(before->graph, g, &mt, err);
     if (st != PC_OK) return st;
     const char **names = calloc(2 * (size_t)mt.n_after + 1, sizeof *names);
     const pc_node **sites = calloc((size_t)mt.n_after + 1, sizeof *sites);
@@ -421,7 +431,7 @@ static pc_status reorder_tolerances(const pc_check_ctx *ctx, const pc_model *bef
         const pc_node *n = mt.after[i];
         if (reorder_kind_of(after, n) == RK_NONE) continue;
         int32_t b = mt.after_to_before[i];
-        if (b >= 0 && pm_node_same(n, mt.before[b])) continue;
+        if (b >= 0 && match_node_same(n, mt.before[b])) continue;
         sites[n_sites++] = n;
         names[n_names++] = n->inputs[0]->name;
         names[n_names++] = n->outputs[0]->name;
@@ -443,7 +453,7 @@ static pc_status reorder_tolerances(const pc_check_ctx *ctx, const pc_model *bef
         rel[n->outputs[0]->id] = true;
         if (!r->site[0]) {
             char lb[128];
-            snprintf(r->site, sizeof r->site, "%s", pm_node_label(n, lb, sizeof lb));
+            snprintf(r->site, sizeof r->site, "%s", match_node_label(n, lb, sizeof lb));
         }
     }
     /* forward in graph order: transparent ops carry the largest bound of their inputs, others make it
@@ -484,7 +494,7 @@ done:
     free(sites);
     free(val);
     free(rel);
-    pm_match_free(&mt);
+    match_free(&mt);
     if (st != PC_OK) reorder_tol_free(r);
     return st;
 }
@@ -534,8 +544,8 @@ static pc_status quant_tolerances(const pc_model *before, const pc_model *after,
 {
     memset(q, 0, sizeof *q);
     const pc_graph *g = after->graph;
-    pm_match mt;
-    pc_status st = pm_match_build(before->graph, g, &mt, err);
+    node_match mt;
+    pc_status st = match_build(before->graph, g, &mt, err);
     if (st != PC_OK) return st;
     /* per value id: -1 not reached, INFINITY no bound, else the bound (steps for integers, real otherwise) */
     double *val = malloc(((size_t)g->n_values + 1) * sizeof *val);
@@ -544,7 +554,7 @@ static pc_status quant_tolerances(const pc_model *before, const pc_model *after,
     if (!val || !q->steps) {
         free(val);
         free(q->steps);
-        pm_match_free(&mt);
+        match_free(&mt);
         memset(q, 0, sizeof *q);
         return pc_error_set(err, PC_ERR_NOMEM, "numerics: out of memory");
     }
@@ -554,7 +564,7 @@ static pc_status quant_tolerances(const pc_model *before, const pc_model *after,
         const pc_node *n = mt.after[i];
         int32_t b = mt.after_to_before[i];
         /* a new or changed node that only copies or selects values moves no rounding */
-        bool site = (b < 0 || !pm_node_same(n, mt.before[b])) && !op_transparent(n);
+        bool site = (b < 0 || !match_node_same(n, mt.before[b])) && !op_transparent(n);
         double in = -1;
         for (uint32_t k = 0; k < n->n_inputs; k++) {
             const pc_value *v = n->inputs[k];
@@ -593,7 +603,7 @@ static pc_status quant_tolerances(const pc_model *before, const pc_model *after,
         }
     }
     free(val);
-    pm_match_free(&mt);
+    match_free(&mt);
     return PC_OK;
 }
 

@@ -20,7 +20,7 @@ static bool kvs_same(uint32_t na, const pc_kv *a, uint32_t nb, const pc_kv *b)
 {
     if (na != nb) return false;
     for (uint32_t i = 0; i < na; i++)
-        if (!pm_str_eq(a[i].key, b[i].key) || !pm_str_eq(a[i].value, b[i].value)) return false;
+        if (!match_str_eq(a[i].key, b[i].key) || !match_str_eq(a[i].value, b[i].value)) return false;
     return true;
 }
 
@@ -69,16 +69,16 @@ static bool same_graph(const pc_model *live, const pc_model *back, char *diff, s
     char l[160];
     for (const pc_node *x = a->first, *y = b->first; x && y; x = x->next, y = y->next) {
         const char *what = NULL;
-        if (!pm_str_eq(x->name, y->name) || strcmp(x->op_type, y->op_type) != 0 || !pm_str_eq(x->domain, y->domain))
+        if (!match_str_eq(x->name, y->name) || strcmp(x->op_type, y->op_type) != 0 || !match_str_eq(x->domain, y->domain))
             what = "name, op or domain";
-        else if (!pm_node_same(x, y))
+        else if (!match_node_same(x, y))
             what = "inputs, outputs or attributes";
         else if (!kvs_same(x->n_metadata, x->metadata, y->n_metadata, y->metadata))
             what = "metadata (annotation)";
-        else if (!pm_str_eq(x->ep, y->ep))
+        else if (!match_str_eq(x->ep, y->ep))
             what = "EP";
         if (what) {
-            snprintf(diff, size, "node %s: %s differ", pm_node_label(x, l, sizeof l), what);
+            snprintf(diff, size, "node %s: %s differ", match_node_label(x, l, sizeof l), what);
             return false;
         }
     }

@@ -7,7 +7,7 @@
  *     pt_output(m, "y");
  *     pc_model *before = pt_clone(m);
  *     ... run the pass on m->graph ...
- *     char why[256];
+ *     char why[PT_WHY_SIZE];
  *     CHECK_MSG(pt_equiv(before, m, 1, 0, 0, why, sizeof why) == 1, "%s", why);   // bit-exact
  *
  * Builders abort the test on misuse (a broken test, not a finding). Header-only so each test stays one file. */
@@ -23,6 +23,9 @@
 #include "core/passcheck.h"
 #include "reference/reference.h"
 #include "tests/test_util.h"
+
+/* Room for a reason that quotes a whole pc_error message (1024 bytes) after its own context. */
+enum { PT_WHY_SIZE = 2048 };
 
 static inline void pt_die(const char *what, const pc_error *err)
 {

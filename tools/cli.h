@@ -1,10 +1,11 @@
-/* Shared pieces of the passcheck CLI: the subcommand table entry, usage errors, JSON output helpers. */
+/* Shared pieces of the passcheck CLI: the subcommand table entry, usage errors, option parsing. */
 #ifndef PC_CLI_H
 #define PC_CLI_H
 
 #include <stdio.h>
 
 #include "core/passcheck.h"
+#include "properties/runner/util.h" /* pc_json_string, used by every command */
 
 typedef struct pc_command {
     const char *name;
@@ -18,25 +19,46 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...) PC_PRINTF(2, 3);
 /* Prints an error record to stderr; returns its exit code. */
 int pc_cli_report(const char *cmd, const pc_error *err);
 
-/* JSON writing: strings are escaped per RFC 8259. */
-void pc_json_string(FILE *out, const char *s);
-void pc_json_string_n(FILE *out, const char *s, size_t n);
 /* "float[1,3,?,N]" style description of a type. */
 void pc_type_describe(FILE *out, const pc_type *t);
 
-/* Table-driven option parsing: one row per option; a value goes to the `const char *` (PC_CLI_STRING) or `bool`
- * (PC_CLI_FLAG) at `offset` in the caller's argument struct. Unknown options, an option given twice (a silently
- * ignored first value hides mistakes in scripts) and a missing value are usage errors; "--" ends the options. The
- * one positional argument goes to *positional; none or two are usage errors naming `positional_name`. */
-typedef enum pc_cli_opt_kind { PC_CLI_STRING, PC_CLI_FLAG } pc_cli_opt_kind;
+/* Table-driven argument parsing, the one parser of every subcommand: one row per option; a value goes to the field
+ * at `offset` in the caller's argument struct: a `const char *` (PC_CLI_STRING), a `bool` (PC_CLI_FLAG) or a
+ * pc_cli_list (PC_CLI_LIST: the only kind that may be given more than once; each value, which must not be empty,
+ * is appended). Unknown options, any other option given twice (a silently ignored first value hides mistakes in
+ * scripts) and a missing value are usage errors; "--" ends the options. Positional arguments follow `pos`: none
+ * (pos NULL: "unexpected argument"), exactly one (PC_CLI_STRING) or one or more (PC_CLI_LIST), named by pos->name
+ * in the errors. On success the caller frees every pc_cli_list field with pc_cli_list_free (also on error: the
+ * lists are then empty or partly filled).
+ *
+ *     typedef struct my_args { const char *out; bool quiet; pc_cli_list paths; } my_args;
+ *     static const pc_cli_opt opts[] = {{"--out", "-o", PC_CLI_STRING, offsetof(my_args, out)},
+ *                                       {"--quiet", NULL, PC_CLI_FLAG, offsetof(my_args, quiet)}};
+ *     static const pc_cli_positional pos = {"PATH", PC_CLI_LIST, offsetof(my_args, paths)};
+ *     my_args a = {0};
+ *     int rc = pc_cli_parse_args("mine", argc, argv, opts, 2, &a, &pos);
+ *     ... a.paths.items[0 .. a.paths.n) ...
+ *     pc_cli_list_free(&a.paths);
+ */
+typedef enum pc_cli_opt_kind { PC_CLI_STRING, PC_CLI_FLAG, PC_CLI_LIST } pc_cli_opt_kind;
 typedef struct pc_cli_opt {
     const char *name;
     const char *alias; /* may be NULL */
     pc_cli_opt_kind kind;
     size_t offset;
 } pc_cli_opt;
+typedef struct pc_cli_list {
+    const char **items; /* point into argv */
+    size_t n;
+} pc_cli_list;
+typedef struct pc_cli_positional {
+    const char *name;     /* "MODEL", "PATH", "DIR" */
+    pc_cli_opt_kind kind; /* PC_CLI_STRING: exactly one; PC_CLI_LIST: one or more */
+    size_t offset;
+} pc_cli_positional;
 int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts, void *args,
-                      const char **positional, const char *positional_name);
+                      const pc_cli_positional *pos);
+void pc_cli_list_free(pc_cli_list *list);
 
 /* The EP registry (built-ins plus `ep_file` when non-NULL), the EP list, and `layer_assignment` (when non-NULL)
  * parsed against it. A bad --ep-file is a bad input file (exit 3); a bad --ep or --layer-assignment is a usage

@@ -1,4 +1,4 @@
-/* CLI helpers: usage errors, error reports, JSON strings, type descriptions. */
+/* CLI helpers: usage errors, error reports, type descriptions (JSON strings: properties/runner/util.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "tools/cli.h"
-#include "properties/runner/wire.h"
 
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -29,36 +29,6 @@ int pc_cli_report(const char *cmd, const pc_error *err)
 {
     fprintf(stderr, "passcheck %s: error [%s]: %s\n", cmd, pc_status_name(err->status), err->message);
     return pc_status_exit_code(err->status);
-}
-
-void pc_json_string_n(FILE *out, const char *s, size_t n)
-{
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        switch (ch) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (ch < 0x20)
-                fprintf(out, "\\u%04x", ch);
-            else
-                fputc(ch, out);
-        }
-    }
-    fputc('"', out);
-}
-
-void pc_json_string(FILE *out, const char *s)
-{
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    pc_json_string_n(out, s, strlen(s));
 }
 
 void pc_type_describe(FILE *out, const pc_type *t)
@@ -114,11 +84,26 @@ void pc_type_describe(FILE *out, const pc_type *t)
     fputs("?", out);
 }
 
+/* Appends to a list whose room is argc entries, allocated on first use: never more values than arguments. */
+static bool cli_list_push(pc_cli_list *list, int argc, const char *value)
+{
+    if (!list->items && !(list->items = calloc((size_t)argc, sizeof *list->items))) return false;
+    list->items[list->n++] = value;
+    return true;
+}
+
+void pc_cli_list_free(pc_cli_list *list)
+{
+    free(list->items);
+    list->items = NULL;
+    list->n = 0;
+}
+
 int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts, void *args,
-                      const char **positional, const char *positional_name)
+                      const pc_cli_positional *pos)
 {
     bool seen[64] = {false}; /* option tables are small and fixed at compile time */
-    if (n_opts > sizeof seen / sizeof seen[0]) return PC_EXIT_INTERNAL;
+    if (n_opts > sizeof seen / sizeof seen[0] || argc < 1) return PC_EXIT_INTERNAL;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -131,22 +116,37 @@ int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *
             while (k < n_opts && strcmp(arg, opts[k].name) != 0 && !(opts[k].alias && strcmp(arg, opts[k].alias) == 0))
                 k++;
             if (k == n_opts) return pc_cli_usage_error(cmd, "unknown option '%s'", arg);
-            if (seen[k]) return pc_cli_usage_error(cmd, "%s given twice", opts[k].name);
+            if (seen[k] && opts[k].kind != PC_CLI_LIST) return pc_cli_usage_error(cmd, "%s given twice", opts[k].name);
             seen[k] = true;
             char *field = (char *)args + opts[k].offset;
             if (opts[k].kind == PC_CLI_FLAG) {
                 *(bool *)field = true;
                 continue;
             }
-            if (i + 1 >= argc) return pc_cli_usage_error(cmd, "%s needs an argument", arg);
-            *(const char **)field = argv[++i];
+            if (i + 1 >= argc || (opts[k].kind == PC_CLI_LIST && !argv[i + 1][0]))
+                return pc_cli_usage_error(cmd, "%s needs an argument", arg);
+            if (opts[k].kind == PC_CLI_STRING)
+                *(const char **)field = argv[++i];
+            else if (!cli_list_push((pc_cli_list *)(void *)field, argc, argv[++i]))
+                return PC_EXIT_INTERNAL;
             continue;
         }
-        if (*positional)
-            return pc_cli_usage_error(cmd, "more than one %s ('%s' and '%s')", positional_name, *positional, arg);
-        *positional = arg;
+        if (!pos) return pc_cli_usage_error(cmd, "unexpected argument '%s' (%s takes only options)", arg, cmd);
+        char *field = (char *)args + pos->offset;
+        if (pos->kind == PC_CLI_LIST) {
+            if (!cli_list_push((pc_cli_list *)(void *)field, argc, arg)) return PC_EXIT_INTERNAL;
+            continue;
+        }
+        const char **one = (const char **)(void *)field;
+        if (*one) return pc_cli_usage_error(cmd, "more than one %s ('%s' and '%s')", pos->name, *one, arg);
+        *one = arg;
     }
-    if (!*positional) return pc_cli_usage_error(cmd, "missing %s", positional_name);
+    if (pos) {
+        const char *field = (const char *)args + pos->offset;
+        bool none = pos->kind == PC_CLI_LIST ? ((const pc_cli_list *)(const void *)field)->n == 0
+                                             : *(const char *const *)(const void *)field == NULL;
+        if (none) return pc_cli_usage_error(cmd, "missing %s", pos->name);
+    }
     return PC_EXIT_OK;
 }
 
@@ -180,12 +180,13 @@ int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list
     return PC_EXIT_OK;
 }
 
-/* Report files: written whole through an exclusively created temporary (pc_write_file_atomic), so nothing of
+/* Report files: written whole through an exclusively created temporary (pc_file_write_atomic), so nothing of
  * someone else's is truncated or removed and a failure leaves nothing half-written. */
 int pc_cli_write_file_atomic(const char *cmd, const char *option, const char *path, pc_cli_file_writer write,
                              const void *ctx)
 {
-    int e = pc_write_file_atomic(path, true, write, ctx);
+    int e = 0;
+    pc_file_write_atomic(path, PC_FILE_EXCLUSIVE, write, ctx, NULL, &e);
     if (!e) return PC_EXIT_OK;
     fprintf(stderr, "passcheck %s: cannot write %s file %s: %s\n", cmd, option, path, strerror(e));
     return e == ENOMEM ? PC_EXIT_INTERNAL : PC_EXIT_BAD_INPUT;

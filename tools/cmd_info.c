@@ -153,21 +153,20 @@ void pc_cmd_info_help(FILE *out)
                  "exit codes: 0 ok, 2 usage error, 3 the model is malformed or unreadable, 4 internal error\n");
 }
 
+typedef struct info_args {
+    const char *path;
+    bool json;
+} info_args;
+
 int pc_cmd_info(int argc, char **argv)
 {
-    const char *path = NULL;
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return pc_cli_usage_error("info", "unknown option '%s'", argv[i]);
-        else if (path)
-            return pc_cli_usage_error("info", "more than one MODEL given ('%s' and '%s')", path, argv[i]);
-        else
-            path = argv[i];
-    }
-    if (!path) return pc_cli_usage_error("info", "missing MODEL");
+    static const pc_cli_opt opts[] = {{"--json", NULL, PC_CLI_FLAG, offsetof(info_args, json)}};
+    static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(info_args, path)};
+    info_args a = {0};
+    int parsed = pc_cli_parse_args("info", argc, argv, opts, sizeof opts / sizeof opts[0], &a, &model_arg);
+    if (parsed != PC_EXIT_OK) return parsed;
+    const char *path = a.path;
+    bool json = a.json;
     pc_error err;
     pc_model *m;
     if (pc_model_load_file(path, NULL, &m, &err) != PC_OK) return pc_cli_report("info", &err);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tools/cli.h"
+#include "properties/runner/util.h"
 
 #define OPT_CMD "optimize"
 /* Nodes the layout transformer moves here are not ONNX: with NCHW-only EPs none may reach the output file. */
@@ -35,10 +36,11 @@ static const pc_cli_opt opt_specs[] = {
     {"--json", NULL, PC_CLI_FLAG, offsetof(optimize_args, json)},
 };
 
+static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(optimize_args, model)};
+
 static int args_parse(int argc, char **argv, optimize_args *a)
 {
-    int rc = pc_cli_parse_args(OPT_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a, &a->model,
-                               "MODEL");
+    int rc = pc_cli_parse_args(OPT_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a, &model_arg);
     if (rc != PC_EXIT_OK) return rc;
     if (!a->out) return pc_cli_usage_error(OPT_CMD, "missing -o OUT");
     if (a->out[0] == '\0') return pc_cli_usage_error(OPT_CMD, "empty -o OUT");
@@ -191,13 +193,6 @@ static pc_status after_pass_report(void *ctx, const char *pass, const char *prov
     return PC_OK;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct optimize_report {
     const optimize_args *args;
     const pc_ep *const *eps;
@@ -343,13 +338,13 @@ int pc_cmd_optimize(int argc, char **argv)
         opts.trace = &trace;
         if (!args.json) opts.after_pass = after_pass_report;
     }
-    double t0 = seconds_now();
+    double t0 = pc_now_seconds();
     if (pc_model_optimize(model, &opts, args.level >= PC_LEVEL_LAYOUT ? &partition : NULL, &err) != PC_OK) {
         pc_error_prefix(&err, "%s: ", args.model);
         rc = pc_cli_report(OPT_CMD, &err);
         goto done;
     }
-    rep.seconds = seconds_now() - t0;
+    rep.seconds = pc_now_seconds() - t0;
     if (log.failed) {
         pc_error_set(&err, PC_ERR_NOMEM, "out of memory recording the --explain trace");
         rc = pc_cli_report(OPT_CMD, &err);

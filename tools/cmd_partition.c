@@ -45,10 +45,11 @@ void pc_cmd_partition_help(FILE *out)
         "layer assignment), 3 bad model or --ep-file, or a node no EP claims, 4 internal error\n");
 }
 
+static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(partition_args, model)};
+
 static int args_parse(int argc, char **argv, partition_args *a)
 {
-    int rc = pc_cli_parse_args(PART_CMD, argc, argv, part_opts, sizeof part_opts / sizeof part_opts[0], a, &a->model,
-                               "MODEL");
+    int rc = pc_cli_parse_args(PART_CMD, argc, argv, part_opts, sizeof part_opts / sizeof part_opts[0], a, &model_arg);
     if (rc != PC_EXIT_OK) return rc;
     if (a->ep_file && !a->ep_file[0]) return pc_cli_usage_error(PART_CMD, "--ep-file: empty file name");
     if (!a->ep_list) a->ep_list = "cpu";

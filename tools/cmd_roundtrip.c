@@ -191,33 +191,33 @@ void pc_cmd_roundtrip_help(FILE *out)
             "2 usage error, 3 a PATH cannot be read, 4 internal error\n");
 }
 
+typedef struct roundtrip_args {
+    const char *skip_path, *json_path, *save_dir;
+    bool quiet;
+    pc_cli_list inputs;
+} roundtrip_args;
+
 int pc_cmd_roundtrip(int argc, char **argv)
 {
-    path_list inputs = {0}, models = {0};
+    static const pc_cli_opt opts[] = {
+        {"--skip-list", NULL, PC_CLI_STRING, offsetof(roundtrip_args, skip_path)},
+        {"--json", NULL, PC_CLI_STRING, offsetof(roundtrip_args, json_path)},
+        {"--save-dir", NULL, PC_CLI_STRING, offsetof(roundtrip_args, save_dir)},
+        {"--quiet", NULL, PC_CLI_FLAG, offsetof(roundtrip_args, quiet)},
+    };
+    static const pc_cli_positional paths_arg = {"PATH", PC_CLI_LIST, offsetof(roundtrip_args, inputs)};
+    roundtrip_args args = {0};
+    path_list models = {0};
     skip_list skips = {0};
-    const char *skip_path = NULL, *json_path = NULL, *save_dir = NULL;
-    bool quiet = false;
-    int rc = PC_EXIT_OK;
-    FILE *manifest = NULL, *json = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--skip-list") == 0 || strcmp(argv[i], "--json") == 0 ||
-            strcmp(argv[i], "--save-dir") == 0) {
-            if (i + 1 >= argc) return pc_cli_usage_error("roundtrip", "%s needs an argument", argv[i]);
-            if (strcmp(argv[i], "--skip-list") == 0)
-                skip_path = argv[++i];
-            else if (strcmp(argv[i], "--json") == 0)
-                json_path = argv[++i];
-            else
-                save_dir = argv[++i];
-        } else if (strcmp(argv[i], "--quiet") == 0) {
-            quiet = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return pc_cli_usage_error("roundtrip", "unknown option '%s'", argv[i]);
-        } else if (path_push(&inputs, argv[i]) != 0) {
-            return PC_EXIT_INTERNAL;
-        }
+    int rc = pc_cli_parse_args("roundtrip", argc, argv, opts, sizeof opts / sizeof opts[0], &args, &paths_arg);
+    if (rc != PC_EXIT_OK) {
+        pc_cli_list_free(&args.inputs);
+        return rc;
     }
-    if (!inputs.n) return pc_cli_usage_error("roundtrip", "missing PATH");
+    const char *skip_path = args.skip_path, *json_path = args.json_path, *save_dir = args.save_dir;
+    bool quiet = args.quiet;
+    const pc_cli_list inputs = args.inputs;
+    FILE *manifest = NULL, *json = NULL;
     if (skip_path && skip_load(skip_path, &skips) != 0) {
         rc = PC_EXIT_BAD_INPUT;
         goto done;
@@ -268,8 +268,7 @@ int pc_cmd_roundtrip(int argc, char **argv)
     }
     size_t passed = 0, failed = 0, skipped = 0, unexpected = 0;
     uint64_t total_bytes = 0;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = pc_now_seconds();
     for (size_t i = 0; i < models.n; i++) {
         pc_error err;
         pc_error_clear(&err);
@@ -309,10 +308,9 @@ int pc_cmd_roundtrip(int argc, char **argv)
             fprintf(json, "}%s\n", i + 1 < models.n ? "," : "");
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = pc_now_seconds() - t0;
     if (manifest && fclose(manifest) != 0) rc = PC_EXIT_INTERNAL;
     manifest = NULL;
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (json) {
         fprintf(json, "], \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu}\n", passed, failed, skipped);
         if (fclose(json) != 0) rc = PC_EXIT_INTERNAL;
@@ -329,13 +327,12 @@ int pc_cmd_roundtrip(int argc, char **argv)
 done:
     if (manifest) fclose(manifest);
     if (json) fclose(json);
-    for (size_t i = 0; i < inputs.n; i++) free(inputs.items[i]);
     for (size_t i = 0; i < models.n; i++) free(models.items[i]);
     for (size_t i = 0; i < skips.n; i++) {
         free(skips.items[i].key);
         free(skips.items[i].reason);
     }
-    free(inputs.items);
+    pc_cli_list_free(&args.inputs);
     free(models.items);
     free(skips.items);
     return rc;

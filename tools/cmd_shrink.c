@@ -49,10 +49,11 @@ static bool pass_name_known(const char *name)
     return pc_pass_find(name) != NULL;
 }
 
+static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(shrink_args, model)};
+
 static int args_parse(int argc, char **argv, shrink_args *a)
 {
-    int rc = pc_cli_parse_args(SHRINK_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a,
-                               &a->model, "MODEL");
+    int rc = pc_cli_parse_args(SHRINK_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a, &model_arg);
     if (rc != PC_EXIT_OK) return rc;
     if (!a->property) return pc_cli_usage_error(SHRINK_CMD, "missing --property P");
     if (strchr(a->property, ','))

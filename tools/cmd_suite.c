@@ -116,20 +116,16 @@ static void sb_add(str_buf *b, const char *fmt, ...)
 typedef struct suite_args {
     const char *cases, *time, *seed, *jobs, *ep, *oracle, *shard, *junit, *json, *replay, *out, *inject;
     const char *max_nodes, *timeout, *shrink_time;
-    str_buf families, properties; /* comma-joined */
+    pc_cli_list family_list, property_list; /* as given */
+    str_buf families, properties;          /* comma-joined */
     bool list_faults, list_properties, list_families, no_shrink, quiet;
 } suite_args;
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-    unsigned long long v = (s[0] >= '0' && s[0] <= '9') ? strtoull(s, &end, hex ? 16 : 10) : 0;
-    if (!end || *end || errno || v < lo || v > hi)
+    if (!pc_parse_u64(s, lo, hi, out))
         return pc_cli_usage_error(CMD, "bad %s '%s': expected an integer from %" PRIu64 " to %" PRIu64, opt, s, lo,
                                   hi);
-    *out = v;
     return PC_EXIT_OK;
 }
 
@@ -147,61 +143,42 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 
 static int parse_args(int argc, char **argv, suite_args *a)
 {
-    static const struct {
-        const char *name;
-        size_t offset;
-    } values[] = {
-        {"--cases", offsetof(suite_args, cases)},         {"--time", offsetof(suite_args, time)},
-        {"--seed", offsetof(suite_args, seed)},           {"--jobs", offsetof(suite_args, jobs)},
-        {"--ep", offsetof(suite_args, ep)},               {"--oracle", offsetof(suite_args, oracle)},
-        {"--shard", offsetof(suite_args, shard)},         {"--junit", offsetof(suite_args, junit)},
-        {"--json", offsetof(suite_args, json)},           {"--replay", offsetof(suite_args, replay)},
-        {"--out", offsetof(suite_args, out)},             {"--inject", offsetof(suite_args, inject)},
-        {"--max-nodes", offsetof(suite_args, max_nodes)}, {"--timeout", offsetof(suite_args, timeout)},
-        {"--shrink-time", offsetof(suite_args, shrink_time)},
+#define SUITE_OPT(name, kind, field) {name, NULL, kind, offsetof(suite_args, field)}
+    static const pc_cli_opt opts[] = {
+        SUITE_OPT("--cases", PC_CLI_STRING, cases),
+        SUITE_OPT("--time", PC_CLI_STRING, time),
+        SUITE_OPT("--seed", PC_CLI_STRING, seed),
+        SUITE_OPT("--jobs", PC_CLI_STRING, jobs),
+        SUITE_OPT("--ep", PC_CLI_STRING, ep),
+        SUITE_OPT("--oracle", PC_CLI_STRING, oracle),
+        SUITE_OPT("--shard", PC_CLI_STRING, shard),
+        SUITE_OPT("--junit", PC_CLI_STRING, junit),
+        SUITE_OPT("--json", PC_CLI_STRING, json),
+        SUITE_OPT("--replay", PC_CLI_STRING, replay),
+        SUITE_OPT("--out", PC_CLI_STRING, out),
+        SUITE_OPT("--inject", PC_CLI_STRING, inject),
+        SUITE_OPT("--max-nodes", PC_CLI_STRING, max_nodes),
+        SUITE_OPT("--timeout", PC_CLI_STRING, timeout),
+        SUITE_OPT("--shrink-time", PC_CLI_STRING, shrink_time),
+        SUITE_OPT("--family", PC_CLI_LIST, family_list),
+        SUITE_OPT("--property", PC_CLI_LIST, property_list),
+        SUITE_OPT("--list-faults", PC_CLI_FLAG, list_faults),
+        SUITE_OPT("--list-properties", PC_CLI_FLAG, list_properties),
+        SUITE_OPT("--list-families", PC_CLI_FLAG, list_families),
+        SUITE_OPT("--no-shrink", PC_CLI_FLAG, no_shrink),
+        SUITE_OPT("--quiet", PC_CLI_FLAG, quiet),
     };
-    static const struct {
-        const char *name;
-        size_t offset;
-    } flags[] = {
-        {"--list-faults", offsetof(suite_args, list_faults)},
-        {"--list-properties", offsetof(suite_args, list_properties)},
-        {"--list-families", offsetof(suite_args, list_families)},
-        {"--no-shrink", offsetof(suite_args, no_shrink)},
-        {"--quiet", offsetof(suite_args, quiet)},
-    };
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool is_list = strcmp(arg, "--family") == 0 || strcmp(arg, "--property") == 0;
-        if (is_list) {
-            if (i + 1 >= argc || !argv[i + 1][0]) return pc_cli_usage_error(CMD, "%s needs an argument", arg);
-            str_buf *b = arg[2] == 'f' ? &a->families : &a->properties;
-            sb_add(b, "%s%s", b->len ? "," : "", argv[++i]);
-            if (b->oom) return PC_EXIT_INTERNAL;
-            continue;
-        }
-        bool found = false;
-        for (size_t k = 0; k < sizeof values / sizeof values[0] && !found; k++) {
-            if (strcmp(arg, values[k].name) != 0) continue;
-            found = true;
-            const char **field = (const char **)((char *)a + values[k].offset);
-            /* a value given twice is a mistake in a script, not a wish for the last one */
-            if (*field) return pc_cli_usage_error(CMD, "%s given twice", arg);
-            if (i + 1 >= argc) return pc_cli_usage_error(CMD, "%s needs an argument", arg);
-            *field = argv[++i];
-        }
-        for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !found; k++) {
-            if (strcmp(arg, flags[k].name) != 0) continue;
-            found = true;
-            bool *field = (bool *)((char *)a + flags[k].offset);
-            if (*field) return pc_cli_usage_error(CMD, "%s given twice", arg);
-            *field = true;
-        }
-        if (found) continue;
-        if (arg[0] == '-') return pc_cli_usage_error(CMD, "unknown option '%s'", arg);
-        return pc_cli_usage_error(CMD, "unexpected argument '%s' (suite takes only options)", arg);
-    }
-    return PC_EXIT_OK;
+#undef SUITE_OPT
+    int rc = pc_cli_parse_args(CMD, argc, argv, opts, sizeof opts / sizeof opts[0], a, NULL);
+    /* --family and --property are repeatable and comma-separated: one comma-joined list each from here on */
+    for (size_t i = 0; rc == PC_EXIT_OK && i < a->family_list.n; i++)
+        sb_add(&a->families, "%s%s", i ? "," : "", a->family_list.items[i]);
+    for (size_t i = 0; rc == PC_EXIT_OK && i < a->property_list.n; i++)
+        sb_add(&a->properties, "%s%s", i ? "," : "", a->property_list.items[i]);
+    pc_cli_list_free(&a->family_list);
+    pc_cli_list_free(&a->property_list);
+    if (rc == PC_EXIT_OK && (a->families.oom || a->properties.oom)) rc = PC_EXIT_INTERNAL;
+    return rc;
 }
 
 /* The families named in a comma-separated list, as static names (from the family table). */

@@ -6,39 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/half.h"
 #include "core/eval/eval_internal.h"
-
-/* ---- float16: round to nearest even, once, from double ---- */
-
-uint16_t ev_f64_to_f16(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000u : 0;
-    if (isnan(v)) return (uint16_t)(sign | 0x7e00u);
-    double a = fabs(v);
-    if (a >= 65520.0)
-        return (uint16_t)(sign | 0x7c00u); /* max 65504 plus half an ulp rounds (to even) to inf */
-    if (a < 0x1p-14) /* subnormal: units of 2^-24, exact scaling, rint rounds to nearest even */
-        return (uint16_t)(sign | (uint16_t)rint(a * 0x1p24)); /* 1024 is the smallest normal's encoding */
-    int e;
-    frexp(a, &e);                      /* a = m * 2^e, m in [0.5, 1): a in [2^(e-1), 2^e) */
-    double q = rint(ldexp(a, 11 - e)); /* 11 significant bits, in [1024, 2048] */
-    int ex = e - 1;
-    if (q >= 2048) {
-        q = 1024;
-        ex++;
-    }
-    if (ex + 15 >= 31) return (uint16_t)(sign | 0x7c00u);
-    return (uint16_t)(sign | (uint16_t)((ex + 15) << 10) | (uint16_t)(q - 1024));
-}
-
-double ev_f16_to_f64(uint16_t h)
-{
-    double s = h & 0x8000u ? -1.0 : 1.0;
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0) return s * ldexp(m, -24);
-    if (e == 31) return m ? NAN : s * INFINITY;
-    return s * ldexp(m + 1024, e - 25);
-}
 
 /* ---- element access ---- */
 
@@ -140,11 +109,11 @@ static double load_f_f16(const void *d, uint64_t i)
 {
     uint16_t h;
     memcpy(&h, (const char *)d + 2 * i, 2);
-    return ev_f16_to_f64(h);
+    return pc_half_to_double(h);
 }
 static void store_f_f16(void *d, uint64_t i, double x)
 {
-    uint16_t h = ev_f64_to_f16(x);
+    uint16_t h = pc_half_from_double(x); /* rounds to nearest even, once */
     memcpy((char *)d + 2 * i, &h, 2);
 }
 static int64_t load_i_f16(const void *d, uint64_t i)

@@ -19,8 +19,6 @@ typedef struct ev_dtype {
 } ev_dtype;
 
 const ev_dtype *ev_dtype_of(pc_dtype dtype); /* NULL when the evaluator does not handle the type */
-uint16_t ev_f64_to_f16(double v);
-double ev_f16_to_f64(uint16_t h);
 
 typedef struct ev_ctx {
     const pc_node *node;

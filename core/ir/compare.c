@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/half.h"
 #include "core/passcheck.h"
 
 /* Nesting of sequences/optionals an actual value may have before we stop: values built by an executor are finite
@@ -47,29 +48,6 @@ static pc_compare_outcome fail(pc_compare_result *r, pc_compare_outcome o, const
     va_end(ap);
     r->outcome = o;
     return o;
-}
-
-/* IEEE 754 binary16 → double: sign, 5-bit exponent (bias 15), 10-bit fraction; subnormals when exponent is 0. */
-static double half_to_double(uint16_t h)
-{
-    unsigned sign = h >> 15, exponent = (h >> 10) & 0x1f, fraction = h & 0x3ff;
-    double v;
-    if (exponent == 0)
-        v = ldexp((double)fraction, -24); /* 2^-14 * fraction / 2^10 */
-    else if (exponent == 0x1f)
-        v = fraction ? NAN : INFINITY;
-    else
-        v = ldexp((double)(fraction | 0x400), (int)exponent - 25); /* 2^(e-15) * (1024 + f) / 2^10 */
-    return sign ? -v : v;
-}
-
-/* bfloat16 is the upper half of a binary32. */
-static double bfloat16_to_double(uint16_t b)
-{
-    uint32_t bits = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
 }
 
 typedef enum elem_class {
@@ -127,7 +105,7 @@ static double float_at(pc_dtype dtype, const void *data, uint64_t i)
     case PC_DTYPE_FLOAT16:
     case PC_DTYPE_BFLOAT16: {
         uint16_t h = (uint16_t)(p[i * 2] | (unsigned)p[i * 2 + 1] << 8);
-        return dtype == PC_DTYPE_FLOAT16 ? half_to_double(h) : bfloat16_to_double(h);
+        return dtype == PC_DTYPE_FLOAT16 ? pc_half_to_double(h) : pc_bfloat16_to_double(h);
     }
     default: return NAN;
     }

@@ -1213,28 +1213,6 @@ static pc_status unpack_error(pc_model *m, pc_error *err, const char *what)
 
 /* ---- splitting the main graph's nodes off the model ---------------------------------------------------------- */
 
-/* Reads a varint at *pp (at most 10 bytes, within end); false if it does not end in time. */
-static inline bool wire_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-    const uint8_t *p = *pp;
-    if (p != end && *p < 0x80) { /* one byte: nearly every key and short length */
-        *out = *p;
-        *pp = p + 1;
-        return true;
-    }
-    uint64_t v = 0;
-    for (unsigned shift = 0; p != end && shift < 70; shift += 7) {
-        uint8_t b = *p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            *out = v;
-            *pp = p;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Reads the next field of a message that passed the pre-scan: its number and wire type, and its payload (for
  * a length-delimited field: the bytes after the length). *pp moves past the field. false on anything the pre-scan
  * should have rejected (the caller then unpacks the model in one piece, as protobuf-c would). */
@@ -1242,24 +1220,22 @@ static inline bool wire_next(const uint8_t **pp, const uint8_t *end, uint64_t *n
                              const uint8_t **payload, size_t *len)
 {
     const uint8_t *p = *pp;
-    uint64_t key, n;
-    if (!wire_varint(&p, end, &key)) return false;
-    *number = key >> 3;
-    *wire_type = (unsigned)(key & 7);
+    uint64_t n;
+    if (pc_wire_key(&p, end, number, wire_type) != PC_VARINT_OK) return false;
     switch (*wire_type) {
-    case 0: {
+    case PC_WT_VARINT: {
         const uint8_t *q = p;
-        if (!wire_varint(&p, end, &n)) return false;
+        if (pc_wire_varint(&p, end, 10, &n) != PC_VARINT_OK) return false;
         *payload = q;
         *len = (size_t)(p - q);
         *pp = p;
         return true;
     }
-    case 1: n = 8; break;
-    case 2:
-        if (!wire_varint(&p, end, &n)) return false;
+    case PC_WT_FIXED64: n = 8; break;
+    case PC_WT_LEN:
+        if (pc_wire_varint(&p, end, 10, &n) != PC_VARINT_OK) return false;
         break;
-    case 5: n = 4; break;
+    case PC_WT_FIXED32: n = 4; break;
     default: return false;
     }
     if (n > (uint64_t)(end - p)) return false;
@@ -1315,7 +1291,7 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
     size_t len;
     for (const uint8_t *p = data, *field = p; p != data + size; field = p) {
         if (!wire_next(&p, data + size, &number, &wt, &payload, &len)) return 0;
-        if (number == 7 && wt == 2) {
+        if (number == 7 && wt == PC_WT_LEN) {
             graph = payload;
             graph_end = payload + len;
             n_graphs++;
@@ -1333,9 +1309,9 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
             result = 0;
             goto out;
         }
-        if (number == 1 && wt == 2) {
+        if (number == 1 && wt == PC_WT_LEN) {
             if (!slices_push(mem, &sp->nodes, &sp->n_nodes, &cap_nodes, payload, len)) goto out;
-        } else if (number == 13 && wt == 2) {
+        } else if (number == 13 && wt == PC_WT_LEN) {
             if (!slices_push(mem, &sp->value_infos, &sp->n_value_infos, &cap_vis, payload, len)) goto out;
         } else {
             if (!slices_push(mem, &rest, &n_rest, &cap_rest, field, (size_t)(p - field))) goto out;
@@ -1354,7 +1330,7 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
     if (!sp->model_rest || !sp->graph_rest) goto out;
     for (const uint8_t *p = data, *field = p; p != data + size; field = p) {
         (void)wire_next(&p, data + size, &number, &wt, &payload, &len); /* succeeded above */
-        if (number == 7 && wt == 2) continue;
+        if (number == 7 && wt == PC_WT_LEN) continue;
         memcpy(sp->model_rest + sp->model_len, field, (size_t)(p - field));
         sp->model_len += (size_t)(p - field);
     }

@@ -5,6 +5,55 @@
 #include "core/passcheck.h"
 #include "onnx.pb-c.h"
 
+/* ---- protobuf wire reading: prescan.c checks the bytes with it, load.c splits checked bytes --------------------
+ * Inline: the pre-scan reads every key and length of the input through these. */
+enum { PC_WT_VARINT = 0, PC_WT_FIXED64 = 1, PC_WT_LEN = 2, PC_WT_FIXED32 = 5 };
+
+typedef enum pc_varint_read {
+    PC_VARINT_OK,
+    PC_VARINT_SHORT, /* [p, end) ends before the last byte */
+    PC_VARINT_LONG,  /* more than max_len bytes */
+} pc_varint_read;
+
+/* Reads a varint of at most max_len (1..10) bytes from [*pp, end) and advances *pp past it (only when OK).
+ * Unsigned shifts only: for a 10-byte varint the bits beyond 64 are dropped, as protobuf-c does. */
+static inline pc_varint_read pc_wire_varint(const uint8_t **pp, const uint8_t *end, size_t max_len,
+                                            uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p != end && *p < 0x80) { /* one byte: nearly every key and short length */
+        *out = *p;
+        *pp = p + 1;
+        return PC_VARINT_OK;
+    }
+    size_t avail = (size_t)(end - p);
+    size_t n = avail < max_len ? avail : max_len;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = p[i];
+        v |= (b & 0x7fu) << (7 * i);
+        if (b < 0x80) {
+            *out = v;
+            *pp = p + i + 1;
+            return PC_VARINT_OK;
+        }
+    }
+    return n == max_len ? PC_VARINT_LONG : PC_VARINT_SHORT;
+}
+
+/* Reads a field key (a varint of at most 5 bytes: 29-bit field number, 3-bit wire type). */
+static inline pc_varint_read pc_wire_key(const uint8_t **pp, const uint8_t *end, uint64_t *number,
+                                         unsigned *wire_type)
+{
+    uint64_t key;
+    pc_varint_read r = pc_wire_varint(pp, end, 5, &key);
+    if (r == PC_VARINT_OK) {
+        *number = key >> 3;
+        *wire_type = (unsigned)(key & 7u);
+    }
+    return r;
+}
+
 /* ---- prescan.c: iterative wire-level check run before protobuf_c_message_unpack -------------------------------
  * Walks the bytes with an explicit stack (no recursion) against the message descriptors and rejects, with a
  * specific status and a message naming the message type, field number and byte offset:

@@ -14,13 +14,6 @@
 
 #include "core/onnx/onnx_internal.h"
 
-enum {
-    WT_VARINT = 0,
-    WT_FIXED64 = 1,
-    WT_LEN = 2,
-    WT_FIXED32 = 5,
-};
-
 #define MAX_FIELD_NUMBER 536870911u /* 2^29 - 1 */
 #define NO_FIELD         UINT64_MAX /* error not tied to a field number */
 
@@ -30,15 +23,15 @@ static const char *const wire_type_names[8] = {
 
 /* The wire type each declared type is encoded with (unpacked). */
 static const unsigned char natural_wire_type[PROTOBUF_C_TYPE_MESSAGE + 1] = {
-    [PROTOBUF_C_TYPE_INT32] = WT_VARINT,     [PROTOBUF_C_TYPE_SINT32] = WT_VARINT,
-    [PROTOBUF_C_TYPE_SFIXED32] = WT_FIXED32, [PROTOBUF_C_TYPE_INT64] = WT_VARINT,
-    [PROTOBUF_C_TYPE_SINT64] = WT_VARINT,    [PROTOBUF_C_TYPE_SFIXED64] = WT_FIXED64,
-    [PROTOBUF_C_TYPE_UINT32] = WT_VARINT,    [PROTOBUF_C_TYPE_FIXED32] = WT_FIXED32,
-    [PROTOBUF_C_TYPE_UINT64] = WT_VARINT,    [PROTOBUF_C_TYPE_FIXED64] = WT_FIXED64,
-    [PROTOBUF_C_TYPE_FLOAT] = WT_FIXED32,    [PROTOBUF_C_TYPE_DOUBLE] = WT_FIXED64,
-    [PROTOBUF_C_TYPE_BOOL] = WT_VARINT,      [PROTOBUF_C_TYPE_ENUM] = WT_VARINT,
-    [PROTOBUF_C_TYPE_STRING] = WT_LEN,       [PROTOBUF_C_TYPE_BYTES] = WT_LEN,
-    [PROTOBUF_C_TYPE_MESSAGE] = WT_LEN,
+    [PROTOBUF_C_TYPE_INT32] = PC_WT_VARINT,     [PROTOBUF_C_TYPE_SINT32] = PC_WT_VARINT,
+    [PROTOBUF_C_TYPE_SFIXED32] = PC_WT_FIXED32, [PROTOBUF_C_TYPE_INT64] = PC_WT_VARINT,
+    [PROTOBUF_C_TYPE_SINT64] = PC_WT_VARINT,    [PROTOBUF_C_TYPE_SFIXED64] = PC_WT_FIXED64,
+    [PROTOBUF_C_TYPE_UINT32] = PC_WT_VARINT,    [PROTOBUF_C_TYPE_FIXED32] = PC_WT_FIXED32,
+    [PROTOBUF_C_TYPE_UINT64] = PC_WT_VARINT,    [PROTOBUF_C_TYPE_FIXED64] = PC_WT_FIXED64,
+    [PROTOBUF_C_TYPE_FLOAT] = PC_WT_FIXED32,    [PROTOBUF_C_TYPE_DOUBLE] = PC_WT_FIXED64,
+    [PROTOBUF_C_TYPE_BOOL] = PC_WT_VARINT,      [PROTOBUF_C_TYPE_ENUM] = PC_WT_VARINT,
+    [PROTOBUF_C_TYPE_STRING] = PC_WT_LEN,       [PROTOBUF_C_TYPE_BYTES] = PC_WT_LEN,
+    [PROTOBUF_C_TYPE_MESSAGE] = PC_WT_LEN,
 };
 
 static const char *const type_names[PROTOBUF_C_TYPE_MESSAGE + 1] = {
@@ -51,32 +44,6 @@ typedef struct prescan_frame {
     const ProtobufCMessageDescriptor *desc;
     const uint8_t *end;
 } prescan_frame;
-
-typedef enum varint_result {
-    VARINT_OK,
-    VARINT_SHORT, /* [p, end) ends before the last byte */
-    VARINT_LONG,  /* more than max_len bytes */
-} varint_result;
-
-/* Reads a varint of at most max_len (<= 10) bytes from [*pp, end) and advances *pp. Unsigned shifts only: for
- * a 10-byte varint the bits beyond 64 are dropped, as protobuf-c does. */
-static inline varint_result read_varint(const uint8_t **pp, const uint8_t *end, size_t max_len, uint64_t *out)
-{
-    const uint8_t *p = *pp;
-    size_t avail = (size_t)(end - p);
-    size_t n = avail < max_len ? avail : max_len;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t b = p[i];
-        v |= (b & 0x7fu) << (7 * i);
-        if (b < 0x80) {
-            *out = v;
-            *pp = p + i + 1;
-            return VARINT_OK;
-        }
-    }
-    return n == max_len ? VARINT_LONG : VARINT_SHORT;
-}
 
 /* protobuf_c_message_descriptor_get_field without the library call (it ran once per field of the input): a
  * descriptor lists its fields as runs of consecutive numbers (field_ranges, closed by a sentinel whose
@@ -160,32 +127,27 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
             continue;
         }
 
-        /* Key: one byte in the common case (fields 1..15). */
+        /* Key: at most 5 bytes, one in the common case (fields 1..15). */
         const size_t key_off = (size_t)(p - data);
-        uint64_t key;
-        if (*p < 0x80) {
-            key = *p++;
-        } else {
-            varint_result r = read_varint(&p, end, 5, &key);
-            if (r == VARINT_LONG) {
-                st = fail(err, PC_ERR_VARINT, desc, NO_FIELD, NULL, key_off, "field key longer than 5 bytes");
-                goto out;
-            }
-            if (r == VARINT_SHORT) {
-                st = fail_cut(err, depth, desc, NO_FIELD, NULL, key_off, "a field key", (size_t)(end - data));
-                goto out;
-            }
+        uint64_t number;
+        unsigned wire_type;
+        pc_varint_read kr = pc_wire_key(&p, end, &number, &wire_type);
+        if (kr == PC_VARINT_LONG) {
+            st = fail(err, PC_ERR_VARINT, desc, NO_FIELD, NULL, key_off, "field key longer than 5 bytes");
+            goto out;
         }
-        const unsigned wire_type = (unsigned)(key & 7u);
-        const uint64_t number = key >> 3;
+        if (kr == PC_VARINT_SHORT) {
+            st = fail_cut(err, depth, desc, NO_FIELD, NULL, key_off, "a field key", (size_t)(end - data));
+            goto out;
+        }
         if (number == 0 || number > MAX_FIELD_NUMBER) {
             st = fail(err, PC_ERR_WIRE, desc, number, NULL, key_off,
                       "field number outside 1..2^29-1 (wire type %s)", wire_type_names[wire_type]);
             goto out;
         }
         const ProtobufCFieldDescriptor *field = field_by_number(desc, number);
-        if (wire_type != WT_VARINT && wire_type != WT_FIXED64 && wire_type != WT_LEN &&
-            wire_type != WT_FIXED32) {
+        if (wire_type != PC_WT_VARINT && wire_type != PC_WT_FIXED64 && wire_type != PC_WT_LEN &&
+            wire_type != PC_WT_FIXED32) {
             st = fail(err, PC_ERR_WIRE, desc, number, field, key_off, "wire type %u (%s) is not accepted",
                       wire_type, wire_type_names[wire_type]);
             goto out;
@@ -206,25 +168,25 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
         const unsigned natural = natural_wire_type[field->type];
         const bool repeated = field->label == PROTOBUF_C_LABEL_REPEATED;
         /* A repeated scalar may also arrive packed in one length-delimited record. */
-        if (wire_type != natural && !(wire_type == WT_LEN && repeated && natural != WT_LEN)) {
+        if (wire_type != natural && !(wire_type == PC_WT_LEN && repeated && natural != PC_WT_LEN)) {
             st = fail(err, PC_ERR_WIRE, desc, number, field, key_off,
                       "wire type %u (%s), but the field is %s%s, encoded as %s%s", wire_type,
                       wire_type_names[wire_type], repeated ? "repeated " : "", type_names[field->type],
-                      wire_type_names[natural], repeated && natural != WT_LEN ? " or packed" : "");
+                      wire_type_names[natural], repeated && natural != PC_WT_LEN ? " or packed" : "");
             goto out;
         }
 
         const ProtobufCMessageDescriptor *const owner = desc; /* desc changes when a sub-message is entered */
         uint64_t msgs = 0, elems = 0;                         /* what this field adds to the budget */
         switch (wire_type) {
-        case WT_VARINT: {
+        case PC_WT_VARINT: {
             uint64_t ignored;
-            varint_result r = read_varint(&p, end, 10, &ignored);
-            if (r == VARINT_LONG) {
+            pc_varint_read r = pc_wire_varint(&p, end, 10, &ignored);
+            if (r == PC_VARINT_LONG) {
                 st = fail(err, PC_ERR_VARINT, desc, number, field, key_off, "varint longer than 10 bytes");
                 goto out;
             }
-            if (r == VARINT_SHORT) {
+            if (r == PC_VARINT_SHORT) {
                 st = fail_cut(err, depth, desc, number, field, key_off, "a varint value",
                               (size_t)(end - data));
                 goto out;
@@ -232,9 +194,9 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
             elems = repeated;
             break;
         }
-        case WT_FIXED64:
-        case WT_FIXED32: {
-            size_t width = wire_type == WT_FIXED64 ? 8 : 4;
+        case PC_WT_FIXED64:
+        case PC_WT_FIXED32: {
+            size_t width = wire_type == PC_WT_FIXED64 ? 8 : 4;
             if ((size_t)(end - p) < width) {
                 st = fail_cut(err, depth, desc, number, field, key_off,
                               width == 8 ? "a fixed64 value" : "a fixed32 value", (size_t)(end - data));
@@ -244,16 +206,16 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
             elems = repeated;
             break;
         }
-        default: { /* WT_LEN */
+        default: { /* PC_WT_LEN */
             const uint8_t *len_at = p;
             uint64_t len;
-            varint_result r = read_varint(&p, end, 10, &len);
-            if (r == VARINT_LONG) {
+            pc_varint_read r = pc_wire_varint(&p, end, 10, &len);
+            if (r == PC_VARINT_LONG) {
                 st = fail(err, PC_ERR_VARINT, desc, number, field, key_off,
                           "length prefix longer than 10 bytes");
                 goto out;
             }
-            if (r == VARINT_SHORT) {
+            if (r == PC_VARINT_SHORT) {
                 st = fail_cut(err, depth, desc, number, field, key_off, "a length prefix",
                               (size_t)(end - data));
                 goto out;
@@ -317,7 +279,7 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
                 break; /* p stays at the payload: the walk continues inside the sub-message */
             }
 
-            if (natural == WT_LEN) { /* string or bytes: skipped without reading, except the NUL scan */
+            if (natural == PC_WT_LEN) { /* string or bytes: skipped without reading, except the NUL scan */
                 if (field->type == PROTOBUF_C_TYPE_STRING) {
                     const uint8_t *nul = memchr(p, 0, n);
                     if (nul) {
@@ -328,7 +290,7 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
                     }
                 }
                 elems = repeated;
-            } else if (natural == WT_VARINT) { /* packed varints: each complete and at most 10 bytes */
+            } else if (natural == PC_WT_VARINT) { /* packed varints: each complete and at most 10 bytes */
                 size_t run = 0;
                 for (size_t i = 0; i < n; i++) {
                     if (p[i] & 0x80) {
@@ -349,7 +311,7 @@ pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessage
                     goto out;
                 }
             } else { /* packed fixed32 / fixed64 */
-                size_t width = natural == WT_FIXED64 ? 8 : 4;
+                size_t width = natural == PC_WT_FIXED64 ? 8 : 4;
                 if (n % width) {
                     st = fail(err, PC_ERR_WIRE, desc, number, field, key_off,
                               "packed payload of %zu bytes is not a multiple of %zu", n, width);

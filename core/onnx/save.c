@@ -2,13 +2,10 @@
  * bytes, so nothing large is copied) -> one packed buffer. The output is deterministic: the same IR always gives
  * the same bytes, in a fixed field order. Fields the IR keeps as opaque bytes are unpacked into the structs again
  * so protobuf-c writes them where they belong. */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/internal.h"
 #include "core/onnx/onnx_internal.h"
 
 typedef struct save_ctx {
@@ -499,36 +496,7 @@ pc_status pc_model_save_file(const pc_model *model, const char *path, pc_error *
     size_t size;
     pc_status st = pc_model_save_bytes(model, &buf, &size, err);
     if (st != PC_OK) return st;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp) {
-        free(buf);
-        return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-    }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        st = pc_error_set(err, PC_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        goto out;
-    }
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, buf + off, size - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            st = pc_error_set(err, PC_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (st == PC_OK && fsync(fd) != 0)
-        st = pc_error_set(err, PC_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && st == PC_OK) st = pc_error_set(err, PC_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
-    if (st == PC_OK && rename(tmp, path) != 0)
-        st = pc_error_set(err, PC_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (st != PC_OK) unlink(tmp);
-out:
-    free(tmp);
+    st = pc_file_write_atomic_bytes(path, PC_FILE_EXCLUSIVE, buf, size, err);
     free(buf);
     return st;
 }

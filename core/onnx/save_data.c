@@ -1,49 +1,10 @@
 /* Runtime tensors written as standalone TensorProto files (the backend test data's input_N.pb form), so repro
  * folders carry their inputs in the format every ONNX tool reads. Same writing discipline as
- * pc_model_save_file: a temporary file in the target folder, fsync, rename. */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
+ * pc_model_save_file (pc_file_write_atomic_bytes). */
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
+#include "core/internal.h"
 #include "core/onnx/onnx_internal.h"
-
-static pc_status write_file_atomic(const char *path, const uint8_t *buf, size_t size, pc_error *err)
-{
-    size_t plen = strlen(path), tlen;
-    if (!pc_size_add(plen, 32, &tlen)) return pc_error_set(err, PC_ERR_OVERFLOW, "%s: path too long", path);
-    char *tmp = malloc(tlen);
-    if (!tmp) return pc_error_set(err, PC_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-    pc_status st = PC_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        st = pc_error_set(err, PC_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, buf + off, size - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            st = pc_error_set(err, PC_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (st == PC_OK && fsync(fd) != 0)
-        st = pc_error_set(err, PC_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && st == PC_OK)
-        st = pc_error_set(err, PC_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
-    if (st == PC_OK && rename(tmp, path) != 0)
-        st = pc_error_set(err, PC_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (st != PC_OK) unlink(tmp);
-    free(tmp);
-    return st;
-}
 
 pc_status pc_data_save_file(const pc_data *d, const char *name, const char *path, pc_error *err)
 {
@@ -91,7 +52,7 @@ pc_status pc_data_save_file(const pc_data *d, const char *name, const char *path
     } else if (protobuf_c_message_pack(&tp.base, buf) != size) {
         st = pc_error_set(err, PC_ERR_INTERNAL, "%s: packed size differs from the computed size", path);
     } else {
-        st = write_file_atomic(path, buf, size, err);
+        st = pc_file_write_atomic_bytes(path, 0, buf, size, err);
     }
     free(buf);
     free(strings);

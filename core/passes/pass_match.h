@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/half.h"
 #include "core/passes/pass.h"
 
 static inline const char *pm_label(const pc_node *n)
@@ -40,14 +41,6 @@ static inline bool pm_dtype_is_float(pc_dtype d)
     return d == PC_DTYPE_FLOAT || d == PC_DTYPE_DOUBLE || d == PC_DTYPE_FLOAT16 || d == PC_DTYPE_BFLOAT16;
 }
 
-static inline double pm_half_to_f64(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f;
-    double m = h & 0x3ff;
-    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024.0, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
 /* Element i of a floating-point tensor as a double (exact for every supported type). */
 static inline bool pm_get_f64(const pc_tensor *t, uint64_t i, double *out)
 {
@@ -65,16 +58,13 @@ static inline bool pm_get_f64(const pc_tensor *t, uint64_t i, double *out)
     case PC_DTYPE_FLOAT16: {
         uint16_t h;
         memcpy(&h, p + i * 2, 2);
-        *out = pm_half_to_f64(h);
+        *out = pc_half_to_double(h);
         return true;
     }
     case PC_DTYPE_BFLOAT16: {
         uint16_t h;
         memcpy(&h, p + i * 2, 2);
-        uint32_t b = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &b, 4);
-        *out = f;
+        *out = pc_bfloat16_to_double(h);
         return true;
     }
     default:

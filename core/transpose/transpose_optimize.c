@@ -545,6 +545,7 @@ static pc_status carry_list(tp_ctx *ctx, const pc_node *node, const tp_handler *
                             uint32_t **carry, uint32_t *n_carry)
 {
     uint32_t cap = node->n_inputs > PC_MAX_RANK ? node->n_inputs : PC_MAX_RANK;
+    *n_carry = 0; /* defined on the failure path too */
     *carry = cap > PC_MAX_RANK ? malloc(cap * sizeof **carry) : small;
     if (!*carry) return pc_error_set(ctx->err, PC_ERR_NOMEM, "node '%s': carrying inputs", node->name);
     *n_carry = tp_handler_inputs(h, node, *carry, cap);

@@ -169,7 +169,7 @@ static bool tensor_bytewise(const pc_tensor *t)
 static pc_tensor *tensor_permute(pc_model *m, const pc_tensor *t, const int64_t *perm, size_t rank,
                                  pc_error *err)
 {
-    int64_t od[PC_MAX_RANK], in_stride[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
+    int64_t od[PC_MAX_RANK] = {0}, in_stride[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     for (size_t i = 0; i < rank; i++)
         od[i] = t->dims[perm[i]];
     pc_tensor *o = pc_tensor_create(m, t->name, t->dtype, (int32_t)rank, od, err);

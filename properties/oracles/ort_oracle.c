@@ -1,13 +1,11 @@
-/* ort-oracle: the original graph on ONNX Runtime 1.30 against the reference executor (--oracle ort). The
- * reference is the oracle of every other property, so this is the check on the checker: a disagreement is a
- * bug in the reference (or in ORT), reported as its own kind and shrunk like any other failure. The client
- * side of tools/ort/ort_run.js lives here too (ort_oracle.h explains the server's lifetime). */
+/* The ONNX Runtime 1.30 oracle's machinery: the client of tools/ort/ort_run.js (a long-lived node server;
+ * ort_oracle.h explains its lifetime) and the verdict on one run (tolerances and the explained differences).
+ * The `ort-oracle` property built on them is properties/prop_ort_oracle.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,10 +16,11 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "properties/oracles/ort_oracle.h"
+#include "properties/runner/util.h"
+#include "properties/runner/wire.h"
 #include "reference/reference.h"
 
 #ifndef PC_SOURCE_DIR
@@ -32,72 +31,6 @@ enum { REQ_MAGIC = 0x524f4350u, RESP_MAGIC = 0x53524350u, WIRE_VERSION = 1 };
 enum { RESP_BAD_REQUEST = 4 };
 /* Response bodies come from our own helper, but a broken helper must not make us allocate without bound. */
 #define MAX_RESPONSE_BYTES ((uint64_t)1 << 31)
-
-/* ---------------------------------------------------------------------------------------------------------------
- * Byte buffer for requests.
- */
-typedef struct wbuf {
-    uint8_t *data;
-    size_t len, cap;
-    bool oom;
-} wbuf;
-
-static void wb_put(wbuf *b, const void *src, size_t n)
-{
-    if (b->oom || !n) return;
-    size_t need;
-    if (!pc_size_add(b->len, n, &need)) {
-        b->oom = true;
-        return;
-    }
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < need) {
-            if (!pc_size_mul(cap, 2, &cap)) {
-                b->oom = true;
-                return;
-            }
-        }
-        uint8_t *d = realloc(b->data, cap);
-        if (!d) {
-            b->oom = true;
-            return;
-        }
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, src, n);
-    b->len = need;
-}
-
-/* Little-endian integers: the wire format is fixed; host order is little-endian on every platform we build
- * for, but writing bytes explicitly keeps it true anywhere. */
-static void wb_u32(wbuf *b, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    wb_put(b, x, 4);
-}
-
-static void wb_u64(wbuf *b, uint64_t v)
-{
-    uint8_t x[8];
-    for (int i = 0; i < 8; i++)
-        x[i] = (uint8_t)(v >> (8 * i));
-    wb_put(b, x, 8);
-}
-
-static uint32_t rd_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 
 /* ---------------------------------------------------------------------------------------------------------------
  * The server and this process's connection to it.
@@ -243,13 +176,6 @@ static bool find_node(char *out, size_t size)
     return false;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double timeout_seconds(void)
 {
     const char *env = getenv("PC_ORT_TIMEOUT");
@@ -257,32 +183,22 @@ static double timeout_seconds(void)
     return t > 0 ? t : 120.0;
 }
 
-/* Reads exactly n bytes (or fails on EOF, error or timeout). */
+/* Reads exactly n bytes (or fails on EOF, error or timeout), naming `what` in the message. */
 static pc_status read_full(int fd, uint8_t *buf, size_t n, double deadline, const char *what, pc_error *err)
 {
-    size_t got = 0;
-    while (got < n) {
-        double left = deadline - now_seconds();
-        if (left <= 0)
-            return pc_error_set(err, PC_ERR_IO, "ORT server: no %s within %.0f s", what, timeout_seconds());
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return pc_error_set(err, PC_ERR_IO, "ORT server: poll failed: %s", strerror(errno));
-        }
-        if (r == 0) continue;
-        ssize_t k = read(fd, buf + got, n - got);
-        if (k < 0) {
-            if (errno == EINTR || errno == EAGAIN) continue;
-            return pc_error_set(err, PC_ERR_IO, "ORT server: reading the %s failed: %s", what,
-                                strerror(errno));
-        }
-        if (k == 0)
-            return pc_error_set(err, PC_ERR_IO, "ORT server closed the connection before the %s", what);
-        got += (size_t)k;
+    switch (pc_read_all_until(fd, buf, n, deadline)) {
+    case PC_READ_OK:
+        return PC_OK;
+    case PC_READ_TIMEOUT:
+        return pc_error_set(err, PC_ERR_IO, "ORT server: no %s within %.0f s", what, timeout_seconds());
+    case PC_READ_EOF:
+        return pc_error_set(err, PC_ERR_IO, "ORT server closed the connection before the %s", what);
+    case PC_READ_POLL_FAILED:
+        return pc_error_set(err, PC_ERR_IO, "ORT server: poll failed: %s", strerror(errno));
+    case PC_READ_FAILED:
+        break;
     }
-    return PC_OK;
+    return pc_error_set(err, PC_ERR_IO, "ORT server: reading the %s failed: %s", what, strerror(errno));
 }
 
 static pc_status server_spawn(const char *ort_dir, pc_error *err)
@@ -358,7 +274,7 @@ static pc_status server_spawn(const char *ort_dir, pc_error *err)
     /* the banner: "ready <version>" or "error <message>" */
     char line[1024];
     size_t n = 0;
-    double deadline = now_seconds() + 60;
+    double deadline = pc_now_seconds() + 60;
     for (;;) {
         if (n + 1 >= sizeof line) break;
         pc_error rerr;
@@ -465,17 +381,8 @@ pc_status pc_ort_server_start(const char *ort_dir, pc_error *err)
 
 static pc_status send_all(int fd, const uint8_t *buf, size_t n, pc_error *err)
 {
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = send(fd, buf + off, n - off, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return pc_error_set(err, PC_ERR_IO, "ORT server: sending the request failed: %s",
-                                strerror(errno));
-        }
-        off += (size_t)w;
-    }
-    return PC_OK;
+    if (pc_send_all(fd, buf, n)) return PC_OK;
+    return pc_error_set(err, PC_ERR_IO, "ORT server: sending the request failed: %s", strerror(errno));
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -493,7 +400,7 @@ void pc_ort_result_free(pc_ort_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static pc_status build_request(wbuf *b, const uint8_t *model, size_t model_size, uint32_t n_inputs,
+static pc_status build_request(pc_wbuf *b, const uint8_t *model, size_t model_size, uint32_t n_inputs,
                                const char *const *names, pc_data *const *inputs, pc_error *err)
 {
     if (model_size > UINT32_MAX)
@@ -501,31 +408,29 @@ static pc_status build_request(wbuf *b, const uint8_t *model, size_t model_size,
                             "model of %zu bytes is too large for the "
                             "ORT helper",
                             model_size);
-    wb_u32(b, REQ_MAGIC);
-    wb_u32(b, WIRE_VERSION);
-    wb_u64(b, 0); /* body length, patched below */
-    wb_u32(b, (uint32_t)model_size);
-    wb_put(b, model, model_size);
-    wb_u32(b, n_inputs);
+    pc_wb_u32le(b, REQ_MAGIC);
+    pc_wb_u32le(b, WIRE_VERSION);
+    pc_wb_u64le(b, 0); /* body length, patched below */
+    pc_wb_u32le(b, (uint32_t)model_size);
+    pc_wb_put(b, model, model_size);
+    pc_wb_u32le(b, n_inputs);
     for (uint32_t i = 0; i < n_inputs; i++) {
         const pc_data *d = inputs[i];
         if (!d || d->kind != PC_TYPE_TENSOR)
             return pc_error_set(err, PC_ERR_UNSUPPORTED, "input '%s' is not a tensor", names[i]);
         size_t nl = strlen(names[i]);
         if (nl > UINT32_MAX) return pc_error_set(err, PC_ERR_BUDGET, "input name too long");
-        wb_u32(b, (uint32_t)nl);
-        wb_put(b, names[i], nl);
-        wb_u32(b, (uint32_t)d->dtype);
-        wb_u32(b, (uint32_t)d->rank);
+        pc_wb_u32le(b, (uint32_t)nl);
+        pc_wb_put(b, names[i], nl);
+        pc_wb_u32le(b, (uint32_t)d->dtype);
+        pc_wb_u32le(b, (uint32_t)d->rank);
         for (int32_t k = 0; k < d->rank; k++)
-            wb_u64(b, (uint64_t)d->dims[k]);
-        wb_u64(b, (uint64_t)d->n_bytes);
-        wb_put(b, d->data, d->n_bytes);
+            pc_wb_u64le(b, (uint64_t)d->dims[k]);
+        pc_wb_u64le(b, (uint64_t)d->n_bytes);
+        pc_wb_put(b, d->data, d->n_bytes);
     }
-    if (b->oom) return pc_error_set(err, PC_ERR_NOMEM, "out of memory building the ORT request");
-    uint64_t body = (uint64_t)b->len - 16;
-    for (int i = 0; i < 8; i++)
-        b->data[8 + i] = (uint8_t)(body >> (8 * i));
+    if (b->failed) return pc_error_set(err, PC_ERR_NOMEM, "out of memory building the ORT request");
+    pc_le64_store(b->data + 8, (uint64_t)b->len - 16);
     return PC_OK;
 }
 
@@ -538,7 +443,7 @@ static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, p
             return pc_error_set(err, PC_ERR_TRUNCATED, "ORT server: response truncated at byte %zu", off);   \
     } while (0)
     NEED(4);
-    uint32_t count = rd_u32(p + off);
+    uint32_t count = pc_le32_load(p + off);
     off += 4;
     if (count > n / 24)
         return pc_error_set(err, PC_ERR_LENGTH, "ORT server: %" PRIu32 " outputs in %zu bytes", count, n);
@@ -548,7 +453,7 @@ static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, p
     out->n_outputs = count;
     for (uint32_t i = 0; i < count; i++) {
         NEED(4);
-        uint32_t nl = rd_u32(p + off);
+        uint32_t nl = pc_le32_load(p + off);
         off += 4;
         NEED(nl);
         out->names[i] = malloc((size_t)nl + 1);
@@ -557,7 +462,7 @@ static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, p
         out->names[i][nl] = '\0';
         off += nl;
         NEED(8);
-        uint32_t dtype = rd_u32(p + off), rank = rd_u32(p + off + 4);
+        uint32_t dtype = pc_le32_load(p + off), rank = pc_le32_load(p + off + 4);
         off += 8;
         if (!pc_dtype_is_valid((int32_t)dtype) || rank > PC_MAX_RANK)
             return pc_error_set(err, PC_ERR_VALUE,
@@ -566,14 +471,14 @@ static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, p
         int64_t dims[PC_MAX_RANK];
         NEED((size_t)rank * 8);
         for (uint32_t k = 0; k < rank; k++) {
-            dims[k] = (int64_t)rd_u64(p + off);
+            dims[k] = (int64_t)pc_le64_load(p + off);
             off += 8;
             if (dims[k] < 0)
                 return pc_error_set(err, PC_ERR_NEGATIVE_DIM,
                                     "ORT server: output '%s' dim %" PRIu32 " is negative", out->names[i], k);
         }
         NEED(8);
-        uint64_t nbytes = rd_u64(p + off);
+        uint64_t nbytes = pc_le64_load(p + off);
         off += 8;
         NEED(nbytes);
         pc_data *d = pc_data_new_tensor((pc_dtype)dtype, (int32_t)rank, dims, err);
@@ -598,19 +503,19 @@ pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_siz
     memset(out, 0, sizeof *out);
     pc_error_clear(err);
     ort_dir = pc_ort_dir(ort_dir);
-    wbuf req = {0};
+    pc_wbuf req = {0};
     pc_status st = build_request(&req, model, model_size, n_inputs, names, inputs, err);
     if (st == PC_OK) st = ensure_conn(ort_dir, err);
     if (st == PC_OK) st = send_all(g_conn, req.data, req.len, err);
     free(req.data);
     uint8_t head[16];
-    double deadline = now_seconds() + timeout_seconds();
+    double deadline = pc_now_seconds() + timeout_seconds();
     if (st == PC_OK) st = read_full(g_conn, head, sizeof head, deadline, "response", err);
     uint8_t *body = NULL;
     uint64_t len = 0;
     if (st == PC_OK) {
-        len = rd_u64(head + 8);
-        if (rd_u32(head) != RESP_MAGIC)
+        len = pc_le64_load(head + 8);
+        if (pc_le32_load(head) != RESP_MAGIC)
             st = pc_error_set(err, PC_ERR_WIRE, "ORT server: response does not start with the magic number");
         else if (len > MAX_RESPONSE_BYTES)
             st = pc_error_set(err, PC_ERR_BUDGET, "ORT server: response of %" PRIu64 " bytes", len);
@@ -630,7 +535,7 @@ pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_siz
         free(body);
         return st;
     }
-    uint32_t status = rd_u32(head + 4);
+    uint32_t status = pc_le32_load(head + 4);
     if (status == PC_ORT_OK) {
         st = parse_outputs(body, (size_t)len, out, err);
         if (st != PC_OK) pc_ort_result_free(out);
@@ -920,111 +825,3 @@ pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *co
     }
     return PC_PROP_FAIL;
 }
-
-/* ORT refused a model because it lacks a kernel for some op/type/opset, not because the model is wrong: it
- * cannot judge that case. */
-static bool ort_lacks_kernel(const char *message)
-{
-    return strstr(message, "NOT_IMPLEMENTED") || strstr(message, "Could not find an implementation") ||
-           strstr(message, "is not a registered function/op");
-}
-
-static pc_prop_outcome ort_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
-{
-    if (!ctx->config || !ctx->config->oracle_ort) {
-        snprintf(msg, msg_size, "ONNX Runtime oracle not enabled (--oracle ort)");
-        return PC_PROP_SKIP;
-    }
-    const pc_model *m = ctx->original;
-    const pc_case *c = ctx->kase;
-    const pc_graph *g = m->graph;
-
-    /* names of the graph inputs the case feeds, in graph order */
-    uint32_t n_fed = 0;
-    for (uint32_t i = 0; i < g->n_inputs; i++)
-        n_fed += g->inputs[i]->initializer == NULL;
-    if (n_fed != c->n_inputs) {
-        snprintf(msg, msg_size,
-                 "the case has %" PRIu32 " inputs but the graph %" PRIu32 " non-initializer inputs",
-                 c->n_inputs, n_fed);
-        return PC_PROP_ERROR;
-    }
-    const char **names = calloc(n_fed ? n_fed : 1, sizeof *names);
-    if (!names) {
-        snprintf(msg, msg_size, "out of memory");
-        return PC_PROP_ERROR;
-    }
-    for (uint32_t i = 0, k = 0; i < g->n_inputs; i++)
-        if (!g->inputs[i]->initializer) names[k++] = g->inputs[i]->name;
-
-    pc_error err;
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    const uint8_t *model = NULL;
-    if (ctx->before == m && ctx->before_bytes) {
-        model = ctx->before_bytes;
-        size = ctx->before_size;
-    } else if (pc_model_save_bytes(m, &bytes, &size, &err) == PC_OK) {
-        model = bytes;
-    } else {
-        snprintf(msg, msg_size, "saving the original for ONNX Runtime failed: %s", err.message);
-        free(names);
-        return PC_PROP_ERROR;
-    }
-    pc_ort_result r;
-    pc_status st = pc_ort_run(ctx->config->ort_dir, model, size, n_fed, names, c->inputs, &r, &err);
-    free(bytes);
-    free(names);
-    if (st != PC_OK) {
-        snprintf(msg, msg_size, "the ONNX Runtime oracle is unavailable: %s", err.message);
-        return PC_PROP_ERROR;
-    }
-
-    pc_data **ref = NULL;
-    pc_error ref_err;
-    pc_status ref_st = pc_check_ref_outputs(ctx, m, &ref, &ref_err);
-    pc_prop_outcome o;
-    if (r.status == PC_ORT_UNSUPPORTED) {
-        snprintf(msg, msg_size, "ONNX Runtime cannot be fed or read here: %s", r.message);
-        o = PC_PROP_SKIP;
-    } else if (r.status != PC_ORT_OK && ort_lacks_kernel(r.message)) {
-        snprintf(msg, msg_size, "ONNX Runtime has no kernel for this model: %s", r.message);
-        o = PC_PROP_SKIP;
-    } else if (r.status != PC_ORT_OK) {
-        /* our verifier accepted the model and ORT says it is wrong: one of the two is, so it is a finding */
-        if (ref_st == PC_OK) {
-            *kind = "ort-rejects";
-            snprintf(msg, msg_size, "ONNX Runtime %s a model passcheck accepts and the reference runs: %s",
-                     r.status == PC_ORT_REJECTED ? "refuses" : "cannot run", r.message);
-            o = PC_PROP_FAIL;
-        } else {
-            snprintf(msg, msg_size, "neither ONNX Runtime (%s) nor the reference (%s) runs this model",
-                     r.message, ref_err.message);
-            o = PC_PROP_SKIP;
-        }
-    } else if (ref_st == PC_ERR_UNSUPPORTED) {
-        snprintf(msg, msg_size, "the reference cannot run the original: %s", ref_err.message);
-        o = PC_PROP_SKIP;
-    } else if (ref_st != PC_OK) {
-        *kind = "ref-fails";
-        snprintf(msg, msg_size, "ONNX Runtime runs the original but the reference executor fails: %s",
-                 ref_err.message);
-        o = PC_PROP_FAIL;
-    } else {
-        o = pc_ort_compare_outputs(m, ref, &r, msg, msg_size, kind);
-        if (o == PC_PROP_FAIL)
-            o = pc_ort_explain(m, c->n_inputs, c->inputs, &r, ctx->stats ? &ctx->stats->ref_runs : NULL, msg,
-                               msg_size, kind);
-    }
-    pc_ort_result_free(&r);
-    return o;
-}
-
-const pc_property pc_prop_ort_oracle = {
-    "ort-oracle",
-    "the original graph on ONNX Runtime 1.30 agrees with the reference executor (--oracle ort; rtol 1e-4, "
-    "atol "
-    "1e-5, integers exact)",
-    NULL,
-    ort_final,
-};

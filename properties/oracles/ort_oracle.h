@@ -1,6 +1,6 @@
 /*
  * ort_oracle.h — ONNX Runtime 1.30 (onnxruntime-node) as an outside oracle for the reference executor: the
- * `ort-oracle` property (prop_ort_oracle.c) and the client of the node helper tools/ort/ort_run.js.
+ * `ort-oracle` property (properties/prop_ort_oracle.c) and the client of the node helper tools/ort/ort_run.js.
  * docs/oracle.md has the tolerance rules and the outcome table.
  *
  * Worked example: run a model on ORT and compare with the reference outputs.

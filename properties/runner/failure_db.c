@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "properties/runner/repro.h"
 #include "properties/runner/suite.h"
-#include "properties/runner/wire.h"
+#include "properties/runner/util.h"
 
 /* Version 1: the choices regenerate the failing case. Version 2: a graph-shrunk failure, kept as a repro
  * folder next to the entry (format in suite.h). Choice-only entries are still written as version 1. */
@@ -143,27 +144,17 @@ static void write_entry(FILE *f, const void *ctx)
 
 pc_status pc_db_entry_write_file(const pc_db_entry *e, const char *path, pc_error *err)
 {
-    int en = pc_write_file_atomic(path, false, write_entry, e);
+    int en = 0;
+    pc_file_write_atomic(path, 0, write_entry, e, NULL, &en);
     if (en == ENOMEM) return pc_error_set(err, PC_ERR_NOMEM, "out of memory writing %s", path);
     if (en) return pc_error_set(err, PC_ERR_IO, "cannot write %s: %s", path, strerror(en));
     return PC_OK;
 }
 
-static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-    if (*s < '0' || *s > '9') return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > max) return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_flag(const char *s, bool *out)
 {
     uint64_t v;
-    if (!parse_u64(s, 1, &v)) return false;
+    if (!pc_parse_u64_as(s, 0, 1, 0, &v)) return false;
     *out = v != 0;
     return true;
 }
@@ -215,13 +206,13 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
             }
             e->gen.family = fam->name;
         } else if (strcmp(key, "max_nodes") == 0) {
-            ok = parse_u64(value, UINT32_MAX, &v);
+            ok = pc_parse_u64_as(value, 0, UINT32_MAX, 0, &v);
             e->gen.max_nodes = (uint32_t)v;
         } else if (strcmp(key, "max_elements") == 0) {
-            ok = parse_u64(value, UINT64_MAX, &v);
+            ok = pc_parse_u64_as(value, 0, UINT64_MAX, 0, &v);
             e->gen.max_elements = v;
         } else if (strcmp(key, "max_rank") == 0) {
-            ok = parse_u64(value, PC_MAX_RANK, &v);
+            ok = pc_parse_u64_as(value, 0, PC_MAX_RANK, 0, &v);
             e->gen.max_rank = (int32_t)v;
         } else if (strcmp(key, "allow_special") == 0) {
             ok = parse_flag(value, &e->gen.allow_special);
@@ -230,9 +221,9 @@ pc_status pc_db_entry_read_file(const char *path, pc_db_entry *e, pc_error *err)
         } else if (strcmp(key, "random_eps") == 0) {
             ok = parse_flag(value, &e->gen.random_eps);
         } else if (strcmp(key, "seed") == 0) {
-            ok = parse_u64(value, UINT64_MAX, &e->seed);
+            ok = pc_parse_u64_as(value, 0, UINT64_MAX, 0, &e->seed);
         } else if (strcmp(key, "case") == 0) {
-            ok = parse_u64(value, UINT64_MAX, &e->case_index);
+            ok = pc_parse_u64_as(value, 0, UINT64_MAX, 0, &e->case_index);
         } else if (strcmp(key, "inject") == 0) {
             free(e->inject);
             e->inject = strdup(value);

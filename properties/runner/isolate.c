@@ -1,18 +1,16 @@
 /* Crash isolation: a case is generated and checked in a forked child with a deadline, so a crash, a sanitizer
  * abort or a hang becomes a reported failure ("crash" / "timeout") instead of a dead suite.
  *
- * The child streams chunks to the parent through a pipe: its choice sequence as soon as generation returns
- * (so a case that crashes later can still be shrunk and saved), the name of each pass it finished, then its
- * result. Each chunk is (u32 tag, u32 length, payload); both ends are the same binary, so numbers and the
- * fixed-size result structs travel in host layout. The parser checks every length, so a stream cut by a crash
- * yields the chunks that came through completely.
+ * The child streams frames to the parent through a pipe (proc.h): its choice sequence as soon as generation
+ * returns (so a case that crashes later can still be shrunk and saved), the name of each pass it finished, then
+ * its result. Both ends are the same binary, so numbers and the fixed-size result structs travel in host
+ * layout; a stream cut by a crash yields the frames that came through completely.
  *
  * Test hooks (Debug and sanitizer builds only, where PC_DEBUG_CHECKS is defined): PC_SUITE_TEST_CRASH=I makes
  * the child of suite case I (a comma-separated list works too) die of SIGSEGV right after it sent its
  * choices; PC_SUITE_TEST_HANG=I makes it sleep until killed. tests/unit/test_runner_suite.c and
  * tests/cli/run_suite_cli.sh use them; release builds ignore them. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,13 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "properties/shrink/shrink_internal.h"
+#include "properties/runner/proc.h"
 #include "properties/runner/suite.h"
+#include "properties/runner/util.h"
 #include "properties/runner/wire.h"
 
 /* A child's stream is a few hundred bytes plus two serialized graphs when it failed; far more is a runaway.
@@ -34,30 +31,7 @@
 enum { MAX_STREAM_BYTES = 256 << 20 };
 enum { TAG_CHOICES = 0x31484343 /* "CCH1" */, TAG_PASS = 0x31535350 /* "PSS1" */, TAG_RESULT = 0x31534552 };
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* -- child side: chunks are built in memory (wire.h) and written whole */
-
-/* Frames the payload in `body` as one chunk and writes it. */
-static void send_chunk(int fd, uint32_t tag, pc_wbuf *body)
-{
-    if (body->failed || body->len > UINT32_MAX) {
-        free(body->data);
-        return; /* the parent sees the chunk missing: no result is a reported failure, never a silent pass */
-    }
-    pc_wbuf b = {0};
-    pc_wb_u32(&b, tag);
-    pc_wb_u32(&b, (uint32_t)body->len);
-    pc_wb_put(&b, body->data, body->len);
-    if (!b.failed) pc_write_all(fd, b.data, b.len);
-    free(b.data);
-    free(body->data);
-}
+/* -- child side: frames are built in memory (wire.h) and written whole (proc.h) */
 
 void pc_iso_send_choices(int fd, const uint32_t *values, size_t n)
 {
@@ -65,14 +39,14 @@ void pc_iso_send_choices(int fd, const uint32_t *values, size_t n)
     size_t bytes;
     if (!pc_size_mul(n, sizeof *values, &bytes)) return;
     pc_wb_blob(&b, values, bytes);
-    send_chunk(fd, TAG_CHOICES, &b);
+    pc_proc_send(fd, TAG_CHOICES, &b);
 }
 
 void pc_iso_send_pass(int fd, const char *pass)
 {
     pc_wbuf b = {0};
     pc_wb_blob(&b, pass, strlen(pass));
-    send_chunk(fd, TAG_PASS, &b);
+    pc_proc_send(fd, TAG_PASS, &b);
 }
 
 void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *message,
@@ -90,7 +64,7 @@ void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *m
     pc_wb_put(&b, &res->stats, sizeof res->stats);
     pc_wb_blob(&b, res->before_bytes, res->before_bytes ? res->before_size : 0);
     pc_wb_blob(&b, res->after_bytes, res->after_bytes ? res->after_size : 0);
-    send_chunk(fd, TAG_RESULT, &b);
+    pc_proc_send(fd, TAG_RESULT, &b);
 }
 
 #ifdef PC_DEBUG_CHECKS
@@ -110,13 +84,8 @@ static bool env_lists_index(const char *var, uint64_t index)
 
 static void test_hooks(uint64_t index)
 {
-    if (env_lists_index("PC_SUITE_TEST_CRASH", index)) {
-        signal(SIGSEGV, SIG_DFL); /* a plain signal death, whatever handler a sanitizer installed */
-        raise(SIGSEGV);
-    }
-    if (env_lists_index("PC_SUITE_TEST_HANG", index))
-        for (;;)
-            sleep(1);
+    if (env_lists_index("PC_SUITE_TEST_CRASH", index)) pc_proc_test_crash();
+    if (env_lists_index("PC_SUITE_TEST_HANG", index)) pc_proc_test_hang();
 }
 #endif
 
@@ -169,138 +138,17 @@ void pc_iso_case_child(void *vctx, int fd)
 /* ---------------------------------------------------------------------------------------------------------------
  * Parent side.
  */
-pc_status pc_iso_start(pc_iso_job *job, pc_iso_child_fn fn, void *ctx, double timeout, pc_error *err)
+pc_status pc_iso_start(pc_proc *job, pc_iso_child_fn fn, void *ctx, double timeout, pc_error *err)
 {
-    void *user = job->user;
-    memset(job, 0, sizeof *job);
-    job->user = user;
-    job->fd = -1;
-    int fds[2];
-    /* close-on-exec: a property that runs a helper program (the ORT oracle) must not hand it the pipe, or the
-     * parent would wait for the helper's exit to see end of stream */
-    if (pipe(fds) != 0)
+    switch (pc_proc_start(job, fn, ctx, timeout, MAX_STREAM_BYTES, 0)) {
+    case PC_PROC_STARTED:
+        return PC_OK;
+    case PC_PROC_NO_CHANNEL:
         return pc_error_set(err, PC_ERR_INTERNAL, "cannot create a pipe for a case: %s", strerror(errno));
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(fds[0]);
-        close(fds[1]);
-        return pc_error_set(err, PC_ERR_INTERNAL, "cannot fork a case: %s", strerror(e));
+    case PC_PROC_NO_FORK:
+        break;
     }
-    if (pid == 0) {
-        close(fds[0]);
-        signal(SIGPIPE, SIG_DFL);
-        fn(ctx, fds[1]);
-        close(fds[1]);
-        /* exit, not _exit: a sanitizer build's leak check runs in the child; stdio was flushed before the
-         * fork */
-        exit(0);
-    }
-    close(fds[1]);
-    job->pid = (int)pid;
-    job->fd = fds[0];
-    job->timeout = timeout;
-    job->started = now_seconds();
-    job->deadline = job->started + timeout;
-    return PC_OK;
-}
-
-bool pc_iso_ready(const pc_iso_job *job)
-{
-    return job->pid != 0 && (job->eof || job->timed_out || job->oversized);
-}
-
-static bool job_running(const pc_iso_job *job)
-{
-    return job->pid != 0 && !pc_iso_ready(job);
-}
-
-static void job_read(pc_iso_job *job)
-{
-    if (job->len == job->cap) {
-        size_t ncap = job->cap ? job->cap * 2 : 4096;
-        uint8_t *ns = ncap <= MAX_STREAM_BYTES ? realloc(job->stream, ncap) : NULL;
-        if (!ns) {
-            job->oversized = true;
-            return;
-        }
-        job->stream = ns;
-        job->cap = ncap;
-    }
-    ssize_t got = read(job->fd, job->stream + job->len, job->cap - job->len);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (got <= 0)
-        job->eof = true;
-    else
-        job->len += (size_t)got;
-}
-
-size_t pc_iso_pump(pc_iso_job *jobs, size_t n, int max_wait_ms)
-{
-    struct pollfd stack_fds[64];
-    struct pollfd *fds = stack_fds;
-    size_t *which = NULL, stack_which[64];
-    which = stack_which;
-    if (n > 64) {
-        fds = calloc(n, sizeof *fds);
-        which = calloc(n, sizeof *which);
-        if (!fds || !which) { /* poll them one by one instead */
-            free(fds);
-            free(which);
-            fds = stack_fds;
-            which = stack_which;
-            n = 64;
-        }
-    }
-    size_t k = 0;
-    double now = now_seconds(), first_deadline = now + max_wait_ms / 1000.0;
-    for (size_t i = 0; i < n; i++) {
-        if (!job_running(&jobs[i])) continue;
-        if (jobs[i].deadline < first_deadline) first_deadline = jobs[i].deadline;
-        fds[k] = (struct pollfd){jobs[i].fd, POLLIN, 0};
-        which[k++] = i;
-    }
-    if (k) {
-        double wait = first_deadline - now;
-        int ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
-        if (ms > max_wait_ms) ms = max_wait_ms;
-        int got = poll(fds, k, ms);
-        for (size_t j = 0; got > 0 && j < k; j++)
-            if (fds[j].revents) job_read(&jobs[which[j]]);
-        now = now_seconds();
-        for (size_t j = 0; j < k; j++)
-            if (job_running(&jobs[which[j]]) && now >= jobs[which[j]].deadline)
-                jobs[which[j]].timed_out = true;
-    }
-    if (fds != stack_fds) free(fds);
-    if (which != stack_which) free(which);
-    size_t ready = 0;
-    for (size_t i = 0; i < n; i++)
-        ready += pc_iso_ready(&jobs[i]);
-    return ready;
-}
-
-/* Waits for the child until the deadline; false on timeout (the child is then still running). Children exit
- * right after closing the pipe, so the nap starts short. */
-static bool reap_until(pid_t pid, double deadline, int *status)
-{
-    long nap_ns = 50000;
-    for (;;) {
-        pid_t w = waitpid(pid, status, WNOHANG);
-        if (w == pid) return true;
-        if (w < 0 && errno != EINTR) {
-            *status = 0;
-            return true;
-        }
-        if (now_seconds() >= deadline) return false;
-        struct timespec ts = {0, nap_ns};
-        nanosleep(&ts, NULL);
-        if (nap_ns < 10000000) nap_ns *= 2;
-    }
+    return pc_error_set(err, PC_ERR_INTERNAL, "cannot fork a case: %s", strerror(errno));
 }
 
 static void copy_text(char *dst, size_t size, const uint8_t *src, size_t n)
@@ -346,16 +194,11 @@ static bool decode_result(pc_rbuf *b, pc_iso_outcome *out)
 
 static void decode_stream(const uint8_t *data, size_t len, pc_iso_outcome *out)
 {
-    size_t pos = 0;
-    while (len - pos >= 2 * sizeof(uint32_t)) {
-        uint32_t tag, n;
-        memcpy(&tag, data + pos, sizeof tag);
-        memcpy(&n, data + pos + sizeof tag, sizeof n);
-        pos += 2 * sizeof(uint32_t);
-        if (n > len - pos) break; /* cut short by a crash */
-        pc_rbuf b = {data + pos, n, 0, false};
-        size_t blen;
-        const uint8_t *blob;
+    size_t pos = 0, blen;
+    uint32_t tag;
+    pc_rbuf b;
+    const uint8_t *blob;
+    while (pc_frame_next(data, len, &pos, &tag, &b)) {
         switch (tag) {
         case TAG_CHOICES:
             blob = pc_rb_blob(&b, &blen);
@@ -383,7 +226,6 @@ static void decode_stream(const uint8_t *data, size_t len, pc_iso_outcome *out)
         default:
             break;
         }
-        pos += n;
     }
 }
 
@@ -442,26 +284,25 @@ static void set_isolation_failure(pc_iso_outcome *out, const char *property, con
 }
 
 /* Turns what a child did into the outcome: its decoded stream in *out, then a crash, a non-zero exit, a
- * timeout or a missing result replaces the result with an isolation failure. `status` is the child's wait
- * status (0 for a worker that finished the request and lives on). */
-static void classify_outcome(pc_iso_outcome *out, int status, bool timed_out, bool oversized, double timeout,
-                             size_t received)
+ * timeout or a missing result replaces the result with an isolation failure. `ex` is how the child ended (exit
+ * 0 for a worker that finished the request and lives on). */
+static void classify_outcome(pc_iso_outcome *out, pc_proc_exit ex, double timeout, size_t received)
 {
     const char *where = out->have_choices ? (out->last_pass[0] ? out->last_pass : "(before the first pass)")
                                           : "(during generation)";
     char was[96] = "";
     if (out->have_result)
         snprintf(was, sizeof was, " after reporting %s", out->res.failed ? "a failure" : "its result");
-    if (timed_out) {
+    if (ex.end == PC_PROC_TIMED_OUT) {
         set_isolation_failure(out, "timeout", "",
                               "no result after %g s (child killed); last pass finished: %s", timeout, where);
-    } else if (oversized) {
+    } else if (ex.end == PC_PROC_OVERSIZED) {
         set_isolation_failure(out, "crash", "oversized",
                               "the child sent more than %d bytes (child killed); last "
                               "pass finished: %s",
                               MAX_STREAM_BYTES, where);
-    } else if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
+    } else if (ex.end == PC_PROC_SIGNALED) {
+        int sig = ex.code;
         const char *abbrev = signal_abbrev(sig);
         char kind[32];
         if (abbrev)
@@ -470,15 +311,15 @@ static void classify_outcome(pc_iso_outcome *out, int status, bool timed_out, bo
             snprintf(kind, sizeof kind, "signal-%d", sig);
         set_isolation_failure(out, "crash", kind, "child killed by signal %d (%s)%s; last pass finished: %s",
                               sig, strsignal(sig), was, where);
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !(out->have_result && out->res.failed)) {
+    } else if (ex.code != 0 && !(out->have_result && out->res.failed)) {
         /* a sanitizer report ends the child with a non-zero status, possibly after its result (a leak at
          * exit); a property failure already reported is the more specific of the two, so it stands */
         char kind[32];
-        snprintf(kind, sizeof kind, "exit-%d", WEXITSTATUS(status));
+        snprintf(kind, sizeof kind, "exit-%d", ex.code);
         set_isolation_failure(out, "crash", kind,
                               "child exited with status %d%s (a sanitizer report? see its "
                               "stderr); last pass finished: %s",
-                              WEXITSTATUS(status), was, where);
+                              ex.code, was, where);
     } else if (!out->have_result) {
         set_isolation_failure(out, "crash", "no-result",
                               "the child exited without a complete result (%zu bytes "
@@ -487,32 +328,15 @@ static void classify_outcome(pc_iso_outcome *out, int status, bool timed_out, bo
     }
 }
 
-/* Kills a child that overran (or waits for one that is ending) and returns its wait status. */
-static int reap_child(pid_t pid, double deadline, bool *timed_out, bool oversized)
-{
-    int status = 0;
-    if (!*timed_out && !oversized && !reap_until(pid, deadline, &status)) *timed_out = true;
-    if (*timed_out || oversized) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    }
-    return status;
-}
-
-void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out)
+void pc_iso_finish(pc_proc *job, pc_iso_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    bool timed_out = job->timed_out;
-    int status = reap_child((pid_t)job->pid, job->deadline, &timed_out, job->oversized);
-    close(job->fd);
-    decode_stream(job->stream, job->len, out);
-    classify_outcome(out, status, timed_out, job->oversized, job->timeout, job->len);
-    free(job->stream);
-    void *user = job->user;
+    pc_proc_exit ex = pc_proc_finish(job);
+    decode_stream(job->data, job->len, out);
+    classify_outcome(out, ex, job->timeout, job->len);
+    pc_proc_free(job);
     memset(job, 0, sizeof *job);
     job->fd = -1;
-    job->user = user;
 }
 
 void pc_iso_outcome_free(pc_iso_outcome *o)
@@ -574,11 +398,10 @@ static pc_status check_forked(const pc_case *c, const pc_check_config *cc, pc_is
     if (!(timeout > 0))
         return pc_error_set(err, PC_ERR_USAGE, "isolated check: timeout %g s is not positive", timeout);
     check_ctx ctx = {c, cc, check ? check : pc_case_check};
-    pc_iso_job job;
-    memset(&job, 0, sizeof job);
+    pc_proc job;
     pc_status st = pc_iso_start(&job, check_child, &ctx, timeout, err);
     if (st != PC_OK) return st;
-    while (!pc_iso_pump(&job, 1, 1000)) {
+    while (!pc_proc_poll(&job, 1, 1000)) {
     }
     pc_iso_outcome out;
     pc_iso_finish(&job, &out);
@@ -612,8 +435,7 @@ struct pc_iso_worker {
     const pc_check_config *cc; /* the worker's copy of *cc is the one the parent had when it forked */
     pc_iso_check_fn check;
     double timeout;
-    int pid; /* 0: not running */
-    int fd;  /* the parent's end of the socket pair; -1 when not running */
+    pc_proc proc; /* proc.pid 0: not running */
     uint32_t forks;
     uint32_t requests; /* checks the worker answered (FALLBACK included) */
     uint32_t fallbacks;
@@ -815,13 +637,14 @@ static bool decode_case(const uint8_t *data, size_t len, pc_case *c, char **fami
 static void send_empty_chunk(int fd, uint32_t tag)
 {
     pc_wbuf b = {0};
-    send_chunk(fd, tag, &b);
+    pc_proc_send(fd, tag, &b);
 }
 
 /* Answers requests until the parent closes its end, then returns (the caller exits normally, so a sanitizer
  * build's leak check covers every case this worker checked). */
-static void worker_loop(const pc_iso_worker *w, int fd)
+static void worker_loop(void *ctx, int fd)
 {
+    const pc_iso_worker *w = ctx;
     for (;;) {
         uint64_t len;
         if (!pc_read_all(fd, &len, sizeof len)) return;
@@ -860,55 +683,35 @@ pc_status pc_iso_worker_create(const pc_check_config *cc, pc_iso_check_fn check,
     w->cc = cc;
     w->check = check ? check : pc_case_check;
     w->timeout = timeout_seconds;
-    w->fd = -1;
+    w->proc.fd = -1;
     *out = w;
     return PC_OK;
 }
 
 static pc_status worker_fork(pc_iso_worker *w, pc_error *err)
 {
-    int sv[2];
-    /* a socket pair rather than pipes: send(MSG_NOSIGNAL) to a worker that died gives EPIPE, not SIGPIPE in
-     * the parent; close-on-exec so a helper program a property runs (the ORT oracle) does not hold the
-     * worker's end */
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    /* a socket pair rather than pipes: the parent sends requests too (proc.h, PC_PROC_DUPLEX) */
+    switch (pc_proc_start(&w->proc, worker_loop, w, w->timeout, MAX_STREAM_BYTES, PC_PROC_DUPLEX)) {
+    case PC_PROC_STARTED:
+        w->forks++;
+        return PC_OK;
+    case PC_PROC_NO_CHANNEL:
         return pc_error_set(err, PC_ERR_INTERNAL, "cannot create a socket pair for the check worker: %s",
                             strerror(errno));
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        return pc_error_set(err, PC_ERR_INTERNAL, "cannot fork the check worker: %s", strerror(e));
+    case PC_PROC_NO_FORK:
+        break;
     }
-    if (pid == 0) {
-        close(sv[0]);
-        signal(SIGPIPE, SIG_DFL);
-        worker_loop(w, sv[1]);
-        close(sv[1]);
-        exit(0); /* not _exit: the leak check of a sanitizer build runs here, over every case checked */
-    }
-    close(sv[1]);
-    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-    w->pid = (int)pid;
-    w->fd = sv[0];
-    w->forks++;
-    return PC_OK;
+    return pc_error_set(err, PC_ERR_INTERNAL, "cannot fork the check worker: %s", strerror(errno));
 }
 
-/* The offset just past the END chunk in s[0, len), or 0 when it has not arrived yet; *fallback when a
- * FALLBACK chunk came before it. */
+/* The offset just past the END frame in s[0, len), or 0 when it has not arrived yet; *fallback when a
+ * FALLBACK frame came before it. */
 static size_t find_end(const uint8_t *s, size_t len, bool *fallback)
 {
     size_t pos = 0;
-    while (len - pos >= 2 * sizeof(uint32_t)) {
-        uint32_t tag, n;
-        memcpy(&tag, s + pos, sizeof tag);
-        memcpy(&n, s + pos + sizeof tag, sizeof n);
-        if (n > len - pos - 2 * sizeof(uint32_t)) return 0;
-        pos += 2 * sizeof(uint32_t) + n;
+    uint32_t tag;
+    pc_rbuf body;
+    while (pc_frame_next(s, len, &pos, &tag, &body)) {
         if (tag == TAG_FALLBACK) *fallback = true;
         if (tag == TAG_END) return pos;
     }
@@ -924,38 +727,33 @@ pc_status pc_iso_worker_check(pc_iso_worker *w, const pc_case *c, pc_check_resul
         w->fallbacks++;
         return check_forked(c, w->cc, w->check, w->timeout, res, err);
     }
-    if (!w->pid) {
+    if (!w->proc.pid) {
         pc_status st = worker_fork(w, err);
         if (st != PC_OK) {
             free(req.data);
             return st;
         }
     }
-    /* the job's stream, deadline and flags, as for a forked child */
-    pc_iso_job job;
-    memset(&job, 0, sizeof job);
-    job.pid = w->pid;
-    job.fd = w->fd;
-    job.timeout = w->timeout;
-    job.started = now_seconds();
-    job.deadline = job.started + w->timeout;
+    /* the request's stream, deadline and flags, as for a forked child */
+    pc_proc *job = &w->proc;
+    pc_proc_rewind(job);
     size_t sent = 0, end = 0;
     bool fallback = false;
-    while (!end && !job.eof && !job.timed_out && !job.oversized) {
-        struct pollfd pfd = {w->fd, (short)(POLLIN | (sent < req.len ? POLLOUT : 0)), 0};
-        double wait = job.deadline - now_seconds();
+    while (!end && !pc_proc_done(job)) {
+        struct pollfd pfd = {job->fd, (short)(POLLIN | (sent < req.len ? POLLOUT : 0)), 0};
+        double wait = job->deadline - pc_now_seconds();
         int ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
         int got = poll(&pfd, 1, ms > 1000 ? 1000 : ms);
         if (got > 0 && (pfd.revents & POLLOUT) && sent < req.len) {
-            ssize_t k = send(w->fd, req.data + sent, req.len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+            ssize_t k = send(job->fd, req.data + sent, req.len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (k > 0) sent += (size_t)k;
             /* an error here means the worker is gone: its end of stream comes through POLLIN/POLLHUP */
         }
         if (got > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR))) {
-            job_read(&job);
-            end = find_end(job.stream, job.len, &fallback);
+            pc_proc_read(job);
+            end = find_end(job->data, job->len, &fallback);
         }
-        if (!end && now_seconds() >= job.deadline) job.timed_out = true;
+        if (!end && pc_now_seconds() >= job->deadline) job->timed_out = true;
     }
     free(req.data);
     w->requests += end != 0;
@@ -963,25 +761,21 @@ pc_status pc_iso_worker_check(pc_iso_worker *w, const pc_case *c, pc_check_resul
     memset(&out, 0, sizeof out);
     if (end) {
         /* the worker finished the request and lives on: as a child that exited 0 */
-        decode_stream(job.stream, end, &out);
-        free(job.stream);
+        decode_stream(job->data, end, &out);
         if (fallback) {
             pc_iso_outcome_free(&out);
             w->fallbacks++;
             return check_forked(c, w->cc, w->check, w->timeout, res, err);
         }
-        classify_outcome(&out, 0, false, false, w->timeout, end);
+        classify_outcome(&out, (pc_proc_exit){PC_PROC_EXITED, 0, 0}, w->timeout, end);
         return outcome_to_result(&out, res, err);
     }
     /* it died, overran its deadline or flooded the pipe: as a forked child that did the same; the next check
      * starts a new worker */
-    int status = reap_child((pid_t)w->pid, job.deadline, &job.timed_out, job.oversized);
-    close(w->fd);
-    w->pid = 0;
-    w->fd = -1;
-    decode_stream(job.stream, job.len, &out);
-    classify_outcome(&out, status, job.timed_out, job.oversized, w->timeout, job.len);
-    free(job.stream);
+    pc_proc_exit ex = pc_proc_finish(job);
+    decode_stream(job->data, job->len, &out);
+    classify_outcome(&out, ex, w->timeout, job->len);
+    pc_proc_free(job);
     return outcome_to_result(&out, res, err);
 }
 
@@ -989,11 +783,14 @@ int pc_iso_worker_destroy(pc_iso_worker *w, pc_iso_worker_stats *stats)
 {
     if (!w) return 0;
     int status = 0;
-    if (w->pid) {
-        close(w->fd); /* end of requests: the worker returns from its loop and exits normally */
-        bool timed_out = false;
-        status = reap_child((pid_t)w->pid, now_seconds() + w->timeout, &timed_out, false);
+    if (w->proc.pid) {
+        /* end of requests: the worker returns from its loop and exits normally */
+        close(w->proc.fd);
+        w->proc.fd = -1;
+        pc_proc_rewind(&w->proc);
+        status = pc_proc_finish(&w->proc).status;
     }
+    pc_proc_free(&w->proc);
     if (stats) {
         stats->forks = w->forks;
         stats->requests = w->requests;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "properties/runner/repro.h"
+#include "properties/runner/util.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Small helpers: a growable string, paths, files.
@@ -113,18 +114,9 @@ static void sb_shell(sbuf *b, const char *s)
     sb_printf(b, "'");
 }
 
-static char *path_join(const char *dir, const char *name)
-{
-    size_t a = strlen(dir), b = strlen(name), n;
-    if (!pc_size_add(a, b, &n) || !pc_size_add(n, 2, &n)) return NULL;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 static pc_status write_bytes(const char *dir, const char *name, const void *data, size_t size, pc_error *err)
 {
-    char *path = path_join(dir, name);
+    char *path = pc_path_join(dir, name);
     if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
     pc_status st = PC_OK;
     FILE *f = fopen(path, "wb");
@@ -153,7 +145,7 @@ static int remove_tree(const char *path, int depth)
     int rc = 0;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char *p = path_join(path, e->d_name);
+        char *p = pc_path_join(path, e->d_name);
         if (!p) {
             rc = -1;
             continue;
@@ -272,9 +264,9 @@ static pc_status write_picture(const char *dir, const char *name, const pc_model
 {
     char file[64];
     snprintf(file, sizeof file, "%s.dot", name);
-    char *dot_path = path_join(dir, file);
+    char *dot_path = pc_path_join(dir, file);
     snprintf(file, sizeof file, "%s.svg", name);
-    char *svg_path = path_join(dir, file);
+    char *svg_path = pc_path_join(dir, file);
     pc_status st = PC_OK;
     if (!dot_path || !svg_path) {
         st = pc_error_set(err, PC_ERR_NOMEM, "out of memory");
@@ -399,7 +391,7 @@ static void write_replay_shrink(sbuf *b, const char *dir, const pc_shrink_result
                                 const pc_repro_info *info, bool has_ep_file)
 {
     const pc_failure *f = &r->check.failure;
-    char *model = path_join(dir, "repro.onnx");
+    char *model = pc_path_join(dir, "repro.onnx");
     sb_printf(b, "passcheck shrink ");
     sb_shell(b, model ? model : "repro.onnx");
     free(model);
@@ -414,7 +406,7 @@ static void write_replay_shrink(sbuf *b, const char *dir, const pc_shrink_result
     sb_printf(b, " --ep ");
     sb_shell(b, effective_ep_list(r, info));
     if (has_ep_file) {
-        char *eps = path_join(dir, "eps.txt");
+        char *eps = pc_path_join(dir, "eps.txt");
         sb_printf(b, " --ep-file ");
         sb_shell(b, eps ? eps : "eps.txt");
         free(eps);
@@ -554,7 +546,7 @@ static pc_status write_contents(const char *tmp, const char *dir, const pc_shrin
                                 const pc_repro_info *info, bool full, pc_error *err)
 {
     const pc_case *c = &r->kase;
-    char *path = path_join(tmp, "repro.onnx");
+    char *path = pc_path_join(tmp, "repro.onnx");
     if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
     pc_status st = pc_model_save_file(c->model, path, err);
     free(path);
@@ -566,7 +558,7 @@ static pc_status write_contents(const char *tmp, const char *dir, const pc_shrin
         if (g->inputs[i]->initializer) continue;
         char file[32];
         snprintf(file, sizeof file, "input_%" PRIu32 ".pb", k);
-        path = path_join(tmp, file);
+        path = pc_path_join(tmp, file);
         if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
         st = pc_data_save_file(c->inputs[k], g->inputs[i]->name, path, err);
         free(path);
@@ -758,17 +750,6 @@ static bool unescape(char *s)
     return true;
 }
 
-static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-    if (!*s || *s == '-' || *s == '+') return false;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > max) return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_bool(const char *s, bool *out)
 {
     if (strcmp(s, "0") && strcmp(s, "1")) return false;
@@ -807,6 +788,12 @@ void pc_repro_case_free(pc_repro_case *rc)
     memset(rc, 0, sizeof *rc);
 }
 
+/* A number in case.txt, read as this reader always has (leading white space allowed: util.h). */
+static bool case_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    return pc_parse_u64_as(s, 0, max, PC_PARSE_U64_LEADING_SPACE, out);
+}
+
 /* One key=value line. */
 static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key, const char *v,
                             bool *has_ep_file, bool *seen_version, pc_error *err)
@@ -814,7 +801,7 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
     uint64_t u;
 #define BAD() pc_error_set(err, PC_ERR_VALUE, "bad value for '%s': '%s'", key, v)
     if (!strcmp(key, "version")) {
-        if (!parse_u64(v, INT32_MAX, &u)) return BAD();
+        if (!case_u64(v, INT32_MAX, &u)) return BAD();
         if (u != PC_REPRO_CASE_VERSION)
             return pc_error_set(err, PC_ERR_UNSUPPORTED, "case format version %s (this passcheck reads %d)",
                                 v, PC_REPRO_CASE_VERSION);
@@ -838,9 +825,9 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
     } else if (!strcmp(key, "message")) {
         copy_field(rc->failure.message, sizeof rc->failure.message, v);
     } else if (!strcmp(key, "seed")) {
-        if (!parse_u64(v, UINT64_MAX, &rc->seed)) return BAD();
+        if (!case_u64(v, UINT64_MAX, &rc->seed)) return BAD();
     } else if (!strcmp(key, "case_index")) {
-        if (!parse_u64(v, UINT64_MAX, &rc->case_index)) return BAD();
+        if (!case_u64(v, UINT64_MAX, &rc->case_index)) return BAD();
     } else if (!strcmp(key, "family")) {
         if (*v) {
             rc->has_gen = true;
@@ -848,12 +835,12 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
             rc->gen.family = rc->family_storage;
         }
     } else if (!strcmp(key, "max_nodes")) {
-        if (!parse_u64(v, UINT32_MAX, &u)) return BAD();
+        if (!case_u64(v, UINT32_MAX, &u)) return BAD();
         rc->gen.max_nodes = (uint32_t)u;
     } else if (!strcmp(key, "max_elements")) {
-        if (!parse_u64(v, UINT64_MAX, &rc->gen.max_elements)) return BAD();
+        if (!case_u64(v, UINT64_MAX, &rc->gen.max_elements)) return BAD();
     } else if (!strcmp(key, "max_rank")) {
-        if (!parse_u64(v, 5, &u)) return BAD();
+        if (!case_u64(v, 5, &u)) return BAD();
         rc->gen.max_rank = (int32_t)u;
     } else if (!strcmp(key, "allow_special")) {
         if (!parse_bool(v, &rc->gen.allow_special)) return BAD();
@@ -882,7 +869,7 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
     } else if (!strcmp(key, "properties")) {
         return set_string(&rc->properties, v, err);
     } else if (!strcmp(key, "level")) {
-        if (!parse_u64(v, 99, &u)) return BAD();
+        if (!case_u64(v, 99, &u)) return BAD();
         rc->level = (int)u;
     } else if (!strcmp(key, "oracle_ort")) {
         if (!parse_bool(v, &rc->oracle_ort)) return BAD();
@@ -891,17 +878,17 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
     } else if (!strcmp(key, "stop_after_pass")) {
         return set_string(&rc->stop_after_pass, v, err);
     } else if (!strcmp(key, "exact_oracle_max_nodes")) {
-        if (!parse_u64(v, UINT32_MAX, &u)) return BAD();
+        if (!case_u64(v, UINT32_MAX, &u)) return BAD();
         rc->exact_oracle_max_nodes = (uint32_t)u;
     } else if (!strcmp(key, "inject")) {
         return set_string(&rc->inject, v, err);
     } else if (!strcmp(key, "model")) {
         if (strcmp(v, "repro.onnx")) return BAD();
         free(rc->model_path);
-        rc->model_path = path_join(dir, v);
+        rc->model_path = pc_path_join(dir, v);
         if (!rc->model_path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
     } else if (!strcmp(key, "inputs")) {
-        if (!parse_u64(v, 1u << 20, &u)) return BAD();
+        if (!case_u64(v, 1u << 20, &u)) return BAD();
         if (rc->input_paths) return pc_error_set(err, PC_ERR_DUPLICATE_NAME, "'inputs' given twice");
         rc->input_paths = calloc(u ? (size_t)u : 1, sizeof *rc->input_paths);
         if (!rc->input_paths) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
@@ -909,7 +896,7 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
         for (uint32_t i = 0; i < rc->n_inputs; i++) {
             char file[32];
             snprintf(file, sizeof file, "input_%" PRIu32 ".pb", i);
-            rc->input_paths[i] = path_join(dir, file);
+            rc->input_paths[i] = pc_path_join(dir, file);
             if (!rc->input_paths[i]) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
         }
     } else {
@@ -926,7 +913,7 @@ pc_status pc_repro_case_load(const char *dir, pc_repro_case *out, pc_error *err)
     pc_gen_config_default(&out->gen);
     out->gen.family = NULL;
     out->level = -1;
-    char *path = path_join(dir, "case.txt");
+    char *path = pc_path_join(dir, "case.txt");
     if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
     char *text = read_text(path, err);
     if (!text) {
@@ -968,7 +955,7 @@ pc_status pc_repro_case_load(const char *dir, pc_repro_case *out, pc_error *err)
         st = pc_error_set(err, PC_ERR_MISSING_FIELD, "%s: no 'inputs' line", path);
     if (st == PC_OK && !out->ep_list) st = set_string(&out->ep_list, "cpu", err);
     if (st == PC_OK && has_ep_file) {
-        char *eps = path_join(dir, "eps.txt");
+        char *eps = pc_path_join(dir, "eps.txt");
         if (!eps) {
             st = pc_error_set(err, PC_ERR_NOMEM, "out of memory");
         } else {

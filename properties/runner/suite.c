@@ -12,18 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "properties/runner/repro.h"
 #include "properties/oracles/ort_oracle.h"
 #include "properties/runner/suite.h"
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "properties/runner/util.h"
 
 uint64_t pc_suite_case_seed(uint64_t seed, uint64_t index)
 {
@@ -84,26 +77,26 @@ void pc_suite_report_free(pc_suite_report *r)
 
 /* Property slots: the catalogue (pc_property_at) and, when the config has one, its extra property right after
  * it, as pc_check_result.counts numbers them. */
-static size_t n_slots(const pc_suite_options *o)
+size_t pc_suite_n_slots(const pc_suite_options *o)
 {
     size_t n = pc_property_count() + (o->check.extra ? 1 : 0);
     return n < PC_MAX_PROPERTIES ? n : PC_MAX_PROPERTIES;
 }
 
-static const char *slot_name(const pc_suite_options *o, size_t i)
+const char *pc_suite_slot_name(const pc_suite_options *o, size_t i)
 {
     return i < pc_property_count() ? pc_property_at(i)->name : o->check.extra->name;
 }
 
-static bool slot_enabled(const pc_suite_options *o, size_t i)
+bool pc_suite_slot_enabled(const pc_suite_options *o, size_t i)
 {
     return i < pc_property_count() ? o->check.enabled[i] : true;
 }
 
-static bool is_property_name(const pc_suite_options *o, const char *name, size_t *index)
+bool pc_suite_is_property_name(const pc_suite_options *o, const char *name, size_t *index)
 {
-    for (size_t i = 0; i < n_slots(o); i++)
-        if (strcmp(slot_name(o, i), name) == 0) {
+    for (size_t i = 0; i < pc_suite_n_slots(o); i++)
+        if (strcmp(pc_suite_slot_name(o, i), name) == 0) {
             if (index) *index = i;
             return true;
         }
@@ -180,7 +173,7 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
         r->failed_cases++;
         if (fam < r->n_families) r->family_failed[fam]++;
         size_t p;
-        if (is_property_name(o, f.property, &p))
+        if (pc_suite_is_property_name(o, f.property, &p))
             r->property_failed_cases[p]++;
         else
             r->other_failed_cases++;
@@ -384,7 +377,7 @@ static bool replay_wanted(const run_state *st, const pc_db_entry *e)
     char *at = strchr(prop, '@');
     if (at) *at = '\0';
     size_t p;
-    if (is_property_name(st->o, prop, &p)) return slot_enabled(st->o, p);
+    if (pc_suite_is_property_name(st->o, prop, &p)) return pc_suite_slot_enabled(st->o, p);
     return true;
 }
 
@@ -429,7 +422,7 @@ static bool next_work(run_state *st, work *w)
         }
         return false;
     }
-    if (st->deadline > 0 && now_seconds() >= st->deadline) {
+    if (st->deadline > 0 && pc_now_seconds() >= st->deadline) {
         if (st->next_index < o->n_cases) st->rep->stopped_by_time = true;
         return false;
     }
@@ -450,7 +443,7 @@ static void report_progress(run_state *st, const char *phase)
 {
     const pc_suite_options *o = st->o;
     if (!o->progress) return;
-    pc_suite_progress p = {st->done, st->total, st->failed, now_seconds() - st->t0, o->seconds, phase};
+    pc_suite_progress p = {st->done, st->total, st->failed, pc_now_seconds() - st->t0, o->seconds, phase};
     o->progress(o->progress_ctx, &p);
 }
 
@@ -497,7 +490,7 @@ static pc_status run_batch(run_state *st, pc_error *err)
 {
     const pc_suite_options *o = st->o;
     uint32_t jobs = o->jobs ? o->jobs : 1;
-    pc_iso_job *slots = calloc(jobs, sizeof *slots);
+    pc_proc *slots = calloc(jobs, sizeof *slots);
     work *works = calloc(jobs, sizeof *works);
     if (!slots || !works) {
         free(slots);
@@ -540,9 +533,9 @@ static pc_status run_batch(run_state *st, pc_error *err)
         if (status == PC_OK && st->status != PC_OK)
             status = pc_error_set(err, st->status, "%s", st->err.message);
         if (!running || status != PC_OK) break;
-        if (!pc_iso_pump(slots, jobs, 200)) continue;
+        if (!pc_proc_poll(slots, jobs, 200)) continue;
         for (uint32_t j = 0; j < jobs; j++) {
-            if (!pc_iso_ready(&slots[j])) continue;
+            if (!slots[j].pid || !pc_proc_done(&slots[j])) continue;
             pc_iso_outcome out;
             pc_iso_finish(&slots[j], &out);
             running--;
@@ -569,14 +562,6 @@ static pc_status run_batch(run_state *st, pc_error *err)
 /* ---------------------------------------------------------------------------------------------------------------
  * --replay DIR: a database folder, a repro folder, or a --out folder holding both.
  */
-static char *path_join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
 static pc_status append_entries(pc_db_entry **all, size_t *n, pc_db_entry *more, size_t n_more, pc_error *err)
 {
     size_t total, bytes;
@@ -678,7 +663,7 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
     /* Repro folders first: a failure that is both a repro folder and a database entry (an --out folder holds
      * both) is replayed once, from the folder, with the settings it was found with. */
     pc_status st = PC_OK;
-    char *own = path_join(dir, "case.txt");
+    char *own = pc_path_join(dir, "case.txt");
     if (!own) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
     if (st == PC_OK && stat(own, &sb) == 0) st = load_repro_folder(dir, all, n, r, err);
     free(own);
@@ -691,8 +676,8 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
     while (d && st == PC_OK && (de = readdir(d)) != NULL) {
         size_t dl = strlen(de->d_name);
         if (de->d_name[0] == '.' || (dl > 6 && strcmp(de->d_name + dl - 6, ".repro") == 0)) continue;
-        char *sub = path_join(dir, de->d_name);
-        char *file = sub ? path_join(sub, "case.txt") : NULL;
+        char *sub = pc_path_join(dir, de->d_name);
+        char *file = sub ? pc_path_join(sub, "case.txt") : NULL;
         char **ns = realloc(subs, (n_subs + 1) * sizeof *subs);
         if (ns) subs = ns;
         if (!file || !ns) {
@@ -720,7 +705,7 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
         free(subs[i]);
     }
     free(subs);
-    char *db = path_join(dir, ".db");
+    char *db = pc_path_join(dir, ".db");
     if (!db && st == PC_OK) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
     if (st == PC_OK) st = load_dir_entries(dir, all, n, r, err);
     if (st == PC_OK) st = load_dir_entries(db, all, n, r, err);
@@ -843,10 +828,10 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
     if (o->shrink && !f->replayed && !generator_error && !harness_error) {
         if (log)
             fprintf(log, "passcheck suite: shrinking %s (case %" PRIu64 ")...\n", sg->signature, f->index);
-        double t0 = now_seconds();
+        double t0 = pc_now_seconds();
         pc_status st = pc_shrink_case(&f->gen, f->choices, f->n_choices, &o->check, &f->failure,
                                       &o->shrink_opts, &sr, &err);
-        f->shrink_seconds = now_seconds() - t0;
+        f->shrink_seconds = pc_now_seconds() - t0;
         r->shrink_seconds += f->shrink_seconds;
         if (st == PC_OK) {
             have_sr = true;
@@ -917,7 +902,7 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
     pc_db_entry entry;
     entry_of(o, f, sg->signature, keep, n_keep, &entry);
     if (o->out_dir && have_sr) {
-        char *dir = path_join(o->out_dir, name);
+        char *dir = pc_path_join(o->out_dir, name);
         pc_error_clear(&err);
         if (!dir) {
             snprintf(f->note, sizeof f->note, "out of memory naming the repro folder");
@@ -1005,7 +990,7 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
     }
     for (uint32_t i = 0; i < st.n_families; i++)
         rep->family_selected[fams[i]] = true;
-    st.t0 = now_seconds();
+    st.t0 = pc_now_seconds();
 
     /* 1. Saved failures first (Hypothesis's reuse phase): a known bug shows up at once, not after N cases. */
     if (o->replay_dir)
@@ -1029,12 +1014,12 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
         st.deadline = o->seconds > 0 ? st.t0 + o->seconds : 0;
         s = run_batch(&st, err);
     }
-    rep->seconds = now_seconds() - st.t0;
+    rep->seconds = pc_now_seconds() - st.t0;
     if (s == PC_OK) s = finish_order(rep, err);
     /* 3. One repro (and database entry) per signature, in order. */
     for (size_t i = 0; s == PC_OK && i < rep->n_signatures; i++) {
         if (o->progress) {
-            pc_suite_progress p = {i, rep->n_signatures, rep->n_signatures, now_seconds() - st.t0,
+            pc_suite_progress p = {i, rep->n_signatures, rep->n_signatures, pc_now_seconds() - st.t0,
                                    0, "shrink"};
             o->progress(o->progress_ctx, &p);
         }
@@ -1044,364 +1029,4 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
     free(fams);
     if (s != PC_OK) pc_suite_report_free(rep);
     return s;
-}
-
-/* ---------------------------------------------------------------------------------------------------------------
- * Reports.
- */
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
-static void json_str_or_null(FILE *out, const char *s)
-{
-    if (s && s[0])
-        json_str(out, s);
-    else
-        fputs("null", out);
-}
-
-static void json_double(FILE *out, double v)
-{
-    if (isfinite(v))
-        fprintf(out, "%.6g", v);
-    else
-        fputs("null", out);
-}
-
-static size_t n_selected_properties(const pc_suite_options *o)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < n_slots(o); i++)
-        n += slot_enabled(o, i);
-    return n;
-}
-
-void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_report *r, bool timing)
-{
-    fprintf(out, "{\n  \"tool\": \"passcheck suite\",\n  \"seed\": %" PRIu64 ",\n", o->seed);
-    if (o->seconds > 0)
-        fprintf(out, "  \"time_limit\": %.6g,\n", o->seconds);
-    else
-        fprintf(out, "  \"requested_cases\": %" PRIu64 ",\n", o->n_cases);
-    fprintf(out, "  \"shard\": \"%u/%u\",\n  \"families\": [", o->shard_index + 1, o->shard_count);
-    bool first = true;
-    for (uint32_t i = 0; i < r->n_families; i++)
-        if (r->family_selected[i]) {
-            fputs(first ? "" : ", ", out);
-            json_str(out, pc_gen_family_at(i)->name);
-            first = false;
-        }
-    fputs("],\n  \"properties\": [", out);
-    first = true;
-    for (size_t i = 0; i < n_slots(o); i++)
-        if (slot_enabled(o, i)) {
-            fputs(first ? "" : ", ", out);
-            json_str(out, slot_name(o, i));
-            first = false;
-        }
-    fprintf(out, "],\n  \"config\": {\"level\": %d, \"ep\": ", o->check.level);
-    json_str_or_null(out, o->check.ep_override);
-    fprintf(out,
-            ", \"oracle\": %s, \"max_nodes\": %" PRIu32 ", \"max_elements\": %" PRIu64
-            ", \"max_rank\": %d, \"allow_special\": %s, \"inject\": ",
-            o->check.oracle_ort ? "\"ort\"" : "null", o->gen.max_nodes, o->gen.max_elements, o->gen.max_rank,
-            o->gen.allow_special ? "true" : "false");
-    json_str_or_null(out, o->inject);
-    fprintf(out, ", \"shrink\": %s, \"case_timeout\": %.6g},\n", o->shrink ? "true" : "false",
-            o->case_timeout);
-    fprintf(out, "  \"cases\": %" PRIu64 ",\n  \"failed_cases\": %" PRIu64 ",\n  \"stopped_by_time\": %s,\n",
-            r->cases, r->failed_cases, r->stopped_by_time ? "true" : "false");
-    fputs("  \"property_table\": [", out);
-    first = true;
-    for (size_t i = 0; i < n_slots(o); i++) {
-        if (!slot_enabled(o, i)) continue;
-        fprintf(out, "%s\n    {\"property\": ", first ? "" : ",");
-        json_str(out, slot_name(o, i));
-        for (int k = 0; k < PC_PROP_OUTCOME_COUNT; k++)
-            fprintf(out, ", \"%s\": %" PRIu64, pc_prop_outcome_name((pc_prop_outcome)k), r->counts[i][k]);
-        fprintf(out, ", \"failed_cases\": %" PRIu64 "}", r->property_failed_cases[i]);
-        first = false;
-    }
-    fprintf(out, "\n  ],\n  \"other_failed_cases\": %" PRIu64 ",\n  \"family_table\": [",
-            r->other_failed_cases);
-    first = true;
-    for (uint32_t i = 0; i < r->n_families; i++) {
-        if (!r->family_selected[i]) continue;
-        fprintf(out, "%s\n    {\"family\": ", first ? "" : ",");
-        json_str(out, pc_gen_family_at(i)->name);
-        fprintf(out, ", \"cases\": %" PRIu64 ", \"failed\": %" PRIu64 "}", r->family_cases[i],
-                r->family_failed[i]);
-        first = false;
-    }
-    fprintf(out,
-            "\n  ],\n  \"transpose_optimum\": {\"judged\": %" PRIu64 ", \"at_optimum\": %" PRIu64
-            ", \"rate\": ",
-            r->transpose_oracle_cases, r->transpose_at_optimum);
-    if (r->transpose_oracle_cases)
-        json_double(out, (double)r->transpose_at_optimum / (double)r->transpose_oracle_cases);
-    else
-        fputs("null", out);
-    fprintf(out, "},\n  \"reference_runs\": %" PRIu64 ",\n  \"passes_changed\": %" PRIu64 ",\n", r->ref_runs,
-            r->passes_changed);
-    fprintf(out,
-            "  \"replay\": {\"replayed\": %" PRIu64 ", \"still_failing\": %" PRIu64
-            ", \"same_signature\": %" PRIu64 ", \"other_signature\": %" PRIu64 ", \"removed\": %" PRIu64
-            ", \"skipped\": %" PRIu64 ", \"unreadable\": %" PRIu64 "},\n  \"database_saved\": %" PRIu64 ",\n",
-            r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
-            r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_saved);
-    fputs("  \"signatures\": [", out);
-    for (size_t i = 0; i < r->n_signatures; i++) {
-        const pc_suite_signature *sg = &r->signatures[i];
-        const pc_suite_failure *f = &sg->rep;
-        fprintf(out, "%s\n    {\"signature\": ", i ? "," : "");
-        json_str(out, sg->signature);
-        fprintf(out, ", \"cases\": %" PRIu64 ", \"property\": ", sg->cases);
-        json_str(out, f->failure.property);
-        fputs(", \"pass\": ", out);
-        json_str(out, f->failure.pass);
-        fputs(", \"kind\": ", out);
-        json_str(out, f->failure.kind);
-        fprintf(out,
-                ", \"outcome\": \"%s\", \"first_case\": %" PRIu64 ", \"case_seed\": %" PRIu64
-                ", \"replayed\": %s, \"family\": ",
-                pc_prop_outcome_name(f->failure.outcome), f->index, f->case_seed,
-                f->replayed ? "true" : "false");
-        json_str(out, f->gen.family);
-        fputs(", \"message\": ", out);
-        json_str(out, f->failure.message);
-        fputs(", \"repro\": ", out);
-        json_str_or_null(out, f->repro_dir);
-        fputs(", \"database_entry\": ", out);
-        json_str_or_null(out, f->db_name);
-        fprintf(out,
-                ", \"shrunk\": %s, \"nodes_before\": %" PRIu32 ", \"nodes_after\": %" PRIu32 ", \"note\": ",
-                f->shrunk ? "true" : "false", f->nodes_before, f->nodes_after);
-        json_str_or_null(out, f->note);
-        fputc('}', out);
-    }
-    fputs("\n  ],\n  \"failures\": [", out);
-    for (size_t i = 0; i < r->n_failed; i++) {
-        const pc_suite_failed_case *c = &r->failed[i];
-        fprintf(out,
-                "%s\n    {\"case\": %" PRIu64 ", \"case_seed\": %" PRIu64 ", \"replayed\": %s, \"family\": ",
-                i ? "," : "", c->index, c->case_seed, c->replayed ? "true" : "false");
-        json_str(out, c->family < r->n_families ? pc_gen_family_at(c->family)->name : "?");
-        fputs(", \"signature\": ", out);
-        json_str(out, r->signatures[c->signature].signature);
-        fputc('}', out);
-    }
-    fputs("\n  ]", out);
-    if (timing) {
-        fputs(",\n  \"timing\": {\"seconds\": ", out);
-        json_double(out, r->seconds);
-        fputs(", \"cases_per_second\": ", out);
-        json_double(out, r->seconds > 0 ? (double)r->cases / r->seconds : 0);
-        fputs(", \"shrink_seconds\": ", out);
-        json_double(out, r->shrink_seconds);
-        fputc('}', out);
-    }
-    fputs("\n}\n", out);
-}
-
-static void xml_str(FILE *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&apos;", out);
-            break;
-        case '\n':
-        case '\t':
-            fputc(*p, out);
-            break;
-        default:
-            if (*p < 0x20)
-                fputc(' ', out); /* not allowed in XML 1.0, even escaped */
-            else
-                fputc(*p, out);
-        }
-    }
-}
-
-/* The first failing case of `family` whose failure belongs to suite `prop` (a property name, or NULL: the
- * harness suite), and how many there are. */
-static const pc_suite_failed_case *first_failure(const pc_suite_options *o, const pc_suite_report *r,
-                                                 const char *prop, uint32_t family, uint64_t *count)
-{
-    const pc_suite_failed_case *first = NULL;
-    *count = 0;
-    for (size_t i = 0; i < r->n_failed; i++) {
-        const pc_suite_failed_case *c = &r->failed[i];
-        if (c->family != family) continue;
-        const char *p = r->signatures[c->signature].rep.failure.property;
-        bool match = prop ? strcmp(p, prop) == 0 : !is_property_name(o, p, NULL);
-        if (!match) continue;
-        if (!first) first = c;
-        (*count)++;
-    }
-    return first;
-}
-
-static bool family_in_report(const pc_suite_report *r, uint32_t f)
-{
-    if (r->family_selected[f]) return true;
-    for (size_t i = 0; i < r->n_failed; i++)
-        if (r->failed[i].family == f) return true;
-    return false;
-}
-
-static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_report *r, const char *prop,
-                        const char *suite_name)
-{
-    uint64_t tests = 0, failures = 0, count;
-    for (uint32_t f = 0; f < r->n_families; f++) {
-        if (!family_in_report(r, f)) continue;
-        tests++;
-        failures += first_failure(o, r, prop, f, &count) != NULL;
-    }
-    fputs("  <testsuite name=\"", out);
-    xml_str(out, suite_name);
-    fprintf(out, "\" tests=\"%" PRIu64 "\" failures=\"%" PRIu64 "\" errors=\"0\" skipped=\"0\">\n", tests,
-            failures);
-    fprintf(out, "    <properties>\n      <property name=\"seed\" value=\"%" PRIu64 "\"/>\n", o->seed);
-    fprintf(out, "      <property name=\"shard\" value=\"%u/%u\"/>\n    </properties>\n", o->shard_index + 1,
-            o->shard_count);
-    for (uint32_t f = 0; f < r->n_families; f++) {
-        if (!family_in_report(r, f)) continue;
-        fputs("    <testcase classname=\"", out);
-        xml_str(out, suite_name);
-        fputs("\" name=\"", out);
-        xml_str(out, pc_gen_family_at(f)->name);
-        const pc_suite_failed_case *c = first_failure(o, r, prop, f, &count);
-        if (!c) {
-            fputs("\"/>\n", out);
-            continue;
-        }
-        const pc_suite_signature *sg = &r->signatures[c->signature];
-        fputs("\">\n      <failure message=\"", out);
-        xml_str(out, sg->signature);
-        fprintf(out, "\" type=\"%s\">", pc_prop_outcome_name(sg->rep.failure.outcome));
-        fprintf(out,
-                "%" PRIu64 " failing case(s); first: case %" PRIu64 "%s, seed %" PRIu64 ", case seed %" PRIu64
-                "\nrepro: ",
-                count, c->index, c->replayed ? " (replayed from the failure database)" : "", o->seed,
-                c->case_seed);
-        xml_str(out, sg->rep.repro_dir ? sg->rep.repro_dir : "(none)");
-        fputs("\n", out);
-        xml_str(out, sg->rep.failure.message);
-        fputs("</failure>\n    </testcase>\n", out);
-    }
-    fputs("  </testsuite>\n", out);
-}
-
-void pc_suite_write_junit(FILE *out, const pc_suite_options *o, const pc_suite_report *r, bool timing)
-{
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"passcheck suite\"", out);
-    if (timing) fprintf(out, " time=\"%.3f\"", r->seconds);
-    fputs(">\n", out);
-    for (size_t i = 0; i < n_slots(o); i++)
-        if (slot_enabled(o, i)) junit_suite(out, o, r, slot_name(o, i), slot_name(o, i));
-    junit_suite(out, o, r, NULL, "harness");
-    fputs("</testsuites>\n", out);
-}
-
-void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite_report *r)
-{
-    if (n_selected_properties(o)) {
-        fprintf(out, "\n%-22s %10s %10s %10s %10s %13s\n", "property", "pass", "fail", "skip", "error",
-                "failed cases");
-        for (size_t i = 0; i < n_slots(o); i++) {
-            if (!slot_enabled(o, i)) continue;
-            fprintf(out, "%-22s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %13" PRIu64 "\n",
-                    slot_name(o, i), r->counts[i][PC_PROP_PASS], r->counts[i][PC_PROP_FAIL],
-                    r->counts[i][PC_PROP_SKIP], r->counts[i][PC_PROP_ERROR], r->property_failed_cases[i]);
-        }
-        if (r->other_failed_cases)
-            fprintf(out, "%-22s %10s %10s %10s %10s %13" PRIu64 "\n", "(crash/timeout/gen)", "", "", "", "",
-                    r->other_failed_cases);
-    }
-    fprintf(out, "\n%-22s %10s %10s\n", "family", "cases", "failed");
-    for (uint32_t f = 0; f < r->n_families; f++)
-        if (r->family_selected[f])
-            fprintf(out, "%-22s %10" PRIu64 " %10" PRIu64 "\n", pc_gen_family_at(f)->name, r->family_cases[f],
-                    r->family_failed[f]);
-    fputc('\n', out);
-    if (r->transpose_oracle_cases)
-        fprintf(out,
-                "transpose optimum: %" PRIu64 " of %" PRIu64 " cases judged by the exact oracle (%.1f%%)\n",
-                r->transpose_at_optimum, r->transpose_oracle_cases,
-                100.0 * (double)r->transpose_at_optimum / (double)r->transpose_oracle_cases);
-    else
-        fputs("transpose optimum: no case was small enough for the exact oracle\n", out);
-    if (r->replayed || r->replay_skipped || r->db_bad_entries)
-        fprintf(out,
-                "replayed failures: %" PRIu64 " (%" PRIu64 " still failing: %" PRIu64
-                " with the recorded signature, %" PRIu64 " with another; %" PRIu64
-                " fixed and removed), %" PRIu64 " left for runs that check their family/property, %" PRIu64
-                " unreadable%s%s\n",
-                r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
-                r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_bad_entries ? ": " : "",
-                r->db_bad_entries ? r->db_bad_first : "");
-    fprintf(out, "%" PRIu64 " cases, %" PRIu64 " failed%s", r->cases, r->failed_cases,
-            r->stopped_by_time ? " (stopped by --time)" : "");
-    if (!r->n_signatures) {
-        fputs("; no failures\n", out);
-        return;
-    }
-    fprintf(out, "; %zu distinct failure signature%s:\n", r->n_signatures, r->n_signatures == 1 ? "" : "s");
-    for (size_t i = 0; i < r->n_signatures; i++) {
-        const pc_suite_signature *sg = &r->signatures[i];
-        const pc_suite_failure *f = &sg->rep;
-        fprintf(out, "  %s: %" PRIu64 " case%s, first %s %" PRIu64 " (%s)", sg->signature, sg->cases,
-                sg->cases == 1 ? "" : "s", f->replayed ? "replayed entry of case" : "case", f->index,
-                f->gen.family ? f->gen.family : "outside model");
-        if (f->shrunk)
-            fprintf(out, ", shrunk %" PRIu32 " -> %" PRIu32 " nodes", f->nodes_before, f->nodes_after);
-        fputc('\n', out);
-        /* the message's first line, bounded: the repro README has the rest */
-        const char *m = f->failure.message;
-        size_t len = strcspn(m, "\n");
-        fprintf(out, "      %.*s%s\n", (int)(len > 300 ? 300 : len), m, len > 300 || m[len] ? " ..." : "");
-        if (f->repro_dir) fprintf(out, "      repro: %s\n", f->repro_dir);
-        if (f->note[0]) fprintf(out, "      note: %s\n", f->note);
-    }
 }

@@ -31,6 +31,7 @@
 
 #include "generators/gen.h"
 #include "properties/property.h"
+#include "properties/runner/proc.h"
 #include "properties/shrink/shrink.h"
 
 #ifdef __cplusplus
@@ -235,32 +236,28 @@ void pc_suite_report_free(pc_suite_report *r);
  * non-OK only when the runner itself failed (bad options, fork, OOM); failures are in the report. */
 pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error *err);
 
-/* Reports. `timing` adds the "timing" object (seconds, cases per second): everything else is identical for
- * any
- * --jobs. JUnit: one testsuite per selected property with one testcase per family, plus a "harness" testsuite
- * for crashes, timeouts and generator errors; a failure's message is its signature, its text the first
- * failing case's message, seed, case and repro folder. */
+/* Reports (suite_report.c). `timing` adds the "timing" object (seconds, cases per second): everything else is
+ * identical for any --jobs. JUnit: one testsuite per selected property with one testcase per family, plus a
+ * "harness" testsuite for crashes, timeouts and generator errors; a failure's message is its signature, its
+ * text the first failing case's message, seed, case and repro folder. */
 void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_report *r, bool timing);
 void pc_suite_write_junit(FILE *out, const pc_suite_options *o, const pc_suite_report *r, bool timing);
 /* The summary tables (per property, per family, transpose optimum rate, signatures with repro paths). */
 void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite_report *r);
+
+/* The report's property slots: every registered property, then o->check.extra when set (at most
+ * PC_MAX_PROPERTIES); the run counts by slot and the report writers (suite_report.c) print by slot. */
+size_t pc_suite_n_slots(const pc_suite_options *o);
+const char *pc_suite_slot_name(const pc_suite_options *o, size_t i);
+bool pc_suite_slot_enabled(const pc_suite_options *o, size_t i);
+bool pc_suite_is_property_name(const pc_suite_options *o, const char *name, size_t *index);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Isolation internals shared by pc_case_check_isolated and the suite (properties/runner/isolate.c).
  */
 
 /* Work done in a forked child, sending results through `fd` with the pc_iso_send_* functions. */
-typedef void (*pc_iso_child_fn)(void *ctx, int fd);
-
-typedef struct pc_iso_job {
-    int pid; /* 0: slot free */
-    int fd;
-    uint8_t *stream;
-    size_t len, cap;
-    double started, deadline, timeout;
-    bool eof, timed_out, oversized;
-    void *user; /* the caller's */
-} pc_iso_job;
+typedef pc_proc_fn pc_iso_child_fn;
 
 /* What a child reported, decoded by pc_iso_finish. */
 typedef struct pc_iso_outcome {
@@ -277,17 +274,13 @@ typedef struct pc_iso_outcome {
 
 void pc_iso_outcome_free(pc_iso_outcome *o);
 
-/* Forks a child running fn(ctx, fd); stdio is flushed first. */
-pc_status pc_iso_start(pc_iso_job *job, pc_iso_child_fn fn, void *ctx, double timeout, pc_error *err);
-/* Reads whatever the running jobs sent, waiting up to max_wait_ms for something to happen; marks jobs whose
- * pipe closed or whose deadline passed. Returns the number of jobs ready for pc_iso_finish. */
-size_t pc_iso_pump(pc_iso_job *jobs, size_t n, int max_wait_ms);
-bool pc_iso_ready(const pc_iso_job *job);
+/* Forks a child running fn(ctx, fd) (pc_proc_start); the caller waits with pc_proc_poll until pc_proc_done. */
+pc_status pc_iso_start(pc_proc *job, pc_iso_child_fn fn, void *ctx, double timeout, pc_error *err);
 /* Reaps the child (killing it after a timeout) and decodes its stream. A crash, a non-zero exit or a timeout
  * becomes out->res.failed with property "crash" (kind: the signal name, or "exit-N") or "timeout", and pass =
  * the last pass the child finished; a crash before the choices came back has pass "generate". Frees the job's
  * slot. */
-void pc_iso_finish(pc_iso_job *job, pc_iso_outcome *out);
+void pc_iso_finish(pc_proc *job, pc_iso_outcome *out);
 
 /* Child side. */
 void pc_iso_send_choices(int fd, const uint32_t *values, size_t n);

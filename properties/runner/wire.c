@@ -1,14 +1,17 @@
-/* Byte buffers and whole reads/writes for parent <-> child messages, and files written whole (wire.h). */
+/* Byte buffers and whole reads/writes for parent <-> child and ORT helper messages (wire.h). Files written whole
+ * are core's pc_file_write_atomic (core/base/file.c). */
 #include "properties/runner/wire.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/passcheck.h"
+#include "properties/runner/util.h"
 
 void pc_wb_put(pc_wbuf *b, const void *p, size_t n)
 {
@@ -158,38 +161,72 @@ bool pc_read_all(int fd, void *p, size_t n)
     return true;
 }
 
-int pc_write_file_atomic(const char *path, bool exclusive, pc_file_fill fill, const void *ctx)
+bool pc_send_all(int fd, const void *p, size_t n)
 {
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return ENOMEM;
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | (exclusive ? O_EXCL : 0), 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int saved = errno;
-        /* a temporary that exists already is someone else's when exclusive */
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        } else if (!exclusive) {
-            unlink(tmp);
+    const uint8_t *q = p;
+    while (n) {
+        ssize_t k = send(fd, q, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        q += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+pc_read_end pc_read_all_until(int fd, void *p, size_t n, double deadline)
+{
+    uint8_t *q = p;
+    size_t got = 0;
+    while (got < n) {
+        double left = deadline - pc_now_seconds();
+        if (left <= 0) return PC_READ_TIMEOUT;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int r = poll(&pfd, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return PC_READ_POLL_FAILED;
         }
-        free(tmp);
-        return saved;
+        if (r == 0) continue;
+        ssize_t k = read(fd, q + got, n - got);
+        if (k < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return PC_READ_FAILED;
+        }
+        if (k == 0) return PC_READ_EOF;
+        got += (size_t)k;
     }
-    fill(f, ctx);
-    bool failed = fflush(f) != 0 || ferror(f);
-    int saved = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = true;
-        saved = errno;
-    }
-    if (!failed && rename(tmp, path) != 0) {
-        failed = true;
-        saved = errno;
-    }
-    if (failed) unlink(tmp);
-    free(tmp);
-    return failed ? (saved ? saved : EIO) : 0;
+    return PC_READ_OK;
+}
+
+void pc_le64_store(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void pc_wb_u32le(pc_wbuf *b, uint32_t v)
+{
+    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    pc_wb_put(b, x, sizeof x);
+}
+
+void pc_wb_u64le(pc_wbuf *b, uint64_t v)
+{
+    uint8_t x[8];
+    pc_le64_store(x, v);
+    pc_wb_put(b, x, sizeof x);
+}
+
+uint32_t pc_le32_load(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint64_t pc_le64_load(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
 }

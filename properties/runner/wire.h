@@ -1,7 +1,8 @@
 /*
  * wire.h — the byte buffers and full reads/writes that forked children and their parents talk through (the
  * suite's cases and shrink worker, properties/runner/isolate.c; conformance's per-case children,
- * tools/cmd_conformance.c). Both ends are the same binary, so values go in host byte order. A writer or
+ * properties/runner/conformance.c; both through properties/runner/proc.h). Both ends are the same binary, so
+ * values go in host byte order (the little-endian helpers below are for the ORT helper's wire). A writer or
  * reader that runs out of memory or data sets its flag and stops; callers check it once at the end.
  *
  *     pc_wbuf w = {0};
@@ -52,12 +53,28 @@ void pc_rb_str_into(pc_rbuf *b, char *buf, size_t size); /* a blob into buf, cut
 /* Whole writes and reads on a descriptor, retried on EINTR; false on an error or end of file. */
 bool pc_write_all(int fd, const void *p, size_t n);
 bool pc_read_all(int fd, void *p, size_t n);
+/* pc_write_all on a socket with send(MSG_NOSIGNAL): a peer that is gone gives false with errno EPIPE, never
+ * SIGPIPE in this process. */
+bool pc_send_all(int fd, const void *p, size_t n);
 
-/* Writes the file at path whole: fill writes "<path>.tmp.<pid>", which is renamed over path once flushed and
- * closed, so a failure leaves path as it was and no temporary behind. exclusive: the temporary is created
- * with O_EXCL, so nothing of someone else's is truncated or removed. Returns 0, or the errno of the first
- * failure (ENOMEM when the temporary's name cannot be made). */
-typedef void (*pc_file_fill)(FILE *f, const void *ctx);
-int pc_write_file_atomic(const char *path, bool exclusive, pc_file_fill fill, const void *ctx);
+/* pc_read_all with a deadline on the pc_now_seconds clock (util.h): it waits in poll, so a peer that stops
+ * talking cannot hold the reader past the deadline. PC_READ_OK, or why it stopped (errno set for the two
+ * failures). */
+typedef enum pc_read_end {
+    PC_READ_OK,
+    PC_READ_TIMEOUT,     /* the deadline passed first */
+    PC_READ_EOF,         /* the peer closed before n bytes came */
+    PC_READ_POLL_FAILED, /* errno: poll's */
+    PC_READ_FAILED,      /* errno: read's */
+} pc_read_end;
+pc_read_end pc_read_all_until(int fd, void *p, size_t n, double deadline);
+
+/* Little-endian numbers, whatever the host's order, for wires to programs other than this one (the ORT
+ * helper, tools/ort/ort_run.js). */
+void pc_wb_u32le(pc_wbuf *b, uint32_t v);
+void pc_wb_u64le(pc_wbuf *b, uint64_t v);
+void pc_le64_store(uint8_t *p, uint64_t v);
+uint32_t pc_le32_load(const uint8_t *p);
+uint64_t pc_le64_load(const uint8_t *p);
 
 #endif

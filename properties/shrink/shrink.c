@@ -13,16 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "properties/shrink/shrink_internal.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "properties/runner/util.h"
 
 void pc_shrink_options_default(pc_shrink_options *o)
 {
@@ -55,7 +48,7 @@ uint32_t pc_shrink_case_nodes(const pc_case *c)
 bool pc_shrink_budget_left(pc_shrink_state *s)
 {
     if (s->exhausted) return false;
-    double t = now_seconds() - s->t_start;
+    double t = pc_now_seconds() - s->t_start;
     if (s->checks >= s->opts->max_checks || t >= s->opts->max_seconds) s->exhausted = true;
     return !s->exhausted && !(s->phase_limit > 0 && t >= s->phase_limit);
 }
@@ -136,7 +129,7 @@ pc_status pc_shrink_try(pc_shrink_state *s, pc_case *cand, const char *step, boo
     *accepted = true;
     if (s->opts->log)
         fprintf(s->opts->log, "shrink: check %u: %s: %u nodes (%.2f s)\n", s->checks, step,
-                pc_shrink_case_nodes(&s->best), now_seconds() - s->t_start);
+                pc_shrink_case_nodes(&s->best), pc_now_seconds() - s->t_start);
     return PC_OK;
 }
 
@@ -461,7 +454,7 @@ static void state_init(pc_shrink_state *s, pc_shrink_check_fn check, void *ctx, 
     s->check = check;
     s->check_ctx = ctx;
     s->opts = opts;
-    s->t_start = now_seconds();
+    s->t_start = pc_now_seconds();
 }
 
 /* Checks the starting case (always, whatever the budget): it must be interesting. Takes ownership of *c. */
@@ -503,7 +496,7 @@ static void state_finish(pc_shrink_state *s, pc_shrink_result *out)
     out->graph_edited = s->graph_edited;
     out->checks = s->checks;
     out->accepted = s->accepted;
-    out->seconds = now_seconds() - s->t_start;
+    out->seconds = pc_now_seconds() - s->t_start;
     out->nodes_after = pc_shrink_case_nodes(&out->kase);
     out->budget_exhausted = s->exhausted;
 }

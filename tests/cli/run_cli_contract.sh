@@ -138,4 +138,19 @@ mv "$tmp/swapped/test_data_set_0/input_0.pb" "$tmp/swapped/test_data_set_0/x.pb"
 mv "$tmp/swapped/test_data_set_0/input_1.pb" "$tmp/swapped/test_data_set_0/input_0.pb"
 mv "$tmp/swapped/test_data_set_0/x.pb" "$tmp/swapped/test_data_set_0/input_1.pb"
 expect 0 "1 passed, 0 failed, 0 skipped" -- "$pc" conformance "$tmp/swapped"
+# one parser for every subcommand: an option given twice is a usage error naming it, in every command (a silently
+# ignored first value hides mistakes in scripts); only the list options (suite --family/--property) repeat
+expect 2 "info: usage error: --json given twice" -- "$pc" info --json --json "$good"
+expect 2 "roundtrip: usage error: --quiet given twice" -- "$pc" roundtrip --quiet --quiet "$good"
+expect 2 "roundtrip: usage error: --json given twice" -- "$pc" roundtrip --json "$tmp/a.json" --json "$tmp/b.json" "$good"
+expect 2 "conformance: usage error: --filter given twice" -- "$pc" conformance --filter a --filter b "$abs"
+expect 2 "conformance: usage error: --strict given twice" -- "$pc" conformance --strict --strict "$abs"
+expect 2 "optimize: usage error: --level given twice" -- "$pc" optimize "$good" -o "$tmp/o.onnx" --level 1 --level 2
+expect 2 "partition: usage error: --json given twice" -- "$pc" partition --json --json "$good"
+expect 2 "suite: usage error: --cases given twice" -- "$pc" suite --cases 1 --cases 2
+expect 2 "suite: usage error: --quiet given twice" -- "$pc" suite --quiet --quiet
+expect 2 "shrink: usage error: --out given twice" -- "$pc" shrink "$good" --property numerics --out "$tmp/a" --out "$tmp/b"
+expect 0 "families: float nhwc qdq" -- "$pc" suite --cases 3 --no-shrink --family float --family nhwc,qdq
+expect 2 "suite: usage error: --family needs an argument" -- "$pc" suite --family ""
+expect 0 "^no output files$" -- bash -c 'ls "$1"/a.json "$1"/b.json "$1"/o.onnx "$1"/a "$1"/b 2>/dev/null || echo "no output files"' _ "$tmp"
 finish

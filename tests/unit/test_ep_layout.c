@@ -91,7 +91,7 @@ static void run_case(const char *label, pc_model *m, int32_t rank, int64_t seed)
     } else {
         CHECK_MSG(false, "%s: shape inference did not type y", label);
     }
-    char why[512];
+    char why[PT_WHY_SIZE];
     int eq = pt_equiv(before, m, (uint64_t)seed, 0, 0, why, sizeof why);
     CHECK_MSG(eq == 1, "%s: %s", label, why);
     pc_model_free(before);
@@ -391,7 +391,7 @@ static void test_nhwc_form_refused(pc_ep_registry *reg)
         CHECK(pc_model_opset(m, "com.ms.internal.nhwc") == (imported ? 17 : -1));
         CHECK(n->ep && strcmp(n->ep, "pool17") == 0);
         CHECK(pc_ep_claims_node(ep, n, NULL, 0));
-        char why[512];
+        char why[PT_WHY_SIZE];
         CHECK_MSG(pt_equiv(before, m, 40 + (uint64_t)imported, 0, 0, why, sizeof why) == 1, "%s", why);
         pc_model_free(before);
         pc_model_free(m);
@@ -445,7 +445,7 @@ static void test_kept_assignment_keeps_form(pc_ep_registry *reg)
         if (strcmp(n->op_type, "FusedConv") == 0)
             CHECK_MSG(strcmp(n->domain, "com.microsoft") == 0 && n->ep && strcmp(n->ep, "fc") == 0,
                       "FusedConv in '%s' on '%s'", n->domain, n->ep ? n->ep : "(none)");
-    char why[512];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(original, once, 51, 1e-4, 1e-5, why, sizeof why) == 1, "%s", why);
     CHECK_MSG(pt_equiv(original, m, 51, 1e-4, 1e-5, why, sizeof why) == 1, "%s", why);
     free(b1);
@@ -478,7 +478,7 @@ static void composite_case(const char *op, int32_t rank, const int64_t *dims, vo
     pt_output(b, "y");
     pc_error err;
     CHECK_OK(pc_model_set_opset(a, "com.ms.internal.nhwc", 17, &err), &err);
-    char why[512];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(b, a, (uint64_t)seed, 0, 0, why, sizeof why) == 1, "%s: %s", op, why);
     pc_model_free(a);
     pc_model_free(b);
@@ -509,7 +509,7 @@ static void test_composites(void)
     pt_node(b, "Gelu", "", "x", "y", NULL);
     pt_output(a, "y");
     pt_output(b, "y");
-    char why[512];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(b, a, 53, 0, 0, why, sizeof why) == 1, "Gelu: %s", why);
     /* and against the formula x/2 (1 + erf(x/sqrt 2)) on a few points */
     pc_data *in = pc_data_new_tensor(PC_DTYPE_FLOAT, 2, (int64_t[]){3, 5}, NULL);

@@ -156,7 +156,7 @@ static void test_nhwc_claims_transposes(void)
         CHECK_MSG(ep_is(x, "nhwc"), "%s -> %s", x->name, x->ep);
     CHECK(r.n_subgraphs == 1 && r.subgraphs[0].n_nodes == m->graph->n_nodes);
     check_result(m, &r, "nhwc,cpu");
-    char why[512];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(before, m, 7, 0, 0, why, sizeof why) == 1, "%s", why);
     pc_model_free(before);
     pc_model_free(m);
@@ -201,7 +201,7 @@ static void test_ep_without_transpose(void)
     for (uint32_t s = 0; s < r.n_subgraphs; s++)
         npu_groups += strcmp(r.subgraphs[s].ep->name, "npu") == 0;
     CHECK(npu_groups >= 1);
-    char why[512];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(before, m, 8, 0, 0, why, sizeof why) == 1, "%s", why);
     pc_model_free(before);
     pc_model_free(m);
@@ -258,7 +258,7 @@ static void test_nhwc_form_refused(void)
     uint32_t n;
     pc_partition_result r;
     pc_error err;
-    char why[512];
+    char why[PT_WHY_SIZE];
     /* 'broken' has no NHWC Conv row at all */
     eps_of("broken,cpu", &eps, &n);
     pc_model *m = conv_relu_model(NULL);
@@ -324,7 +324,7 @@ static void repartition_case(const char *label, const char *list, const char *ru
               "%s: the second partitioning changed the bytes", label);
     free(b1);
     free(b2);
-    char why[512];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(orig, again, 11, 0, 0, why, sizeof why) == 1, "%s: %s", label, why);
     pc_model_free(again);
     pc_model_free(orig);

@@ -38,7 +38,7 @@ static void test_builtins(void)
     pc_node *mp2 = pt_node(m, "MaxPool", "", "x", "mp2", NULL);
     pc_error err;
     CHECK_OK(pc_node_set_attr_int(mp2, "storage_order", 1, &err), &err);
-    char why[256];
+    char why[PT_WHY_SIZE];
     /* cpu: every standard op, contrib fusions, never the NHWC domain */
     CHECK(pc_ep_claims_node(cpu, conv, why, sizeof why));
     CHECK(pc_ep_claims_node(cpu, relu_i, why, sizeof why));
@@ -151,7 +151,7 @@ static void test_ep_file_good(void)
     pc_node *c2 = pt_node(m, "Conv", "", "x,w", "c2", NULL);
     CHECK_OK(pc_node_set_attr_int(c2, "group", 2, &err), &err);
     pc_node *t = pt_node(m, "Transpose", "", "x", "t", NULL);
-    char why[256];
+    char why[PT_WHY_SIZE];
     CHECK(pc_ep_claims_node(npu, c1, why, sizeof why));
     CHECK(!pc_ep_claims_node(npu, c2, why, sizeof why));
     CHECK_MSG(strcmp(why, "attribute 'group' = 2 is not supported") == 0, "%s", why);

@@ -1,14 +1,11 @@
 /* Constant evaluator: every op on random small tensors (several shapes, rank 0, empty dims, broadcasting,
  * every handled dtype) is compared bit-exactly with the reference executor running the same one-node model;
- * then the evaluator's own errors, and the float16 rounding against the format's definition. */
+ * then the evaluator's own errors (float16 rounding: test_base_half). */
 #include <math.h>
 
 #include "core/eval/eval.h"
 #include "tests/pass_test_util.h"
 #include "tests/test_util.h"
-
-uint16_t ev_f64_to_f16(double v);
-double ev_f16_to_f64(uint16_t h);
 
 static uint64_t seed = 12345;
 
@@ -758,40 +755,8 @@ static void test_errors(void)
     tc_expect(&t, "Cast to bfloat16", 1 << 20, PC_ERR_UNSUPPORTED, "bfloat16");
 }
 
-/* float16 against its definition: every finite half converts to the double it denotes and back; a value
- * exactly between two neighbours rounds to the one with an even mantissa; just above it rounds up. */
-static void test_float16(void)
-{
-    int bad_round_trip = 0, bad_tie = 0;
-    for (uint32_t h = 0; h < 0x10000; h++) {
-        uint32_t e = h >> 10 & 0x1f, m = h & 0x3ff;
-        if (e == 31) continue;
-        double want = (h & 0x8000 ? -1.0 : 1.0) * (e ? ldexp(1024 + m, (int)e - 25) : ldexp(m, -24));
-        if (ev_f16_to_f64((uint16_t)h) != want || ev_f64_to_f16(want) != h) bad_round_trip++;
-        if ((h & 0x7fff) == 0x7bff) continue; /* the next one up is inf */
-        double next = ev_f16_to_f64((uint16_t)(h + 1));
-        if (h & 0x8000) continue;
-        double mid = (want + next) / 2; /* exact in double */
-        uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
-        if (ev_f64_to_f16(mid) != even || ev_f64_to_f16(nextafter(mid, INFINITY)) != h + 1 ||
-            ev_f64_to_f16(nextafter(mid, 0)) != h)
-            bad_tie++;
-    }
-    CHECK_MSG(bad_round_trip == 0, "%d halves do not round-trip", bad_round_trip);
-    CHECK_MSG(bad_tie == 0, "%d midpoints round wrongly", bad_tie);
-    CHECK(ev_f64_to_f16(65504.0) == 0x7bff);
-    CHECK(ev_f64_to_f16(65519.99) == 0x7bff);
-    CHECK(ev_f64_to_f16(65520.0) == 0x7c00);
-    CHECK(ev_f64_to_f16(-1e300) == 0xfc00);
-    CHECK(ev_f64_to_f16(0x1p-25) == 0);   /* half the smallest subnormal: ties to even (0) */
-    CHECK(ev_f64_to_f16(0x1.8p-25) == 1); /* above half: rounds up */
-    CHECK((ev_f64_to_f16(NAN) & 0x7c00) == 0x7c00 && (ev_f64_to_f16(NAN) & 0x3ff) != 0);
-    CHECK(ev_f64_to_f16(-0.0) == 0x8000);
-}
-
 int main(void)
 {
-    test_float16();
     test_elementwise();
     test_cast();
     test_shape_ops();

@@ -176,7 +176,7 @@ static void check_family(const char *family, const char *const *want_ops, size_t
                   (unsigned long long)seed, c.model->graph->n_nodes);
         if ((int)c.model->graph->n_nodes > st.max_nodes) st.max_nodes = (int)c.model->graph->n_nodes;
         CHECK_OK(pc_model_verify(c.model, &err), &err);
-        char why[512];
+        char why[PT_WHY_SIZE];
         CHECK_MSG(shapes_agree(c.model, why, sizeof why), "%s seed %llu: %s", family,
                   (unsigned long long)seed, why);
         for (const pc_node *n = c.model->graph->first; n; n = n->next)

@@ -149,7 +149,7 @@ static void test_oracle_hand(void)
     pc_model *before = pt_clone(m);
     optimize(m);
     CHECK(pc_tpo_count_transposes(m->graph) == 2 && oracle(m, NULL, NULL, 0) == 2);
-    char why[256];
+    char why[PT_WHY_SIZE];
     CHECK_MSG(pt_equiv(before, m, 3, 0, 0, why, sizeof why) == 1, "%s", why);
     pc_model_free(before);
     pc_model_free(m);
@@ -611,7 +611,7 @@ static void fault_case(const char *fault, pc_model *(*make)(void), bool by_prope
         bool changed = false;
         CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
         pc_fault_reset();
-        char why[512];
+        char why[PT_WHY_SIZE];
         int eq = pt_equiv(before, m, 17, 0, 0, why, sizeof why);
         prop_run per, fin;
         prop_check(before, before, m, "transpose_optimize", 1, &per);
@@ -820,7 +820,7 @@ static void test_random_tf(bool se_blocks)
             graph_dump("before", before);
             graph_dump("after", m);
         }
-        char why[256];
+        char why[PT_WHY_SIZE];
         CHECK_MSG(pt_equiv(before, m, seed, 0, 0, why, sizeof why) == 1, "seed %llu: %s",
                   (unsigned long long)seed, why);
         CHECK_OK(pc_tpo_solve(m->graph, NULL, &r1, &err), &err);
@@ -935,7 +935,7 @@ static void test_pipeline_random(void)
                 gaps++;
             else if (r.outcome != PC_PROP_PASS)
                 note_failure(&h, &r, "end-to-end");
-            char why[256];
+            char why[PT_WHY_SIZE];
             int eq = pt_equiv(orig, m, seed, 1e-5, 1e-6, why, sizeof why);
             CHECK_MSG(eq == 1, "%s seed %llu: %s", lists[li], (unsigned long long)seed, why);
             pc_model_free(h.prev);

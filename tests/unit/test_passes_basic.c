@@ -26,7 +26,7 @@ static void check_fires_exact(pc_pass_fn fn, pc_model *m, const char *what)
     CHECK_MSG(pt_run_pass(fn, m, &o), "%s: pass did not fire", what);
     CHECK_MSG(pt_log.n > logged, "%s: no --explain line", what);
     CHECK_MSG(!pt_run_pass(fn, m, &o), "%s: second run changed the graph again", what);
-    char why[512] = "";
+    char why[PT_WHY_SIZE] = "";
     for (uint64_t seed = 1; seed <= 3; seed++)
         CHECK_MSG(pt_equiv(before, m, seed, 0, 0, why, sizeof why) == 1, "%s: %s", what, why);
     pc_model_free(before);

@@ -36,7 +36,7 @@ static bool run_for(pc_pass_fn fn, const char *pass, pc_model *m, const char *pr
     pc_pass_options o = pt_pass_options(pass);
     o.provider = provider;
     bool changed = pt_run_pass(fn, m, &o);
-    char why[512] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pt_equiv(before, m, 3, 0, 0, why, sizeof why) == 1, "%s for %s: %s", pass,
               provider ? provider : "-", why);
     pc_model_free(before);
@@ -246,7 +246,7 @@ static void test_pipeline_repro(void)
     o.after_pass_ctx = &h;
     CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
     CHECK_MSG(!h.bad[0], "%s", h.bad);
-    char why[512] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pt_equiv(original, m, 9, 1e-6, 1e-6, why, sizeof why) == 1, "%s", why);
 
     /* and again: nothing changes, and still no foreign node is touched */

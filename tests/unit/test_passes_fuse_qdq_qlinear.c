@@ -433,7 +433,7 @@ static void test_relu_rules(void)
         CHECK_MSG(m->graph->n_nodes == cases[i].nodes_after, "relu case %zu: %u nodes", i, m->graph->n_nodes);
         if (cases[i].op) CHECK_MSG(pt_count_op(m, cases[i].op) == 1, "relu case %zu: no %s", i, cases[i].op);
         CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
-        char why[256];
+        char why[PT_WHY_SIZE];
         CHECK_MSG(pt_equiv(before, m, 7 + i, 0, 0, why, sizeof why) == 1, "relu case %zu: %s", i, why);
         pc_model_free(before);
         pc_model_free(m);
@@ -600,7 +600,7 @@ static void run_generated(const char *family, int n_seeds, gen_stats *gs)
         }
         if (changed && made <= 0 && !pc_fault_active(PC_FAULT_QDQ_ROUNDING)) {
             /* only exact (Relu) rewrites: the whole graph is bit-exact */
-            char why[256];
+            char why[PT_WHY_SIZE];
             CHECK_MSG(pt_equiv(before, c.model, seed, 0, 0, why, sizeof why) == 1, "%s seed %llu: %s", family,
                       (unsigned long long)seed, why);
             gs->exact_whole++;

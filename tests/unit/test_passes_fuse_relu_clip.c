@@ -133,7 +133,7 @@ static void test_exact_grid(void)
                         pc_model *before = pt_clone(m);
                         pc_pass_options opts = pt_pass_options("fuse_relu_clip");
                         bool changed = pt_run_pass(pc_pass_fuse_relu_clip, m, &opts);
-                        char why[512] = "";
+                        char why[PT_WHY_SIZE] = "";
                         int same = run_same(before, m, dtypes[t], why, sizeof why);
                         CHECK_MSG(same == 1, "opset %lld %s %s, min %s, max -(%s): %s%s",
                                   (long long)opsets[o], pc_dtype_name(dtypes[t]),
@@ -162,7 +162,7 @@ static void test_shrunk_repro(void)
     pc_model *before = pt_clone(m);
     pc_pass_options opts = pt_pass_options("fuse_relu_clip");
     bool changed = pt_run_pass(pc_pass_fuse_relu_clip, m, &opts);
-    char why[512] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(run_same(before, m, PC_DTYPE_FLOAT, why, sizeof why) == 1, "%s", why);
     CHECK(!changed);
     pc_model_free(before);

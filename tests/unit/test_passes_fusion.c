@@ -33,7 +33,7 @@ static void check_fires(pc_pass_fn fn, pc_model *m, const pc_pass_options *o, do
     CHECK_MSG(pt_run_pass(fn, m, o), "%s: pass did not fire", what);
     CHECK_MSG(pt_log.n > logged, "%s: no --explain line", what);
     CHECK_MSG(!pt_run_pass(fn, m, o), "%s: second run changed the graph again", what);
-    char why[512] = "";
+    char why[PT_WHY_SIZE] = "";
     for (uint64_t seed = 1; seed <= 3; seed++)
         CHECK_MSG(pt_equiv(before, m, seed, rtol, atol, why, sizeof why) == 1, "%s: %s", what, why);
     pc_model_free(before);

@@ -89,7 +89,7 @@ static void test_bypass_output_name(void)
     CHECK(strcmp(m->graph->outputs[0]->name, "y") == 0);
     CHECK(m->graph->outputs[0]->producer == relu);
     CHECK_OK(pc_graph_verify(m->graph, &err), &err);
-    char why[256] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pt_equiv(before, m, 7, 0, 0, why, sizeof why) == 1, "%s", why);
     pc_model_free(before);
     pc_model_free(m);
@@ -141,7 +141,7 @@ static void test_bypass_middle(void)
     CHECK(done && m->graph->n_nodes == 2);
     pc_value *x = pc_graph_find_value(m->graph, "x");
     CHECK(x->n_consumers == 2);
-    char why[256] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pt_equiv(before, m, 3, 0, 0, why, sizeof why) == 1, "%s", why);
     pc_model_free(before);
     pc_model_free(m);
@@ -288,7 +288,7 @@ static void test_optimize_partitioned(void)
         CHECK_MSG(pc_node_annotation(n) == NULL, "node '%s' kept its annotation", n->name);
     }
     CHECK(part.n_subgraphs >= 1);
-    char why[256] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pt_equiv(before, m, 11, 0, 0, why, sizeof why) == 1, "%s", why);
 
     /* an unknown EP in the assignment string is an error naming it, and nothing runs */

@@ -80,7 +80,7 @@ static pc_model *check_fixpoint(pc_model *m, const fix_case *c)
     pc_model *original = pt_clone(m);
     CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
 
-    char why[512] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pt_equiv(original, m, 5, c->rtol, c->atol, why, sizeof why) == 1, "%s: %s", c->name, why);
     for (const pc_node *n = m->graph->first; n; n = n->next) {
         const pc_ep *ep = n->ep ? pc_ep_registry_find(reg, n->ep) : NULL;

@@ -829,7 +829,7 @@ static void layered_init(layered *l, pc_choices *ch)
     l->g = (pc_gen){.ch = ch, .cfg = &l->cfg, .model = m, .graph = m->graph, .out = &l->out};
 }
 
-static bool pm_str_eq_test(const char *a, const char *b)
+static bool match_str_eq_test(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
 }
@@ -925,9 +925,9 @@ static void test_layers(void)
             if (which != 1) CHECK_OK(pc_gen_annotate(&r.g, &err), &err);
             if (which != 0) CHECK_OK(pc_gen_random_eps(&r.g, &err), &err);
             CHECK(pc_model_equal(l.out.model, r.out.model, NULL, 0));
-            CHECK(pm_str_eq_test(l.out.layer_assignment, r.out.layer_assignment));
-            CHECK(pm_str_eq_test(l.out.ep_text, r.out.ep_text));
-            CHECK(pm_str_eq_test(l.out.ep_list, r.out.ep_list));
+            CHECK(match_str_eq_test(l.out.layer_assignment, r.out.layer_assignment));
+            CHECK(match_str_eq_test(l.out.ep_text, r.out.ep_text));
+            CHECK(match_str_eq_test(l.out.ep_list, r.out.ep_list));
             pc_case_free(&r.out);
             pc_case_free(&l.out);
             pc_choices_free(&again);

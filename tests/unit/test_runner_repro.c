@@ -15,7 +15,7 @@ static char g_tmp[256];
 
 static bool file_exists(const char *dir, const char *name)
 {
-    char p[512];
+    char p[1024]; /* a folder (the tests' are char[512]), a slash and a file name */
     snprintf(p, sizeof p, "%s/%s", dir, name);
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
@@ -23,7 +23,7 @@ static bool file_exists(const char *dir, const char *name)
 
 static char *slurp(const char *dir, const char *name)
 {
-    char p[512];
+    char p[1024]; /* a folder (the tests' are char[512]), a slash and a file name */
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "rb");
     if (!f) return NULL;
@@ -215,7 +215,7 @@ static void free_result(pc_shrink_result *r)
 
 static void check_model_file(const char *dir, const char *name, const uint8_t *bytes, size_t size)
 {
-    char p[512];
+    char p[1024]; /* a folder (the tests' are char[512]), a slash and a file name */
     snprintf(p, sizeof p, "%s/%s", dir, name);
     pc_model *m = NULL;
     pc_error err;
@@ -423,7 +423,7 @@ static void test_replay_files(void)
 
 static void write_text(const char *dir, const char *name, const char *text)
 {
-    char p[512];
+    char p[1024]; /* a folder (the tests' are char[512]), a slash and a file name */
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "w");
     if (!f) pt_die(p, NULL);

@@ -904,7 +904,7 @@ static void test_huge_dims(void)
 
 static void test_table(void)
 {
-    char why[256] = "";
+    char why[PT_WHY_SIZE] = "";
     CHECK_MSG(pc_shape_table_check(why, sizeof why), "%s", why);
     CHECK(pc_shape_rule_count() >= 140);
     CHECK(pc_shape_rule_find("", "Conv") && pc_shape_rule_find("ai.onnx", "Conv"));

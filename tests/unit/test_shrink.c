@@ -16,13 +16,7 @@
 #include "reference/reference.h"
 #include "properties/shrink/shrink_internal.h"
 #include "tests/test_util.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "properties/runner/util.h"
 
 /* ---- graphs
  * ----------------------------------------------------------------------------------------------------- */
@@ -336,9 +330,9 @@ static void test_through_runner(void)
     o.max_seconds = 60;
     o.isolate = false;
     pc_shrink_result r;
-    double t0 = now_s();
+    double t0 = pc_now_seconds();
     CHECK_OK(pc_shrink_model(&c, &cc, &target, &o, &r, &err), &err);
-    double dt = now_s() - t0;
+    double dt = pc_now_seconds() - t0;
     CHECK(r.kase.model && r.check.failed && pc_failure_same(&r.check.failure, &target));
     if (r.kase.model) {
         CHECK_MSG(r.kase.model->graph->n_nodes == 2, "%u nodes", r.kase.model->graph->n_nodes);

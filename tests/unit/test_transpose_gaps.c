@@ -25,7 +25,7 @@ static int optimize_checked(pc_model *m, const pc_pass_options *o, const char *w
     pc_model *before = pt_clone(m);
     uint64_t cost0 = pc_graph_transpose_cost(m->graph);
     pt_run_pass(pc_transpose_optimize, m, o);
-    char why[256];
+    char why[PT_WHY_SIZE];
     int eq = pt_equiv(before, m, 7, 0, 0, why, sizeof why);
     CHECK_MSG(eq == 1, "%s: %s", what, why);
     CHECK_MSG(pc_graph_transpose_cost(m->graph) <= cost0, "%s: cost %llu -> %llu", what,

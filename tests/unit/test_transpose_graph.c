@@ -5,6 +5,7 @@
 
 #include "tests/pass_test_util.h"
 #include "tests/test_util.h"
+#include "properties/runner/util.h"
 
 static pc_pass_options opts_plain(void)
 {
@@ -43,7 +44,7 @@ static bool perm_is(const pc_node *n, size_t count, const int64_t *want)
 
 static void check_exact(const pc_model *before, const pc_model *after, const char *what)
 {
-    char why[256];
+    char why[PT_WHY_SIZE];
     int r = pt_equiv(before, after, 11, 0, 0, why, sizeof why);
     CHECK_MSG(r == 1, "%s: %s", what, why);
 }
@@ -542,7 +543,7 @@ static void test_random_graphs(void)
                   (unsigned long long)seed, count0, pt_count_op(m, "Transpose"));
         const char *bad = leftover(m);
         CHECK_MSG(!bad, "seed %llu: %s", (unsigned long long)seed, bad ? bad : "");
-        char why[256];
+        char why[PT_WHY_SIZE];
         int eq = pt_equiv(before, m, seed, 0, 0, why, sizeof why);
         CHECK_MSG(eq == 1, "seed %llu: %s", (unsigned long long)seed, why);
         pc_model *once = pt_clone(m);
@@ -558,13 +559,6 @@ static void test_random_graphs(void)
     }
     printf("random graphs: 300, %d changed\n", pushed);
     CHECK(pushed > 100);
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* blocks of T(CL) -> Relu -> T(CF) -> Add(const): every Transpose cancels; time grows linearly */
@@ -592,9 +586,9 @@ static double time_blocks(int blocks, int *left)
     CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
     pc_pass_options o = {0};
     bool changed = false;
-    double t0 = now_seconds();
+    double t0 = pc_now_seconds();
     CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
-    double t1 = now_seconds();
+    double t1 = pc_now_seconds();
     *left = pt_count_op(m, "Transpose");
     CHECK(changed && (int)m->graph->n_nodes == 2 * blocks);
     pc_model_free(m);

@@ -66,7 +66,7 @@ static bool input_ints_eq(const pc_node *n, uint32_t i, size_t count, const int6
 
 static void check_exact(const pc_model *before, const pc_model *after, const char *what)
 {
-    char why[256];
+    char why[PT_WHY_SIZE];
     int r = pt_equiv(before, after, 7, 0, 0, why, sizeof why);
     CHECK_MSG(r == 1, "%s: %s", what, why);
 }

@@ -1,0 +1,53 @@
+/*
+ * util.h — the small helpers the runner, the shrinker, the ORT oracle and the CLI share: a monotonic clock,
+ * path joining, strict unsigned number parsing, and JSON/XML string escaping for reports.
+ *
+ *     double t0 = pc_now_seconds();
+ *     char *p = pc_path_join(dir, "case.txt");              // "dir/case.txt"; NULL when out of memory
+ *     uint64_t jobs;
+ *     if (!pc_parse_u64("0x10", 1, 64, &jobs)) ...          // 16
+ *     pc_json_string(out, name);                            // "\"a\\nb\"", or null for NULL
+ *     pc_xml_escape(out, message, PC_XML_ATTRIBUTE);
+ *     printf("%.2f s\n", pc_now_seconds() - t0);
+ */
+#ifndef PC_RUNNER_UTIL_H
+#define PC_RUNNER_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Seconds on CLOCK_MONOTONIC: for deadlines and durations, never for dates. */
+double pc_now_seconds(void);
+
+/* "a/b" in a new allocation; NULL when out of memory or the length overflows. */
+char *pc_path_join(const char *a, const char *b);
+
+/* An unsigned integer from lo to hi that is the whole of s: decimal, or hexadecimal after "0x"/"0X"; the first
+ * character must be a digit (no sign, no white space). false when s is anything else. */
+bool pc_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* The syntaxes pc_parse_u64_as reads; flags, or'ed. 0 is decimal digits only (failure database entries). */
+enum {
+    PC_PARSE_U64_HEX = 1u << 0, /* also "0x1f" (pc_parse_u64) */
+    /* repro folders' case.txt: what strtoull reads after leading white space, except a leading sign; kept
+     * as the reader always accepted it ("seed= 5") */
+    PC_PARSE_U64_LEADING_SPACE = 1u << 1,
+};
+bool pc_parse_u64_as(const char *s, uint64_t lo, uint64_t hi, unsigned flags, uint64_t *out);
+
+/* JSON strings per RFC 8259: quotes, backslashes and control characters escaped, other bytes as they are.
+ * pc_json_string writes null for NULL. */
+void pc_json_string(FILE *out, const char *s);
+void pc_json_string_n(FILE *out, const char *s, size_t n);
+
+/* XML 1.0 text. PC_XML_TEXT (element content) and PC_XML_ATTRIBUTE: markup characters as entities, control
+ * characters (not allowed in XML 1.0, even escaped) and bytes that are not UTF-8 as '?'; in attributes newline
+ * and tab as &#10; and &#9; so they survive attribute normalization. PC_XML_LOOSE, the suite's JUnit report
+ * as it always was: markup characters as entities, newline and tab as they are, other control characters as
+ * ' ', every other byte as it is. NULL is written as "". */
+typedef enum pc_xml_mode { PC_XML_TEXT, PC_XML_ATTRIBUTE, PC_XML_LOOSE } pc_xml_mode;
+void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode);
+
+#endif
