@@ -13,6 +13,7 @@
 #ifndef PC_INTERNAL_H
 #define PC_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "core/passcheck.h"
@@ -60,5 +61,37 @@ pc_status pc_file_write_atomic(const char *path, unsigned flags, pc_file_fill fi
                                pc_error *err, int *sys_errno);
 pc_status pc_file_write_atomic_bytes(const char *path, unsigned flags, const void *data, size_t size,
                                      pc_error *err);
+
+/* A growable string (core/base/strbuf.c) built by appending text and printf output, grown with plain
+ * realloc (harness text, not model memory: outside pc_mem's budget). Start from {0}. Before anything is
+ * appended s is NULL; after any append, even of "", it is a NUL-terminated string of len bytes. A failed
+ * append (realloc, an overflowing size, an encoding error) sets the sticky oom flag: later appends do nothing
+ * and s keeps the text from before the failure, so callers check oom once at the end.
+ *
+ *     pc_strbuf b = {0};
+ *     pc_strbuf_printf(&b, "gen%u,", 0u);
+ *     pc_strbuf_puts(&b, "cpu");
+ *     pc_strbuf_append(&b, bytes, n);                // n raw bytes; a NUL among them ends the C string early
+ *     if (b.oom) ...                                 // out of memory
+ *     puts(pc_strbuf_str(&b));                       // "gen0,cpu...", or "" when nothing was appended
+ *     char *text = pc_strbuf_take(&b);               // the caller frees it; b is empty again
+ */
+typedef struct pc_strbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} pc_strbuf;
+
+void pc_strbuf_append(pc_strbuf *b, const void *data, size_t n);
+void pc_strbuf_puts(pc_strbuf *b, const char *text);
+void pc_strbuf_printf(pc_strbuf *b, const char *fmt, ...) PC_PRINTF(2, 3);
+void pc_strbuf_vprintf(pc_strbuf *b, const char *fmt, va_list ap);
+/* s, or "" before anything was appended: never NULL. */
+const char *pc_strbuf_str(const pc_strbuf *b);
+/* Hands s to the caller and leaves b as {0}: NULL when nothing was appended, or after oom (the partial
+ * text is freed: check oom first when NULL must be told apart). */
+char *pc_strbuf_take(pc_strbuf *b);
+/* Frees s and leaves b as {0}, ready for reuse. */
+void pc_strbuf_free(pc_strbuf *b);
 
 #endif

@@ -10,38 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "generators/gen.h"
 #include "generators/gen_layers.h"
 
 static const char *const tops[] = {"encoder", "decoder", "head", "stem"};
 static const char *const leaves[] = {"attn", "mlp", "norm", "conv"};
 enum { N_TOPS = 4, N_BLOCKS = 3, N_LEAVES = 4, MAX_PATTERNS = 3, ANN_SIZE = 64 };
-
-/* A growable string. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *text)
-{
-    size_t len = strlen(text);
-    if (b->oom) return;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + len + 1) cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, text, len + 1);
-    b->n += len;
-}
 
 static void draw_annotation(pc_choices *ch, char *out, size_t size)
 {
@@ -100,31 +75,27 @@ typedef struct pattern {
 /* Writes "ep(p, =q); ep2(r)" from patterns, grouped by EP in order of first use. */
 static char *format_rules(const pattern *pats, uint32_t n, const char *const *eps, uint32_t n_eps)
 {
-    sbuf b = {0};
+    pc_strbuf b = {0};
     bool first_rule = true;
     for (uint32_t e = 0; e < n_eps; e++) {
         bool open = false;
         for (uint32_t i = 0; i < n; i++) {
             if (pats[i].ep != e) continue;
             if (!open) {
-                if (!first_rule) sb_add(&b, "; ");
-                sb_add(&b, eps[e]);
-                sb_add(&b, "(");
+                if (!first_rule) pc_strbuf_puts(&b, "; ");
+                pc_strbuf_puts(&b, eps[e]);
+                pc_strbuf_puts(&b, "(");
                 open = true;
                 first_rule = false;
             } else {
-                sb_add(&b, ", ");
+                pc_strbuf_puts(&b, ", ");
             }
-            if (pats[i].exact) sb_add(&b, "=");
-            sb_add(&b, pats[i].text);
+            if (pats[i].exact) pc_strbuf_puts(&b, "=");
+            pc_strbuf_puts(&b, pats[i].text);
         }
-        if (open) sb_add(&b, ")");
+        if (open) pc_strbuf_puts(&b, ")");
     }
-    if (b.oom) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    return pc_strbuf_take(&b); /* NULL when out of memory */
 }
 
 pc_status pc_gen_annotate(pc_gen *g, pc_error *err)
@@ -218,32 +189,24 @@ pc_status pc_gen_retarget_rules(pc_gen *g, pc_error *err)
     }
     /* rules are "EP(patterns)" separated by ';': redraw each EP over the new list, merging rules that land on
      * the same EP would need a re-parse; two rules naming one EP are valid, so they are simply kept apart */
-    sbuf b = {0};
+    pc_strbuf b = {0};
     const char *p = text;
     while (*p) {
         const char *open = strchr(p, '(');
         const char *close = open ? strchr(open, ')') : NULL;
         if (!open || !close) break;
-        if (b.n) sb_add(&b, "; ");
-        sb_add(&b, eps[pc_draw(g->ch, n_eps)]);
-        char *body = malloc((size_t)(close - open) + 2);
-        if (!body) {
-            b.oom = true;
-            break;
-        }
-        memcpy(body, open, (size_t)(close - open) + 1);
-        body[close - open + 1] = '\0';
-        sb_add(&b, body);
-        free(body);
+        if (b.len) pc_strbuf_puts(&b, "; ");
+        pc_strbuf_puts(&b, eps[pc_draw(g->ch, n_eps)]);
+        pc_strbuf_append(&b, open, (size_t)(close - open) + 1);
         p = close + 1;
         while (*p == ';' || *p == ' ') p++;
     }
     free(ep_buf);
     if (b.oom) {
-        free(b.s);
+        pc_strbuf_free(&b);
         return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (layer rules)");
     }
     free(g->out->layer_assignment);
-    g->out->layer_assignment = b.s; /* NULL when there was nothing to keep */
+    g->out->layer_assignment = pc_strbuf_take(&b); /* NULL when there was nothing to keep */
     return PC_OK;
 }

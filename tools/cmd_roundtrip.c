@@ -10,31 +10,6 @@
 
 #include "tools/cli.h"
 
-typedef struct path_list {
-    char **items;
-    size_t n, cap;
-} path_list;
-
-static int path_push(path_list *l, const char *p)
-{
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 256;
-        char **ni = realloc(l->items, ncap * sizeof *ni);
-        if (!ni) return -1;
-        l->items = ni;
-        l->cap = ncap;
-    }
-    l->items[l->n] = strdup(p);
-    if (!l->items[l->n]) return -1;
-    l->n++;
-    return 0;
-}
-
-static int path_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -42,7 +17,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Collects *.onnx below dir (no symlink following). Returns 0, or -1 with errno-style message printed. */
-static int collect(const char *dir, path_list *out, int depth)
+static int collect(const char *dir, pc_str_list *out, int depth)
 {
     if (depth > 32) return 0;
     DIR *d = opendir(dir);
@@ -66,7 +41,7 @@ static int collect(const char *dir, path_list *out, int depth)
             if (S_ISDIR(sb.st_mode))
                 rc = collect(p, out, depth + 1);
             else if (S_ISREG(sb.st_mode) && ends_with(p, ".onnx"))
-                rc = path_push(out, p);
+                rc = pc_str_list_push(out, p) ? 0 : -1;
         }
         free(p);
     }
@@ -207,7 +182,7 @@ int pc_cmd_roundtrip(int argc, char **argv)
     };
     static const pc_cli_positional paths_arg = {"PATH", PC_CLI_LIST, offsetof(roundtrip_args, inputs)};
     roundtrip_args args = {0};
-    path_list models = {0};
+    pc_str_list models = {0};
     skip_list skips = {0};
     int rc = pc_cli_parse_args("roundtrip", argc, argv, opts, sizeof opts / sizeof opts[0], &args, &paths_arg);
     if (rc != PC_EXIT_OK) {
@@ -235,11 +210,11 @@ int pc_cmd_roundtrip(int argc, char **argv)
                 rc = PC_EXIT_BAD_INPUT;
                 goto done;
             }
-        } else if (path_push(&models, inputs.items[i]) != 0) {
+        } else if (!pc_str_list_push(&models, inputs.items[i])) {
             rc = PC_EXIT_INTERNAL;
             goto done;
         }
-        if (models.n - before > 1) qsort(models.items + before, models.n - before, sizeof(char *), path_cmp);
+        pc_str_list_sort(&models, before);
     }
     if (save_dir) {
         struct stat sd;
@@ -327,13 +302,12 @@ int pc_cmd_roundtrip(int argc, char **argv)
 done:
     if (manifest) fclose(manifest);
     if (json) fclose(json);
-    for (size_t i = 0; i < models.n; i++) free(models.items[i]);
+    pc_str_list_free(&models);
     for (size_t i = 0; i < skips.n; i++) {
         free(skips.items[i].key);
         free(skips.items[i].reason);
     }
     pc_cli_list_free(&args.inputs);
-    free(models.items);
     free(skips.items);
     return rc;
 }

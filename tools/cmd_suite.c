@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "tools/cli.h"
 #include "properties/runner/suite.h"
 
@@ -76,48 +76,11 @@ void pc_cmd_suite_help(FILE *out)
 /* ---------------------------------------------------------------------------------------------------------------
  * Options.
  */
-typedef struct str_buf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} str_buf;
-
-static void sb_add(str_buf *b, const char *fmt, ...) PC_PRINTF(2, 3);
-
-static void sb_add(str_buf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    size_t need;
-    if (k < 0 || !pc_size_add(b->len, (size_t)k + 1, &need)) {
-        b->oom = true;
-        return;
-    }
-    if (need > b->cap) {
-        size_t ncap = b->cap ? b->cap : 128;
-        while (ncap < need) ncap *= 2;
-        char *ns = realloc(b->s, ncap);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = ncap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)k;
-}
-
 typedef struct suite_args {
     const char *cases, *time, *seed, *jobs, *ep, *oracle, *shard, *junit, *json, *replay, *out, *inject;
     const char *max_nodes, *timeout, *shrink_time;
     pc_cli_list family_list, property_list; /* as given */
-    str_buf families, properties;          /* comma-joined */
+    pc_strbuf families, properties;        /* comma-joined; s NULL when not given */
     bool list_faults, list_properties, list_families, no_shrink, quiet;
 } suite_args;
 
@@ -172,9 +135,9 @@ static int parse_args(int argc, char **argv, suite_args *a)
     int rc = pc_cli_parse_args(CMD, argc, argv, opts, sizeof opts / sizeof opts[0], a, NULL);
     /* --family and --property are repeatable and comma-separated: one comma-joined list each from here on */
     for (size_t i = 0; rc == PC_EXIT_OK && i < a->family_list.n; i++)
-        sb_add(&a->families, "%s%s", i ? "," : "", a->family_list.items[i]);
+        pc_strbuf_printf(&a->families, "%s%s", i ? "," : "", a->family_list.items[i]);
     for (size_t i = 0; rc == PC_EXIT_OK && i < a->property_list.n; i++)
-        sb_add(&a->properties, "%s%s", i ? "," : "", a->property_list.items[i]);
+        pc_strbuf_printf(&a->properties, "%s%s", i ? "," : "", a->property_list.items[i]);
     pc_cli_list_free(&a->family_list);
     pc_cli_list_free(&a->property_list);
     if (rc == PC_EXIT_OK && (a->families.oom || a->properties.oom)) rc = PC_EXIT_INTERNAL;
@@ -356,27 +319,27 @@ static void print_banner(FILE *out, const pc_suite_options *o, const char *rerun
     fprintf(out, "rerun: %s\n", rerun);
 }
 
-static void build_rerun(str_buf *b, const pc_suite_options *o, const suite_args *a)
+static void build_rerun(pc_strbuf *b, const pc_suite_options *o, const suite_args *a)
 {
-    sb_add(b, "passcheck suite");
+    pc_strbuf_printf(b, "passcheck suite");
     if (a->replay) {
-        sb_add(b, " --replay %s", a->replay);
+        pc_strbuf_printf(b, " --replay %s", a->replay);
     } else {
-        sb_add(b, " --seed %" PRIu64, o->seed);
+        pc_strbuf_printf(b, " --seed %" PRIu64, o->seed);
         if (o->seconds > 0)
-            sb_add(b, " --time %g", o->seconds);
+            pc_strbuf_printf(b, " --time %g", o->seconds);
         else
-            sb_add(b, " --cases %" PRIu64, o->n_cases);
-        if (a->shard) sb_add(b, " --shard %s", a->shard);
+            pc_strbuf_printf(b, " --cases %" PRIu64, o->n_cases);
+        if (a->shard) pc_strbuf_printf(b, " --shard %s", a->shard);
     }
-    if (a->families.s) sb_add(b, " --family %s", a->families.s);
-    if (a->properties.s) sb_add(b, " --property %s", a->properties.s);
-    if (a->ep) sb_add(b, " --ep %s", a->ep);
-    if (a->oracle) sb_add(b, " --oracle %s", a->oracle);
-    if (a->max_nodes) sb_add(b, " --max-nodes %s", a->max_nodes);
-    if (a->inject) sb_add(b, " --inject %s", a->inject);
-    if (a->out) sb_add(b, " --out %s", a->out);
-    if (a->timeout) sb_add(b, " --timeout %s", a->timeout);
+    if (a->families.s) pc_strbuf_printf(b, " --family %s", a->families.s);
+    if (a->properties.s) pc_strbuf_printf(b, " --property %s", a->properties.s);
+    if (a->ep) pc_strbuf_printf(b, " --ep %s", a->ep);
+    if (a->oracle) pc_strbuf_printf(b, " --oracle %s", a->oracle);
+    if (a->max_nodes) pc_strbuf_printf(b, " --max-nodes %s", a->max_nodes);
+    if (a->inject) pc_strbuf_printf(b, " --inject %s", a->inject);
+    if (a->out) pc_strbuf_printf(b, " --out %s", a->out);
+    if (a->timeout) pc_strbuf_printf(b, " --timeout %s", a->timeout);
 }
 
 int pc_cmd_suite(int argc, char **argv)
@@ -387,7 +350,7 @@ int pc_cmd_suite(int argc, char **argv)
     pc_suite_options_default(&o);
     const char **families = NULL;
     char *db_dir = NULL;
-    str_buf rerun = {0};
+    pc_strbuf rerun = {0};
     pc_error err;
     pc_error_clear(&err);
     pc_suite_report rep;
@@ -547,8 +510,8 @@ done:
     if (have_rep) pc_suite_report_free(&rep);
     free(families);
     free(db_dir);
-    free(rerun.s);
-    free(a.families.s);
-    free(a.properties.s);
+    pc_strbuf_free(&rerun);
+    pc_strbuf_free(&a.families);
+    pc_strbuf_free(&a.properties);
     return rc;
 }

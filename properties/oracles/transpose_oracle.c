@@ -1194,41 +1194,14 @@ static void search(tpo_search *s, uint32_t depth)
     }
 }
 
-/* A growing string for the assignment. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} sbuf;
-
-static void sbuf_add(sbuf *b, const char *text)
-{
-    size_t len = strlen(text);
-    if (b->failed) return;
-    if (b->n + len + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 128;
-        while (nc < b->n + len + 1)
-            nc *= 2;
-        char *p = realloc(b->s, nc);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->s = p;
-        b->cap = nc;
-    }
-    memcpy(b->s + b->n, text, len + 1);
-    b->n += len;
-}
-
 static pc_status assignment_describe(tpo_search *s, char **out)
 {
     tpo_model *m = s->m;
     for (uint32_t k = 0; k < m->n_free; k++)
         choice_apply(s, &m->frees[k].choices[s->best_choice[k]]);
-    sbuf b = {0};
+    pc_strbuf b = {0};
     char pbuf[64], item[512];
-    sbuf_add(&b, "");
+    pc_strbuf_puts(&b, ""); /* "" when nothing is moved */
     bool any = false;
     for (uint32_t k = 0; k < m->n_free; k++) {
         const tpo_choice *ch = &m->frees[k].choices[s->best_choice[k]];
@@ -1238,7 +1211,7 @@ static pc_status assignment_describe(tpo_search *s, char **out)
             if (perm_is_identity(q)) continue;
             perm_format(q, pbuf, sizeof pbuf);
             snprintf(item, sizeof item, "%s%s=%s", any ? " " : "layouts: ", c->root->name, pbuf);
-            sbuf_add(&b, item);
+            pc_strbuf_puts(&b, item);
             any = true;
         }
     }
@@ -1251,17 +1224,17 @@ static pc_status assignment_describe(tpo_search *s, char **out)
             snprintf(
                 item, sizeof item, "%s%s%s%s,%s)", any_t ? " " : (any ? "; transposes: " : "transposes: "),
                 cl->virt ? "Transpose(Unsqueeze(" : "Transpose(", cl->root->name, cl->virt ? ")" : "", pbuf);
-            sbuf_add(&b, item);
+            pc_strbuf_puts(&b, item);
             any_t = true;
         }
     }
     for (uint32_t k = m->n_free; k-- > 0;)
         choice_undo(s, &m->frees[k].choices[s->best_choice[k]]);
-    if (b.failed) {
-        free(b.s);
+    if (b.oom) {
+        pc_strbuf_free(&b);
         return oom(m, "assignment text");
     }
-    *out = b.s;
+    *out = pc_strbuf_take(&b);
     return PC_OK;
 }
 

@@ -71,41 +71,8 @@ static bool outcome_parse(const char *s, outcome *out)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Small containers.
+ * Messages.
  */
-typedef struct str_list {
-    char **items;
-    size_t n, cap;
-} str_list;
-
-static bool str_list_push(str_list *l, const char *s)
-{
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 16, bytes;
-        if (!pc_size_mul(ncap, sizeof *l->items, &bytes)) return false;
-        char **ni = realloc(l->items, bytes);
-        if (!ni) return false;
-        l->items = ni;
-        l->cap = ncap;
-    }
-    char *copy = strdup(s);
-    if (!copy) return false;
-    l->items[l->n++] = copy;
-    return true;
-}
-
-static void str_list_free(str_list *l)
-{
-    for (size_t i = 0; i < l->n; i++) free(l->items[i]);
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
-static int strcmp_indirect(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Appends to a fixed message buffer; a cut message ends in "...". */
 static void msg_append(char *buf, size_t size, const char *fmt, ...) PC_PRINTF(3, 4);
 
@@ -134,14 +101,14 @@ typedef struct case_result {
     outcome outcome;
     char message[1024];
     double seconds;
-    str_list ops; /* distinct "Op" / "domain:Op", sorted */
+    pc_str_list ops; /* distinct "Op" / "domain:Op", sorted */
     size_t n_failures;
     output_failure *failures;
 } case_result;
 
 static void case_result_free(case_result *r)
 {
-    str_list_free(&r->ops);
+    pc_str_list_free(&r->ops);
     for (size_t i = 0; i < r->n_failures; i++) free(r->failures[i].name);
     free(r->failures);
     r->failures = NULL;
@@ -182,7 +149,7 @@ static bool add_failure(case_result *r, uint32_t data_set, uint32_t index, const
  */
 enum { CHUNK_OPS = 0x3153504f /* "OPS1" */, CHUNK_RESULT = 0x31534552 /* "RES1" */ };
 
-static void encode_ops(pc_wbuf *b, const str_list *ops)
+static void encode_ops(pc_wbuf *b, const pc_str_list *ops)
 {
     pc_wb_u32(b, (uint32_t)ops->n);
     for (size_t i = 0; i < ops->n; i++) pc_wb_str(b, ops->items[i]);
@@ -214,7 +181,7 @@ static bool decode_ops(pc_rbuf *b, case_result *r)
     for (uint32_t i = 0; i < n && !b->bad; i++) {
         char *s = pc_rb_str_dup(b);
         if (!s) break;
-        bool ok = str_list_push(&r->ops, s);
+        bool ok = pc_str_list_push(&r->ops, s);
         free(s);
         if (!ok) b->bad = true;
     }
@@ -268,7 +235,7 @@ static bool decode_stream(const uint8_t *data, size_t len, case_result *r)
  */
 
 /* "Op" for ai.onnx, "domain:Op" otherwise; subgraphs (If/Loop/Scan bodies) included. */
-static bool collect_ops(const pc_graph *g, str_list *ops, unsigned depth)
+static bool collect_ops(const pc_graph *g, pc_str_list *ops, unsigned depth)
 {
     if (depth > 64) return true; /* the loader bounds nesting; this only guards the recursion */
     for (const pc_node *n = g->first; n; n = n->next) {
@@ -280,7 +247,7 @@ static bool collect_ops(const pc_graph *g, str_list *ops, unsigned depth)
         snprintf(name, len, "%s%s%s", standard ? "" : domain, standard ? "" : ":", n->op_type);
         bool seen = false;
         for (size_t i = 0; i < ops->n && !seen; i++) seen = strcmp(ops->items[i], name) == 0;
-        bool ok = seen || str_list_push(ops, name);
+        bool ok = seen || pc_str_list_push(ops, name);
         free(name);
         if (!ok) return false;
         for (uint32_t a = 0; a < n->n_attrs; a++) {
@@ -605,7 +572,7 @@ static void evaluate_case(const char *dir, const char *case_name, const pc_confo
         set_outcome(res, OUTCOME_RUN_ERROR, "out of memory listing ops");
         goto done;
     }
-    qsort(res->ops.items, res->ops.n, sizeof *res->ops.items, strcmp_indirect);
+    pc_str_list_sort(&res->ops, 0);
     pc_wbuf ops = {0};
     encode_ops(&ops, &res->ops);
     pc_proc_send(fd, CHUNK_OPS, &ops); /* before the run, so it survives a crash */

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,102 +15,56 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "properties/runner/repro.h"
 #include "properties/runner/util.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Small helpers: a growable string, paths, files.
+ * Small helpers: escaping into a growable string (pc_strbuf, core/internal.h), paths, files.
  */
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
-{
-    if (b->oom) return;
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    size_t need;
-    if (n < 0 || !pc_size_add(b->len, (size_t)n + 1, &need)) {
-        b->oom = true;
-        return;
-    }
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < need)
-            if (!pc_size_mul(cap, 2, &cap)) {
-                b->oom = true;
-                return;
-            }
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    b->len += (size_t)n;
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) PC_PRINTF(2, 3);
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
 /* case.txt value escaping (repro.h) */
-static void sb_escaped(sbuf *b, const char *s)
+static void sb_escaped(pc_strbuf *b, const char *s)
 {
     for (const char *p = s ? s : ""; *p; p++) {
         switch (*p) {
         case '\\':
-            sb_printf(b, "\\\\");
+            pc_strbuf_printf(b, "\\\\");
             break;
         case '\n':
-            sb_printf(b, "\\n");
+            pc_strbuf_printf(b, "\\n");
             break;
         case '\r':
-            sb_printf(b, "\\r");
+            pc_strbuf_printf(b, "\\r");
             break;
         case '\t':
-            sb_printf(b, "\\t");
+            pc_strbuf_printf(b, "\\t");
             break;
         default:
-            sb_printf(b, "%c", *p);
+            pc_strbuf_printf(b, "%c", *p);
             break;
         }
     }
 }
 
 /* A POSIX-shell single-quoted word (for the replay commands in README.md). */
-static void sb_shell(sbuf *b, const char *s)
+static void sb_shell(pc_strbuf *b, const char *s)
 {
     bool plain = *s != '\0';
     for (const char *p = s; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:@=+", *p))
             plain = false;
     if (plain) {
-        sb_printf(b, "%s", s);
+        pc_strbuf_printf(b, "%s", s);
         return;
     }
-    sb_printf(b, "'");
+    pc_strbuf_printf(b, "'");
     for (const char *p = s; *p; p++) {
         if (*p == '\'')
-            sb_printf(b, "'\\''");
+            pc_strbuf_printf(b, "'\\''");
         else
-            sb_printf(b, "%c", *p);
+            pc_strbuf_printf(b, "%c", *p);
     }
-    sb_printf(b, "'");
+    pc_strbuf_printf(b, "'");
 }
 
 static pc_status write_bytes(const char *dir, const char *name, const void *data, size_t size, pc_error *err)
@@ -311,119 +264,119 @@ static const char *effective_ep_list(const pc_shrink_result *r, const pc_repro_i
     if (info->check && info->check->ep_override) return info->check->ep_override;
     return r->kase.ep_list ? r->kase.ep_list : "cpu";
 }
-static void write_case_txt(sbuf *b, const pc_shrink_result *r, const pc_repro_info *info, bool has_ep_file)
+static void write_case_txt(pc_strbuf *b, const pc_shrink_result *r, const pc_repro_info *info, bool has_ep_file)
 {
     const pc_failure *f = &r->check.failure;
     char sig[160];
     format_signature(f, sig, sizeof sig);
-    sb_printf(
+    pc_strbuf_printf(
         b,
         "# passcheck repro case: read back by `passcheck suite --replay DIR` (format: properties/runner/repro.h)\n");
-    sb_printf(b, "version=%d\nsignature=", PC_REPRO_CASE_VERSION);
+    pc_strbuf_printf(b, "version=%d\nsignature=", PC_REPRO_CASE_VERSION);
     sb_escaped(b, sig);
-    sb_printf(b, "\nproperty=");
+    pc_strbuf_printf(b, "\nproperty=");
     sb_escaped(b, f->property);
-    sb_printf(b, "\npass=");
+    pc_strbuf_printf(b, "\npass=");
     sb_escaped(b, f->pass);
-    sb_printf(b, "\nkind=");
+    pc_strbuf_printf(b, "\nkind=");
     sb_escaped(b, f->kind);
-    sb_printf(b, "\noutcome=%s\nmessage=", f->outcome == PC_PROP_ERROR ? "error" : "fail");
+    pc_strbuf_printf(b, "\noutcome=%s\nmessage=", f->outcome == PC_PROP_ERROR ? "error" : "fail");
     sb_escaped(b, f->message);
-    sb_printf(b, "\nseed=%" PRIu64 "\ncase_index=%" PRIu64 "\n", info->seed, info->case_index);
+    pc_strbuf_printf(b, "\nseed=%" PRIu64 "\ncase_index=%" PRIu64 "\n", info->seed, info->case_index);
     const pc_gen_config *g = info->gen;
-    sb_printf(b, "family=");
+    pc_strbuf_printf(b, "family=");
     sb_escaped(b, g && g->family ? g->family : "");
-    sb_printf(b, "\n");
+    pc_strbuf_printf(b, "\n");
     if (g) {
-        sb_printf(b, "max_nodes=%" PRIu32 "\nmax_elements=%" PRIu64 "\nmax_rank=%" PRId32 "\n", g->max_nodes,
+        pc_strbuf_printf(b, "max_nodes=%" PRIu32 "\nmax_elements=%" PRIu64 "\nmax_rank=%" PRId32 "\n", g->max_nodes,
                   g->max_elements, g->max_rank);
-        sb_printf(b, "allow_special=%d\nannotate=%d\nrandom_eps=%d\n", g->allow_special, g->annotate,
+        pc_strbuf_printf(b, "allow_special=%d\nannotate=%d\nrandom_eps=%d\n", g->allow_special, g->annotate,
                   g->random_eps);
         char *ch = pc_choices_format(r->choices, r->n_choices);
         if (!ch && r->n_choices) b->oom = true;
-        sb_printf(b, "choices=%s\n", ch ? ch : "");
+        pc_strbuf_printf(b, "choices=%s\n", ch ? ch : "");
         free(ch);
-        sb_printf(b, "graph_edited=%d\n", r->graph_edited);
+        pc_strbuf_printf(b, "graph_edited=%d\n", r->graph_edited);
     }
-    sb_printf(b, "ep_list=");
+    pc_strbuf_printf(b, "ep_list=");
     sb_escaped(b, effective_ep_list(r, info));
-    sb_printf(b, "\n");
-    if (has_ep_file) sb_printf(b, "ep_file=eps.txt\n");
+    pc_strbuf_printf(b, "\n");
+    if (has_ep_file) pc_strbuf_printf(b, "ep_file=eps.txt\n");
     if (r->kase.layer_assignment) {
-        sb_printf(b, "layer_assignment=");
+        pc_strbuf_printf(b, "layer_assignment=");
         sb_escaped(b, r->kase.layer_assignment);
-        sb_printf(b, "\n");
+        pc_strbuf_printf(b, "\n");
     }
     const pc_check_config *cc = info->check;
     if (cc) {
-        sb_printf(b, "properties=");
+        pc_strbuf_printf(b, "properties=");
         bool first = true;
         for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++) {
             if (!cc->enabled[i]) continue;
-            sb_printf(b, "%s%s", first ? "" : ",", pc_property_at(i)->name);
+            pc_strbuf_printf(b, "%s%s", first ? "" : ",", pc_property_at(i)->name);
             first = false;
         }
-        sb_printf(b, "\nlevel=%d\noracle_ort=%d\n", cc->level, cc->oracle_ort);
+        pc_strbuf_printf(b, "\nlevel=%d\noracle_ort=%d\n", cc->level, cc->oracle_ort);
         if (cc->ort_dir) {
-            sb_printf(b, "ort_dir=");
+            pc_strbuf_printf(b, "ort_dir=");
             sb_escaped(b, cc->ort_dir);
-            sb_printf(b, "\n");
+            pc_strbuf_printf(b, "\n");
         }
         if (cc->stop_after_pass) {
-            sb_printf(b, "stop_after_pass=");
+            pc_strbuf_printf(b, "stop_after_pass=");
             sb_escaped(b, cc->stop_after_pass);
-            sb_printf(b, "\n");
+            pc_strbuf_printf(b, "\n");
         }
-        sb_printf(b, "exact_oracle_max_nodes=%" PRIu32 "\n", cc->exact_oracle_max_nodes);
+        pc_strbuf_printf(b, "exact_oracle_max_nodes=%" PRIu32 "\n", cc->exact_oracle_max_nodes);
     }
     if (info->inject && *info->inject) {
-        sb_printf(b, "inject=");
+        pc_strbuf_printf(b, "inject=");
         sb_escaped(b, info->inject);
-        sb_printf(b, "\n");
+        pc_strbuf_printf(b, "\n");
     }
-    sb_printf(b, "model=repro.onnx\ninputs=%" PRIu32 "\n", r->kase.n_inputs);
+    pc_strbuf_printf(b, "model=repro.onnx\ninputs=%" PRIu32 "\n", r->kase.n_inputs);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
  * README.md
  */
-static void write_replay_shrink(sbuf *b, const char *dir, const pc_shrink_result *r,
+static void write_replay_shrink(pc_strbuf *b, const char *dir, const pc_shrink_result *r,
                                 const pc_repro_info *info, bool has_ep_file)
 {
     const pc_failure *f = &r->check.failure;
     char *model = pc_path_join(dir, "repro.onnx");
-    sb_printf(b, "passcheck shrink ");
+    pc_strbuf_printf(b, "passcheck shrink ");
     sb_shell(b, model ? model : "repro.onnx");
     free(model);
-    sb_printf(b, " --property ");
+    pc_strbuf_printf(b, " --property ");
     sb_shell(b, f->property);
     if (f->pass[0]) {
-        sb_printf(b, " --pass ");
+        pc_strbuf_printf(b, " --pass ");
         sb_shell(b, f->pass);
     }
-    sb_printf(b, " --inputs ");
+    pc_strbuf_printf(b, " --inputs ");
     sb_shell(b, dir);
-    sb_printf(b, " --ep ");
+    pc_strbuf_printf(b, " --ep ");
     sb_shell(b, effective_ep_list(r, info));
     if (has_ep_file) {
         char *eps = pc_path_join(dir, "eps.txt");
-        sb_printf(b, " --ep-file ");
+        pc_strbuf_printf(b, " --ep-file ");
         sb_shell(b, eps ? eps : "eps.txt");
         free(eps);
     }
     if (r->kase.layer_assignment) {
-        sb_printf(b, " --layer-assignment ");
+        pc_strbuf_printf(b, " --layer-assignment ");
         sb_shell(b, r->kase.layer_assignment);
     }
-    if (info->check) sb_printf(b, " --level %d", info->check->level);
+    if (info->check) pc_strbuf_printf(b, " --level %d", info->check->level);
     if (info->inject && *info->inject) {
-        sb_printf(b, " --inject ");
+        pc_strbuf_printf(b, " --inject ");
         sb_shell(b, info->inject);
     }
-    sb_printf(b, "\n");
+    pc_strbuf_printf(b, "\n");
 }
 
-static void write_readme(sbuf *b, const char *dir, const pc_shrink_result *r, const pc_repro_info *info,
+static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *r, const pc_repro_info *info,
                          bool has_ep_file, bool has_before_after, const char *svg_why)
 {
     const pc_failure *f = &r->check.failure;
@@ -431,36 +384,36 @@ static void write_readme(sbuf *b, const char *dir, const pc_shrink_result *r, co
     format_signature(f, sig, sizeof sig);
     const pc_failure *orig = info->original ? info->original : f;
     format_signature(orig, osig, sizeof osig);
-    sb_printf(b, "# passcheck repro: `%s`\n\n", sig);
-    sb_printf(b, "Property **%s** %s", f->property,
+    pc_strbuf_printf(b, "# passcheck repro: `%s`\n\n", sig);
+    pc_strbuf_printf(b, "Property **%s** %s", f->property,
               f->outcome == PC_PROP_ERROR ? "broke (harness error)" : "failed");
     if (!r->check.before_bytes && f->pass[0])
-        sb_printf(b, " at the final (%s) check", f->pass);
+        pc_strbuf_printf(b, " at the final (%s) check", f->pass);
     else if (f->pass[0])
-        sb_printf(b, " after pass **%s**", f->pass);
-    if (f->kind[0]) sb_printf(b, " (kind `%s`)", f->kind);
-    sb_printf(b, ":\n\n> ");
+        pc_strbuf_printf(b, " after pass **%s**", f->pass);
+    if (f->kind[0]) pc_strbuf_printf(b, " (kind `%s`)", f->kind);
+    pc_strbuf_printf(b, ":\n\n> ");
     for (const char *p = f->message; *p; p++)
-        sb_printf(b, *p == '\n' ? "\n> " : "%c", *p);
-    sb_printf(b, "\n\n| | signature | nodes |\n|---|---|---|\n");
-    sb_printf(b, "| found | `%s` | %" PRIu32 " |\n", osig,
+        pc_strbuf_printf(b, *p == '\n' ? "\n> " : "%c", *p);
+    pc_strbuf_printf(b, "\n\n| | signature | nodes |\n|---|---|---|\n");
+    pc_strbuf_printf(b, "| found | `%s` | %" PRIu32 " |\n", osig,
               info->original_nodes ? info->original_nodes : r->nodes_before);
-    sb_printf(b, "| shrunk (repro.onnx) | `%s` | %" PRIu32 " |\n\n", sig, live_nodes(r->kase.model));
-    sb_printf(b, "Shrinking: %" PRIu32 " candidate checks, %" PRIu32 " accepted, %.2f s%s.\n\n", r->checks,
+    pc_strbuf_printf(b, "| shrunk (repro.onnx) | `%s` | %" PRIu32 " |\n\n", sig, live_nodes(r->kase.model));
+    pc_strbuf_printf(b, "Shrinking: %" PRIu32 " candidate checks, %" PRIu32 " accepted, %.2f s%s.\n\n", r->checks,
               r->accepted, r->seconds,
               r->budget_exhausted ? " (budget exhausted: a smaller repro may exist)" : "");
 
-    sb_printf(b, "## Case\n\n");
+    pc_strbuf_printf(b, "## Case\n\n");
     if (info->gen) {
         const pc_gen_config *g = info->gen;
-        sb_printf(b, "- suite seed %" PRIu64 ", case index %" PRIu64 ", family `%s`\n", info->seed,
+        pc_strbuf_printf(b, "- suite seed %" PRIu64 ", case index %" PRIu64 ", family `%s`\n", info->seed,
                   info->case_index, g->family ? g->family : "");
-        sb_printf(b,
+        pc_strbuf_printf(b,
                   "- generator: max_nodes %" PRIu32 ", max_elements %" PRIu64 ", max_rank %" PRId32
                   ", allow_special %d, annotate %d, random_eps %d\n",
                   g->max_nodes, g->max_elements, g->max_rank, g->allow_special, g->annotate, g->random_eps);
         char *ch = pc_choices_format(r->choices, r->n_choices);
-        sb_printf(b, "- choice sequence (%zu values)%s:\n\n  ```\n  %s\n  ```\n", r->n_choices,
+        pc_strbuf_printf(b, "- choice sequence (%zu values)%s:\n\n  ```\n  %s\n  ```\n", r->n_choices,
                   r->graph_edited
                       ? "; the shrinker's graph phase edited the model afterwards, so these choices "
                         "regenerate a larger case (`passcheck suite --replay` checks repro.onnx itself)"
@@ -468,51 +421,51 @@ static void write_readme(sbuf *b, const char *dir, const pc_shrink_result *r, co
                   ch ? ch : "");
         free(ch);
     } else {
-        sb_printf(b, "- an outside model (no generator, no seed)\n");
+        pc_strbuf_printf(b, "- an outside model (no generator, no seed)\n");
     }
-    sb_printf(b, "- EPs: `%s`%s\n", effective_ep_list(r, info),
+    pc_strbuf_printf(b, "- EPs: `%s`%s\n", effective_ep_list(r, info),
               has_ep_file ? " (described in eps.txt)" : " (built-in EPs only)");
-    if (r->kase.layer_assignment) sb_printf(b, "- layer assignment: `%s`\n", r->kase.layer_assignment);
+    if (r->kase.layer_assignment) pc_strbuf_printf(b, "- layer assignment: `%s`\n", r->kase.layer_assignment);
     if (info->check) {
-        sb_printf(b, "- properties:");
+        pc_strbuf_printf(b, "- properties:");
         for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++)
-            if (info->check->enabled[i]) sb_printf(b, " %s", pc_property_at(i)->name);
-        sb_printf(b, "; pipeline level %d%s\n", info->check->level,
+            if (info->check->enabled[i]) pc_strbuf_printf(b, " %s", pc_property_at(i)->name);
+        pc_strbuf_printf(b, "; pipeline level %d%s\n", info->check->level,
                   info->check->oracle_ort ? "; ONNX Runtime oracle on" : "");
     }
-    sb_printf(b, "- injected faults: %s\n\n", info->inject && *info->inject ? info->inject : "none");
+    pc_strbuf_printf(b, "- injected faults: %s\n\n", info->inject && *info->inject ? info->inject : "none");
 
-    sb_printf(b, "## Files\n\n");
-    sb_printf(b, "- `repro.onnx`: the minimal failing model");
+    pc_strbuf_printf(b, "## Files\n\n");
+    pc_strbuf_printf(b, "- `repro.onnx`: the minimal failing model");
     if (r->kase.n_inputs == 1)
-        sb_printf(b, "; `input_0.pb`: its input (TensorProto)\n");
+        pc_strbuf_printf(b, "; `input_0.pb`: its input (TensorProto)\n");
     else if (r->kase.n_inputs > 1)
-        sb_printf(b,
+        pc_strbuf_printf(b,
                   "; `input_0.pb` ... `input_%" PRIu32 ".pb`: its inputs (TensorProto, graph-input order)\n",
                   r->kase.n_inputs - 1);
     else
-        sb_printf(b, " (it has no inputs to feed)\n");
+        pc_strbuf_printf(b, " (it has no inputs to feed)\n");
     if (has_before_after)
-        sb_printf(b, "- `before.onnx`, `after.onnx`: the graph just before and just after pass `%s`\n",
+        pc_strbuf_printf(b, "- `before.onnx`, `after.onnx`: the graph just before and just after pass `%s`\n",
                   f->pass);
     else
-        sb_printf(
+        pc_strbuf_printf(
             b, "- no before/after graphs: a final (end-to-end) property compares repro.onnx with its fully "
                "optimized form (`passcheck optimize repro.onnx -o out.onnx`)\n");
-    sb_printf(b,
+    pc_strbuf_printf(b,
               "- `*.dot`%s: pictures of each graph (op, name, EP, layer_ann per node; edges labelled with "
               "types)\n",
               svg_why[0] ? "" : " and `*.svg`");
     if (svg_why[0])
-        sb_printf(b, "- no SVG pictures: %s (`dot -Tsvg repro.dot -o repro.svg` makes one)\n", svg_why);
-    sb_printf(b, "- `eps.txt`: the EP description%s; `case.txt`: everything replay reads\n\n",
+        pc_strbuf_printf(b, "- no SVG pictures: %s (`dot -Tsvg repro.dot -o repro.svg` makes one)\n", svg_why);
+    pc_strbuf_printf(b, "- `eps.txt`: the EP description%s; `case.txt`: everything replay reads\n\n",
               has_ep_file ? "" : " (none: built-in EPs)");
 
-    sb_printf(b, "## Replay\n\n```sh\npasscheck suite --replay ");
+    pc_strbuf_printf(b, "## Replay\n\n```sh\npasscheck suite --replay ");
     sb_shell(b, dir);
-    sb_printf(b, "\n");
+    pc_strbuf_printf(b, "\n");
     write_replay_shrink(b, dir, r, info, has_ep_file);
-    sb_printf(b, "```\n");
+    pc_strbuf_printf(b, "```\n");
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -597,17 +550,17 @@ static pc_status write_contents(const char *tmp, const char *dir, const pc_shrin
     }
     if (st != PC_OK) return st;
 
-    sbuf b = {0};
+    pc_strbuf b = {0};
     write_case_txt(&b, r, info, has_ep_file);
     if (b.oom) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory writing case.txt");
     if (st == PC_OK) st = write_bytes(tmp, "case.txt", b.s, b.len, err);
-    b.len = 0;
+    pc_strbuf_free(&b);
     if (st == PC_OK && full) {
         write_readme(&b, dir, r, info, has_ep_file, has_before_after, svg_why);
         if (b.oom) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory writing README.md");
         if (st == PC_OK) st = write_bytes(tmp, "README.md", b.s, b.len, err);
     }
-    free(b.s);
+    pc_strbuf_free(&b);
     return st;
 }
 
@@ -688,17 +641,17 @@ static char *read_text(const char *path, pc_error *err)
         pc_error_set(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    sbuf b = {0};
+    pc_strbuf b = {0};
     char chunk[4096];
     size_t k;
     while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
         if (memchr(chunk, '\0', k)) {
             fclose(f);
-            free(b.s);
+            pc_strbuf_free(&b);
             pc_error_set(err, PC_ERR_EMBEDDED_NUL, "%s: holds a NUL byte (not a text file)", path);
             return NULL;
         }
-        sb_printf(&b, "%.*s", (int)k, chunk);
+        pc_strbuf_append(&b, chunk, k);
         if (b.len > (64u << 20)) {
             b.oom = true;
             break;
@@ -707,16 +660,14 @@ static char *read_text(const char *path, pc_error *err)
     bool failed = ferror(f);
     fclose(f);
     if (failed || b.oom) {
-        free(b.s);
+        pc_strbuf_free(&b);
         pc_error_set(err, failed ? PC_ERR_IO : PC_ERR_BUDGET, "%s: %s", path,
                      failed ? "read error" : "too large (or out of memory)");
         return NULL;
     }
-    if (!b.s) {
-        b.s = calloc(1, 1);
-        if (!b.s) pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-    }
-    return b.s;
+    pc_strbuf_puts(&b, ""); /* an empty file is "", not NULL */
+    if (b.oom) pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+    return pc_strbuf_take(&b);
 }
 
 /* Unescapes in place; false on a bad escape. */

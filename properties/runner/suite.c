@@ -671,40 +671,21 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
     struct dirent *de;
     /* repro folders under an --out folder, in name order for a stable replay order (a database's own
      * NAME.repro folders come with their entries) */
-    char **subs = NULL;
-    size_t n_subs = 0;
+    pc_str_list subs = {0};
     while (d && st == PC_OK && (de = readdir(d)) != NULL) {
         size_t dl = strlen(de->d_name);
         if (de->d_name[0] == '.' || (dl > 6 && strcmp(de->d_name + dl - 6, ".repro") == 0)) continue;
         char *sub = pc_path_join(dir, de->d_name);
         char *file = sub ? pc_path_join(sub, "case.txt") : NULL;
-        char **ns = realloc(subs, (n_subs + 1) * sizeof *subs);
-        if (ns) subs = ns;
-        if (!file || !ns) {
-            free(file);
-            free(sub);
-            st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
-            break;
-        }
-        bool is_repro = stat(file, &sb) == 0;
+        bool ok = file && (stat(file, &sb) != 0 || pc_str_list_push(&subs, sub));
         free(file);
-        if (is_repro)
-            subs[n_subs++] = sub;
-        else
-            free(sub);
+        free(sub);
+        if (!ok) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
     }
     if (d) closedir(d);
-    for (size_t i = 1; i < n_subs; i++)
-        for (size_t j = i; j > 0 && strcmp(subs[j - 1], subs[j]) > 0; j--) {
-            char *t = subs[j];
-            subs[j] = subs[j - 1];
-            subs[j - 1] = t;
-        }
-    for (size_t i = 0; i < n_subs; i++) {
-        if (st == PC_OK) st = load_repro_folder(subs[i], all, n, r, err);
-        free(subs[i]);
-    }
-    free(subs);
+    pc_str_list_sort(&subs, 0);
+    for (size_t i = 0; i < subs.n && st == PC_OK; i++) st = load_repro_folder(subs.items[i], all, n, r, err);
+    pc_str_list_free(&subs);
     char *db = pc_path_join(dir, ".db");
     if (!db && st == PC_OK) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);
     if (st == PC_OK) st = load_dir_entries(dir, all, n, r, err);

@@ -1,4 +1,5 @@
-/* Clock, paths, number parsing and report escaping shared by the runner, shrinker, oracles and CLI (util.h). */
+/* Clock, paths, number parsing, report escaping and string lists shared by the runner, shrinker, oracles and
+ * CLI (util.h). */
 #include "properties/runner/util.h"
 
 #include <errno.h>
@@ -114,4 +115,39 @@ void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode)
         }
         p++;
     }
+}
+
+bool pc_str_list_push(pc_str_list *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t ncap, bytes;
+        if (!pc_size_mul(l->cap ? l->cap : 8, 2, &ncap) || !pc_size_mul(ncap, sizeof *l->items, &bytes))
+            return false;
+        char **ni = realloc(l->items, bytes);
+        if (!ni) return false;
+        l->items = ni;
+        l->cap = ncap;
+    }
+    char *copy = strdup(s);
+    if (!copy) return false;
+    l->items[l->n++] = copy;
+    return true;
+}
+
+static int str_cmp_indirect(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void pc_str_list_sort(pc_str_list *l, size_t from)
+{
+    if (from < l->n && l->n - from > 1)
+        qsort(l->items + from, l->n - from, sizeof *l->items, str_cmp_indirect);
+}
+
+void pc_str_list_free(pc_str_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->items[i]);
+    free(l->items);
+    *l = (pc_str_list){0};
 }

@@ -9,6 +9,10 @@
  *     pc_json_string(out, name);                            // "\"a\\nb\"", or null for NULL
  *     pc_xml_escape(out, message, PC_XML_ATTRIBUTE);
  *     printf("%.2f s\n", pc_now_seconds() - t0);
+ *     pc_str_list l = {0};
+ *     if (!pc_str_list_push(&l, path)) ...                  // out of memory; else l owns a copy of path
+ *     pc_str_list_sort(&l, 0);                              // by strcmp
+ *     pc_str_list_free(&l);
  */
 #ifndef PC_RUNNER_UTIL_H
 #define PC_RUNNER_UTIL_H
@@ -49,5 +53,17 @@ void pc_json_string_n(FILE *out, const char *s, size_t n);
  * ' ', every other byte as it is. NULL is written as "". */
 typedef enum pc_xml_mode { PC_XML_TEXT, PC_XML_ATTRIBUTE, PC_XML_LOOSE } pc_xml_mode;
 void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode);
+
+/* A growable list of strings, each a malloc'ed copy the list owns. Start from {0}. */
+typedef struct pc_str_list {
+    char **items;
+    size_t n, cap;
+} pc_str_list;
+/* Appends a copy of s; false when out of memory (the list is as it was). */
+bool pc_str_list_push(pc_str_list *l, const char *s);
+/* Sorts items[from..n) by strcmp. */
+void pc_str_list_sort(pc_str_list *l, size_t from);
+/* Frees every string and the array; leaves l as {0}. */
+void pc_str_list_free(pc_str_list *l);
 
 #endif
