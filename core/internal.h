@@ -62,6 +62,18 @@ pc_status pc_file_write_atomic(const char *path, unsigned flags, pc_file_fill fi
 pc_status pc_file_write_atomic_bytes(const char *path, unsigned flags, const void *data, size_t size,
                                      pc_error *err);
 
+/* Reads the whole file at path (core/base/file.c) into a new buffer with a NUL after the last byte: *data is the
+ * caller's to free, *size (size may be NULL) the byte count without that NUL. The bytes are as they are, NULs
+ * included: a caller that wants text checks for them. Errors name the file: PC_ERR_IO "<path>: cannot open:
+ * <strerror>" or "<path>: read error"; PC_ERR_BUDGET "<path>: larger than <max_size> bytes" for a file of more
+ * than max_size bytes (SIZE_MAX: no limit); PC_ERR_NOMEM "<path>: out of memory". *data is NULL on failure.
+ *
+ *     char *text;
+ *     if (pc_file_read_all("eps.txt", 1 << 20, &text, NULL, &err) != PC_OK) ...
+ *     free(text);
+ */
+pc_status pc_file_read_all(const char *path, size_t max_size, char **data, size_t *size, pc_error *err);
+
 /* A growable string (core/base/strbuf.c) built by appending text and printf output, grown with plain
  * realloc (harness text, not model memory: outside pc_mem's budget). Start from {0}. Before anything is
  * appended s is NULL; after any append, even of "", it is a NUL-terminated string of len bytes. A failed

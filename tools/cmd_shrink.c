@@ -1,18 +1,18 @@
 /* passcheck shrink MODEL --property P [--pass NAME] [--ep LIST] [--ep-file F] [--layer-assignment S]
  * [--inputs DIR|FILES] [--out DIR] [--level N] [--inject F] [--time SEC]: shrink an outside model that fails
- * a property to a minimal repro folder (docs/shrinking.md). */
+ * a property to a minimal repro folder (docs/shrinking.md). This file parses and checks the arguments and says
+ * what happened; the case comes from properties/runner/model_case.h, the check from properties/property.h, the
+ * shrinking and the repro folder from properties/shrink/shrink.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "tools/cli.h"
 #include "properties/property.h"
+#include "properties/runner/model_case.h"
 #include "properties/shrink/shrink.h"
 
 #define SHRINK_CMD "shrink"
-/* random inputs are drawn from this seed, so two runs on the same model shrink the same case */
-#define SHRINK_INPUT_SEED 0x5eedull
 
 typedef struct shrink_args {
     const char *model;
@@ -84,196 +84,6 @@ static int args_parse(int argc, char **argv, shrink_args *a)
     return PC_EXIT_OK;
 }
 
-static char *file_read_text(const char *path, pc_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        pc_error_set(err, PC_ERR_IO, "--ep-file: %s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-        if (n + 1 == cap) {
-            char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf) {
-        pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", path);
-        return NULL;
-    }
-    if (bad) {
-        free(buf);
-        pc_error_set(err, PC_ERR_IO, "--ep-file: %s: read error", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-/* Random data for a graph input: floats uniform in [-2, 2), integers in [0, 4) (small, so index-like inputs
- * tend to stay in range), bools. Unknown and symbolic dims become 1. */
-static pc_data *random_input(const pc_value *v, uint64_t *seed, pc_error *err)
-{
-    const pc_type *t = &v->type;
-    if (t->kind != PC_TYPE_TENSOR || t->shape.rank < 0) {
-        pc_error_set(err, PC_ERR_UNSUPPORTED,
-                     "graph input '%s' has no tensor type with a known rank: give its data with --inputs",
-                     v->name);
-        return NULL;
-    }
-    int64_t *dims = t->shape.rank ? malloc((size_t)t->shape.rank * sizeof *dims) : NULL;
-    if (t->shape.rank && !dims) {
-        pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    for (int32_t i = 0; i < t->shape.rank; i++)
-        dims[i] = t->shape.dims[i].kind == PC_DIM_KNOWN ? t->shape.dims[i].size : 1;
-    pc_data *d = pc_data_new_tensor(t->elem, t->shape.rank, dims, err);
-    free(dims);
-    if (!d) return NULL;
-    for (uint64_t k = 0; k < d->n_elements; k++) {
-        uint64_t r = pc_splitmix64(seed);
-        double f = (double)(r >> 11) / 9007199254740992.0 * 4.0 - 2.0;
-        uint64_t u = r % 4;
-        switch (d->dtype) {
-        case PC_DTYPE_FLOAT:
-            ((float *)d->data)[k] = (float)f;
-            break;
-        case PC_DTYPE_DOUBLE:
-            ((double *)d->data)[k] = f;
-            break;
-        case PC_DTYPE_INT8:
-            ((int8_t *)d->data)[k] = (int8_t)u;
-            break;
-        case PC_DTYPE_UINT8:
-            ((uint8_t *)d->data)[k] = (uint8_t)u;
-            break;
-        case PC_DTYPE_INT16:
-            ((int16_t *)d->data)[k] = (int16_t)u;
-            break;
-        case PC_DTYPE_UINT16:
-            ((uint16_t *)d->data)[k] = (uint16_t)u;
-            break;
-        case PC_DTYPE_INT32:
-            ((int32_t *)d->data)[k] = (int32_t)u;
-            break;
-        case PC_DTYPE_UINT32:
-            ((uint32_t *)d->data)[k] = (uint32_t)u;
-            break;
-        case PC_DTYPE_INT64:
-            ((int64_t *)d->data)[k] = (int64_t)u;
-            break;
-        case PC_DTYPE_UINT64:
-            ((uint64_t *)d->data)[k] = u;
-            break;
-        case PC_DTYPE_BOOL:
-            ((uint8_t *)d->data)[k] = (uint8_t)(r & 1);
-            break;
-        default:
-            pc_error_set(err, PC_ERR_UNSUPPORTED,
-                         "graph input '%s': no random data for element type %s: give its data with --inputs",
-                         v->name, pc_dtype_name(d->dtype));
-            pc_data_unref(d);
-            return NULL;
-        }
-    }
-    return d;
-}
-
-/* The data for every graph input that is not an initializer: from --inputs (a folder of input_N.pb, or a
- * comma-separated list of .pb files, in graph-input order) or random. */
-static pc_status case_inputs(pc_case *c, const char *inputs, pc_error *err)
-{
-    const pc_graph *g = c->model->graph;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < g->n_inputs; i++)
-        n += !g->inputs[i]->initializer;
-    c->inputs = n ? calloc(n, sizeof *c->inputs) : NULL;
-    if (n && !c->inputs) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-    struct stat st;
-    bool is_dir = inputs && stat(inputs, &st) == 0 && S_ISDIR(st.st_mode);
-    const char *list = inputs && !is_dir ? inputs : NULL;
-    uint64_t seed = SHRINK_INPUT_SEED;
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < g->n_inputs; i++) {
-        const pc_value *v = g->inputs[i];
-        if (v->initializer) continue;
-        pc_status s = PC_OK;
-        if (!inputs) {
-            c->inputs[k] = random_input(v, &seed, err);
-            if (!c->inputs[k]) s = err->status;
-        } else {
-            char *path = NULL;
-            if (is_dir) {
-                size_t len = strlen(inputs) + 32;
-                path = malloc(len);
-                if (path) snprintf(path, len, "%s/input_%u.pb", inputs, k);
-            } else {
-                if (!list || !*list)
-                    return pc_error_set(err, PC_ERR_IO,
-                                        "--inputs: %u files for %u graph inputs ('%s' has no data)", k, n,
-                                        v->name);
-                const char *end = strchr(list, ',');
-                size_t len = end ? (size_t)(end - list) : strlen(list);
-                path = malloc(len + 1);
-                if (path) {
-                    memcpy(path, list, len);
-                    path[len] = '\0';
-                }
-                list = end ? end + 1 : list + len;
-            }
-            if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-            s = pc_data_load_file(path, &v->type, &c->inputs[k], err);
-            if (s != PC_OK) pc_error_prefix(err, "--inputs: graph input '%s': %s: ", v->name, path);
-            free(path);
-        }
-        if (s != PC_OK) return s;
-        c->n_inputs = ++k;
-    }
-    if (list && *list)
-        return pc_error_set(err, PC_ERR_IO, "--inputs: more files than the %u graph inputs", n);
-    return PC_OK;
-}
-
-/* "<signature>-<hash of the repro model>" with characters unfit for a folder name replaced by '-'. */
-static char *repro_dir(const char *out, const pc_shrink_result *r, pc_error *err)
-{
-    char sig[160];
-    pc_failure_signature(&r->check.failure, sig, sizeof sig);
-    for (char *p = sig; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '@' ||
-              *p == '_' || *p == '-' || *p == '.'))
-            *p = '-';
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    if (pc_model_save_bytes(r->kase.model, &bytes, &size, err) != PC_OK) return NULL;
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < size; i++)
-        h = (h ^ bytes[i]) * 16777619u;
-    free(bytes);
-    size_t len = strlen(out) + strlen(sig) + 16;
-    char *dir = malloc(len);
-    if (!dir) {
-        pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    snprintf(dir, len, "%s/%s-%08x", out, sig, h);
-    return dir;
-}
-
 static const char *first_line(const char *s, char *buf, size_t size)
 {
     size_t n = strcspn(s, "\n");
@@ -311,29 +121,17 @@ int pc_cmd_shrink(int argc, char **argv)
     memset(&sr, 0, sizeof sr);
     char *dir = NULL;
 
+    /* the registry only checks --ep, --ep-file and --layer-assignment here: the case carries them as text */
     rc = pc_cli_resolve_eps(SHRINK_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps,
                             NULL);
     if (rc != PC_EXIT_OK) goto done;
-    if (pc_model_load_file(args.model, NULL, &kase.model, &err) != PC_OK) {
-        rc = pc_cli_report(SHRINK_CMD, &err);
-        goto done;
-    }
-    kase.family = "";
-    kase.ep_list = strdup(args.ep_list);
-    kase.layer_assignment = args.layer_assignment ? strdup(args.layer_assignment) : NULL;
-    if (!kase.ep_list || (args.layer_assignment && !kase.layer_assignment)) {
-        pc_error_set(&err, PC_ERR_NOMEM, "out of memory");
-        rc = pc_cli_report(SHRINK_CMD, &err);
-        goto done;
-    }
-    if (args.ep_file && !(kase.ep_text = file_read_text(args.ep_file, &err))) {
-        rc = err.status == PC_ERR_NOMEM ? pc_cli_report(SHRINK_CMD, &err) : PC_EXIT_BAD_INPUT;
-        if (rc == PC_EXIT_BAD_INPUT)
-            fprintf(stderr, "passcheck %s: error [io]: %s\n", SHRINK_CMD, err.message);
-        goto done;
-    }
-    if (case_inputs(&kase, args.inputs, &err) != PC_OK) {
-        if (err.status == PC_ERR_UNSUPPORTED) err.status = PC_ERR_IO; /* a model we cannot feed: bad input */
+    pc_model_case_options mo;
+    pc_model_case_options_default(&mo);
+    mo.ep_list = args.ep_list;
+    mo.ep_file = args.ep_file;
+    mo.layer_assignment = args.layer_assignment;
+    mo.inputs = args.inputs; /* random inputs from PC_MODEL_CASE_SEED: two runs on one model shrink one case */
+    if (pc_case_from_model(args.model, &mo, &kase, &err) != PC_OK) {
         rc = pc_cli_report(SHRINK_CMD, &err);
         goto done;
     }
@@ -369,19 +167,9 @@ int pc_cmd_shrink(int argc, char **argv)
         rc = pc_cli_report(SHRINK_CMD, &err);
         goto done;
     }
-    struct stat st;
-    if (stat(args.out, &st) != 0 && mkdir(args.out, 0777) != 0 && errno != EEXIST) {
-        pc_error_set(&err, PC_ERR_IO, "--out: %s: cannot create the folder: %s", args.out, strerror(errno));
-        rc = pc_cli_report(SHRINK_CMD, &err);
-        goto done;
-    }
-    if (!(dir = repro_dir(args.out, &sr, &err))) {
-        rc = pc_cli_report(SHRINK_CMD, &err);
-        goto done;
-    }
     pc_repro_info info = {
         .check = &cc, .inject = args.inject, .original = &target, .original_nodes = sr.nodes_before};
-    if (pc_repro_write(dir, &sr, &info, &err) != PC_OK) {
+    if (pc_repro_write_in(args.out, &sr, &info, &dir, &err) != PC_OK) {
         rc = pc_cli_report(SHRINK_CMD, &err);
         goto done;
     }

@@ -1,5 +1,6 @@
-/* Whole-file writes: one temporary in the target's folder, renamed over the target only once it is written,
- * flushed to disk and closed, so a reader sees the old file or the new one, never part of one. */
+/* Whole files: writes through one temporary in the target's folder, renamed over the target only once it is
+ * written, flushed to disk and closed, so a reader sees the old file or the new one, never part of one; and
+ * reads of a whole file into one buffer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -118,4 +119,45 @@ pc_status pc_file_write_atomic_bytes(const char *path, unsigned flags, const voi
 {
     const file_content c = {.data = data, .size = size};
     return write_atomic(path, flags, &c, err, NULL);
+}
+
+pc_status pc_file_read_all(const char *path, size_t max_size, char **data, size_t *size, pc_error *err)
+{
+    *data = NULL;
+    if (size) *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return pc_error_set(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    pc_status st = buf ? PC_OK : pc_error_set(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    while (st == PC_OK) {
+        if (len + 1 == cap) { /* full but for the terminating NUL: double */
+            char *grown = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!grown) {
+                st = pc_error_set(err, PC_ERR_NOMEM, "%s: out of memory", path);
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
+        len += got;
+        if (len > max_size) {
+            st = pc_error_set(err, PC_ERR_BUDGET, "%s: larger than %zu bytes", path, max_size);
+            break;
+        }
+        if (got == 0) {
+            if (ferror(f)) st = pc_error_set(err, PC_ERR_IO, "%s: read error", path);
+            break;
+        }
+    }
+    fclose(f);
+    if (st != PC_OK) {
+        free(buf);
+        return st;
+    }
+    buf[len] = '\0';
+    *data = buf;
+    if (size) *size = len;
+    return PC_OK;
 }

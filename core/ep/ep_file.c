@@ -436,37 +436,18 @@ pc_status pc_ep_registry_load_text(pc_ep_registry *reg, const char *text, const 
     return pc_ep_registry_add(reg, (const pc_ep *const *)p.eps, p.n_eps, err);
 }
 
+/* An EP description is a few kilobytes; the limit keeps a wrong file (a model, a log) from being read whole. Kept
+ * as the reader always had it: a file is refused from 32 MiB - 1 bytes on. */
+enum { EP_FILE_MAX_BYTES = (1 << 25) - 2 };
+
 pc_status pc_ep_registry_load_file(pc_ep_registry *reg, const char *path, pc_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_error_set(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    pc_status st = buf ? PC_OK : pc_error_set(err, PC_ERR_NOMEM, "%s: out of memory", path);
-    while (st == PC_OK) {
-        if (len + 1 == cap) {
-            if (cap > (size_t)1 << 24) {
-                st = pc_error_set(err, PC_ERR_BUDGET, "%s: larger than 16 MiB: not an EP description", path);
-                break;
-            }
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                st = pc_error_set(err, PC_ERR_NOMEM, "%s: out of memory", path);
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) st = pc_error_set(err, PC_ERR_IO, "%s: read error", path);
-            break;
-        }
-    }
-    fclose(f);
+    char *buf = NULL;
+    size_t len = 0;
+    pc_status st = pc_file_read_all(path, EP_FILE_MAX_BYTES, &buf, &len, err);
+    if (st == PC_ERR_BUDGET)
+        st = pc_error_set(err, PC_ERR_BUDGET, "%s: larger than 16 MiB: not an EP description", path);
     if (st == PC_OK) {
-        buf[len] = '\0';
         const char *nul = memchr(buf, '\0', len);
         if (nul)
             st = pc_error_set(err, PC_ERR_USAGE, "%s: NUL byte at offset %zu: not a text file", path,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "core/onnx/onnx_internal.h"
 
 enum { DATA_ELEM_TENSOR = 1, DATA_ELEM_SPARSE = 2, DATA_ELEM_SEQUENCE = 3, DATA_ELEM_MAP = 4, DATA_ELEM_OPTIONAL = 5 };
@@ -15,42 +16,6 @@ typedef struct data_ctx {
     pc_pb_allocator *pb;
     pc_error *err;
 } data_ctx;
-
-static pc_status read_whole_file(const char *path, uint8_t **out, size_t *size, pc_error *err)
-{
-    *out = NULL;
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_error_set(err, PC_ERR_IO, "cannot open: %s", strerror(errno));
-    size_t cap = 4096, len = 0;
-    uint8_t *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading the file");
-        }
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        if (cap >= DATA_FILE_LIMIT) {
-            free(buf);
-            fclose(f);
-            return pc_error_set(err, PC_ERR_BUDGET, "file is larger than %d bytes", DATA_FILE_LIMIT);
-        }
-        cap *= 2;
-        uint8_t *nb = realloc(buf, cap);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return pc_error_set(err, PC_ERR_IO, "read error");
-    }
-    *out = buf;
-    *size = len;
-    return PC_OK;
-}
 
 static pc_status tensor_value(data_ctx *c, Onnx__TensorProto *tp, const char *where, pc_data **out)
 {
@@ -150,13 +115,11 @@ pc_status pc_data_load_file(const char *path, const pc_type *expected, pc_data *
     const ProtobufCMessageDescriptor *desc = kind == PC_TYPE_SEQUENCE   ? &onnx__sequence_proto__descriptor
                                              : kind == PC_TYPE_OPTIONAL ? &onnx__optional_proto__descriptor
                                                                         : &onnx__tensor_proto__descriptor;
-    uint8_t *bytes;
+    char *text;
     size_t size;
-    pc_status st = read_whole_file(path, &bytes, &size, err);
-    if (st != PC_OK) {
-        pc_error_prefix(err, "%s: ", path);
-        return st;
-    }
+    pc_status st = pc_file_read_all(path, DATA_FILE_LIMIT, &text, &size, err); /* errors name the file */
+    if (st != PC_OK) return st;
+    uint8_t *bytes = (uint8_t *)text;
     pc_prescan_limits limits = {64, 64u << 20};
     if (size && (st = pc_pb_prescan(bytes, size, desc, &limits, NULL, err)) != PC_OK) {
         free(bytes);

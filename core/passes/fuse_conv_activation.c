@@ -9,7 +9,6 @@
 
 #include "core/passes/pass_match.h"
 
-#define NHWC_DOMAIN "com.ms.internal.nhwc"
 #define MS_DOMAIN   "com.microsoft"
 
 /* activation op, number of params, attribute names and defaults */
@@ -56,7 +55,7 @@ static const char *fused_domain(const pc_node *conv)
 {
     if (conv->removed || strcmp(conv->op_type, "Conv") != 0) return NULL;
     if (conv->domain[0] == '\0') return MS_DOMAIN;
-    return strcmp(conv->domain, NHWC_DOMAIN) == 0 ? NHWC_DOMAIN : NULL;
+    return strcmp(conv->domain, PC_NHWC_DOMAIN) == 0 ? PC_NHWC_DOMAIN : NULL;
 }
 
 /* The Conv's element type: its input's, or its weights' when the input's is not known (e.g. a Transpose the

@@ -21,7 +21,6 @@
 #include "core/passes/pass_match.h"
 
 #define MS_DOMAIN   "com.microsoft"
-#define NHWC_DOMAIN "com.ms.internal.nhwc"
 
 /* ---- quantization parameters
  * --------------------------------------------------------------------------------- */
@@ -251,9 +250,9 @@ typedef struct group {
 static bool conv_target(const pc_node *n, bool *fused_relu, const char **base_domain)
 {
     if (n->removed) return false;
-    bool nhwc = strcmp(n->domain, NHWC_DOMAIN) == 0;
+    bool nhwc = strcmp(n->domain, PC_NHWC_DOMAIN) == 0;
     *fused_relu = false;
-    *base_domain = nhwc ? NHWC_DOMAIN : "";
+    *base_domain = nhwc ? PC_NHWC_DOMAIN : "";
     if (strcmp(n->op_type, "Conv") == 0) return n->domain[0] == '\0' || nhwc;
     if (strcmp(n->op_type, "FusedConv") == 0 && (nhwc || strcmp(n->domain, MS_DOMAIN) == 0)) {
         const pc_attr *p = pc_node_attr(n, "activation_params");

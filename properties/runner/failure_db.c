@@ -390,12 +390,6 @@ static int entry_name_cmp(const void *a, const void *b)
     return strcmp(((const pc_db_entry *)a)->name, ((const pc_db_entry *)b)->name);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls > lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 pc_status pc_failure_db_load(const char *dir, pc_db_entry **entries, size_t *n, size_t *n_bad, pc_error *bad,
                              pc_error *err)
 {
@@ -411,7 +405,7 @@ pc_status pc_failure_db_load(const char *dir, pc_db_entry **entries, size_t *n, 
     pc_status st = PC_OK;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' || !ends_with(de->d_name, ".case")) continue;
+        if (de->d_name[0] == '.' || !pc_str_ends_with(de->d_name, ".case")) continue;
         char *path = join3(dir, de->d_name, "");
         if (!path) {
             st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);

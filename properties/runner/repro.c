@@ -636,38 +636,15 @@ pc_status pc_repro_write_replay_files(const char *dir, const pc_shrink_result *r
  */
 static char *read_text(const char *path, pc_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        pc_error_set(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *text = NULL;
+    size_t size = 0;
+    if (pc_file_read_all(path, 64u << 20, &text, &size, err) != PC_OK) return NULL;
+    if (memchr(text, '\0', size)) {
+        free(text);
+        pc_error_set(err, PC_ERR_EMBEDDED_NUL, "%s: holds a NUL byte (not a text file)", path);
         return NULL;
     }
-    pc_strbuf b = {0};
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (memchr(chunk, '\0', k)) {
-            fclose(f);
-            pc_strbuf_free(&b);
-            pc_error_set(err, PC_ERR_EMBEDDED_NUL, "%s: holds a NUL byte (not a text file)", path);
-            return NULL;
-        }
-        pc_strbuf_append(&b, chunk, k);
-        if (b.len > (64u << 20)) {
-            b.oom = true;
-            break;
-        }
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed || b.oom) {
-        pc_strbuf_free(&b);
-        pc_error_set(err, failed ? PC_ERR_IO : PC_ERR_BUDGET, "%s: %s", path,
-                     failed ? "read error" : "too large (or out of memory)");
-        return NULL;
-    }
-    pc_strbuf_puts(&b, ""); /* an empty file is "", not NULL */
-    if (b.oom) pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-    return pc_strbuf_take(&b);
+    return text;
 }
 
 /* Unescapes in place; false on a bad escape. */
@@ -979,4 +956,47 @@ pc_status pc_repro_case_load_case(const pc_repro_case *rc, pc_case *out, pc_erro
     }
     if (st != PC_OK) pc_case_free(out);
     return st;
+}
+
+/* Where an outside model's repro folder goes (pc_repro_write_in, shrink.h): a content-addressed name below the
+ * --out folder, then pc_repro_write. */
+/* "<out>/<signature>-<FNV-1a of the repro model's bytes>" with characters unfit for a folder name replaced by '-'. */
+static char *repro_dir(const char *out, const pc_shrink_result *r, pc_error *err)
+{
+    char sig[160];
+    pc_failure_signature(&r->check.failure, sig, sizeof sig);
+    pc_name_sanitize(sig, sig, sizeof sig);
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    if (pc_model_save_bytes(r->kase.model, &bytes, &size, err) != PC_OK) return NULL;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ bytes[i]) * 16777619u;
+    free(bytes);
+    size_t len = strlen(out) + strlen(sig) + 16;
+    char *dir = malloc(len);
+    if (!dir) {
+        pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    snprintf(dir, len, "%s/%s-%08x", out, sig, h);
+    return dir;
+}
+
+pc_status pc_repro_write_in(const char *out, const pc_shrink_result *r, const pc_repro_info *info, char **dir,
+                            pc_error *err)
+{
+    *dir = NULL;
+    struct stat st;
+    if (stat(out, &st) != 0 && mkdir(out, 0777) != 0 && errno != EEXIST)
+        return pc_error_set(err, PC_ERR_IO, "--out: %s: cannot create the folder: %s", out, strerror(errno));
+    char *path = repro_dir(out, r, err);
+    if (!path) return err->status;
+    pc_status s = pc_repro_write(path, r, info, err);
+    if (s != PC_OK) {
+        free(path);
+        return s;
+    }
+    *dir = path;
+    return PC_OK;
 }

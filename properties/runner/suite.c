@@ -702,18 +702,6 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
 /* ---------------------------------------------------------------------------------------------------------------
  * Shrinking, repros and the database, one signature at a time in order.
  */
-static void sanitize_name(const char *in, char *out, size_t size)
-{
-    size_t k = 0;
-    for (; in[k] && k + 1 < size; k++) {
-        char c = in[k];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                  c == '_' || c == '@' || c == '-';
-        out[k] = ok ? c : '-';
-    }
-    out[k] = '\0';
-}
-
 static void entry_of(const pc_suite_options *o, const pc_suite_failure *f, const char *signature,
                      const uint32_t *choices, size_t n, pc_db_entry *e)
 {
@@ -869,7 +857,7 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
     pc_db_entry key;
     entry_of(o, f, sg->signature, f->choices, f->n_choices, &key);
     char name[200];
-    sanitize_name(sg->signature, name, sizeof name - 10);
+    pc_name_sanitize(sg->signature, name, sizeof name - 10);
     size_t len = strlen(name);
     if (f->replayed && strlen(f->db_name) >= 8)
         snprintf(name + len, sizeof name - len, "-%.8s", f->db_name);

@@ -16,6 +16,25 @@ double pc_now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+bool pc_str_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+void pc_name_sanitize(const char *in, char *out, size_t size)
+{
+    if (!size) return;
+    size_t k = 0;
+    for (; in[k] && k + 1 < size; k++) {
+        char c = in[k];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                  c == '_' || c == '@' || c == '-';
+        out[k] = ok ? c : '-';
+    }
+    out[k] = '\0';
+}
+
 char *pc_path_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), len;

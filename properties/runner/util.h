@@ -28,6 +28,13 @@ double pc_now_seconds(void);
 /* "a/b" in a new allocation; NULL when out of memory or the length overflows. */
 char *pc_path_join(const char *a, const char *b);
 
+/* s ends with suffix and has something before it ("x.onnx" yes, ".onnx" no). */
+bool pc_str_ends_with(const char *s, const char *suffix);
+
+/* A folder-name-safe copy of in (at most size - 1 bytes): every character other than [A-Za-z0-9._@-] becomes '-'.
+ * in and out may be the same buffer. */
+void pc_name_sanitize(const char *in, char *out, size_t size);
+
 /* An unsigned integer from lo to hi that is the whole of s: decimal, or hexadecimal after "0x"/"0X"; the first
  * character must be a digit (no sign, no white space). false when s is anything else. */
 bool pc_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);

@@ -87,6 +87,15 @@ typedef struct pc_repro_info {
 
 pc_status pc_repro_write(const char *dir, const pc_shrink_result *r, const pc_repro_info *info, pc_error *err);
 
+/* pc_repro_write into a folder of its own below `out` (properties/runner/repro.c), for an outside model's
+ * shrink: out is created when missing (one level), the folder is named "<signature>-<8 hex digits>" (the failure
+ * signature with characters unfit for a folder name as '-', then a hash of the minimal model's bytes), so the
+ * same failure of the same minimal model lands in the same folder, replaced as a whole. *dir receives the
+ * folder's path (the caller frees it; NULL on failure). Errors: PC_ERR_IO "--out: <out>: cannot create the
+ * folder: <why>"; the saver's; pc_repro_write's; PC_ERR_NOMEM. */
+pc_status pc_repro_write_in(const char *out, const pc_shrink_result *r, const pc_repro_info *info, char **dir,
+                            pc_error *err);
+
 /* Graphviz DOT of a model: one box per node (op, name, EP, layer_ann), value edges labelled with type and shape. */
 pc_status pc_model_write_dot(const pc_model *m, FILE *out, pc_error *err);
 

@@ -2,6 +2,7 @@
  * exclusive write leaves someone else's temporary alone, and every failure leaves the target as it was and no
  * temporary of ours behind. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -84,6 +85,30 @@ int main(void)
     CHECK(e == EISDIR && strstr(err.message, "cannot rename into place") && strstr(err.message, adir));
     struct stat st;
     CHECK(stat(adir, &st) == 0 && S_ISDIR(st.st_mode) && access(adir_tmp, F_OK) != 0);
+
+    /* pc_file_read_all: the bytes as they are (NULs included) plus a NUL; the limit is inclusive; errors name the
+     * file */
+    char *data = NULL;
+    size_t size = 0;
+    CHECK_OK(pc_file_write_atomic_bytes(path, 0, "a\0b\n", 4, &err), &err);
+    CHECK_OK(pc_file_read_all(path, 4, &data, &size, &err), &err);
+    CHECK(data && size == 4 && memcmp(data, "a\0b\n", 5) == 0);
+    free(data);
+    CHECK_STATUS(pc_file_read_all(path, 3, &data, &size, &err), PC_ERR_BUDGET, &err);
+    CHECK(data == NULL && strstr(err.message, path) && strstr(err.message, "larger than 3 bytes"));
+    CHECK_OK(pc_file_write_atomic_bytes(path, 0, "", 0, &err), &err);
+    CHECK_OK(pc_file_read_all(path, SIZE_MAX, &data, NULL, &err), &err);
+    CHECK(data && data[0] == '\0');
+    free(data);
+    /* bigger than any first buffer: read whole */
+    static char big[300000];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)('a' + i % 26);
+    CHECK_OK(pc_file_write_atomic_bytes(path, 0, big, sizeof big, &err), &err);
+    CHECK_OK(pc_file_read_all(path, sizeof big, &data, &size, &err), &err);
+    CHECK(data && size == sizeof big && memcmp(data, big, sizeof big) == 0 && data[size] == '\0');
+    free(data);
+    CHECK_STATUS(pc_file_read_all(missing, SIZE_MAX, &data, &size, &err), PC_ERR_IO, &err);
+    CHECK(data == NULL && strstr(err.message, missing) && strstr(err.message, "cannot open"));
 
     rmdir(adir);
     unlink(tmp);

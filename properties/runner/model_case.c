@@ -1,0 +1,169 @@
+/* A case from a user's model (model_case.h): the model, its EP settings, and input data from files or a seed. */
+#include "properties/runner/model_case.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/internal.h"
+
+void pc_model_case_options_default(pc_model_case_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->ep_list = "cpu";
+    o->seed = PC_MODEL_CASE_SEED;
+}
+
+/* Random data for a graph input: floats uniform in [-2, 2), integers in [0, 4), bools. Unknown and symbolic dims
+ * become 1. */
+static pc_data *random_input(const pc_value *v, uint64_t *seed, pc_error *err)
+{
+    const pc_type *t = &v->type;
+    if (t->kind != PC_TYPE_TENSOR || t->shape.rank < 0) {
+        pc_error_set(err, PC_ERR_UNSUPPORTED,
+                     "graph input '%s' has no tensor type with a known rank: give its data with --inputs",
+                     v->name);
+        return NULL;
+    }
+    int64_t *dims = t->shape.rank ? malloc((size_t)t->shape.rank * sizeof *dims) : NULL;
+    if (t->shape.rank && !dims) {
+        pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (int32_t i = 0; i < t->shape.rank; i++)
+        dims[i] = t->shape.dims[i].kind == PC_DIM_KNOWN ? t->shape.dims[i].size : 1;
+    pc_data *d = pc_data_new_tensor(t->elem, t->shape.rank, dims, err);
+    free(dims);
+    if (!d) return NULL;
+    for (uint64_t k = 0; k < d->n_elements; k++) {
+        uint64_t r = pc_splitmix64(seed);
+        double f = (double)(r >> 11) / 9007199254740992.0 * 4.0 - 2.0;
+        uint64_t u = r % 4;
+        switch (d->dtype) {
+        case PC_DTYPE_FLOAT:
+            ((float *)d->data)[k] = (float)f;
+            break;
+        case PC_DTYPE_DOUBLE:
+            ((double *)d->data)[k] = f;
+            break;
+        case PC_DTYPE_INT8:
+            ((int8_t *)d->data)[k] = (int8_t)u;
+            break;
+        case PC_DTYPE_UINT8:
+            ((uint8_t *)d->data)[k] = (uint8_t)u;
+            break;
+        case PC_DTYPE_INT16:
+            ((int16_t *)d->data)[k] = (int16_t)u;
+            break;
+        case PC_DTYPE_UINT16:
+            ((uint16_t *)d->data)[k] = (uint16_t)u;
+            break;
+        case PC_DTYPE_INT32:
+            ((int32_t *)d->data)[k] = (int32_t)u;
+            break;
+        case PC_DTYPE_UINT32:
+            ((uint32_t *)d->data)[k] = (uint32_t)u;
+            break;
+        case PC_DTYPE_INT64:
+            ((int64_t *)d->data)[k] = (int64_t)u;
+            break;
+        case PC_DTYPE_UINT64:
+            ((uint64_t *)d->data)[k] = u;
+            break;
+        case PC_DTYPE_BOOL:
+            ((uint8_t *)d->data)[k] = (uint8_t)(r & 1);
+            break;
+        default:
+            pc_error_set(err, PC_ERR_UNSUPPORTED,
+                         "graph input '%s': no random data for element type %s: give its data with --inputs",
+                         v->name, pc_dtype_name(d->dtype));
+            pc_data_unref(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+/* The data for every graph input that is not an initializer: from `inputs` (a folder of input_N.pb, or a
+ * comma-separated list of .pb files, in graph-input order) or, when it is NULL, random from `seed`. */
+static pc_status case_inputs(pc_case *c, const char *inputs, uint64_t seed, pc_error *err)
+{
+    const pc_graph *g = c->model->graph;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->n_inputs; i++)
+        n += !g->inputs[i]->initializer;
+    c->inputs = n ? calloc(n, sizeof *c->inputs) : NULL;
+    if (n && !c->inputs) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+    struct stat st;
+    bool is_dir = inputs && stat(inputs, &st) == 0 && S_ISDIR(st.st_mode);
+    const char *list = inputs && !is_dir ? inputs : NULL;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        const pc_value *v = g->inputs[i];
+        if (v->initializer) continue;
+        pc_status s = PC_OK;
+        if (!inputs) {
+            c->inputs[k] = random_input(v, &seed, err);
+            if (!c->inputs[k]) s = err->status;
+        } else {
+            char *path = NULL;
+            if (is_dir) {
+                size_t len = strlen(inputs) + 32;
+                path = malloc(len);
+                if (path) snprintf(path, len, "%s/input_%u.pb", inputs, k);
+            } else {
+                if (!list || !*list)
+                    return pc_error_set(err, PC_ERR_IO,
+                                        "--inputs: %u files for %u graph inputs ('%s' has no data)", k, n,
+                                        v->name);
+                const char *end = strchr(list, ',');
+                size_t len = end ? (size_t)(end - list) : strlen(list);
+                path = malloc(len + 1);
+                if (path) {
+                    memcpy(path, list, len);
+                    path[len] = '\0';
+                }
+                list = end ? end + 1 : list + len;
+            }
+            if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+            s = pc_data_load_file(path, &v->type, &c->inputs[k], err);
+            if (s != PC_OK) pc_error_prefix(err, "--inputs: graph input '%s': %s: ", v->name, path);
+            free(path);
+        }
+        if (s != PC_OK) return s;
+        c->n_inputs = ++k;
+    }
+    if (list && *list)
+        return pc_error_set(err, PC_ERR_IO, "--inputs: more files than the %u graph inputs", n);
+    return PC_OK;
+}
+
+/* Everything after loading the model; on failure the caller frees the partly filled case. */
+static pc_status case_fill(pc_case *c, const pc_model_case_options *o, pc_error *err)
+{
+    c->family = "";
+    c->ep_list = strdup(o->ep_list);
+    c->layer_assignment = o->layer_assignment ? strdup(o->layer_assignment) : NULL;
+    if (!c->ep_list || (o->layer_assignment && !c->layer_assignment))
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+    if (o->ep_file) {
+        pc_status st = pc_file_read_all(o->ep_file, SIZE_MAX, &c->ep_text, NULL, err);
+        if (st == PC_ERR_NOMEM) return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", o->ep_file);
+        if (st != PC_OK) {
+            pc_error_prefix(err, "--ep-file: ");
+            return st;
+        }
+    }
+    pc_status st = case_inputs(c, o->inputs, o->seed, err);
+    if (st == PC_ERR_UNSUPPORTED) err->status = st = PC_ERR_IO; /* a model we cannot feed: bad input */
+    return st;
+}
+
+pc_status pc_case_from_model(const char *path, const pc_model_case_options *o, pc_case *out, pc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    pc_status st = pc_model_load_file(path, NULL, &out->model, err);
+    if (st == PC_OK) st = case_fill(out, o, err);
+    if (st != PC_OK) pc_case_free(out);
+    return st;
+}
