@@ -1,19 +1,14 @@
 /* bench_load: loader speed benchmark (not a test; nothing here asserts a time).
  *
- *   bench_load gen DIR            writes DIR/nodes100k.onnx and DIR/weights500m.onnx, built with the IR API and
- *                                 saved with pc_model_save_file (so the saver is exercised too)
- *   bench_load time FILE [REPEAT] loads FILE with pc_model_load_file and default options (load + full verify)
- *                                 REPEAT times (default 5) and prints, machine-readable:
- *                                   passcheck_load FILE median_s min_s
- *                                   passcheck_mem FILE maxrss_kib rss_after_load_kib model_peak_bytes
- *                                                 model_live_bytes file_bytes
- *                                 maxrss_kib: getrusage peak of the whole process (the file mapping's pages
- *                                 count while they are mapped); rss_after_load_kib: VmRSS with the first loaded
- *                                 model alive (file unmapped again); model_peak_bytes/model_live_bytes: the
- *                                 model's pc_mem accounting at its peak during loading / after loading.
- *   bench_load phases FILE [REPEAT]
- *                                 diagnostic split of the same work: load with skip_verify, then pc_model_verify
- *                                   passcheck_phases FILE load_median_s verify_median_s
+ *   bench_load gen DIR            writes DIR/nodes100k.onnx and DIR/weights500m.onnx, built with the IR API
+ * and saved with pc_model_save_file (so the saver is exercised too) bench_load time FILE [REPEAT] loads FILE
+ * with pc_model_load_file and default options (load + full verify) REPEAT times (default 5) and prints,
+ * machine-readable: passcheck_load FILE median_s min_s passcheck_mem FILE maxrss_kib rss_after_load_kib
+ * model_peak_bytes model_live_bytes file_bytes maxrss_kib: getrusage peak of the whole process (the file
+ * mapping's pages count while they are mapped); rss_after_load_kib: VmRSS with the first loaded model alive
+ * (file unmapped again); model_peak_bytes/model_live_bytes: the model's pc_mem accounting at its peak during
+ * loading / after loading. bench_load phases FILE [REPEAT] diagnostic split of the same work: load with
+ * skip_verify, then pc_model_verify passcheck_phases FILE load_median_s verify_median_s
  *
  * Only the load call is timed; pc_model_free runs outside the timed region (the Python peer's timing excludes
  * freeing as well). Default pc_load_options allow 8 GiB of model memory and 4 GiB files: both models stay far
@@ -36,12 +31,12 @@
 #include "properties/runner/util.h"
 
 enum {
-    N_NODES = 100000,       /* nodes in nodes100k.onnx */
-    ACT_WIDTH = 64,         /* activations are float [batch, 64] */
-    N_SHARED_VECS = 4,      /* scale/bias vector pairs shared by all blocks */
-    N_BIG = 50,             /* 10 MiB weights in weights500m.onnx */
+    N_NODES = 100000,  /* nodes in nodes100k.onnx */
+    ACT_WIDTH = 64,    /* activations are float [batch, 64] */
+    N_SHARED_VECS = 4, /* scale/bias vector pairs shared by all blocks */
+    N_BIG = 50,        /* 10 MiB weights in weights500m.onnx */
     BIG_IN = 1024,
-    BIG_OUT = 2560,         /* 1024 x 2560 floats = 10 MiB */
+    BIG_OUT = 2560, /* 1024 x 2560 floats = 10 MiB */
     DEFAULT_REPEAT = 5,
 };
 
@@ -57,7 +52,8 @@ static void die_nomem(const char *what)
     exit(1);
 }
 
-/* ---- generation ------------------------------------------------------------------------------------------- */
+/* ---- generation -------------------------------------------------------------------------------------------
+ */
 
 typedef struct gen {
     pc_model *m;
@@ -105,14 +101,16 @@ static pc_value *gen_initializer(gen *b, const char *name, int32_t rank, const i
     pc_tensor *t = pc_tensor_create(b->m, name, PC_DTYPE_FLOAT, rank, dims, &b->err);
     if (!t) die_err("pc_tensor_create", &b->err);
     float *f = t->data;
-    for (uint64_t i = 0; i < t->n_elements; i++) f[i] = random ? gen_rand(b) : 0.5f;
+    for (uint64_t i = 0; i < t->n_elements; i++)
+        f[i] = random ? gen_rand(b) : 0.5f;
     pc_value *v = pc_graph_add_value(b->g, name, NULL, &b->err);
     if (!v) die_err("pc_graph_add_value", &b->err);
     if (pc_graph_set_initializer(b->g, v, t, &b->err) != PC_OK) die_err("pc_graph_set_initializer", &b->err);
     return v;
 }
 
-/* Adds `op` reading a (and bb when non-NULL); names it "<scope>/<op>[_k]" and its output "<name>_output_0". */
+/* Adds `op` reading a (and bb when non-NULL); names it "<scope>/<op>[_k]" and its output "<name>_output_0".
+ */
 static pc_value *gen_op(gen *b, const char *scope, const char *op, unsigned k, pc_value *a, pc_value *bb)
 {
     pc_value *ins[2] = {a, bb};
@@ -214,8 +212,8 @@ static void gen_nodes(const char *dir)
     gen_finish(&b, dir, "nodes100k.onnx");
 }
 
-/* weights500m.onnx: 50 MatMul + Add layers; each MatMul weight is 10 MiB of floats (1024x2560, then 2560x1024,
- * alternating), each Add bias a small vector: 500 MiB of initializers in all. */
+/* weights500m.onnx: 50 MatMul + Add layers; each MatMul weight is 10 MiB of floats (1024x2560, then
+ * 2560x1024, alternating), each Add bias a small vector: 500 MiB of initializers in all. */
 static void gen_weights(const char *dir)
 {
     gen b;
@@ -241,14 +239,16 @@ static void gen_weights(const char *dir)
         pc_type ot = float_type(odims, 2, "batch", od);
         if (pc_value_set_type(h, &ot, &b.err) != PC_OK) die_err("pc_value_set_type", &b.err);
         h->has_value_info = true;
-        if (i + 1 == N_BIG && pc_value_set_type(x, &ot, &b.err) != PC_OK) die_err("pc_value_set_type", &b.err);
+        if (i + 1 == N_BIG && pc_value_set_type(x, &ot, &b.err) != PC_OK)
+            die_err("pc_value_set_type", &b.err);
         width = out;
     }
     if (pc_graph_add_output(b.g, x, &b.err) != PC_OK) die_err("graph output", &b.err);
     gen_finish(&b, dir, "weights500m.onnx");
 }
 
-/* ---- timing ----------------------------------------------------------------------------------------------- */
+/* ---- timing -----------------------------------------------------------------------------------------------
+ */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -326,8 +326,8 @@ static int cmd_time(const char *path, int repeat)
     for (int i = 1; i < repeat; i++)
         if (t[i] < min) min = t[i];
     printf("passcheck_load %s %.6f %.6f\n", path, median(t, repeat), min);
-    printf("passcheck_mem %s %ld %ld %zu %zu %lld\n", path, maxrss_kib(), rss_after_load, model_peak, model_live,
-           (long long)sb.st_size);
+    printf("passcheck_mem %s %ld %ld %zu %zu %lld\n", path, maxrss_kib(), rss_after_load, model_peak,
+           model_live, (long long)sb.st_size);
     free(t);
     return 0;
 }

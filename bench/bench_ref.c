@@ -1,5 +1,6 @@
-/* Reference-executor benchmark: per-node overhead on a small float graph (what the property suite pays thousands
- * of times per second). bench/run_ref.sh runs it next to ONNX Runtime on the same model and prints the ratio.
+/* Reference-executor benchmark: per-node overhead on a small float graph (what the property suite pays
+ * thousands of times per second). bench/run_ref.sh runs it next to ONNX Runtime on the same model and prints
+ * the ratio.
  *
  *   bench_ref gen FILE [NODES]     writes a chain of NODES (default 20) float ops on a [1,64] input
  *   bench_ref time FILE [RUNS]     ref_run FILE runs us_per_run us_per_node (median of 5 batches)
@@ -34,7 +35,8 @@ static int gen(const char *path, int n_nodes)
     pc_tensor *ct = pc_tensor_create(m, "c", PC_DTYPE_FLOAT, 1, cdims, &err);
     pc_value *c = ct ? pc_graph_add_value(g, "c", NULL, &err) : NULL;
     if (!c) return fail("constant", &err);
-    for (int i = 0; i < 64; i++) ((float *)ct->data)[i] = 0.5f + (float)i / 128.0f;
+    for (int i = 0; i < 64; i++)
+        ((float *)ct->data)[i] = 0.5f + (float)i / 128.0f;
     if (pc_graph_set_initializer(g, c, ct, &err) != PC_OK) return fail("initializer", &err);
     static const char *const ops[5] = {"Add", "Mul", "Relu", "Sigmoid", "Tanh"};
     pc_value *cur = x;
@@ -67,7 +69,8 @@ static int time_runs(const char *path, long runs)
     int64_t dims[2] = {1, 64};
     pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, 2, dims, &err);
     if (!x) return fail("input", &err);
-    for (int i = 0; i < 64; i++) ((float *)x->data)[i] = (float)(i - 32) / 16.0f;
+    for (int i = 0; i < 64; i++)
+        ((float *)x->data)[i] = (float)(i - 32) / 16.0f;
     double batches[5];
     for (int b = 0; b < 5; b++) {
         double t0 = pc_now_seconds();
@@ -97,7 +100,8 @@ static bool parse_count(const char *s, long max, long *out)
 int main(int argc, char **argv)
 {
     long count = 0;
-    bool is_gen = argc >= 3 && strcmp(argv[1], "gen") == 0, is_time = argc >= 3 && strcmp(argv[1], "time") == 0;
+    bool is_gen = argc >= 3 && strcmp(argv[1], "gen") == 0,
+         is_time = argc >= 3 && strcmp(argv[1], "time") == 0;
     if ((is_gen || is_time) && argc <= 4 && (argc == 3 || parse_count(argv[3], 1000000, &count))) {
         if (is_gen) return gen(argv[2], count ? (int)count : 20);
         return time_runs(argv[2], count ? count : 2000);

@@ -1,14 +1,14 @@
 /*
- * internal.h — the few core internals the layers above core may use (generators, properties, tools, bench, tests),
- * so they need no private include path into core's folders. Everything else stays inside core.
+ * internal.h — the few core internals the layers above core may use (generators, properties, tools, bench,
+ * tests), so they need no private include path into core's folders. Everything else stays inside core.
  *
  *     #include "core/internal.h"
  *     const pc_tensor *w = pc_value_const(conv->inputs[1]);           // a constant weight, or NULL
  *     const pc_op_schema *s = pc_schema_lookup("", "Conv", 13);       // the ONNX 1.12 schema row
  *     if (pc_op_is_layout_sensitive(conv->domain, conv->op_type)) ... // the layout transformer moves it
  *
- * The layering rule (checked by tests/conventions/check_includes.sh): outside core/, a file includes from core/
- * only core/passcheck.h and this header; tests may include any core header.
+ * The layering rule (checked by tests/conventions/check_includes.sh): outside core/, a file includes from
+ * core/ only core/passcheck.h and this header; tests may include any core header.
  */
 #ifndef PC_INTERNAL_H
 #define PC_INTERNAL_H
@@ -21,7 +21,7 @@
 
 /* Domains of the ops core emits: the layout transformer's NHWC forms and ONNX Runtime's contrib ops. */
 #define PC_NHWC_DOMAIN "com.ms.internal.nhwc"
-#define PC_MS_DOMAIN "com.microsoft"
+#define PC_MS_DOMAIN   "com.microsoft"
 
 /* The default-domain opsets the transpose optimizer handles (outside them it leaves the graph alone). */
 enum { PC_TRANSPOSE_OPSET_MIN = 7, PC_TRANSPOSE_OPSET_MAX = 21 };
@@ -29,23 +29,26 @@ enum { PC_TRANSPOSE_OPSET_MIN = 7, PC_TRANSPOSE_OPSET_MAX = 21 };
 /* Is op (domain, op_type) one the layout transformer moves into the NHWC domain (core/ep/layout_nhwc.c)? */
 bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
 
-/* The tensor of a constant: an initializer of v's own graph that no graph input can override. NULL otherwise. */
+/* The tensor of a constant: an initializer of v's own graph that no graph input can override. NULL otherwise.
+ */
 const pc_tensor *pc_value_const(const pc_value *v);
 /* Rank of a tensor value, -1 when unknown. */
 int32_t pc_value_rank(const pc_value *v);
 /* Concrete dims: true when the rank and every dim are known (dims has room for PC_MAX_RANK). */
 bool pc_value_dims(const pc_value *v, int64_t *dims);
-/* Reads an int32/int64 tensor of at most cap elements into out. false for other dtypes or when it does not fit. */
+/* Reads an int32/int64 tensor of at most cap elements into out. false for other dtypes or when it does not
+ * fit. */
 bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n);
 
 /* Appends `value` as a new output of `node`; value must have no producer. */
 pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err);
 
 /* Writes the file at path whole (core/base/file.c): the content goes to "<path>.tmp.<pid>" in the same
- * folder, is flushed, fsynced and closed, then renamed over path (an existing file is replaced). On any failure
- * the temporary is removed and path is left as it was. PC_FILE_EXCLUSIVE creates the temporary with O_EXCL, so
- * a file already of that name (someone else's) is neither truncated nor removed: the write fails instead.
- * Errors: PC_ERR_IO naming the temporary (the target, for the rename) with strerror; PC_ERR_NOMEM; PC_ERR_OVERFLOW.
+ * folder, is flushed, fsynced and closed, then renamed over path (an existing file is replaced). On any
+ * failure the temporary is removed and path is left as it was. PC_FILE_EXCLUSIVE creates the temporary with
+ * O_EXCL, so a file already of that name (someone else's) is neither truncated nor removed: the write fails
+ * instead. Errors: PC_ERR_IO naming the temporary (the target, for the rename) with strerror; PC_ERR_NOMEM;
+ * PC_ERR_OVERFLOW.
  *
  *     static void fill(FILE *f, const void *ctx) { fprintf(f, "%s\n", (const char *)ctx); }
  *     pc_file_write_atomic("report.txt", PC_FILE_EXCLUSIVE, fill, "hello", &err, NULL);
@@ -62,11 +65,12 @@ pc_status pc_file_write_atomic(const char *path, unsigned flags, pc_file_fill fi
 pc_status pc_file_write_atomic_bytes(const char *path, unsigned flags, const void *data, size_t size,
                                      pc_error *err);
 
-/* Reads the whole file at path (core/base/file.c) into a new buffer with a NUL after the last byte: *data is the
- * caller's to free, *size (size may be NULL) the byte count without that NUL. The bytes are as they are, NULs
- * included: a caller that wants text checks for them. Errors name the file: PC_ERR_IO "<path>: cannot open:
- * <strerror>" or "<path>: read error"; PC_ERR_BUDGET "<path>: larger than <max_size> bytes" for a file of more
- * than max_size bytes (SIZE_MAX: no limit); PC_ERR_NOMEM "<path>: out of memory". *data is NULL on failure.
+/* Reads the whole file at path (core/base/file.c) into a new buffer with a NUL after the last byte: *data is
+ * the caller's to free, *size (size may be NULL) the byte count without that NUL. The bytes are as they are,
+ * NULs included: a caller that wants text checks for them. Errors name the file: PC_ERR_IO "<path>: cannot
+ * open: <strerror>" or "<path>: read error"; PC_ERR_BUDGET "<path>: larger than <max_size> bytes" for a file
+ * of more than max_size bytes (SIZE_MAX: no limit); PC_ERR_NOMEM "<path>: out of memory". *data is NULL on
+ * failure.
  *
  *     char *text;
  *     if (pc_file_read_all("eps.txt", 1 << 20, &text, NULL, &err) != PC_OK) ...

@@ -1,5 +1,6 @@
 /*
- * passcheck.h — the public interface of passcheck's core: status codes, the graph IR, the ONNX loader and saver.
+ * passcheck.h — the public interface of passcheck's core: status codes, the graph IR, the ONNX loader and
+ * saver.
  *
  * Worked example: load a model, look at it, edit it, verify it, save it.
  *
@@ -28,8 +29,8 @@
  *
  * Ownership: a pc_model owns everything reachable from it (graphs, nodes, values, names, tensors). Structural
  * objects live in the model's arena and are freed together; tensor data goes through the model's pc_mem hook,
- * which enforces a byte budget and is the OOM-injection seam for tests. Pointers to nodes and values stay valid
- * until pc_model_free (removed nodes are unlinked but not freed).
+ * which enforces a byte budget and is the OOM-injection seam for tests. Pointers to nodes and values stay
+ * valid until pc_model_free (removed nodes are unlinked but not freed).
  *
  * Errors: every function that can fail returns pc_status and fills a pc_error with a message that names the
  * file, node, value or field. Asserts guard internal invariants only, never file contents.
@@ -56,52 +57,52 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Status codes. X-macro: code, short name, exit code class. One code per bad-input class so tests can assert the
- * exact reason a file was rejected.
+ * Status codes. X-macro: code, short name, exit code class. One code per bad-input class so tests can assert
+ * the exact reason a file was rejected.
  */
-#define PC_STATUS_LIST(X)                                                                                          \
-    X(PC_OK, "ok", 0)                                                                                              \
-    X(PC_ERR_NOMEM, "out-of-memory", 4)                                                                            \
-    X(PC_ERR_INTERNAL, "internal", 4)                                                                              \
-    X(PC_ERR_USAGE, "usage", 2)                                                                                    \
-    X(PC_ERR_IO, "io", 3)                                                                                          \
-    X(PC_ERR_UNSUPPORTED, "unsupported", 3)                                                                        \
-    X(PC_ERR_CHECK_FAILED, "check-failed", 1)                                                                      \
-    /* container and wire level */                                                                                 \
-    X(PC_ERR_TRUNCATED, "truncated", 3)                                                                            \
-    X(PC_ERR_WIRE, "malformed-wire", 3)                                                                            \
-    X(PC_ERR_VARINT, "overlong-varint", 3)                                                                         \
-    X(PC_ERR_LENGTH, "bad-length-prefix", 3)                                                                       \
-    X(PC_ERR_NESTING, "nesting-too-deep", 3)                                                                       \
-    X(PC_ERR_BUDGET, "over-budget", 3)                                                                             \
-    X(PC_ERR_EMBEDDED_NUL, "embedded-nul", 3)                                                                      \
-    X(PC_ERR_ENUM, "enum-out-of-range", 3)                                                                         \
-    X(PC_ERR_MISSING_FIELD, "missing-field", 3)                                                                    \
-    /* model level */                                                                                              \
-    X(PC_ERR_IR_VERSION, "bad-ir-version", 3)                                                                      \
-    X(PC_ERR_OPSET, "bad-opset", 3)                                                                                \
-    X(PC_ERR_UNKNOWN_DOMAIN, "unknown-domain", 3)                                                                  \
-    X(PC_ERR_UNKNOWN_OP, "unknown-op", 3)                                                                          \
-    /* tensor data */                                                                                              \
-    X(PC_ERR_DTYPE, "bad-dtype", 3)                                                                                \
-    X(PC_ERR_NEGATIVE_DIM, "negative-dim", 3)                                                                      \
-    X(PC_ERR_OVERFLOW, "size-overflow", 3)                                                                         \
-    X(PC_ERR_DATA_SIZE, "data-size-mismatch", 3)                                                                   \
-    X(PC_ERR_MULTIPLE_DATA, "multiple-data-fields", 3)                                                             \
-    X(PC_ERR_EXTERNAL_DATA, "bad-external-data", 3)                                                                \
-    /* graph */                                                                                                    \
-    X(PC_ERR_DUPLICATE_PRODUCER, "duplicate-producer", 3)                                                          \
-    X(PC_ERR_DUPLICATE_INITIALIZER, "duplicate-initializer", 3)                                                    \
-    X(PC_ERR_DUPLICATE_NAME, "duplicate-name", 3)                                                                  \
-    X(PC_ERR_DANGLING_INPUT, "dangling-input", 3)                                                                  \
-    X(PC_ERR_UNPRODUCED_OUTPUT, "unproduced-output", 3)                                                            \
-    X(PC_ERR_CYCLE, "cycle", 3)                                                                                    \
-    X(PC_ERR_ATTRIBUTE_TYPE, "attribute-type", 3)                                                                  \
-    X(PC_ERR_ATTRIBUTE, "bad-attribute", 3)                                                                        \
-    X(PC_ERR_ARITY, "bad-arity", 3)                                                                                \
-    X(PC_ERR_TYPE, "bad-type", 3)                                                                                  \
-    /* execution */                                                                                                \
-    X(PC_ERR_SHAPE, "bad-shape", 3)                                                                                \
+#define PC_STATUS_LIST(X)                                                                                    \
+    X(PC_OK, "ok", 0)                                                                                        \
+    X(PC_ERR_NOMEM, "out-of-memory", 4)                                                                      \
+    X(PC_ERR_INTERNAL, "internal", 4)                                                                        \
+    X(PC_ERR_USAGE, "usage", 2)                                                                              \
+    X(PC_ERR_IO, "io", 3)                                                                                    \
+    X(PC_ERR_UNSUPPORTED, "unsupported", 3)                                                                  \
+    X(PC_ERR_CHECK_FAILED, "check-failed", 1)                                                                \
+    /* container and wire level */                                                                           \
+    X(PC_ERR_TRUNCATED, "truncated", 3)                                                                      \
+    X(PC_ERR_WIRE, "malformed-wire", 3)                                                                      \
+    X(PC_ERR_VARINT, "overlong-varint", 3)                                                                   \
+    X(PC_ERR_LENGTH, "bad-length-prefix", 3)                                                                 \
+    X(PC_ERR_NESTING, "nesting-too-deep", 3)                                                                 \
+    X(PC_ERR_BUDGET, "over-budget", 3)                                                                       \
+    X(PC_ERR_EMBEDDED_NUL, "embedded-nul", 3)                                                                \
+    X(PC_ERR_ENUM, "enum-out-of-range", 3)                                                                   \
+    X(PC_ERR_MISSING_FIELD, "missing-field", 3)                                                              \
+    /* model level */                                                                                        \
+    X(PC_ERR_IR_VERSION, "bad-ir-version", 3)                                                                \
+    X(PC_ERR_OPSET, "bad-opset", 3)                                                                          \
+    X(PC_ERR_UNKNOWN_DOMAIN, "unknown-domain", 3)                                                            \
+    X(PC_ERR_UNKNOWN_OP, "unknown-op", 3)                                                                    \
+    /* tensor data */                                                                                        \
+    X(PC_ERR_DTYPE, "bad-dtype", 3)                                                                          \
+    X(PC_ERR_NEGATIVE_DIM, "negative-dim", 3)                                                                \
+    X(PC_ERR_OVERFLOW, "size-overflow", 3)                                                                   \
+    X(PC_ERR_DATA_SIZE, "data-size-mismatch", 3)                                                             \
+    X(PC_ERR_MULTIPLE_DATA, "multiple-data-fields", 3)                                                       \
+    X(PC_ERR_EXTERNAL_DATA, "bad-external-data", 3)                                                          \
+    /* graph */                                                                                              \
+    X(PC_ERR_DUPLICATE_PRODUCER, "duplicate-producer", 3)                                                    \
+    X(PC_ERR_DUPLICATE_INITIALIZER, "duplicate-initializer", 3)                                              \
+    X(PC_ERR_DUPLICATE_NAME, "duplicate-name", 3)                                                            \
+    X(PC_ERR_DANGLING_INPUT, "dangling-input", 3)                                                            \
+    X(PC_ERR_UNPRODUCED_OUTPUT, "unproduced-output", 3)                                                      \
+    X(PC_ERR_CYCLE, "cycle", 3)                                                                              \
+    X(PC_ERR_ATTRIBUTE_TYPE, "attribute-type", 3)                                                            \
+    X(PC_ERR_ATTRIBUTE, "bad-attribute", 3)                                                                  \
+    X(PC_ERR_ARITY, "bad-arity", 3)                                                                          \
+    X(PC_ERR_TYPE, "bad-type", 3)                                                                            \
+    /* execution */                                                                                          \
+    X(PC_ERR_SHAPE, "bad-shape", 3)                                                                          \
     X(PC_ERR_VALUE, "bad-value", 3)
 
 typedef enum pc_status {
@@ -136,8 +137,8 @@ void pc_error_prefix(pc_error *err, const char *fmt, ...) PC_PRINTF(2, 3);
 void pc_error_clear(pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Memory: one hook for all model memory. `budget` caps live bytes (0 = unlimited); `fail_after` makes the N-th
- * allocation from now fail (0 = never), the seam for OOM-injection tests.
+ * Memory: one hook for all model memory. `budget` caps live bytes (0 = unlimited); `fail_after` makes the
+ * N-th allocation from now fail (0 = never), the seam for OOM-injection tests.
  */
 typedef struct pc_mem {
     size_t budget;
@@ -169,9 +170,9 @@ typedef struct pc_arena {
 } pc_arena;
 
 void pc_arena_init(pc_arena *arena, pc_mem *mem);
-void *pc_arena_alloc(pc_arena *arena, size_t size);  /* 16-byte aligned, zeroed; NULL on failure */
+void *pc_arena_alloc(pc_arena *arena, size_t size); /* 16-byte aligned, zeroed; NULL on failure */
 void *pc_arena_array(pc_arena *arena, size_t count, size_t elem_size); /* checked count*size */
-char *pc_arena_strdup(pc_arena *arena, const char *s); /* NULL s gives NULL */
+char *pc_arena_strdup(pc_arena *arena, const char *s);                 /* NULL s gives NULL */
 char *pc_arena_strndup(pc_arena *arena, const char *s, size_t n);
 char *pc_arena_printf(pc_arena *arena, const char *fmt, ...) PC_PRINTF(2, 3);
 void pc_arena_free(pc_arena *arena);
@@ -179,33 +180,33 @@ void pc_arena_free(pc_arena *arena);
 /* ---------------------------------------------------------------------------------------------------------------
  * Element types: the values are TensorProto.DataType's, so they convert to and from the file as is.
  */
-#define PC_DTYPE_LIST(X)                                                                                           \
-    X(PC_DTYPE_UNDEFINED, 0, "undefined", 0)                                                                       \
-    X(PC_DTYPE_FLOAT, 1, "float", 32)                                                                              \
-    X(PC_DTYPE_UINT8, 2, "uint8", 8)                                                                               \
-    X(PC_DTYPE_INT8, 3, "int8", 8)                                                                                 \
-    X(PC_DTYPE_UINT16, 4, "uint16", 16)                                                                            \
-    X(PC_DTYPE_INT16, 5, "int16", 16)                                                                              \
-    X(PC_DTYPE_INT32, 6, "int32", 32)                                                                              \
-    X(PC_DTYPE_INT64, 7, "int64", 64)                                                                              \
-    X(PC_DTYPE_STRING, 8, "string", 0)                                                                             \
-    X(PC_DTYPE_BOOL, 9, "bool", 8)                                                                                 \
-    X(PC_DTYPE_FLOAT16, 10, "float16", 16)                                                                         \
-    X(PC_DTYPE_DOUBLE, 11, "double", 64)                                                                           \
-    X(PC_DTYPE_UINT32, 12, "uint32", 32)                                                                           \
-    X(PC_DTYPE_UINT64, 13, "uint64", 64)                                                                           \
-    X(PC_DTYPE_COMPLEX64, 14, "complex64", 64)                                                                     \
-    X(PC_DTYPE_COMPLEX128, 15, "complex128", 128)                                                                  \
-    X(PC_DTYPE_BFLOAT16, 16, "bfloat16", 16)                                                                       \
-    X(PC_DTYPE_FLOAT8E4M3FN, 17, "float8e4m3fn", 8)                                                                \
-    X(PC_DTYPE_FLOAT8E4M3FNUZ, 18, "float8e4m3fnuz", 8)                                                            \
-    X(PC_DTYPE_FLOAT8E5M2, 19, "float8e5m2", 8)                                                                    \
-    X(PC_DTYPE_FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 8)                                                            \
-    X(PC_DTYPE_UINT4, 21, "uint4", 4)                                                                              \
-    X(PC_DTYPE_INT4, 22, "int4", 4)                                                                                \
-    X(PC_DTYPE_FLOAT4E2M1, 23, "float4e2m1", 4)                                                                    \
-    X(PC_DTYPE_FLOAT8E8M0, 24, "float8e8m0", 8)                                                                    \
-    X(PC_DTYPE_UINT2, 25, "uint2", 2)                                                                              \
+#define PC_DTYPE_LIST(X)                                                                                     \
+    X(PC_DTYPE_UNDEFINED, 0, "undefined", 0)                                                                 \
+    X(PC_DTYPE_FLOAT, 1, "float", 32)                                                                        \
+    X(PC_DTYPE_UINT8, 2, "uint8", 8)                                                                         \
+    X(PC_DTYPE_INT8, 3, "int8", 8)                                                                           \
+    X(PC_DTYPE_UINT16, 4, "uint16", 16)                                                                      \
+    X(PC_DTYPE_INT16, 5, "int16", 16)                                                                        \
+    X(PC_DTYPE_INT32, 6, "int32", 32)                                                                        \
+    X(PC_DTYPE_INT64, 7, "int64", 64)                                                                        \
+    X(PC_DTYPE_STRING, 8, "string", 0)                                                                       \
+    X(PC_DTYPE_BOOL, 9, "bool", 8)                                                                           \
+    X(PC_DTYPE_FLOAT16, 10, "float16", 16)                                                                   \
+    X(PC_DTYPE_DOUBLE, 11, "double", 64)                                                                     \
+    X(PC_DTYPE_UINT32, 12, "uint32", 32)                                                                     \
+    X(PC_DTYPE_UINT64, 13, "uint64", 64)                                                                     \
+    X(PC_DTYPE_COMPLEX64, 14, "complex64", 64)                                                               \
+    X(PC_DTYPE_COMPLEX128, 15, "complex128", 128)                                                            \
+    X(PC_DTYPE_BFLOAT16, 16, "bfloat16", 16)                                                                 \
+    X(PC_DTYPE_FLOAT8E4M3FN, 17, "float8e4m3fn", 8)                                                          \
+    X(PC_DTYPE_FLOAT8E4M3FNUZ, 18, "float8e4m3fnuz", 8)                                                      \
+    X(PC_DTYPE_FLOAT8E5M2, 19, "float8e5m2", 8)                                                              \
+    X(PC_DTYPE_FLOAT8E5M2FNUZ, 20, "float8e5m2fnuz", 8)                                                      \
+    X(PC_DTYPE_UINT4, 21, "uint4", 4)                                                                        \
+    X(PC_DTYPE_INT4, 22, "int4", 4)                                                                          \
+    X(PC_DTYPE_FLOAT4E2M1, 23, "float4e2m1", 4)                                                              \
+    X(PC_DTYPE_FLOAT8E8M0, 24, "float8e8m0", 8)                                                              \
+    X(PC_DTYPE_UINT2, 25, "uint2", 2)                                                                        \
     X(PC_DTYPE_INT2, 26, "int2", 2)
 
 typedef enum pc_dtype {
@@ -215,7 +216,7 @@ typedef enum pc_dtype {
         PC_DTYPE_COUNT
 } pc_dtype;
 
-bool pc_dtype_is_valid(int32_t value);  /* a defined, non-UNDEFINED element type */
+bool pc_dtype_is_valid(int32_t value);     /* a defined, non-UNDEFINED element type */
 const char *pc_dtype_name(pc_dtype dtype); /* "float"; "?" for out-of-range values */
 unsigned pc_dtype_bits(pc_dtype dtype);    /* bits per element; 0 for STRING/UNDEFINED */
 /* Bytes of n elements in raw_data form (sub-byte types packed, rounded up). false on overflow or STRING. */
@@ -263,10 +264,10 @@ typedef enum pc_type_kind {
 typedef struct pc_type pc_type;
 struct pc_type {
     pc_type_kind kind;
-    pc_dtype elem;     /* TENSOR, SPARSE_TENSOR: element type (UNDEFINED allowed: "not given") */
-    pc_shape shape;    /* TENSOR, SPARSE_TENSOR */
-    pc_dtype key;      /* MAP */
-    pc_type *inner;    /* SEQUENCE, OPTIONAL: element type; MAP: value type */
+    pc_dtype elem;  /* TENSOR, SPARSE_TENSOR: element type (UNDEFINED allowed: "not given") */
+    pc_shape shape; /* TENSOR, SPARSE_TENSOR */
+    pc_dtype key;   /* MAP */
+    pc_type *inner; /* SEQUENCE, OPTIONAL: element type; MAP: value type */
     const char *denotation;
     const char *opaque_domain, *opaque_name; /* OPAQUE */
 };
@@ -366,7 +367,8 @@ struct pc_value {
     pc_use *consumers;
     pc_tensor *initializer; /* non-NULL when the value is an initializer of this graph */
     pc_value *outer;        /* non-NULL: a reference to this value of an enclosing graph */
-    uint32_t n_subgraph_refs; /* how many subgraph values reference this one: consumers are then not all listed */
+    uint32_t
+        n_subgraph_refs; /* how many subgraph values reference this one: consumers are then not all listed */
     bool is_graph_input;
     bool is_graph_output; /* listed in graph->outputs (possibly several times) */
     bool has_value_info;  /* came with (or should be saved with) a value_info entry */
@@ -389,8 +391,8 @@ struct pc_node {
     uint32_t n_attrs, cap_attrs;
     pc_attr *attrs;
     uint32_t n_metadata, cap_metadata;
-    pc_kv *metadata;  /* NodeProto.metadata_props; key "layer_ann" is the layering annotation */
-    const char *ep;   /* execution-provider assignment; NULL until partitioning */
+    pc_kv *metadata; /* NodeProto.metadata_props; key "layer_ann" is the layering annotation */
+    const char *ep;  /* execution-provider assignment; NULL until partitioning */
     pc_graph *graph;
     pc_node *prev, *next; /* graph order */
     bool removed;
@@ -417,16 +419,16 @@ typedef struct pc_function_id {
 
 struct pc_graph {
     pc_model *model;
-    pc_graph *parent;   /* enclosing graph for subgraphs */
-    pc_node *owner;     /* node whose attribute holds this subgraph */
+    pc_graph *parent; /* enclosing graph for subgraphs */
+    pc_node *owner;   /* node whose attribute holds this subgraph */
     const char *name;
     const char *doc_string;
     pc_node *first, *last;
-    uint32_t n_nodes;    /* live nodes */
+    uint32_t n_nodes; /* live nodes */
     uint32_t next_node_id;
     uint32_t n_values, cap_values;
-    pc_value **values;   /* all values ever created, by id */
-    void *value_index;   /* name → value map (private) */
+    pc_value **values; /* all values ever created, by id */
+    void *value_index; /* name → value map (private) */
     uint32_t n_inputs, cap_inputs;
     pc_value **inputs;
     uint32_t n_outputs, cap_outputs;
@@ -459,9 +461,9 @@ struct pc_model {
     const char *path; /* file it was loaded from, or NULL */
     pc_mem mem;
     pc_arena arena;
-    void *names;          /* every value name in every graph (private; for unique-name generation) */
+    void *names; /* every value name in every graph (private; for unique-name generation) */
     uint32_t n_tensors, cap_tensors;
-    pc_tensor **tensors;  /* every tensor whose data this model owns (private) */
+    pc_tensor **tensors; /* every tensor whose data this model owns (private) */
 };
 
 /* Creates an empty model (IR version 10, opset ai.onnx 17, an empty main graph). */
@@ -472,8 +474,8 @@ int64_t pc_model_opset(const pc_model *model, const char *domain); /* -1 when th
 pc_status pc_model_set_opset(pc_model *model, const char *domain, int64_t version, pc_error *err);
 
 /* Values */
-pc_value *pc_graph_find_value(const pc_graph *graph, const char *name);        /* this graph only */
-pc_value *pc_graph_lookup_value(const pc_graph *graph, const char *name);      /* this graph, then enclosing */
+pc_value *pc_graph_find_value(const pc_graph *graph, const char *name);   /* this graph only */
+pc_value *pc_graph_lookup_value(const pc_graph *graph, const char *name); /* this graph, then enclosing */
 /* Creates a value. name NULL: a fresh unique name from `hint` ("t" if hint is NULL). Fails on a duplicate. */
 pc_value *pc_graph_add_value(pc_graph *graph, const char *name, const char *hint, pc_error *err);
 /* A name unused in this graph and every enclosing and nested graph. */
@@ -509,15 +511,16 @@ const char *pc_node_annotation(const pc_node *node); /* NULL when absent */
 const char *pc_node_metadata(const pc_node *node, const char *key);
 pc_status pc_node_set_metadata(pc_node *node, const char *key, const char *value, pc_error *err);
 bool pc_node_remove_metadata(pc_node *node, const char *key);
-pc_status pc_node_set_input(pc_node *node, uint32_t index, pc_value *value, pc_error *err); /* value may be NULL */
+pc_status pc_node_set_input(pc_node *node, uint32_t index, pc_value *value,
+                            pc_error *err); /* value may be NULL */
 pc_status pc_node_add_input(pc_node *node, pc_value *value, pc_error *err);
-/* Moves output src_index of src to output dst_index of dst: the value (name, consumers, graph-output role) now
- * comes from dst, and dst's previous output value now comes from src. */
+/* Moves output src_index of src to output dst_index of dst: the value (name, consumers, graph-output role)
+ * now comes from dst, and dst's previous output value now comes from src. */
 pc_status pc_graph_move_output(pc_node *src, uint32_t src_index, pc_node *dst, uint32_t dst_index);
 /* Removes a node whose outputs have no consumers and are not graph outputs. */
 pc_status pc_graph_remove_node(pc_graph *graph, pc_node *node, pc_error *err);
-/* Orders nodes topologically (stable: keeps the current order where it is valid). PC_ERR_CYCLE names a node on
- * the cycle. */
+/* Orders nodes topologically (stable: keeps the current order where it is valid). PC_ERR_CYCLE names a node
+ * on the cycle. */
 pc_status pc_graph_sort(pc_graph *graph, pc_error *err);
 
 /* Attributes */
@@ -529,25 +532,27 @@ const char *pc_node_attr_string(const pc_node *node, const char *name, const cha
 pc_status pc_node_set_attr_int(pc_node *node, const char *name, int64_t value, pc_error *err);
 pc_status pc_node_set_attr_float(pc_node *node, const char *name, float value, pc_error *err);
 pc_status pc_node_set_attr_string(pc_node *node, const char *name, const char *value, pc_error *err);
-pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const int64_t *values, pc_error *err);
-pc_status pc_node_set_attr_floats(pc_node *node, const char *name, size_t n, const float *values, pc_error *err);
+pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const int64_t *values,
+                                pc_error *err);
+pc_status pc_node_set_attr_floats(pc_node *node, const char *name, size_t n, const float *values,
+                                  pc_error *err);
 pc_status pc_node_set_attr_tensor(pc_node *node, const char *name, pc_tensor *tensor, pc_error *err);
 bool pc_node_remove_attr(pc_node *node, const char *name);
 
-/* Verification: single producer per value, no cycles, every input defined (graph input, initializer, producer,
- * outer scope), graph outputs produced, use lists consistent, attribute types valid for known ops, opsets in
- * range, domains known. Recurses into subgraphs. */
+/* Verification: single producer per value, no cycles, every input defined (graph input, initializer,
+ * producer, outer scope), graph outputs produced, use lists consistent, attribute types valid for known ops,
+ * opsets in range, domains known. Recurses into subgraphs. */
 pc_status pc_graph_verify(const pc_graph *graph, pc_error *err);
 pc_status pc_model_verify(const pc_model *model, pc_error *err);
 
-/* Structural equality (names, order, types, attributes, tensors, metadata, EP). On inequality writes the first
- * difference to `diff` (may be NULL). */
+/* Structural equality (names, order, types, attributes, tensors, metadata, EP). On inequality writes the
+ * first difference to `diff` (may be NULL). */
 bool pc_model_equal(const pc_model *a, const pc_model *b, char *diff, size_t diff_size);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Runtime values: what executors consume and produce, and what test data decodes to. Reference counted and
- * malloc-backed (independent of any model), so a value can outlive the model whose initializer it came from only
- * when it owns its data (see pc_data_wrap_tensor).
+ * malloc-backed (independent of any model), so a value can outlive the model whose initializer it came from
+ * only when it owns its data (see pc_data_wrap_tensor).
  */
 typedef struct pc_data pc_data;
 struct pc_data {
@@ -559,10 +564,11 @@ struct pc_data {
     int64_t *dims;
     uint64_t n_elements;
     size_t n_bytes;
-    void *data;       /* raw little-endian form, sub-byte types packed; STRING: pc_bytes[n_elements] */
-    bool borrowed;    /* data (and string bytes) belong to a pc_tensor that outlives this value */
+    void *data;    /* raw little-endian form, sub-byte types packed; STRING: pc_bytes[n_elements] */
+    bool borrowed; /* data (and string bytes) belong to a pc_tensor that outlives this value */
     /* SEQUENCE: n_items elements. OPTIONAL: n_items 0 (none) or 1. */
-    pc_type_kind item_kind; /* kind of the items (TENSOR or SEQUENCE), also for empty sequences/none optionals */
+    pc_type_kind
+        item_kind; /* kind of the items (TENSOR or SEQUENCE), also for empty sequences/none optionals */
     uint32_t n_items;
     pc_data **items;
 };
@@ -576,33 +582,35 @@ pc_data *pc_data_clone(const pc_data *d, pc_error *err);
 /* A sequence holding n items (each gains a reference). item_kind/dtype describe the items when n is 0. */
 pc_data *pc_data_new_sequence(pc_type_kind item_kind, pc_dtype dtype, uint32_t n, pc_data *const *items,
                               pc_error *err);
-/* An optional: item NULL gives "none" (item_kind/dtype then describe the missing value). item gains a reference. */
+/* An optional: item NULL gives "none" (item_kind/dtype then describe the missing value). item gains a
+ * reference. */
 pc_data *pc_data_new_optional(pc_type_kind item_kind, pc_dtype dtype, pc_data *item, pc_error *err);
 pc_data *pc_data_ref(pc_data *d);
 void pc_data_unref(pc_data *d); /* NULL is allowed */
 /* Describes a value as "float[2,3]", "seq(float)[4]", "optional(none)" into buf. */
 const char *pc_data_describe(const pc_data *d, char *buf, size_t size);
 
-/* Decodes a backend-test data file: a TensorProto, or a SequenceProto / OptionalProto when `expected` says the
- * value is a sequence or an optional (expected may be NULL: TensorProto). */
+/* Decodes a backend-test data file: a TensorProto, or a SequenceProto / OptionalProto when `expected` says
+ * the value is a sequence or an optional (expected may be NULL: TensorProto). */
 pc_status pc_data_load_file(const char *path, const pc_type *expected, pc_data **out, pc_error *err);
 
-/* Comparison of an actual value against an expected one, with ONNX's backend-test rules: shapes and dtypes exact;
- * integers, bools and strings exact; floats |a - e| <= atol + rtol * |e| after NaN positions and inf signs. */
+/* Comparison of an actual value against an expected one, with ONNX's backend-test rules: shapes and dtypes
+ * exact; integers, bools and strings exact; floats |a - e| <= atol + rtol * |e| after NaN positions and inf
+ * signs. */
 typedef enum pc_compare_outcome {
     PC_COMPARE_EQUAL = 0,
-    PC_COMPARE_DIFFERS,    /* values out of tolerance */
-    PC_COMPARE_SHAPE,      /* rank, dims, sequence length or optional presence differ */
-    PC_COMPARE_TYPE,       /* dtype or kind differs */
+    PC_COMPARE_DIFFERS, /* values out of tolerance */
+    PC_COMPARE_SHAPE,   /* rank, dims, sequence length or optional presence differ */
+    PC_COMPARE_TYPE,    /* dtype or kind differs */
 } pc_compare_outcome;
 
 typedef struct pc_compare_result {
     pc_compare_outcome outcome;
-    double max_abs_error;   /* over all compared float elements */
-    double worst_excess;    /* largest |a - e| - (atol + rtol |e|); > 0 means out of tolerance */
-    uint64_t worst_index;   /* flat element index of the worst element (in the worst item for sequences) */
+    double max_abs_error; /* over all compared float elements */
+    double worst_excess;  /* largest |a - e| - (atol + rtol |e|); > 0 means out of tolerance */
+    uint64_t worst_index; /* flat element index of the worst element (in the worst item for sequences) */
     double worst_expected, worst_actual;
-    char detail[256];       /* human-readable first reason */
+    char detail[256]; /* human-readable first reason */
 } pc_compare_result;
 
 pc_compare_outcome pc_data_compare(const pc_data *expected, const pc_data *actual, double rtol, double atol,
@@ -612,13 +620,13 @@ pc_compare_outcome pc_data_compare(const pc_data *expected, const pc_data *actua
  * ONNX loader and saver.
  */
 typedef struct pc_load_options {
-    size_t max_file_bytes;   /* default 4 GiB */
-    size_t memory_budget;    /* bytes of model memory (structures + tensor data); default 8 GiB */
-    uint32_t max_depth;      /* protobuf message nesting; default 64 */
-    uint64_t max_messages;   /* sub-messages + repeated elements counted by the pre-scan; default 64 M */
+    size_t max_file_bytes;    /* default 4 GiB */
+    size_t memory_budget;     /* bytes of model memory (structures + tensor data); default 8 GiB */
+    uint32_t max_depth;       /* protobuf message nesting; default 64 */
+    uint64_t max_messages;    /* sub-messages + repeated elements counted by the pre-scan; default 64 M */
     bool allow_external_data; /* default true for files, always false for bytes */
-    bool skip_verify;        /* default false: pc_model_verify runs after loading */
-    uint64_t fail_after;     /* OOM injection: make the N-th allocation fail (0 = off) */
+    bool skip_verify;         /* default false: pc_model_verify runs after loading */
+    uint64_t fail_after;      /* OOM injection: make the N-th allocation fail (0 = off) */
 } pc_load_options;
 
 void pc_load_options_default(pc_load_options *opts);
@@ -636,19 +644,20 @@ pc_status pc_model_save_file(const pc_model *model, const char *path, pc_error *
 pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out, pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Shape inference (core/shape): fills in the element type and shape of node outputs from their inputs, for the ops
- * the passes and generators use. Declared types win where both are known and agree; a contradiction (e.g. Add of
- * [2,3] and [4]) is PC_ERR_SHAPE naming the node. Ops it does not know leave their outputs as they are.
+ * Shape inference (core/shape): fills in the element type and shape of node outputs from their inputs, for
+ * the ops the passes and generators use. Declared types win where both are known and agree; a contradiction
+ * (e.g. Add of [2,3] and [4]) is PC_ERR_SHAPE naming the node. Ops it does not know leave their outputs as
+ * they are.
  */
 pc_status pc_graph_infer_shapes(pc_graph *graph, pc_error *err);
 /* One node (passes call it on the nodes they create so types and shapes are carried). */
 pc_status pc_node_infer_shapes(pc_node *node, pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Execution providers (core/ep). An EP is data plus a capability function: which ops it runs (op, domain, opset
- * range, element types, attribute constraints), its preferred layout, whether it compiles the nodes it claims into
- * fused subgraphs, and whether it can run Transpose. Built in: `cpu` (every standard op; the fallback) and `nhwc`
- * (a compiling EP that prefers NHWC). More can be described in a text file (docs/ep.md).
+ * Execution providers (core/ep). An EP is data plus a capability function: which ops it runs (op, domain,
+ * opset range, element types, attribute constraints), its preferred layout, whether it compiles the nodes it
+ * claims into fused subgraphs, and whether it can run Transpose. Built in: `cpu` (every standard op; the
+ * fallback) and `nhwc` (a compiling EP that prefers NHWC). More can be described in a text file (docs/ep.md).
  */
 typedef enum pc_layout {
     PC_LAYOUT_NCHW = 0,
@@ -666,8 +675,8 @@ typedef struct pc_ep_attr_rule {
 } pc_ep_attr_rule;
 
 typedef struct pc_ep_op {
-    const char *domain;  /* "" for ai.onnx */
-    const char *op_type; /* "*": every op of the domain */
+    const char *domain;           /* "" for ai.onnx */
+    const char *op_type;          /* "*": every op of the domain */
     int64_t opset_min, opset_max; /* the model's opset for the domain must lie in [min, max] */
     uint64_t dtypes;              /* bit (1 << pc_dtype) per allowed element type of the node's first input
                                      (first output when it has no inputs); 0: any */
@@ -678,10 +687,10 @@ typedef struct pc_ep_op {
 typedef struct pc_ep {
     const char *name;
     pc_layout layout;
-    uint32_t block_size;  /* PC_LAYOUT_BLOCKED only */
-    bool compiles;        /* claimed nodes are grouped into fused subgraphs */
-    bool runs_transpose;  /* may be offered the Transposes a layout change inserts */
-    bool all_standard_ops;/* claims every ai.onnx op the schema table knows at the model's opset (cpu) */
+    uint32_t block_size;   /* PC_LAYOUT_BLOCKED only */
+    bool compiles;         /* claimed nodes are grouped into fused subgraphs */
+    bool runs_transpose;   /* may be offered the Transposes a layout change inserts */
+    bool all_standard_ops; /* claims every ai.onnx op the schema table knows at the model's opset (cpu) */
     uint32_t n_ops;
     const pc_ep_op *ops;
 } pc_ep;
@@ -691,10 +700,11 @@ typedef struct pc_ep_registry pc_ep_registry;
 /* A registry holding the built-in EPs (cpu, nhwc). */
 pc_status pc_ep_registry_create(pc_ep_registry **out, pc_error *err);
 void pc_ep_registry_free(pc_ep_registry *reg);
-/* Adds the EPs described in a text file (docs/ep.md). Errors name the file, line and field; nothing is added when
- * the file has an error. */
+/* Adds the EPs described in a text file (docs/ep.md). Errors name the file, line and field; nothing is added
+ * when the file has an error. */
 pc_status pc_ep_registry_load_file(pc_ep_registry *reg, const char *path, pc_error *err);
-pc_status pc_ep_registry_load_text(pc_ep_registry *reg, const char *text, const char *source_name, pc_error *err);
+pc_status pc_ep_registry_load_text(pc_ep_registry *reg, const char *text, const char *source_name,
+                                   pc_error *err);
 const pc_ep *pc_ep_registry_find(const pc_ep_registry *reg, const char *name); /* NULL when unknown */
 /* Parses "nhwc,cpu" into EPs in priority order (arena of the registry). Unknown names, empty entries and
  * duplicates are PC_ERR_USAGE naming the entry. */
@@ -705,26 +715,27 @@ bool pc_ep_claims_node(const pc_ep *ep, const pc_node *node, char *why, size_t w
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Layer assignment settings (as ORT's session.layer_assignment_settings): `nhwc(encoder, =head); cpu(post)`.
- * Rules are separated by ';', each EP(pattern, ...); whitespace is ignored; a pattern matches annotations it is a
- * prefix of, or exactly when written with a leading '='; the leftmost matching rule wins.
+ * Rules are separated by ';', each EP(pattern, ...); whitespace is ignored; a pattern matches annotations it
+ * is a prefix of, or exactly when written with a leading '='; the leftmost matching rule wins.
  */
 typedef struct pc_layer_rules pc_layer_rules;
-/* Errors (PC_ERR_USAGE) name the 1-based character position: malformed text, unknown EP, a pattern given twice. */
-pc_status pc_layer_rules_parse(const char *text, const pc_ep *const *eps, uint32_t n_eps, pc_layer_rules **out,
-                               pc_error *err);
+/* Errors (PC_ERR_USAGE) name the 1-based character position: malformed text, unknown EP, a pattern given
+ * twice. */
+pc_status pc_layer_rules_parse(const char *text, const pc_ep *const *eps, uint32_t n_eps,
+                               pc_layer_rules **out, pc_error *err);
 void pc_layer_rules_free(pc_layer_rules *rules);
 /* The EP an annotation is pinned to, or NULL when no rule matches. */
 const pc_ep *pc_layer_rules_match(const pc_layer_rules *rules, const char *annotation);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Passes (core/passes) and the pipeline. Every pass has one signature; the pipeline is a table (name, level,
- * function, what it requires) run in order, with pc_graph_verify after every pass in Debug and sanitizer builds (a
- * failure names the pass).
+ * function, what it requires) run in order, with pc_graph_verify after every pass in Debug and sanitizer
+ * builds (a failure names the pass).
  *
- * Levels as in ORT: 0 basic and 1 extended run before partitioning and keep `layer_ann` on every node they create;
- * partitioning assigns EPs (running the layout transformer for NHWC-preferring EPs) and then removes every
- * annotation; 2 (fusions, layout clean-up) and 3 (EP-specific rewrites) run after it and give every node they create
- * the EP of its source node.
+ * Levels as in ORT: 0 basic and 1 extended run before partitioning and keep `layer_ann` on every node they
+ * create; partitioning assigns EPs (running the layout transformer for NHWC-preferring EPs) and then removes
+ * every annotation; 2 (fusions, layout clean-up) and 3 (EP-specific rewrites) run after it and give every
+ * node they create the EP of its source node.
  */
 enum { PC_LEVEL_BASIC = 0, PC_LEVEL_EXTENDED = 1, PC_LEVEL_LAYOUT = 2, PC_LEVEL_EP = 3, PC_LEVEL_MAX = 3 };
 
@@ -736,24 +747,25 @@ typedef struct pc_trace {
 
 typedef struct pc_pass_options {
     const char *provider;   /* NULL: before partitioning (every node may change; new nodes carry annotations).
-                               Otherwise only nodes assigned to this EP, or unassigned, may change, and new nodes
-                               take the EP of their source node. */
+                               Otherwise only nodes assigned to this EP, or unassigned, may change, and new
+                               nodes   take the EP of their source node. */
     const pc_ep *ep;        /* the EP named by provider, when there is one */
-    bool layout_cost_check; /* inside the layout transformer: push channel-first/last perms through any handled op */
-    bool new_nodes_unassigned; /* inside the layout transformer: new nodes start without an EP (GetCapability #2
-                                  claims them); their annotation is still copied from the source */
+    bool layout_cost_check; /* inside the layout transformer: push channel-first/last perms through any
+                               handled op */
+    bool new_nodes_unassigned;  /* inside the layout transformer: new nodes start without an EP (GetCapability
+                                   #2  claims them); their annotation is still copied from the source */
     uint32_t max_fold_elements; /* constant folding creates no tensor larger than this (elements) */
-    pc_trace *trace;        /* may be NULL */
-    const char *pass_name;  /* set by the pipeline for pc_pass_explain */
+    pc_trace *trace;            /* may be NULL */
+    const char *pass_name;      /* set by the pipeline for pc_pass_explain */
 } pc_pass_options;
 
 typedef pc_status (*pc_pass_fn)(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
 
 typedef struct pc_pass_info {
-    const char *name;  /* "fuse_conv_bn" */
-    int level;         /* PC_LEVEL_* */
+    const char *name; /* "fuse_conv_bn" */
+    int level;        /* PC_LEVEL_* */
     pc_pass_fn run;
-    const char *requires; /* preconditions, for documentation and --explain */
+    const char *requires;       /* preconditions, for documentation and --explain */
     bool again_after_partition; /* level 0/1 clean-ups that also run per EP with level 2 */
 } pc_pass_info;
 
@@ -762,9 +774,9 @@ size_t pc_pass_count(void);
 const pc_pass_info *pc_pass_at(size_t index);
 const pc_pass_info *pc_pass_find(const char *name);
 
-/* Called after every pass (and after partitioning, with pass "partition"): the harness checks its properties here.
- * provider is the EP the pass ran for (levels 2+), NULL before partitioning and for "partition". A non-OK status
- * stops the pipeline and is returned. */
+/* Called after every pass (and after partitioning, with pass "partition"): the harness checks its properties
+ * here. provider is the EP the pass ran for (levels 2+), NULL before partitioning and for "partition". A
+ * non-OK status stops the pipeline and is returned. */
 typedef pc_status (*pc_after_pass_fn)(void *ctx, const char *pass, const char *provider, pc_model *model,
                                       bool changed, pc_error *err);
 
@@ -778,67 +790,72 @@ typedef struct pc_ep_subgraph {
 typedef struct pc_partition_result {
     uint32_t n_subgraphs;
     pc_ep_subgraph *subgraphs; /* in the model's arena */
-    uint32_t n_layout_changes;  /* nodes the layout transformer moved into the NHWC domain */
+    uint32_t n_layout_changes; /* nodes the layout transformer moved into the NHWC domain */
 } pc_partition_result;
 
 typedef struct pc_optimize_options {
-    int level;                    /* stop after this level (PC_LEVEL_*); < 2 means no partitioning */
+    int level; /* stop after this level (PC_LEVEL_*); < 2 means no partitioning */
     uint32_t n_eps;
     const pc_ep *const *eps;      /* priority order; NULL/0: cpu only */
     const char *layer_assignment; /* NULL: none */
     pc_trace *trace;
-    bool verify_each_pass;        /* default: true in Debug/sanitizer builds */
-    uint32_t max_fold_elements;   /* default 1 << 16 */
-    uint32_t max_iterations;      /* fixpoint rounds per level; default 8 */
+    bool verify_each_pass;      /* default: true in Debug/sanitizer builds */
+    uint32_t max_fold_elements; /* default 1 << 16 */
+    uint32_t max_iterations;    /* fixpoint rounds per level; default 8 */
     pc_after_pass_fn after_pass;
     void *after_pass_ctx;
 } pc_optimize_options;
 
 void pc_optimize_options_default(pc_optimize_options *opts);
 
-/* Runs the pipeline on the main graph (and subgraphs) up to opts->level. With partitioning (level >= 2) every node
- * ends with an EP, and the partition is written to *partition when it is non-NULL. */
+/* Runs the pipeline on the main graph (and subgraphs) up to opts->level. With partitioning (level >= 2) every
+ * node ends with an EP, and the partition is written to *partition when it is non-NULL. */
 pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc_partition_result *partition,
                             pc_error *err);
 
-/* Partitioning on its own (passcheck partition): GetCapability per EP in priority order, the layout transformer
- * for NHWC-preferring EPs, GetCapability again when it changed the graph, assignment; then annotations are
- * removed. */
-pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t n_eps, const pc_layer_rules *rules,
-                             const pc_pass_options *opts, pc_partition_result *out, pc_error *err);
+/* Partitioning on its own (passcheck partition): GetCapability per EP in priority order, the layout
+ * transformer for NHWC-preferring EPs, GetCapability again when it changed the graph, assignment; then
+ * annotations are removed. */
+pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t n_eps,
+                             const pc_layer_rules *rules, const pc_pass_options *opts,
+                             pc_partition_result *out, pc_error *err);
 
-/* The layout transformer for one NHWC-preferring EP: every layout-sensitive node tentatively assigned to the EP
- * (node->ep == ep->name) moves into the internal NHWC domain between Transposes, then the transpose optimizer runs
- * with the EP as provider. New nodes are unassigned (GetCapability #2 claims them) and keep their source's
- * annotation. */
+/* The layout transformer for one NHWC-preferring EP: every layout-sensitive node tentatively assigned to the
+ * EP (node->ep == ep->name) moves into the internal NHWC domain between Transposes, then the transpose
+ * optimizer runs with the EP as provider. New nodes are unassigned (GetCapability #2 claims them) and keep
+ * their source's annotation. */
 pc_status pc_layout_transform(pc_graph *graph, const pc_ep *ep, const pc_pass_options *opts, bool *changed,
                               pc_error *err);
 /* The transpose optimizer as a pass (also in the pipeline at levels 1 and 2). */
 pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
 
-/* Total Transpose cost as ORT's tests measure it: over every Transpose, its output dims != 1 (5 if unknown). */
+/* Total Transpose cost as ORT's tests measure it: over every Transpose, its output dims != 1 (5 if unknown).
+ */
 uint64_t pc_graph_transpose_cost(const pc_graph *graph);
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Fault injection (core/base/fault.c): deliberate bugs planted in passes so tests can prove the property suite
- * catches them (`passcheck suite --inject NAME`, `--list-faults`). Off unless enabled; process-global (the suite
- * checks each case in its own process).
+ * Fault injection (core/base/fault.c): deliberate bugs planted in passes so tests can prove the property
+ * suite catches them (`passcheck suite --inject NAME`, `--list-faults`). Off unless enabled; process-global
+ * (the suite checks each case in its own process).
  */
-#define PC_FAULT_LIST(X)                                                                                           \
-    X(PC_FAULT_FUSION_DROPS_ANNOTATION, "fusion-drops-annotation",                                                 \
-      "fuse_reshape (level 1) gives the fused Reshape no layer_ann")                                               \
-    X(PC_FAULT_LEVEL2_FORGETS_EP, "level2-forgets-ep",                                                             \
-      "fuse_conv_activation (level 2) leaves the new FusedConv without an EP")                                     \
-    X(PC_FAULT_CONCAT_AXIS, "concat-wrong-axis", "the transpose optimizer's Concat handler remaps axis by perm, "   \
-      "not by its inverse")                                                                                        \
-    X(PC_FAULT_SOFTMAX_OLD_OPSET, "softmax-push-old-opset",                                                        \
-      "the transpose optimizer pushes through Softmax/LogSoftmax/Hardmax below opset 13 (where axis flattens)")    \
-    X(PC_FAULT_SKIP_CANCEL, "transpose-skip-cancel",                                                               \
-      "the transpose optimizer leaves the first cancelling Transpose pair it finds in place")                      \
-    X(PC_FAULT_QDQ_ROUNDING, "qdq-wrong-rounding",                                                                 \
-      "the QDQ -> QLinear rewrite requantizes with the multiplier x_scale*w_scale/y_scale rounded to 8 fractional " \
-      "bits (a coarse fixed-point multiplier)")                                                                    \
-    X(PC_FAULT_RESHAPE_PUSH, "reshape-push-any",                                                                   \
+#define PC_FAULT_LIST(X)                                                                                     \
+    X(PC_FAULT_FUSION_DROPS_ANNOTATION, "fusion-drops-annotation",                                           \
+      "fuse_reshape (level 1) gives the fused Reshape no layer_ann")                                         \
+    X(PC_FAULT_LEVEL2_FORGETS_EP, "level2-forgets-ep",                                                       \
+      "fuse_conv_activation (level 2) leaves the new FusedConv without an EP")                               \
+    X(PC_FAULT_CONCAT_AXIS, "concat-wrong-axis",                                                             \
+      "the transpose optimizer's Concat handler remaps axis by perm, "                                       \
+      "not by its inverse")                                                                                  \
+    X(PC_FAULT_SOFTMAX_OLD_OPSET, "softmax-push-old-opset",                                                  \
+      "the transpose optimizer pushes through Softmax/LogSoftmax/Hardmax below opset 13 (where axis "        \
+      "flattens)")                                                                                           \
+    X(PC_FAULT_SKIP_CANCEL, "transpose-skip-cancel",                                                         \
+      "the transpose optimizer leaves the first cancelling Transpose pair it finds in place")                \
+    X(PC_FAULT_QDQ_ROUNDING, "qdq-wrong-rounding",                                                           \
+      "the QDQ -> QLinear rewrite requantizes with the multiplier x_scale*w_scale/y_scale rounded to 8 "     \
+      "fractional "                                                                                          \
+      "bits (a coarse fixed-point multiplier)")                                                              \
+    X(PC_FAULT_RESHAPE_PUSH, "reshape-push-any",                                                             \
       "the transpose optimizer pushes through a Reshape that moves dims other than size-1 ones")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
@@ -847,7 +864,8 @@ typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fau
 
 const char *pc_fault_name(pc_fault f);
 const char *pc_fault_description(pc_fault f);
-/* Enables the comma-separated faults in `list`; an unknown name is PC_ERR_USAGE naming it (nothing enabled). */
+/* Enables the comma-separated faults in `list`; an unknown name is PC_ERR_USAGE naming it (nothing enabled).
+ */
 pc_status pc_fault_enable_list(const char *list, pc_error *err);
 void pc_fault_reset(void);
 bool pc_fault_active(pc_fault f);

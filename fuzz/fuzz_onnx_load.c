@@ -4,8 +4,8 @@
  *   1. pc_model_load_bytes never crashes, leaks or trips a sanitizer, whatever the bytes;
  *   2. if it accepts the input, the model round-trips: save -> reload succeeds -> the reloaded model is
  *      pc_model_equal to the first one -> saving the reloaded model gives byte-identical output.
- * A violated round-trip property is a bug in passcheck (the loader accepts what the saver cannot express, or the
- * saver writes what the loader rejects), so it aborts with a message; libFuzzer then records the input.
+ * A violated round-trip property is a bug in passcheck (the loader accepts what the saver cannot express, or
+ * the saver writes what the loader rejects), so it aborts with a message; libFuzzer then records the input.
  *
  * Deterministic, no I/O, no state carried between inputs. Built two ways: with -fsanitize=fuzzer (libFuzzer's
  * main) and with fuzz/standalone_main.c (replays files; used by ctest in every build configuration).
@@ -84,9 +84,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!save_or_die(m2, &b2, &n2, "saving a reloaded model failed", size)) goto done;
     if (n1 != n2 || (n1 && memcmp(b1, b2, n1) != 0)) {
         size_t at = 0;
-        while (at < n1 && at < n2 && b1[at] == b2[at]) at++;
-        fprintf(stderr, "fuzz_onnx_load: BUG: save is not stable: %zu bytes then %zu bytes, first difference at "
-                        "offset %zu\n", n1, n2, at);
+        while (at < n1 && at < n2 && b1[at] == b2[at])
+            at++;
+        fprintf(stderr,
+                "fuzz_onnx_load: BUG: save is not stable: %zu bytes then %zu bytes, first difference at "
+                "offset %zu\n",
+                n1, n2, at);
         die("saving the reloaded model gave different bytes", NULL, size);
     }
 

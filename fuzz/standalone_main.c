@@ -2,11 +2,11 @@
  *
  *     fuzz_onnx_load_replay [-flags ignored] FILE_OR_DIR...
  *
- * Every file argument, and every regular file under a directory argument (recursively, in sorted order), is read
- * into an exactly sized heap buffer (so ASan sees over-reads) and passed to LLVMFuzzerTestOneInput once.
- * Arguments starting with '-' are ignored, so libFuzzer-style command lines work unchanged. A crash or sanitizer
- * report in the target ends the process as it would under libFuzzer; the exit status is 1 when an argument could
- * not be read or when path arguments were given but held no file, and 0 otherwise.
+ * Every file argument, and every regular file under a directory argument (recursively, in sorted order), is
+ * read into an exactly sized heap buffer (so ASan sees over-reads) and passed to LLVMFuzzerTestOneInput once.
+ * Arguments starting with '-' are ignored, so libFuzzer-style command lines work unchanged. A crash or
+ * sanitizer report in the target ends the process as it would under libFuzzer; the exit status is 1 when an
+ * argument could not be read or when path arguments were given but held no file, and 0 otherwise.
  */
 #include <dirent.h>
 #include <errno.h>

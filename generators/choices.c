@@ -99,13 +99,15 @@ uint32_t pc_draw_weighted(pc_choices *c, const uint32_t *weights, uint32_t n)
      * shrinker moves toward earlier options; fresh draws follow the weights. */
     if (c->replaying) return pc_draw(c, n);
     uint64_t total = 0;
-    for (uint32_t i = 0; i < n; i++) total += weights[i];
+    for (uint32_t i = 0; i < n; i++)
+        total += weights[i];
     uint32_t idx = 0;
     if (total == 0) {
         idx = (uint32_t)(pc_splitmix64(&c->rng) % n);
     } else {
         uint64_t r = pc_splitmix64(&c->rng) % total;
-        while (idx + 1 < n && r >= weights[idx]) r -= weights[idx++];
+        while (idx + 1 < n && r >= weights[idx])
+            r -= weights[idx++];
     }
     record(c, idx);
     return idx;
@@ -125,7 +127,8 @@ char *pc_choices_format(const uint32_t *values, size_t n)
     char *s = malloc(cap);
     if (!s) return NULL;
     s[0] = 0;
-    for (size_t i = 0; i < n; i++) len += (size_t)snprintf(s + len, cap - len, i ? " %u" : "%u", values[i]);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(s + len, cap - len, i ? " %u" : "%u", values[i]);
     return s;
 }
 
@@ -137,11 +140,13 @@ pc_status pc_choices_parse(const char *text, uint32_t **values, size_t *n, pc_er
     uint32_t *v = NULL;
     const char *p = text ? text : "";
     for (size_t token = 1;; token++) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',') p++;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
+            p++;
         if (!*p) break;
         if (*p < '0' || *p > '9') {
             free(v);
-            return pc_error_set(err, PC_ERR_USAGE, "choice sequence: token %zu is not a decimal number", token);
+            return pc_error_set(err, PC_ERR_USAGE, "choice sequence: token %zu is not a decimal number",
+                                token);
         }
         char *end;
         errno = 0;

@@ -1,5 +1,5 @@
-/* The family table and pc_case_generate: family, then finish (outputs, input data), then the annotation and EP
- * layers the configuration asks for. */
+/* The family table and pc_case_generate: family, then finish (outputs, input data), then the annotation and
+ * EP layers the configuration asks for. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,21 +8,34 @@
 static pc_status gen_layered(pc_gen *g, pc_error *err);
 
 static const pc_gen_family families[] = {
-    {"float", "CNN-like NCHW float graphs (Conv, pools, BN, activations, elementwise, Concat/Split, Reshape, "
-              "Softmax, Reduce*, MatMul/Gemm, Pad/Slice, Resize)", pc_gen_float, "cpu"},
+    {"float",
+     "CNN-like NCHW float graphs (Conv, pools, BN, activations, elementwise, Concat/Split, Reshape, "
+     "Softmax, Reduce*, MatMul/Gemm, Pad/Slice, Resize)",
+     pc_gen_float, "cpu"},
     {"nhwc", "TF-style NHWC graphs: Transposes around layout-sensitive ops, long layout-agnostic chains",
      pc_gen_nhwc, "nhwc,cpu"},
     {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu"},
-    {"qlinear", "QLinearConv / QLinearMatMul graphs as the Systolic quantizer produces them", pc_gen_qlinear, "cpu"},
-    {"annotated", "a base family (float, nhwc, qdq, qlinear) with layer_ann on random nodes and a random "
-                  "layer-assignment string", gen_layered, "nhwc,cpu"},
-    {"eps", "a base family run with a random EP configuration (op subsets, layout preferences) from the EP "
-            "description format", gen_layered, "cpu"},
+    {"qlinear", "QLinearConv / QLinearMatMul graphs as the Systolic quantizer produces them", pc_gen_qlinear,
+     "cpu"},
+    {"annotated",
+     "a base family (float, nhwc, qdq, qlinear) with layer_ann on random nodes and a random "
+     "layer-assignment string",
+     gen_layered, "nhwc,cpu"},
+    {"eps",
+     "a base family run with a random EP configuration (op subsets, layout preferences) from the EP "
+     "description format",
+     gen_layered, "cpu"},
 };
 enum { N_FAMILIES = sizeof families / sizeof families[0], N_BASE_FAMILIES = 4 };
 
-size_t pc_gen_family_count(void) { return N_FAMILIES; }
-const pc_gen_family *pc_gen_family_at(size_t i) { return i < N_FAMILIES ? &families[i] : NULL; }
+size_t pc_gen_family_count(void)
+{
+    return N_FAMILIES;
+}
+const pc_gen_family *pc_gen_family_at(size_t i)
+{
+    return i < N_FAMILIES ? &families[i] : NULL;
+}
 
 const pc_gen_family *pc_gen_family_find(const char *name)
 {
@@ -39,7 +52,8 @@ void pc_gen_config_default(pc_gen_config *cfg)
 void pc_case_free(pc_case *c)
 {
     if (!c) return;
-    for (uint32_t i = 0; i < c->n_inputs; i++) pc_data_unref(c->inputs[i]);
+    for (uint32_t i = 0; i < c->n_inputs; i++)
+        pc_data_unref(c->inputs[i]);
     free(c->inputs);
     free(c->ep_text);
     free(c->ep_list);
@@ -61,7 +75,8 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     memset(out, 0, sizeof *out);
     const pc_gen_family *fam = pc_gen_family_find(cfg_in->family);
     if (!fam)
-        return pc_error_set(err, PC_ERR_USAGE, "unknown generator family '%s' (passcheck suite --list-families)",
+        return pc_error_set(err, PC_ERR_USAGE,
+                            "unknown generator family '%s' (passcheck suite --list-families)",
                             cfg_in->family ? cfg_in->family : "(null)");
     pc_gen_config cfg = *cfg_in;
     cfg.family = fam->name;
@@ -84,16 +99,18 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     if (st == PC_OK && cfg.random_eps) st = pc_gen_random_eps(&g, err);
     if (st == PC_OK && !out->ep_list) {
         /* annotated cases use the base family's EPs, plus nhwc so layer rules have two EPs to choose from */
-        const char *eps = cfg.annotate && strcmp(base->default_eps, "cpu") == 0 ? "nhwc,cpu" : base->default_eps;
+        const char *eps =
+            cfg.annotate && strcmp(base->default_eps, "cpu") == 0 ? "nhwc,cpu" : base->default_eps;
         out->ep_list = strdup(eps);
         if (!out->ep_list) st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (EP list)");
     }
-    if (st == PC_OK && ch->oom) st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (choice record)");
+    if (st == PC_OK && ch->oom)
+        st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (choice record)");
     if (st == PC_OK) {
         pc_error verr;
         if (pc_model_verify(out->model, &verr) != PC_OK)
-            st = pc_error_set(err, PC_ERR_INTERNAL, "generator (%s family) made an invalid graph: %s: %s", fam->name,
-                              pc_status_name(verr.status), verr.message);
+            st = pc_error_set(err, PC_ERR_INTERNAL, "generator (%s family) made an invalid graph: %s: %s",
+                              fam->name, pc_status_name(verr.status), verr.message);
     }
     free(g.pool);
     free(g.range_lo);

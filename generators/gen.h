@@ -4,12 +4,9 @@
  * Worked example: generate one float-family case from seed 7, replay it from its recorded choices.
  *
  *     pc_gen_config cfg;
- *     pc_gen_config_default(&cfg);                  // family "float", <= 12 nodes, <= 256 elements per tensor
- *     pc_choices ch;
- *     pc_choices_init_random(&ch, 7);
- *     pc_case c;
- *     pc_error err;
- *     if (pc_case_generate(&cfg, &ch, &c, &err) != PC_OK) ...   // a generator bug: the message names the op
+ *     pc_gen_config_default(&cfg);                  // family "float", <= 12 nodes, <= 256 elements per
+ * tensor pc_choices ch; pc_choices_init_random(&ch, 7); pc_case c; pc_error err; if (pc_case_generate(&cfg,
+ * &ch, &c, &err) != PC_OK) ...   // a generator bug: the message names the op
  *     // c.model is valid by construction; c.inputs feed its non-initializer graph inputs
  *     pc_choices again;
  *     pc_choices_init_replay(&again, ch.values, ch.n);          // same choices -> byte-identical model
@@ -17,14 +14,14 @@
  *     pc_case_free(&c);
  *     pc_choices_free(&ch);
  *
- * Every decision a generator makes (how many nodes, which op, which value it consumes, ranks, dims, attributes,
- * scales, annotations, EP configurations, the seed of the tensor data) goes through pc_draw*. A fresh run records
- * each draw; a replay reads the recorded values back, and reads 0 past the end. The shrinker edits the recorded
- * values (deletes spans, zeroes them, lowers them) and regenerates, so every shrink candidate is a graph the
- * generator could have produced. The contract that makes this work: a draw of 0 is always the simplest choice
- * (no more nodes, the first op of a list, rank 0/1, dim 1, default attribute, no annotation, scale 1, zero point
- * 0), so an all-zero sequence gives the minimal case (one node, smallest shapes), and smaller values give simpler
- * cases.
+ * Every decision a generator makes (how many nodes, which op, which value it consumes, ranks, dims,
+ * attributes, scales, annotations, EP configurations, the seed of the tensor data) goes through pc_draw*. A
+ * fresh run records each draw; a replay reads the recorded values back, and reads 0 past the end. The
+ * shrinker edits the recorded values (deletes spans, zeroes them, lowers them) and regenerates, so every
+ * shrink candidate is a graph the generator could have produced. The contract that makes this work: a draw of
+ * 0 is always the simplest choice (no more nodes, the first op of a list, rank 0/1, dim 1, default attribute,
+ * no annotation, scale 1, zero point 0), so an all-zero sequence gives the minimal case (one node, smallest
+ * shapes), and smaller values give simpler cases.
  */
 #ifndef PC_GEN_H
 #define PC_GEN_H
@@ -45,10 +42,12 @@ typedef struct pc_choices {
     const uint32_t *replay; /* may be NULL with n_replay 0: all zeros */
     size_t n_replay;
     uint64_t rng;
-    bool oom; /* a recording allocation failed: the case is unusable (pc_case_generate reports PC_ERR_NOMEM) */
+    bool
+        oom; /* a recording allocation failed: the case is unusable (pc_case_generate reports PC_ERR_NOMEM) */
 } pc_choices;
 
-/* splitmix64 (Steele, Lea, Flood 2014): the generator behind fresh draws, tensor data and suite case seeds. */
+/* splitmix64 (Steele, Lea, Flood 2014): the generator behind fresh draws, tensor data and suite case seeds.
+ */
 uint64_t pc_splitmix64(uint64_t *state);
 
 void pc_choices_init_random(pc_choices *c, uint64_t seed);
@@ -56,7 +55,8 @@ void pc_choices_init_random(pc_choices *c, uint64_t seed);
 void pc_choices_init_replay(pc_choices *c, const uint32_t *values, size_t n);
 void pc_choices_free(pc_choices *c);
 
-/* A value in [0, bound); bound 0 or 1 gives 0 (and still records a 0, so spans stay aligned). A replayed value
+/* A value in [0, bound); bound 0 or 1 gives 0 (and still records a 0, so spans stay aligned). A replayed
+ * value
  * >= bound is reduced modulo bound. */
 uint32_t pc_draw(pc_choices *c, uint32_t bound);
 /* lo + pc_draw(hi - lo + 1): 0 gives lo. hi < lo gives lo. */
@@ -69,8 +69,8 @@ uint32_t pc_draw_weighted(pc_choices *c, const uint32_t *weights, uint32_t n);
 /* A 64-bit seed for bulk data (tensor values) as two draws. */
 uint64_t pc_draw_seed(pc_choices *c);
 
-/* Text form, for READMEs, the failure database and --choices: "v0 v1 v2 ..." in decimal. parse returns a malloc'ed
- * array; errors name the 1-based token. */
+/* Text form, for READMEs, the failure database and --choices: "v0 v1 v2 ..." in decimal. parse returns a
+ * malloc'ed array; errors name the 1-based token. */
 char *pc_choices_format(const uint32_t *values, size_t n);
 pc_status pc_choices_parse(const char *text, uint32_t **values, size_t *n, pc_error *err);
 
@@ -78,13 +78,14 @@ pc_status pc_choices_parse(const char *text, uint32_t **values, size_t *n, pc_er
  * Generator configuration and the generated case.
  */
 typedef struct pc_gen_config {
-    const char *family;     /* a pc_gen_family name; "float" by default */
-    uint32_t max_nodes;     /* upper bound on generated ops (default 12) */
-    uint64_t max_elements;  /* per tensor (default 256) */
-    int32_t max_rank;       /* <= 5 (default 5) */
-    bool allow_special;     /* inputs may hold NaN/Inf/huge values where an op gives them meaning (default false) */
-    bool annotate;          /* add layer_ann metadata and a layer-assignment string (the "annotated" family sets it) */
-    bool random_eps;        /* draw an EP configuration (ep_text/ep_list) instead of the family's default */
+    const char *family;    /* a pc_gen_family name; "float" by default */
+    uint32_t max_nodes;    /* upper bound on generated ops (default 12) */
+    uint64_t max_elements; /* per tensor (default 256) */
+    int32_t max_rank;      /* <= 5 (default 5) */
+    bool allow_special; /* inputs may hold NaN/Inf/huge values where an op gives them meaning (default false)
+                         */
+    bool annotate; /* add layer_ann metadata and a layer-assignment string (the "annotated" family sets it) */
+    bool random_eps; /* draw an EP configuration (ep_text/ep_list) instead of the family's default */
 } pc_gen_config;
 
 void pc_gen_config_default(pc_gen_config *cfg);
@@ -92,17 +93,17 @@ void pc_gen_config_default(pc_gen_config *cfg);
 typedef struct pc_case {
     pc_model *model;
     uint32_t n_inputs;
-    pc_data **inputs;       /* one per graph input that is not an initializer, in graph order */
-    char *ep_text;          /* EP description file text (docs/ep.md) for generated EPs; NULL: built-ins only */
-    char *ep_list;          /* EPs in priority order, e.g. "nhwc,cpu"; never NULL */
+    pc_data **inputs; /* one per graph input that is not an initializer, in graph order */
+    char *ep_text;    /* EP description file text (docs/ep.md) for generated EPs; NULL: built-ins only */
+    char *ep_list;    /* EPs in priority order, e.g. "nhwc,cpu"; never NULL */
     char *layer_assignment; /* NULL: none */
     const char *family;     /* static string */
 } pc_case;
 
 void pc_case_free(pc_case *c); /* NULL members are fine; leaves *c zeroed */
 
-/* Runs the family named by cfg->family (plus the annotation and EP layers the config asks for). A failure is a
- * generator bug or OOM, never "the draw was unlucky": generators only add ops whose rules hold. */
+/* Runs the family named by cfg->family (plus the annotation and EP layers the config asks for). A failure is
+ * a generator bug or OOM, never "the draw was unlucky": generators only add ops whose rules hold. */
 pc_status pc_case_generate(const pc_gen_config *cfg, pc_choices *ch, pc_case *out, pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -114,7 +115,7 @@ typedef pc_status (*pc_gen_family_fn)(pc_gen *g, pc_error *err);
 typedef struct pc_gen_family {
     const char *name;
     const char *summary;
-    pc_gen_family_fn build; /* grows g->graph; pc_gen_finish is called after it */
+    pc_gen_family_fn build;  /* grows g->graph; pc_gen_finish is called after it */
     const char *default_eps; /* ep_list when the config does not draw one, e.g. "cpu" or "nhwc,cpu" */
 } pc_gen_family;
 
@@ -130,9 +131,9 @@ const pc_gen_family *pc_gen_family_at(size_t i);
 const pc_gen_family *pc_gen_family_find(const char *name);
 
 /* ---------------------------------------------------------------------------------------------------------------
- * The graph builder families share (generators/gen_build.c). It keeps a pool of the values a new op may consume,
- * with the closed interval their elements lie in (for domain-limited ops: Log and Sqrt want lo > 0, Div wants a
- * divisor interval excluding 0, Exp wants hi <= 10) and whether they are constant.
+ * The graph builder families share (generators/gen_build.c). It keeps a pool of the values a new op may
+ * consume, with the closed interval their elements lie in (for domain-limited ops: Log and Sqrt want lo > 0,
+ * Div wants a divisor interval excluding 0, Exp wants hi <= 10) and whether they are constant.
  */
 typedef struct pc_gen_value {
     pc_value *value;
@@ -147,13 +148,13 @@ struct pc_gen {
     pc_model *model;
     pc_graph *graph;
     pc_case *out;
-    uint32_t n_ops;         /* ops added so far (counted against cfg->max_nodes) */
+    uint32_t n_ops; /* ops added so far (counted against cfg->max_nodes) */
     uint32_t n_pool, cap_pool;
     pc_gen_value *pool;
     /* data ranges of graph inputs, parallel to the non-initializer inputs in creation order */
     uint32_t n_ranges, cap_ranges;
     double *range_lo, *range_hi;
-    void *family_state;     /* free for the family's own use */
+    void *family_state; /* free for the family's own use */
 };
 
 /* A new graph input with a static shape; its data will be drawn from [lo, hi] (integer types: rounded). */
@@ -163,38 +164,39 @@ pc_gen_value *pc_gen_input(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_
 pc_gen_value *pc_gen_const(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims, double lo, double hi,
                            pc_error *err);
 /* An initializer with the given values (int64 or float data, converted to dtype). */
-pc_gen_value *pc_gen_const_i64(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims, const int64_t *values,
-                               pc_error *err);
-pc_gen_value *pc_gen_const_f32(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims, const float *values,
-                               pc_error *err);
-/* Adds a node (named "<op>_<k>") reading `inputs` (NULL entries: omitted optional inputs), runs shape inference on
- * it and puts its outputs in the pool with interval [lo, hi]. Fails (PC_ERR_INTERNAL naming the op and the
- * inference error) when shape inference rejects it or leaves an output without a full static shape: the family
- * broke its own rules. Attributes are set by the caller on the returned node *before* this call inferred shapes,
- * so use pc_gen_node_begin/pc_gen_node_end when attributes matter. */
+pc_gen_value *pc_gen_const_i64(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims,
+                               const int64_t *values, pc_error *err);
+pc_gen_value *pc_gen_const_f32(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims,
+                               const float *values, pc_error *err);
+/* Adds a node (named "<op>_<k>") reading `inputs` (NULL entries: omitted optional inputs), runs shape
+ * inference on it and puts its outputs in the pool with interval [lo, hi]. Fails (PC_ERR_INTERNAL naming the
+ * op and the inference error) when shape inference rejects it or leaves an output without a full static
+ * shape: the family broke its own rules. Attributes are set by the caller on the returned node *before* this
+ * call inferred shapes, so use pc_gen_node_begin/pc_gen_node_end when attributes matter. */
 pc_node *pc_gen_node_begin(pc_gen *g, const char *op_type, const char *domain, uint32_t n_inputs,
                            pc_value *const *inputs, uint32_t n_outputs, pc_error *err);
 pc_status pc_gen_node_end(pc_gen *g, pc_node *node, double lo, double hi, pc_error *err);
 /* The pool entry of a value (NULL when not pooled). */
 pc_gen_value *pc_gen_lookup(pc_gen *g, const pc_value *value);
-/* Picks a pooled value satisfying `accept` (NULL: any) by a draw over the candidates, the most recent first (so
- * draw 0 extends the newest value: chains before branches). NULL when none qualifies. */
+/* Picks a pooled value satisfying `accept` (NULL: any) by a draw over the candidates, the most recent first
+ * (so draw 0 extends the newest value: chains before branches). NULL when none qualifies. */
 typedef bool (*pc_gen_accept_fn)(const pc_gen_value *v, void *ctx);
 pc_gen_value *pc_gen_pick(pc_gen *g, pc_gen_accept_fn accept, void *ctx);
 /* Element count of a static shape; false on overflow or when above cfg->max_elements. */
 bool pc_gen_shape_fits(const pc_gen *g, int32_t rank, const int64_t *dims);
 /* Static dims of a value (rank returned; -1 when not fully static). dims must hold PC_MAX_RANK entries. */
 int32_t pc_gen_value_dims(const pc_value *v, int64_t *dims);
-/* Whether another op may be added (n_ops < max_nodes), and a draw deciding to stop early: draw 0 stops, so the
- * all-zero sequence makes exactly one op. Families call it in their main loop after the first op. */
+/* Whether another op may be added (n_ops < max_nodes), and a draw deciding to stop early: draw 0 stops, so
+ * the all-zero sequence makes exactly one op. Families call it in their main loop after the first op. */
 bool pc_gen_continue(pc_gen *g);
 
 /* Called by pc_case_generate after the family: every pooled value no generated node consumes becomes a graph
- * output (so the graph has no dead ends and may have several outputs); input data is drawn for every graph input. */
+ * output (so the graph has no dead ends and may have several outputs); input data is drawn for every graph
+ * input. */
 pc_status pc_gen_finish(pc_gen *g, pc_error *err);
 
-/* The annotation and EP layers (generators/gen_annotated.c, generators/gen_eps.c), applied by pc_case_generate
- * after pc_gen_finish when the config asks for them. */
+/* The annotation and EP layers (generators/gen_annotated.c, generators/gen_eps.c), applied by
+ * pc_case_generate after pc_gen_finish when the config asks for them. */
 pc_status pc_gen_annotate(pc_gen *g, pc_error *err);
 pc_status pc_gen_random_eps(pc_gen *g, pc_error *err);
 

@@ -1,11 +1,11 @@
 /* The annotation layer (pc_gen_annotate): `layer_ann` on random subsets of the nodes, with nested prefixes
- * (`encoder`, `encoder.block1`, `encoder.block1.attn`), and a random layer-assignment string over the case's EPs
- * (grammar in docs/ep.md). Runs of consecutive nodes often share an annotation, as exported models do, so fusions
- * meet annotated pairs and rules pin whole groups.
+ * (`encoder`, `encoder.block1`, `encoder.block1.attn`), and a random layer-assignment string over the case's
+ * EPs (grammar in docs/ep.md). Runs of consecutive nodes often share an annotation, as exported models do, so
+ * fusions meet annotated pairs and rules pin whole groups.
  *
- * Draws, in order: annotate at all (0: no annotation and no rules: the simplest case); per node none / same as the
- * previous / a new one (top, depth, block, leaf); rules at all; per pattern which annotation, how long a prefix,
- * exact or prefix match, which EP. */
+ * Draws, in order: annotate at all (0: no annotation and no rules: the simplest case); per node none / same
+ * as the previous / a new one (top, depth, block, leaf); rules at all; per pattern which annotation, how long
+ * a prefix, exact or prefix match, which EP. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +45,8 @@ static void prefix_of(const char *ann, uint32_t keep, char *out, size_t size)
 static uint32_t components(const char *ann)
 {
     uint32_t c = 1;
-    for (; *ann; ann++) c += *ann == '.';
+    for (; *ann; ann++)
+        c += *ann == '.';
     return c;
 }
 
@@ -125,7 +126,8 @@ pc_status pc_gen_annotate(pc_gen *g, pc_error *err)
         snprintf(prev, sizeof prev, "%s", ann);
         if ((st = pc_node_set_metadata(n, PC_LAYER_ANN_KEY, ann, err)) != PC_OK) break;
         bool seen = false;
-        for (uint32_t i = 0; i < n_anns && !seen; i++) seen = strcmp(anns[i], ann) == 0;
+        for (uint32_t i = 0; i < n_anns && !seen; i++)
+            seen = strcmp(anns[i], ann) == 0;
         if (seen) continue;
         if (n_anns == cap_anns) {
             uint32_t cap = cap_anns ? cap_anns * 2 : 8;
@@ -163,14 +165,16 @@ pc_status pc_gen_annotate(pc_gen *g, pc_error *err)
             prefix_of(ann, 1 + pc_draw(ch, components(ann)), p.text, sizeof p.text);
         p.ep = pc_draw(ch, n_eps);
         bool dup = false; /* the grammar rejects a pattern given twice */
-        for (uint32_t i = 0; i < n_pats && !dup; i++) dup = pats[i].exact == p.exact && !strcmp(pats[i].text, p.text);
+        for (uint32_t i = 0; i < n_pats && !dup; i++)
+            dup = pats[i].exact == p.exact && !strcmp(pats[i].text, p.text);
         if (!dup) pats[n_pats++] = p;
     }
     free(anns);
     if (n_pats) {
         free(g->out->layer_assignment);
         g->out->layer_assignment = format_rules(pats, n_pats, eps, n_eps);
-        if (!g->out->layer_assignment) st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (layer rules)");
+        if (!g->out->layer_assignment)
+            st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (layer rules)");
     }
     free(ep_buf);
     return st;
@@ -199,7 +203,8 @@ pc_status pc_gen_retarget_rules(pc_gen *g, pc_error *err)
         pc_strbuf_puts(&b, eps[pc_draw(g->ch, n_eps)]);
         pc_strbuf_append(&b, open, (size_t)(close - open) + 1);
         p = close + 1;
-        while (*p == ';' || *p == ' ') p++;
+        while (*p == ';' || *p == ' ')
+            p++;
     }
     free(ep_buf);
     if (b.oom) {

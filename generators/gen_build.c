@@ -1,38 +1,68 @@
-/* The graph builder every family uses: inputs, constants, nodes with shape inference, the value pool with value
- * intervals, and the finish step (outputs and input data). */
+/* The graph builder every family uses: inputs, constants, nodes with shape inference, the value pool with
+ * value intervals, and the finish step (outputs and input data). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "generators/gen.h"
 
-static double unit_random(uint64_t *s) { return (double)(pc_splitmix64(s) >> 11) / 9007199254740992.0; }
+static double unit_random(uint64_t *s)
+{
+    return (double)(pc_splitmix64(s) >> 11) / 9007199254740992.0;
+}
 
 /* Writes x, rounded and clamped for integer types, as element k of a raw buffer. */
 static bool store_element(pc_dtype dt, void *data, uint64_t k, double x)
 {
     double r = nearbyint(x);
     switch (dt) {
-    case PC_DTYPE_FLOAT: ((float *)data)[k] = (float)x; return true;
-    case PC_DTYPE_DOUBLE: ((double *)data)[k] = x; return true;
-    case PC_DTYPE_INT8: ((int8_t *)data)[k] = (int8_t)fmin(fmax(r, -128), 127); return true;
-    case PC_DTYPE_UINT8: ((uint8_t *)data)[k] = (uint8_t)fmin(fmax(r, 0), 255); return true;
-    case PC_DTYPE_INT16: ((int16_t *)data)[k] = (int16_t)fmin(fmax(r, -32768), 32767); return true;
-    case PC_DTYPE_UINT16: ((uint16_t *)data)[k] = (uint16_t)fmin(fmax(r, 0), 65535); return true;
-    case PC_DTYPE_INT32: ((int32_t *)data)[k] = (int32_t)fmin(fmax(r, -2147483648.0), 2147483647.0); return true;
-    case PC_DTYPE_UINT32: ((uint32_t *)data)[k] = (uint32_t)fmin(fmax(r, 0), 4294967295.0); return true;
-    case PC_DTYPE_INT64: ((int64_t *)data)[k] = (int64_t)fmin(fmax(r, -9.0e18), 9.0e18); return true;
-    case PC_DTYPE_UINT64: ((uint64_t *)data)[k] = (uint64_t)fmin(fmax(r, 0), 1.8e19); return true;
-    case PC_DTYPE_BOOL: ((uint8_t *)data)[k] = r != 0; return true;
-    default: return false;
+    case PC_DTYPE_FLOAT:
+        ((float *)data)[k] = (float)x;
+        return true;
+    case PC_DTYPE_DOUBLE:
+        ((double *)data)[k] = x;
+        return true;
+    case PC_DTYPE_INT8:
+        ((int8_t *)data)[k] = (int8_t)fmin(fmax(r, -128), 127);
+        return true;
+    case PC_DTYPE_UINT8:
+        ((uint8_t *)data)[k] = (uint8_t)fmin(fmax(r, 0), 255);
+        return true;
+    case PC_DTYPE_INT16:
+        ((int16_t *)data)[k] = (int16_t)fmin(fmax(r, -32768), 32767);
+        return true;
+    case PC_DTYPE_UINT16:
+        ((uint16_t *)data)[k] = (uint16_t)fmin(fmax(r, 0), 65535);
+        return true;
+    case PC_DTYPE_INT32:
+        ((int32_t *)data)[k] = (int32_t)fmin(fmax(r, -2147483648.0), 2147483647.0);
+        return true;
+    case PC_DTYPE_UINT32:
+        ((uint32_t *)data)[k] = (uint32_t)fmin(fmax(r, 0), 4294967295.0);
+        return true;
+    case PC_DTYPE_INT64:
+        ((int64_t *)data)[k] = (int64_t)fmin(fmax(r, -9.0e18), 9.0e18);
+        return true;
+    case PC_DTYPE_UINT64:
+        ((uint64_t *)data)[k] = (uint64_t)fmin(fmax(r, 0), 1.8e19);
+        return true;
+    case PC_DTYPE_BOOL:
+        ((uint8_t *)data)[k] = r != 0;
+        return true;
+    default:
+        return false;
     }
 }
 
-static bool dtype_is_float(pc_dtype dt) { return dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE; }
+static bool dtype_is_float(pc_dtype dt)
+{
+    return dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE;
+}
 
-/* Values drawn uniformly from [lo, hi] (infinite ends clamp to +-4); with allow_special, about one element in 32
- * of a float tensor is NaN, +-Inf, -0 or huge. */
-static bool fill_random(pc_dtype dt, void *data, uint64_t n, double lo, double hi, uint64_t *seed, bool special)
+/* Values drawn uniformly from [lo, hi] (infinite ends clamp to +-4); with allow_special, about one element in
+ * 32 of a float tensor is NaN, +-Inf, -0 or huge. */
+static bool fill_random(pc_dtype dt, void *data, uint64_t n, double lo, double hi, uint64_t *seed,
+                        bool special)
 {
     if (!isfinite(lo)) lo = hi < -4 ? hi - 8 : -4;
     if (!isfinite(hi)) hi = lo > 4 ? lo + 8 : 4;
@@ -52,8 +82,10 @@ static bool fill_random(pc_dtype dt, void *data, uint64_t n, double lo, double h
 static pc_status set_static_type(pc_value *v, pc_dtype dt, int32_t rank, const int64_t *dims, pc_error *err)
 {
     pc_dim d[PC_MAX_RANK];
-    if (rank < 0 || rank > PC_MAX_RANK) return pc_error_set(err, PC_ERR_INTERNAL, "generator: rank %d", (int)rank);
-    for (int32_t i = 0; i < rank; i++) d[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
+    if (rank < 0 || rank > PC_MAX_RANK)
+        return pc_error_set(err, PC_ERR_INTERNAL, "generator: rank %d", (int)rank);
+    for (int32_t i = 0; i < rank; i++)
+        d[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
     pc_type t = {.kind = PC_TYPE_TENSOR, .elem = dt, .shape = {.rank = rank, .dims = rank ? d : NULL}};
     return pc_value_set_type(v, &t, err);
 }
@@ -96,7 +128,8 @@ pc_gen_value *pc_gen_input(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_
                            pc_error *err)
 {
     pc_value *v = pc_graph_add_value(g->graph, NULL, "in", err);
-    if (!v || set_static_type(v, dtype, rank, dims, err) != PC_OK || pc_graph_add_input(g->graph, v, err) != PC_OK)
+    if (!v || set_static_type(v, dtype, rank, dims, err) != PC_OK ||
+        pc_graph_add_input(g->graph, v, err) != PC_OK)
         return NULL;
     if (g->n_ranges == g->cap_ranges) {
         uint32_t cap = g->cap_ranges ? g->cap_ranges * 2 : 8;
@@ -123,7 +156,8 @@ static pc_gen_value *add_const_tensor(pc_gen *g, pc_tensor *t, double lo, double
     return pool_add(g, v, lo, hi, true, err);
 }
 
-static pc_tensor *new_const_tensor(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims, pc_error *err)
+static pc_tensor *new_const_tensor(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims,
+                                   pc_error *err)
 {
     const char *name = pc_graph_unique_name(g->graph, "w");
     if (!name) return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (name)"), NULL;
@@ -137,21 +171,25 @@ pc_gen_value *pc_gen_const(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_
     if (!t) return NULL;
     uint64_t seed = pc_draw(g->ch, UINT32_MAX); /* one draw: 0 still gives varied values */
     if (!fill_random(dtype, t->data, t->n_elements, lo, hi, &seed, false))
-        return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot fill a %s constant", pc_dtype_name(dtype)), NULL;
+        return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot fill a %s constant",
+                            pc_dtype_name(dtype)),
+               NULL;
     double l = dtype_is_float(dtype) ? lo : nearbyint(lo), h = dtype_is_float(dtype) ? hi : nearbyint(hi);
     return add_const_tensor(g, t, l, h, err);
 }
 
-pc_gen_value *pc_gen_const_i64(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims, const int64_t *values,
-                               pc_error *err)
+pc_gen_value *pc_gen_const_i64(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims,
+                               const int64_t *values, pc_error *err)
 {
     pc_tensor *t = new_const_tensor(g, dtype, rank, dims, err);
     if (!t) return NULL;
     double lo = INFINITY, hi = -INFINITY;
     for (uint64_t k = 0; k < t->n_elements; k++) {
-        if (dtype == PC_DTYPE_INT64) ((int64_t *)t->data)[k] = values[k];
+        if (dtype == PC_DTYPE_INT64)
+            ((int64_t *)t->data)[k] = values[k];
         else if (!store_element(dtype, t->data, k, (double)values[k]))
-            return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot store %s", pc_dtype_name(dtype)), NULL;
+            return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot store %s", pc_dtype_name(dtype)),
+                   NULL;
         lo = fmin(lo, (double)values[k]);
         hi = fmax(hi, (double)values[k]);
     }
@@ -159,15 +197,16 @@ pc_gen_value *pc_gen_const_i64(pc_gen *g, pc_dtype dtype, int32_t rank, const in
     return add_const_tensor(g, t, lo, hi, err);
 }
 
-pc_gen_value *pc_gen_const_f32(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims, const float *values,
-                               pc_error *err)
+pc_gen_value *pc_gen_const_f32(pc_gen *g, pc_dtype dtype, int32_t rank, const int64_t *dims,
+                               const float *values, pc_error *err)
 {
     pc_tensor *t = new_const_tensor(g, dtype, rank, dims, err);
     if (!t) return NULL;
     double lo = INFINITY, hi = -INFINITY;
     for (uint64_t k = 0; k < t->n_elements; k++) {
         if (!store_element(dtype, t->data, k, values[k]))
-            return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot store %s", pc_dtype_name(dtype)), NULL;
+            return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot store %s", pc_dtype_name(dtype)),
+                   NULL;
         lo = fmin(lo, values[k]);
         hi = fmax(hi, values[k]);
     }
@@ -185,7 +224,8 @@ pc_gen_value *pc_gen_lookup(pc_gen *g, const pc_value *value)
 pc_node *pc_gen_node_begin(pc_gen *g, const char *op_type, const char *domain, uint32_t n_inputs,
                            pc_value *const *inputs, uint32_t n_outputs, pc_error *err)
 {
-    pc_node *n = pc_graph_add_node(g->graph, op_type, domain ? domain : "", n_inputs, inputs, n_outputs, NULL, err);
+    pc_node *n =
+        pc_graph_add_node(g->graph, op_type, domain ? domain : "", n_inputs, inputs, n_outputs, NULL, err);
     if (!n) return NULL;
     const char *name = pc_graph_unique_name(g->graph, op_type);
     if (!name) return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (node name)"), NULL;
@@ -197,8 +237,10 @@ pc_status pc_gen_node_end(pc_gen *g, pc_node *node, double lo, double hi, pc_err
 {
     pc_error ierr;
     if (pc_node_infer_shapes(node, &ierr) != PC_OK)
-        return pc_error_set(err, PC_ERR_INTERNAL, "generator (%s family) made node '%s' (%s) that shape inference "
-                            "rejects: %s", g->cfg->family, node->name, node->op_type, ierr.message);
+        return pc_error_set(err, PC_ERR_INTERNAL,
+                            "generator (%s family) made node '%s' (%s) that shape inference "
+                            "rejects: %s",
+                            g->cfg->family, node->name, node->op_type, ierr.message);
     bool is_const = node->n_inputs > 0;
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         pc_value *in = node->inputs[i];
@@ -213,8 +255,10 @@ pc_status pc_gen_node_end(pc_gen *g, pc_node *node, double lo, double hi, pc_err
         int64_t dims[PC_MAX_RANK];
         int32_t rank = pc_gen_value_dims(v, dims);
         if (rank < 0 || v->type.elem == PC_DTYPE_UNDEFINED)
-            return pc_error_set(err, PC_ERR_INTERNAL, "generator (%s family): output %u of node '%s' (%s) has no "
-                                "static type after shape inference", g->cfg->family, o, node->name, node->op_type);
+            return pc_error_set(err, PC_ERR_INTERNAL,
+                                "generator (%s family): output %u of node '%s' (%s) has no "
+                                "static type after shape inference",
+                                g->cfg->family, o, node->name, node->op_type);
         if (!pool_add(g, v, lo, hi, is_const, err)) return err->status;
     }
     g->n_ops++;
@@ -239,16 +283,17 @@ pc_gen_value *pc_gen_pick(pc_gen *g, pc_gen_accept_fn accept, void *ctx)
 bool pc_gen_continue(pc_gen *g)
 {
     if (g->n_ops >= g->cfg->max_nodes) return false;
-    /* Mostly continue on fresh draws (graphs of a few to max_nodes ops); the value 0 stops. The stop odds shrink
-     * as max_nodes grows, so a large --max-nodes gives large graphs (mean length about 2/3 of it) instead of the
-     * same ~8-op graphs; up to 12 they are the default's 12%. */
+    /* Mostly continue on fresh draws (graphs of a few to max_nodes ops); the value 0 stops. The stop odds
+     * shrink as max_nodes grows, so a large --max-nodes gives large graphs (mean length about 2/3 of it)
+     * instead of the same ~8-op graphs; up to 12 they are the default's 12%. */
     uint32_t stop = g->cfg->max_nodes <= 12 ? 12 : 150 / g->cfg->max_nodes;
     return pc_draw_bool(g->ch, 100 - (stop ? stop : 1));
 }
 
 pc_status pc_gen_finish(pc_gen *g, pc_error *err)
 {
-    /* Outputs: every node output nothing consumes (in creation order). Unused inputs and constants stay out. */
+    /* Outputs: every node output nothing consumes (in creation order). Unused inputs and constants stay out.
+     */
     for (uint32_t i = 0; i < g->n_pool; i++) {
         pc_value *v = g->pool[i].value;
         if (!v->producer || v->n_consumers > 0 || v->is_graph_output) continue;
@@ -298,8 +343,10 @@ pc_status pc_gen_finish(pc_gen *g, pc_error *err)
         int64_t dims[PC_MAX_RANK];
         int32_t rank = pc_gen_value_dims(v, dims);
         pc_data *d = rank < 0 ? NULL : pc_data_new_tensor(v->type.elem, rank, dims, err);
-        if (!d) return rank < 0 ? pc_error_set(err, PC_ERR_INTERNAL, "generator: input '%s' is not static", v->name)
-                                : err->status;
+        if (!d)
+            return rank < 0
+                       ? pc_error_set(err, PC_ERR_INTERNAL, "generator: input '%s' is not static", v->name)
+                       : err->status;
         c->inputs[k] = d;
         c->n_inputs = ++k;
         if (!fill_random(d->dtype, d->data, d->n_elements, g->range_lo[i], g->range_hi[i], &seed,

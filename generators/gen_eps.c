@@ -1,14 +1,15 @@
 /* The random EP layer (pc_gen_random_eps): one or two EPs described in the EP file format (docs/ep.md,
- * core/ep/ep_file.c) that claim random subsets of the ops the graph uses, with a random layout preference, compile
- * flag, Transpose support, element types, opset ranges and, for Conv, a `group` rule; the EP list puts them first
- * and `cpu` last, so every node still has an EP that can run it.
+ * core/ep/ep_file.c) that claim random subsets of the ops the graph uses, with a random layout preference,
+ * compile flag, Transpose support, element types, opset ranges and, for Conv, a `group` rule; the EP list
+ * puts them first and `cpu` last, so every node still has an EP that can run it.
  *
  * An NHWC EP that claims a layout-sensitive op mostly also claims its com.ms.internal.nhwc form with the same
- * limits, so the layout transformer moves such a node it owns into that domain; now and then (15%) it claims the
- * NCHW form only, and the node must stay in NCHW form (tests/unit/test_ep_layout.c covers that path by hand too).
+ * limits, so the layout transformer moves such a node it owns into that domain; now and then (15%) it claims
+ * the NCHW form only, and the node must stay in NCHW form (tests/unit/test_ep_layout.c covers that path by
+ * hand too).
  *
- * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per distinct
- * op in graph order include, types, opset range, Conv's group rule, NHWC form refused, FusedConv. */
+ * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per
+ * distinct op in graph order include, types, opset range, Conv's group rule, NHWC form refused, FusedConv. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,8 @@ static uint32_t distinct_ops(const pc_graph *g, op_use *out, uint32_t cap)
     for (const pc_node *x = g->first; x && n < cap; x = x->next) {
         bool seen = false;
         for (uint32_t i = 0; i < n && !seen; i++)
-            seen = strcmp(out[i].node->op_type, x->op_type) == 0 && strcmp(out[i].node->domain, x->domain) == 0;
+            seen =
+                strcmp(out[i].node->op_type, x->op_type) == 0 && strcmp(out[i].node->domain, x->domain) == 0;
         if (!seen) out[n++].node = x;
     }
     return n;
@@ -40,7 +42,8 @@ static pc_dtype first_elem(const pc_node *n)
     return v && v->type.kind == PC_TYPE_TENSOR ? v->type.elem : PC_DTYPE_UNDEFINED;
 }
 
-/* One `op` line (and its NHWC twin for NHWC EPs). types/opset are the already formatted fields ("" for none). */
+/* One `op` line (and its NHWC twin for NHWC EPs). types/opset are the already formatted fields ("" for none).
+ */
 static void op_line(pc_strbuf *b, const char *domain, const char *op, const char *types, const char *opset)
 {
     pc_strbuf_printf(b, "op %s%s%s%s%s\n", op, domain[0] ? " domain=" : "", domain, opset, types);
@@ -72,8 +75,10 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
         char block[24] = "";
         if (layout == 2) snprintf(block, sizeof block, " block=%u", 8u << pc_draw(ch, 2));
         pc_strbuf_printf(&text, "ep gen%u layout=%s%s compiles=%s transpose=%s\n", e,
-                  layout == 0 ? "nchw" : layout == 1 ? "nhwc" : "blocked", block, compiles ? "yes" : "no",
-                  transpose ? "yes" : "no");
+                         layout == 0   ? "nchw"
+                         : layout == 1 ? "nhwc"
+                                       : "blocked",
+                         block, compiles ? "yes" : "no", transpose ? "yes" : "no");
         if (transpose) pc_strbuf_printf(&text, "op Transpose\n");
         for (uint32_t i = 0; i < n_ops; i++) {
             const pc_node *n = ops[i].node;
@@ -88,13 +93,21 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
             int64_t v = pc_model_opset(g->model, n->domain);
             if (v < 1) v = 1;
             switch (pc_draw(ch, 4)) { /* default / from the model's / around it / excluding it */
-            case 1: snprintf(opset, sizeof opset, " opset=%lld..", (long long)v); break;
-            case 2: snprintf(opset, sizeof opset, " opset=%lld..%lld", (long long)(v > 1 ? v - 1 : 1), (long long)v + 1); break;
-            case 3:
-                if (v > 1) snprintf(opset, sizeof opset, " opset=1..%lld", (long long)v - 1);
-                else snprintf(opset, sizeof opset, " opset=%lld..", (long long)v + 1);
+            case 1:
+                snprintf(opset, sizeof opset, " opset=%lld..", (long long)v);
                 break;
-            default: break;
+            case 2:
+                snprintf(opset, sizeof opset, " opset=%lld..%lld", (long long)(v > 1 ? v - 1 : 1),
+                         (long long)v + 1);
+                break;
+            case 3:
+                if (v > 1)
+                    snprintf(opset, sizeof opset, " opset=1..%lld", (long long)v - 1);
+                else
+                    snprintf(opset, sizeof opset, " opset=%lld..", (long long)v + 1);
+                break;
+            default:
+                break;
             }
             op_line(&text, n->domain, n->op_type, types, opset);
             bool conv = strcmp(n->op_type, "Conv") == 0 && n->domain[0] == '\0';

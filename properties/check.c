@@ -1,6 +1,6 @@
-/* The property registry and the case runner: a copy of the case goes through the pass pipeline, and after every pass
- * that changed it (and after partitioning) every selected property compares the graph before and after that pass;
- * at the end the final functions compare the original with the fully optimized graph. */
+/* The property registry and the case runner: a copy of the case goes through the pass pipeline, and after
+ * every pass that changed it (and after partitioning) every selected property compares the graph before and
+ * after that pass; at the end the final functions compare the original with the fully optimized graph. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +10,22 @@
 
 /* The catalogue, in report order. ort-oracle runs only with --oracle ort. */
 static const pc_property *const properties[] = {
-    &pc_prop_numerics,   &pc_prop_annotations, &pc_prop_ep_assignment, &pc_prop_transpose_minimal,
-    &pc_prop_validity,   &pc_prop_idempotence, &pc_prop_roundtrip,     &pc_prop_determinism,
-    &pc_prop_ort_oracle,
+    &pc_prop_numerics,          &pc_prop_annotations, &pc_prop_ep_assignment,
+    &pc_prop_transpose_minimal, &pc_prop_validity,    &pc_prop_idempotence,
+    &pc_prop_roundtrip,         &pc_prop_determinism, &pc_prop_ort_oracle,
 };
 #define N_PROPERTIES (sizeof properties / sizeof properties[0])
-_Static_assert(N_PROPERTIES < (size_t)PC_MAX_PROPERTIES, "property table (and the extra slot) fits the result arrays");
+_Static_assert(N_PROPERTIES < (size_t)PC_MAX_PROPERTIES,
+               "property table (and the extra slot) fits the result arrays");
 
-size_t pc_property_count(void) { return N_PROPERTIES; }
-const pc_property *pc_property_at(size_t i) { return i < N_PROPERTIES ? properties[i] : NULL; }
+size_t pc_property_count(void)
+{
+    return N_PROPERTIES;
+}
+const pc_property *pc_property_at(size_t i)
+{
+    return i < N_PROPERTIES ? properties[i] : NULL;
+}
 
 const pc_property *pc_property_find(const char *name)
 {
@@ -44,7 +51,8 @@ const char *pc_prop_outcome_name(pc_prop_outcome o)
 void pc_check_config_default(pc_check_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    for (size_t i = 0; i < N_PROPERTIES; i++) cfg->enabled[i] = properties[i] != &pc_prop_ort_oracle;
+    for (size_t i = 0; i < N_PROPERTIES; i++)
+        cfg->enabled[i] = properties[i] != &pc_prop_ort_oracle;
     cfg->level = PC_LEVEL_MAX;
     cfg->exact_oracle_max_nodes = 12;
 }
@@ -60,8 +68,8 @@ pc_status pc_check_config_select(pc_check_config *cfg, const char *list, pc_erro
         for (size_t i = 0; i < N_PROPERTIES; i++)
             if (strlen(properties[i]->name) == len && memcmp(properties[i]->name, p, len) == 0) found = i;
         if (found == N_PROPERTIES)
-            return pc_error_set(err, PC_ERR_USAGE, "unknown property '%.*s' (passcheck suite --list-properties)",
-                                (int)len, p);
+            return pc_error_set(err, PC_ERR_USAGE,
+                                "unknown property '%.*s' (passcheck suite --list-properties)", (int)len, p);
         enabled[found] = true;
         p = end ? end + 1 : p + len;
     }
@@ -72,7 +80,8 @@ pc_status pc_check_config_select(pc_check_config *cfg, const char *list, pc_erro
 
 bool pc_failure_same(const pc_failure *a, const pc_failure *b)
 {
-    return strcmp(a->property, b->property) == 0 && strcmp(a->pass, b->pass) == 0 && strcmp(a->kind, b->kind) == 0;
+    return strcmp(a->property, b->property) == 0 && strcmp(a->pass, b->pass) == 0 &&
+           strcmp(a->kind, b->kind) == 0;
 }
 
 void pc_failure_signature(const pc_failure *f, char *buf, size_t size)
@@ -111,13 +120,14 @@ typedef struct runner {
     uint8_t *before_bytes;
     size_t before_size;
     ref_slot slot_original, slot_before, slot_after;
-    bool stop;       /* a property failed, or stop_after_pass was reached: the hook stops the pipeline */
+    bool stop; /* a property failed, or stop_after_pass was reached: the hook stops the pipeline */
     char last_pass[64];
 } runner;
 
 static void slot_clear(ref_slot *s)
 {
-    for (uint32_t i = 0; s->outputs && i < s->n_outputs; i++) pc_data_unref(s->outputs[i]);
+    for (uint32_t i = 0; s->outputs && i < s->n_outputs; i++)
+        pc_data_unref(s->outputs[i]);
     free(s->outputs);
     memset(s, 0, sizeof *s);
 }
@@ -126,11 +136,12 @@ pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***
 {
     runner *r = ctx->priv;
     ref_slot *s = m == ctx->original ? &r->slot_original
-                : m == ctx->before   ? &r->slot_before
-                : m == ctx->after    ? &r->slot_after
+                  : m == ctx->before ? &r->slot_before
+                  : m == ctx->after  ? &r->slot_after
                                      : NULL;
     *outputs = NULL;
-    if (!s) return pc_error_set(err, PC_ERR_INTERNAL, "pc_check_ref_outputs: not one of the context's models");
+    if (!s)
+        return pc_error_set(err, PC_ERR_INTERNAL, "pc_check_ref_outputs: not one of the context's models");
     if (!s->done || s->model != m) {
         slot_clear(s);
         pc_error rerr;
@@ -149,7 +160,8 @@ pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***
     return PC_OK;
 }
 
-static void record_failure(runner *r, const pc_property *p, pc_prop_outcome o, const char *msg, const char *kind)
+static void record_failure(runner *r, const pc_property *p, pc_prop_outcome o, const char *msg,
+                           const char *kind)
 {
     pc_check_result *res = r->res;
     if (res->failed) return;
@@ -207,8 +219,8 @@ static pc_status load_copy(const uint8_t *bytes, size_t size, pc_model **out, pc
     return pc_model_load_bytes(bytes, size, &lo, out, err);
 }
 
-static pc_status after_pass_checks(runner *r, const char *pass, const char *provider, pc_model *model, bool changed,
-                                   pc_error *err);
+static pc_status after_pass_checks(runner *r, const char *pass, const char *provider, pc_model *model,
+                                   bool changed, pc_error *err);
 
 static pc_status after_pass(void *vctx, const char *pass, const char *provider, pc_model *model, bool changed,
                             pc_error *err)
@@ -220,8 +232,8 @@ static pc_status after_pass(void *vctx, const char *pass, const char *provider, 
     return st;
 }
 
-static pc_status after_pass_checks(runner *r, const char *pass, const char *provider, pc_model *model, bool changed,
-                                   pc_error *err)
+static pc_status after_pass_checks(runner *r, const char *pass, const char *provider, pc_model *model,
+                                   bool changed, pc_error *err)
 {
     pc_check_ctx *ctx = &r->ctx;
     uint8_t *bytes = NULL;
@@ -230,7 +242,8 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     if (pc_model_save_bytes(model, &bytes, &size, &serr) != PC_OK) {
         ctx->pass = pass;
         char msg[700];
-        snprintf(msg, sizeof msg, "cannot serialize the graph after pass '%.60s': %.500s", pass, serr.message);
+        snprintf(msg, sizeof msg, "cannot serialize the graph after pass '%.60s': %.500s", pass,
+                 serr.message);
         record_failure(r, pc_property_find("roundtrip"), PC_PROP_FAIL, msg, "save-failed");
         r->stop = true;
         return pc_error_set(err, PC_ERR_CHECK_FAILED, "property failure");
@@ -261,7 +274,9 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     ctx->pass = pass;
     ctx->provider = provider;
     /* a level 0/1 clean-up run again after partitioning has level-2 rules (EPs, no annotations) */
-    ctx->level = !info ? PC_LEVEL_LAYOUT : provider && info->level < PC_LEVEL_LAYOUT ? PC_LEVEL_LAYOUT : info->level;
+    ctx->level = !info                                       ? PC_LEVEL_LAYOUT
+                 : provider && info->level < PC_LEVEL_LAYOUT ? PC_LEVEL_LAYOUT
+                                                             : info->level;
     ctx->is_final = false;
     ctx->changed = changed;
     ctx->bytes_changed = bytes_changed;
@@ -273,8 +288,8 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     ctx->after_size = size;
     slot_clear(&r->slot_after);
     bool ok = run_properties(r, false);
-    /* This pass's result becomes the next pass's "before": bytes, and outputs when they were computed. The object
-     * is reloaded lazily (only a pass that changes the graph needs it). */
+    /* This pass's result becomes the next pass's "before": bytes, and outputs when they were computed. The
+     * object is reloaded lazily (only a pass that changes the graph needs it). */
     free(r->before_bytes);
     r->before_bytes = bytes;
     r->before_size = size;
@@ -329,11 +344,12 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     pc_model *work = NULL;
     pc_status st = pc_ep_registry_create(&reg, err);
     if (st != PC_OK) goto done;
-    if (c->ep_text && (st = pc_ep_registry_load_text(reg, c->ep_text, "generated EPs", err)) != PC_OK) goto done;
+    if (c->ep_text && (st = pc_ep_registry_load_text(reg, c->ep_text, "generated EPs", err)) != PC_OK)
+        goto done;
     const char *ep_list = cfg->ep_override ? cfg->ep_override : c->ep_list ? c->ep_list : "cpu";
     if ((st = pc_ep_registry_parse_list(reg, ep_list, &eps, &n_eps, err)) != PC_OK) goto done;
-    if (c->layer_assignment &&
-        (st = pc_layer_rules_parse(c->layer_assignment, (const pc_ep *const *)eps, n_eps, &rules, err)) != PC_OK)
+    if (c->layer_assignment && (st = pc_layer_rules_parse(c->layer_assignment, (const pc_ep *const *)eps,
+                                                          n_eps, &rules, err)) != PC_OK)
         goto done;
 
     /* Two private copies: the original (never touched) and the working graph the pipeline rewrites. */
@@ -344,8 +360,8 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     if (st == PC_OK) st = load_copy(bytes, size, &work, err);
     free(bytes);
     if (st != PC_OK) goto done;
-    /* The pipeline infers shapes first; the first "before" is the graph after that, so that step is not blamed on
-     * the first pass. */
+    /* The pipeline infers shapes first; the first "before" is the graph after that, so that step is not
+     * blamed on the first pass. */
     if ((st = pc_graph_infer_shapes(work->graph, err)) != PC_OK) {
         pc_error_prefix(err, "shape inference on the case: ");
         goto done;
@@ -370,13 +386,14 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     oo.layer_assignment = c->layer_assignment;
     oo.after_pass = after_pass;
     oo.after_pass_ctx = &r;
-    /* The validity property verifies after every pass itself (and names the pass); without it, keep the pipeline's
-     * own verifier so an invalid graph never reaches the next pass. */
+    /* The validity property verifies after every pass itself (and names the pass); without it, keep the
+     * pipeline's own verifier so an invalid graph never reaches the next pass. */
     oo.verify_each_pass = !cfg->enabled[property_index(&pc_prop_validity)];
     pc_error perr;
     pc_status pst = pc_model_optimize(work, &oo, NULL, &perr);
     if (pst != PC_OK && !r.stop) {
-        /* A pass (or partitioning) failed on a valid graph: that is a bug in the pipeline, reported as a failure. */
+        /* A pass (or partitioning) failed on a valid graph: that is a bug in the pipeline, reported as a
+         * failure. */
         char pass[64];
         pass_from_error(perr.message, r.last_pass, pass, sizeof pass);
         ctx->pass = pass;
@@ -404,7 +421,8 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
                 ctx->before_size = orig_size;
                 ctx->after_bytes = after_bytes;
                 ctx->after_size = after_size;
-                ctx->bytes_changed = orig_size != after_size || memcmp(orig_bytes, after_bytes, orig_size) != 0;
+                ctx->bytes_changed =
+                    orig_size != after_size || memcmp(orig_bytes, after_bytes, orig_size) != 0;
                 /* the original's outputs double as "before" outputs */
                 slot_clear(&r.slot_before);
                 slot_clear(&r.slot_after);

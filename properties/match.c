@@ -60,7 +60,8 @@ static pc_status sorted_index(const pc_node **nodes, uint32_t n, uint32_t **out,
         recs[i].index = i;
     }
     qsort(recs, n, sizeof *recs, rec_cmp);
-    for (uint32_t i = 0; i < n; i++) (*out)[i] = recs[i].index;
+    for (uint32_t i = 0; i < n; i++)
+        (*out)[i] = recs[i].index;
     free(recs);
     return PC_OK;
 }
@@ -105,13 +106,20 @@ static bool attrs_same(const pc_attr *a, const pc_attr *b)
 {
     if (!match_str_eq(a->name, b->name) || a->type != b->type) return false;
     switch (a->type) {
-    case PC_ATTR_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
-    case PC_ATTR_INT: return a->i == b->i;
-    case PC_ATTR_STRING: return a->s.len == b->s.len && (!a->s.len || memcmp(a->s.data, b->s.data, a->s.len) == 0);
-    case PC_ATTR_TENSOR: return a->t && b->t && pc_tensor_equal(a->t, b->t);
-    case PC_ATTR_FLOATS: return a->n == b->n && (!a->n || memcmp(a->floats, b->floats, a->n * sizeof(float)) == 0);
-    case PC_ATTR_INTS: return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, a->n * sizeof(int64_t)) == 0);
-    default: return a->n == b->n; /* graphs and the rest: compared by their own passes, not here */
+    case PC_ATTR_FLOAT:
+        return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    case PC_ATTR_INT:
+        return a->i == b->i;
+    case PC_ATTR_STRING:
+        return a->s.len == b->s.len && (!a->s.len || memcmp(a->s.data, b->s.data, a->s.len) == 0);
+    case PC_ATTR_TENSOR:
+        return a->t && b->t && pc_tensor_equal(a->t, b->t);
+    case PC_ATTR_FLOATS:
+        return a->n == b->n && (!a->n || memcmp(a->floats, b->floats, a->n * sizeof(float)) == 0);
+    case PC_ATTR_INTS:
+        return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, a->n * sizeof(int64_t)) == 0);
+    default:
+        return a->n == b->n; /* graphs and the rest: compared by their own passes, not here */
     }
 }
 
@@ -136,7 +144,8 @@ static pc_status collect(const pc_graph *g, const pc_node ***out, uint32_t *n, p
     *n = 0;
     *out = calloc(g->n_nodes ? g->n_nodes : 1, sizeof **out);
     if (!*out) return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
-    for (const pc_node *x = g->first; x && *n < g->n_nodes; x = x->next) (*out)[(*n)++] = x;
+    for (const pc_node *x = g->first; x && *n < g->n_nodes; x = x->next)
+        (*out)[(*n)++] = x;
     return PC_OK;
 }
 
@@ -178,12 +187,14 @@ pc_status match_build(const pc_graph *before, const pc_graph *after, node_match 
         const char *s;
         int kind = node_key(a, &s);
         int32_t b = kind < 2 ? lookup(m->before, m->before_sorted, m->n_before, kind, s) : -1;
-        /* an unnamed after-node never takes the identity of a named before-node (and vice versa): keys differ */
+        /* an unnamed after-node never takes the identity of a named before-node (and vice versa): keys differ
+         */
         m->after_to_before[i] = -1;
         m->after_replaces[i] = -1;
         if (b < 0) continue;
         const pc_node *bn = m->before[b];
-        if (strcmp(bn->op_type, a->op_type) == 0 && match_str_eq(bn->domain, a->domain) && !m->before_kept[b]) {
+        if (strcmp(bn->op_type, a->op_type) == 0 && match_str_eq(bn->domain, a->domain) &&
+            !m->before_kept[b]) {
             m->after_to_before[i] = b;
             m->before_kept[b] = true;
             m->before_changed[b] = !match_node_same(bn, a);
@@ -194,18 +205,21 @@ pc_status match_build(const pc_graph *before, const pc_graph *after, node_match 
     return PC_OK;
 }
 
-bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index)
+bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index,
+                           int32_t *after_index)
 {
     *before_index = *after_index = -1;
     const char *name = node->name;
     if (!name || !*name) return false;
     /* "<source>/<op>_pc<digits>" */
     size_t len = strlen(name), k = len;
-    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9') k--;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+        k--;
     if (k == len || k < 3 || strncmp(name + k - 3, "_pc", 3) != 0) return false;
     k -= 3;
     size_t op_len = strlen(node->op_type);
-    if (k < op_len + 2 || strncmp(name + k - op_len, node->op_type, op_len) != 0 || name[k - op_len - 1] != '/')
+    if (k < op_len + 2 || strncmp(name + k - op_len, node->op_type, op_len) != 0 ||
+        name[k - op_len - 1] != '/')
         return false;
     size_t src_len = k - op_len - 1;
     char *src = malloc(src_len + 1);
@@ -248,8 +262,8 @@ const char *match_node_label(const pc_node *n, char *buf, size_t size)
     return buf;
 }
 
-pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
-                                pc_error *err)
+pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook,
+                                   void *hook_ctx, pc_error *err)
 {
     pc_optimize_options oo;
     pc_optimize_options_default(&oo);

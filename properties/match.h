@@ -3,10 +3,10 @@
  * properties; prefix match_, type node_match, apart from core's pass matcher core/passes/pass_match.h).
  *
  * Identity: a node keeps its name through a pass (passes never rename nodes; pc_pass_add_node names new nodes
- * "<source>/<op>_pc<N>"). Unnamed nodes are identified by their first output's value name instead. An after-node
- * whose identity exists before with the same op type and domain is "kept" (maybe modified); with a different op or
- * domain (the layout transformer's move into the NHWC domain) it is "new", derived from the node it replaced.
- * Before-nodes no after-node claims are "removed".
+ * "<source>/<op>_pc<N>"). Unnamed nodes are identified by their first output's value name instead. An
+ * after-node whose identity exists before with the same op type and domain is "kept" (maybe modified); with a
+ * different op or domain (the layout transformer's move into the NHWC domain) it is "new", derived from the
+ * node it replaced. Before-nodes no after-node claims are "removed".
  *
  *     node_match m;
  *     if (match_build(before->graph, after->graph, &m, &err) != PC_OK) ...
@@ -24,9 +24,9 @@ typedef struct node_match {
     uint32_t n_before, n_after;
     const pc_node **before, **after; /* main-graph nodes in graph order */
     int32_t *after_to_before;        /* index into before of the kept node, -1 for new nodes */
-    int32_t *after_replaces;         /* for new nodes: the before-node with the same identity (op changed), or -1 */
-    bool *before_kept;               /* some after-node kept it (same op and domain) */
-    bool *before_changed;            /* kept but its inputs, outputs or attributes differ */
+    int32_t *after_replaces; /* for new nodes: the before-node with the same identity (op changed), or -1 */
+    bool *before_kept;       /* some after-node kept it (same op and domain) */
+    bool *before_changed;    /* kept but its inputs, outputs or attributes differ */
     uint32_t *before_sorted, *after_sorted; /* indices sorted by name, for lookups */
 } node_match;
 
@@ -39,7 +39,8 @@ int32_t match_find_after(const node_match *m, const char *name);
 
 /* The source a pass declared for a new node through its name ("<source>/<op>_pc<N>"): sets *before_index or
  * *after_index (the other is -1) and returns true when such a node exists. */
-bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index, int32_t *after_index);
+bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index,
+                           int32_t *after_index);
 
 /* Does before-node b share a value name (input or output) with after-node a? */
 bool match_nodes_adjacent(const pc_node *b, const pc_node *a);
@@ -53,10 +54,10 @@ const char *match_node_label(const pc_node *n, char *buf, size_t size);
 /* NULL and "" are the same (absent) string. */
 bool match_str_eq(const char *a, const char *b);
 
-/* Runs pc_model_optimize on m with the options the case runner used (level, the case's EPs, its layer assignment),
- * plus an optional after_pass hook. Used by idempotence and determinism. */
-pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook, void *hook_ctx,
-                                pc_error *err);
+/* Runs pc_model_optimize on m with the options the case runner used (level, the case's EPs, its layer
+ * assignment), plus an optional after_pass hook. Used by idempotence and determinism. */
+pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook,
+                                   void *hook_ctx, pc_error *err);
 
 /* Loads a model from bytes (verification skipped: the caller judges the graph). */
 pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);

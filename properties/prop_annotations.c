@@ -1,12 +1,12 @@
-/* annotations: through levels 0/1 every node keeps its `layer_ann`, every new node carries the annotation of the
- * node it derives from, and no node gains an annotation it had no source for; partitioning honours the layer
- * rules and leaves no annotation behind.
+/* annotations: through levels 0/1 every node keeps its `layer_ann`, every new node carries the annotation of
+ * the node it derives from, and no node gains an annotation it had no source for; partitioning honours the
+ * layer rules and leaves no annotation behind.
  *
- * Where a new node comes from: the source a pass declared in its name ("<source>/<op>_pc<N>", pc_pass_add_node)
- * when that node exists, else the node it replaced under the same name (an op or domain change), else its
- * neighbourhood — the before-nodes sharing a value with it, plus the nodes the pass removed or changed. With a
- * declared or replaced source the annotation must be equal; with a neighbourhood it must be one of theirs, and
- * when they all carry the same one it must be that one. */
+ * Where a new node comes from: the source a pass declared in its name ("<source>/<op>_pc<N>",
+ * pc_pass_add_node) when that node exists, else the node it replaced under the same name (an op or domain
+ * change), else its neighbourhood — the before-nodes sharing a value with it, plus the nodes the pass removed
+ * or changed. With a declared or replaced source the annotation must be equal; with a neighbourhood it must
+ * be one of theirs, and when they all carry the same one it must be that one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +27,8 @@ static const pc_node *find_annotated(const pc_graph *g)
         for (uint32_t a = 0; a < n->n_attrs; a++) {
             const pc_attr *at = &n->attrs[a];
             const pc_node *x = at->type == PC_ATTR_GRAPH && at->g ? find_annotated(at->g) : NULL;
-            for (size_t k = 0; !x && at->type == PC_ATTR_GRAPHS && k < at->n; k++) x = find_annotated(at->graphs[k]);
+            for (size_t k = 0; !x && at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                x = find_annotated(at->graphs[k]);
             if (x) return x;
         }
     }
@@ -64,9 +65,10 @@ static pc_prop_outcome check_derivations(const node_match *m, const char *pass, 
             const char *want = pc_node_annotation(src);
             if (!match_str_eq(want, ann)) {
                 *kind = want && !ann ? "dropped" : want ? "changed" : "gained";
-                snprintf(msg, msg_size, "%s: new node %s derives from %s with annotation '%s' but carries '%s'", pass,
-                         match_node_label(a, l1, sizeof l1), match_node_label(src, l2, sizeof l2), ann_or_none(want),
-                         ann_or_none(ann));
+                snprintf(msg, msg_size,
+                         "%s: new node %s derives from %s with annotation '%s' but carries '%s'", pass,
+                         match_node_label(a, l1, sizeof l1), match_node_label(src, l2, sizeof l2),
+                         ann_or_none(want), ann_or_none(ann));
                 return PC_PROP_FAIL;
             }
             continue;
@@ -78,22 +80,25 @@ static pc_prop_outcome check_derivations(const node_match *m, const char *pass, 
             const pc_node *x = m->before[j];
             if (!match_nodes_adjacent(x, a) && m->before_kept[j] && !m->before_changed[j]) continue;
             const char *xa = pc_node_annotation(x);
-            if (!any) common = xa;
-            else if (!match_str_eq(common, xa)) uniform = false;
+            if (!any)
+                common = xa;
+            else if (!match_str_eq(common, xa))
+                uniform = false;
             any = true;
             if (ann && match_str_eq(xa, ann)) allowed = true;
         }
         if (!allowed) {
             *kind = "gained";
-            snprintf(msg, msg_size, "%s: new node %s carries annotation '%s', which no node it could derive from has",
-                     pass, match_node_label(a, l1, sizeof l1), ann);
+            snprintf(msg, msg_size,
+                     "%s: new node %s carries annotation '%s', which no node it could derive from has", pass,
+                     match_node_label(a, l1, sizeof l1), ann);
             return PC_PROP_FAIL;
         }
         if (any && uniform && !match_str_eq(common, ann)) {
             *kind = common ? "dropped" : "gained";
             snprintf(msg, msg_size,
-                     "%s: new node %s carries annotation '%s' but every node it could derive from has '%s'", pass,
-                     match_node_label(a, l1, sizeof l1), ann_or_none(ann), ann_or_none(common));
+                     "%s: new node %s carries annotation '%s' but every node it could derive from has '%s'",
+                     pass, match_node_label(a, l1, sizeof l1), ann_or_none(ann), ann_or_none(common));
             return PC_PROP_FAIL;
         }
     }
@@ -107,11 +112,12 @@ static int32_t ep_index(const pc_check_ctx *ctx, const char *name)
     return -1;
 }
 
-/* Partitioning: a node pinned by a rule to EP X lands on X when X claims it, and otherwise on an EP after X in
- * priority order (the pin is released after X's turn; earlier EPs never see the node). Checked on the nodes that
- * survive partitioning under their name; the layout transformer's new Transposes are left to ep-assignment. */
-static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const node_match *m, char *msg, size_t msg_size,
-                                       const char **kind)
+/* Partitioning: a node pinned by a rule to EP X lands on X when X claims it, and otherwise on an EP after X
+ * in priority order (the pin is released after X's turn; earlier EPs never see the node). Checked on the
+ * nodes that survive partitioning under their name; the layout transformer's new Transposes are left to
+ * ep-assignment. */
+static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const node_match *m, char *msg,
+                                       size_t msg_size, const char **kind)
 {
     char l1[160];
     const pc_node *left = find_annotated(ctx->after->graph);
@@ -136,14 +142,16 @@ static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const node_match
         if (claims && got != p) {
             *kind = "rule-ignored";
             snprintf(msg, msg_size,
-                     "partition: node %s (annotation '%s') is pinned to EP '%s', which claims it, but runs on '%s'",
+                     "partition: node %s (annotation '%s') is pinned to EP '%s', which claims it, but runs "
+                     "on '%s'",
                      match_node_label(a, l1, sizeof l1), ann, pin->name, a->ep ? a->ep : "(none)");
             return PC_PROP_FAIL;
         }
         if (!claims && got >= 0 && got < p) {
             *kind = "rule-ignored";
             snprintf(msg, msg_size,
-                     "partition: node %s (annotation '%s') is pinned to EP '%s', which does not claim it (%s), but "
+                     "partition: node %s (annotation '%s') is pinned to EP '%s', which does not claim it "
+                     "(%s), but "
                      "went to '%s', which comes before it and so must not see it",
                      match_node_label(a, l1, sizeof l1), ann, pin->name, why, a->ep);
             return PC_PROP_FAIL;
@@ -190,7 +198,8 @@ static pc_prop_outcome annotations_final(pc_check_ctx *ctx, char *msg, size_t ms
         const pc_node *x = find_annotated(g);
         if (x) {
             *kind = "annotation-left";
-            snprintf(msg, msg_size, "the optimized graph is partitioned but node %s still carries annotation '%s'",
+            snprintf(msg, msg_size,
+                     "the optimized graph is partitioned but node %s still carries annotation '%s'",
                      match_node_label(x, l1, sizeof l1), pc_node_annotation(x));
             return PC_PROP_FAIL;
         }
@@ -204,8 +213,10 @@ static pc_prop_outcome annotations_final(pc_check_ctx *ctx, char *msg, size_t ms
             found = match_str_eq(pc_node_annotation(o), ann);
         if (!found) {
             *kind = "gained";
-            snprintf(msg, msg_size, "node %s of the optimized graph carries annotation '%s', which the original has "
-                     "on no node", match_node_label(n, l1, sizeof l1), ann);
+            snprintf(msg, msg_size,
+                     "node %s of the optimized graph carries annotation '%s', which the original has "
+                     "on no node",
+                     match_node_label(n, l1, sizeof l1), ann);
             return PC_PROP_FAIL;
         }
     }
@@ -214,7 +225,8 @@ static pc_prop_outcome annotations_final(pc_check_ctx *ctx, char *msg, size_t ms
 
 const pc_property pc_prop_annotations = {
     "annotations",
-    "levels 0/1 keep layer_ann and give new nodes their source's; partitioning honours the layer rules and removes "
+    "levels 0/1 keep layer_ann and give new nodes their source's; partitioning honours the layer rules and "
+    "removes "
     "every annotation",
     annotations_per_pass,
     annotations_final,

@@ -1,6 +1,7 @@
-/* determinism (end to end): two fresh copies of the original, optimized with the same options, give byte-identical
- * graphs, identical to the one the checked run produced. (Across --jobs is the suite's business: each case is
- * checked the same way whatever worker runs it, so this in-process check is what decides.) */
+/* determinism (end to end): two fresh copies of the original, optimized with the same options, give
+ * byte-identical graphs, identical to the one the checked run produced. (Across --jobs is the suite's
+ * business: each case is checked the same way whatever worker runs it, so this in-process check is what
+ * decides.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static pc_status optimize_fresh(const pc_check_ctx *ctx, uint8_t **out, size_t *
 static size_t first_difference(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     size_t i = 0;
-    while (i < na && i < nb && a[i] == b[i]) i++;
+    while (i < na && i < nb && a[i] == b[i])
+        i++;
     return i;
 }
 
@@ -35,19 +37,24 @@ static pc_prop_outcome determinism_final(pc_check_ctx *ctx, char *msg, size_t ms
     /* before_bytes is the original here (final stage) */
     if (optimize_fresh(ctx, &a, &na, &err) != PC_OK || optimize_fresh(ctx, &b, &nb, &err) != PC_OK) {
         *kind = "pipeline-failed";
-        snprintf(msg, msg_size, "optimizing a fresh copy of the original failed where the checked run succeeded: "
-                 "%s: %s", pc_status_name(err.status), err.message);
+        snprintf(msg, msg_size,
+                 "optimizing a fresh copy of the original failed where the checked run succeeded: "
+                 "%s: %s",
+                 pc_status_name(err.status), err.message);
         o = PC_PROP_FAIL;
     } else if (na != nb || memcmp(a, b, na) != 0) {
         *kind = "runs-differ";
-        snprintf(msg, msg_size, "two runs on fresh copies of the original give different graphs (%zu vs %zu bytes, "
-                 "first difference at byte %zu)", na, nb, first_difference(a, na, b, nb));
+        snprintf(msg, msg_size,
+                 "two runs on fresh copies of the original give different graphs (%zu vs %zu bytes, "
+                 "first difference at byte %zu)",
+                 na, nb, first_difference(a, na, b, nb));
         o = PC_PROP_FAIL;
     } else if (na != ctx->after_size || memcmp(a, ctx->after_bytes, na) != 0) {
         *kind = "differs-from-checked-run";
-        snprintf(msg, msg_size, "a run on a fresh copy differs from the checked run (%zu vs %zu bytes, first "
-                 "difference at byte %zu): the after_pass hook or shared state changes the result", na,
-                 ctx->after_size, first_difference(a, na, ctx->after_bytes, ctx->after_size));
+        snprintf(msg, msg_size,
+                 "a run on a fresh copy differs from the checked run (%zu vs %zu bytes, first "
+                 "difference at byte %zu): the after_pass hook or shared state changes the result",
+                 na, ctx->after_size, first_difference(a, na, ctx->after_bytes, ctx->after_size));
         o = PC_PROP_FAIL;
     }
     free(a);

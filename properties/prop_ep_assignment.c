@@ -1,7 +1,8 @@
 /* ep-assignment: once partitioned, every node runs on an EP of the case that claims it, and every node in the
- * internal NHWC domain on an NHWC EP; a level-2+ pass keeps the EP of every node it keeps, gives every new node
- * its source's EP, and touches the nodes of the EP it runs for only (pc_check_ctx.provider; rewiring a foreign
- * node's inputs is allowed, since removing a producer forces it). Sources are found as for annotations (prop_annotations.c). */
+ * internal NHWC domain on an NHWC EP; a level-2+ pass keeps the EP of every node it keeps, gives every new
+ * node its source's EP, and touches the nodes of the EP it runs for only (pc_check_ctx.provider; rewiring a
+ * foreign node's inputs is allowed, since removing a producer forces it). Sources are found as for
+ * annotations (prop_annotations.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -31,8 +32,8 @@ static pc_prop_outcome check_assigned(const pc_check_ctx *ctx, const pc_graph *g
         const pc_ep *ep = ep_find(ctx, n->ep);
         if (!ep) {
             *kind = "unknown-ep";
-            snprintf(msg, msg_size, "%s: node %s is assigned to '%s', which is not one of the case's EPs", ctx->pass,
-                     match_node_label(n, l1, sizeof l1), n->ep);
+            snprintf(msg, msg_size, "%s: node %s is assigned to '%s', which is not one of the case's EPs",
+                     ctx->pass, match_node_label(n, l1, sizeof l1), n->ep);
             return PC_PROP_FAIL;
         }
         if (!pc_ep_claims_node(ep, n, why, sizeof why)) {
@@ -43,8 +44,8 @@ static pc_prop_outcome check_assigned(const pc_check_ctx *ctx, const pc_graph *g
         }
         if (strcmp(n->domain, PC_NHWC_DOMAIN) == 0 && ep->layout != PC_LAYOUT_NHWC) {
             *kind = "nhwc-domain";
-            snprintf(msg, msg_size, "%s: node %s is in %s but runs on EP '%s', whose layout is not NHWC", ctx->pass,
-                     match_node_label(n, l1, sizeof l1), PC_NHWC_DOMAIN, ep->name);
+            snprintf(msg, msg_size, "%s: node %s is in %s but runs on EP '%s', whose layout is not NHWC",
+                     ctx->pass, match_node_label(n, l1, sizeof l1), PC_NHWC_DOMAIN, ep->name);
             return PC_PROP_FAIL;
         }
     }
@@ -54,8 +55,8 @@ static pc_prop_outcome check_assigned(const pc_check_ctx *ctx, const pc_graph *g
 /* Outputs, attributes or op differ (inputs may be rewired). */
 static bool node_rewritten(const pc_node *b, const pc_node *a)
 {
-    if (strcmp(b->op_type, a->op_type) != 0 || !match_str_eq(b->domain, a->domain) || b->n_outputs != a->n_outputs ||
-        b->n_attrs != a->n_attrs)
+    if (strcmp(b->op_type, a->op_type) != 0 || !match_str_eq(b->domain, a->domain) ||
+        b->n_outputs != a->n_outputs || b->n_attrs != a->n_attrs)
         return true;
     for (uint32_t i = 0; i < b->n_outputs; i++) {
         const pc_value *x = b->outputs[i], *y = a->outputs[i];
@@ -67,7 +68,8 @@ static bool node_rewritten(const pc_node *b, const pc_node *a)
         if (!match_str_eq(x->name, y->name) || x->type != y->type || x->i != y->i || x->n != y->n ||
             memcmp(&x->f, &y->f, sizeof x->f) != 0)
             return true;
-        if (x->type == PC_ATTR_INTS && x->n && memcmp(x->ints, y->ints, x->n * sizeof *x->ints) != 0) return true;
+        if (x->type == PC_ATTR_INTS && x->n && memcmp(x->ints, y->ints, x->n * sizeof *x->ints) != 0)
+            return true;
         if (x->type == PC_ATTR_FLOATS && x->n && memcmp(x->floats, y->floats, x->n * sizeof *x->floats) != 0)
             return true;
     }
@@ -87,14 +89,15 @@ static bool note_ep(const char **seen, const pc_node **seen_node, const pc_node 
 }
 
 /* The other side of a foreign-ep-modified message: the EP the run was for, or the first node it touched. */
-static const char *touched_text(const pc_check_ctx *ctx, const pc_node *seen_node, const char *seen, char *buf,
-                                size_t size)
+static const char *touched_text(const pc_check_ctx *ctx, const pc_node *seen_node, const char *seen,
+                                char *buf, size_t size)
 {
     char l[160];
     if (!seen_node)
         snprintf(buf, size, "the run was for EP '%s'", ctx->provider ? ctx->provider : seen);
     else
-        snprintf(buf, size, "touched node %s of EP '%s' in one run", match_node_label(seen_node, l, sizeof l), seen);
+        snprintf(buf, size, "touched node %s of EP '%s' in one run", match_node_label(seen_node, l, sizeof l),
+                 seen);
     return buf;
 }
 
@@ -102,8 +105,8 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const node_match *m
                                     const char **kind)
 {
     char l1[160], l2[320];
-    /* a run for EP P touches P's nodes only; a pass run without a provider (a test calling it directly) may touch
-     * one EP's nodes, whichever that is */
+    /* a run for EP P touches P's nodes only; a pass run without a provider (a test calling it directly) may
+     * touch one EP's nodes, whichever that is */
     const char *seen = ctx->provider;
     const pc_node *seen_node = NULL;
     for (uint32_t j = 0; j < m->n_before; j++) {
@@ -124,13 +127,15 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const node_match *m
             if (!match_str_eq(bn->ep, a->ep)) {
                 *kind = "reassigned";
                 snprintf(msg, msg_size, "%s: node %s moved from EP '%s' to '%s'", ctx->pass,
-                         match_node_label(a, l1, sizeof l1), bn->ep ? bn->ep : "(none)", a->ep ? a->ep : "(none)");
+                         match_node_label(a, l1, sizeof l1), bn->ep ? bn->ep : "(none)",
+                         a->ep ? a->ep : "(none)");
                 return PC_PROP_FAIL;
             }
             if (node_rewritten(bn, a) && !note_ep(&seen, &seen_node, bn)) {
                 *kind = "foreign-ep-modified";
                 snprintf(msg, msg_size, "%s: rewrote node %s of EP '%s', but %s", ctx->pass,
-                         match_node_label(a, l1, sizeof l1), bn->ep, touched_text(ctx, seen_node, seen, l2, sizeof l2));
+                         match_node_label(a, l1, sizeof l1), bn->ep,
+                         touched_text(ctx, seen_node, seen, l2, sizeof l2));
                 return PC_PROP_FAIL;
             }
             continue;
@@ -144,8 +149,8 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const node_match *m
         if (src && !match_str_eq(src->ep, a->ep)) {
             *kind = "ep-not-inherited";
             snprintf(msg, msg_size, "%s: new node %s derives from %s on EP '%s' but is on '%s'", ctx->pass,
-                     match_node_label(a, l1, sizeof l1), match_node_label(src, l2, sizeof l2), src->ep ? src->ep : "(none)",
-                     a->ep ? a->ep : "(none)");
+                     match_node_label(a, l1, sizeof l1), match_node_label(src, l2, sizeof l2),
+                     src->ep ? src->ep : "(none)", a->ep ? a->ep : "(none)");
             return PC_PROP_FAIL;
         }
         if (!src) {
@@ -158,15 +163,17 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const node_match *m
             }
             if (!allowed) {
                 *kind = "ep-not-inherited";
-                snprintf(msg, msg_size, "%s: new node %s is on EP '%s', which no node it could derive from has",
-                         ctx->pass, match_node_label(a, l1, sizeof l1), a->ep ? a->ep : "(none)");
+                snprintf(msg, msg_size,
+                         "%s: new node %s is on EP '%s', which no node it could derive from has", ctx->pass,
+                         match_node_label(a, l1, sizeof l1), a->ep ? a->ep : "(none)");
                 return PC_PROP_FAIL;
             }
         }
         if (!note_ep(&seen, &seen_node, a)) {
             *kind = "foreign-ep-modified";
             snprintf(msg, msg_size, "%s: created node %s on EP '%s', but %s", ctx->pass,
-                     match_node_label(a, l1, sizeof l1), a->ep, touched_text(ctx, seen_node, seen, l2, sizeof l2));
+                     match_node_label(a, l1, sizeof l1), a->ep,
+                     touched_text(ctx, seen_node, seen, l2, sizeof l2));
             return PC_PROP_FAIL;
         }
     }
@@ -184,7 +191,8 @@ static pc_prop_outcome ep_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size
             snprintf(msg, msg_size, "%s", err.message);
             return PC_PROP_ERROR;
         }
-        /* inheritance first: a new node without an EP is better explained by its source than as "unassigned" */
+        /* inheritance first: a new node without an EP is better explained by its source than as "unassigned"
+         */
         pc_prop_outcome o = check_level2(ctx, &m, msg, msg_size, kind);
         match_free(&m);
         if (o != PC_PROP_PASS) return o;
@@ -200,7 +208,8 @@ static pc_prop_outcome ep_final(pc_check_ctx *ctx, char *msg, size_t msg_size, c
 
 const pc_property pc_prop_ep_assignment = {
     "ep-assignment",
-    "after partitioning every node runs on a claiming EP (NHWC-domain nodes on NHWC EPs); level 2+ passes give new "
+    "after partitioning every node runs on a claiming EP (NHWC-domain nodes on NHWC EPs); level 2+ passes "
+    "give new "
     "nodes their source's EP and leave other EPs' nodes alone",
     ep_per_pass,
     ep_final,

@@ -1,8 +1,8 @@
-/* idempotence (end to end): the optimized graph, reloaded and optimized again with the same options, comes out
- * byte-identical. On a difference the failure names the first step of the second run that changed the bytes (its
- * kind is that pass's name), found with the pipeline's after_pass hook. No exceptions: partitioning keeps an
- * existing assignment its EP still claims (core/ep/partition.c), so the choices layer rules made survive the
- * annotations they read. */
+/* idempotence (end to end): the optimized graph, reloaded and optimized again with the same options, comes
+ * out byte-identical. On a difference the failure names the first step of the second run that changed the
+ * bytes (its kind is that pass's name), found with the pipeline's after_pass hook. No exceptions:
+ * partitioning keeps an existing assignment its EP still claims (core/ep/partition.c), so the choices layer
+ * rules made survive the annotations they read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +26,8 @@ static const char *static_pass_name(const char *pass)
     return strcmp(pass, "partition") == 0 ? "partition" : "pipeline";
 }
 
-static pc_status after_step(void *vctx, const char *pass, const char *provider, pc_model *model, bool changed, pc_error *err)
+static pc_status after_step(void *vctx, const char *pass, const char *provider, pc_model *model, bool changed,
+                            pc_error *err)
 {
     (void)provider;
     (void)err;
@@ -60,11 +61,12 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
     }
     rerun r = {0};
     pc_prop_outcome o = PC_PROP_PASS;
-    /* the pipeline infers shapes before its first pass; do it here so a change there is not blamed on that pass */
+    /* the pipeline infers shapes before its first pass; do it here so a change there is not blamed on that
+     * pass */
     if (pc_graph_infer_shapes(m->graph, &err) != PC_OK) {
         *kind = "shape-inference";
-        snprintf(msg, msg_size, "shape inference fails on the optimized graph: %s: %s", pc_status_name(err.status),
-                 err.message);
+        snprintf(msg, msg_size, "shape inference fails on the optimized graph: %s: %s",
+                 pc_status_name(err.status), err.message);
         pc_model_free(m);
         return PC_PROP_FAIL;
     }
@@ -75,7 +77,8 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
     }
     if (r.prev_size != ctx->after_size || memcmp(r.prev, ctx->after_bytes, r.prev_size) != 0) {
         *kind = "shape-inference";
-        snprintf(msg, msg_size, "shape inference on the optimized graph changes it: a pass left types or shapes "
+        snprintf(msg, msg_size,
+                 "shape inference on the optimized graph changes it: a pass left types or shapes "
                  "that inference would fill in or correct");
         o = PC_PROP_FAIL;
         goto done;
@@ -95,8 +98,10 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
     }
     if (r.first) {
         *kind = r.first;
-        snprintf(msg, msg_size, "optimizing the optimized graph again changes it: the first step that changed it "
-                 "is '%s' (which reported %s)", r.first, r.first_flag ? "a change" : "no change");
+        snprintf(msg, msg_size,
+                 "optimizing the optimized graph again changes it: the first step that changed it "
+                 "is '%s' (which reported %s)",
+                 r.first, r.first_flag ? "a change" : "no change");
         o = PC_PROP_FAIL;
     }
 done:

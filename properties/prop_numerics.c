@@ -24,9 +24,9 @@ typedef struct tolerance {
     uint32_t quant_steps;
 } tolerance;
 
-/* Per pass. Every pipeline pass and partitioning must have a row (tests/unit/test_properties_tolerances.c): a new
- * pure data-movement pass goes here as exact, so that the property is as strict for it as for the others. The
- * default below is only for a pass injected from outside the pipeline table. */
+/* Per pass. Every pipeline pass and partitioning must have a row (tests/unit/test_properties_tolerances.c): a
+ * new pure data-movement pass goes here as exact, so that the property is as strict for it as for the others.
+ * The default below is only for a pass injected from outside the pipeline table. */
 static const struct pass_tolerance {
     const char *pass;
     tolerance tol;
@@ -507,8 +507,8 @@ done:
  * DQ(s1) -> Q(s2) with s1 / s2 = 1.35 may move the output by 2 steps. This derives each integer output's
  * bound along such paths; an output reached through other arithmetic keeps the pass's own quant_steps. */
 typedef struct quant_tol {
-    bool any;         /* some output's bound is above the pass's quant_steps */
-    uint32_t *steps;  /* per graph output: the derived bound, 0 when none is derived */
+    bool any;        /* some output's bound is above the pass's quant_steps */
+    uint32_t *steps; /* per graph output: the derived bound, 0 when none is derived */
     uint32_t n;
 } quant_tol;
 
@@ -531,7 +531,8 @@ static double scale_abs(const pc_value *v, bool want_max)
 static bool value_is_int(const pc_value *v)
 {
     if (!v) return false;
-    if (v->type.kind == PC_TYPE_TENSOR && v->type.elem != PC_DTYPE_UNDEFINED) return is_small_int(v->type.elem);
+    if (v->type.kind == PC_TYPE_TENSOR && v->type.elem != PC_DTYPE_UNDEFINED)
+        return is_small_int(v->type.elem);
     const pc_node *p = v->producer;
     if (p && (op_is(p, "QuantizeLinear") || strncmp(p->op_type, "QLinear", 7) == 0)) return true;
     for (uint32_t k = 0; k < v->n_consumers; k++)
@@ -583,7 +584,8 @@ static pc_status quant_tolerances(const pc_model *before, const pc_model *after,
         } else if (op_is(n, "DequantizeLinear") && n->n_inputs > 1) {
             double s = scale_abs(n->inputs[1], true);
             out = s > 0 && n->inputs[0] && val[n->inputs[0]->id] >= 0 ? in * s : INFINITY;
-        } else if (op_is(n, "QuantizeLinear") && n->n_inputs > 1 && n->inputs[0] && val[n->inputs[0]->id] >= 0) {
+        } else if (op_is(n, "QuantizeLinear") && n->n_inputs > 1 && n->inputs[0] &&
+                   val[n->inputs[0]->id] >= 0) {
             double s = scale_abs(n->inputs[1], false);
             out = s > 0 ? ceil(in / s * (1 - 1e-6)) : INFINITY;
         } else if (op_transparent(n)) {

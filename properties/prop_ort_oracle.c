@@ -1,7 +1,7 @@
 /* ort-oracle: the original graph on ONNX Runtime 1.30 against the reference executor (--oracle ort). The
  * reference is the oracle of every other property, so this is the check on the checker: a disagreement is a
- * bug in the reference (or in ORT), reported as its own kind and shrunk like any other failure. The ORT client
- * and the verdict (tolerances, explained differences) are properties/oracles/ort_oracle.c. */
+ * bug in the reference (or in ORT), reported as its own kind and shrunk like any other failure. The ORT
+ * client and the verdict (tolerances, explained differences) are properties/oracles/ort_oracle.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,14 @@
-/* roundtrip: the graph after every pass saves and reloads (ONNX) into the same graph, and the reloaded graph saves
- * back to the same bytes and reloads equal (pc_model_equal); end to end, the reloaded optimized graph also gives the
- * same reference outputs, bit for bit.
+/* roundtrip: the graph after every pass saves and reloads (ONNX) into the same graph, and the reloaded graph
+ * saves back to the same bytes and reloads equal (pc_model_equal); end to end, the reloaded optimized graph
+ * also gives the same reference outputs, bit for bit.
  *
- * "The same graph" compares the graph in memory with the reloaded one on what the file must carry: opsets, graph
- * inputs and outputs with their types, initializers, and every node (name, op, domain, inputs, outputs, attributes,
- * metadata — annotations included — and EP), plus the types of values that have a value_info entry. The types
- * shape inference put on other intermediate values are not saved by design (the saver writes what the file had),
- * so they are not compared. Per pass the output check is left out: a structurally equal graph with identical bytes
- * runs the same on a deterministic reference; the final check runs it once per case. */
+ * "The same graph" compares the graph in memory with the reloaded one on what the file must carry: opsets,
+ * graph inputs and outputs with their types, initializers, and every node (name, op, domain, inputs, outputs,
+ * attributes, metadata — annotations included — and EP), plus the types of values that have a value_info
+ * entry. The types shape inference put on other intermediate values are not saved by design (the saver writes
+ * what the file had), so they are not compared. Per pass the output check is left out: a structurally equal
+ * graph with identical bytes runs the same on a deterministic reference; the final check runs it once per
+ * case. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,8 @@ static bool same_graph(const pc_model *live, const pc_model *back, char *diff, s
     char l[160];
     for (const pc_node *x = a->first, *y = b->first; x && y; x = x->next, y = y->next) {
         const char *what = NULL;
-        if (!match_str_eq(x->name, y->name) || strcmp(x->op_type, y->op_type) != 0 || !match_str_eq(x->domain, y->domain))
+        if (!match_str_eq(x->name, y->name) || strcmp(x->op_type, y->op_type) != 0 ||
+            !match_str_eq(x->domain, y->domain))
             what = "name, op or domain";
         else if (!match_node_same(x, y))
             what = "inputs, outputs or attributes";
@@ -87,7 +89,8 @@ static bool same_graph(const pc_model *live, const pc_model *back, char *diff, s
         if (!v->has_value_info || (v->producer && v->producer->removed)) continue;
         const pc_value *w = pc_graph_find_value(b, v->name);
         if (!w || !pc_type_equal(&v->type, &w->type)) {
-            snprintf(diff, size, "value '%s' (with value_info) %s", v->name, w ? "has a different type" : "is gone");
+            snprintf(diff, size, "value '%s' (with value_info) %s", v->name,
+                     w ? "has a different type" : "is gone");
             return false;
         }
     }
@@ -125,14 +128,17 @@ static pc_prop_outcome structural(const pc_check_ctx *ctx, pc_model **out, char 
     }
     bool same = size == ctx->after_size && memcmp(bytes, ctx->after_bytes, size) == 0;
     size_t at = 0;
-    while (!same && at < size && at < ctx->after_size && bytes[at] == ctx->after_bytes[at]) at++;
+    while (!same && at < size && at < ctx->after_size && bytes[at] == ctx->after_bytes[at])
+        at++;
     pc_model *again = NULL;
     pc_status st = same ? pc_model_load_bytes(bytes, size, &lo, &again, &err) : PC_OK;
     free(bytes);
     if (!same) {
         *kind = "bytes-differ";
-        snprintf(msg, msg_size, "the graph after %s saves to different bytes after a reload (%zu vs %zu bytes, first "
-                 "difference at byte %zu)", ctx->pass, ctx->after_size, size, at);
+        snprintf(msg, msg_size,
+                 "the graph after %s saves to different bytes after a reload (%zu vs %zu bytes, first "
+                 "difference at byte %zu)",
+                 ctx->pass, ctx->after_size, size, at);
         pc_model_free(m);
         return PC_PROP_FAIL;
     }
@@ -193,8 +199,9 @@ static pc_prop_outcome roundtrip_final(pc_check_ctx *ctx, char *msg, size_t msg_
     for (uint32_t i = 0; i < m->graph->n_outputs && o == PC_PROP_PASS; i++)
         if (!data_identical(want[i], got[i])) {
             *kind = "outputs-differ";
-            snprintf(msg, msg_size, "output %u ('%s') of the reloaded optimized graph differs from the graph's own",
-                     i, m->graph->outputs[i]->name);
+            snprintf(msg, msg_size,
+                     "output %u ('%s') of the reloaded optimized graph differs from the graph's own", i,
+                     m->graph->outputs[i]->name);
             o = PC_PROP_FAIL;
         }
     pc_ref_free_outputs(m, got);
@@ -204,7 +211,8 @@ static pc_prop_outcome roundtrip_final(pc_check_ctx *ctx, char *msg, size_t msg_
 
 const pc_property pc_prop_roundtrip = {
     "roundtrip",
-    "save and reload after every pass gives an equal graph and the same bytes; end to end also the same outputs",
+    "save and reload after every pass gives an equal graph and the same bytes; end to end also the same "
+    "outputs",
     roundtrip_per_pass,
     roundtrip_final,
 };

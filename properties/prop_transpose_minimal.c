@@ -18,7 +18,8 @@
  * rather than the original also gives each layout-sensitive op its EP's layout for free (NHWC-domain ops are
  * pinned in NHWC, the others in NCHW) and leaves out what other passes did (fusions, folding), which is not
  * the optimizer's to answer for. Nodes on different EPs are judged with the oracle's EP boundaries (what the
- * per-EP runs may still move between them). A gap is a FAIL that lists the optimum's layouts and Transposes. */
+ * per-EP runs may still move between them). A gap is a FAIL that lists the optimum's layouts and Transposes.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -122,11 +123,12 @@ static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, cons
 
     uint32_t max_nodes =
         ctx->config && ctx->config->exact_oracle_max_nodes ? ctx->config->exact_oracle_max_nodes : 12;
-    /* the gate is the graph the pipeline was given: the optimizer may turn a Transpose that moves only size-1 axes
-     * into a Reshape or an Identity, which must not take a case out of judgement (the oracle's step bound, not
-     * this gate, is what keeps the search small; the second bound only stops a runaway graph) */
+    /* the gate is the graph the pipeline was given: the optimizer may turn a Transpose that moves only size-1
+     * axes into a Reshape or an Identity, which must not take a case out of judgement (the oracle's step
+     * bound, not this gate, is what keeps the search small; the second bound only stops a runaway graph) */
     const pc_graph *orig = ctx->original ? ctx->original->graph : g;
-    if (count_non_transposes(orig) > max_nodes || count_non_transposes(g) > 2 * max_nodes) return PC_PROP_PASS;
+    if (count_non_transposes(orig) > max_nodes || count_non_transposes(g) > 2 * max_nodes)
+        return PC_PROP_PASS;
     pc_tpo_result r;
     pc_error err;
     pc_error_clear(&err);

@@ -1,9 +1,11 @@
 /* validity: after every pass the graph verifies (pc_model_verify), shape inference agrees with the types and
- * shapes the graph declares, and the pass's `changed` flag is honest (no change reported while the bytes moved).
+ * shapes the graph declares, and the pass's `changed` flag is honest (no change reported while the bytes
+ * moved).
  *
  * Agreement: a copy of the graph gets the types of every node output erased and inferred again from the graph
- * inputs and initializers alone; where both the declared and the inferred type know an element type, a rank or a
- * dim, they must be equal. A value shape inference cannot type (an op it does not know) is not judged. */
+ * inputs and initializers alone; where both the declared and the inferred type know an element type, a rank
+ * or a dim, they must be equal. A value shape inference cannot type (an op it does not know) is not judged.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,8 @@ static void describe_type(const pc_type *t, char *buf, size_t size)
         if (d->kind == PC_DIM_KNOWN)
             k = snprintf(buf + used, size - used, "%s%lld", i ? "," : "", (long long)d->size);
         else
-            k = snprintf(buf + used, size - used, "%s%s", i ? "," : "", d->kind == PC_DIM_SYMBOLIC ? d->symbol : "?");
+            k = snprintf(buf + used, size - used, "%s%s", i ? "," : "",
+                         d->kind == PC_DIM_SYMBOLIC ? d->symbol : "?");
     }
     if (k >= 0 && (size_t)k < size - used) {
         used += (size_t)k;
@@ -114,8 +117,9 @@ static pc_prop_outcome check_shapes(const pc_check_ctx *ctx, char *msg, size_t m
         describe_type(&dec->type, d1, sizeof d1);
         describe_type(&inf->type, d2, sizeof d2);
         *kind = "shape-disagrees";
-        snprintf(msg, msg_size, "%s: value '%s' (output of %s node '%s') is declared %s but infers as %s", ctx->pass,
-                 inf->name, inf->producer->op_type, inf->producer->name ? inf->producer->name : "", d1, d2);
+        snprintf(msg, msg_size, "%s: value '%s' (output of %s node '%s') is declared %s but infers as %s",
+                 ctx->pass, inf->name, inf->producer->op_type, inf->producer->name ? inf->producer->name : "",
+                 d1, d2);
         o = PC_PROP_FAIL;
     }
     pc_model_free(copy);
@@ -128,7 +132,8 @@ static pc_prop_outcome verify(const pc_check_ctx *ctx, const pc_model *m, char *
     pc_error err;
     if (pc_model_verify(m, &err) == PC_OK) return PC_PROP_PASS;
     *kind = "verify";
-    snprintf(msg, msg_size, "%s left an invalid graph: %s: %s", ctx->pass, pc_status_name(err.status), err.message);
+    snprintf(msg, msg_size, "%s left an invalid graph: %s: %s", ctx->pass, pc_status_name(err.status),
+             err.message);
     return PC_PROP_FAIL;
 }
 
@@ -138,8 +143,10 @@ static pc_prop_outcome validity_per_pass(pc_check_ctx *ctx, char *msg, size_t ms
     if (o != PC_PROP_PASS) return o;
     if (!ctx->changed && ctx->bytes_changed) {
         *kind = "changed-flag";
-        snprintf(msg, msg_size, "%s reported no change, but the serialized graph differs from the one before it "
-                 "(%zu vs %zu bytes)", ctx->pass, ctx->before_size, ctx->after_size);
+        snprintf(msg, msg_size,
+                 "%s reported no change, but the serialized graph differs from the one before it "
+                 "(%zu vs %zu bytes)",
+                 ctx->pass, ctx->before_size, ctx->after_size);
         return PC_PROP_FAIL;
     }
     if (!ctx->bytes_changed) return PC_PROP_PASS;
@@ -153,7 +160,8 @@ static pc_prop_outcome validity_final(pc_check_ctx *ctx, char *msg, size_t msg_s
 
 const pc_property pc_prop_validity = {
     "validity",
-    "the verifier passes and shape inference agrees with the declared types after every pass; a pass's changed flag "
+    "the verifier passes and shape inference agrees with the declared types after every pass; a pass's "
+    "changed flag "
     "is honest",
     validity_per_pass,
     validity_final,

@@ -1,5 +1,6 @@
 /*
- * property.h — the properties checked on every pass, the case runner that checks them, and failure signatures.
+ * property.h — the properties checked on every pass, the case runner that checks them, and failure
+ * signatures.
  *
  * Worked example: check one generated case against every property.
  *
@@ -8,14 +9,14 @@
  *     pc_check_result res;
  *     if (pc_case_check(&kase, &cc, &res, &err) != PC_OK) ...   // the harness itself broke (ERROR)
  *     if (res.failed)
- *         printf("%s failed after pass %s: %s\n", res.failure.property, res.failure.pass, res.failure.message);
- *     pc_check_result_free(&res);
+ *         printf("%s failed after pass %s: %s\n", res.failure.property, res.failure.pass,
+ * res.failure.message); pc_check_result_free(&res);
  *
- * How a case is checked: the case's model is copied and run through pc_model_optimize with an after_pass hook. After
- * every pass (and after "partition") every selected property's per_pass function sees the graph before and after
- * that pass; at the end every final function sees the original and the fully optimized graph. The first FAIL stops
- * the case and becomes its failure, so a failure names the first pass that broke a property. The failure signature
- * (property, pass, kind) is what the shrinker preserves.
+ * How a case is checked: the case's model is copied and run through pc_model_optimize with an after_pass
+ * hook. After every pass (and after "partition") every selected property's per_pass function sees the graph
+ * before and after that pass; at the end every final function sees the original and the fully optimized
+ * graph. The first FAIL stops the case and becomes its failure, so a failure names the first pass that broke
+ * a property. The failure signature (property, pass, kind) is what the shrinker preserves.
  */
 #ifndef PC_PROPERTY_H
 #define PC_PROPERTY_H
@@ -58,29 +59,29 @@ typedef struct pc_check_ctx {
     const pc_layer_rules *rules; /* NULL without a layer-assignment string */
     /* per pass: the pass just run ("partition" for partitioning); final: "end-to-end" */
     const char *pass;
-    const char *provider; /* the EP the pass ran for (levels 2+); NULL before partitioning, for "partition" and
-                             final */
+    const char *provider; /* the EP the pass ran for (levels 2+); NULL before partitioning, for "partition"
+                             and final */
     int level;            /* the pass's level; 2 for "partition"; -1 final */
     bool is_final;
-    bool changed;         /* what the pass reported */
-    bool bytes_changed;   /* whether its serialized graph differs from before */
-    const pc_model *original; /* the case as generated */
-    const pc_model *before;   /* per pass: the graph before it; final: the original */
-    const pc_model *after;    /* per pass: the graph after it; final: fully optimized */
+    bool changed;                              /* what the pass reported */
+    bool bytes_changed;                        /* whether its serialized graph differs from before */
+    const pc_model *original;                  /* the case as generated */
+    const pc_model *before;                    /* per pass: the graph before it; final: the original */
+    const pc_model *after;                     /* per pass: the graph after it; final: fully optimized */
     const uint8_t *before_bytes, *after_bytes; /* pc_model_save_bytes of before/after */
     size_t before_size, after_size;
     pc_check_stats *stats;
-    void *priv;           /* the runner's caches */
+    void *priv; /* the runner's caches */
 } pc_check_ctx;
 
-/* Reference outputs of `m` (one of ctx->original/before/after) on the case inputs, cached per model: do not free.
- * PC_ERR_UNSUPPORTED when the reference cannot run it (an op it lacks: properties SKIP on it); other codes are
- * run failures the message explains. */
+/* Reference outputs of `m` (one of ctx->original/before/after) on the case inputs, cached per model: do not
+ * free. PC_ERR_UNSUPPORTED when the reference cannot run it (an op it lacks: properties SKIP on it); other
+ * codes are run failures the message explains. */
 pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***outputs, pc_error *err);
 
-/* One property: each function writes a one-paragraph reason into msg (always on FAIL/SKIP/ERROR) and may set a
- * short `kind` that refines the signature (e.g. "nan-position", "ort-disagrees"; static strings). Either function
- * may be NULL. */
+/* One property: each function writes a one-paragraph reason into msg (always on FAIL/SKIP/ERROR) and may set
+ * a short `kind` that refines the signature (e.g. "nan-position", "ort-disagrees"; static strings). Either
+ * function may be NULL. */
 typedef pc_prop_outcome (*pc_prop_fn)(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind);
 
 typedef struct pc_property {
@@ -95,11 +96,13 @@ const pc_property *pc_property_at(size_t i);
 const pc_property *pc_property_find(const char *name);
 
 /* The properties (one .c each under properties/). */
-extern const pc_property pc_prop_numerics, pc_prop_annotations, pc_prop_ep_assignment, pc_prop_transpose_minimal,
-    pc_prop_validity, pc_prop_idempotence, pc_prop_roundtrip, pc_prop_determinism, pc_prop_ort_oracle;
+extern const pc_property pc_prop_numerics, pc_prop_annotations, pc_prop_ep_assignment,
+    pc_prop_transpose_minimal, pc_prop_validity, pc_prop_idempotence, pc_prop_roundtrip, pc_prop_determinism,
+    pc_prop_ort_oracle;
 
-/* The numerics property's per-pass tolerance table (prop_numerics.c), for the test that every pipeline pass and
- * partitioning has a row of its own: a pass without one would silently get the default float tolerance. */
+/* The numerics property's per-pass tolerance table (prop_numerics.c), for the test that every pipeline pass
+ * and partitioning has a row of its own: a pass without one would silently get the default float tolerance.
+ */
 size_t pc_numerics_tolerance_count(void);
 const char *pc_numerics_tolerance_pass(size_t index);
 
@@ -116,42 +119,46 @@ struct pc_check_config {
     const char *ort_dir;             /* node_modules holding onnxruntime-node (NULL: default cache) */
     const char *stop_after_pass;     /* NULL: whole pipeline; else stop checking after this pass */
     uint32_t exact_oracle_max_nodes; /* transpose-minimality exact search bound (default 12) */
-    /* Checked after the enabled catalogue properties, counted in counts[pc_property_count()]: custom checks, and
-     * tests' synthetic failure predicates (e.g. "the graph still has a Conv followed by a Relu") for the shrinker. */
+    /* Checked after the enabled catalogue properties, counted in counts[pc_property_count()]: custom checks,
+     * and tests' synthetic failure predicates (e.g. "the graph still has a Conv followed by a Relu") for the
+     * shrinker. */
     const pc_property *extra;
-    /* Called after every pass the pipeline runs (changed or not, after its checks): the isolated runner reports
-     * progress to its parent so a crash or hang names the last pass finished. NULL: none. */
+    /* Called after every pass the pipeline runs (changed or not, after its checks): the isolated runner
+     * reports progress to its parent so a crash or hang names the last pass finished. NULL: none. */
     void (*on_pass)(void *ctx, const char *pass);
     void *on_pass_ctx;
 };
 
 void pc_check_config_default(pc_check_config *cfg);
-/* Enables only the comma-separated properties in `list` ("numerics,validity"); unknown names are PC_ERR_USAGE. */
+/* Enables only the comma-separated properties in `list` ("numerics,validity"); unknown names are
+ * PC_ERR_USAGE. */
 pc_status pc_check_config_select(pc_check_config *cfg, const char *list, pc_error *err);
 
 typedef struct pc_failure {
     char property[32];
     char pass[64];
-    char kind[32]; /* "" when the property gave none */
+    char kind[32];           /* "" when the property gave none */
     pc_prop_outcome outcome; /* FAIL or ERROR */
     char message[2048];
 } pc_failure;
 
 typedef struct pc_check_result {
-    uint32_t counts[PC_MAX_PROPERTIES][PC_PROP_OUTCOME_COUNT]; /* per property (pc_property_at index; the extra
-                                                                 property at pc_property_count()): calls by outcome */
-    bool failed;          /* a FAIL or an ERROR was recorded in `failure` */
-    pc_failure failure;   /* the first one */
+    uint32_t counts[PC_MAX_PROPERTIES]
+                   [PC_PROP_OUTCOME_COUNT]; /* per property (pc_property_at index; the extra
+                                              property at pc_property_count()): calls by outcome */
+    bool failed;                            /* a FAIL or an ERROR was recorded in `failure` */
+    pc_failure failure;                     /* the first one */
     pc_check_stats stats;
-    /* when failed: the graphs around the failing pass (pc_model_save_bytes form, malloc'ed; NULL when final) */
+    /* when failed: the graphs around the failing pass (pc_model_save_bytes form, malloc'ed; NULL when final)
+     */
     uint8_t *before_bytes, *after_bytes;
     size_t before_size, after_size;
 } pc_check_result;
 
 void pc_check_result_free(pc_check_result *r);
 
-/* Checks one case. Returns non-OK only when the case could not be checked at all (its EP configuration does not
- * parse, OOM); a property's FAIL/ERROR is a result, not a status. */
+/* Checks one case. Returns non-OK only when the case could not be checked at all (its EP configuration does
+ * not parse, OOM); a property's FAIL/ERROR is a result, not a status. */
 pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_result *res, pc_error *err);
 
 /* Same failure? (property, pass, kind all equal.) The shrinker keeps only candidates for which this holds. */

@@ -17,14 +17,17 @@ static pc_data *frame_get(ref_frame *f, const pc_value *v)
 {
     while (v->outer) {
         const pc_value *o = v->outer;
-        while (f && f->graph != o->graph) f = f->parent;
+        while (f && f->graph != o->graph)
+            f = f->parent;
         v = o;
     }
-    while (f && f->graph != v->graph) f = f->parent;
+    while (f && f->graph != v->graph)
+        f = f->parent;
     return f ? f->slots[v->id] : NULL;
 }
 
-static pc_status graph_error(pc_error *err, const pc_graph *g, pc_status st, const char *what, const char *name)
+static pc_status graph_error(pc_error *err, const pc_graph *g, pc_status st, const char *what,
+                             const char *name)
 {
     return pc_error_set(err, st, "graph '%s': %s '%s'", g->name ? g->name : "", what, name);
 }
@@ -33,18 +36,20 @@ static bool dtype_matches(const pc_type *declared, const pc_data *d)
 {
     if (!declared || declared->kind == PC_TYPE_NONE) return true;
     if (declared->kind == PC_TYPE_TENSOR)
-        return d->kind == PC_TYPE_TENSOR && (declared->elem == PC_DTYPE_UNDEFINED || declared->elem == d->dtype);
+        return d->kind == PC_TYPE_TENSOR &&
+               (declared->elem == PC_DTYPE_UNDEFINED || declared->elem == d->dtype);
     return declared->kind == d->kind;
 }
 
-static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const pc_graph *g, ref_frame *parent,
-                           uint32_t n_in, pc_data *const *in, pc_data **outs, pc_error *err);
+static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const pc_graph *g,
+                           ref_frame *parent, uint32_t n_in, pc_data *const *in, pc_data **outs,
+                           pc_error *err);
 
 pc_status ref_run_body(ref_ctx *ctx, const pc_graph *body, uint32_t n_in, pc_data *const *in, pc_data **outs)
 {
     if (n_in != body->n_inputs)
-        return ref_fail(ctx, PC_ERR_ARITY, "subgraph '%s' takes %u inputs, %u given", body->name ? body->name : "",
-                        body->n_inputs, n_in);
+        return ref_fail(ctx, PC_ERR_ARITY, "subgraph '%s' takes %u inputs, %u given",
+                        body->name ? body->name : "", body->n_inputs, n_in);
     pc_status st = run_graph(ctx->model, ctx->opts, body, ctx->frame, n_in, in, outs, ctx->err);
     if (st != PC_OK && st != PC_ERR_UNSUPPORTED)
         pc_error_prefix(ctx->err, "in subgraph of node '%s' (%s): ", ctx->node->name ? ctx->node->name : "",
@@ -60,8 +65,8 @@ static bool is_local_function(const pc_model *m, const pc_node *n)
     return false;
 }
 
-/* Element types whose values the helpers can read and write. The packed 4- and 2-bit types, float8 and complex
- * are refused up front: a kernel must never see bytes it would misread. */
+/* Element types whose values the helpers can read and write. The packed 4- and 2-bit types, float8 and
+ * complex are refused up front: a kernel must never see bytes it would misread. */
 static bool dtype_supported(pc_dtype t)
 {
     return ref_is_numeric(t) || t == PC_DTYPE_STRING;
@@ -84,7 +89,8 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
     const ref_op *op = ref_op_find(n->domain, n->op_type);
     if (!op) {
         if (is_local_function(m, n))
-            return ref_unsupported(&ctx, "calls model-local function '%s%s%s' (function bodies are not executed)",
+            return ref_unsupported(&ctx,
+                                   "calls model-local function '%s%s%s' (function bodies are not executed)",
                                    n->domain, *n->domain ? "." : "", n->op_type);
         return ref_unsupported(&ctx, "no implementation of op '%s' in domain '%s'", n->op_type,
                                *n->domain ? n->domain : "ai.onnx");
@@ -94,8 +100,10 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
         if (!n->inputs[i]) continue;
         in[i] = frame_get(frame, n->inputs[i]);
         if (!in[i])
-            return ref_fail(&ctx, PC_ERR_DANGLING_INPUT, "input %u '%s' has no value when the node runs (graph not in "
-                            "topological order, or an optional output that was not produced)", i, n->inputs[i]->name);
+            return ref_fail(&ctx, PC_ERR_DANGLING_INPUT,
+                            "input %u '%s' has no value when the node runs (graph not in "
+                            "topological order, or an optional output that was not produced)",
+                            i, n->inputs[i]->name);
         const pc_data *bad = unsupported_item(in[i]);
         if (bad)
             return ref_unsupported(&ctx, "input %u '%s' has element type %s", i, n->inputs[i]->name,
@@ -130,8 +138,9 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
     return PC_OK;
 }
 
-static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const pc_graph *g, ref_frame *parent,
-                           uint32_t n_in, pc_data *const *in, pc_data **outs, pc_error *err)
+static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const pc_graph *g,
+                           ref_frame *parent, uint32_t n_in, pc_data *const *in, pc_data **outs,
+                           pc_error *err)
 {
     ref_frame frame = {g, NULL, parent, opts};
     uint32_t max_in = 1, max_out = 1;
@@ -143,7 +152,8 @@ static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const 
     pc_data **scratch_in = calloc(max_in, sizeof *scratch_in);
     pc_data **scratch_out = calloc(max_out, sizeof *scratch_out);
     pc_status st = PC_OK;
-    if (!frame.slots || !scratch_in || !scratch_out) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory running a graph");
+    if (!frame.slots || !scratch_in || !scratch_out)
+        st = pc_error_set(err, PC_ERR_NOMEM, "out of memory running a graph");
     for (uint32_t i = 0; st == PC_OK && i < g->n_initializers; i++) {
         const pc_value *v = g->initializers[i];
         if (!(frame.slots[v->id] = pc_data_wrap_tensor(v->initializer, err))) st = err->status;
@@ -164,20 +174,23 @@ static pc_status run_graph(const pc_model *m, const pc_ref_options *opts, const 
     }
     for (uint32_t i = 0; st == PC_OK && i < g->n_inputs; i++)
         if (!frame.slots[g->inputs[i]->id])
-            st = graph_error(err, g, PC_ERR_MISSING_FIELD, "no value was given for input", g->inputs[i]->name);
+            st =
+                graph_error(err, g, PC_ERR_MISSING_FIELD, "no value was given for input", g->inputs[i]->name);
     for (const pc_node *n = g->first; st == PC_OK && n; n = n->next)
         st = run_node(m, &frame, n, scratch_in, scratch_out, err);
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
         pc_data *d = frame_get(&frame, g->outputs[i]);
         if (!d) {
-            st = graph_error(err, g, PC_ERR_UNPRODUCED_OUTPUT, "no value was computed for output", g->outputs[i]->name);
+            st = graph_error(err, g, PC_ERR_UNPRODUCED_OUTPUT, "no value was computed for output",
+                             g->outputs[i]->name);
             ref_unref_all(outs, i);
             break;
         }
         outs[i] = pc_data_ref(d);
     }
     if (frame.slots)
-        for (uint32_t i = 0; i < g->n_values; i++) pc_data_unref(frame.slots[i]);
+        for (uint32_t i = 0; i < g->n_values; i++)
+            pc_data_unref(frame.slots[i]);
     free(frame.slots);
     free(scratch_in);
     free(scratch_out);
@@ -209,14 +222,17 @@ pc_status pc_ref_run_with_options(const pc_model *model, const pc_ref_options *o
     }
     pc_status st = PC_OK;
     if (n_inputs == g->n_inputs) {
-        if (n_inputs) memcpy(fed, inputs, n_inputs * sizeof *fed); /* inputs may be NULL when there are none */
+        if (n_inputs)
+            memcpy(fed, inputs, n_inputs * sizeof *fed); /* inputs may be NULL when there are none */
     } else {
         uint32_t k = 0;
         for (uint32_t i = 0; i < g->n_inputs && k < n_inputs; i++)
             if (!g->inputs[i]->initializer) fed[i] = inputs[k++];
         if (k < n_inputs)
-            st = pc_error_set(err, PC_ERR_ARITY, "%u inputs given, but the graph has only %u inputs without an "
-                              "initializer", n_inputs, k);
+            st = pc_error_set(err, PC_ERR_ARITY,
+                              "%u inputs given, but the graph has only %u inputs without an "
+                              "initializer",
+                              n_inputs, k);
     }
     if (st == PC_OK) st = run_graph(model, options, g, NULL, g->n_inputs, fed, outs, err);
     free(fed);
@@ -231,6 +247,7 @@ pc_status pc_ref_run_with_options(const pc_model *model, const pc_ref_options *o
 void pc_ref_free_outputs(const pc_model *model, pc_data **outputs)
 {
     if (!outputs) return;
-    for (uint32_t i = 0; i < model->graph->n_outputs; i++) pc_data_unref(outputs[i]);
+    for (uint32_t i = 0; i < model->graph->n_outputs; i++)
+        pc_data_unref(outputs[i]);
     free(outputs);
 }

@@ -1,18 +1,21 @@
 /* Reference ops: convolutions and matrix products — Conv, ConvTranspose, MatMul, Gemm, Einsum.
- * Plain loops over NCHW. Float products accumulate in double and round once on store; integer products accumulate
- * in uint64 (wrapping) and wrap to the element width on store, as ONNX integer arithmetic does. Geometry (pads,
- * output sizes) is computed once per call with checked arithmetic, since attributes and shapes come from the file. */
+ * Plain loops over NCHW. Float products accumulate in double and round once on store; integer products
+ * accumulate in uint64 (wrapping) and wrap to the element width on store, as ONNX integer arithmetic does.
+ * Geometry (pads, output sizes) is computed once per call with checked arithmetic, since attributes and
+ * shapes come from the file. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference/ref_internal.h"
 
-/* Outputs larger than this are refused (PC_ERR_BUDGET): an absurd attribute must not turn into a huge allocation. */
+/* Outputs larger than this are refused (PC_ERR_BUDGET): an absurd attribute must not turn into a huge
+ * allocation. */
 #define OUTPUT_BUDGET ((uint64_t)1 << 31)
 /* Naive loops over an index space bigger than this would run for hours: refuse instead. */
 #define WORK_BUDGET ((uint64_t)1 << 40)
 
-/* ---- small helpers --------------------------------------------------------------------------------------------- */
+/* ---- small helpers
+ * --------------------------------------------------------------------------------------------- */
 
 static bool conv_float(pc_dtype t)
 {
@@ -20,16 +23,23 @@ static bool conv_float(pc_dtype t)
 }
 
 /* Sizes and attribute values come from the file: every sum or product that depends on them is checked. */
-static bool add_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
-static bool mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static bool add_ok(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r);
+}
+static bool mul_ok(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
 
 /* Element count of an output shape, refusing absurd sizes before anything is allocated. */
 static pc_status check_budget(ref_ctx *ctx, int32_t rank, const int64_t *dims, const char *what)
 {
     uint64_t n = 1;
     for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0) return ref_fail(ctx, PC_ERR_SHAPE, "%s dimension %d is negative (%lld)", what, (int)i,
-                                         (long long)dims[i]);
+        if (dims[i] < 0)
+            return ref_fail(ctx, PC_ERR_SHAPE, "%s dimension %d is negative (%lld)", what, (int)i,
+                            (long long)dims[i]);
         if (dims[i] == 0) return PC_OK;
     }
     for (int32_t i = 0; i < rank; i++) {
@@ -46,19 +56,25 @@ typedef struct acc {
     uint64_t i; /* unsigned: wrapping on overflow is defined */
 } acc;
 
-static void acc_add_product(acc *a, bool is_float, const pc_data *x, uint64_t xi, const pc_data *y, uint64_t yi)
+static void acc_add_product(acc *a, bool is_float, const pc_data *x, uint64_t xi, const pc_data *y,
+                            uint64_t yi)
 {
-    if (is_float) a->f += ref_get_f64(x, xi) * ref_get_f64(y, yi);
-    else a->i += (uint64_t)ref_get_i64(x, xi) * (uint64_t)ref_get_i64(y, yi);
+    if (is_float)
+        a->f += ref_get_f64(x, xi) * ref_get_f64(y, yi);
+    else
+        a->i += (uint64_t)ref_get_i64(x, xi) * (uint64_t)ref_get_i64(y, yi);
 }
 
 static void acc_store(pc_data *y, uint64_t i, bool is_float, const acc *a)
 {
-    if (is_float) ref_set_f64(y, i, a->f);
-    else ref_set_i64(y, i, (int64_t)a->i);
+    if (is_float)
+        ref_set_f64(y, i, a->f);
+    else
+        ref_set_i64(y, i, (int64_t)a->i);
 }
 
-/* ---- convolution geometry ------------------------------------------------------------------------------------ */
+/* ---- convolution geometry
+ * ------------------------------------------------------------------------------------ */
 
 typedef enum { AUTO_NOTSET, AUTO_SAME_UPPER, AUTO_SAME_LOWER, AUTO_VALID } auto_pad_mode;
 
@@ -72,19 +88,21 @@ typedef struct conv_geom {
     int64_t out[PC_MAX_RANK]; /* output spatial sizes */
 } conv_geom;
 
-/* A per-spatial-axis int list attribute: absent gives `fallback` on every axis; present needs exactly n values,
- * each >= min. */
-static pc_status spatial_ints(ref_ctx *ctx, const char *name, int32_t n, int64_t fallback, int64_t min, int64_t *out)
+/* A per-spatial-axis int list attribute: absent gives `fallback` on every axis; present needs exactly n
+ * values, each >= min. */
+static pc_status spatial_ints(ref_ctx *ctx, const char *name, int32_t n, int64_t fallback, int64_t min,
+                              int64_t *out)
 {
     size_t len;
     const int64_t *v = ref_attr_ints(ctx, name, &len);
     if (!v) {
-        for (int32_t i = 0; i < n; i++) out[i] = fallback;
+        for (int32_t i = 0; i < n; i++)
+            out[i] = fallback;
         return PC_OK;
     }
     if (len != (size_t)n)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute %s has %zu values, expected %d (one per spatial axis)", name,
-                        len, (int)n);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "attribute %s has %zu values, expected %d (one per spatial axis)", name, len, (int)n);
     for (int32_t i = 0; i < n; i++) {
         if (v[i] < min)
             return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute %s[%d] = %lld, must be >= %lld", name, (int)i,
@@ -94,27 +112,31 @@ static pc_status spatial_ints(ref_ctx *ctx, const char *name, int32_t n, int64_t
     return PC_OK;
 }
 
-/* Attributes shared by Conv, ConvTranspose, ConvInteger and QLinearConv (which runs Conv on its node): spatial
- * rank from X, kernel from W (kernel_shape, when given, must agree), strides, dilations, group, auto_pad, and the
- * explicit pads (auto_pad may replace them later). */
+/* Attributes shared by Conv, ConvTranspose, ConvInteger and QLinearConv (which runs Conv on its node):
+ * spatial rank from X, kernel from W (kernel_shape, when given, must agree), strides, dilations, group,
+ * auto_pad, and the explicit pads (auto_pad may replace them later). */
 static pc_status conv_common(ref_ctx *ctx, const pc_data *x, const pc_data *w, conv_geom *g)
 {
     if (x->rank < 3)
-        return ref_fail(ctx, PC_ERR_SHAPE, "input X must have rank >= 3 (N, C, spatial...), got rank %d", (int)x->rank);
-    if (w->rank != x->rank)
-        return ref_fail(ctx, PC_ERR_SHAPE, "weight W has rank %d, X has rank %d: they must match", (int)w->rank,
+        return ref_fail(ctx, PC_ERR_SHAPE, "input X must have rank >= 3 (N, C, spatial...), got rank %d",
                         (int)x->rank);
+    if (w->rank != x->rank)
+        return ref_fail(ctx, PC_ERR_SHAPE, "weight W has rank %d, X has rank %d: they must match",
+                        (int)w->rank, (int)x->rank);
     g->nsp = x->rank - 2;
-    for (int32_t i = 0; i < g->nsp; i++) g->kernel[i] = w->dims[2 + i];
+    for (int32_t i = 0; i < g->nsp; i++)
+        g->kernel[i] = w->dims[2 + i];
     size_t nk;
     const int64_t *ks = ref_attr_ints(ctx, "kernel_shape", &nk);
     if (ks) {
         if (nk != (size_t)g->nsp)
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "kernel_shape has %zu values, expected %d", nk, (int)g->nsp);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "kernel_shape has %zu values, expected %d", nk,
+                            (int)g->nsp);
         for (int32_t i = 0; i < g->nsp; i++)
             if (ks[i] != g->kernel[i])
-                return ref_fail(ctx, PC_ERR_ATTRIBUTE, "kernel_shape[%d] = %lld disagrees with W's dimension %lld",
-                                (int)i, (long long)ks[i], (long long)g->kernel[i]);
+                return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                                "kernel_shape[%d] = %lld disagrees with W's dimension %lld", (int)i,
+                                (long long)ks[i], (long long)g->kernel[i]);
     }
     pc_status st;
     if ((st = spatial_ints(ctx, "strides", g->nsp, 1, 1, g->stride)) != PC_OK) return st;
@@ -125,40 +147,51 @@ static pc_status conv_common(ref_ctx *ctx, const pc_data *x, const pc_data *w, c
             return ref_fail(ctx, PC_ERR_SHAPE, "kernel dimension %d of W is %lld, must be >= 1", (int)i,
                             (long long)g->kernel[i]);
         if (!mul_ok(g->kernel[i] - 1, g->dilation[i], &e) || !add_ok(e, 1, &g->kext[i]))
-            return ref_fail(ctx, PC_ERR_OVERFLOW, "dilated kernel extent overflows on spatial axis %d", (int)i);
+            return ref_fail(ctx, PC_ERR_OVERFLOW, "dilated kernel extent overflows on spatial axis %d",
+                            (int)i);
     }
     g->group = ref_attr_int(ctx, "group", 1);
-    if (g->group < 1) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "group = %lld, must be >= 1", (long long)g->group);
+    if (g->group < 1)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "group = %lld, must be >= 1", (long long)g->group);
 
     const char *ap = ref_attr_string(ctx, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") == 0) g->auto_pad = AUTO_NOTSET;
-    else if (strcmp(ap, "SAME_UPPER") == 0) g->auto_pad = AUTO_SAME_UPPER;
-    else if (strcmp(ap, "SAME_LOWER") == 0) g->auto_pad = AUTO_SAME_LOWER;
-    else if (strcmp(ap, "VALID") == 0) g->auto_pad = AUTO_VALID;
-    else return ref_fail(ctx, PC_ERR_ATTRIBUTE, "auto_pad = '%s', must be NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    if (strcmp(ap, "NOTSET") == 0)
+        g->auto_pad = AUTO_NOTSET;
+    else if (strcmp(ap, "SAME_UPPER") == 0)
+        g->auto_pad = AUTO_SAME_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0)
+        g->auto_pad = AUTO_SAME_LOWER;
+    else if (strcmp(ap, "VALID") == 0)
+        g->auto_pad = AUTO_VALID;
+    else
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "auto_pad = '%s', must be NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
 
     size_t np;
     const int64_t *pads = ref_attr_ints(ctx, "pads", &np);
-    for (int32_t i = 0; i < g->nsp; i++) g->pad_begin[i] = g->pad_end[i] = 0;
+    for (int32_t i = 0; i < g->nsp; i++)
+        g->pad_begin[i] = g->pad_end[i] = 0;
     /* explicit pads only count with NOTSET (the spec forbids both; runtimes ignore pads then) */
     if (pads && g->auto_pad == AUTO_NOTSET) {
         if (np != 2 * (size_t)g->nsp)
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "pads has %zu values, expected %d (begin and end per spatial axis)",
-                            np, 2 * (int)g->nsp);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                            "pads has %zu values, expected %d (begin and end per spatial axis)", np,
+                            2 * (int)g->nsp);
         for (int32_t i = 0; i < g->nsp; i++) {
             g->pad_begin[i] = pads[i];
             g->pad_end[i] = pads[g->nsp + i];
             if (g->pad_begin[i] < 0 || g->pad_end[i] < 0)
-                return ref_fail(ctx, PC_ERR_ATTRIBUTE, "pads on spatial axis %d are (%lld, %lld), must be >= 0", (int)i,
+                return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                                "pads on spatial axis %d are (%lld, %lld), must be >= 0", (int)i,
                                 (long long)g->pad_begin[i], (long long)g->pad_end[i]);
         }
     }
     return PC_OK;
 }
 
-/* Conv output sizes. SAME_*: output = ceil(in / stride), the total padding split evenly, the odd one at the end
- * (UPPER) or the beginning (LOWER). (Opsets 1-10 say "output size matches the input", which is the same for
- * stride 1; every runtime uses the ceil rule, which opset 11 wrote down.) */
+/* Conv output sizes. SAME_*: output = ceil(in / stride), the total padding split evenly, the odd one at the
+ * end (UPPER) or the beginning (LOWER). (Opsets 1-10 say "output size matches the input", which is the same
+ * for stride 1; every runtime uses the ceil rule, which opset 11 wrote down.) */
 static pc_status conv_output(ref_ctx *ctx, const pc_data *x, conv_geom *g)
 {
     for (int32_t i = 0; i < g->nsp; i++) {
@@ -177,18 +210,19 @@ static pc_status conv_output(ref_ctx *ctx, const pc_data *x, conv_geom *g)
         if (!add_ok(in, g->pad_begin[i], &padded) || !add_ok(padded, g->pad_end[i], &padded))
             return ref_fail(ctx, PC_ERR_OVERFLOW, "padded input size overflows on spatial axis %d", (int)i);
         if (padded < k)
-            return ref_fail(ctx, PC_ERR_SHAPE,
-                            "spatial axis %d: padded input size %lld is smaller than the dilated kernel extent %lld",
-                            (int)i, (long long)padded, (long long)k);
+            return ref_fail(
+                ctx, PC_ERR_SHAPE,
+                "spatial axis %d: padded input size %lld is smaller than the dilated kernel extent %lld",
+                (int)i, (long long)padded, (long long)k);
         g->out[i] = (padded - k) / s + 1;
     }
     return PC_OK;
 }
 
-/* Splits a ConvTranspose total padding (from output_shape or SAME_*). Opset 11's text: SAME_UPPER puts the odd
- * one at the end, otherwise at the beginning (opset 1's formula says the opposite but its own auto_pad text agrees
- * with opset 11; the backend data follows opset 11). A negative total (output larger than the full result) always
- * extends the end, like output_padding: that is what the backend data expects. */
+/* Splits a ConvTranspose total padding (from output_shape or SAME_*). Opset 11's text: SAME_UPPER puts the
+ * odd one at the end, otherwise at the beginning (opset 1's formula says the opposite but its own auto_pad
+ * text agrees with opset 11; the backend data follows opset 11). A negative total (output larger than the
+ * full result) always extends the end, like output_padding: that is what the backend data expects. */
 static void convt_split(auto_pad_mode mode, int64_t total, int64_t *begin, int64_t *end)
 {
     if (total < 0) {
@@ -201,7 +235,8 @@ static void convt_split(auto_pad_mode mode, int64_t total, int64_t *begin, int64
     *end = total - *begin;
 }
 
-/* ConvTranspose output sizes and pads. full = stride * (in - 1) + output_padding + kext is the size before pads. */
+/* ConvTranspose output sizes and pads. full = stride * (in - 1) + output_padding + kext is the size before
+ * pads. */
 static pc_status convt_output(ref_ctx *ctx, const pc_data *x, conv_geom *g)
 {
     pc_status st;
@@ -210,7 +245,8 @@ static pc_status convt_output(ref_ctx *ctx, const pc_data *x, conv_geom *g)
     size_t nos;
     const int64_t *os = ref_attr_ints(ctx, "output_shape", &nos);
     /* output_shape lists the spatial sizes; some exporters write the full (N, C, spatial...) shape */
-    if (os && nos == (size_t)g->nsp + 2) os += 2;
+    if (os && nos == (size_t)g->nsp + 2)
+        os += 2;
     else if (os && nos != (size_t)g->nsp)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "output_shape has %zu values, expected %d", nos, (int)g->nsp);
     for (int32_t i = 0; i < g->nsp; i++) {
@@ -219,18 +255,21 @@ static pc_status convt_output(ref_ctx *ctx, const pc_data *x, conv_geom *g)
             return ref_fail(ctx, PC_ERR_OVERFLOW, "output size overflows on spatial axis %d", (int)i);
         if (os || g->auto_pad == AUTO_SAME_UPPER || g->auto_pad == AUTO_SAME_LOWER) {
             int64_t out;
-            if (os) out = os[i];
+            if (os)
+                out = os[i];
             else if (!mul_ok(in, s, &out))
                 return ref_fail(ctx, PC_ERR_OVERFLOW, "output size overflows on spatial axis %d", (int)i);
             if (out < 0)
-                return ref_fail(ctx, PC_ERR_ATTRIBUTE, "output_shape[%d] = %lld is negative", (int)i, (long long)out);
+                return ref_fail(ctx, PC_ERR_ATTRIBUTE, "output_shape[%d] = %lld is negative", (int)i,
+                                (long long)out);
             convt_split(g->auto_pad, full - out, &g->pad_begin[i], &g->pad_end[i]);
             g->out[i] = out;
         } else {
             int64_t out = full - g->pad_begin[i] - g->pad_end[i]; /* pads >= 0, full >= -s: no overflow */
             if (out < 0)
-                return ref_fail(ctx, PC_ERR_SHAPE, "spatial axis %d: pads (%lld, %lld) exceed the output size %lld",
-                                (int)i, (long long)g->pad_begin[i], (long long)g->pad_end[i], (long long)full);
+                return ref_fail(ctx, PC_ERR_SHAPE,
+                                "spatial axis %d: pads (%lld, %lld) exceed the output size %lld", (int)i,
+                                (long long)g->pad_begin[i], (long long)g->pad_end[i], (long long)full);
             g->out[i] = out;
         }
     }
@@ -252,13 +291,15 @@ static pc_status check_bias(ref_ctx *ctx, const pc_data *b, const pc_data *x, in
 static pc_status conv_inputs(ref_ctx *ctx, pc_data *const *in, uint32_t n_in)
 {
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     if ((st = ref_require_dtype(ctx, in[0], 0, conv_float, "float16/float/double")) != PC_OK) return st;
     if (in[1]->dtype != in[0]->dtype)
         return ref_fail(ctx, PC_ERR_TYPE, "W is %s but X is %s: they must match", pc_dtype_name(in[1]->dtype),
                         pc_dtype_name(in[0]->dtype));
-    if (n_in > 2 && in[2] && in[2]->kind != PC_TYPE_TENSOR) return ref_fail(ctx, PC_ERR_TYPE, "bias B must be a tensor");
+    if (n_in > 2 && in[2] && in[2]->kind != PC_TYPE_TENSOR)
+        return ref_fail(ctx, PC_ERR_TYPE, "bias B must be a tensor");
     return PC_OK;
 }
 
@@ -272,9 +313,11 @@ static bool counter_next(int32_t n, const int64_t *dims, int64_t *c)
     return false;
 }
 
-/* ---- Conv ------------------------------------------------------------------------------------------------------ */
+/* ---- Conv
+ * ------------------------------------------------------------------------------------------------------ */
 
-/* y[n, m, o] = B[m] + sum over c in m's group and kernel offsets k of x[n, c, o * stride - pad_begin + k * dilation]
+/* y[n, m, o] = B[m] + sum over c in m's group and kernel offsets k of x[n, c, o * stride - pad_begin + k *
+ * dilation]
  * * w[m, c, k]; input positions outside X read as zero (padding). */
 static pc_status op_Conv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
@@ -286,18 +329,20 @@ static pc_status op_Conv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     if ((st = conv_common(ctx, x, w, &g)) != PC_OK) return st;
     int64_t C = x->dims[1], M = w->dims[0];
     if (C % g.group != 0 || C / g.group != w->dims[1])
-        return ref_fail(ctx, PC_ERR_SHAPE, "X has %lld channels; W's dimension 1 (%lld) times group %lld must equal it",
+        return ref_fail(ctx, PC_ERR_SHAPE,
+                        "X has %lld channels; W's dimension 1 (%lld) times group %lld must equal it",
                         (long long)C, (long long)w->dims[1], (long long)g.group);
     if (M % g.group != 0)
-        return ref_fail(ctx, PC_ERR_SHAPE, "W has %lld output channels, not divisible by group %lld", (long long)M,
-                        (long long)g.group);
+        return ref_fail(ctx, PC_ERR_SHAPE, "W has %lld output channels, not divisible by group %lld",
+                        (long long)M, (long long)g.group);
     if ((st = check_bias(ctx, b, x, M)) != PC_OK) return st;
     if ((st = conv_output(ctx, x, &g)) != PC_OK) return st;
 
     int64_t ydims[PC_MAX_RANK];
     ydims[0] = x->dims[0];
     ydims[1] = M;
-    for (int32_t i = 0; i < g.nsp; i++) ydims[2 + i] = g.out[i];
+    for (int32_t i = 0; i < g.nsp; i++)
+        ydims[2 + i] = g.out[i];
     if ((st = check_budget(ctx, x->rank, ydims, "output Y")) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, ydims);
     if (!y) return ctx->err->status;
@@ -337,12 +382,14 @@ static pc_status op_Conv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     return PC_OK;
 }
 
-/* ---- ConvTranspose --------------------------------------------------------------------------------------------- */
+/* ---- ConvTranspose
+ * --------------------------------------------------------------------------------------------- */
 
-/* The adjoint of Conv: each x[n, c, i] * w[c, m', k] lands on output position i * stride + k * dilation - pad_begin.
- * Computed by gathering: for output position o and kernel offset k, t = o + pad_begin - k * dilation must be a
- * multiple of the stride with t / stride inside X. */
-static pc_status op_ConvTranspose(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+/* The adjoint of Conv: each x[n, c, i] * w[c, m', k] lands on output position i * stride + k * dilation -
+ * pad_begin. Computed by gathering: for output position o and kernel offset k, t = o + pad_begin - k *
+ * dilation must be a multiple of the stride with t / stride inside X. */
+static pc_status op_ConvTranspose(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                  uint32_t n_out)
 {
     (void)n_out;
     pc_status st = conv_inputs(ctx, in, n_in);
@@ -365,7 +412,8 @@ static pc_status op_ConvTranspose(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     int64_t ydims[PC_MAX_RANK];
     ydims[0] = x->dims[0];
     ydims[1] = M;
-    for (int32_t i = 0; i < g.nsp; i++) ydims[2 + i] = g.out[i];
+    for (int32_t i = 0; i < g.nsp; i++)
+        ydims[2 + i] = g.out[i];
     if ((st = check_budget(ctx, x->rank, ydims, "output Y")) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, ydims);
     if (!y) return ctx->err->status;
@@ -404,14 +452,16 @@ static pc_status op_ConvTranspose(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     return PC_OK;
 }
 
-/* ---- MatMul ---------------------------------------------------------------------------------------------------- */
+/* ---- MatMul
+ * ---------------------------------------------------------------------------------------------------- */
 
 /* Element types by opset: floats always, 32/64-bit integers from 9, bfloat16 from 13. */
 static pc_status matmul_dtype(ref_ctx *ctx, const pc_data *a, const pc_data *b)
 {
     pc_dtype t = a->dtype;
-    bool ok = conv_float(t) || (ctx->opset >= 9 && (t == PC_DTYPE_INT32 || t == PC_DTYPE_INT64 ||
-                                                    t == PC_DTYPE_UINT32 || t == PC_DTYPE_UINT64)) ||
+    bool ok = conv_float(t) ||
+              (ctx->opset >= 9 && (t == PC_DTYPE_INT32 || t == PC_DTYPE_INT64 || t == PC_DTYPE_UINT32 ||
+                                   t == PC_DTYPE_UINT64)) ||
               (ctx->opset >= 13 && t == PC_DTYPE_BFLOAT16);
     if (!ok)
         return ref_fail(ctx, PC_ERR_TYPE, "element type %s is not allowed at opset %lld", pc_dtype_name(t),
@@ -428,22 +478,24 @@ static pc_status op_MatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     const pc_data *a = in[0], *b = in[1];
     if ((st = matmul_dtype(ctx, a, b)) != PC_OK) return st;
     if (a->rank < 1 || b->rank < 1)
-        return ref_fail(ctx, PC_ERR_SHAPE, "MatMul inputs must have rank >= 1, got ranks %d and %d", (int)a->rank,
-                        (int)b->rank);
+        return ref_fail(ctx, PC_ERR_SHAPE, "MatMul inputs must have rank >= 1, got ranks %d and %d",
+                        (int)a->rank, (int)b->rank);
     int64_t M = a->rank > 1 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
     int64_t Kb = b->rank > 1 ? b->dims[b->rank - 2] : b->dims[0], N = b->rank > 1 ? b->dims[b->rank - 1] : 1;
     if (K != Kb)
-        return ref_fail(ctx, PC_ERR_SHAPE, "inner dimensions differ: A has K = %lld, B has K = %lld", (long long)K,
-                        (long long)Kb);
+        return ref_fail(ctx, PC_ERR_SHAPE, "inner dimensions differ: A has K = %lld, B has K = %lld",
+                        (long long)K, (long long)Kb);
     /* batch axes: A's and B's leading axes, right-aligned and broadcast */
     int32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
     int32_t nb = ba > bb ? ba : bb;
-    int64_t bdims[PC_MAX_RANK], sa[PC_MAX_RANK] = {0}, sb[PC_MAX_RANK] = {0}; /* batch strides, 0 = broadcast */
+    int64_t bdims[PC_MAX_RANK], sa[PC_MAX_RANK] = {0},
+                                sb[PC_MAX_RANK] = {0}; /* batch strides, 0 = broadcast */
     int64_t as_full[PC_MAX_RANK], bs_full[PC_MAX_RANK];
     ref_strides(a->rank, a->dims, as_full);
     ref_strides(b->rank, b->dims, bs_full);
@@ -451,7 +503,8 @@ static pc_status op_MatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
         int32_t da = d - (nb - ba), db = d - (nb - bb);
         int64_t xa = da >= 0 ? a->dims[da] : 1, xb = db >= 0 ? b->dims[db] : 1;
         if (xa != xb && xa != 1 && xb != 1)
-            return ref_fail(ctx, PC_ERR_SHAPE, "batch dimensions cannot be broadcast: %lld vs %lld on batch axis %d",
+            return ref_fail(ctx, PC_ERR_SHAPE,
+                            "batch dimensions cannot be broadcast: %lld vs %lld on batch axis %d",
                             (long long)xa, (long long)xb, (int)d);
         bdims[d] = xa == 1 ? xb : xa;
         sa[d] = da >= 0 && xa != 1 ? as_full[da] : 0;
@@ -459,7 +512,8 @@ static pc_status op_MatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     }
     int64_t ydims[PC_MAX_RANK];
     int32_t yr = 0;
-    for (int32_t d = 0; d < nb; d++) ydims[yr++] = bdims[d];
+    for (int32_t d = 0; d < nb; d++)
+        ydims[yr++] = bdims[d];
     if (a->rank > 1) ydims[yr++] = M;
     if (b->rank > 1) ydims[yr++] = N;
     if ((st = check_budget(ctx, yr, ydims, "output Y")) != PC_OK) return st;
@@ -499,15 +553,18 @@ static bool whole(double v, int64_t *out)
     return true;
 }
 
-/* ---- Gemm ------------------------------------------------------------------------------------------------------ */
+/* ---- Gemm
+ * ------------------------------------------------------------------------------------------------------ */
 
-/* Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A (M x K), B' likewise (K x N); C optional from opset 11,
- * unidirectionally broadcast to (M, N) (opsets < 7: only with broadcast = 1, else C must be exactly (M, N)). */
+/* Y = alpha * A' * B' + beta * C, A' = transA ? A^T : A (M x K), B' likewise (K x N); C optional from opset
+ * 11, unidirectionally broadcast to (M, N) (opsets < 7: only with broadcast = 1, else C must be exactly (M,
+ * N)). */
 static pc_status op_Gemm(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     const pc_data *a = in[0], *b = in[1], *c = n_in > 2 ? in[2] : NULL;
     if ((st = matmul_dtype(ctx, a, b)) != PC_OK) return st;
@@ -515,7 +572,8 @@ static pc_status op_Gemm(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     if (c && (c->kind != PC_TYPE_TENSOR || c->dtype != a->dtype))
         return ref_fail(ctx, PC_ERR_TYPE, "input C must be a %s tensor", pc_dtype_name(a->dtype));
     if (a->rank != 2 || b->rank != 2)
-        return ref_fail(ctx, PC_ERR_SHAPE, "A and B must be 2-D, got ranks %d and %d", (int)a->rank, (int)b->rank);
+        return ref_fail(ctx, PC_ERR_SHAPE, "A and B must be 2-D, got ranks %d and %d", (int)a->rank,
+                        (int)b->rank);
     bool ta = ref_attr_int(ctx, "transA", 0) != 0, tb = ref_attr_int(ctx, "transB", 0) != 0;
     double alpha = ref_attr_float(ctx, "alpha", 1.0), beta = ref_attr_float(ctx, "beta", 1.0);
     int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
@@ -527,10 +585,12 @@ static pc_status op_Gemm(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     if (c) {
         if (c->rank > 2) return ref_fail(ctx, PC_ERR_SHAPE, "C has rank %d, must be <= 2", (int)c->rank);
         int64_t cd[2] = {1, 1};
-        for (int32_t d = 0; d < c->rank; d++) cd[2 - c->rank + d] = c->dims[d];
+        for (int32_t d = 0; d < c->rank; d++)
+            cd[2 - c->rank + d] = c->dims[d];
         bool exact = c->rank == 2 && cd[0] == M && cd[1] == N;
         if (ctx->opset < 7 && !exact && ref_attr_int(ctx, "broadcast", 0) == 0)
-            return ref_fail(ctx, PC_ERR_SHAPE, "C must be %lld x %lld when broadcast = 0", (long long)M, (long long)N);
+            return ref_fail(ctx, PC_ERR_SHAPE, "C must be %lld x %lld when broadcast = 0", (long long)M,
+                            (long long)N);
         for (int32_t d = 0; d < 2; d++)
             if (cd[d] != ydims[d] && cd[d] != 1)
                 return ref_fail(ctx, PC_ERR_SHAPE, "C cannot be broadcast to %lld x %lld (dimension %lld)",
@@ -547,7 +607,8 @@ static pc_status op_Gemm(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     pc_data *y = ref_new_tensor(ctx, a->dtype, 2, ydims);
     if (!y) return ctx->err->status;
     /* strides of A' and B' in A's and B's storage */
-    int64_t am = ta ? 1 : a->dims[1], ak = ta ? a->dims[1] : 1, bk = tb ? 1 : b->dims[1], bn = tb ? b->dims[1] : 1;
+    int64_t am = ta ? 1 : a->dims[1], ak = ta ? a->dims[1] : 1, bk = tb ? 1 : b->dims[1],
+            bn = tb ? b->dims[1] : 1;
     uint64_t yi = 0;
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
@@ -566,10 +627,11 @@ static pc_status op_Gemm(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     return PC_OK;
 }
 
-/* ---- Einsum ---------------------------------------------------------------------------------------------------- */
+/* ---- Einsum
+ * ---------------------------------------------------------------------------------------------------- */
 
-/* Labels: 'a'..'z' are 0..25, 'A'..'Z' 26..51 (ASCII order is 'A' < 'a', so the implicit output orders them by
- * character code through label_char), and the broadcast (ellipsis) axes 52.. one label per axis. */
+/* Labels: 'a'..'z' are 0..25, 'A'..'Z' 26..51 (ASCII order is 'A' < 'a', so the implicit output orders them
+ * by character code through label_char), and the broadcast (ellipsis) axes 52.. one label per axis. */
 enum { EIN_LETTERS = 52, EIN_MAX_LABELS = EIN_LETTERS + PC_MAX_RANK };
 
 static int ein_label(char ch)
@@ -593,7 +655,8 @@ static pc_status ein_parse_term(ref_ctx *ctx, const char *s, const char *e, ein_
     while (s < e) {
         if (*s == '.') {
             if (e - s < 3 || s[1] != '.' || s[2] != '.' || t->ellipsis_at >= 0)
-                return ref_fail(ctx, PC_ERR_ATTRIBUTE, "equation: a term has a stray '.' or more than one ellipsis");
+                return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                                "equation: a term has a stray '.' or more than one ellipsis");
             t->ellipsis_at = t->n_letters;
             s += 3;
             continue;
@@ -601,27 +664,29 @@ static pc_status ein_parse_term(ref_ctx *ctx, const char *s, const char *e, ein_
         int l = ein_label(*s);
         if (l < 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "equation: unexpected character '%c'", *s);
         if (t->n_letters >= PC_MAX_RANK)
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "equation: a term has more than %d labels", (int)PC_MAX_RANK);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "equation: a term has more than %d labels",
+                            (int)PC_MAX_RANK);
         t->letters[t->n_letters++] = (int8_t)l;
         s++;
     }
     return PC_OK;
 }
 
-/* Expands term t for an operand of rank r with `ell` ellipsis axes into per-axis labels; the ellipsis axes are
- * right-aligned among the n_ell broadcast labels. */
+/* Expands term t for an operand of rank r with `ell` ellipsis axes into per-axis labels; the ellipsis axes
+ * are right-aligned among the n_ell broadcast labels. */
 static void ein_axis_labels(const ein_term *t, int32_t ell, int32_t n_ell, int32_t *labels)
 {
     int32_t k = 0;
     for (int32_t i = 0; i <= t->n_letters; i++) {
         if (i == t->ellipsis_at)
-            for (int32_t j = 0; j < ell; j++) labels[k++] = EIN_LETTERS + (n_ell - ell) + j;
+            for (int32_t j = 0; j < ell; j++)
+                labels[k++] = EIN_LETTERS + (n_ell - ell) + j;
         if (i < t->n_letters) labels[k++] = t->letters[i];
     }
 }
 
 typedef struct ein_plan {
-    int32_t n_out, n_labels;      /* output labels first, then the summed ones */
+    int32_t n_out, n_labels;       /* output labels first, then the summed ones */
     int32_t order[EIN_MAX_LABELS]; /* label id per loop position */
     int64_t size[EIN_MAX_LABELS];  /* indexed by loop position */
 } ein_plan;
@@ -684,8 +749,10 @@ static pc_status ein_plan_build(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
     /* label sizes: letters must agree everywhere; broadcast axes broadcast (1 or equal) */
     int64_t lsize[EIN_MAX_LABELS];
     int count[EIN_MAX_LABELS] = {0};
-    for (int32_t l = 0; l < EIN_MAX_LABELS; l++) lsize[l] = -1;
-    for (int32_t l = EIN_LETTERS; l < EIN_LETTERS + n_ell; l++) lsize[l] = 1;
+    for (int32_t l = 0; l < EIN_MAX_LABELS; l++)
+        lsize[l] = -1;
+    for (int32_t l = EIN_LETTERS; l < EIN_LETTERS + n_ell; l++)
+        lsize[l] = 1;
     int32_t off = 0;
     for (uint32_t k = 0; k < n_in; k++) {
         int32_t *lab = axis_labels + off;
@@ -696,8 +763,9 @@ static pc_status ein_plan_build(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
             count[l]++;
             if (l >= EIN_LETTERS) {
                 if (sz != 1 && lsize[l] != 1 && lsize[l] != sz) {
-                    st = ref_fail(ctx, PC_ERR_SHAPE, "ellipsis axes of input %u cannot be broadcast (%lld vs %lld)",
-                                  k, (long long)sz, (long long)lsize[l]);
+                    st = ref_fail(ctx, PC_ERR_SHAPE,
+                                  "ellipsis axes of input %u cannot be broadcast (%lld vs %lld)", k,
+                                  (long long)sz, (long long)lsize[l]);
                     goto done;
                 }
                 if (sz != 1) lsize[l] = sz;
@@ -728,7 +796,8 @@ static pc_status ein_plan_build(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
         for (int32_t i = 0; i < nr; i++) {
             int32_t l = rl[i];
             if (l < EIN_LETTERS && !count[l]) {
-                st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "equation: output label '%c' does not appear in the inputs",
+                st = ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                              "equation: output label '%c' does not appear in the inputs",
                               l < 26 ? 'a' + l : 'A' + (l - 26));
                 goto done;
             }
@@ -740,7 +809,8 @@ static pc_status ein_plan_build(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
             p->order[p->n_out++] = l;
         }
     } else {
-        /* implicit: broadcast axes first, then the labels seen exactly once, in character order ('A' < 'a') */
+        /* implicit: broadcast axes first, then the labels seen exactly once, in character order ('A' < 'a')
+         */
         if (any_ellipsis)
             for (int32_t l = EIN_LETTERS; l < EIN_LETTERS + n_ell; l++) {
                 in_out[l] = true;
@@ -761,7 +831,8 @@ static pc_status ein_plan_build(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
     p->n_labels = p->n_out;
     for (int32_t l = 0; l < EIN_MAX_LABELS; l++)
         if (count[l] && !in_out[l]) p->order[p->n_labels++] = l;
-    for (int32_t i = 0; i < p->n_labels; i++) p->size[i] = lsize[p->order[i]];
+    for (int32_t i = 0; i < p->n_labels; i++)
+        p->size[i] = lsize[p->order[i]];
 done:
     free(buf);
     free(terms);
@@ -779,9 +850,9 @@ static bool einsum_dtype(pc_dtype t)
 }
 
 /* output[out labels] = sum over the other labels of the product of the operands, read at their labels' values
- * (a label repeated in one operand reads its diagonal). One odometer runs over all labels, output labels outermost,
- * so each output element's sum is a contiguous run; operand offsets move by per-label strides (the sum of the
- * strides of the operand's axes carrying that label, 0 for a broadcast axis). */
+ * (a label repeated in one operand reads its diagonal). One odometer runs over all labels, output labels
+ * outermost, so each output element's sum is a contiguous run; operand offsets move by per-label strides (the
+ * sum of the strides of the operand's axes carrying that label, 0 for a broadcast axis). */
 static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
     (void)n_out;
@@ -803,7 +874,8 @@ static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     /* work = product of all label sizes (0 if any is 0) */
     uint64_t work = 1;
     bool empty = false;
-    for (int32_t i = 0; i < p.n_labels; i++) empty |= p.size[i] == 0;
+    for (int32_t i = 0; i < p.n_labels; i++)
+        empty |= p.size[i] == 0;
     for (int32_t i = 0; i < p.n_labels && !empty; i++) {
         if ((uint64_t)p.size[i] > WORK_BUDGET || work * (uint64_t)p.size[i] > WORK_BUDGET) {
             free(axis_labels);
@@ -819,8 +891,10 @@ static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     int64_t *lstride = calloc((size_t)n_in * (size_t)p.n_labels + 1, sizeof *lstride);
     uint64_t *offs = calloc(n_in, sizeof *offs);
     if (!y || !lstride || !offs) {
-        if (y) st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
-        else st = ctx->err->status;
+        if (y)
+            st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
+        else
+            st = ctx->err->status;
         pc_data_unref(y);
         free(axis_labels);
         free(lstride);
@@ -828,13 +902,15 @@ static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
         return st;
     }
     int32_t pos_of[EIN_MAX_LABELS];
-    for (int32_t i = 0; i < p.n_labels; i++) pos_of[p.order[i]] = i;
+    for (int32_t i = 0; i < p.n_labels; i++)
+        pos_of[p.order[i]] = i;
     int32_t off = 0;
     for (uint32_t k = 0; k < n_in; k++) {
         int64_t s[PC_MAX_RANK];
         ref_strides(in[k]->rank, in[k]->dims, s);
         for (int32_t d = 0; d < in[k]->rank; d++)
-            if (in[k]->dims[d] != 1) lstride[(size_t)k * (size_t)p.n_labels + (size_t)pos_of[axis_labels[off + d]]] += s[d];
+            if (in[k]->dims[d] != 1)
+                lstride[(size_t)k * (size_t)p.n_labels + (size_t)pos_of[axis_labels[off + d]]] += s[d];
         off += in[k]->rank;
     }
     free(axis_labels);
@@ -848,11 +924,15 @@ static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
             double pf = 1.0;
             uint64_t pi = 1;
             for (uint32_t k = 0; k < n_in; k++) {
-                if (is_float) pf *= ref_get_f64(in[k], offs[k]);
-                else pi *= (uint64_t)ref_get_i64(in[k], offs[k]);
+                if (is_float)
+                    pf *= ref_get_f64(in[k], offs[k]);
+                else
+                    pi *= (uint64_t)ref_get_i64(in[k], offs[k]);
             }
-            if (is_float) s.f += pf;
-            else s.i += pi;
+            if (is_float)
+                s.f += pf;
+            else
+                s.i += pi;
             for (int32_t l = p.n_labels - 1; l >= 0; l--) {
                 bool carry = ++cnt[l] >= p.size[l];
                 for (uint32_t k = 0; k < n_in; k++) {
@@ -872,10 +952,8 @@ static pc_status op_Einsum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
 }
 
 const ref_op ref_ops_conv[] = {
-    {"", "Conv", op_Conv},
-    {"", "ConvTranspose", op_ConvTranspose},
-    {"", "Einsum", op_Einsum},
-    {"", "Gemm", op_Gemm},
+    {"", "Conv", op_Conv},     {"", "ConvTranspose", op_ConvTranspose},
+    {"", "Einsum", op_Einsum}, {"", "Gemm", op_Gemm},
     {"", "MatMul", op_MatMul},
 };
 

@@ -7,20 +7,36 @@
 
 #include "reference/ref_internal.h"
 
-/* ---- unary --------------------------------------------------------------------------------------------------- */
+/* ---- unary
+ * --------------------------------------------------------------------------------------------------- */
 
 typedef double (*unary_f)(ref_ctx *ctx, double x);
 
-static bool float_only(pc_dtype t) { return ref_is_float(t); }
-static bool signed_or_float(pc_dtype t) { return ref_is_float(t) || ref_is_signed(t); }
-static bool numeric_no_bool(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
-static bool is_bool(pc_dtype t) { return t == PC_DTYPE_BOOL; }
-static bool int_only(pc_dtype t) { return ref_is_int(t); }
+static bool float_only(pc_dtype t)
+{
+    return ref_is_float(t);
+}
+static bool signed_or_float(pc_dtype t)
+{
+    return ref_is_float(t) || ref_is_signed(t);
+}
+static bool numeric_no_bool(pc_dtype t)
+{
+    return ref_is_float(t) || ref_is_int(t);
+}
+static bool is_bool(pc_dtype t)
+{
+    return t == PC_DTYPE_BOOL;
+}
+static bool int_only(pc_dtype t)
+{
+    return ref_is_int(t);
+}
 
 /* Applies f to every element; `accept` says which input dtypes the op allows. Integer inputs go through int64
  * when int_f is given (exact), otherwise through double. */
-static pc_status run_unary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, bool (*accept)(pc_dtype),
-                           const char *what, unary_f f, int64_t (*int_f)(int64_t))
+static pc_status run_unary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                           bool (*accept)(pc_dtype), const char *what, unary_f f, int64_t (*int_f)(int64_t))
 {
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
     if (st != PC_OK) return st;
@@ -38,16 +54,17 @@ static pc_status run_unary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     return PC_OK;
 }
 
-#define UNARY_FLOAT(Name, expr)                                                                                    \
-    static double f_##Name(ref_ctx *ctx, double x)                                                                 \
-    {                                                                                                              \
-        (void)ctx;                                                                                                 \
-        return (expr);                                                                                             \
-    }                                                                                                              \
-    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
-    {                                                                                                              \
-        (void)n_out;                                                                                               \
-        return run_unary(ctx, in, n_in, out, float_only, "floating-point", f_##Name, NULL);                        \
+#define UNARY_FLOAT(Name, expr)                                                                              \
+    static double f_##Name(ref_ctx *ctx, double x)                                                           \
+    {                                                                                                        \
+        (void)ctx;                                                                                           \
+        return (expr);                                                                                       \
+    }                                                                                                        \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,               \
+                               uint32_t n_out)                                                               \
+    {                                                                                                        \
+        (void)n_out;                                                                                         \
+        return run_unary(ctx, in, n_in, out, float_only, "floating-point", f_##Name, NULL);                  \
     }
 
 static double round_half_even(double x)
@@ -56,7 +73,10 @@ static double round_half_even(double x)
     return r;
 }
 
-static double erf_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+static double erf_gelu(double x)
+{
+    return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
 
 UNARY_FLOAT(Exp, exp(x))
 UNARY_FLOAT(Log, log(x))
@@ -81,11 +101,11 @@ UNARY_FLOAT(Tanh, tanh(x))
 UNARY_FLOAT(Erf, erf(x))
 UNARY_FLOAT(Softplus, log1p(exp(-fabs(x))) + (x > 0 ? x : 0))
 UNARY_FLOAT(Softsign, x / (1.0 + fabs(x)))
-UNARY_FLOAT(Mish, x * tanh(log1p(exp(-fabs(x))) + (x > 0 ? x : 0)))
-UNARY_FLOAT(HardSwish, x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5)))
+UNARY_FLOAT(Mish, x *tanh(log1p(exp(-fabs(x))) + (x > 0 ? x : 0)))
+UNARY_FLOAT(HardSwish, x *fmax(0.0, fmin(1.0, x / 6.0 + 0.5)))
 
-/* Ops with attributes read them per element through ctx (cheap: one attribute scan per call would be better, but
- * the lookup is a short linear scan over a handful of attributes). Cached here per call instead. */
+/* Ops with attributes read them per element through ctx (cheap: one attribute scan per call would be better,
+ * but the lookup is a short linear scan over a handful of attributes). Cached here per call instead. */
 typedef struct act_params {
     double alpha, beta, gamma, lambd, bias;
     const char *approximate;
@@ -100,17 +120,36 @@ static pc_status run_act(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     if ((st = ref_require_dtype(ctx, x, 0, float_only, "floating-point")) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
     if (!y) return ctx->err->status;
-    for (uint64_t i = 0; i < x->n_elements; i++) ref_set_f64(y, i, f(p, ref_get_f64(x, i)));
+    for (uint64_t i = 0; i < x->n_elements; i++)
+        ref_set_f64(y, i, f(p, ref_get_f64(x, i)));
     out[0] = y;
     return PC_OK;
 }
 
-static double a_leaky(const act_params *p, double x) { return x < 0 ? p->alpha * x : x; }
-static double a_elu(const act_params *p, double x) { return x < 0 ? p->alpha * (exp(x) - 1.0) : x; }
-static double a_selu(const act_params *p, double x) { return p->gamma * (x <= 0 ? p->alpha * (exp(x) - 1.0) : x); }
-static double a_celu(const act_params *p, double x) { return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0)); }
-static double a_hardsigmoid(const act_params *p, double x) { return fmax(0.0, fmin(1.0, p->alpha * x + p->beta)); }
-static double a_thresholded(const act_params *p, double x) { return x > p->alpha ? x : 0.0; }
+static double a_leaky(const act_params *p, double x)
+{
+    return x < 0 ? p->alpha * x : x;
+}
+static double a_elu(const act_params *p, double x)
+{
+    return x < 0 ? p->alpha * (exp(x) - 1.0) : x;
+}
+static double a_selu(const act_params *p, double x)
+{
+    return p->gamma * (x <= 0 ? p->alpha * (exp(x) - 1.0) : x);
+}
+static double a_celu(const act_params *p, double x)
+{
+    return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0));
+}
+static double a_hardsigmoid(const act_params *p, double x)
+{
+    return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
+}
+static double a_thresholded(const act_params *p, double x)
+{
+    return x > p->alpha ? x : 0.0;
+}
 static double a_shrink(const act_params *p, double x)
 {
     return x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0.0;
@@ -122,12 +161,13 @@ static double a_gelu(const act_params *p, double x)
     return erf_gelu(x);
 }
 
-#define ACT_OP(Name, fn, ...)                                                                                      \
-    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
-    {                                                                                                              \
-        (void)n_out;                                                                                               \
-        act_params p = {__VA_ARGS__};                                                                              \
-        return run_act(ctx, in, n_in, out, fn, &p);                                                                \
+#define ACT_OP(Name, fn, ...)                                                                                \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,               \
+                               uint32_t n_out)                                                               \
+    {                                                                                                        \
+        (void)n_out;                                                                                         \
+        act_params p = {__VA_ARGS__};                                                                        \
+        return run_act(ctx, in, n_in, out, fn, &p);                                                          \
     }
 
 ACT_OP(LeakyRelu, a_leaky, .alpha = ref_attr_float(ctx, "alpha", 0.01))
@@ -135,7 +175,8 @@ ACT_OP(Elu, a_elu, .alpha = ref_attr_float(ctx, "alpha", 1.0))
 ACT_OP(Selu, a_selu, .alpha = ref_attr_float(ctx, "alpha", 1.67326319217681884765625),
        .gamma = ref_attr_float(ctx, "gamma", 1.05070102214813232421875))
 ACT_OP(Celu, a_celu, .alpha = ref_attr_float(ctx, "alpha", 1.0))
-ACT_OP(HardSigmoid, a_hardsigmoid, .alpha = ref_attr_float(ctx, "alpha", 0.2), .beta = ref_attr_float(ctx, "beta", 0.5))
+ACT_OP(HardSigmoid, a_hardsigmoid, .alpha = ref_attr_float(ctx, "alpha", 0.2),
+       .beta = ref_attr_float(ctx, "beta", 0.5))
 ACT_OP(ThresholdedRelu, a_thresholded, .alpha = ref_attr_float(ctx, "alpha", 1.0))
 ACT_OP(Gelu, a_gelu, .approximate = ref_attr_string(ctx, "approximate", "none"))
 
@@ -150,29 +191,66 @@ static pc_status op_Shrink(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     act_params p = {.lambd = ref_attr_float(ctx, "lambd", 0.5), .bias = ref_attr_float(ctx, "bias", 0.0)};
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
     if (!y) return ctx->err->status;
-    for (uint64_t i = 0; i < x->n_elements; i++) ref_set_f64(y, i, a_shrink(&p, ref_get_f64(x, i)));
+    for (uint64_t i = 0; i < x->n_elements; i++)
+        ref_set_f64(y, i, a_shrink(&p, ref_get_f64(x, i)));
     out[0] = y;
     return PC_OK;
 }
 
-static double f_abs(ref_ctx *c, double x) { (void)c; return fabs(x); }
-static int64_t i_abs(int64_t x) { return x < 0 ? (int64_t)(0 - (uint64_t)x) : x; }
-static double f_neg(ref_ctx *c, double x) { (void)c; return -x; }
-static int64_t i_neg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
-static double f_relu(ref_ctx *c, double x) { (void)c; return x > 0 ? x : (x == 0 || x < 0 ? 0.0 : x); }
-static int64_t i_relu(int64_t x) { return x > 0 ? x : 0; }
-static double f_sign(ref_ctx *c, double x) { (void)c; return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; }
-static int64_t i_sign(int64_t x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
-static double f_id(ref_ctx *c, double x) { (void)c; return x; }
+static double f_abs(ref_ctx *c, double x)
+{
+    (void)c;
+    return fabs(x);
+}
+static int64_t i_abs(int64_t x)
+{
+    return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+}
+static double f_neg(ref_ctx *c, double x)
+{
+    (void)c;
+    return -x;
+}
+static int64_t i_neg(int64_t x)
+{
+    return (int64_t)(0 - (uint64_t)x);
+}
+static double f_relu(ref_ctx *c, double x)
+{
+    (void)c;
+    return x > 0 ? x : (x == 0 || x < 0 ? 0.0 : x);
+}
+static int64_t i_relu(int64_t x)
+{
+    return x > 0 ? x : 0;
+}
+static double f_sign(ref_ctx *c, double x)
+{
+    (void)c;
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+}
+static int64_t i_sign(int64_t x)
+{
+    return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
+static double f_id(ref_ctx *c, double x)
+{
+    (void)c;
+    return x;
+}
 
-static bool numeric_any(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
+static bool numeric_any(pc_dtype t)
+{
+    return ref_is_float(t) || ref_is_int(t);
+}
 
 /* Unary ops over ints (exactly, in int64) and floats. */
-#define UNARY_NUMERIC(Name, accept, what, f, i)                                                                   \
-    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
-    {                                                                                                              \
-        (void)n_out;                                                                                               \
-        return run_unary(ctx, in, n_in, out, accept, what, f, i);                                                  \
+#define UNARY_NUMERIC(Name, accept, what, f, i)                                                              \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,               \
+                               uint32_t n_out)                                                               \
+    {                                                                                                        \
+        (void)n_out;                                                                                         \
+        return run_unary(ctx, in, n_in, out, accept, what, f, i);                                            \
     }
 UNARY_NUMERIC(Abs, numeric_any, "numeric", f_abs, i_abs)
 UNARY_NUMERIC(Neg, signed_or_float, "signed numeric", f_neg, i_neg)
@@ -184,10 +262,12 @@ static pc_status op_IsNaN(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_da
 {
     (void)n_out;
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
-    if (st != PC_OK || (st = ref_require_dtype(ctx, in[0], 0, float_only, "floating-point")) != PC_OK) return st;
+    if (st != PC_OK || (st = ref_require_dtype(ctx, in[0], 0, float_only, "floating-point")) != PC_OK)
+        return st;
     pc_data *y = ref_new_tensor(ctx, PC_DTYPE_BOOL, in[0]->rank, in[0]->dims);
     if (!y) return ctx->err->status;
-    for (uint64_t i = 0; i < y->n_elements; i++) ref_set_i64(y, i, isnan(ref_get_f64(in[0], i)));
+    for (uint64_t i = 0; i < y->n_elements; i++)
+        ref_set_i64(y, i, isnan(ref_get_f64(in[0], i)));
     out[0] = y;
     return PC_OK;
 }
@@ -196,8 +276,10 @@ static pc_status op_IsInf(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_da
 {
     (void)n_out;
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
-    if (st != PC_OK || (st = ref_require_dtype(ctx, in[0], 0, float_only, "floating-point")) != PC_OK) return st;
-    bool neg = ref_attr_int(ctx, "detect_negative", 1) != 0, pos = ref_attr_int(ctx, "detect_positive", 1) != 0;
+    if (st != PC_OK || (st = ref_require_dtype(ctx, in[0], 0, float_only, "floating-point")) != PC_OK)
+        return st;
+    bool neg = ref_attr_int(ctx, "detect_negative", 1) != 0,
+         pos = ref_attr_int(ctx, "detect_positive", 1) != 0;
     pc_data *y = ref_new_tensor(ctx, PC_DTYPE_BOOL, in[0]->rank, in[0]->dims);
     if (!y) return ctx->err->status;
     for (uint64_t i = 0; i < y->n_elements; i++) {
@@ -208,13 +290,20 @@ static pc_status op_IsInf(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_da
     return PC_OK;
 }
 
-static int64_t i_not(int64_t x) { return !x; }
-static int64_t i_bitnot(int64_t x) { return ~x; }
+static int64_t i_not(int64_t x)
+{
+    return !x;
+}
+static int64_t i_bitnot(int64_t x)
+{
+    return ~x;
+}
 
 UNARY_NUMERIC(Not, is_bool, "bool", f_id, i_not)
 UNARY_NUMERIC(BitwiseNot, int_only, "integer", f_id, i_bitnot)
 
-/* ---- binary and variadic (broadcasting) ---------------------------------------------------------------------- */
+/* ---- binary and variadic (broadcasting)
+ * ---------------------------------------------------------------------- */
 
 typedef enum bin_kind { BIN_ARITH, BIN_COMPARE, BIN_LOGIC, BIN_BITWISE } bin_kind;
 
@@ -222,8 +311,9 @@ typedef struct bin_op {
     bin_kind kind;
     bool (*accept)(pc_dtype);
     const char *what;
-    double (*f)(ref_ctx *, double, double);       /* float path (and ints when i is NULL) */
-    int64_t (*i)(ref_ctx *, int64_t, int64_t, pc_dtype, bool *bad); /* integer path; bad: e.g. division by zero */
+    double (*f)(ref_ctx *, double, double); /* float path (and ints when i is NULL) */
+    int64_t (*i)(ref_ctx *, int64_t, int64_t, pc_dtype,
+                 bool *bad); /* integer path; bad: e.g. division by zero */
     bool (*cmp_f)(double, double);
     bool (*cmp_i)(int64_t, int64_t, bool is_unsigned);
 } bin_op;
@@ -272,14 +362,52 @@ static pc_status run_binary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     return PC_OK;
 }
 
-static double f_add(ref_ctx *c, double a, double b) { (void)c; return a + b; }
-static double f_sub(ref_ctx *c, double a, double b) { (void)c; return a - b; }
-static double f_mul(ref_ctx *c, double a, double b) { (void)c; return a * b; }
-static double f_div(ref_ctx *c, double a, double b) { (void)c; return a / b; }
-static double f_pow(ref_ctx *c, double a, double b) { (void)c; return pow(a, b); }
-static int64_t i_add(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad) { (void)c; (void)t; (void)bad; return (int64_t)((uint64_t)a + (uint64_t)b); }
-static int64_t i_sub(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad) { (void)c; (void)t; (void)bad; return (int64_t)((uint64_t)a - (uint64_t)b); }
-static int64_t i_mul(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad) { (void)c; (void)t; (void)bad; return (int64_t)((uint64_t)a * (uint64_t)b); }
+static double f_add(ref_ctx *c, double a, double b)
+{
+    (void)c;
+    return a + b;
+}
+static double f_sub(ref_ctx *c, double a, double b)
+{
+    (void)c;
+    return a - b;
+}
+static double f_mul(ref_ctx *c, double a, double b)
+{
+    (void)c;
+    return a * b;
+}
+static double f_div(ref_ctx *c, double a, double b)
+{
+    (void)c;
+    return a / b;
+}
+static double f_pow(ref_ctx *c, double a, double b)
+{
+    (void)c;
+    return pow(a, b);
+}
+static int64_t i_add(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
+{
+    (void)c;
+    (void)t;
+    (void)bad;
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static int64_t i_sub(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
+{
+    (void)c;
+    (void)t;
+    (void)bad;
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+static int64_t i_mul(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
+{
+    (void)c;
+    (void)t;
+    (void)bad;
+    return (int64_t)((uint64_t)a * (uint64_t)b);
+}
 static int64_t i_div(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
 {
     (void)c;
@@ -293,7 +421,9 @@ static int64_t i_div(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
 }
 static int64_t i_pow(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
 {
-    (void)c; (void)t; (void)bad;
+    (void)c;
+    (void)t;
+    (void)bad;
     if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
     uint64_t r = 1, base = (uint64_t)a;
     for (uint64_t e = (uint64_t)b; e; e >>= 1) {
@@ -308,11 +438,12 @@ static const bin_op bin_sub = {BIN_ARITH, numeric_no_bool, "numeric", f_sub, i_s
 static const bin_op bin_mul = {BIN_ARITH, numeric_no_bool, "numeric", f_mul, i_mul, NULL, NULL};
 static const bin_op bin_div = {BIN_ARITH, numeric_no_bool, "numeric", f_div, i_div, NULL, NULL};
 
-#define BINARY(Name, desc)                                                                                         \
-    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
-    {                                                                                                              \
-        (void)n_out;                                                                                               \
-        return run_binary(ctx, in, n_in, out, &desc);                                                              \
+#define BINARY(Name, desc)                                                                                   \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,               \
+                               uint32_t n_out)                                                               \
+    {                                                                                                        \
+        (void)n_out;                                                                                         \
+        return run_binary(ctx, in, n_in, out, &desc);                                                        \
     }
 BINARY(Add, bin_add)
 BINARY(Sub, bin_sub)

@@ -2,9 +2,9 @@
  * standard ops, so the definition is obviously right:
  *   - layout-converted ops (ORT's internal NHWC domain): transpose the channels-last inputs to NCHW, run the
  *     standard op, transpose the channels-last outputs back;
- *   - fused ops (com.microsoft FusedConv/FusedGemm, QLinear fusions): run the standard op, then the activation
- *     named by the `activation` attribute.
- * The transformer issue adds a row here for every internal op it introduces. */
+ *   - fused ops (com.microsoft FusedConv/FusedGemm, QLinear fusions): run the standard op, then the
+ * activation named by the `activation` attribute. The transformer issue adds a row here for every internal op
+ * it introduces. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,38 +19,39 @@ typedef struct composite {
     const char *base_op;           /* the standard ai.onnx op it is defined by */
     uint32_t channels_last_inputs; /* bit i: input i is channels-last (N, spatial..., C) */
     uint32_t channels_last_outputs;
-    bool fused_activation;         /* applies attribute `activation` (+ `activation_params`) to output 0 */
+    bool fused_activation; /* applies attribute `activation` (+ `activation_params`) to output 0 */
 } composite;
 
 /* domain, op, base op, channels-last inputs, channels-last outputs, fused activation */
-#define COMPOSITES(X)                                                                                              \
-    /* ORT's layout transformer moves these to NHWC; weights and per-channel inputs keep their layout. */         \
-    X(NHWC_DOMAIN, "AveragePool", "AveragePool", 1u, 1u, false)                                                    \
-    X(NHWC_DOMAIN, "BatchNormalization", "BatchNormalization", 1u, 1u, false)                                      \
-    X(NHWC_DOMAIN, "Conv", "Conv", 1u, 1u, false)                                                                  \
-    X(NHWC_DOMAIN, "ConvTranspose", "ConvTranspose", 1u, 1u, false)                                                \
-    X(NHWC_DOMAIN, "DepthToSpace", "DepthToSpace", 1u, 1u, false)                                                  \
-    X(NHWC_DOMAIN, "FusedConv", "Conv", 1u, 1u, true)                                                              \
-    X(NHWC_DOMAIN, "GlobalAveragePool", "GlobalAveragePool", 1u, 1u, false)                                        \
-    X(NHWC_DOMAIN, "GlobalLpPool", "GlobalLpPool", 1u, 1u, false)                                                  \
-    X(NHWC_DOMAIN, "GlobalMaxPool", "GlobalMaxPool", 1u, 1u, false)                                                \
-    /* the grid (N, H_out, W_out, 2) is not a channels tensor and keeps its layout */                              \
-    X(NHWC_DOMAIN, "GridSample", "GridSample", 1u, 1u, false)                                                      \
-    X(NHWC_DOMAIN, "InstanceNormalization", "InstanceNormalization", 1u, 1u, false)                                \
-    X(NHWC_DOMAIN, "LRN", "LRN", 1u, 1u, false)                                                                    \
-    X(NHWC_DOMAIN, "LpPool", "LpPool", 1u, 1u, false)                                                              \
-    X(NHWC_DOMAIN, "MaxPool", "MaxPool", 1u, 1u, false)                                                            \
-    /* indices (input 1) are flat positions in the NCHW output, as the standard op defines them */                \
-    X(NHWC_DOMAIN, "MaxUnpool", "MaxUnpool", 1u, 1u, false)                                                        \
-    X(NHWC_DOMAIN, "QLinearConv", "QLinearConv", 1u, 1u, false)                                                    \
-    X(NHWC_DOMAIN, "Resize", "Resize", 1u, 1u, false)                                                              \
-    X(NHWC_DOMAIN, "SpaceToDepth", "SpaceToDepth", 1u, 1u, false)                                                  \
-    /* fusions: the standard op, then the activation */                                                            \
-    X(MS_DOMAIN, "FusedConv", "Conv", 0u, 0u, true)                                                                \
-    X(MS_DOMAIN, "FusedGemm", "Gemm", 0u, 0u, true)                                                                \
-    /* contrib Gelu is the exact (erf) form, ai.onnx Gelu's default */                                           \
-    X(MS_DOMAIN, "Gelu", "Gelu", 0u, 0u, false)                                                                    \
-    X(MS_DOMAIN, "QLinearConvRelu", "QLinearConv", 0u, 0u, false) /* Relu = clamp at the output zero point */
+#define COMPOSITES(X)                                                                                        \
+    /* ORT's layout transformer moves these to NHWC; weights and per-channel inputs keep their layout. */    \
+    X(NHWC_DOMAIN, "AveragePool", "AveragePool", 1u, 1u, false)                                              \
+    X(NHWC_DOMAIN, "BatchNormalization", "BatchNormalization", 1u, 1u, false)                                \
+    X(NHWC_DOMAIN, "Conv", "Conv", 1u, 1u, false)                                                            \
+    X(NHWC_DOMAIN, "ConvTranspose", "ConvTranspose", 1u, 1u, false)                                          \
+    X(NHWC_DOMAIN, "DepthToSpace", "DepthToSpace", 1u, 1u, false)                                            \
+    X(NHWC_DOMAIN, "FusedConv", "Conv", 1u, 1u, true)                                                        \
+    X(NHWC_DOMAIN, "GlobalAveragePool", "GlobalAveragePool", 1u, 1u, false)                                  \
+    X(NHWC_DOMAIN, "GlobalLpPool", "GlobalLpPool", 1u, 1u, false)                                            \
+    X(NHWC_DOMAIN, "GlobalMaxPool", "GlobalMaxPool", 1u, 1u, false)                                          \
+    /* the grid (N, H_out, W_out, 2) is not a channels tensor and keeps its layout */                        \
+    X(NHWC_DOMAIN, "GridSample", "GridSample", 1u, 1u, false)                                                \
+    X(NHWC_DOMAIN, "InstanceNormalization", "InstanceNormalization", 1u, 1u, false)                          \
+    X(NHWC_DOMAIN, "LRN", "LRN", 1u, 1u, false)                                                              \
+    X(NHWC_DOMAIN, "LpPool", "LpPool", 1u, 1u, false)                                                        \
+    X(NHWC_DOMAIN, "MaxPool", "MaxPool", 1u, 1u, false)                                                      \
+    /* indices (input 1) are flat positions in the NCHW output, as the standard op defines them */           \
+    X(NHWC_DOMAIN, "MaxUnpool", "MaxUnpool", 1u, 1u, false)                                                  \
+    X(NHWC_DOMAIN, "QLinearConv", "QLinearConv", 1u, 1u, false)                                              \
+    X(NHWC_DOMAIN, "Resize", "Resize", 1u, 1u, false)                                                        \
+    X(NHWC_DOMAIN, "SpaceToDepth", "SpaceToDepth", 1u, 1u, false)                                            \
+    /* fusions: the standard op, then the activation */                                                      \
+    X(MS_DOMAIN, "FusedConv", "Conv", 0u, 0u, true)                                                          \
+    X(MS_DOMAIN, "FusedGemm", "Gemm", 0u, 0u, true)                                                          \
+    /* contrib Gelu is the exact (erf) form, ai.onnx Gelu's default */                                       \
+    X(MS_DOMAIN, "Gelu", "Gelu", 0u, 0u, false)                                                              \
+    X(MS_DOMAIN, "QLinearConvRelu", "QLinearConv", 0u, 0u, false) /* Relu = clamp at the output zero point   \
+                                                                   */
 
 #define AS_COMPOSITE(domain, op, base, in_mask, out_mask, fused) {domain, op, base, in_mask, out_mask, fused},
 static const composite composites[] = {COMPOSITES(AS_COMPOSITE)};
@@ -67,13 +68,15 @@ static const composite *composite_find(const pc_node *n)
 static pc_data *transpose(ref_ctx *ctx, const pc_data *x, const int32_t *perm)
 {
     int64_t dims[PC_MAX_RANK], in_strides[PC_MAX_RANK], counter[PC_MAX_RANK] = {0};
-    for (int32_t i = 0; i < x->rank; i++) dims[i] = x->dims[perm[i]];
+    for (int32_t i = 0; i < x->rank; i++)
+        dims[i] = x->dims[perm[i]];
     ref_strides(x->rank, x->dims, in_strides);
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, dims);
     if (!y) return NULL;
     for (uint64_t k = 0; k < y->n_elements; k++) {
         int64_t src = 0;
-        for (int32_t i = 0; i < x->rank; i++) src += counter[i] * in_strides[perm[i]];
+        for (int32_t i = 0; i < x->rank; i++)
+            src += counter[i] * in_strides[perm[i]];
         if (!ref_copy_elem(y, k, x, (uint64_t)src)) {
             pc_data_unref(y);
             ref_fail(ctx, PC_ERR_NOMEM, "out of memory transposing");
@@ -92,13 +95,15 @@ static void perm_to_first(int32_t rank, int32_t *perm)
 {
     perm[0] = 0;
     perm[1] = rank - 1;
-    for (int32_t i = 2; i < rank; i++) perm[i] = i - 1;
+    for (int32_t i = 2; i < rank; i++)
+        perm[i] = i - 1;
 }
 
 static void perm_to_last(int32_t rank, int32_t *perm)
 {
     perm[0] = 0;
-    for (int32_t i = 1; i < rank - 1; i++) perm[i] = i + 1;
+    for (int32_t i = 1; i < rank - 1; i++)
+        perm[i] = i + 1;
     perm[rank - 1] = 1;
 }
 
@@ -108,24 +113,44 @@ static pc_status apply_activation(ref_ctx *ctx, pc_data *y)
     if (!act) return PC_OK;
     size_t np;
     const float *p = ref_attr_floats(ctx, "activation_params", &np);
-    if (!ref_is_float(y->dtype)) return ref_unsupported(ctx, "fused activation on %s output", pc_dtype_name(y->dtype));
+    if (!ref_is_float(y->dtype))
+        return ref_unsupported(ctx, "fused activation on %s output", pc_dtype_name(y->dtype));
     int kind;
-    if (strcmp(act, "Relu") == 0) kind = 0;
-    else if (strcmp(act, "Sigmoid") == 0) kind = 1;
-    else if (strcmp(act, "Tanh") == 0) kind = 2;
-    else if (strcmp(act, "LeakyRelu") == 0 && np >= 1) kind = 3;
-    else if (strcmp(act, "Clip") == 0 && np >= 2) kind = 4;
-    else if (strcmp(act, "HardSigmoid") == 0 && np >= 2) kind = 5;
-    else return ref_unsupported(ctx, "fused activation '%s' with %zu parameters", act, np);
+    if (strcmp(act, "Relu") == 0)
+        kind = 0;
+    else if (strcmp(act, "Sigmoid") == 0)
+        kind = 1;
+    else if (strcmp(act, "Tanh") == 0)
+        kind = 2;
+    else if (strcmp(act, "LeakyRelu") == 0 && np >= 1)
+        kind = 3;
+    else if (strcmp(act, "Clip") == 0 && np >= 2)
+        kind = 4;
+    else if (strcmp(act, "HardSigmoid") == 0 && np >= 2)
+        kind = 5;
+    else
+        return ref_unsupported(ctx, "fused activation '%s' with %zu parameters", act, np);
     for (uint64_t i = 0; i < y->n_elements; i++) {
         double v = ref_get_f64(y, i);
         switch (kind) {
-        case 0: v = v < 0 ? 0 : v; break;
-        case 1: v = 1.0 / (1.0 + exp(-v)); break;
-        case 2: v = tanh(v); break;
-        case 3: v = v < 0 ? p[0] * v : v; break;
-        case 4: v = v < p[0] ? p[0] : v > p[1] ? p[1] : v; break;
-        default: v = fmax(0.0, fmin(1.0, p[0] * v + p[1])); break;
+        case 0:
+            v = v < 0 ? 0 : v;
+            break;
+        case 1:
+            v = 1.0 / (1.0 + exp(-v));
+            break;
+        case 2:
+            v = tanh(v);
+            break;
+        case 3:
+            v = v < 0 ? p[0] * v : v;
+            break;
+        case 4:
+            v = v < p[0] ? p[0] : v > p[1] ? p[1] : v;
+            break;
+        default:
+            v = fmax(0.0, fmin(1.0, p[0] * v + p[1]));
+            break;
         }
         ref_set_f64(y, i, v);
     }

@@ -1,8 +1,9 @@
-/* Reference ops, misc family: comparison, logic and bitwise binaries, Mod, BitShift, variadic Max/Min/Sum/Mean,
- * Clip, Where, Cast/CastLike, PRelu, GridSample, RoiAlign, NonMaxSuppression, Det, StringNormalizer, and the random
- * ops (registered so that they are reported as non-deterministic rather than unknown).
- * Floats are computed in double and rounded on store; integers in int64 (uint64 compared as unsigned) and wrapped on
- * store. The unary elementwise ops and Add/Sub/Mul/Div/Pow live in ops_elementwise.c. */
+/* Reference ops, misc family: comparison, logic and bitwise binaries, Mod, BitShift, variadic
+ * Max/Min/Sum/Mean, Clip, Where, Cast/CastLike, PRelu, GridSample, RoiAlign, NonMaxSuppression, Det,
+ * StringNormalizer, and the random ops (registered so that they are reported as non-deterministic rather than
+ * unknown). Floats are computed in double and rounded on store; integers in int64 (uint64 compared as
+ * unsigned) and wrapped on store. The unary elementwise ops and Add/Sub/Mul/Div/Pow live in
+ * ops_elementwise.c. */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -14,23 +15,45 @@
 
 #include "reference/ref_internal.h"
 
-/* Outputs whose size comes from input values (or from broadcasting, which can square a size) stay below this. */
+/* Outputs whose size comes from input values (or from broadcasting, which can square a size) stay below this.
+ */
 
-#define KERNEL(Name) static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+#define KERNEL(Name)                                                                                         \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 
-/* ---- dtype predicates ---------------------------------------------------------------------------------------- */
+/* ---- dtype predicates
+ * ---------------------------------------------------------------------------------------- */
 
 static bool dt_unsigned(pc_dtype t)
 {
     return t == PC_DTYPE_UINT8 || t == PC_DTYPE_UINT16 || t == PC_DTYPE_UINT32 || t == PC_DTYPE_UINT64;
 }
-static bool dt_float(pc_dtype t) { return ref_is_float(t); }
-static bool dt_int(pc_dtype t) { return ref_is_int(t); }
-static bool dt_bool(pc_dtype t) { return t == PC_DTYPE_BOOL; }
-static bool dt_number(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
-static bool dt_equal(pc_dtype t) { return dt_number(t) || t == PC_DTYPE_BOOL || t == PC_DTYPE_STRING; }
-/* Element types whose elements the helpers can read and copy (sub-byte, float8 and complex types excluded). */
-static bool dt_plain(pc_dtype t) { return dt_equal(t); }
+static bool dt_float(pc_dtype t)
+{
+    return ref_is_float(t);
+}
+static bool dt_int(pc_dtype t)
+{
+    return ref_is_int(t);
+}
+static bool dt_bool(pc_dtype t)
+{
+    return t == PC_DTYPE_BOOL;
+}
+static bool dt_number(pc_dtype t)
+{
+    return ref_is_float(t) || ref_is_int(t);
+}
+static bool dt_equal(pc_dtype t)
+{
+    return dt_number(t) || t == PC_DTYPE_BOOL || t == PC_DTYPE_STRING;
+}
+/* Element types whose elements the helpers can read and copy (sub-byte, float8 and complex types excluded).
+ */
+static bool dt_plain(pc_dtype t)
+{
+    return dt_equal(t);
+}
 
 /* Three-way integer compare; uint64 values arrive as their int64 bit pattern. */
 static int cmp_int(int64_t a, int64_t b, bool uns)
@@ -39,12 +62,11 @@ static int cmp_int(int64_t a, int64_t b, bool uns)
     return (a > b) - (a < b);
 }
 
-/* ---- stores ------------------------------------------------------------------------------------------------ */
+/* ---- stores
+ * ------------------------------------------------------------------------------------------------ */
 
-
-
-/* ---- output allocation with a size budget -------------------------------------------------------------------- */
-
+/* ---- output allocation with a size budget
+ * -------------------------------------------------------------------- */
 
 static bool same_dims(int32_t ra, const int64_t *da, int32_t rb, const int64_t *db)
 {
@@ -54,12 +76,14 @@ static bool same_dims(int32_t ra, const int64_t *da, int32_t rb, const int64_t *
     return true;
 }
 
-/* ---- broadcasting of k inputs -------------------------------------------------------------------------------- */
+/* ---- broadcasting of k inputs
+ * -------------------------------------------------------------------------------- */
 
-/* Opset-1 binary ops broadcast only with broadcast=1: B is matched against A's trailing dims, or against the dims
- * starting at `axis`. Builds a shallow view of B padded with trailing 1s so that numpy broadcasting lines it up;
- * without broadcast=1 the shapes must be equal. */
-static pc_status legacy_broadcast(ref_ctx *ctx, const pc_data *a, const pc_data *b, pc_data *view, int64_t *dims)
+/* Opset-1 binary ops broadcast only with broadcast=1: B is matched against A's trailing dims, or against the
+ * dims starting at `axis`. Builds a shallow view of B padded with trailing 1s so that numpy broadcasting
+ * lines it up; without broadcast=1 the shapes must be equal. */
+static pc_status legacy_broadcast(ref_ctx *ctx, const pc_data *a, const pc_data *b, pc_data *view,
+                                  int64_t *dims)
 {
     *view = *b;
     if (ref_attr_int(ctx, "broadcast", 0) == 0) {
@@ -72,23 +96,34 @@ static pc_status legacy_broadcast(ref_ctx *ctx, const pc_data *a, const pc_data 
     pc_status st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), a->rank, false, &axis);
     if (st != PC_OK) return st;
     if (axis + b->rank > a->rank)
-        return ref_fail(ctx, PC_ERR_SHAPE, "input B of rank %d does not fit input A of rank %d at axis %d", (int)b->rank,
-                        (int)a->rank, (int)axis);
+        return ref_fail(ctx, PC_ERR_SHAPE, "input B of rank %d does not fit input A of rank %d at axis %d",
+                        (int)b->rank, (int)a->rank, (int)axis);
     int32_t r = a->rank - axis;
-    for (int32_t d = 0; d < r; d++) dims[d] = d < b->rank ? b->dims[d] : 1;
+    for (int32_t d = 0; d < r; d++)
+        dims[d] = d < b->rank ? b->dims[d] : 1;
     view->rank = r;
     view->dims = dims;
     return PC_OK;
 }
 
-/* ---- binary ops: comparison, logic, bitwise, Mod, BitShift -------------------------------------------------- */
+/* ---- binary ops: comparison, logic, bitwise, Mod, BitShift
+ * -------------------------------------------------- */
 
 typedef enum bin_code {
-    B_AND, B_OR, B_XOR,          /* bool */
-    B_BAND, B_BOR, B_BXOR,       /* integer bitwise */
-    B_SHL, B_SHR,                /* unsigned shifts */
-    B_EQ, B_LT, B_LE, B_GT, B_GE, /* comparisons: bool result */
-    B_MOD,                       /* Mod, either flavour */
+    B_AND,
+    B_OR,
+    B_XOR, /* bool */
+    B_BAND,
+    B_BOR,
+    B_BXOR, /* integer bitwise */
+    B_SHL,
+    B_SHR, /* unsigned shifts */
+    B_EQ,
+    B_LT,
+    B_LE,
+    B_GT,
+    B_GE,  /* comparisons: bool result */
+    B_MOD, /* Mod, either flavour */
 } bin_code;
 
 typedef struct bin_desc {
@@ -104,7 +139,8 @@ static bool str_eq(const pc_data *a, uint64_t i, const pc_data *b, uint64_t j)
     return x->len == y->len && (x->len == 0 || memcmp(x->data, y->data, x->len) == 0);
 }
 
-/* Integer remainder: fmod=1 truncates (sign of the dividend, as C's %), fmod=0 floors (sign of the divisor). */
+/* Integer remainder: fmod=1 truncates (sign of the dividend, as C's %), fmod=0 floors (sign of the divisor).
+ */
 static int64_t int_mod(int64_t a, int64_t b, bool uns, bool trunc)
 {
     if (uns) return (int64_t)((uint64_t)a % (uint64_t)b);
@@ -122,16 +158,19 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     bool trunc_mod = false;
     if (op->code == B_MOD) {
         int64_t fm = ref_attr_int(ctx, "fmod", 0);
-        if (fm != 0 && fm != 1) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute fmod must be 0 or 1, got %lld", (long long)fm);
+        if (fm != 0 && fm != 1)
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute fmod must be 0 or 1, got %lld", (long long)fm);
         if (fm == 0 && ref_is_float(a->dtype))
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute fmod must be 1 for %s inputs, got 0", pc_dtype_name(a->dtype));
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute fmod must be 1 for %s inputs, got 0",
+                            pc_dtype_name(a->dtype));
         trunc_mod = fm == 1;
     }
     if (op->code == B_SHL || op->code == B_SHR) {
         const char *dir = ref_attr_string(ctx, "direction", NULL);
         if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute direction must be \"LEFT\" or \"RIGHT\", got %s%s%s",
-                            dir ? "\"" : "", dir ? dir : "none", dir ? "\"" : "");
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                            "attribute direction must be \"LEFT\" or \"RIGHT\", got %s%s%s", dir ? "\"" : "",
+                            dir ? dir : "none", dir ? "\"" : "");
     }
     pc_data bview;
     int64_t bdims[PC_MAX_RANK];
@@ -161,12 +200,18 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
                 r = str_eq(a, ia[k], b, ib[k]);
             } else if (is_f) {
                 double x = ref_get_f64(a, ia[k]), z = ref_get_f64(b, ib[k]);
-                r = op->code == B_EQ ? x == z : op->code == B_LT ? x < z : op->code == B_LE ? x <= z
-                  : op->code == B_GT ? x > z : x >= z; /* NaN compares false everywhere */
+                r = op->code == B_EQ   ? x == z
+                    : op->code == B_LT ? x < z
+                    : op->code == B_LE ? x <= z
+                    : op->code == B_GT ? x > z
+                                       : x >= z; /* NaN compares false everywhere */
             } else {
                 int c = cmp_int(ref_get_i64(a, ia[k]), ref_get_i64(b, ib[k]), uns);
-                r = op->code == B_EQ ? c == 0 : op->code == B_LT ? c < 0 : op->code == B_LE ? c <= 0
-                  : op->code == B_GT ? c > 0 : c >= 0;
+                r = op->code == B_EQ   ? c == 0
+                    : op->code == B_LT ? c < 0
+                    : op->code == B_LE ? c <= 0
+                    : op->code == B_GT ? c > 0
+                                       : c >= 0;
             }
             ref_set_i64(y, k, r);
             continue;
@@ -177,12 +222,24 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
         }
         int64_t x = ref_get_i64(a, ia[k]), z = ref_get_i64(b, ib[k]), r = 0;
         switch (op->code) {
-        case B_AND: r = x && z; break;
-        case B_OR: r = x || z; break;
-        case B_XOR: r = (x != 0) != (z != 0); break;
-        case B_BAND: r = x & z; break;
-        case B_BOR: r = x | z; break;
-        case B_BXOR: r = x ^ z; break;
+        case B_AND:
+            r = x && z;
+            break;
+        case B_OR:
+            r = x || z;
+            break;
+        case B_XOR:
+            r = (x != 0) != (z != 0);
+            break;
+        case B_BAND:
+            r = x & z;
+            break;
+        case B_BOR:
+            r = x | z;
+            break;
+        case B_BXOR:
+            r = x ^ z;
+            break;
         case B_SHL:
         case B_SHR: {
             /* unsigned operands: shifting by the width or more gives 0; left shifts wrap on store */
@@ -197,7 +254,8 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
             }
             r = int_mod(x, z, uns, trunc_mod);
             break;
-        default: break;
+        default:
+            break;
         }
         ref_set_i64(y, k, r);
     }
@@ -210,12 +268,12 @@ static pc_status run_bin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     return PC_OK;
 }
 
-#define BIN_KERNEL(Name, code, accept, what, legacy)                                                                \
-    KERNEL(Name)                                                                                                   \
-    {                                                                                                              \
-        (void)n_out;                                                                                               \
-        static const bin_desc d = {code, accept, what, legacy};                                                    \
-        return run_bin(ctx, in, n_in, out, &d);                                                                    \
+#define BIN_KERNEL(Name, code, accept, what, legacy)                                                         \
+    KERNEL(Name)                                                                                             \
+    {                                                                                                        \
+        (void)n_out;                                                                                         \
+        static const bin_desc d = {code, accept, what, legacy};                                              \
+        return run_bin(ctx, in, n_in, out, &d);                                                              \
     }
 
 BIN_KERNEL(And, B_AND, dt_bool, "bool", true)
@@ -240,7 +298,8 @@ KERNEL(BitShift)
     return run_bin(ctx, in, n_in, out, left ? &l : &r);
 }
 
-/* ---- variadic Max/Min/Sum/Mean ------------------------------------------------------------------------------- */
+/* ---- variadic Max/Min/Sum/Mean
+ * ------------------------------------------------------------------------------- */
 
 typedef enum var_code { V_MAX, V_MIN, V_SUM, V_MEAN } var_code;
 
@@ -255,8 +314,8 @@ static pc_status run_variadic(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
                                     float_only ? "floating-point" : "numeric")) != PC_OK)
             return st;
         if (in[j]->dtype != in[0]->dtype)
-            return ref_fail(ctx, PC_ERR_TYPE, "input %u is %s but input 0 is %s", j, pc_dtype_name(in[j]->dtype),
-                            pc_dtype_name(in[0]->dtype));
+            return ref_fail(ctx, PC_ERR_TYPE, "input %u is %s but input 0 is %s", j,
+                            pc_dtype_name(in[j]->dtype), pc_dtype_name(in[0]->dtype));
     }
     ref_bcast bc;
     if ((st = ref_bcast_init(ctx, n_in, in, &bc)) != PC_OK) return st;
@@ -271,9 +330,12 @@ static pc_status run_variadic(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
             double acc = ref_get_f64(in[0], bc.idx[k]);
             for (uint32_t j = 1; j < n_in; j++) {
                 double v = ref_get_f64(in[j], bc.idx[(size_t)j * bc.n + k]);
-                if (code == V_SUM || code == V_MEAN) acc += v;
-                else if (isnan(acc) || isnan(v)) acc = NAN; /* any NaN operand gives NaN */
-                else if (code == V_MAX ? v > acc : v < acc) acc = v;
+                if (code == V_SUM || code == V_MEAN)
+                    acc += v;
+                else if (isnan(acc) || isnan(v))
+                    acc = NAN; /* any NaN operand gives NaN */
+                else if (code == V_MAX ? v > acc : v < acc)
+                    acc = v;
             }
             ref_set_f64(y, k, code == V_MEAN ? acc / n_in : acc);
         } else {
@@ -291,15 +353,32 @@ static pc_status run_variadic(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
     return PC_OK;
 }
 
-KERNEL(Max) { (void)n_out; return run_variadic(ctx, in, n_in, out, V_MAX); }
-KERNEL(Min) { (void)n_out; return run_variadic(ctx, in, n_in, out, V_MIN); }
-KERNEL(Sum) { (void)n_out; return run_variadic(ctx, in, n_in, out, V_SUM); }
-KERNEL(Mean) { (void)n_out; return run_variadic(ctx, in, n_in, out, V_MEAN); }
+KERNEL(Max)
+{
+    (void)n_out;
+    return run_variadic(ctx, in, n_in, out, V_MAX);
+}
+KERNEL(Min)
+{
+    (void)n_out;
+    return run_variadic(ctx, in, n_in, out, V_MIN);
+}
+KERNEL(Sum)
+{
+    (void)n_out;
+    return run_variadic(ctx, in, n_in, out, V_SUM);
+}
+KERNEL(Mean)
+{
+    (void)n_out;
+    return run_variadic(ctx, in, n_in, out, V_MEAN);
+}
 
-/* ---- Clip ---------------------------------------------------------------------------------------------------- */
+/* ---- Clip
+ * ---------------------------------------------------------------------------------------------------- */
 
-/* Bounds are attributes min/max before opset 11 (defaults: the float range), optional scalar inputs from 11; integer
- * types from 12. y = min(max(x, lo), hi), so lo > hi gives hi; NaN in x or in a bound gives NaN. */
+/* Bounds are attributes min/max before opset 11 (defaults: the float range), optional scalar inputs from 11;
+ * integer types from 12. y = min(max(x, lo), hi), so lo > hi gives hi; NaN in x or in a bound gives NaN. */
 KERNEL(Clip)
 {
     (void)n_out;
@@ -312,7 +391,11 @@ KERNEL(Clip)
     double flo = 0, fhi = 0;
     int64_t ilo = 0, ihi = 0;
     if (ctx->opset < 11) {
-        if (!is_f) return ref_fail(ctx, PC_ERR_TYPE, "input 0 must be floating-point for the attribute form of Clip (opset < 11), got %s", pc_dtype_name(x->dtype));
+        if (!is_f)
+            return ref_fail(
+                ctx, PC_ERR_TYPE,
+                "input 0 must be floating-point for the attribute form of Clip (opset < 11), got %s",
+                pc_dtype_name(x->dtype));
         has_lo = has_hi = true;
         flo = ref_attr_float(ctx, "min", -FLT_MAX);
         fhi = ref_attr_float(ctx, "max", FLT_MAX);
@@ -321,8 +404,8 @@ KERNEL(Clip)
             if (j >= n_in || !in[j]) continue;
             if ((st = ref_require_tensor(ctx, in, n_in, j)) != PC_OK) return st;
             if (in[j]->dtype != x->dtype)
-                return ref_fail(ctx, PC_ERR_TYPE, "input %u (%s) is %s but input 0 is %s", j, j == 1 ? "min" : "max",
-                                pc_dtype_name(in[j]->dtype), pc_dtype_name(x->dtype));
+                return ref_fail(ctx, PC_ERR_TYPE, "input %u (%s) is %s but input 0 is %s", j,
+                                j == 1 ? "min" : "max", pc_dtype_name(in[j]->dtype), pc_dtype_name(x->dtype));
             if (in[j]->n_elements != 1)
                 return ref_fail(ctx, PC_ERR_SHAPE, "input %u (%s) must be a scalar, it has %llu elements", j,
                                 j == 1 ? "min" : "max", (unsigned long long)in[j]->n_elements);
@@ -357,7 +440,8 @@ KERNEL(Clip)
     return PC_OK;
 }
 
-/* ---- Where --------------------------------------------------------------------------------------------------- */
+/* ---- Where
+ * --------------------------------------------------------------------------------------------------- */
 
 KERNEL(Where)
 {
@@ -381,7 +465,8 @@ KERNEL(Where)
     bool ok = true;
     for (uint64_t k = 0; k < bc.n && ok; k++) {
         bool c = ref_get_i64(in[0], bc.idx[k]) != 0;
-        ok = c ? ref_copy_elem(y, k, in[1], bc.idx[bc.n + k]) : ref_copy_elem(y, k, in[2], bc.idx[2 * bc.n + k]);
+        ok = c ? ref_copy_elem(y, k, in[1], bc.idx[bc.n + k])
+               : ref_copy_elem(y, k, in[2], bc.idx[2 * bc.n + k]);
     }
     free(bc.idx);
     if (!ok) {
@@ -392,26 +477,30 @@ KERNEL(Where)
     return PC_OK;
 }
 
-/* ---- PRelu --------------------------------------------------------------------------------------------------- */
+/* ---- PRelu
+ * --------------------------------------------------------------------------------------------------- */
 
-/* slope broadcasts unidirectionally to X from opset 7. Before that (Caffe2's PRelu) a 1-D slope of C values applies
- * per channel (axis 1): it is viewed as [C, 1, ..., 1] so that numpy broadcasting lines it up. */
+/* slope broadcasts unidirectionally to X from opset 7. Before that (Caffe2's PRelu) a 1-D slope of C values
+ * applies per channel (axis 1): it is viewed as [C, 1, ..., 1] so that numpy broadcasting lines it up. */
 KERNEL(PRelu)
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     const pc_data *x = in[0], *s = in[1];
     if ((st = ref_require_dtype(ctx, x, 0, dt_number, "numeric")) != PC_OK) return st;
     if (s->dtype != x->dtype)
-        return ref_fail(ctx, PC_ERR_TYPE, "slope is %s but X is %s", pc_dtype_name(s->dtype), pc_dtype_name(x->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "slope is %s but X is %s", pc_dtype_name(s->dtype),
+                        pc_dtype_name(x->dtype));
     pc_data sview = *s;
     int64_t sdims[PC_MAX_RANK];
     pc_data *pair[2] = {in[0], in[1]};
     if (ctx->opset < 7 && s->rank == 1 && x->rank >= 2 && s->dims[0] == x->dims[1] && s->dims[0] != 1) {
         sdims[0] = s->dims[0];
-        for (int32_t d = 1; d < x->rank - 1; d++) sdims[d] = 1;
+        for (int32_t d = 1; d < x->rank - 1; d++)
+            sdims[d] = 1;
         sview.rank = x->rank - 1;
         sview.dims = sdims;
         pair[1] = &sview;
@@ -421,8 +510,8 @@ KERNEL(PRelu)
     if (!same_dims(bc.shape.rank, bc.shape.dims, x->rank, x->dims)) {
         free(bc.idx);
         char b1[96], b2[96];
-        return ref_fail(ctx, PC_ERR_SHAPE, "slope %s does not broadcast to X %s", pc_data_describe(s, b1, sizeof b1),
-                        pc_data_describe(x, b2, sizeof b2));
+        return ref_fail(ctx, PC_ERR_SHAPE, "slope %s does not broadcast to X %s",
+                        pc_data_describe(s, b1, sizeof b1), pc_data_describe(x, b2, sizeof b2));
     }
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
     if (!y) {
@@ -445,22 +534,28 @@ KERNEL(PRelu)
     return PC_OK;
 }
 
-/* ---- Cast / CastLike ----------------------------------------------------------------------------------------- */
+/* ---- Cast / CastLike
+ * ----------------------------------------------------------------------------------------- */
 
 /* Whether v, read back from its shortest decimal form, lands on the same value of type t. */
 static bool same_in_type(double back, double v, pc_dtype t)
 {
     switch (t) {
-    case PC_DTYPE_FLOAT: return (float)back == (float)v;
-    case PC_DTYPE_FLOAT16: return ref_f64_to_f16(back) == ref_f64_to_f16(v);
-    case PC_DTYPE_BFLOAT16: return ref_f64_to_bf16(back) == ref_f64_to_bf16(v);
-    default: return back == v;
+    case PC_DTYPE_FLOAT:
+        return (float)back == (float)v;
+    case PC_DTYPE_FLOAT16:
+        return ref_f64_to_f16(back) == ref_f64_to_f16(v);
+    case PC_DTYPE_BFLOAT16:
+        return ref_f64_to_bf16(back) == ref_f64_to_bf16(v);
+    default:
+        return back == v;
     }
 }
 
-/* Formats a float the way numpy's str() does (what ONNX's Cast-to-string test data holds): the shortest digits that
- * read back to the same value of the element type; positional with at least one fractional digit for
- * 1e-4 <= |v| < 1e16 ("0.5", "12.0"), otherwise scientific without trailing zeros ("1e-05", "1.5e+20"). */
+/* Formats a float the way numpy's str() does (what ONNX's Cast-to-string test data holds): the shortest
+ * digits that read back to the same value of the element type; positional with at least one fractional digit
+ * for 1e-4 <= |v| < 1e16 ("0.5", "12.0"), otherwise scientific without trailing zeros ("1e-05", "1.5e+20").
+ */
 static void format_float(char *buf, size_t size, double v, pc_dtype t)
 {
     if (isnan(v)) {
@@ -489,7 +584,8 @@ static void format_float(char *buf, size_t size, double v, pc_dtype t)
     for (; *p && *p != 'e'; p++)
         if (*p != '.' && nd < sizeof digits - 1) digits[nd++] = *p;
     int exp10 = *p == 'e' ? atoi(p + 1) : 0;
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
     digits[nd] = 0;
     double a = fabs(v);
     size_t o = 0;
@@ -497,27 +593,33 @@ static void format_float(char *buf, size_t size, double v, pc_dtype t)
     if (neg) PUT('-');
     if (a >= 1e-4 && a < 1e16) {
         if (exp10 >= 0) {
-            for (int i = 0; i <= exp10; i++) PUT((size_t)i < nd ? digits[i] : '0');
+            for (int i = 0; i <= exp10; i++)
+                PUT((size_t)i < nd ? digits[i] : '0');
             PUT('.');
             if ((size_t)exp10 + 1 < nd)
-                for (size_t i = (size_t)exp10 + 1; i < nd; i++) PUT(digits[i]);
+                for (size_t i = (size_t)exp10 + 1; i < nd; i++)
+                    PUT(digits[i]);
             else
                 PUT('0');
         } else {
             PUT('0');
             PUT('.');
-            for (int i = 0; i < -exp10 - 1; i++) PUT('0');
-            for (size_t i = 0; i < nd; i++) PUT(digits[i]);
+            for (int i = 0; i < -exp10 - 1; i++)
+                PUT('0');
+            for (size_t i = 0; i < nd; i++)
+                PUT(digits[i]);
         }
     } else {
         PUT(digits[0]);
         if (nd > 1) {
             PUT('.');
-            for (size_t i = 1; i < nd; i++) PUT(digits[i]);
+            for (size_t i = 1; i < nd; i++)
+                PUT(digits[i]);
         }
         char ex[16];
         snprintf(ex, sizeof ex, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
-        for (const char *q = ex; *q; q++) PUT(*q);
+        for (const char *q = ex; *q; q++)
+            PUT(*q);
     }
 #undef PUT
     buf[o] = 0;
@@ -536,8 +638,9 @@ static bool set_string(pc_data *y, uint64_t i, const char *s)
     return true;
 }
 
-/* Parses a string element into y[i]: plain or scientific decimal numbers, "NaN"/"INF"/"+INF"/"-INF" (any case) for
- * floats, decimal integers within the target's range for integer types. Surrounding whitespace is allowed. */
+/* Parses a string element into y[i]: plain or scientific decimal numbers, "NaN"/"INF"/"+INF"/"-INF" (any
+ * case) for floats, decimal integers within the target's range for integer types. Surrounding whitespace is
+ * allowed. */
 static pc_status parse_string(ref_ctx *ctx, const pc_bytes *s, pc_data *y, uint64_t i)
 {
     char buf[128];
@@ -550,8 +653,10 @@ static pc_status parse_string(ref_ctx *ctx, const pc_bytes *s, pc_data *y, uint6
     if (strpbrk(buf, "xXpP")) {
         /* hexadecimal forms are C's, not the spec's: left unparsed (end == buf) */
     } else if (ref_is_float(y->dtype)) {
-        if (y->dtype == PC_DTYPE_FLOAT) ((float *)y->data)[i] = strtof(buf, &end);
-        else ref_set_f64(y, i, strtod(buf, &end));
+        if (y->dtype == PC_DTYPE_FLOAT)
+            ((float *)y->data)[i] = strtof(buf, &end);
+        else
+            ref_set_f64(y, i, strtod(buf, &end));
     } else if (ref_is_int(y->dtype)) {
         unsigned bits = pc_dtype_bits(y->dtype);
         errno = 0;
@@ -570,10 +675,12 @@ static pc_status parse_string(ref_ctx *ctx, const pc_bytes *s, pc_data *y, uint6
     }
     bool ok = end != buf;
     end += strspn(end, " \t\n\r");
-    if (!ok || *end) return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is not a number", (unsigned long long)i, buf);
+    if (!ok || *end)
+        return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is not a number",
+                        (unsigned long long)i, buf);
     if (!range_ok)
-        return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is out of range for %s", (unsigned long long)i, buf,
-                        pc_dtype_name(y->dtype));
+        return ref_fail(ctx, PC_ERR_VALUE, "string element %llu (\"%s\") is out of range for %s",
+                        (unsigned long long)i, buf, pc_dtype_name(y->dtype));
     return PC_OK;
 }
 
@@ -591,9 +698,12 @@ static pc_status cast_to(ref_ctx *ctx, const pc_data *x, pc_dtype to, pc_data **
             if (!ref_copy_elem(y, i, x, i)) goto nomem;
         } else if (to == PC_DTYPE_STRING) {
             char buf[64];
-            if (from_f) format_float(buf, sizeof buf, ref_get_f64(x, i), x->dtype);
-            else if (dt_unsigned(x->dtype)) snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)ref_get_i64(x, i));
-            else snprintf(buf, sizeof buf, "%" PRId64, ref_get_i64(x, i));
+            if (from_f)
+                format_float(buf, sizeof buf, ref_get_f64(x, i), x->dtype);
+            else if (dt_unsigned(x->dtype))
+                snprintf(buf, sizeof buf, "%" PRIu64, (uint64_t)ref_get_i64(x, i));
+            else
+                snprintf(buf, sizeof buf, "%" PRId64, ref_get_i64(x, i));
             if (!set_string(y, i, buf)) goto nomem;
         } else if (x->dtype == PC_DTYPE_STRING) {
             pc_status st = parse_string(ctx, &((const pc_bytes *)x->data)[i], y, i);
@@ -610,7 +720,8 @@ static pc_status cast_to(ref_ctx *ctx, const pc_data *x, pc_dtype to, pc_data **
                 ref_set_f64(y, i, ref_get_f64(x, i));
             }
         } else if (from_f) {
-            ref_set_f64(y, i, ref_get_f64(x, i)); /* truncation toward zero; bool: nonzero (NaN too) is true */
+            ref_set_f64(y, i,
+                        ref_get_f64(x, i)); /* truncation toward zero; bool: nonzero (NaN too) is true */
         } else {
             ref_set_i64(y, i, ref_get_i64(x, i)); /* integers wrap, as a two's complement reinterpretation */
         }
@@ -632,14 +743,16 @@ KERNEL(Cast)
     pc_dtype to = PC_DTYPE_UNDEFINED;
     if (a->type == PC_ATTR_INT) {
         if (!pc_dtype_is_valid((int32_t)a->i) || a->i != (int32_t)a->i)
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute to is not an element type: %lld", (long long)a->i);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute to is not an element type: %lld",
+                            (long long)a->i);
         to = (pc_dtype)a->i;
     } else if (a->type == PC_ATTR_STRING && a->s.data) {
         /* opset 1 named the type: "FLOAT", "INT32", ... */
         for (int t = 1; t < PC_DTYPE_COUNT && to == PC_DTYPE_UNDEFINED; t++)
             if (strcasecmp((const char *)a->s.data, pc_dtype_name((pc_dtype)t)) == 0) to = (pc_dtype)t;
         if (to == PC_DTYPE_UNDEFINED)
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute to names no element type: \"%s\"", (const char *)a->s.data);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute to names no element type: \"%s\"",
+                            (const char *)a->s.data);
     } else {
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute to must be an int (or a string before opset 6)");
     }
@@ -650,17 +763,20 @@ KERNEL(CastLike)
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     return cast_to(ctx, in[0], in[1]->dtype, out);
 }
 
-/* ---- GridSample ---------------------------------------------------------------------------------------------- */
+/* ---- GridSample
+ * ---------------------------------------------------------------------------------------------- */
 
-/* Follows torch.nn.functional.grid_sample (opset 16's stated reference, which produced its test data): grid (x, y) in
- * [-1, 1] unnormalized per align_corners; bilinear/nearest pad the source coordinate, bicubic (A = -0.75) pads each
- * of its 16 taps. From opset 20 bicubic with border/reflection padding follows ONNX's own reference instead (see
- * gs_pad_source20); for the other modes the two agree. */
+/* Follows torch.nn.functional.grid_sample (opset 16's stated reference, which produced its test data): grid
+ * (x, y) in
+ * [-1, 1] unnormalized per align_corners; bilinear/nearest pad the source coordinate, bicubic (A = -0.75)
+ * pads each of its 16 taps. From opset 20 bicubic with border/reflection padding follows ONNX's own reference
+ * instead (see gs_pad_source20); for the other modes the two agree. */
 enum { GS_LINEAR, GS_NEAREST, GS_CUBIC };
 enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
@@ -682,12 +798,15 @@ static double gs_reflect(double x, double twice_lo, double twice_hi)
 static double gs_pad(double x, int64_t size, int pad, bool align)
 {
     if (pad == GS_ZEROS) return x;
-    if (pad == GS_REFLECTION) x = align ? gs_reflect(x, 0, 2.0 * (double)(size - 1)) : gs_reflect(x, -1, 2.0 * (double)size - 1);
-    return fmin((double)(size - 1), fmax(x, 0)); /* fmax(NaN, 0) is 0: a reflected infinity lands on the border */
+    if (pad == GS_REFLECTION)
+        x = align ? gs_reflect(x, 0, 2.0 * (double)(size - 1)) : gs_reflect(x, -1, 2.0 * (double)size - 1);
+    return fmin((double)(size - 1),
+                fmax(x, 0)); /* fmax(NaN, 0) is 0: a reflected infinity lands on the border */
 }
 
-/* Opset 20's reference implementation (and ONNX Runtime) moves an out-of-range bicubic sample point onto the border
- * (clamp) or reflects it once into [lo, hi] before taking taps; torch takes the taps around the original point. */
+/* Opset 20's reference implementation (and ONNX Runtime) moves an out-of-range bicubic sample point onto the
+ * border (clamp) or reflects it once into [lo, hi] before taking taps; torch takes the taps around the
+ * original point. */
 static double gs_pad_source20(double x, int64_t size, int pad, bool align)
 {
     double lo = align ? 0 : -0.5, hi = align ? (double)(size - 1) : (double)size - 0.5, rng = hi - lo;
@@ -709,8 +828,8 @@ static double gs_tap(const pc_data *x, uint64_t base, int64_t h, int64_t w, doub
 static void gs_cubic_coeffs(double t, double c[4])
 {
     const double A = -0.75;
-#define CC1(v) (((A + 2) * (v) - (A + 3)) * (v) * (v) + 1)       /* |v| <= 1 */
-#define CC2(v) (((A * (v) - 5 * A) * (v) + 8 * A) * (v) - 4 * A) /* 1 < |v| < 2 */
+#define CC1(v) (((A + 2) * (v) - (A + 3)) * (v) * (v) + 1)   /* |v| <= 1 */
+#define CC2(v) (((A * (v)-5 * A) * (v) + 8 * A) * (v)-4 * A) /* 1 < |v| < 2 */
     c[0] = CC2(t + 1);
     c[1] = CC1(t);
     c[2] = CC1(1 - t);
@@ -723,7 +842,8 @@ KERNEL(GridSample)
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     const pc_data *x = in[0], *g = in[1];
     if ((st = ref_require_dtype(ctx, x, 0, dt_float, "floating-point")) != PC_OK ||
@@ -733,23 +853,34 @@ KERNEL(GridSample)
     const char *ms = ref_attr_string(ctx, "mode", ctx->opset >= 20 ? "linear" : "bilinear");
     const char *ps = ref_attr_string(ctx, "padding_mode", "zeros");
     int mode, pad;
-    if (strcmp(ms, "bilinear") == 0 || strcmp(ms, "linear") == 0) mode = GS_LINEAR;
-    else if (strcmp(ms, "nearest") == 0) mode = GS_NEAREST;
-    else if (strcmp(ms, "bicubic") == 0 || strcmp(ms, "cubic") == 0) mode = GS_CUBIC;
-    else return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute mode must be bilinear, nearest or bicubic, got \"%s\"", ms);
-    if (strcmp(ps, "zeros") == 0) pad = GS_ZEROS;
-    else if (strcmp(ps, "border") == 0) pad = GS_BORDER;
-    else if (strcmp(ps, "reflection") == 0) pad = GS_REFLECTION;
-    else return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute padding_mode must be zeros, border or reflection, got \"%s\"", ps);
+    if (strcmp(ms, "bilinear") == 0 || strcmp(ms, "linear") == 0)
+        mode = GS_LINEAR;
+    else if (strcmp(ms, "nearest") == 0)
+        mode = GS_NEAREST;
+    else if (strcmp(ms, "bicubic") == 0 || strcmp(ms, "cubic") == 0)
+        mode = GS_CUBIC;
+    else
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "attribute mode must be bilinear, nearest or bicubic, got \"%s\"", ms);
+    if (strcmp(ps, "zeros") == 0)
+        pad = GS_ZEROS;
+    else if (strcmp(ps, "border") == 0)
+        pad = GS_BORDER;
+    else if (strcmp(ps, "reflection") == 0)
+        pad = GS_REFLECTION;
+    else
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "attribute padding_mode must be zeros, border or reflection, got \"%s\"", ps);
     bool align = ref_attr_int(ctx, "align_corners", 0) != 0;
     if (x->rank != 4) {
-        if (x->rank >= 3 && ctx->opset >= 20) return ref_unsupported(ctx, "GridSample on rank-%d input (only 4-D)", (int)x->rank);
+        if (x->rank >= 3 && ctx->opset >= 20)
+            return ref_unsupported(ctx, "GridSample on rank-%d input (only 4-D)", (int)x->rank);
         return ref_fail(ctx, PC_ERR_SHAPE, "input X must be 4-D (N, C, H, W), got rank %d", (int)x->rank);
     }
     if (g->rank != 4 || g->dims[0] != x->dims[0] || g->dims[3] != 2) {
         char b[96];
-        return ref_fail(ctx, PC_ERR_SHAPE, "grid must be (N=%lld, H_out, W_out, 2), got %s", (long long)x->dims[0],
-                        pc_data_describe(g, b, sizeof b));
+        return ref_fail(ctx, PC_ERR_SHAPE, "grid must be (N=%lld, H_out, W_out, 2), got %s",
+                        (long long)x->dims[0], pc_data_describe(g, b, sizeof b));
     }
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], Ho = g->dims[1], Wo = g->dims[2];
     int64_t odims[4] = {N, C, Ho, Wo};
@@ -761,7 +892,8 @@ KERNEL(GridSample)
             uint64_t base = ((uint64_t)n * (uint64_t)C + (uint64_t)c) * (uint64_t)H * (uint64_t)W;
             for (int64_t oh = 0; oh < Ho; oh++)
                 for (int64_t ow = 0; ow < Wo; ow++, k++) {
-                    uint64_t gi = (((uint64_t)n * (uint64_t)Ho + (uint64_t)oh) * (uint64_t)Wo + (uint64_t)ow) * 2;
+                    uint64_t gi =
+                        (((uint64_t)n * (uint64_t)Ho + (uint64_t)oh) * (uint64_t)Wo + (uint64_t)ow) * 2;
                     double gx = ref_get_f64(g, gi), gy = ref_get_f64(g, gi + 1), v = 0;
                     if (isnan(gx) || isnan(gy)) {
                         ref_set_f64(y, k, NAN); /* no location to sample */
@@ -780,8 +912,10 @@ KERNEL(GridSample)
                         v = gs_tap(x, base, H, W, nearbyint(iy), nearbyint(ix)); /* ties to even, as torch */
                     } else if (mode == GS_LINEAR) {
                         double x0 = floor(ix), y0 = floor(iy), tx = ix - x0, ty = iy - y0;
-                        v = gs_tap(x, base, H, W, y0, x0) * (1 - tx) * (1 - ty) + gs_tap(x, base, H, W, y0, x0 + 1) * tx * (1 - ty) +
-                            gs_tap(x, base, H, W, y0 + 1, x0) * (1 - tx) * ty + gs_tap(x, base, H, W, y0 + 1, x0 + 1) * tx * ty;
+                        v = gs_tap(x, base, H, W, y0, x0) * (1 - tx) * (1 - ty) +
+                            gs_tap(x, base, H, W, y0, x0 + 1) * tx * (1 - ty) +
+                            gs_tap(x, base, H, W, y0 + 1, x0) * (1 - tx) * ty +
+                            gs_tap(x, base, H, W, y0 + 1, x0 + 1) * tx * ty;
                     } else {
                         if (ctx->opset >= 20 && pad != GS_ZEROS) {
                             ix = gs_pad_source20(ix, W, pad, align);
@@ -793,7 +927,8 @@ KERNEL(GridSample)
                         for (int i = 0; i < 4; i++) {
                             double yy = trunc(gs_pad(y0 - 1 + i, H, pad, align)), row = 0;
                             for (int j = 0; j < 4; j++)
-                                row += cx[j] * gs_tap(x, base, H, W, yy, trunc(gs_pad(x0 - 1 + j, W, pad, align)));
+                                row += cx[j] *
+                                       gs_tap(x, base, H, W, yy, trunc(gs_pad(x0 - 1 + j, W, pad, align)));
                             v += cy[i] * row;
                         }
                     }
@@ -804,12 +939,14 @@ KERNEL(GridSample)
     return PC_OK;
 }
 
-/* ---- RoiAlign ------------------------------------------------------------------------------------------------ */
+/* ---- RoiAlign
+ * ------------------------------------------------------------------------------------------------ */
 
-/* Bilinear sample at (yy, xx) of one plane with RoiAlign's edge rules (those of the reference implementations):
- * points more than one pixel outside contribute 0, others clamp to the plane. The four weighted corner values go to
- * wv[] (max mode takes the largest of them). */
-static void roi_sample(const pc_data *x, uint64_t base, int64_t h, int64_t w, double yy, double xx, double wv[4])
+/* Bilinear sample at (yy, xx) of one plane with RoiAlign's edge rules (those of the reference
+ * implementations): points more than one pixel outside contribute 0, others clamp to the plane. The four
+ * weighted corner values go to wv[] (max mode takes the largest of them). */
+static void roi_sample(const pc_data *x, uint64_t base, int64_t h, int64_t w, double yy, double xx,
+                       double wv[4])
 {
     wv[0] = wv[1] = wv[2] = wv[3] = 0;
     if (yy < -1.0 || yy > (double)h || xx < -1.0 || xx > (double)w) return;
@@ -835,7 +972,10 @@ static void roi_sample(const pc_data *x, uint64_t base, int64_t h, int64_t w, do
     wv[3] = ly * lx * ref_get_f64(x, base + (uint64_t)(y1 * w + x1));
 }
 
-static double max_nan(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
+static double max_nan(double a, double b)
+{
+    return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+}
 
 KERNEL(RoiAlign)
 {
@@ -848,34 +988,42 @@ KERNEL(RoiAlign)
         (st = ref_require_dtype(ctx, rois, 1, dt_float, "floating-point")) != PC_OK ||
         (st = ref_require_dtype(ctx, bi, 2, dt_int, "integer")) != PC_OK)
         return st;
-    if (x->rank != 4) return ref_fail(ctx, PC_ERR_SHAPE, "input X must be 4-D (N, C, H, W), got rank %d", (int)x->rank);
+    if (x->rank != 4)
+        return ref_fail(ctx, PC_ERR_SHAPE, "input X must be 4-D (N, C, H, W), got rank %d", (int)x->rank);
     if (rois->rank != 2 || rois->dims[1] != 4)
         return ref_fail(ctx, PC_ERR_SHAPE, "input rois must be (num_rois, 4)");
     if (bi->rank != 1 || bi->dims[0] != rois->dims[0])
-        return ref_fail(ctx, PC_ERR_SHAPE, "input batch_indices must be (num_rois) = (%lld)", (long long)rois->dims[0]);
+        return ref_fail(ctx, PC_ERR_SHAPE, "input batch_indices must be (num_rois) = (%lld)",
+                        (long long)rois->dims[0]);
     const char *ms = ref_attr_string(ctx, "mode", "avg");
     bool is_max = strcmp(ms, "max") == 0;
-    if (!is_max && strcmp(ms, "avg") != 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute mode must be avg or max, got \"%s\"", ms);
+    if (!is_max && strcmp(ms, "avg") != 0)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute mode must be avg or max, got \"%s\"", ms);
     /* opset 16 added the mode and made half_pixel the default; opset 10 behaves as output_half_pixel */
     bool half = false;
     if (ctx->opset >= 16) {
         const char *cm = ref_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
         half = strcmp(cm, "half_pixel") == 0;
         if (!half && strcmp(cm, "output_half_pixel") != 0)
-            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute coordinate_transformation_mode must be half_pixel or "
-                            "output_half_pixel, got \"%s\"", cm);
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                            "attribute coordinate_transformation_mode must be half_pixel or "
+                            "output_half_pixel, got \"%s\"",
+                            cm);
     }
     int64_t oh = ref_attr_int(ctx, "output_height", 1), ow = ref_attr_int(ctx, "output_width", 1);
     int64_t sr = ref_attr_int(ctx, "sampling_ratio", 0);
     double scale = ref_attr_float(ctx, "spatial_scale", 1.0);
     if (oh <= 0 || ow <= 0)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attributes output_height/output_width must be positive, got %lld/%lld",
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "attributes output_height/output_width must be positive, got %lld/%lld",
                         (long long)oh, (long long)ow);
-    if (sr < 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute sampling_ratio must be >= 0, got %lld", (long long)sr);
+    if (sr < 0)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute sampling_ratio must be >= 0, got %lld",
+                        (long long)sr);
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = rois->dims[0];
     if ((H == 0 || W == 0) && R > 0 && C > 0)
-        return ref_fail(ctx, PC_ERR_SHAPE, "input X has an empty %lld x %lld feature map to pool RoIs from", (long long)H,
-                        (long long)W);
+        return ref_fail(ctx, PC_ERR_SHAPE, "input X has an empty %lld x %lld feature map to pool RoIs from",
+                        (long long)H, (long long)W);
     int64_t odims[4] = {R, C, oh, ow};
     pc_data *y = ref_new_tensor(ctx, x->dtype, 4, odims);
     if (!y) return ctx->err->status;
@@ -884,7 +1032,8 @@ KERNEL(RoiAlign)
         int64_t b = ref_get_i64(bi, (uint64_t)r);
         if (b < 0 || b >= N) {
             pc_data_unref(y);
-            return ref_fail(ctx, PC_ERR_VALUE, "batch_indices[%lld] = %lld is outside [0, %lld)", (long long)r, (long long)b, (long long)N);
+            return ref_fail(ctx, PC_ERR_VALUE, "batch_indices[%lld] = %lld is outside [0, %lld)",
+                            (long long)r, (long long)b, (long long)N);
         }
         double c4[4];
         for (int j = 0; j < 4; j++) {
@@ -895,17 +1044,20 @@ KERNEL(RoiAlign)
             }
         }
         double off = half ? 0.5 : 0.0;
-        double sw = c4[0] * scale - off, sh = c4[1] * scale - off, ew = c4[2] * scale - off, eh = c4[3] * scale - off;
+        double sw = c4[0] * scale - off, sh = c4[1] * scale - off, ew = c4[2] * scale - off,
+               eh = c4[3] * scale - off;
         double rw = ew - sw, rh = eh - sh;
         if (!half) {
             rw = fmax(rw, 1.0); /* legacy mode: RoIs at least one pixel */
             rh = fmax(rh, 1.0);
         }
         double bh = rh / (double)oh, bw = rw / (double)ow;
-        double gh = sr > 0 ? (double)sr : ceil(rh / (double)oh), gw = sr > 0 ? (double)sr : ceil(rw / (double)ow);
+        double gh = sr > 0 ? (double)sr : ceil(rh / (double)oh),
+               gw = sr > 0 ? (double)sr : ceil(rw / (double)ow);
         if (!isfinite(gh) || !isfinite(gw) || gh * gw > (double)(1 << 24)) {
             pc_data_unref(y);
-            return ref_fail(ctx, PC_ERR_BUDGET, "RoI %lld needs a %g x %g sampling grid per bin", (long long)r, gh, gw);
+            return ref_fail(ctx, PC_ERR_BUDGET, "RoI %lld needs a %g x %g sampling grid per bin",
+                            (long long)r, gh, gw);
         }
         int64_t ngh = gh > 0 ? (int64_t)gh : 0, ngw = gw > 0 ? (int64_t)gw : 0;
         double count = gh * gw > 1 ? gh * gw : 1;
@@ -939,14 +1091,16 @@ KERNEL(RoiAlign)
     return PC_OK;
 }
 
-/* ---- NonMaxSuppression --------------------------------------------------------------------------------------- */
+/* ---- NonMaxSuppression
+ * --------------------------------------------------------------------------------------- */
 
 typedef struct nms_cand {
     double score;
     int64_t index;
 } nms_cand;
 
-/* Highest score first; equal scores by lower box index (ONNX Runtime's and the spec reference's order); NaN last. */
+/* Highest score first; equal scores by lower box index (ONNX Runtime's and the spec reference's order); NaN
+ * last. */
 static int nms_cmp(const void *pa, const void *pb)
 {
     const nms_cand *a = pa, *b = pb;
@@ -960,7 +1114,8 @@ static int nms_cmp(const void *pa, const void *pb)
 static void nms_box(const pc_data *boxes, uint64_t off, bool center, double out4[4])
 {
     double v[4];
-    for (int j = 0; j < 4; j++) v[j] = ref_get_f64(boxes, off + (uint64_t)j);
+    for (int j = 0; j < 4; j++)
+        v[j] = ref_get_f64(boxes, off + (uint64_t)j);
     if (center) { /* [x_center, y_center, width, height] */
         out4[0] = v[1] - v[3] / 2;
         out4[2] = v[1] + v[3] / 2;
@@ -992,15 +1147,19 @@ static pc_status nms_scalar(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uin
     if (j >= n_in || !in[j]) return PC_OK;
     pc_status st = ref_require_tensor(ctx, in, n_in, j);
     if (st != PC_OK) return st;
-    if ((st = ref_require_dtype(ctx, in[j], j, want_int ? dt_int : dt_float, want_int ? "integer" : "floating-point")) != PC_OK)
+    if ((st = ref_require_dtype(ctx, in[j], j, want_int ? dt_int : dt_float,
+                                want_int ? "integer" : "floating-point")) != PC_OK)
         return st;
-    if (in[j]->n_elements == 0) return PC_OK; /* an empty tensor counts as omitted, as in the reference implementations */
+    if (in[j]->n_elements == 0)
+        return PC_OK; /* an empty tensor counts as omitted, as in the reference implementations */
     if (in[j]->n_elements != 1)
         return ref_fail(ctx, PC_ERR_SHAPE, "input %u (%s) must hold one value, it has %llu", j, name,
                         (unsigned long long)in[j]->n_elements);
     *present = true;
-    if (want_int) *i = ref_get_i64(in[j], 0);
-    else *f = ref_get_f64(in[j], 0);
+    if (want_int)
+        *i = ref_get_i64(in[j], 0);
+    else
+        *f = ref_get_f64(in[j], 0);
     return PC_OK;
 }
 
@@ -1008,30 +1167,36 @@ KERNEL(NonMaxSuppression)
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     const pc_data *boxes = in[0], *scores = in[1];
     if ((st = ref_require_dtype(ctx, boxes, 0, dt_float, "floating-point")) != PC_OK ||
         (st = ref_require_dtype(ctx, scores, 1, dt_float, "floating-point")) != PC_OK)
         return st;
-    if (boxes->rank != 3 || boxes->dims[2] != 4) return ref_fail(ctx, PC_ERR_SHAPE, "boxes must be (batches, boxes, 4)");
+    if (boxes->rank != 3 || boxes->dims[2] != 4)
+        return ref_fail(ctx, PC_ERR_SHAPE, "boxes must be (batches, boxes, 4)");
     if (scores->rank != 3 || scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1])
-        return ref_fail(ctx, PC_ERR_SHAPE, "scores must be (batches=%lld, classes, boxes=%lld)", (long long)boxes->dims[0],
-                        (long long)boxes->dims[1]);
+        return ref_fail(ctx, PC_ERR_SHAPE, "scores must be (batches=%lld, classes, boxes=%lld)",
+                        (long long)boxes->dims[0], (long long)boxes->dims[1]);
     int64_t cpb = ref_attr_int(ctx, "center_point_box", 0);
     if (cpb != 0 && cpb != 1)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute center_point_box must be 0 or 1, got %lld", (long long)cpb);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute center_point_box must be 0 or 1, got %lld",
+                        (long long)cpb);
     bool has_max, has_iou, has_score;
     int64_t max_out = 0;
     double iou = 0, score_thr = 0, unused_f;
     int64_t unused_i;
-    if ((st = nms_scalar(ctx, in, n_in, 2, "max_output_boxes_per_class", true, &has_max, &unused_f, &max_out)) != PC_OK ||
+    if ((st = nms_scalar(ctx, in, n_in, 2, "max_output_boxes_per_class", true, &has_max, &unused_f,
+                         &max_out)) != PC_OK ||
         (st = nms_scalar(ctx, in, n_in, 3, "iou_threshold", false, &has_iou, &iou, &unused_i)) != PC_OK ||
-        (st = nms_scalar(ctx, in, n_in, 4, "score_threshold", false, &has_score, &score_thr, &unused_i)) != PC_OK)
+        (st = nms_scalar(ctx, in, n_in, 4, "score_threshold", false, &has_score, &score_thr, &unused_i)) !=
+            PC_OK)
         return st;
     if (!has_max || max_out < 0) max_out = 0; /* absent: no output */
     if (!has_iou) iou = 0;
-    if (!(iou >= 0 && iou <= 1)) return ref_fail(ctx, PC_ERR_VALUE, "iou_threshold must be in [0, 1], got %g", iou);
+    if (!(iou >= 0 && iou <= 1))
+        return ref_fail(ctx, PC_ERR_VALUE, "iou_threshold must be in [0, 1], got %g", iou);
     int64_t B = boxes->dims[0], S = boxes->dims[1], C = scores->dims[1];
     int64_t per_class = max_out < S ? max_out : S;
     /* room for every selection: at most B * C * per_class rows, bounded by the scores tensor's size */
@@ -1049,11 +1214,13 @@ KERNEL(NonMaxSuppression)
     }
     uint64_t n_rows = 0;
     for (int64_t b = 0; b < B && per_class > 0; b++) {
-        for (int64_t i = 0; i < S; i++) nms_box(boxes, ((uint64_t)b * (uint64_t)S + (uint64_t)i) * 4, cpb == 1, corners[i]);
+        for (int64_t i = 0; i < S; i++)
+            nms_box(boxes, ((uint64_t)b * (uint64_t)S + (uint64_t)i) * 4, cpb == 1, corners[i]);
         for (int64_t c = 0; c < C; c++) {
             size_t nc = 0;
             for (int64_t i = 0; i < S; i++) {
-                double s = ref_get_f64(scores, ((uint64_t)b * (uint64_t)C + (uint64_t)c) * (uint64_t)S + (uint64_t)i);
+                double s = ref_get_f64(scores,
+                                       ((uint64_t)b * (uint64_t)C + (uint64_t)c) * (uint64_t)S + (uint64_t)i);
                 if (has_score && !(s > score_thr)) continue; /* kept only when strictly above the threshold */
                 cand[nc].score = s;
                 cand[nc].index = i;
@@ -1086,7 +1253,8 @@ KERNEL(NonMaxSuppression)
     return PC_OK;
 }
 
-/* ---- Det ----------------------------------------------------------------------------------------------------- */
+/* ---- Det
+ * ----------------------------------------------------------------------------------------------------- */
 
 /* LU decomposition with partial pivoting in double, one matrix at a time. */
 KERNEL(Det)
@@ -1098,7 +1266,8 @@ KERNEL(Det)
     if ((st = ref_require_dtype(ctx, x, 0, dt_float, "floating-point")) != PC_OK) return st;
     if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
         char b[96];
-        return ref_fail(ctx, PC_ERR_SHAPE, "input must be [*, M, M], got %s", pc_data_describe(x, b, sizeof b));
+        return ref_fail(ctx, PC_ERR_SHAPE, "input must be [*, M, M], got %s",
+                        pc_data_describe(x, b, sizeof b));
     }
     int64_t m = x->dims[x->rank - 1];
     uint64_t mm = (uint64_t)m * (uint64_t)m; /* bounded by the input's size unless the batch is empty */
@@ -1115,7 +1284,8 @@ KERNEL(Det)
     }
     size_t M = (size_t)m;
     for (uint64_t bt = 0; bt < y->n_elements; bt++) {
-        for (uint64_t i = 0; i < mm; i++) a[i] = ref_get_f64(x, bt * mm + i);
+        for (uint64_t i = 0; i < mm; i++)
+            a[i] = ref_get_f64(x, bt * mm + i);
         double det = 1;
         for (size_t col = 0; col < M; col++) {
             size_t piv = col;
@@ -1134,7 +1304,8 @@ KERNEL(Det)
             if (p == 0) break; /* singular: det is 0 (NaN/inf inputs propagate through det) */
             for (size_t r = col + 1; r < M; r++) {
                 double f = a[r * M + col] / p;
-                for (size_t j = col; j < M; j++) a[r * M + j] -= f * a[col * M + j];
+                for (size_t j = col; j < M; j++)
+                    a[r * M + j] -= f * a[col * M + j];
             }
         }
         ref_set_f64(y, bt, det);
@@ -1144,7 +1315,8 @@ KERNEL(Det)
     return PC_OK;
 }
 
-/* ---- StringNormalizer ---------------------------------------------------------------------------------------- */
+/* ---- StringNormalizer
+ * ---------------------------------------------------------------------------------------- */
 
 static bool ascii_only(const pc_bytes *s)
 {
@@ -1165,21 +1337,26 @@ static bool ascii_eq_nocase(const pc_bytes *a, const pc_bytes *b)
     return true;
 }
 
-/* Case mapping is ASCII only: strings with other characters that need mapping or case-insensitive matching are
- * reported unsupported rather than mapped by a locale this executor does not have. */
+/* Case mapping is ASCII only: strings with other characters that need mapping or case-insensitive matching
+ * are reported unsupported rather than mapped by a locale this executor does not have. */
 KERNEL(StringNormalizer)
 {
     (void)n_out;
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
     if (st != PC_OK) return st;
     const pc_data *x = in[0];
-    if (x->dtype != PC_DTYPE_STRING) return ref_fail(ctx, PC_ERR_TYPE, "input 0 must be a string tensor, got %s", pc_dtype_name(x->dtype));
+    if (x->dtype != PC_DTYPE_STRING)
+        return ref_fail(ctx, PC_ERR_TYPE, "input 0 must be a string tensor, got %s", pc_dtype_name(x->dtype));
     if (!(x->rank == 1 || (x->rank == 2 && x->dims[0] == 1)))
         return ref_fail(ctx, PC_ERR_SHAPE, "input must be [C] or [1, C]");
     const char *action = ref_attr_string(ctx, "case_change_action", "NONE");
-    int act = strcmp(action, "NONE") == 0 ? 0 : strcmp(action, "LOWER") == 0 ? 1 : strcmp(action, "UPPER") == 0 ? 2 : -1;
+    int act = strcmp(action, "NONE") == 0    ? 0
+              : strcmp(action, "LOWER") == 0 ? 1
+              : strcmp(action, "UPPER") == 0 ? 2
+                                             : -1;
     if (act < 0)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute case_change_action must be NONE, LOWER or UPPER, got \"%s\"", action);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "attribute case_change_action must be NONE, LOWER or UPPER, got \"%s\"", action);
     bool sensitive = ref_attr_int(ctx, "is_case_sensitive", 0) != 0;
     const char *locale = ref_attr_string(ctx, "locale", NULL);
     if (locale && *locale && strcmp(locale, "en_US") != 0 && strcmp(locale, "en_US.UTF-8") != 0)
@@ -1195,12 +1372,14 @@ KERNEL(StringNormalizer)
         keep[i] = true;
         for (size_t j = 0; j < n_sw && keep[i]; j++) {
             if (sensitive) {
-                keep[i] = !(xs[i].len == sw->strings[j].len && (xs[i].len == 0 || memcmp(xs[i].data, sw->strings[j].data, xs[i].len) == 0));
+                keep[i] = !(xs[i].len == sw->strings[j].len &&
+                            (xs[i].len == 0 || memcmp(xs[i].data, sw->strings[j].data, xs[i].len) == 0));
                 continue;
             }
             if (!ascii_only(&xs[i]) || !ascii_only(&sw->strings[j])) {
                 free(keep);
-                return ref_unsupported(ctx, "case-insensitive StringNormalizer matching of non-ASCII strings");
+                return ref_unsupported(ctx,
+                                       "case-insensitive StringNormalizer matching of non-ASCII strings");
             }
             keep[i] = !ascii_eq_nocase(&xs[i], &sw->strings[j]);
         }
@@ -1212,7 +1391,8 @@ KERNEL(StringNormalizer)
     }
     /* everything dropped: one empty string, shaped [1] or [1, 1] */
     int64_t odims[2] = {1, kept ? (int64_t)kept : 1};
-    pc_data *y = x->rank == 1 ? ref_new_tensor(ctx, PC_DTYPE_STRING, 1, odims + 1) : ref_new_tensor(ctx, PC_DTYPE_STRING, 2, odims);
+    pc_data *y = x->rank == 1 ? ref_new_tensor(ctx, PC_DTYPE_STRING, 1, odims + 1)
+                              : ref_new_tensor(ctx, PC_DTYPE_STRING, 2, odims);
     if (!y) {
         free(keep);
         return ctx->err->status;
@@ -1236,12 +1416,17 @@ KERNEL(StringNormalizer)
     return PC_OK;
 }
 
-/* ---- random ops ---------------------------------------------------------------------------------------------- */
+/* ---- random ops
+ * ---------------------------------------------------------------------------------------------- */
 
-/* Registered so that they report "non-deterministic" instead of "unknown op": no reference value exists for them. */
+/* Registered so that they report "non-deterministic" instead of "unknown op": no reference value exists for
+ * them. */
 static pc_status random_op(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
-    (void)in; (void)n_in; (void)out; (void)n_out;
+    (void)in;
+    (void)n_in;
+    (void)out;
+    (void)n_out;
     return ref_unsupported(ctx, "%s is non-deterministic (its output depends on a random number generator)",
                            ctx->node->op_type);
 }

@@ -1,24 +1,27 @@
-/* Reference ops: quantization — QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear — and the integer products
- * ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul.
+/* Reference ops: quantization — QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear — and the integer
+ * products ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul.
  *
- * The integer products are compositions, so no convolution or matrix loop is written twice: each operand minus its
- * zero point becomes a double tensor (exact: small integers), this executor's own Conv or MatMul runs on those
- * (sums of products of 8-bit values are exact in double up to 2^37 terms), and the exact integer result is wrapped
- * to int32 (ConvInteger, MatMulInteger) or requantized (QLinear*). Requantization follows the runtimes' float
- * arithmetic: multiplier = float(x_scale * w_scale) / y_scale in float, y = saturate(rint(float(acc) * multiplier)
- * + y_zero_point), ties to even. Quantize/Dequantize likewise compute x / scale and (x - zp) * scale in float. */
+ * The integer products are compositions, so no convolution or matrix loop is written twice: each operand
+ * minus its zero point becomes a double tensor (exact: small integers), this executor's own Conv or MatMul
+ * runs on those (sums of products of 8-bit values are exact in double up to 2^37 terms), and the exact
+ * integer result is wrapped to int32 (ConvInteger, MatMulInteger) or requantized (QLinear*). Requantization
+ * follows the runtimes' float arithmetic: multiplier = float(x_scale * w_scale) / y_scale in float, y =
+ * saturate(rint(float(acc) * multiplier)
+ * + y_zero_point), ties to even. Quantize/Dequantize likewise compute x / scale and (x - zp) * scale in
+ * float. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference/ref_internal.h"
 
-/* ---- quantization parameters ------------------------------------------------------------------------------------ */
+/* ---- quantization parameters
+ * ------------------------------------------------------------------------------------ */
 
 /* Where a scale or zero point is read for each element of the tensor it applies to: at index
- * sum_d (coord[d] / block[d]) * stride[d]. Per-tensor: all strides 0. Per-axis: stride 1 on the axis. Broadcast
- * (MatMul's N-D zero points): the parameter's strides, 0 where it has size 1. Blocked (opset 21 block_size): the
- * parameter's strides with block[axis] = block_size. t == NULL: absent (reads as 0). */
+ * sum_d (coord[d] / block[d]) * stride[d]. Per-tensor: all strides 0. Per-axis: stride 1 on the axis.
+ * Broadcast (MatMul's N-D zero points): the parameter's strides, 0 where it has size 1. Blocked (opset 21
+ * block_size): the parameter's strides with block[axis] = block_size. t == NULL: absent (reads as 0). */
 typedef struct qparam {
     const pc_data *t;
     int32_t rank;
@@ -39,12 +42,14 @@ static void qparam_tensor(qparam *p, const pc_data *t, int32_t rank)
 static uint64_t qparam_index(const qparam *p, const int64_t *coord)
 {
     int64_t i = 0;
-    for (int32_t d = 0; d < p->rank; d++) i += coord[d] / p->block[d] * p->stride[d];
+    for (int32_t d = 0; d < p->rank; d++)
+        i += coord[d] / p->block[d] * p->stride[d];
     return (uint64_t)i;
 }
 
 /* Unidirectional broadcast of t to x's shape (right-aligned, size 1 repeats). */
-static pc_status qparam_broadcast(ref_ctx *ctx, qparam *p, const pc_data *t, const pc_data *x, const char *what)
+static pc_status qparam_broadcast(ref_ctx *ctx, qparam *p, const pc_data *t, const pc_data *x,
+                                  const char *what)
 {
     qparam_tensor(p, t, x->rank);
     if (t->rank > x->rank)
@@ -55,27 +60,48 @@ static pc_status qparam_broadcast(ref_ctx *ctx, qparam *p, const pc_data *t, con
     int32_t off = x->rank - t->rank;
     for (int32_t d = 0; d < t->rank; d++) {
         if (t->dims[d] != 1 && t->dims[d] != x->dims[off + d])
-            return ref_fail(ctx, PC_ERR_SHAPE, "%s cannot be broadcast to its operand: dimension %d is %lld, not %lld",
-                            what, (int)d, (long long)t->dims[d], (long long)x->dims[off + d]);
+            return ref_fail(ctx, PC_ERR_SHAPE,
+                            "%s cannot be broadcast to its operand: dimension %d is %lld, not %lld", what,
+                            (int)d, (long long)t->dims[d], (long long)x->dims[off + d]);
         p->stride[off + d] = t->dims[d] == 1 ? 0 : s[d];
     }
     return PC_OK;
 }
 
 /* A parameter tensor (scale or zero point) must have 1 element (per tensor) unless the op allows more. */
-static bool one_element(const pc_data *t) { return t->n_elements == 1; }
+static bool one_element(const pc_data *t)
+{
+    return t->n_elements == 1;
+}
 
-static bool q8(pc_dtype t) { return t == PC_DTYPE_UINT8 || t == PC_DTYPE_INT8; }
+static bool q8(pc_dtype t)
+{
+    return t == PC_DTYPE_UINT8 || t == PC_DTYPE_INT8;
+}
 
 /* Saturation range of a quantized type; false for types this executor does not quantize to. */
 static bool q_range(pc_dtype t, int64_t *lo, int64_t *hi)
 {
     switch (t) {
-    case PC_DTYPE_UINT8: *lo = 0; *hi = 255; return true;
-    case PC_DTYPE_INT8: *lo = -128; *hi = 127; return true;
-    case PC_DTYPE_UINT16: *lo = 0; *hi = 65535; return true;
-    case PC_DTYPE_INT16: *lo = -32768; *hi = 32767; return true;
-    default: *lo = *hi = 0; return false;
+    case PC_DTYPE_UINT8:
+        *lo = 0;
+        *hi = 255;
+        return true;
+    case PC_DTYPE_INT8:
+        *lo = -128;
+        *hi = 127;
+        return true;
+    case PC_DTYPE_UINT16:
+        *lo = 0;
+        *hi = 65535;
+        return true;
+    case PC_DTYPE_INT16:
+        *lo = -32768;
+        *hi = 32767;
+        return true;
+    default:
+        *lo = *hi = 0;
+        return false;
     }
 }
 
@@ -85,12 +111,13 @@ static bool is_float8(pc_dtype t)
            t == PC_DTYPE_FLOAT8E5M2FNUZ;
 }
 
-/* Quantized types by opset: 8-bit integers from 10, float8 from 19 (not implemented here), 16-bit integers and
- * 4-bit (not implemented) from 21. */
+/* Quantized types by opset: 8-bit integers from 10, float8 from 19 (not implemented here), 16-bit integers
+ * and 4-bit (not implemented) from 21. */
 static pc_status check_qtype(ref_ctx *ctx, pc_dtype t, const char *what)
 {
     if (q8(t) || (ctx->opset >= 21 && (t == PC_DTYPE_INT16 || t == PC_DTYPE_UINT16))) return PC_OK;
-    if ((ctx->opset >= 19 && is_float8(t)) || (ctx->opset >= 21 && (t == PC_DTYPE_INT4 || t == PC_DTYPE_UINT4)))
+    if ((ctx->opset >= 19 && is_float8(t)) ||
+        (ctx->opset >= 21 && (t == PC_DTYPE_INT4 || t == PC_DTYPE_UINT4)))
         return ref_unsupported(ctx, "%s of type %s", what, pc_dtype_name(t));
     return ref_fail(ctx, PC_ERR_TYPE, "%s has type %s, not allowed at opset %lld", what, pc_dtype_name(t),
                     (long long)ctx->opset);
@@ -102,29 +129,31 @@ static pc_status check_scale_type(ref_ctx *ctx, const pc_data *s, const char *wh
     if (s->dtype == PC_DTYPE_FLOAT ||
         (ctx->opset >= 19 && (s->dtype == PC_DTYPE_FLOAT16 || s->dtype == PC_DTYPE_BFLOAT16)))
         return PC_OK;
-    return ref_fail(ctx, PC_ERR_TYPE, "%s has type %s, not allowed at opset %lld", what, pc_dtype_name(s->dtype),
-                    (long long)ctx->opset);
+    return ref_fail(ctx, PC_ERR_TYPE, "%s has type %s, not allowed at opset %lld", what,
+                    pc_dtype_name(s->dtype), (long long)ctx->opset);
 }
 
-/* Rounds to nearest, ties to even (the default rounding mode), adds the zero point and saturates. v must not be
- * NaN (callers refuse it: its quantized value is undefined). */
+/* Rounds to nearest, ties to even (the default rounding mode), adds the zero point and saturates. v must not
+ * be NaN (callers refuse it: its quantized value is undefined). */
 static int64_t requantize(float v, int64_t zp, int64_t lo, int64_t hi)
 {
     double r = (double)nearbyintf(v) + (double)zp;
     return r < (double)lo ? lo : r > (double)hi ? hi : (int64_t)r;
 }
 
-/* Scale and zero point of QuantizeLinear/DequantizeLinear for x: per tensor (one element), per axis (1-D, along
- * `axis`, from opset 13) or blocked (opset 21 block_size > 0: same rank as x, axis dimension ceil(n / block)). The
- * zero point must have the scale's shape. */
-static pc_status qd_params(ref_ctx *ctx, const pc_data *x, const pc_data *scale, const pc_data *zp, qparam *ps,
-                           qparam *pz)
+/* Scale and zero point of QuantizeLinear/DequantizeLinear for x: per tensor (one element), per axis (1-D,
+ * along `axis`, from opset 13) or blocked (opset 21 block_size > 0: same rank as x, axis dimension ceil(n /
+ * block)). The zero point must have the scale's shape. */
+static pc_status qd_params(ref_ctx *ctx, const pc_data *x, const pc_data *scale, const pc_data *zp,
+                           qparam *ps, qparam *pz)
 {
     int64_t block = ctx->opset >= 21 ? ref_attr_int(ctx, "block_size", 0) : 0;
-    if (block < 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "block_size = %lld, must be >= 0", (long long)block);
+    if (block < 0)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "block_size = %lld, must be >= 0", (long long)block);
     if (zp) {
-        bool same = zp->rank == scale->rank && (scale->rank == 0 || memcmp(zp->dims, scale->dims,
-                                                                             (size_t)scale->rank * sizeof(int64_t)) == 0);
+        bool same =
+            zp->rank == scale->rank &&
+            (scale->rank == 0 || memcmp(zp->dims, scale->dims, (size_t)scale->rank * sizeof(int64_t)) == 0);
         if (!same && !(one_element(zp) && one_element(scale)))
             return ref_fail(ctx, PC_ERR_SHAPE, "the zero point's shape must match the scale's");
     }
@@ -150,8 +179,8 @@ static pc_status qd_params(ref_ctx *ctx, const pc_data *x, const pc_data *scale,
         for (int32_t d = 0; d < x->rank; d++) {
             int64_t want = d == axis ? x->dims[d] / block + (x->dims[d] % block != 0) : x->dims[d];
             if (scale->dims[d] != want)
-                return ref_fail(ctx, PC_ERR_SHAPE, "blocked scale dimension %d is %lld, expected %lld", (int)d,
-                                (long long)scale->dims[d], (long long)want);
+                return ref_fail(ctx, PC_ERR_SHAPE, "blocked scale dimension %d is %lld, expected %lld",
+                                (int)d, (long long)scale->dims[d], (long long)want);
         }
         ref_strides(scale->rank, scale->dims, ps->stride);
         ps->block[axis] = block;
@@ -170,18 +199,22 @@ static void coord_next(int32_t n, const int64_t *dims, int64_t *c)
     }
 }
 
-static pc_status require_inputs(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t first, uint32_t count)
+static pc_status require_inputs(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t first,
+                                uint32_t count)
 {
     pc_status st = PC_OK;
-    for (uint32_t i = first; i < first + count && st == PC_OK; i++) st = ref_require_tensor(ctx, in, n_in, i);
+    for (uint32_t i = first; i < first + count && st == PC_OK; i++)
+        st = ref_require_tensor(ctx, in, n_in, i);
     return st;
 }
 
-/* ---- QuantizeLinear / DequantizeLinear -------------------------------------------------------------------------- */
+/* ---- QuantizeLinear / DequantizeLinear
+ * -------------------------------------------------------------------------- */
 
-/* y = saturate(rint(x / y_scale) + y_zero_point); the output type is the zero point's (uint8 when absent; from
- * opset 21 the output_dtype attribute may name it). */
-static pc_status op_QuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+/* y = saturate(rint(x / y_scale) + y_zero_point); the output type is the zero point's (uint8 when absent;
+ * from opset 21 the output_dtype attribute may name it). */
+static pc_status op_QuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                   uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_inputs(ctx, in, n_in, 0, 2);
@@ -195,7 +228,8 @@ static pc_status op_QuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_
                         (long long)ctx->opset);
     if ((st = check_scale_type(ctx, scale, "y_scale")) != PC_OK) return st;
     pc_dtype yt = PC_DTYPE_UINT8;
-    if (zp) yt = zp->dtype;
+    if (zp)
+        yt = zp->dtype;
     else if (ctx->opset >= 21 && ref_attr_int(ctx, "output_dtype", 0) != 0)
         yt = (pc_dtype)ref_attr_int(ctx, "output_dtype", 0);
     if (zp && ctx->opset >= 21 && ref_attr_int(ctx, "output_dtype", 0) != 0 &&
@@ -225,14 +259,16 @@ static pc_status op_QuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_
 }
 
 /* y = (x - x_zero_point) * x_scale, in float; the output type is float before opset 19, the scale's after. */
-static pc_status op_DequantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_DequantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                     uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_inputs(ctx, in, n_in, 0, 2);
     if (st != PC_OK) return st;
     const pc_data *x = in[0], *scale = in[1], *zp = n_in > 2 ? in[2] : NULL;
     if (zp && (zp->kind != PC_TYPE_TENSOR || zp->dtype != x->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "x_zero_point must be a tensor of x's type %s", pc_dtype_name(x->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "x_zero_point must be a tensor of x's type %s",
+                        pc_dtype_name(x->dtype));
     if (x->dtype != PC_DTYPE_INT32 && (st = check_qtype(ctx, x->dtype, "x")) != PC_OK) return st;
     if ((st = check_scale_type(ctx, scale, "x_scale")) != PC_OK) return st;
     qparam ps, pz;
@@ -240,7 +276,8 @@ static pc_status op_DequantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t 
     if (zp && x->dtype == PC_DTYPE_INT32)
         for (uint64_t i = 0; i < zp->n_elements; i++)
             if (ref_get_i64(zp, i) != 0)
-                return ref_fail(ctx, PC_ERR_VALUE, "an int32 input has no zero point, but x_zero_point[%llu] = %lld",
+                return ref_fail(ctx, PC_ERR_VALUE,
+                                "an int32 input has no zero point, but x_zero_point[%llu] = %lld",
                                 (unsigned long long)i, (long long)ref_get_i64(zp, i));
     pc_data *y = ref_new_tensor(ctx, ctx->opset >= 19 ? scale->dtype : PC_DTYPE_FLOAT, x->rank, x->dims);
     if (!y) return ctx->err->status;
@@ -254,10 +291,10 @@ static pc_status op_DequantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t 
     return PC_OK;
 }
 
-/* uint8 quantization of x with a range that includes 0: scale = (max - min) / 255, zero point = rint(saturate(0 -
- * min / scale)), y = saturate(rint(x / scale) + zero point), all in float as the spec's reference. When the range
- * is empty (max == min == 0) the spec divides 0 by 0; this uses scale 1, as onnxruntime does (y and the zero point
- * are 0 either way). */
+/* uint8 quantization of x with a range that includes 0: scale = (max - min) / 255, zero point =
+ * rint(saturate(0 - min / scale)), y = saturate(rint(x / scale) + zero point), all in float as the spec's
+ * reference. When the range is empty (max == min == 0) the spec divides 0 by 0; this uses scale 1, as
+ * onnxruntime does (y and the zero point are 0 either way). */
 static pc_status op_DynamicQuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
                                           uint32_t n_out)
 {
@@ -269,8 +306,9 @@ static pc_status op_DynamicQuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint
     float mn = 0.0f, mx = 0.0f;
     for (uint64_t i = 0; i < x->n_elements; i++) {
         float v = (float)ref_get_f64(x, i);
-        if (!isfinite(v)) return ref_unsupported(ctx, "a non-finite input (x[%llu]): the spec leaves it undefined",
-                                                 (unsigned long long)i);
+        if (!isfinite(v))
+            return ref_unsupported(ctx, "a non-finite input (x[%llu]): the spec leaves it undefined",
+                                   (unsigned long long)i);
         mn = v < mn ? v : mn;
         mx = v > mx ? v : mx;
     }
@@ -286,18 +324,22 @@ static pc_status op_DynamicQuantizeLinear(ref_ctx *ctx, pc_data *const *in, uint
         pc_data_unref(yz);
         return ctx->err->status;
     }
-    for (uint64_t i = 0; i < x->n_elements; i++) ref_set_i64(y, i, requantize((float)ref_get_f64(x, i) / scale, zp, 0, 255));
+    for (uint64_t i = 0; i < x->n_elements; i++)
+        ref_set_i64(y, i, requantize((float)ref_get_f64(x, i) / scale, zp, 0, 255));
     ref_set_f64(ys, 0, scale);
     ref_set_i64(yz, 0, zp);
     pc_data *res[3] = {y, ys, yz};
     for (uint32_t i = 0; i < 3; i++) {
-        if (i < n_out) out[i] = res[i];
-        else pc_data_unref(res[i]);
+        if (i < n_out)
+            out[i] = res[i];
+        else
+            pc_data_unref(res[i]);
     }
     return PC_OK;
 }
 
-/* ---- integer products by composition ---------------------------------------------------------------------------- */
+/* ---- integer products by composition
+ * ---------------------------------------------------------------------------- */
 
 /* x - zero point as an exact double tensor of x's shape. */
 static pc_data *centered(ref_ctx *ctx, const pc_data *x, const qparam *zp)
@@ -306,7 +348,8 @@ static pc_data *centered(ref_ctx *ctx, const pc_data *x, const qparam *zp)
     if (!d) return NULL;
     int64_t c[PC_MAX_RANK] = {0};
     for (uint64_t i = 0; i < x->n_elements; i++, coord_next(x->rank, x->dims, c))
-        ref_set_f64(d, i, (double)(ref_get_i64(x, i) - (zp->t ? ref_get_i64(zp->t, qparam_index(zp, c)) : 0)));
+        ref_set_f64(d, i,
+                    (double)(ref_get_i64(x, i) - (zp->t ? ref_get_i64(zp->t, qparam_index(zp, c)) : 0)));
     return d;
 }
 
@@ -324,20 +367,23 @@ static pc_status run_standard(ref_ctx *ctx, const char *op, pc_data *a, pc_data 
 static pc_status check_q8_pair(ref_ctx *ctx, const pc_data *v, const pc_data *zp, const char *what)
 {
     if (!q8(v->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "%s has type %s, must be uint8 or int8", what, pc_dtype_name(v->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "%s has type %s, must be uint8 or int8", what,
+                        pc_dtype_name(v->dtype));
     if (zp && (zp->kind != PC_TYPE_TENSOR || zp->dtype != v->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "the zero point of %s must be a %s tensor", what, pc_dtype_name(v->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "the zero point of %s must be a %s tensor", what,
+                        pc_dtype_name(v->dtype));
     return PC_OK;
 }
 
-/* The integer convolution ConvInteger and QLinearConv share: Conv(x - x_zero_point, w - w_zero_point[m]) with the
- * node's attributes, as exact integers in a double tensor. x's zero point is per tensor, w's per tensor or per
- * output channel (1-D of M). */
-static pc_status int_conv(ref_ctx *ctx, const pc_data *x, const pc_data *xzp, const pc_data *w, const pc_data *wzp,
-                          pc_data **acc)
+/* The integer convolution ConvInteger and QLinearConv share: Conv(x - x_zero_point, w - w_zero_point[m]) with
+ * the node's attributes, as exact integers in a double tensor. x's zero point is per tensor, w's per tensor
+ * or per output channel (1-D of M). */
+static pc_status int_conv(ref_ctx *ctx, const pc_data *x, const pc_data *xzp, const pc_data *w,
+                          const pc_data *wzp, pc_data **acc)
 {
     pc_status st;
-    if ((st = check_q8_pair(ctx, x, xzp, "x")) != PC_OK || (st = check_q8_pair(ctx, w, wzp, "w")) != PC_OK) return st;
+    if ((st = check_q8_pair(ctx, x, xzp, "x")) != PC_OK || (st = check_q8_pair(ctx, w, wzp, "w")) != PC_OK)
+        return st;
     if (w->rank < 1) return ref_fail(ctx, PC_ERR_SHAPE, "w must have rank >= 3");
     qparam px, pw;
     if (xzp && !one_element(xzp))
@@ -372,11 +418,13 @@ static pc_data *to_int32(ref_ctx *ctx, const pc_data *acc)
 {
     pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT32, acc->rank, acc->dims);
     if (!y) return NULL;
-    for (uint64_t i = 0; i < acc->n_elements; i++) ref_set_i64(y, i, (int64_t)ref_get_f64(acc, i));
+    for (uint64_t i = 0; i < acc->n_elements; i++)
+        ref_set_i64(y, i, (int64_t)ref_get_f64(acc, i));
     return y;
 }
 
-static pc_status op_ConvInteger(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_ConvInteger(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_inputs(ctx, in, n_in, 0, 2);
@@ -391,24 +439,29 @@ static pc_status op_ConvInteger(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
     return PC_OK;
 }
 
-/* y = saturate(rint(float(acc[n, m, ...] + B[m]) * (float(x_scale * w_scale[m]) / y_scale)) + y_zero_point). */
-static pc_status op_QLinearConv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+/* y = saturate(rint(float(acc[n, m, ...] + B[m]) * (float(x_scale * w_scale[m]) / y_scale)) + y_zero_point).
+ */
+static pc_status op_QLinearConv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_inputs(ctx, in, n_in, 0, 8);
     if (st != PC_OK) return st;
     const pc_data *x = in[0], *xs = in[1], *xzp = in[2], *w = in[3], *ws = in[4], *wzp = in[5], *ys = in[6],
                   *yzp = in[7], *b = n_in > 8 ? in[8] : NULL;
-    if ((st = check_scale_type(ctx, xs, "x_scale")) != PC_OK || (st = check_scale_type(ctx, ws, "w_scale")) != PC_OK ||
+    if ((st = check_scale_type(ctx, xs, "x_scale")) != PC_OK ||
+        (st = check_scale_type(ctx, ws, "w_scale")) != PC_OK ||
         (st = check_scale_type(ctx, ys, "y_scale")) != PC_OK)
         return st;
     if (!q8(yzp->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "y_zero_point has type %s, must be uint8 or int8", pc_dtype_name(yzp->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "y_zero_point has type %s, must be uint8 or int8",
+                        pc_dtype_name(yzp->dtype));
     if (!one_element(xs) || !one_element(ys) || !one_element(yzp))
         return ref_fail(ctx, PC_ERR_SHAPE, "x_scale, y_scale and y_zero_point must be scalars");
     int64_t M = w->rank >= 1 ? w->dims[0] : 0;
     if (!one_element(ws) && (ws->rank != 1 || ws->dims[0] != M))
-        return ref_fail(ctx, PC_ERR_SHAPE, "w_scale must be a scalar or 1-D with %lld elements", (long long)M);
+        return ref_fail(ctx, PC_ERR_SHAPE, "w_scale must be a scalar or 1-D with %lld elements",
+                        (long long)M);
     if (b && (b->kind != PC_TYPE_TENSOR || b->dtype != PC_DTYPE_INT32 || b->rank != 1 || b->dims[0] != M))
         return ref_fail(ctx, PC_ERR_SHAPE, "bias B must be an int32 tensor of shape [%lld]", (long long)M);
     pc_data *acc;
@@ -440,8 +493,8 @@ static pc_status op_QLinearConv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
     return PC_OK;
 }
 
-/* A MatMul operand's parameter (zero point or scale): per tensor (one element), per row of A (1-D of M, as the
- * spec words it), otherwise broadcast to the operand (N-D [.., M, 1] for A, [N] or [.., 1, N] for B). */
+/* A MatMul operand's parameter (zero point or scale): per tensor (one element), per row of A (1-D of M, as
+ * the spec words it), otherwise broadcast to the operand (N-D [.., M, 1] for A, [N] or [.., 1, N] for B). */
 static pc_status matmul_param(ref_ctx *ctx, qparam *p, const pc_data *t, const pc_data *v, bool is_a,
                               const char *what)
 {
@@ -458,11 +511,12 @@ static pc_status matmul_param(ref_ctx *ctx, qparam *p, const pc_data *t, const p
 }
 
 /* (A - a_zero_point) x (B - b_zero_point) as exact integers (double tensor), by this executor's MatMul. */
-static pc_status int_matmul(ref_ctx *ctx, const pc_data *a, const pc_data *azp, const pc_data *b, const pc_data *bzp,
-                            pc_data **acc)
+static pc_status int_matmul(ref_ctx *ctx, const pc_data *a, const pc_data *azp, const pc_data *b,
+                            const pc_data *bzp, pc_data **acc)
 {
     pc_status st;
-    if ((st = check_q8_pair(ctx, a, azp, "A")) != PC_OK || (st = check_q8_pair(ctx, b, bzp, "B")) != PC_OK) return st;
+    if ((st = check_q8_pair(ctx, a, azp, "A")) != PC_OK || (st = check_q8_pair(ctx, b, bzp, "B")) != PC_OK)
+        return st;
     if (a->rank < 1 || b->rank < 1) return ref_fail(ctx, PC_ERR_SHAPE, "A and B must have rank >= 1");
     qparam pa, pb;
     if ((st = matmul_param(ctx, &pa, azp, a, true, "a_zero_point")) != PC_OK ||
@@ -475,7 +529,8 @@ static pc_status int_matmul(ref_ctx *ctx, const pc_data *a, const pc_data *azp, 
     return st;
 }
 
-static pc_status op_MatMulInteger(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_MatMulInteger(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                  uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_inputs(ctx, in, n_in, 0, 2);
@@ -490,9 +545,9 @@ static pc_status op_MatMulInteger(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     return PC_OK;
 }
 
-/* A's scale as a tensor of A's shape with K replaced by 1 (B's: K replaced by 1), so that MatMul of the two gives
- * a_scale[row] * b_scale[col] in the output's shape and broadcasting — exact in double (24-bit significands). The
- * scale must not vary along K, or the product would not factor out of the sum. */
+/* A's scale as a tensor of A's shape with K replaced by 1 (B's: K replaced by 1), so that MatMul of the two
+ * gives a_scale[row] * b_scale[col] in the output's shape and broadcasting — exact in double (24-bit
+ * significands). The scale must not vary along K, or the product would not factor out of the sum. */
 static pc_status scale_operand(ref_ctx *ctx, const pc_data *s, const pc_data *v, bool is_a, const char *what,
                                pc_data **res)
 {
@@ -500,8 +555,7 @@ static pc_status scale_operand(ref_ctx *ctx, const pc_data *s, const pc_data *v,
     pc_status st = matmul_param(ctx, &p, s, v, is_a, what);
     if (st != PC_OK) return st;
     int32_t kaxis = is_a || v->rank == 1 ? v->rank - 1 : v->rank - 2;
-    if (p.stride[kaxis] != 0)
-        return ref_unsupported(ctx, "%s varying along the reduced dimension K", what);
+    if (p.stride[kaxis] != 0) return ref_unsupported(ctx, "%s varying along the reduced dimension K", what);
     int64_t dims[PC_MAX_RANK];
     memcpy(dims, v->dims, (size_t)v->rank * sizeof *dims);
     dims[kaxis] = 1;
@@ -515,18 +569,21 @@ static pc_status scale_operand(ref_ctx *ctx, const pc_data *s, const pc_data *v,
 }
 
 /* y = saturate(rint(float(acc) * (float(a_scale * b_scale) / y_scale)) + y_zero_point). */
-static pc_status op_QLinearMatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_QLinearMatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                  uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_inputs(ctx, in, n_in, 0, 8);
     if (st != PC_OK) return st;
     const pc_data *a = in[0], *as = in[1], *azp = in[2], *b = in[3], *bs = in[4], *bzp = in[5], *ys = in[6],
                   *yzp = in[7];
-    if ((st = check_scale_type(ctx, as, "a_scale")) != PC_OK || (st = check_scale_type(ctx, bs, "b_scale")) != PC_OK ||
+    if ((st = check_scale_type(ctx, as, "a_scale")) != PC_OK ||
+        (st = check_scale_type(ctx, bs, "b_scale")) != PC_OK ||
         (st = check_scale_type(ctx, ys, "y_scale")) != PC_OK)
         return st;
     if (!q8(yzp->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "y_zero_point has type %s, must be uint8 or int8", pc_dtype_name(yzp->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "y_zero_point has type %s, must be uint8 or int8",
+                        pc_dtype_name(yzp->dtype));
     if (!one_element(ys) || !one_element(yzp))
         return ref_unsupported(ctx, "a per-axis output scale or zero point");
     pc_data *acc = NULL, *sa = NULL, *sb = NULL, *sab = NULL, *y = NULL;

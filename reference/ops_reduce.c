@@ -1,15 +1,25 @@
-/* Reference ops: reductions (Reduce*, ArgMax/ArgMin, TopK, CumSum) and the softmax family (Softmax, LogSoftmax,
- * Hardmax). Float data accumulates in double and is rounded once on store; integer data accumulates in int64 with
- * wrapping arithmetic (the store wraps to the element width, as the element type itself would). */
+/* Reference ops: reductions (Reduce*, ArgMax/ArgMin, TopK, CumSum) and the softmax family (Softmax,
+ * LogSoftmax, Hardmax). Float data accumulates in double and is rounded once on store; integer data
+ * accumulates in int64 with wrapping arithmetic (the store wraps to the element width, as the element type
+ * itself would). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference/ref_internal.h"
 
-static bool numeric_no_bool(pc_dtype t) { return ref_is_float(t) || ref_is_int(t); }
-static bool numeric_or_bool(pc_dtype t) { return ref_is_numeric(t); }
-static bool float_only(pc_dtype t) { return ref_is_float(t); }
+static bool numeric_no_bool(pc_dtype t)
+{
+    return ref_is_float(t) || ref_is_int(t);
+}
+static bool numeric_or_bool(pc_dtype t)
+{
+    return ref_is_numeric(t);
+}
+static bool float_only(pc_dtype t)
+{
+    return ref_is_float(t);
+}
 
 /* Three-way comparison of a[i] and a[j], exact for every integer width (uint64 compares unsigned). NaN orders
  * above every number when nan_high, below otherwise, and equal to NaN. */
@@ -37,7 +47,8 @@ static void split_at(const pc_data *x, int32_t axis, uint64_t *outer, uint64_t *
     *inner = ref_shape_count(x->rank - axis - 1, x->dims + axis + 1);
 }
 
-/* ---- Reduce* ------------------------------------------------------------------------------------------------- */
+/* ---- Reduce*
+ * ------------------------------------------------------------------------------------------------- */
 
 typedef enum reduce_kind {
     R_SUM,
@@ -52,20 +63,47 @@ typedef enum reduce_kind {
     R_SUMSQUARE,
 } reduce_kind;
 
-/* Smallest and largest value of an integer element type, as int64 bit patterns (uint64's maximum is -1: callers
- * compare uint64 unsigned). */
+/* Smallest and largest value of an integer element type, as int64 bit patterns (uint64's maximum is -1:
+ * callers compare uint64 unsigned). */
 static void int_limits(pc_dtype t, int64_t *lo, int64_t *hi)
 {
     switch (t) {
-    case PC_DTYPE_INT8: *lo = INT8_MIN; *hi = INT8_MAX; break;
-    case PC_DTYPE_INT16: *lo = INT16_MIN; *hi = INT16_MAX; break;
-    case PC_DTYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-    case PC_DTYPE_UINT8: *lo = 0; *hi = UINT8_MAX; break;
-    case PC_DTYPE_UINT16: *lo = 0; *hi = UINT16_MAX; break;
-    case PC_DTYPE_UINT32: *lo = 0; *hi = UINT32_MAX; break;
-    case PC_DTYPE_UINT64: *lo = 0; *hi = -1; break;
-    case PC_DTYPE_BOOL: *lo = 0; *hi = 1; break;
-    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    case PC_DTYPE_INT8:
+        *lo = INT8_MIN;
+        *hi = INT8_MAX;
+        break;
+    case PC_DTYPE_INT16:
+        *lo = INT16_MIN;
+        *hi = INT16_MAX;
+        break;
+    case PC_DTYPE_INT32:
+        *lo = INT32_MIN;
+        *hi = INT32_MAX;
+        break;
+    case PC_DTYPE_UINT8:
+        *lo = 0;
+        *hi = UINT8_MAX;
+        break;
+    case PC_DTYPE_UINT16:
+        *lo = 0;
+        *hi = UINT16_MAX;
+        break;
+    case PC_DTYPE_UINT32:
+        *lo = 0;
+        *hi = UINT32_MAX;
+        break;
+    case PC_DTYPE_UINT64:
+        *lo = 0;
+        *hi = -1;
+        break;
+    case PC_DTYPE_BOOL:
+        *lo = 0;
+        *hi = 1;
+        break;
+    default:
+        *lo = INT64_MIN;
+        *hi = INT64_MAX;
+        break;
     }
 }
 
@@ -74,17 +112,18 @@ static bool int_greater(int64_t a, int64_t b, bool uns)
     return uns ? (uint64_t)a > (uint64_t)b : a > b;
 }
 
-/* Integer reductions stay in int64 where the result is an integer function of the inputs; the rest (L2, LogSum,
- * LogSumExp) go through double and truncate on store. */
+/* Integer reductions stay in int64 where the result is an integer function of the inputs; the rest (L2,
+ * LogSum, LogSumExp) go through double and truncate on store. */
 static bool int_exact(reduce_kind k)
 {
     return k != R_L2 && k != R_LOGSUM && k != R_LOGSUMEXP;
 }
 
-/* Axes come from the "axes" attribute before `input_since` and from optional input 1 from then on (ReduceSum: 13,
- * the others: 18), when noop_with_empty_axes also appears. An empty axes list reduces everything unless noop is
- * set; with noop nothing is reduced and every output element is the reduction over that one element (as numpy's
- * axis=() and the ONNX reference evaluator do: identity for Sum/Mean/Max/Min/Prod, |x| for L1, x^2 for SumSquare). */
+/* Axes come from the "axes" attribute before `input_since` and from optional input 1 from then on (ReduceSum:
+ * 13, the others: 18), when noop_with_empty_axes also appears. An empty axes list reduces everything unless
+ * noop is set; with noop nothing is reduced and every output element is the reduction over that one element
+ * (as numpy's axis=() and the ONNX reference evaluator do: identity for Sum/Mean/Max/Min/Prod, |x| for L1,
+ * x^2 for SumSquare). */
 static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, reduce_kind kind,
                             int64_t input_since)
 {
@@ -105,8 +144,9 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
         if (n_in > 1 && in[1]) {
             if (in[1]->kind != PC_TYPE_TENSOR || in[1]->dtype != PC_DTYPE_INT64)
                 return ref_fail(ctx, PC_ERR_TYPE, "input 1 'axes' must be an int64 tensor");
-            if (in[1]->rank > 1) return ref_fail(ctx, PC_ERR_SHAPE, "input 1 'axes' must be 1-D, got rank %d",
-                                                 (int)in[1]->rank);
+            if (in[1]->rank > 1)
+                return ref_fail(ctx, PC_ERR_SHAPE, "input 1 'axes' must be 1-D, got rank %d",
+                                (int)in[1]->rank);
             if ((st = ref_read_ints(ctx, in[1], "input 1 'axes'", &axes_owned, &n_axes)) != PC_OK) return st;
             axes = axes_owned;
         }
@@ -119,7 +159,8 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     }
     bool red[PC_MAX_RANK] = {false};
     if (n_axes == 0) {
-        for (int32_t d = 0; d < x->rank && !noop; d++) red[d] = true;
+        for (int32_t d = 0; d < x->rank && !noop; d++)
+            red[d] = true;
     }
     for (size_t k = 0; k < n_axes; k++) {
         int32_t ax;
@@ -137,12 +178,15 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     free(axes_owned);
     bool keepdims = ref_attr_int(ctx, "keepdims", 1) != 0;
 
-    /* Output shape, and for each input axis the stride of its coordinate in the output (0 for reduced axes). */
+    /* Output shape, and for each input axis the stride of its coordinate in the output (0 for reduced axes).
+     */
     ref_shape os = {0, {0}};
     int64_t ostride[PC_MAX_RANK];
     for (int32_t d = 0; d < x->rank; d++) {
-        if (!red[d]) os.dims[os.rank++] = x->dims[d];
-        else if (keepdims) os.dims[os.rank++] = 1;
+        if (!red[d])
+            os.dims[os.rank++] = x->dims[d];
+        else if (keepdims)
+            os.dims[os.rank++] = 1;
     }
     {
         int64_t s = 1;
@@ -166,8 +210,10 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     size_t slots = (size_t)(n_out ? n_out : 1);
     double *facc = NULL, *fmax = NULL;
     int64_t *iacc = NULL;
-    if (use_int) iacc = malloc(slots * sizeof *iacc);
-    else facc = malloc(slots * sizeof *facc);
+    if (use_int)
+        iacc = malloc(slots * sizeof *iacc);
+    else
+        facc = malloc(slots * sizeof *facc);
     if (kind == R_LOGSUMEXP) fmax = malloc(slots * sizeof *fmax);
     if ((use_int ? !iacc : !facc) || (kind == R_LOGSUMEXP && !fmax)) {
         free(facc);
@@ -181,8 +227,10 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     int64_t lo, hi;
     int_limits(x->dtype, &lo, &hi);
     for (uint64_t o = 0; o < n_out; o++) {
-        if (use_int) iacc[o] = kind == R_MAX ? lo : kind == R_MIN ? hi : kind == R_PROD ? 1 : 0;
-        else facc[o] = kind == R_MAX ? -INFINITY : kind == R_MIN ? INFINITY : kind == R_PROD ? 1.0 : 0.0;
+        if (use_int)
+            iacc[o] = kind == R_MAX ? lo : kind == R_MIN ? hi : kind == R_PROD ? 1 : 0;
+        else
+            facc[o] = kind == R_MAX ? -INFINITY : kind == R_MIN ? INFINITY : kind == R_PROD ? 1.0 : 0.0;
         if (fmax) fmax[o] = -INFINITY;
     }
 
@@ -197,13 +245,26 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
                 int64_t v = ref_get_i64(x, i), a = iacc[o];
                 switch (kind) {
                 case R_SUM:
-                case R_MEAN: a = (int64_t)((uint64_t)a + (uint64_t)v); break;
-                case R_PROD: a = (int64_t)((uint64_t)a * (uint64_t)v); break;
-                case R_MAX: if (int_greater(v, a, uns)) a = v; break;
-                case R_MIN: if (int_greater(a, v, uns)) a = v; break;
-                case R_L1: a = (int64_t)((uint64_t)a + (v < 0 && !uns ? 0 - (uint64_t)v : (uint64_t)v)); break;
-                case R_SUMSQUARE: a = (int64_t)((uint64_t)a + (uint64_t)v * (uint64_t)v); break;
-                default: break;
+                case R_MEAN:
+                    a = (int64_t)((uint64_t)a + (uint64_t)v);
+                    break;
+                case R_PROD:
+                    a = (int64_t)((uint64_t)a * (uint64_t)v);
+                    break;
+                case R_MAX:
+                    if (int_greater(v, a, uns)) a = v;
+                    break;
+                case R_MIN:
+                    if (int_greater(a, v, uns)) a = v;
+                    break;
+                case R_L1:
+                    a = (int64_t)((uint64_t)a + (v < 0 && !uns ? 0 - (uint64_t)v : (uint64_t)v));
+                    break;
+                case R_SUMSQUARE:
+                    a = (int64_t)((uint64_t)a + (uint64_t)v * (uint64_t)v);
+                    break;
+                default:
+                    break;
                 }
                 iacc[o] = a;
             } else {
@@ -211,13 +272,25 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
                 switch (kind) {
                 case R_SUM:
                 case R_MEAN:
-                case R_LOGSUM: facc[o] += v; break;
-                case R_PROD: facc[o] *= v; break;
-                case R_MAX: if (isnan(v) || v > facc[o]) facc[o] = v; break;
-                case R_MIN: if (isnan(v) || v < facc[o]) facc[o] = v; break;
-                case R_L1: facc[o] += fabs(v); break;
+                case R_LOGSUM:
+                    facc[o] += v;
+                    break;
+                case R_PROD:
+                    facc[o] *= v;
+                    break;
+                case R_MAX:
+                    if (isnan(v) || v > facc[o]) facc[o] = v;
+                    break;
+                case R_MIN:
+                    if (isnan(v) || v < facc[o]) facc[o] = v;
+                    break;
+                case R_L1:
+                    facc[o] += fabs(v);
+                    break;
                 case R_L2:
-                case R_SUMSQUARE: facc[o] += v * v; break;
+                case R_SUMSQUARE:
+                    facc[o] += v * v;
+                    break;
                 case R_LOGSUMEXP:
                     if (pass == 0) {
                         if (isnan(v) || v > fmax[o]) fmax[o] = v;
@@ -245,11 +318,20 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
         }
         double a = facc[o];
         switch (kind) {
-        case R_MEAN: a = n_red ? a / (double)n_red : NAN; break;
-        case R_L2: a = sqrt(a); break;
-        case R_LOGSUM: a = log(a); break;
-        case R_LOGSUMEXP: a = isfinite(fmax[o]) ? fmax[o] + log(a) : fmax[o]; break; /* +-inf, NaN pass through */
-        default: break;
+        case R_MEAN:
+            a = n_red ? a / (double)n_red : NAN;
+            break;
+        case R_L2:
+            a = sqrt(a);
+            break;
+        case R_LOGSUM:
+            a = log(a);
+            break;
+        case R_LOGSUMEXP:
+            a = isfinite(fmax[o]) ? fmax[o] + log(a) : fmax[o];
+            break; /* +-inf, NaN pass through */
+        default:
+            break;
         }
         ref_set_f64(y, o, a);
     }
@@ -260,11 +342,12 @@ static pc_status run_reduce(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_
     return PC_OK;
 }
 
-#define REDUCE_OP(Name, kind, since)                                                                               \
-    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)    \
-    {                                                                                                              \
-        (void)n_out;                                                                                               \
-        return run_reduce(ctx, in, n_in, out, kind, since);                                                        \
+#define REDUCE_OP(Name, kind, since)                                                                         \
+    static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,               \
+                               uint32_t n_out)                                                               \
+    {                                                                                                        \
+        (void)n_out;                                                                                         \
+        return run_reduce(ctx, in, n_in, out, kind, since);                                                  \
     }
 
 REDUCE_OP(ReduceSum, R_SUM, 13)
@@ -278,7 +361,8 @@ REDUCE_OP(ReduceLogSum, R_LOGSUM, 18)
 REDUCE_OP(ReduceLogSumExp, R_LOGSUMEXP, 18)
 REDUCE_OP(ReduceSumSquare, R_SUMSQUARE, 18)
 
-/* ---- ArgMax / ArgMin ----------------------------------------------------------------------------------------- */
+/* ---- ArgMax / ArgMin
+ * ----------------------------------------------------------------------------------------- */
 
 /* NaN counts as the extreme value for both (numpy's argmax/argmin return the first NaN). */
 static pc_status run_arg(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, bool is_max)
@@ -299,8 +383,10 @@ static pc_status run_arg(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
                         is_max ? "maximum" : "minimum");
     ref_shape os = {0, {0}};
     for (int32_t d = 0; d < x->rank; d++) {
-        if (d != axis) os.dims[os.rank++] = x->dims[d];
-        else if (keepdims) os.dims[os.rank++] = 1;
+        if (d != axis)
+            os.dims[os.rank++] = x->dims[d];
+        else if (keepdims)
+            os.dims[os.rank++] = 1;
     }
     pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT64, os.rank, os.dims);
     if (!y) return ctx->err->status;
@@ -330,7 +416,8 @@ static pc_status op_ArgMin(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     return run_arg(ctx, in, n_in, out, false);
 }
 
-/* ---- TopK ---------------------------------------------------------------------------------------------------- */
+/* ---- TopK
+ * ---------------------------------------------------------------------------------------------------- */
 
 typedef struct topk_order {
     const pc_data *x;
@@ -338,8 +425,8 @@ typedef struct topk_order {
     bool largest;
 } topk_order;
 
-/* Whether element k goes strictly before element j. Ties keep index order (the merge sort is stable). NaN is the
- * largest value. */
+/* Whether element k goes strictly before element j. Ties keep index order (the merge sort is stable). NaN is
+ * the largest value. */
 static bool topk_before(const topk_order *o, int64_t k, int64_t j)
 {
     int c = cmp_elems(o->x, o->base + (uint64_t)k * o->stride, o->base + (uint64_t)j * o->stride, true);
@@ -353,16 +440,21 @@ static void merge_sort(const topk_order *o, int64_t *idx, int64_t *tmp, uint64_t
         for (uint64_t lo = 0; lo < n; lo += 2 * w) {
             uint64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             uint64_t a = lo, b = mid, t = lo;
-            while (a < mid && b < hi) tmp[t++] = topk_before(o, idx[b], idx[a]) ? idx[b++] : idx[a++];
-            while (a < mid) tmp[t++] = idx[a++];
-            while (b < hi) tmp[t++] = idx[b++];
+            while (a < mid && b < hi)
+                tmp[t++] = topk_before(o, idx[b], idx[a]) ? idx[b++] : idx[a++];
+            while (a < mid)
+                tmp[t++] = idx[a++];
+            while (b < hi)
+                tmp[t++] = idx[b++];
         }
         memcpy(idx, tmp, (size_t)n * sizeof *idx);
     }
 }
 
-/* k is attribute "k" before opset 10 and input 1 (a 1-element int64 tensor) from then on; largest/sorted arrived in
- * 11. Results are always sorted (with sorted=0 the order is unspecified, so sorted order is a valid answer). */
+/* k is attribute "k" before opset 10 and input 1 (a 1-element int64 tensor) from then on; largest/sorted
+ * arrived in
+ * 11. Results are always sorted (with sorted=0 the order is unspecified, so sorted order is a valid answer).
+ */
 static pc_status op_TopK(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
@@ -384,8 +476,8 @@ static pc_status op_TopK(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", -1), x->rank, false, &axis)) != PC_OK) return st;
     bool largest = ctx->opset < 11 || ref_attr_int(ctx, "largest", 1) != 0;
     if (k < 0 || k > x->dims[axis])
-        return ref_fail(ctx, PC_ERR_VALUE, "K = %lld is outside [0, %lld] (the size of axis %d)", (long long)k,
-                        (long long)x->dims[axis], (int)axis);
+        return ref_fail(ctx, PC_ERR_VALUE, "K = %lld is outside [0, %lld] (the size of axis %d)",
+                        (long long)k, (long long)x->dims[axis], (int)axis);
     uint64_t outer, n, inner;
     split_at(x, axis, &outer, &n, &inner);
     ref_shape os = {x->rank, {0}};
@@ -393,7 +485,8 @@ static pc_status op_TopK(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     os.dims[axis] = k;
     pc_data *vals = ref_new_tensor(ctx, x->dtype, os.rank, os.dims);
     pc_data *idxs = vals ? ref_new_tensor(ctx, PC_DTYPE_INT64, os.rank, os.dims) : NULL;
-    int64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx), *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+    int64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx),
+            *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
     if (!vals || !idxs || !idx || !tmp) {
         pc_data_unref(vals);
         pc_data_unref(idxs);
@@ -404,7 +497,8 @@ static pc_status op_TopK(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     for (uint64_t a = 0; a < outer; a++)
         for (uint64_t b = 0; b < inner; b++) {
             topk_order o = {x, a * n * inner + b, inner, largest};
-            for (uint64_t i = 0; i < n; i++) idx[i] = (int64_t)i;
+            for (uint64_t i = 0; i < n; i++)
+                idx[i] = (int64_t)i;
             merge_sort(&o, idx, tmp, n);
             for (uint64_t i = 0; i < (uint64_t)k; i++) {
                 uint64_t dst = (a * (uint64_t)k + i) * inner + b;
@@ -415,18 +509,22 @@ static pc_status op_TopK(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     free(idx);
     free(tmp);
     out[0] = vals;
-    if (n_out > 1) out[1] = idxs;
-    else pc_data_unref(idxs);
+    if (n_out > 1)
+        out[1] = idxs;
+    else
+        pc_data_unref(idxs);
     return PC_OK;
 }
 
-/* ---- CumSum -------------------------------------------------------------------------------------------------- */
+/* ---- CumSum
+ * -------------------------------------------------------------------------------------------------- */
 
 static pc_status op_CumSum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
     (void)n_out;
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     const pc_data *x = in[0];
     if ((st = ref_require_dtype(ctx, x, 0, numeric_no_bool, "numeric")) != PC_OK) return st;
@@ -449,14 +547,20 @@ static pc_status op_CumSum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
             for (uint64_t s = 0; s < n; s++) {
                 uint64_t k = reverse ? n - 1 - s : s, i = (a * n + k) * inner + b;
                 if (exclusive) {
-                    if (is_float) ref_set_f64(y, i, fs);
-                    else ref_set_i64(y, i, (int64_t)is);
+                    if (is_float)
+                        ref_set_f64(y, i, fs);
+                    else
+                        ref_set_i64(y, i, (int64_t)is);
                 }
-                if (is_float) fs += ref_get_f64(x, i);
-                else is += (uint64_t)ref_get_i64(x, i);
+                if (is_float)
+                    fs += ref_get_f64(x, i);
+                else
+                    is += (uint64_t)ref_get_i64(x, i);
                 if (!exclusive) {
-                    if (is_float) ref_set_f64(y, i, fs);
-                    else ref_set_i64(y, i, (int64_t)is);
+                    if (is_float)
+                        ref_set_f64(y, i, fs);
+                    else
+                        ref_set_i64(y, i, (int64_t)is);
                 }
             }
         }
@@ -464,12 +568,14 @@ static pc_status op_CumSum(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     return PC_OK;
 }
 
-/* ---- Softmax, LogSoftmax, Hardmax ---------------------------------------------------------------------------- */
+/* ---- Softmax, LogSoftmax, Hardmax
+ * ---------------------------------------------------------------------------- */
 
 typedef enum smax_kind { S_SOFTMAX, S_LOGSOFTMAX, S_HARDMAX } smax_kind;
 
-/* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row of prod(dims[axis:]) elements is
- * normalized; from 13 on only the one axis (default -1) is. Both are rows of n elements `inner` apart. */
+/* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row of prod(dims[axis:])
+ * elements is normalized; from 13 on only the one axis (default -1) is. Both are rows of n elements `inner`
+ * apart. */
 static pc_status run_softmax(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, smax_kind kind)
 {
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
@@ -479,7 +585,8 @@ static pc_status run_softmax(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
     bool legacy = ctx->opset < 13;
     int32_t axis;
     if (x->rank == 0) return ref_fail(ctx, PC_ERR_SHAPE, "input 0 must have rank >= 1");
-    if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", legacy ? 1 : -1), x->rank, false, &axis)) != PC_OK) return st;
+    if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", legacy ? 1 : -1), x->rank, false, &axis)) != PC_OK)
+        return st;
     uint64_t outer, n, inner;
     split_at(x, axis, &outer, &n, &inner);
     if (legacy) {
@@ -495,7 +602,8 @@ static pc_status run_softmax(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
                 uint64_t best = 0;
                 for (uint64_t k = 1; k < n; k++)
                     if (cmp_elems(x, base + k * inner, base + best * inner, true) > 0) best = k;
-                for (uint64_t k = 0; k < n; k++) ref_set_f64(y, base + k * inner, k == best ? 1.0 : 0.0);
+                for (uint64_t k = 0; k < n; k++)
+                    ref_set_f64(y, base + k * inner, k == best ? 1.0 : 0.0);
                 continue;
             }
             double m = -INFINITY, sum = 0.0;
@@ -503,8 +611,10 @@ static pc_status run_softmax(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
                 double v = ref_get_f64(x, base + k * inner);
                 if (v > m || isnan(v)) m = v;
             }
-            if (isinf(m)) m = 0.0; /* all -inf (or a +inf present): the unshifted formula gives numpy's answer */
-            for (uint64_t k = 0; k < n; k++) sum += exp(ref_get_f64(x, base + k * inner) - m);
+            if (isinf(m))
+                m = 0.0; /* all -inf (or a +inf present): the unshifted formula gives numpy's answer */
+            for (uint64_t k = 0; k < n; k++)
+                sum += exp(ref_get_f64(x, base + k * inner) - m);
             for (uint64_t k = 0; k < n; k++) {
                 double v = ref_get_f64(x, base + k * inner) - m;
                 ref_set_f64(y, base + k * inner, kind == S_SOFTMAX ? exp(v) / sum : v - log(sum));

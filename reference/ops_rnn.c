@@ -1,6 +1,7 @@
-/* Reference ops: recurrent layers RNN, GRU and LSTM. One driver runs all three: per direction, per batch entry,
- * per time step, the gate pre-activations are plain dot products accumulated in double, and the hidden/cell state
- * stays in double between steps (rounded to the element type only when stored in an output). */
+/* Reference ops: recurrent layers RNN, GRU and LSTM. One driver runs all three: per direction, per batch
+ * entry, per time step, the gate pre-activations are plain dot products accumulated in double, and the
+ * hidden/cell state stays in double between steps (rounded to the element type only when stored in an
+ * output). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,8 @@
 
 typedef enum rnn_kind { RNN_SIMPLE, RNN_GRU, RNN_LSTM } rnn_kind;
 
-/* ---- activations --------------------------------------------------------------------------------------------- */
+/* ---- activations
+ * --------------------------------------------------------------------------------------------- */
 
 typedef enum act_kind {
     ACT_RELU,
@@ -31,8 +33,8 @@ typedef struct act_fn {
     double alpha, beta;
 } act_fn;
 
-/* The activation names the spec lists, how many of (alpha, beta) each takes, and their defaults (NAN: the spec
- * gives none, so the value must come from activation_alpha/activation_beta). */
+/* The activation names the spec lists, how many of (alpha, beta) each takes, and their defaults (NAN: the
+ * spec gives none, so the value must come from activation_alpha/activation_beta). */
 static const struct {
     const char *name;
     act_kind kind;
@@ -68,24 +70,36 @@ static bool name_is(const char *want, const char *name, size_t len)
 static double act_apply(const act_fn *a, double x)
 {
     switch (a->kind) {
-    case ACT_RELU: return x > 0 ? x : 0.0;
-    case ACT_TANH: return tanh(x);
-    case ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case ACT_AFFINE: return a->alpha * x + a->beta;
-    case ACT_LEAKYRELU: return x < 0 ? a->alpha * x : x;
-    case ACT_THRESHOLDEDRELU: return x > a->alpha ? x : 0.0;
-    case ACT_SCALEDTANH: return a->alpha * tanh(a->beta * x);
-    case ACT_HARDSIGMOID: return fmax(0.0, fmin(1.0, a->alpha * x + a->beta));
-    case ACT_ELU: return x < 0 ? a->alpha * (exp(x) - 1.0) : x;
-    case ACT_SOFTSIGN: return x / (1.0 + fabs(x));
-    case ACT_SOFTPLUS: return log1p(exp(-fabs(x))) + (x > 0 ? x : 0);
+    case ACT_RELU:
+        return x > 0 ? x : 0.0;
+    case ACT_TANH:
+        return tanh(x);
+    case ACT_SIGMOID:
+        return 1.0 / (1.0 + exp(-x));
+    case ACT_AFFINE:
+        return a->alpha * x + a->beta;
+    case ACT_LEAKYRELU:
+        return x < 0 ? a->alpha * x : x;
+    case ACT_THRESHOLDEDRELU:
+        return x > a->alpha ? x : 0.0;
+    case ACT_SCALEDTANH:
+        return a->alpha * tanh(a->beta * x);
+    case ACT_HARDSIGMOID:
+        return fmax(0.0, fmin(1.0, a->alpha * x + a->beta));
+    case ACT_ELU:
+        return x < 0 ? a->alpha * (exp(x) - 1.0) : x;
+    case ACT_SOFTSIGN:
+        return x / (1.0 + fabs(x));
+    case ACT_SOFTPLUS:
+        return log1p(exp(-fabs(x))) + (x > 0 ? x : 0);
     }
     return x;
 }
 
-/* Reads the `activations` list (defaults per op when absent) into acts[0..n_dirs*per_dir). activation_alpha and
- * activation_beta are consumed in order by the activations that take a parameter (as onnxruntime does; the spec
- * says "consumed in the order of activation functions"); an activation without a value takes its default. */
+/* Reads the `activations` list (defaults per op when absent) into acts[0..n_dirs*per_dir). activation_alpha
+ * and activation_beta are consumed in order by the activations that take a parameter (as onnxruntime does;
+ * the spec says "consumed in the order of activation functions"); an activation without a value takes its
+ * default. */
 static pc_status parse_activations(ref_ctx *ctx, rnn_kind kind, int n_dirs, act_fn *acts)
 {
     static const char *const defaults[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
@@ -94,7 +108,8 @@ static pc_status parse_activations(ref_ctx *ctx, rnn_kind kind, int n_dirs, act_
     const pc_attr *a = pc_node_attr(ctx->node, "activations");
     if (a && a->type != PC_ATTR_STRINGS)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'activations' must be a list of strings");
-    /* a list of per_dir names for a bidirectional layer applies to both directions (onnxruntime accepts it) */
+    /* a list of per_dir names for a bidirectional layer applies to both directions (onnxruntime accepts it)
+     */
     if (a && a->n != (size_t)n && a->n != (size_t)per_dir)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'activations' has %zu names, expected %d", a->n, n);
     size_t n_alpha, n_beta, next_alpha = 0, next_beta = 0;
@@ -112,21 +127,25 @@ static pc_status parse_activations(ref_ctx *ctx, rnn_kind kind, int n_dirs, act_
         while (k < n_table && !name_is(act_table[k].name, name, len))
             k++;
         if (k == n_table)
-            return ref_unsupported(ctx, "activation '%.*s' (attribute 'activations')", (int)(len > 64 ? 64 : len),
-                                   name ? name : "");
+            return ref_unsupported(ctx, "activation '%.*s' (attribute 'activations')",
+                                   (int)(len > 64 ? 64 : len), name ? name : "");
         acts[i].kind = act_table[k].kind;
         acts[i].alpha = act_table[k].alpha;
         acts[i].beta = act_table[k].beta;
         if (act_table[k].n_params >= 1 && next_alpha < n_alpha) acts[i].alpha = alphas[next_alpha++];
         if (act_table[k].n_params >= 2 && next_beta < n_beta) acts[i].beta = betas[next_beta++];
         if (isnan(acts[i].alpha) || isnan(acts[i].beta))
-            return ref_unsupported(ctx, "activation '%s' without activation_alpha/activation_beta values (the spec "
-                                   "gives no defaults)", act_table[k].name);
+            return ref_unsupported(
+                ctx,
+                "activation '%s' without activation_alpha/activation_beta values (the spec "
+                "gives no defaults)",
+                act_table[k].name);
     }
     return PC_OK;
 }
 
-/* ---- shapes -------------------------------------------------------------------------------------------------- */
+/* ---- shapes
+ * -------------------------------------------------------------------------------------------------- */
 
 /* Checked product of n sizes; false when it overflows int64 or exceeds the output budget. */
 static bool checked_count(const int64_t *v, int n, int64_t *out)
@@ -144,7 +163,8 @@ static bool checked_count(const int64_t *v, int n, int64_t *out)
 static pc_status require_dims(ref_ctx *ctx, const pc_data *t, const char *what, int rank, const int64_t *want)
 {
     bool ok = t->rank == rank;
-    for (int i = 0; ok && i < rank; i++) ok = t->dims[i] == want[i];
+    for (int i = 0; ok && i < rank; i++)
+        ok = t->dims[i] == want[i];
     if (ok) return PC_OK;
     char have[128], expected[128];
     size_t u = 0;
@@ -155,7 +175,8 @@ static pc_status require_dims(ref_ctx *ctx, const pc_data *t, const char *what, 
                     pc_data_describe(t, have, sizeof have), expected);
 }
 
-/* ---- the driver ---------------------------------------------------------------------------------------------- */
+/* ---- the driver
+ * ---------------------------------------------------------------------------------------------- */
 
 typedef struct rnn_dims {
     int64_t seq, batch, input, hidden;
@@ -171,8 +192,9 @@ static uint64_t x_off(const rnn_dims *d, int64_t t, int64_t b)
 }
 static uint64_t y_off(const rnn_dims *d, int64_t t, int dir, int64_t b)
 {
-    return (uint64_t)((d->layout ? (b * d->seq + t) * d->n_dirs + dir : (t * d->n_dirs + dir) * d->batch + b) *
-                      d->hidden);
+    return (
+        uint64_t)((d->layout ? (b * d->seq + t) * d->n_dirs + dir : (t * d->n_dirs + dir) * d->batch + b) *
+                  d->hidden);
 }
 static uint64_t state_off(const rnn_dims *d, int dir, int64_t b)
 {
@@ -187,10 +209,13 @@ static double clipped(double x, double clip)
 static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32_t n_in, pc_data **out,
                          uint32_t n_out)
 {
-    static const char *const in_names[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
+    static const char *const in_names[] = {"X",         "W",         "R", "B", "sequence_lens",
+                                           "initial_h", "initial_c", "P"};
     uint32_t max_in = kind == RNN_LSTM ? 8 : 6;
-    if (n_in > max_in) return ref_fail(ctx, PC_ERR_ARITY, "%u inputs given, at most %u allowed", n_in, max_in);
-    if (n_out > (kind == RNN_LSTM ? 3u : 2u)) return ref_fail(ctx, PC_ERR_ARITY, "%u outputs requested", n_out);
+    if (n_in > max_in)
+        return ref_fail(ctx, PC_ERR_ARITY, "%u inputs given, at most %u allowed", n_in, max_in);
+    if (n_out > (kind == RNN_LSTM ? 3u : 2u))
+        return ref_fail(ctx, PC_ERR_ARITY, "%u outputs requested", n_out);
     pc_status st;
     for (uint32_t i = 0; i < 3; i++)
         if ((st = ref_require_tensor(ctx, in, n_in, i)) != PC_OK) return st;
@@ -199,14 +224,16 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
     const pc_data *C0 = n_in > 6 ? in[6] : NULL, *P = n_in > 7 ? in[7] : NULL;
     for (uint32_t i = 0; i < n_in; i++) {
         if (!in[i]) continue;
-        if (in[i]->kind != PC_TYPE_TENSOR) return ref_fail(ctx, PC_ERR_TYPE, "input %s must be a tensor", in_names[i]);
+        if (in[i]->kind != PC_TYPE_TENSOR)
+            return ref_fail(ctx, PC_ERR_TYPE, "input %s must be a tensor", in_names[i]);
         if (i == 4) {
             if (!ref_is_int(in[i]->dtype))
                 return ref_fail(ctx, PC_ERR_TYPE, "input sequence_lens must be int32, got %s",
                                 pc_dtype_name(in[i]->dtype));
         } else if (!ref_is_float(in[i]->dtype) || in[i]->dtype != X->dtype) {
-            return ref_fail(ctx, PC_ERR_TYPE, "input %s must be a floating-point tensor of X's type %s, got %s",
-                            in_names[i], pc_dtype_name(X->dtype), pc_dtype_name(in[i]->dtype));
+            return ref_fail(ctx, PC_ERR_TYPE,
+                            "input %s must be a floating-point tensor of X's type %s, got %s", in_names[i],
+                            pc_dtype_name(X->dtype), pc_dtype_name(in[i]->dtype));
         }
     }
 
@@ -218,14 +245,18 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
     const char *direction = ref_attr_string(ctx, "direction", "forward");
     bool bidi = strcmp(direction, "bidirectional") == 0, reverse = strcmp(direction, "reverse") == 0;
     if (!bidi && !reverse && strcmp(direction, "forward") != 0)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'direction' must be forward, reverse or bidirectional, got "
-                        "'%s'", direction);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "attribute 'direction' must be forward, reverse or bidirectional, got "
+                        "'%s'",
+                        direction);
     d.n_dirs = bidi ? 2 : 1;
-    if (X->rank != 3) return ref_fail(ctx, PC_ERR_SHAPE, "input X must have rank 3, got rank %d", (int)X->rank);
+    if (X->rank != 3)
+        return ref_fail(ctx, PC_ERR_SHAPE, "input X must have rank 3, got rank %d", (int)X->rank);
     d.seq = X->dims[d.layout ? 1 : 0];
     d.batch = X->dims[d.layout ? 0 : 1];
     d.input = X->dims[2];
-    if (R->rank != 3) return ref_fail(ctx, PC_ERR_SHAPE, "input R must have rank 3, got rank %d", (int)R->rank);
+    if (R->rank != 3)
+        return ref_fail(ctx, PC_ERR_SHAPE, "input R must have rank 3, got rank %d", (int)R->rank);
     d.hidden = R->dims[2];
     if (d.hidden > INT32_MAX) /* keeps gates * hidden below overflow; R's own size bounds it further */
         return ref_fail(ctx, PC_ERR_SHAPE, "input R has hidden size %lld", (long long)d.hidden);
@@ -255,13 +286,15 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
         return ref_fail(ctx, PC_ERR_BUDGET, "output Y of %lld x %lld x %lld x %lld elements is too large",
                         (long long)ydims[0], (long long)ydims[1], (long long)ydims[2], (long long)ydims[3]);
     /* nothing runs for an entry of length 0: onnxruntime zeroes Y_h/Y_c, the spec says nothing, so refuse */
-    if (!SL && d.seq == 0 && d.batch > 0) return ref_unsupported(ctx, "a sequence length of 0 (Y_h/Y_c are not defined)");
+    if (!SL && d.seq == 0 && d.batch > 0)
+        return ref_unsupported(ctx, "a sequence length of 0 (Y_h/Y_c are not defined)");
     for (int64_t b = 0; SL && b < d.batch; b++) {
         int64_t len = ref_get_i64(SL, (uint64_t)b);
         if (len < 0 || len > d.seq)
-            return ref_fail(ctx, PC_ERR_VALUE, "sequence_lens[%lld] = %lld is outside [0, %lld]", (long long)b,
-                            (long long)len, (long long)d.seq);
-        if (len == 0) return ref_unsupported(ctx, "sequence_lens[%lld] = 0 (Y_h/Y_c are not defined)", (long long)b);
+            return ref_fail(ctx, PC_ERR_VALUE, "sequence_lens[%lld] = %lld is outside [0, %lld]",
+                            (long long)b, (long long)len, (long long)d.seq);
+        if (len == 0)
+            return ref_unsupported(ctx, "sequence_lens[%lld] = 0 (Y_h/Y_c are not defined)", (long long)b);
     }
 
     act_fn acts[6];
@@ -308,7 +341,8 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
                 for (int64_t g = 0; g < gh; g++) {
                     double acc = 0.0;
                     for (int64_t i = 0; i < d.input; i++)
-                        acc += ref_get_f64(X, xo + (uint64_t)i) * ref_get_f64(W, w0 + (uint64_t)(g * d.input + i));
+                        acc += ref_get_f64(X, xo + (uint64_t)i) *
+                               ref_get_f64(W, w0 + (uint64_t)(g * d.input + i));
                     if (B) acc += ref_get_f64(B, wb0 + (uint64_t)g);
                     if (kind != RNN_GRU || g < 2 * H) {
                         for (int64_t m = 0; m < H; m++)
@@ -318,20 +352,24 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
                     gate[g] = acc;
                 }
                 if (kind == RNN_SIMPLE) {
-                    for (int64_t j = 0; j < H; j++) h[j] = act_apply(&f[0], clipped(gate[j], clip));
+                    for (int64_t j = 0; j < H; j++)
+                        h[j] = act_apply(&f[0], clipped(gate[j], clip));
                 } else if (kind == RNN_GRU) {
                     /* gates z, r, h; z and r into gate[0..2H) after activation */
-                    for (int64_t j = 0; j < 2 * H; j++) gate[j] = act_apply(&f[0], clipped(gate[j], clip));
+                    for (int64_t j = 0; j < 2 * H; j++)
+                        gate[j] = act_apply(&f[0], clipped(gate[j], clip));
                     for (int64_t j = 0; j < H; j++) {
                         const double z = gate[j], r = gate[H + j];
                         uint64_t row = r0 + (uint64_t)((2 * H + j) * H);
                         double rec = 0.0;
                         if (lbr) {
-                            for (int64_t m = 0; m < H; m++) rec += hprev[m] * ref_get_f64(R, row + (uint64_t)m);
+                            for (int64_t m = 0; m < H; m++)
+                                rec += hprev[m] * ref_get_f64(R, row + (uint64_t)m);
                             if (B) rec += ref_get_f64(B, rb0 + (uint64_t)(2 * H + j));
                             rec *= r;
                         } else {
-                            /* (r (.) H_{t-1}) Rh^T: the reset gate scales H_{t-1} elementwise, before the product */
+                            /* (r (.) H_{t-1}) Rh^T: the reset gate scales H_{t-1} elementwise, before the
+                             * product */
                             for (int64_t m = 0; m < H; m++)
                                 rec += gate[H + m] * hprev[m] * ref_get_f64(R, row + (uint64_t)m);
                             if (B) rec += ref_get_f64(B, rb0 + (uint64_t)(2 * H + j));
@@ -346,15 +384,19 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
                         double po = P ? ref_get_f64(P, p0 + (uint64_t)(H + j)) : 0.0;
                         double pf = P ? ref_get_f64(P, p0 + (uint64_t)(2 * H + j)) : 0.0;
                         double ig = act_apply(&f[0], clipped(gate[j] + pi * c[j], clip));
-                        double fg = input_forget ? 1.0 - ig : act_apply(&f[0], clipped(gate[2 * H + j] + pf * c[j], clip));
+                        double fg = input_forget
+                                        ? 1.0 - ig
+                                        : act_apply(&f[0], clipped(gate[2 * H + j] + pf * c[j], clip));
                         double cg = act_apply(&f[1], clipped(gate[3 * H + j], clip));
                         c[j] = fg * c[j] + ig * cg;
                         double og = act_apply(&f[0], clipped(gate[H + j] + po * c[j], clip));
-                        /* the spec clips "the input of activations", onnxruntime does not clip C_t before h: refuse
-                         * where the two readings differ */
+                        /* the spec clips "the input of activations", onnxruntime does not clip C_t before h:
+                         * refuse where the two readings differ */
                         if (clip > 0 && fabs(c[j]) > clip) {
-                            ref_unsupported(ctx, "clip = %g with a cell state of %g: whether h() sees the clipped "
-                                            "cell state is not agreed", clip, c[j]);
+                            ref_unsupported(ctx,
+                                            "clip = %g with a cell state of %g: whether h() sees the clipped "
+                                            "cell state is not agreed",
+                                            clip, c[j]);
                             free(gate);
                             goto fail;
                         }
@@ -363,7 +405,8 @@ static pc_status run_rnn(ref_ctx *ctx, rnn_kind kind, pc_data *const *in, uint32
                 }
                 if (Y) {
                     uint64_t yo = y_off(&d, t, dir, b);
-                    for (int64_t j = 0; j < H; j++) ref_set_f64(Y, yo + (uint64_t)j, h[j]);
+                    for (int64_t j = 0; j < H; j++)
+                        ref_set_f64(Y, yo + (uint64_t)j, h[j]);
                 }
             }
             /* Y stays zero past an entry's sequence length (the tensor was zero-filled) */

@@ -1,28 +1,33 @@
-/* Reference ops: tensor sequences and optionals (SequenceEmpty/Construct/Insert/At/Erase/Length, SplitToSequence,
- * ConcatFromSequence, SequenceMap, Optional, OptionalHasElement, OptionalGetElement). Values are immutable once
- * made, so sequences share their items by reference: SequenceAt hands out the item itself, SequenceInsert makes a
- * new item list that references the old items. */
+/* Reference ops: tensor sequences and optionals (SequenceEmpty/Construct/Insert/At/Erase/Length,
+ * SplitToSequence, ConcatFromSequence, SequenceMap, Optional, OptionalHasElement, OptionalGetElement). Values
+ * are immutable once made, so sequences share their items by reference: SequenceAt hands out the item itself,
+ * SequenceInsert makes a new item list that references the old items. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference/ref_internal.h"
 
-/* ---- helpers ------------------------------------------------------------------------------------------------- */
+/* ---- helpers
+ * ------------------------------------------------------------------------------------------------- */
 
-static pc_status require_kind(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t index, pc_type_kind kind,
-                              const char *what)
+static pc_status require_kind(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint32_t index,
+                              pc_type_kind kind, const char *what)
 {
-    if (index >= n_in || !in[index]) return ref_fail(ctx, PC_ERR_ARITY, "input %u (%s) is required", index, what);
+    if (index >= n_in || !in[index])
+        return ref_fail(ctx, PC_ERR_ARITY, "input %u (%s) is required", index, what);
     if (in[index]->kind != kind) {
         char buf[96];
         return ref_fail(ctx, PC_ERR_TYPE, "input %u (%s) must be a %s, got %s", index, what,
-                        kind == PC_TYPE_SEQUENCE ? "sequence" : kind == PC_TYPE_OPTIONAL ? "optional" : "tensor",
+                        kind == PC_TYPE_SEQUENCE   ? "sequence"
+                        : kind == PC_TYPE_OPTIONAL ? "optional"
+                                                   : "tensor",
                         pc_data_describe(in[index], buf, sizeof buf));
     }
     return PC_OK;
 }
 
-static pc_data *new_sequence(ref_ctx *ctx, pc_type_kind item_kind, pc_dtype dtype, uint32_t n, pc_data *const *items)
+static pc_data *new_sequence(ref_ctx *ctx, pc_type_kind item_kind, pc_dtype dtype, uint32_t n,
+                             pc_data *const *items)
 {
     pc_error e;
     pc_data *d = pc_data_new_sequence(item_kind, dtype, n, items, &e);
@@ -38,7 +43,8 @@ static pc_data *new_optional(ref_ctx *ctx, pc_type_kind item_kind, pc_dtype dtyp
     return d;
 }
 
-/* A position input: an int32/int64 tensor of one element, normalized from [-n, n + extra) to [0, n + extra). */
+/* A position input: an int32/int64 tensor of one element, normalized from [-n, n + extra) to [0, n + extra).
+ */
 static pc_status read_position(ref_ctx *ctx, const pc_data *t, uint32_t n, uint32_t extra, uint32_t *pos)
 {
     if (t->kind != PC_TYPE_TENSOR || (t->dtype != PC_DTYPE_INT32 && t->dtype != PC_DTYPE_INT64))
@@ -48,27 +54,30 @@ static pc_status read_position(ref_ctx *ctx, const pc_data *t, uint32_t n, uint3
                         (unsigned long long)t->n_elements);
     int64_t p = ref_get_i64(t, 0), hi = (int64_t)n + extra;
     if (p < -(int64_t)n || p >= hi)
-        return ref_fail(ctx, PC_ERR_VALUE, "position %lld is out of range [%lld, %lld] for a sequence of %u tensors",
+        return ref_fail(ctx, PC_ERR_VALUE,
+                        "position %lld is out of range [%lld, %lld] for a sequence of %u tensors",
                         (long long)p, -(long long)n, (long long)(hi - 1), n);
     *pos = (uint32_t)(p < 0 ? p + n : p);
     return PC_OK;
 }
 
+/* ---- construction and access
+ * --------------------------------------------------------------------------------- */
 
-
-/* ---- construction and access --------------------------------------------------------------------------------- */
-
-static pc_status op_SequenceEmpty(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_SequenceEmpty(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                  uint32_t n_out)
 {
     (void)in, (void)n_in, (void)n_out;
     int64_t dtype = ref_attr_int(ctx, "dtype", PC_DTYPE_FLOAT);
     if (dtype < INT32_MIN || dtype > INT32_MAX || !pc_dtype_is_valid((int32_t)dtype))
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'dtype' = %lld is not an element type", (long long)dtype);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'dtype' = %lld is not an element type",
+                        (long long)dtype);
     out[0] = new_sequence(ctx, PC_TYPE_TENSOR, (pc_dtype)dtype, 0, NULL);
     return out[0] ? PC_OK : ctx->err->status;
 }
 
-static pc_status op_SequenceConstruct(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_SequenceConstruct(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                      uint32_t n_out)
 {
     (void)n_out;
     if (n_in == 0) return ref_fail(ctx, PC_ERR_ARITY, "at least one input is required");
@@ -76,14 +85,16 @@ static pc_status op_SequenceConstruct(ref_ctx *ctx, pc_data *const *in, uint32_t
         pc_status st = ref_require_tensor(ctx, in, n_in, i);
         if (st != PC_OK) return st;
         if (in[i]->dtype != in[0]->dtype)
-            return ref_fail(ctx, PC_ERR_TYPE, "input %u is %s but input 0 is %s: a sequence holds one element type",
-                            i, pc_dtype_name(in[i]->dtype), pc_dtype_name(in[0]->dtype));
+            return ref_fail(ctx, PC_ERR_TYPE,
+                            "input %u is %s but input 0 is %s: a sequence holds one element type", i,
+                            pc_dtype_name(in[i]->dtype), pc_dtype_name(in[0]->dtype));
     }
     out[0] = new_sequence(ctx, PC_TYPE_TENSOR, in[0]->dtype, n_in, in);
     return out[0] ? PC_OK : ctx->err->status;
 }
 
-static pc_status op_SequenceInsert(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_SequenceInsert(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                   uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_kind(ctx, in, n_in, 0, PC_TYPE_SEQUENCE, "input_sequence");
@@ -100,7 +111,8 @@ static pc_status op_SequenceInsert(ref_ctx *ctx, pc_data *const *in, uint32_t n_
     if (n_in > 2 && in[2] && (st = read_position(ctx, in[2], seq->n_items, 1, &pos)) != PC_OK) return st;
     pc_data **items = malloc(((size_t)seq->n_items + 1) * sizeof *items);
     if (!items) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory inserting into a sequence");
-    for (uint32_t i = 0, k = 0; i <= seq->n_items; i++) items[i] = i == pos ? t : seq->items[k++];
+    for (uint32_t i = 0, k = 0; i <= seq->n_items; i++)
+        items[i] = i == pos ? t : seq->items[k++];
     out[0] = new_sequence(ctx, PC_TYPE_TENSOR, t->dtype, seq->n_items + 1, items);
     free(items);
     return out[0] ? PC_OK : ctx->err->status;
@@ -118,7 +130,8 @@ static pc_status op_SequenceAt(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, 
     return PC_OK;
 }
 
-static pc_status op_SequenceErase(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_SequenceErase(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                  uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_kind(ctx, in, n_in, 0, PC_TYPE_SEQUENCE, "input_sequence");
@@ -137,7 +150,8 @@ static pc_status op_SequenceErase(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     return out[0] ? PC_OK : ctx->err->status;
 }
 
-static pc_status op_SequenceLength(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_SequenceLength(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                   uint32_t n_out)
 {
     (void)n_out;
     pc_status st = require_kind(ctx, in, n_in, 0, PC_TYPE_SEQUENCE, "input_sequence");
@@ -149,11 +163,14 @@ static pc_status op_SequenceLength(ref_ctx *ctx, pc_data *const *in, uint32_t n_
     return PC_OK;
 }
 
-/* ---- split and concatenate ----------------------------------------------------------------------------------- */
+/* ---- split and concatenate
+ * ----------------------------------------------------------------------------------- */
 
-/* SplitToSequence: no split = chunks of 1 (axis dropped unless keepdims); a scalar split = chunks of that size,
- * the last one shorter; a 1-D split = the listed sizes, summing to the axis length (keepdims ignored). */
-static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+/* SplitToSequence: no split = chunks of 1 (axis dropped unless keepdims); a scalar split = chunks of that
+ * size, the last one shorter; a 1-D split = the listed sizes, summing to the axis length (keepdims ignored).
+ */
+static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                    uint32_t n_out)
 {
     (void)n_out;
     pc_status st = ref_require_tensor(ctx, in, n_in, 0);
@@ -172,7 +189,8 @@ static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n
         keep = ref_attr_int(ctx, "keepdims", 1) != 0;
         n_parts = (size_t)dim;
     } else {
-        if (split->kind != PC_TYPE_TENSOR || (split->dtype != PC_DTYPE_INT32 && split->dtype != PC_DTYPE_INT64))
+        if (split->kind != PC_TYPE_TENSOR ||
+            (split->dtype != PC_DTYPE_INT32 && split->dtype != PC_DTYPE_INT64))
             return ref_fail(ctx, PC_ERR_TYPE, "input 'split' must be an int32 or int64 tensor");
         if (split->rank > 1) return ref_fail(ctx, PC_ERR_SHAPE, "input 'split' must be a scalar or 1-D");
         if ((st = ref_read_ints(ctx, split, "input 'split'", &sizes, &n_parts)) != PC_OK) return st;
@@ -181,18 +199,22 @@ static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n
             free(sizes);
             sizes = NULL;
             if (chunk <= 0)
-                return ref_fail(ctx, PC_ERR_VALUE, "scalar 'split' must be positive, got %lld", (long long)chunk);
+                return ref_fail(ctx, PC_ERR_VALUE, "scalar 'split' must be positive, got %lld",
+                                (long long)chunk);
             n_parts = (size_t)(dim / chunk + (dim % chunk != 0));
             if (n_parts > UINT32_MAX) return ref_fail(ctx, PC_ERR_BUDGET, "too many chunks");
             sizes = malloc((n_parts ? n_parts : 1) * sizeof *sizes);
             if (!sizes) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory splitting");
-            for (size_t i = 0; i < n_parts; i++) sizes[i] = (int64_t)i + 1 < (int64_t)n_parts ? chunk : dim - chunk * (int64_t)i;
+            for (size_t i = 0; i < n_parts; i++)
+                sizes[i] = (int64_t)i + 1 < (int64_t)n_parts ? chunk : dim - chunk * (int64_t)i;
         } else {
             int64_t sum = 0;
             for (size_t i = 0; i < n_parts; i++) {
                 if (sizes[i] < 0 || sizes[i] > dim - sum) {
-                    st = ref_fail(ctx, PC_ERR_VALUE, "split[%zu] = %lld: sizes must be >= 0 and sum to %lld, the "
-                                  "length of axis %d", i, (long long)sizes[i], (long long)dim, (int)axis);
+                    st = ref_fail(ctx, PC_ERR_VALUE,
+                                  "split[%zu] = %lld: sizes must be >= 0 and sum to %lld, the "
+                                  "length of axis %d",
+                                  i, (long long)sizes[i], (long long)dim, (int)axis);
                     free(sizes);
                     return st;
                 }
@@ -205,12 +227,14 @@ static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n
             }
         }
     }
-    /* only an empty input can ask for more chunks than it has elements: refuse absurd counts of empty tensors */
+    /* only an empty input can ask for more chunks than it has elements: refuse absurd counts of empty tensors
+     */
     if (n_parts > UINT32_MAX || (n_parts > ((size_t)1 << 20) && n_parts > x->n_elements)) {
         free(sizes);
         return ref_fail(ctx, PC_ERR_BUDGET, "too many chunks (%zu)", n_parts);
     }
-    uint64_t outer = ref_shape_count(axis, x->dims), inner = ref_shape_count(x->rank - axis - 1, x->dims + axis + 1);
+    uint64_t outer = ref_shape_count(axis, x->dims),
+             inner = ref_shape_count(x->rank - axis - 1, x->dims + axis + 1);
     pc_data **items = calloc(n_parts ? n_parts : 1, sizeof *items);
     if (!items) {
         free(sizes);
@@ -241,7 +265,8 @@ static pc_status op_SplitToSequence(ref_ctx *ctx, pc_data *const *in, uint32_t n
     }
     if (st == PC_OK && !(out[0] = new_sequence(ctx, PC_TYPE_TENSOR, x->dtype, (uint32_t)n_parts, items)))
         st = ctx->err->status;
-    for (size_t p = 0; p < n_parts; p++) pc_data_unref(items[p]);
+    for (size_t p = 0; p < n_parts; p++)
+        pc_data_unref(items[p]);
     free(items);
     free(sizes);
     return st;
@@ -264,8 +289,10 @@ static pc_status op_ConcatFromSequence(ref_ctx *ctx, pc_data *const *in, uint32_
             return ref_fail(ctx, PC_ERR_TYPE, "item %u of input_sequence is not a tensor", i);
     int32_t axis;
     if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), first->rank, new_axis, &axis)) != PC_OK) return st;
-    if (!new_axis && first->rank == 0) return ref_fail(ctx, PC_ERR_SHAPE, "cannot concatenate scalars without new_axis");
-    if (new_axis && first->rank >= PC_MAX_RANK) return ref_fail(ctx, PC_ERR_SHAPE, "result rank exceeds the limit");
+    if (!new_axis && first->rank == 0)
+        return ref_fail(ctx, PC_ERR_SHAPE, "cannot concatenate scalars without new_axis");
+    if (new_axis && first->rank >= PC_MAX_RANK)
+        return ref_fail(ctx, PC_ERR_SHAPE, "result rank exceeds the limit");
     if ((st = ref_require_bytewise(ctx, first->dtype, "a sequence op")) != PC_OK) return st;
     int64_t total = 0;
     for (uint32_t i = 0; i < seq->n_items; i++) {
@@ -275,13 +302,15 @@ static pc_status op_ConcatFromSequence(ref_ctx *ctx, pc_data *const *in, uint32_
             return ref_fail(ctx, PC_ERR_TYPE, "item %u is %s but item 0 is %s", i, pc_dtype_name(t->dtype),
                             pc_dtype_name(first->dtype));
         bool same = t->rank == first->rank;
-        for (int32_t d = 0; same && d < t->rank; d++) same = d == axis && !new_axis ? true : t->dims[d] == first->dims[d];
+        for (int32_t d = 0; same && d < t->rank; d++)
+            same = d == axis && !new_axis ? true : t->dims[d] == first->dims[d];
         if (!same)
             return ref_fail(ctx, PC_ERR_SHAPE, "item %u is %s, item 0 is %s: shapes must match%s", i,
                             pc_data_describe(t, a, sizeof a), pc_data_describe(first, b, sizeof b),
                             new_axis ? "" : " except on the concatenation axis");
         int64_t len = new_axis ? 1 : t->dims[axis];
-        if (len > INT64_MAX - total) return ref_fail(ctx, PC_ERR_OVERFLOW, "concatenated axis length overflows");
+        if (len > INT64_MAX - total)
+            return ref_fail(ctx, PC_ERR_OVERFLOW, "concatenated axis length overflows");
         total += len;
     }
     ref_shape s = {first->rank, {0}};
@@ -293,8 +322,10 @@ static pc_status op_ConcatFromSequence(ref_ctx *ctx, pc_data *const *in, uint32_
     s.dims[axis] = total;
     pc_data *y = ref_new_tensor(ctx, first->dtype, s.rank, s.dims);
     if (!y) return ctx->err->status;
-    /* in y's shape: outer = dims before axis, inner = dims after; item i covers [offset, offset + len) on axis */
-    uint64_t outer = ref_shape_count(axis, s.dims), inner = ref_shape_count(s.rank - axis - 1, s.dims + axis + 1);
+    /* in y's shape: outer = dims before axis, inner = dims after; item i covers [offset, offset + len) on
+     * axis */
+    uint64_t outer = ref_shape_count(axis, s.dims),
+             inner = ref_shape_count(s.rank - axis - 1, s.dims + axis + 1);
     int64_t offset = 0;
     for (uint32_t i = 0; i < seq->n_items; i++) {
         const pc_data *t = seq->items[i];
@@ -311,7 +342,8 @@ static pc_status op_ConcatFromSequence(ref_ctx *ctx, pc_data *const *in, uint32_
     return PC_OK;
 }
 
-/* ---- SequenceMap --------------------------------------------------------------------------------------------- */
+/* ---- SequenceMap
+ * --------------------------------------------------------------------------------------------- */
 
 /* The element type of a body/node output declared as tensor or sequence of tensors (for empty results). */
 static pc_dtype declared_elem(const pc_type *t)
@@ -321,22 +353,25 @@ static pc_dtype declared_elem(const pc_type *t)
     return PC_DTYPE_UNDEFINED;
 }
 
-static pc_status op_SequenceMap(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_SequenceMap(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                uint32_t n_out)
 {
     pc_status st = require_kind(ctx, in, n_in, 0, PC_TYPE_SEQUENCE, "input_sequence");
     if (st != PC_OK) return st;
     const pc_attr *a = pc_node_attr(ctx->node, "body");
-    if (!a || a->type != PC_ATTR_GRAPH || !a->g) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'body' (a graph) is required");
+    if (!a || a->type != PC_ATTR_GRAPH || !a->g)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'body' (a graph) is required");
     const pc_graph *body = a->g;
     if (body->n_inputs != n_in || body->n_outputs != n_out)
-        return ref_fail(ctx, PC_ERR_ARITY, "body takes %u inputs and gives %u outputs; the node has %u and %u",
-                        body->n_inputs, body->n_outputs, n_in, n_out);
+        return ref_fail(ctx, PC_ERR_ARITY,
+                        "body takes %u inputs and gives %u outputs; the node has %u and %u", body->n_inputs,
+                        body->n_outputs, n_in, n_out);
     uint32_t n = in[0]->n_items;
     for (uint32_t j = 1; j < n_in; j++) {
         if (!in[j]) return ref_fail(ctx, PC_ERR_ARITY, "input %u is missing", j);
         if (in[j]->kind == PC_TYPE_SEQUENCE && in[j]->n_items != n)
-            return ref_fail(ctx, PC_ERR_SHAPE, "input %u is a sequence of %u items but input_sequence has %u", j,
-                            in[j]->n_items, n);
+            return ref_fail(ctx, PC_ERR_SHAPE, "input %u is a sequence of %u items but input_sequence has %u",
+                            j, in[j]->n_items, n);
         if (in[j]->kind != PC_TYPE_SEQUENCE && in[j]->kind != PC_TYPE_TENSOR)
             return ref_fail(ctx, PC_ERR_TYPE, "input %u must be a tensor or a sequence", j);
     }
@@ -350,7 +385,8 @@ static pc_status op_SequenceMap(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
         goto done;
     }
     for (uint32_t i = 0; i < n; i++) {
-        for (uint32_t j = 0; j < n_in; j++) body_in[j] = in[j]->kind == PC_TYPE_SEQUENCE ? in[j]->items[i] : in[j];
+        for (uint32_t j = 0; j < n_in; j++)
+            body_in[j] = in[j]->kind == PC_TYPE_SEQUENCE ? in[j]->items[i] : in[j];
         if ((st = ref_run_body(ctx, body, n_in, body_in, body_out)) != PC_OK) goto done;
         for (uint32_t k = 0; k < n_out; k++) {
             results[(size_t)k * n + i] = body_out[k];
@@ -364,11 +400,12 @@ static pc_status op_SequenceMap(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
     for (uint32_t k = 0; k < n_out; k++) {
         pc_data *const *items = results + (size_t)k * n;
         pc_dtype dtype = n ? items[0]->dtype : declared_elem(&body->outputs[k]->type);
-        if (dtype == PC_DTYPE_UNDEFINED && ctx->node->outputs[k]) dtype = declared_elem(&ctx->node->outputs[k]->type);
+        if (dtype == PC_DTYPE_UNDEFINED && ctx->node->outputs[k])
+            dtype = declared_elem(&ctx->node->outputs[k]->type);
         for (uint32_t i = 1; i < n; i++)
             if (items[i]->dtype != dtype) {
-                st = ref_fail(ctx, PC_ERR_TYPE, "body output %u is %s in iteration %u but %s in iteration 0", k,
-                              pc_dtype_name(items[i]->dtype), i, pc_dtype_name(dtype));
+                st = ref_fail(ctx, PC_ERR_TYPE, "body output %u is %s in iteration %u but %s in iteration 0",
+                              k, pc_dtype_name(items[i]->dtype), i, pc_dtype_name(dtype));
                 goto done;
             }
         if (!(out[k] = new_sequence(ctx, PC_TYPE_TENSOR, dtype, n, items))) {
@@ -378,14 +415,16 @@ static pc_status op_SequenceMap(ref_ctx *ctx, pc_data *const *in, uint32_t n_in,
     }
 done:
     if (results)
-        for (size_t i = 0; i < n_results; i++) pc_data_unref(results[i]);
+        for (size_t i = 0; i < n_results; i++)
+            pc_data_unref(results[i]);
     free(results);
     free(body_in);
     free(body_out);
     return st;
 }
 
-/* ---- optionals ----------------------------------------------------------------------------------------------- */
+/* ---- optionals
+ * ----------------------------------------------------------------------------------------------- */
 
 static pc_status op_Optional(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
@@ -406,7 +445,8 @@ static pc_status op_Optional(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
     return out[0] ? PC_OK : ctx->err->status;
 }
 
-/* Opset 15: the input is a required optional. Opset 18: it may be omitted (false) or be a tensor/sequence (true). */
+/* Opset 15: the input is a required optional. Opset 18: it may be omitted (false) or be a tensor/sequence
+ * (true). */
 static pc_status op_OptionalHasElement(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
                                        uint32_t n_out)
 {
@@ -427,8 +467,8 @@ static pc_status op_OptionalHasElement(ref_ctx *ctx, pc_data *const *in, uint32_
     return PC_OK;
 }
 
-/* Opset 15: the input must be an optional. Opset 18: a tensor or sequence passes through. An empty optional is an
- * error (the spec leaves the result undefined). */
+/* Opset 15: the input must be an optional. Opset 18: a tensor or sequence passes through. An empty optional
+ * is an error (the spec leaves the result undefined). */
 static pc_status op_OptionalGetElement(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
                                        uint32_t n_out)
 {

@@ -1,11 +1,13 @@
-/* Reference ops: data movement and shape ops — Identity, Constant, Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
- * Concat, Split, Slice, Gather*, Scatter*, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Shape, Size,
- * ConstantOfShape, Range, OneHot, NonZero, Compress, Trilu, EyeLike, ReverseSequence, Resize, Upsample, Unique.
+/* Reference ops: data movement and shape ops — Identity, Constant, Reshape, Flatten, Squeeze, Unsqueeze,
+ * Transpose, Concat, Split, Slice, Gather*, Scatter*, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Shape,
+ * Size, ConstantOfShape, Range, OneHot, NonZero, Compress, Trilu, EyeLike, ReverseSequence, Resize, Upsample,
+ * Unique.
  *
- * Data movement is written once for every element type: a kernel works out, for each output element, which input
- * element it is, and copies it with ref_copy_elem (strings included). Only arithmetic (scatter reductions, Range,
- * Resize interpolation) goes through ref_get_f64/ref_get_i64. Sizes that come from tensor values are checked
- * before anything is allocated: negative dims are SHAPE errors, outputs over 2^31 elements are BUDGET errors. */
+ * Data movement is written once for every element type: a kernel works out, for each output element, which
+ * input element it is, and copies it with ref_copy_elem (strings included). Only arithmetic (scatter
+ * reductions, Range, Resize interpolation) goes through ref_get_f64/ref_get_i64. Sizes that come from tensor
+ * values are checked before anything is allocated: negative dims are SHAPE errors, outputs over 2^31 elements
+ * are BUDGET errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +15,14 @@
 
 #include "reference/ref_internal.h"
 
-
-#define KERNEL(Name)                                                                                               \
+#define KERNEL(Name)                                                                                         \
     static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 
-/* ---- helpers ------------------------------------------------------------------------------------------------- */
+/* ---- helpers
+ * ------------------------------------------------------------------------------------------------- */
 
-
-/* Element types a kernel can move one element at a time: whole bytes, or strings. Packed sub-byte types are not. */
+/* Element types a kernel can move one element at a time: whole bytes, or strings. Packed sub-byte types are
+ * not. */
 static bool movable_dtype(pc_dtype t)
 {
     unsigned bits = pc_dtype_bits(t);
@@ -33,8 +35,9 @@ static pc_status need_data(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, uint
     pc_status st = ref_require_tensor(ctx, in, n_in, i);
     if (st != PC_OK) return st;
     if (!movable_dtype(in[i]->dtype))
-        return ref_unsupported(ctx, "input %u has element type %s (packed sub-byte types are not moved element-wise)",
-                               i, pc_dtype_name(in[i]->dtype));
+        return ref_unsupported(
+            ctx, "input %u has element type %s (packed sub-byte types are not moved element-wise)", i,
+            pc_dtype_name(in[i]->dtype));
     return PC_OK;
 }
 
@@ -43,14 +46,15 @@ static bool has_input(pc_data *const *in, uint32_t n_in, uint32_t i)
     return i < n_in && in[i] != NULL;
 }
 
-/* Reads a signed integer tensor (shapes, axes, indices: the spec allows int32/int64 there; unsigned values above
- * INT64_MAX would silently turn negative) into a malloc'ed int64 array the caller frees. */
+/* Reads a signed integer tensor (shapes, axes, indices: the spec allows int32/int64 there; unsigned values
+ * above INT64_MAX would silently turn negative) into a malloc'ed int64 array the caller frees. */
 static pc_status read_signed(ref_ctx *ctx, const pc_data *t, const char *what, int64_t **vals, size_t *n)
 {
     *vals = NULL;
     *n = 0;
     if (t->kind == PC_TYPE_TENSOR && !ref_is_signed(t->dtype))
-        return ref_fail(ctx, PC_ERR_TYPE, "%s must be a signed integer tensor, got %s", what, pc_dtype_name(t->dtype));
+        return ref_fail(ctx, PC_ERR_TYPE, "%s must be a signed integer tensor, got %s", what,
+                        pc_dtype_name(t->dtype));
     return ref_read_ints(ctx, t, what, vals, n);
 }
 
@@ -78,19 +82,21 @@ static pc_status drop(pc_data *d, pc_status st)
     return st;
 }
 
-/* Product of dims[from, to). Exact for a non-empty tensor (it is at most its element count); an empty tensor may
- * have other huge dims, so the product wraps (unsigned, defined) and callers skip loops over empty tensors. */
+/* Product of dims[from, to). Exact for a non-empty tensor (it is at most its element count); an empty tensor
+ * may have other huge dims, so the product wraps (unsigned, defined) and callers skip loops over empty
+ * tensors. */
 static int64_t prod(const int64_t *dims, int32_t from, int32_t to)
 {
     uint64_t p = 1;
-    for (int32_t i = from; i < to; i++) p *= (uint64_t)dims[i];
+    for (int32_t i = from; i < to; i++)
+        p *= (uint64_t)dims[i];
     return (int64_t)p;
 }
 
-
 /* Fills dst (all of it, row-major) from src: the element at output multi-index idx is src[base + sum idx[d] *
  * sstr[d]]. Transpose, Slice and Expand are this with different strides. */
-static pc_status copy_strided(ref_ctx *ctx, pc_data *dst, const pc_data *src, int64_t base, const int64_t *sstr)
+static pc_status copy_strided(ref_ctx *ctx, pc_data *dst, const pc_data *src, int64_t base,
+                              const int64_t *sstr)
 {
     int64_t idx[PC_MAX_RANK] = {0};
     int64_t off = base;
@@ -126,11 +132,13 @@ static pc_status norm_index(ref_ctx *ctx, int64_t v, int64_t n, const char *what
     return PC_OK;
 }
 
-/* Axes from a list (attribute or input) normalized against rank; duplicates rejected. mark[axis] set for each. */
-static pc_status read_axes(ref_ctx *ctx, const int64_t *axes, size_t n, int32_t rank, const char *what, bool *mark,
-                           int32_t *norm)
+/* Axes from a list (attribute or input) normalized against rank; duplicates rejected. mark[axis] set for
+ * each. */
+static pc_status read_axes(ref_ctx *ctx, const int64_t *axes, size_t n, int32_t rank, const char *what,
+                           bool *mark, int32_t *norm)
 {
-    for (int32_t d = 0; d < rank; d++) mark[d] = false;
+    for (int32_t d = 0; d < rank; d++)
+        mark[d] = false;
     for (size_t k = 0; k < n; k++) {
         int32_t a;
         if (axes[k] < -(int64_t)rank || axes[k] >= rank)
@@ -158,7 +166,8 @@ static bool set_string(pc_data *t, uint64_t i, const uint8_t *s, size_t len)
     return true;
 }
 
-/* ---- Identity, Constant -------------------------------------------------------------------------------------- */
+/* ---- Identity, Constant
+ * -------------------------------------------------------------------------------------- */
 
 /* Values are immutable once produced, so Identity shares its input (tensor, sequence or optional alike). */
 KERNEL(Identity)
@@ -174,16 +183,24 @@ static pc_data *constant_list(ref_ctx *ctx, const pc_attr *a)
     bool list = a->type == PC_ATTR_FLOATS || a->type == PC_ATTR_INTS || a->type == PC_ATTR_STRINGS;
     int64_t n = list ? (int64_t)a->n : 1;
     pc_dtype dt = a->type == PC_ATTR_FLOAT || a->type == PC_ATTR_FLOATS ? PC_DTYPE_FLOAT
-                  : a->type == PC_ATTR_INT || a->type == PC_ATTR_INTS ? PC_DTYPE_INT64
+                  : a->type == PC_ATTR_INT || a->type == PC_ATTR_INTS   ? PC_DTYPE_INT64
                                                                         : PC_DTYPE_STRING;
     pc_data *y = ref_new_tensor(ctx, dt, list ? 1 : 0, &n);
     if (!y) return NULL;
     for (int64_t i = 0; i < n; i++) {
         switch (a->type) {
-        case PC_ATTR_FLOAT: ref_set_f64(y, 0, a->f); break;
-        case PC_ATTR_FLOATS: ref_set_f64(y, (uint64_t)i, a->floats[i]); break;
-        case PC_ATTR_INT: ref_set_i64(y, 0, a->i); break;
-        case PC_ATTR_INTS: ref_set_i64(y, (uint64_t)i, a->ints[i]); break;
+        case PC_ATTR_FLOAT:
+            ref_set_f64(y, 0, a->f);
+            break;
+        case PC_ATTR_FLOATS:
+            ref_set_f64(y, (uint64_t)i, a->floats[i]);
+            break;
+        case PC_ATTR_INT:
+            ref_set_i64(y, 0, a->i);
+            break;
+        case PC_ATTR_INTS:
+            ref_set_i64(y, (uint64_t)i, a->ints[i]);
+            break;
         default: {
             const pc_bytes *s = a->type == PC_ATTR_STRING ? &a->s : &a->strings[i];
             if (!set_string(y, (uint64_t)i, s->data, s->len)) {
@@ -205,9 +222,9 @@ KERNEL(Constant)
     static const struct {
         const char *name;
         pc_attr_type type;
-    } kinds[] = {{"value", PC_ATTR_TENSOR},           {"value_float", PC_ATTR_FLOAT},
-                 {"value_floats", PC_ATTR_FLOATS},    {"value_int", PC_ATTR_INT},
-                 {"value_ints", PC_ATTR_INTS},        {"value_string", PC_ATTR_STRING},
+    } kinds[] = {{"value", PC_ATTR_TENSOR},          {"value_float", PC_ATTR_FLOAT},
+                 {"value_floats", PC_ATTR_FLOATS},   {"value_int", PC_ATTR_INT},
+                 {"value_ints", PC_ATTR_INTS},       {"value_string", PC_ATTR_STRING},
                  {"value_strings", PC_ATTR_STRINGS}, {"sparse_value", PC_ATTR_SPARSE_TENSOR}};
     const pc_attr *a = NULL;
     for (uint32_t i = 0; i < ctx->node->n_attrs; i++) {
@@ -217,13 +234,17 @@ KERNEL(Constant)
             if (c->type != kinds[k].type)
                 return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute '%s' must be of type %s, not %s", c->name,
                                 pc_attr_type_name(kinds[k].type), pc_attr_type_name(c->type));
-            if (a) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attributes '%s' and '%s' both given; exactly one is allowed",
-                                   a->name, c->name);
+            if (a)
+                return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                                "attributes '%s' and '%s' both given; exactly one is allowed", a->name,
+                                c->name);
             a = c;
         }
     }
-    if (!a) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "no value attribute (value, value_float(s), value_int(s), "
-                            "value_string(s)) given");
+    if (!a)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "no value attribute (value, value_float(s), value_int(s), "
+                        "value_string(s)) given");
     if (a->type == PC_ATTR_SPARSE_TENSOR) return ref_unsupported(ctx, "attribute 'sparse_value'");
     if (a->type != PC_ATTR_TENSOR) {
         out[0] = constant_list(ctx, a);
@@ -240,7 +261,8 @@ KERNEL(Constant)
     return PC_OK;
 }
 
-/* ---- Reshape, Flatten, Squeeze, Unsqueeze -------------------------------------------------------------------- */
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze
+ * -------------------------------------------------------------------- */
 
 KERNEL(Reshape)
 {
@@ -271,13 +293,15 @@ KERNEL(Reshape)
         int64_t v = shape[i];
         if (v == 0 && !allowzero) {
             if ((int32_t)i >= x->rank)
-                st = ref_fail(ctx, PC_ERR_SHAPE, "shape[%zu] = 0 copies input dimension %zu, but the input has rank %d",
-                              i, i, (int)x->rank);
+                st = ref_fail(ctx, PC_ERR_SHAPE,
+                              "shape[%zu] = 0 copies input dimension %zu, but the input has rank %d", i, i,
+                              (int)x->rank);
             else
                 v = x->dims[i];
         } else if (v == -1) {
-            if (infer >= 0) st = ref_fail(ctx, PC_ERR_SHAPE, "'shape' has more than one -1 (entries %d and %zu)",
-                                          (int)infer, i);
+            if (infer >= 0)
+                st = ref_fail(ctx, PC_ERR_SHAPE, "'shape' has more than one -1 (entries %d and %zu)",
+                              (int)infer, i);
             infer = (int32_t)i;
             continue;
         } else if (v < 0) {
@@ -292,12 +316,14 @@ KERNEL(Reshape)
     if (overflow) return ref_fail(ctx, PC_ERR_SHAPE, "'shape' element count overflows");
     if (infer >= 0) {
         if (known == 0 || x->n_elements % known != 0)
-            return ref_fail(ctx, PC_ERR_SHAPE, "cannot infer the -1 dimension: input %s, other dimensions multiply "
-                            "to %llu", pc_data_describe(x, buf, sizeof buf), (unsigned long long)known);
+            return ref_fail(ctx, PC_ERR_SHAPE,
+                            "cannot infer the -1 dimension: input %s, other dimensions multiply "
+                            "to %llu",
+                            pc_data_describe(x, buf, sizeof buf), (unsigned long long)known);
         dims[infer] = (int64_t)(x->n_elements / known);
     } else if (known != x->n_elements) {
-        return ref_fail(ctx, PC_ERR_SHAPE, "cannot reshape %s to %llu elements", pc_data_describe(x, buf, sizeof buf),
-                        (unsigned long long)known);
+        return ref_fail(ctx, PC_ERR_SHAPE, "cannot reshape %s to %llu elements",
+                        pc_data_describe(x, buf, sizeof buf), (unsigned long long)known);
     }
     out[0] = ref_reshaped(ctx, x, (int32_t)n, dims);
     return out[0] ? PC_OK : ctx->err->status;
@@ -312,7 +338,8 @@ KERNEL(Flatten)
     /* axis in [-r, r], negatives counting from the input rank (not the Unsqueeze-style rank + 1) */
     int64_t a = ref_attr_int(ctx, "axis", 1);
     if (a < -(int64_t)x->rank || a > x->rank)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axis' %lld is out of range for rank %d", (long long)a, (int)x->rank);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axis' %lld is out of range for rank %d", (long long)a,
+                        (int)x->rank);
     int32_t axis = (int32_t)(a < 0 ? a + x->rank : a);
     int64_t dims[2] = {1, 1};
     for (int32_t d = 0; d < x->rank; d++) { /* checked: an empty input can have huge dims */
@@ -326,8 +353,8 @@ KERNEL(Flatten)
 }
 
 /* Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13. *vals is malloc'ed or NULL. */
-static pc_status axes_attr_or_input(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, int64_t **vals, size_t *n,
-                                    bool *given)
+static pc_status axes_attr_or_input(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, int64_t **vals,
+                                    size_t *n, bool *given)
 {
     *vals = NULL;
     *n = 0;
@@ -336,7 +363,8 @@ static pc_status axes_attr_or_input(ref_ctx *ctx, pc_data *const *in, uint32_t n
         const int64_t *a = ref_attr_ints(ctx, "axes", n);
         if (!ref_has_attr(ctx, "axes")) return PC_OK;
         *given = true;
-        if (!(*vals = malloc(*n ? *n * sizeof **vals : 1))) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
+        if (!(*vals = malloc(*n ? *n * sizeof **vals : 1)))
+            return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
         if (*n) memcpy(*vals, a, *n * sizeof **vals);
         return PC_OK;
     }
@@ -357,14 +385,17 @@ KERNEL(Squeeze)
     if ((st = axes_attr_or_input(ctx, in, n_in, &axes, &n, &given)) != PC_OK) return st;
     if (given) {
         int32_t norm[PC_MAX_RANK];
-        if (n > PC_MAX_RANK) st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axes' has %zu entries", n);
-        else st = read_axes(ctx, axes, n, x->rank, "'axes'", drop_axis, norm);
+        if (n > PC_MAX_RANK)
+            st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axes' has %zu entries", n);
+        else
+            st = read_axes(ctx, axes, n, x->rank, "'axes'", drop_axis, norm);
         for (size_t k = 0; k < n && st == PC_OK; k++)
             if (x->dims[norm[k]] != 1)
                 st = ref_fail(ctx, PC_ERR_SHAPE, "cannot squeeze axis %d of size %lld", (int)norm[k],
                               (long long)x->dims[norm[k]]);
     } else {
-        for (int32_t d = 0; d < x->rank; d++) drop_axis[d] = x->dims[d] == 1;
+        for (int32_t d = 0; d < x->rank; d++)
+            drop_axis[d] = x->dims[d] == 1;
     }
     free(axes);
     if (st != PC_OK) return st;
@@ -386,7 +417,8 @@ KERNEL(Unsqueeze)
     size_t n;
     bool given, ins[PC_MAX_RANK];
     if ((st = axes_attr_or_input(ctx, in, n_in, &axes, &n, &given)) != PC_OK) return st;
-    if (!given) st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axes' is required");
+    if (!given)
+        st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axes' is required");
     else if (n > (size_t)(PC_MAX_RANK - x->rank))
         st = ref_fail(ctx, PC_ERR_SHAPE, "unsqueezing %zu axes exceeds the rank limit %d", n, PC_MAX_RANK);
     int32_t r = x->rank + (int32_t)n;
@@ -394,12 +426,14 @@ KERNEL(Unsqueeze)
     free(axes);
     if (st != PC_OK) return st;
     int64_t dims[PC_MAX_RANK];
-    for (int32_t d = 0, j = 0; d < r; d++) dims[d] = ins[d] ? 1 : x->dims[j++];
+    for (int32_t d = 0, j = 0; d < r; d++)
+        dims[d] = ins[d] ? 1 : x->dims[j++];
     out[0] = ref_reshaped(ctx, x, r, dims);
     return out[0] ? PC_OK : ctx->err->status;
 }
 
-/* ---- Transpose, Concat, Split -------------------------------------------------------------------------------- */
+/* ---- Transpose, Concat, Split
+ * -------------------------------------------------------------------------------- */
 
 KERNEL(Transpose)
 {
@@ -455,9 +489,11 @@ KERNEL(Concat)
             return ref_fail(ctx, PC_ERR_TYPE, "input %u is %s but input 0 is %s", k, pc_dtype_name(x->dtype),
                             pc_dtype_name(x0->dtype));
         bool ok = x->rank == r;
-        for (int32_t d = 0; ok && d < r; d++) ok = d == axis || x->dims[d] == x0->dims[d];
+        for (int32_t d = 0; ok && d < r; d++)
+            ok = d == axis || x->dims[d] == x0->dims[d];
         if (!ok)
-            return ref_fail(ctx, PC_ERR_SHAPE, "input %u is %s, which does not match input 0 %s outside axis %d", k,
+            return ref_fail(ctx, PC_ERR_SHAPE,
+                            "input %u is %s, which does not match input 0 %s outside axis %d", k,
                             pc_data_describe(x, a, sizeof a), pc_data_describe(x0, b, sizeof b), (int)axis);
         if (x->dims[axis] > INT64_MAX - dims[axis]) /* empty inputs can have huge dims */
             return ref_fail(ctx, PC_ERR_BUDGET, "concatenated axis %d overflows", (int)axis);
@@ -501,12 +537,13 @@ KERNEL(Split)
     }
     if (sizes) {
         int64_t sum = 0;
-        if (n != n_out)
-            st = ref_fail(ctx, PC_ERR_SHAPE, "'split' has %zu entries for %u outputs", n, n_out);
+        if (n != n_out) st = ref_fail(ctx, PC_ERR_SHAPE, "'split' has %zu entries for %u outputs", n, n_out);
         for (size_t i = 0; i < n && st == PC_OK; i++) {
             if (sizes[i] < 0 || sizes[i] > dim - sum)
-                st = ref_fail(ctx, PC_ERR_SHAPE, "'split' entries must be >= 0 and sum to the axis size %lld "
-                              "(entry %zu is %lld)", (long long)dim, i, (long long)sizes[i]);
+                st = ref_fail(ctx, PC_ERR_SHAPE,
+                              "'split' entries must be >= 0 and sum to the axis size %lld "
+                              "(entry %zu is %lld)",
+                              (long long)dim, i, (long long)sizes[i]);
             else
                 sum += sizes[i];
         }
@@ -528,10 +565,12 @@ KERNEL(Split)
         /* Equal parts; from opset 18 the last one may be smaller (chunks of ceil(dim / parts)). */
         int64_t chunk = dim / parts + (dim % parts != 0);
         if (dim % parts != 0 && (ctx->opset < 18 || chunk > dim / (parts - 1)))
-            return ref_fail(ctx, PC_ERR_SHAPE, "axis %d of size %lld cannot be split into %lld parts", (int)axis,
-                            (long long)dim, (long long)parts);
-        if (!(sizes = malloc((size_t)parts * sizeof *sizes))) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
-        for (int64_t i = 0; i < parts; i++) sizes[i] = i < parts - 1 ? chunk : dim - chunk * (parts - 1);
+            return ref_fail(ctx, PC_ERR_SHAPE, "axis %d of size %lld cannot be split into %lld parts",
+                            (int)axis, (long long)dim, (long long)parts);
+        if (!(sizes = malloc((size_t)parts * sizeof *sizes)))
+            return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < parts; i++)
+            sizes[i] = i < parts - 1 ? chunk : dim - chunk * (parts - 1);
     }
     int64_t outer = prod(x->dims, 0, axis), inner = prod(x->dims, axis + 1, x->rank), off = 0;
     int64_t dims[PC_MAX_RANK];
@@ -556,7 +595,8 @@ KERNEL(Split)
     return st;
 }
 
-/* ---- Slice --------------------------------------------------------------------------------------------------- */
+/* ---- Slice
+ * --------------------------------------------------------------------------------------------------- */
 
 /* starts/ends/axes/steps: attributes before opset 10 (no steps), inputs from 10. */
 static pc_status slice_params(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, int64_t *v[4], size_t n[4])
@@ -574,8 +614,10 @@ static pc_status slice_params(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, i
                 continue;
             }
             const int64_t *a = ref_attr_ints(ctx, names[k], &n[k]);
-            if (!(v[k] = malloc(n[k] ? n[k] * sizeof *v[k] : 1))) st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
-            else if (n[k]) memcpy(v[k], a, n[k] * sizeof *v[k]);
+            if (!(v[k] = malloc(n[k] ? n[k] * sizeof *v[k] : 1)))
+                st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
+            else if (n[k])
+                memcpy(v[k], a, n[k] * sizeof *v[k]);
         } else if (k < 2 || has_input(in, n_in, (uint32_t)k + 1)) {
             char what[32];
             snprintf(what, sizeof what, "input %d '%s'", k + 1, names[k]);
@@ -583,10 +625,12 @@ static pc_status slice_params(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, i
         }
     }
     if (st == PC_OK && (n[1] != n[0] || (v[2] && n[2] != n[0]) || (v[3] && n[3] != n[0])))
-        st = ref_fail(ctx, PC_ERR_SHAPE, "starts, ends, axes and steps must have the same length (%zu, %zu, %zu, %zu)",
-                      n[0], n[1], n[2], n[3]);
+        st = ref_fail(ctx, PC_ERR_SHAPE,
+                      "starts, ends, axes and steps must have the same length (%zu, %zu, %zu, %zu)", n[0],
+                      n[1], n[2], n[3]);
     if (st != PC_OK)
-        for (int k = 0; k < 4; k++) free(v[k]);
+        for (int k = 0; k < 4; k++)
+            free(v[k]);
     return st;
 }
 
@@ -615,7 +659,8 @@ KERNEL(Slice)
     for (size_t k = 0; k < n[0] && st == PC_OK; k++) {
         int64_t a = v[2] ? v[2][k] : (int64_t)k;
         if (a < -(int64_t)r || a >= r) {
-            st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "axes[%zu] = %lld is out of range for rank %d", k, (long long)a, (int)r);
+            st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "axes[%zu] = %lld is out of range for rank %d", k,
+                          (long long)a, (int)r);
             break;
         }
         int32_t ax = (int32_t)(a < 0 ? a + r : a);
@@ -647,7 +692,8 @@ KERNEL(Slice)
         step[ax] = cnt > 1 ? p : 0; /* |p| < dim when there is a second element, so strides cannot overflow */
         dims[ax] = cnt;
     }
-    for (int k = 0; k < 4; k++) free(v[k]);
+    for (int k = 0; k < 4; k++)
+        free(v[k]);
     if (st != PC_OK) return st;
     ref_strides(r, x->dims, istr);
     uint64_t base = 0; /* unsigned: exact for a non-empty input, harmless wrap (unused) for an empty one */
@@ -662,7 +708,8 @@ KERNEL(Slice)
     return PC_OK;
 }
 
-/* ---- Gather, GatherElements, GatherND ------------------------------------------------------------------------ */
+/* ---- Gather, GatherElements, GatherND
+ * ------------------------------------------------------------------------ */
 
 KERNEL(Gather)
 {
@@ -685,7 +732,8 @@ KERNEL(Gather)
     size_t ni;
     if ((st = read_signed(ctx, ind, "input 1 'indices'", &idx, &ni)) != PC_OK) return st;
     int64_t dim = x->dims[axis];
-    for (size_t j = 0; j < ni && st == PC_OK; j++) st = norm_index(ctx, idx[j], dim, "'indices'", &idx[j]);
+    for (size_t j = 0; j < ni && st == PC_OK; j++)
+        st = norm_index(ctx, idx[j], dim, "'indices'", &idx[j]);
     pc_data *y = st == PC_OK ? ref_new_tensor(ctx, x->dtype, r, dims) : NULL;
     if (!y) {
         free(idx);
@@ -703,15 +751,17 @@ KERNEL(Gather)
     return PC_OK;
 }
 
-/* Indices/updates of GatherElements and ScatterElements: same rank as data, no larger than data off the axis. */
+/* Indices/updates of GatherElements and ScatterElements: same rank as data, no larger than data off the axis.
+ */
 static pc_status check_elements_shape(ref_ctx *ctx, const pc_data *x, const pc_data *ind, int32_t axis)
 {
     char a[96], b[96];
     bool ok = ind->rank == x->rank;
-    for (int32_t d = 0; ok && d < x->rank; d++) ok = d == axis || ind->dims[d] <= x->dims[d];
+    for (int32_t d = 0; ok && d < x->rank; d++)
+        ok = d == axis || ind->dims[d] <= x->dims[d];
     if (!ok)
-        return ref_fail(ctx, PC_ERR_SHAPE, "indices %s do not fit data %s", pc_data_describe(ind, a, sizeof a),
-                        pc_data_describe(x, b, sizeof b));
+        return ref_fail(ctx, PC_ERR_SHAPE, "indices %s do not fit data %s",
+                        pc_data_describe(ind, a, sizeof a), pc_data_describe(x, b, sizeof b));
     return PC_OK;
 }
 
@@ -719,7 +769,8 @@ static pc_status check_elements_shape(ref_ctx *ctx, const pc_data *x, const pc_d
 static int64_t element_offset(const int64_t *idx, const int64_t *xstr, int32_t rank, int32_t axis, int64_t v)
 {
     int64_t off = 0;
-    for (int32_t d = 0; d < rank; d++) off += (d == axis ? v : idx[d]) * xstr[d];
+    for (int32_t d = 0; d < rank; d++)
+        off += (d == axis ? v : idx[d]) * xstr[d];
     return off;
 }
 
@@ -754,9 +805,10 @@ KERNEL(GatherElements)
     return PC_OK;
 }
 
-/* Flat data offset of the slice an index tuple of ScatterND/GatherND names: tuple[j] indexes data axis from + j. */
-static pc_status nd_offset(ref_ctx *ctx, const int64_t *tuple, int64_t m, const pc_data *x, const int64_t *xstr,
-                           int32_t from, int64_t *off)
+/* Flat data offset of the slice an index tuple of ScatterND/GatherND names: tuple[j] indexes data axis from +
+ * j. */
+static pc_status nd_offset(ref_ctx *ctx, const int64_t *tuple, int64_t m, const pc_data *x,
+                           const int64_t *xstr, int32_t from, int64_t *off)
 {
     *off = 0;
     for (int64_t j = 0; j < m; j++) {
@@ -778,14 +830,16 @@ KERNEL(GatherND)
     char da[96], db[96];
     if (ind->rank < 1) return ref_fail(ctx, PC_ERR_SHAPE, "input 1 'indices' must have rank >= 1");
     if (b < 0 || b >= ind->rank || b >= x->rank)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'batch_dims' %lld must be in [0, min(rank(data), rank(indices)))",
-                        (long long)b);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "'batch_dims' %lld must be in [0, min(rank(data), rank(indices)))", (long long)b);
     int64_t m = ind->dims[ind->rank - 1];
     bool ok = m <= x->rank - b;
-    for (int32_t d = 0; ok && d < b; d++) ok = ind->dims[d] == x->dims[d];
+    for (int32_t d = 0; ok && d < b; d++)
+        ok = ind->dims[d] == x->dims[d];
     if (!ok)
         return ref_fail(ctx, PC_ERR_SHAPE, "indices %s do not fit data %s with batch_dims %lld",
-                        pc_data_describe(ind, da, sizeof da), pc_data_describe(x, db, sizeof db), (long long)b);
+                        pc_data_describe(ind, da, sizeof da), pc_data_describe(x, db, sizeof db),
+                        (long long)b);
     int32_t bd = (int32_t)b, mm = (int32_t)m, r = ind->rank - 1 + x->rank - bd - mm;
     if (r > PC_MAX_RANK) return ref_fail(ctx, PC_ERR_SHAPE, "output rank %d exceeds the limit", (int)r);
     int64_t dims[PC_MAX_RANK], xstr[PC_MAX_RANK];
@@ -815,7 +869,8 @@ KERNEL(GatherND)
     return PC_OK;
 }
 
-/* ---- Scatter, ScatterElements, ScatterND --------------------------------------------------------------------- */
+/* ---- Scatter, ScatterElements, ScatterND
+ * --------------------------------------------------------------------- */
 
 typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction;
 
@@ -823,12 +878,18 @@ typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } reduction;
 static pc_status read_reduction(ref_ctx *ctx, const pc_data *x, reduction *red)
 {
     const char *s = ctx->opset >= 16 ? ref_attr_string(ctx, "reduction", "none") : "none";
-    if (strcmp(s, "none") == 0) *red = RED_NONE;
-    else if (strcmp(s, "add") == 0) *red = RED_ADD;
-    else if (strcmp(s, "mul") == 0) *red = RED_MUL;
-    else if (strcmp(s, "max") == 0 && ctx->opset >= 18) *red = RED_MAX;
-    else if (strcmp(s, "min") == 0 && ctx->opset >= 18) *red = RED_MIN;
-    else return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'reduction' '%s' is not supported at this opset", s);
+    if (strcmp(s, "none") == 0)
+        *red = RED_NONE;
+    else if (strcmp(s, "add") == 0)
+        *red = RED_ADD;
+    else if (strcmp(s, "mul") == 0)
+        *red = RED_MUL;
+    else if (strcmp(s, "max") == 0 && ctx->opset >= 18)
+        *red = RED_MAX;
+    else if (strcmp(s, "min") == 0 && ctx->opset >= 18)
+        *red = RED_MIN;
+    else
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'reduction' '%s' is not supported at this opset", s);
     if (*red != RED_NONE && !ref_is_numeric(x->dtype))
         return ref_fail(ctx, PC_ERR_TYPE, "'reduction' '%s' needs a numeric tensor, got %s", s,
                         pc_dtype_name(x->dtype));
@@ -836,7 +897,8 @@ static pc_status read_reduction(ref_ctx *ctx, const pc_data *x, reduction *red)
 }
 
 /* y[di] = y[di] (red) u[ui]; floats in double, integers in int64 with wrap-around. */
-static pc_status scatter_apply(ref_ctx *ctx, pc_data *y, uint64_t di, const pc_data *u, uint64_t ui, reduction red)
+static pc_status scatter_apply(ref_ctx *ctx, pc_data *y, uint64_t di, const pc_data *u, uint64_t ui,
+                               reduction red)
 {
     if (red == RED_NONE) return copy_at(ctx, y, di, u, ui);
     if (ref_is_float(y->dtype)) {
@@ -849,10 +911,18 @@ static pc_status scatter_apply(ref_ctx *ctx, pc_data *y, uint64_t di, const pc_d
     int64_t a = ref_get_i64(y, di), b = ref_get_i64(u, ui), v;
     bool lt = y->dtype == PC_DTYPE_UINT64 ? (uint64_t)a < (uint64_t)b : a < b;
     switch (red) {
-    case RED_ADD: v = (int64_t)((uint64_t)a + (uint64_t)b); break;
-    case RED_MUL: v = (int64_t)((uint64_t)a * (uint64_t)b); break;
-    case RED_MAX: v = lt ? b : a; break;
-    default: v = lt ? a : b; break;
+    case RED_ADD:
+        v = (int64_t)((uint64_t)a + (uint64_t)b);
+        break;
+    case RED_MUL:
+        v = (int64_t)((uint64_t)a * (uint64_t)b);
+        break;
+    case RED_MAX:
+        v = lt ? b : a;
+        break;
+    default:
+        v = lt ? a : b;
+        break;
     }
     ref_set_i64(y, di, v);
     return PC_OK;
@@ -870,7 +940,8 @@ static pc_status scatter_elements(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     char da[96], db[96];
     if (x->rank == 0) return ref_fail(ctx, PC_ERR_SHAPE, "input 0 'data' must have rank >= 1");
     if ((st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK ||
-        (st = check_elements_shape(ctx, x, ind, axis)) != PC_OK || (st = read_reduction(ctx, x, &red)) != PC_OK)
+        (st = check_elements_shape(ctx, x, ind, axis)) != PC_OK ||
+        (st = read_reduction(ctx, x, &red)) != PC_OK)
         return st;
     if (u->dtype != x->dtype) return ref_fail(ctx, PC_ERR_TYPE, "'updates' type differs from 'data'");
     if (u->rank != ind->rank || memcmp(u->dims, ind->dims, (size_t)u->rank * sizeof *u->dims) != 0)
@@ -886,7 +957,8 @@ static pc_status scatter_elements(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     ref_strides(x->rank, x->dims, xstr);
-    /* In index order, so with duplicate indices and no reduction the last update wins (as the reference does). */
+    /* In index order, so with duplicate indices and no reduction the last update wins (as the reference
+     * does). */
     for (size_t i = 0; i < ni && st == PC_OK; i++, index_next(ind->rank, ind->dims, idx)) {
         int64_t v = 0;
         if ((st = norm_index(ctx, iv[i], x->dims[axis], "'indices'", &v)) != PC_OK) break;
@@ -926,8 +998,10 @@ KERNEL(ScatterND)
     int64_t k = ind->dims[ind->rank - 1];
     /* updates must be indices.shape[:-1] + data.shape[k:] */
     bool ok = k <= x->rank && u->rank == ind->rank - 1 + x->rank - k;
-    for (int32_t d = 0; ok && d < ind->rank - 1; d++) ok = u->dims[d] == ind->dims[d];
-    for (int32_t d = (int32_t)k; ok && d < x->rank; d++) ok = u->dims[ind->rank - 1 + d - k] == x->dims[d];
+    for (int32_t d = 0; ok && d < ind->rank - 1; d++)
+        ok = u->dims[d] == ind->dims[d];
+    for (int32_t d = (int32_t)k; ok && d < x->rank; d++)
+        ok = u->dims[ind->rank - 1 + d - k] == x->dims[d];
     if (!ok)
         return ref_fail(ctx, PC_ERR_SHAPE, "data %s, indices %s and updates %s do not fit together",
                         pc_data_describe(x, da, sizeof da), pc_data_describe(ind, db, sizeof db),
@@ -955,7 +1029,8 @@ KERNEL(ScatterND)
     return PC_OK;
 }
 
-/* ---- Expand, Tile, Pad --------------------------------------------------------------------------------------- */
+/* ---- Expand, Tile, Pad
+ * --------------------------------------------------------------------------------------- */
 
 KERNEL(Expand)
 {
@@ -981,10 +1056,13 @@ KERNEL(Expand)
             st = ref_fail(ctx, PC_ERR_SHAPE, "shape[%d] = %lld is negative", (int)si, (long long)b);
             break;
         }
-        if (a == b || b == 1) dims[d] = a;
-        else if (a == 1) dims[d] = b;
-        else st = ref_fail(ctx, PC_ERR_SHAPE, "input dimension %d (%lld) cannot be broadcast to %lld", (int)xi,
-                           (long long)a, (long long)b);
+        if (a == b || b == 1)
+            dims[d] = a;
+        else if (a == 1)
+            dims[d] = b;
+        else
+            st = ref_fail(ctx, PC_ERR_SHAPE, "input dimension %d (%lld) cannot be broadcast to %lld", (int)xi,
+                          (long long)a, (long long)b);
         sstr[d] = xi >= 0 && a != 1 ? xstr[xi] : 0;
     }
     free(shape);
@@ -1007,13 +1085,16 @@ KERNEL(Tile)
     if ((st = int_input(ctx, in, n_in, 1, "input 1 'repeats'", &rep, &n)) != PC_OK) return st;
     int64_t dims[PC_MAX_RANK], xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     if (n != (size_t)x->rank)
-        st = ref_fail(ctx, PC_ERR_SHAPE, "'repeats' has %zu entries for an input of rank %d", n, (int)x->rank);
+        st =
+            ref_fail(ctx, PC_ERR_SHAPE, "'repeats' has %zu entries for an input of rank %d", n, (int)x->rank);
     for (int32_t d = 0; d < x->rank && st == PC_OK; d++) {
-        if (rep[d] < 0) st = ref_fail(ctx, PC_ERR_VALUE, "repeats[%d] = %lld is negative", (int)d, (long long)rep[d]);
+        if (rep[d] < 0)
+            st = ref_fail(ctx, PC_ERR_VALUE, "repeats[%d] = %lld is negative", (int)d, (long long)rep[d]);
         else if (x->dims[d] && rep[d] > INT64_MAX / x->dims[d])
             st = ref_fail(ctx, PC_ERR_BUDGET, "repeats[%d] = %lld overflows the output size", (int)d,
                           (long long)rep[d]);
-        else dims[d] = x->dims[d] * rep[d];
+        else
+            dims[d] = x->dims[d] * rep[d];
     }
     free(rep);
     if (st != PC_OK) return st;
@@ -1022,7 +1103,8 @@ KERNEL(Tile)
     ref_strides(x->rank, x->dims, xstr);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(x->rank, dims, idx)) {
         int64_t off = 0;
-        for (int32_t d = 0; d < x->rank; d++) off += (idx[d] % x->dims[d]) * xstr[d];
+        for (int32_t d = 0; d < x->rank; d++)
+            off += (idx[d] % x->dims[d]) * xstr[d];
         st = copy_at(ctx, y, i, x, (uint64_t)off);
     }
     if (st != PC_OK) return drop(y, st);
@@ -1032,21 +1114,25 @@ KERNEL(Tile)
 
 typedef enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP } pad_mode;
 
-/* Source position along one axis of length len (the input after negative pads cropped it) for padded position q
- * (negative: before the data); -1 means "the constant". reflect and wrap repeat periodically, as numpy.pad does. */
+/* Source position along one axis of length len (the input after negative pads cropped it) for padded position
+ * q (negative: before the data); -1 means "the constant". reflect and wrap repeat periodically, as numpy.pad
+ * does. */
 static int64_t pad_source(pad_mode mode, int64_t q, int64_t len)
 {
     if (q >= 0 && q < len) return q;
     switch (mode) {
-    case PAD_EDGE: return q < 0 ? 0 : len - 1;
-    case PAD_WRAP: return ((q % len) + len) % len;
+    case PAD_EDGE:
+        return q < 0 ? 0 : len - 1;
+    case PAD_WRAP:
+        return ((q % len) + len) % len;
     case PAD_REFLECT: {
         if (len == 1) return 0;
         int64_t period = 2 * (len - 1);
         q = ((q % period) + period) % period;
         return q < len ? q : period - q;
     }
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
@@ -1074,8 +1160,10 @@ static pc_status pad_params(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, con
         int64_t *av;
         bool mark[PC_MAX_RANK];
         if ((st = int_input(ctx, in, n_in, 3, "input 3 'axes'", &av, &na)) == PC_OK) {
-            if (na > (size_t)r) st = ref_fail(ctx, PC_ERR_SHAPE, "'axes' has %zu entries for rank %d", na, (int)r);
-            else st = read_axes(ctx, av, na, r, "'axes'", mark, axes);
+            if (na > (size_t)r)
+                st = ref_fail(ctx, PC_ERR_SHAPE, "'axes' has %zu entries for rank %d", na, (int)r);
+            else
+                st = read_axes(ctx, av, na, r, "'axes'", mark, axes);
             free(av);
         }
     }
@@ -1098,17 +1186,23 @@ KERNEL(Pad)
     int32_t r = x->rank;
     const char *ms = ref_attr_string(ctx, "mode", "constant");
     pad_mode mode;
-    if (strcmp(ms, "constant") == 0) mode = PAD_CONSTANT;
-    else if (strcmp(ms, "reflect") == 0) mode = PAD_REFLECT;
-    else if (strcmp(ms, "edge") == 0) mode = PAD_EDGE;
-    else if (strcmp(ms, "wrap") == 0 && ctx->opset >= 19) mode = PAD_WRAP;
-    else return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'mode' '%s' is not supported at this opset", ms);
+    if (strcmp(ms, "constant") == 0)
+        mode = PAD_CONSTANT;
+    else if (strcmp(ms, "reflect") == 0)
+        mode = PAD_REFLECT;
+    else if (strcmp(ms, "edge") == 0)
+        mode = PAD_EDGE;
+    else if (strcmp(ms, "wrap") == 0 && ctx->opset >= 19)
+        mode = PAD_WRAP;
+    else
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'mode' '%s' is not supported at this opset", ms);
     int64_t pb[PC_MAX_RANK], pe[PC_MAX_RANK], crop[PC_MAX_RANK], len[PC_MAX_RANK], dims[PC_MAX_RANK];
     if ((st = pad_params(ctx, in, n_in, x, pb, pe)) != PC_OK) return st;
     /* Negative pads crop first; the rest pads the cropped data (as the ONNX reference does). */
     for (int32_t d = 0; d < r; d++) {
         int64_t dim = x->dims[d];
-        if (pb[d] < -dim || pe[d] < -dim || (len[d] = dim + (pb[d] < 0 ? pb[d] : 0) + (pe[d] < 0 ? pe[d] : 0)) < 0)
+        if (pb[d] < -dim || pe[d] < -dim ||
+            (len[d] = dim + (pb[d] < 0 ? pb[d] : 0) + (pe[d] < 0 ? pe[d] : 0)) < 0)
             return ref_fail(ctx, PC_ERR_SHAPE, "pads %lld and %lld crop more than axis %d of size %lld",
                             (long long)pb[d], (long long)pe[d], (int)d, (long long)dim);
         crop[d] = pb[d] < 0 ? -pb[d] : 0;
@@ -1124,19 +1218,21 @@ KERNEL(Pad)
     if (mode == PAD_CONSTANT && ctx->opset >= 11 && has_input(in, n_in, 2) && in[2]->n_elements > 0) {
         if ((st = need_data(ctx, in, n_in, 2)) != PC_OK) return st;
         if (in[2]->dtype != x->dtype)
-            return ref_fail(ctx, PC_ERR_TYPE, "'constant_value' is %s but 'data' is %s", pc_dtype_name(in[2]->dtype),
-                            pc_dtype_name(x->dtype));
+            return ref_fail(ctx, PC_ERR_TYPE, "'constant_value' is %s but 'data' is %s",
+                            pc_dtype_name(in[2]->dtype), pc_dtype_name(x->dtype));
         cv = pc_data_ref(in[2]);
     } else {
         if (!(cv = ref_new_scalar(ctx, x->dtype))) return ctx->err->status;
-        if (x->dtype != PC_DTYPE_STRING && ctx->opset < 11) ref_set_f64(cv, 0, ref_attr_float(ctx, "value", 0.0));
+        if (x->dtype != PC_DTYPE_STRING && ctx->opset < 11)
+            ref_set_f64(cv, 0, ref_attr_float(ctx, "value", 0.0));
     }
     pc_data *y = ref_new_tensor(ctx, x->dtype, r, dims);
     if (!y) return drop(cv, ctx->err->status);
     /* Per-axis source tables; their total size is at most n_elements + rank when the output is not empty. */
     int64_t *tab = NULL, *base[PC_MAX_RANK], total = 0;
     if (y->n_elements) {
-        for (int32_t d = 0; d < r; d++) total += dims[d];
+        for (int32_t d = 0; d < r; d++)
+            total += dims[d];
         if (!(tab = malloc(total ? (size_t)total * sizeof *tab : 1))) {
             pc_data_unref(cv);
             return drop(y, ref_fail(ctx, PC_ERR_NOMEM, "out of memory"));
@@ -1153,7 +1249,8 @@ KERNEL(Pad)
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     ref_strides(r, x->dims, xstr);
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(r, dims, idx)) {
-        uint64_t off = 0; /* unsigned: an empty input's strides may have wrapped (only constants are read then) */
+        uint64_t off =
+            0; /* unsigned: an empty input's strides may have wrapped (only constants are read then) */
         bool constant = false;
         for (int32_t d = 0; d < r && !constant; d++) {
             int64_t s = base[d][idx[d]];
@@ -1169,7 +1266,8 @@ KERNEL(Pad)
     return PC_OK;
 }
 
-/* ---- DepthToSpace, SpaceToDepth ------------------------------------------------------------------------------ */
+/* ---- DepthToSpace, SpaceToDepth
+ * ------------------------------------------------------------------------------ */
 
 static pc_status depth_space(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, bool to_space)
 {
@@ -1178,29 +1276,35 @@ static pc_status depth_space(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc
     const pc_data *x = in[0];
     char buf[96];
     if (x->rank != 4)
-        return ref_fail(ctx, PC_ERR_SHAPE, "input must have rank 4, got %s", pc_data_describe(x, buf, sizeof buf));
-    if (!ref_has_attr(ctx, "blocksize")) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'blocksize' is required");
-    int64_t b = ref_attr_int(ctx, "blocksize", 0), N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+        return ref_fail(ctx, PC_ERR_SHAPE, "input must have rank 4, got %s",
+                        pc_data_describe(x, buf, sizeof buf));
+    if (!ref_has_attr(ctx, "blocksize"))
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'blocksize' is required");
+    int64_t b = ref_attr_int(ctx, "blocksize", 0), N = x->dims[0], C = x->dims[1], H = x->dims[2],
+            W = x->dims[3];
     if (b <= 0 || b > (int64_t)1 << 31)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'blocksize' %lld is out of range", (long long)b);
     bool crd = false;
     if (to_space && ctx->opset >= 11) {
         const char *m = ref_attr_string(ctx, "mode", "DCR");
-        if (strcmp(m, "CRD") == 0) crd = true;
-        else if (strcmp(m, "DCR") != 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'mode' '%s' is not DCR or CRD", m);
+        if (strcmp(m, "CRD") == 0)
+            crd = true;
+        else if (strcmp(m, "DCR") != 0)
+            return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'mode' '%s' is not DCR or CRD", m);
     }
     int64_t bb = b * b, dims[4];
     if (to_space) {
         if (C % bb != 0)
-            return ref_fail(ctx, PC_ERR_SHAPE, "channels %lld are not a multiple of blocksize^2 = %lld", (long long)C,
-                            (long long)bb);
+            return ref_fail(ctx, PC_ERR_SHAPE, "channels %lld are not a multiple of blocksize^2 = %lld",
+                            (long long)C, (long long)bb);
         if (H > INT64_MAX / b || W > INT64_MAX / b)
             return ref_fail(ctx, PC_ERR_BUDGET, "output size overflows");
         dims[0] = N, dims[1] = C / bb, dims[2] = H * b, dims[3] = W * b;
     } else {
         if (H % b != 0 || W % b != 0)
-            return ref_fail(ctx, PC_ERR_SHAPE, "height %lld and width %lld must be multiples of blocksize %lld",
-                            (long long)H, (long long)W, (long long)b);
+            return ref_fail(ctx, PC_ERR_SHAPE,
+                            "height %lld and width %lld must be multiples of blocksize %lld", (long long)H,
+                            (long long)W, (long long)b);
         if (C > INT64_MAX / bb) return ref_fail(ctx, PC_ERR_BUDGET, "output size overflows");
         dims[0] = N, dims[1] = C * bb, dims[2] = H / b, dims[3] = W / b;
     }
@@ -1243,7 +1347,8 @@ KERNEL(SpaceToDepth)
     return depth_space(ctx, in, n_in, out, false);
 }
 
-/* ---- Shape, Size, ConstantOfShape, Range --------------------------------------------------------------------- */
+/* ---- Shape, Size, ConstantOfShape, Range
+ * --------------------------------------------------------------------- */
 
 KERNEL(Shape)
 {
@@ -1263,7 +1368,8 @@ KERNEL(Shape)
     int64_t n = end > start ? end - start : 0;
     pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT64, 1, &n);
     if (!y) return ctx->err->status;
-    for (int64_t i = 0; i < n; i++) ref_set_i64(y, (uint64_t)i, x->dims[start + i]);
+    for (int64_t i = 0; i < n; i++)
+        ref_set_i64(y, (uint64_t)i, x->dims[start + i]);
     out[0] = y;
     return PC_OK;
 }
@@ -1287,10 +1393,13 @@ KERNEL(ConstantOfShape)
     size_t n;
     pc_status st = int_input(ctx, in, n_in, 0, "input 0 'input'", &shape, &n);
     if (st != PC_OK) return st;
-    if (in[0]->rank != 1) st = ref_fail(ctx, PC_ERR_SHAPE, "input 0 must be 1-D, got rank %d", (int)in[0]->rank);
-    else if (n > PC_MAX_RANK) st = ref_fail(ctx, PC_ERR_SHAPE, "shape has %zu entries (rank limit %d)", n, PC_MAX_RANK);
+    if (in[0]->rank != 1)
+        st = ref_fail(ctx, PC_ERR_SHAPE, "input 0 must be 1-D, got rank %d", (int)in[0]->rank);
+    else if (n > PC_MAX_RANK)
+        st = ref_fail(ctx, PC_ERR_SHAPE, "shape has %zu entries (rank limit %d)", n, PC_MAX_RANK);
     for (size_t i = 0; i < n && st == PC_OK; i++)
-        if (shape[i] < 0) st = ref_fail(ctx, PC_ERR_SHAPE, "shape[%zu] = %lld is negative", i, (long long)shape[i]);
+        if (shape[i] < 0)
+            st = ref_fail(ctx, PC_ERR_SHAPE, "shape[%zu] = %lld is negative", i, (long long)shape[i]);
     const pc_attr *a = pc_node_attr(ctx->node, "value");
     pc_data *v = NULL;
     pc_error e;
@@ -1307,7 +1416,8 @@ KERNEL(ConstantOfShape)
     pc_data *y = st == PC_OK ? ref_new_tensor(ctx, v->dtype, (int32_t)n, shape) : NULL;
     free(shape);
     if (!y) return drop(v, ctx->err->status);
-    for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++) st = copy_at(ctx, y, i, v, 0);
+    for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++)
+        st = copy_at(ctx, y, i, v, 0);
     pc_data_unref(v);
     if (st != PC_OK) return drop(y, st);
     out[0] = y;
@@ -1322,8 +1432,8 @@ KERNEL(Range)
     for (uint32_t k = 0; k < 3; k++) {
         if ((st = ref_require_tensor(ctx, in, n_in, k)) != PC_OK) return st;
         if (!ref_is_float(in[k]->dtype) && !ref_is_signed(in[k]->dtype))
-            return ref_fail(ctx, PC_ERR_TYPE, "input %u '%s' must be float or signed integer, got %s", k, names[k],
-                            pc_dtype_name(in[k]->dtype));
+            return ref_fail(ctx, PC_ERR_TYPE, "input %u '%s' must be float or signed integer, got %s", k,
+                            names[k], pc_dtype_name(in[k]->dtype));
         if (in[k]->dtype != in[0]->dtype)
             return ref_fail(ctx, PC_ERR_TYPE, "inputs have different element types (%s and %s)",
                             pc_dtype_name(in[0]->dtype), pc_dtype_name(in[k]->dtype));
@@ -1338,13 +1448,15 @@ KERNEL(Range)
         /* ceil((limit - start) / delta) in the element type's precision (float32 for float16/float too) */
         if (d == 0) return ref_fail(ctx, PC_ERR_VALUE, "'delta' is 0");
         double q = dt == PC_DTYPE_DOUBLE ? (l - s) / d : (double)(((float)l - (float)s) / (float)d);
-        if (!isfinite(q)) return ref_fail(ctx, PC_ERR_VALUE, "the element count (limit - start) / delta is %g", q);
+        if (!isfinite(q))
+            return ref_fail(ctx, PC_ERR_VALUE, "the element count (limit - start) / delta is %g", q);
         q = ceil(q);
         if (q > (double)REF_MAX_ELEMENTS)
             return ref_fail(ctx, PC_ERR_BUDGET, "output of %.0f elements refused (limit 2^31)", q);
         n = q > 0 ? (int64_t)q : 0;
         if (!(y = ref_new_tensor(ctx, dt, 1, &n))) return ctx->err->status;
-        for (int64_t i = 0; i < n; i++) ref_set_f64(y, (uint64_t)i, s + (double)i * d);
+        for (int64_t i = 0; i < n; i++)
+            ref_set_f64(y, (uint64_t)i, s + (double)i * d);
     } else {
         int64_t s = ref_get_i64(in[0], 0), l = ref_get_i64(in[1], 0), d = ref_get_i64(in[2], 0);
         if (d == 0) return ref_fail(ctx, PC_ERR_VALUE, "'delta' is 0");
@@ -1358,13 +1470,15 @@ KERNEL(Range)
                             (unsigned long long)cnt);
         n = (int64_t)cnt;
         if (!(y = ref_new_tensor(ctx, dt, 1, &n))) return ctx->err->status;
-        for (int64_t i = 0; i < n; i++) ref_set_i64(y, (uint64_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
+        for (int64_t i = 0; i < n; i++)
+            ref_set_i64(y, (uint64_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
     }
     out[0] = y;
     return PC_OK;
 }
 
-/* ---- OneHot, NonZero, Compress, Trilu, EyeLike, ReverseSequence ---------------------------------------------- */
+/* ---- OneHot, NonZero, Compress, Trilu, EyeLike, ReverseSequence
+ * ---------------------------------------------- */
 
 KERNEL(OneHot)
 {
@@ -1373,14 +1487,16 @@ KERNEL(OneHot)
     for (uint32_t k = 0; k < 2; k++) {
         if ((st = ref_require_tensor(ctx, in, n_in, k)) != PC_OK) return st;
         if (!ref_is_float(in[k]->dtype) && !ref_is_int(in[k]->dtype))
-            return ref_fail(ctx, PC_ERR_TYPE, "input %u must be numeric, got %s", k, pc_dtype_name(in[k]->dtype));
+            return ref_fail(ctx, PC_ERR_TYPE, "input %u must be numeric, got %s", k,
+                            pc_dtype_name(in[k]->dtype));
     }
     if ((st = need_data(ctx, in, n_in, 2)) != PC_OK) return st;
     const pc_data *ind = in[0], *dp = in[1], *vals = in[2];
     if (dp->n_elements != 1) return ref_fail(ctx, PC_ERR_SHAPE, "input 1 'depth' must hold one element");
     if (vals->n_elements != 2) return ref_fail(ctx, PC_ERR_SHAPE, "input 2 'values' must hold two elements");
     double df = ref_get_f64(dp, 0);
-    if (!(df >= 0) || df >= 9223372036854775807.0) return ref_fail(ctx, PC_ERR_VALUE, "'depth' %g is invalid", df);
+    if (!(df >= 0) || df >= 9223372036854775807.0)
+        return ref_fail(ctx, PC_ERR_VALUE, "'depth' %g is invalid", df);
     int64_t depth = ref_is_float(dp->dtype) ? (int64_t)df : ref_get_i64(dp, 0);
     int32_t axis;
     if (ind->rank >= PC_MAX_RANK) return ref_fail(ctx, PC_ERR_SHAPE, "output rank exceeds the limit");
@@ -1396,7 +1512,8 @@ KERNEL(OneHot)
     for (int64_t o = 0; o < outer && y->n_elements; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t v = ref_get_i64(ind, (uint64_t)(o * inner + i));
-            if (ind->dtype == PC_DTYPE_UINT64 && v < 0) v = depth; /* above INT64_MAX: out of range, not negative */
+            if (ind->dtype == PC_DTYPE_UINT64 && v < 0)
+                v = depth; /* above INT64_MAX: out of range, not negative */
             if (v < 0 && v >= -depth) v += depth;
             for (int64_t k = 0; k < depth && st == PC_OK; k++)
                 st = copy_at(ctx, y, (uint64_t)((o * depth + k) * inner + i), vals, v == k ? 1 : 0);
@@ -1423,14 +1540,16 @@ KERNEL(NonZero)
     if (!ref_is_numeric(x->dtype) && x->dtype != PC_DTYPE_STRING)
         return ref_unsupported(ctx, "input of element type %s", pc_dtype_name(x->dtype));
     int64_t nz = 0, idx[PC_MAX_RANK] = {0};
-    for (uint64_t i = 0; i < x->n_elements; i++) nz += elem_nonzero(x, i);
+    for (uint64_t i = 0; i < x->n_elements; i++)
+        nz += elem_nonzero(x, i);
     int64_t dims[2] = {x->rank, nz}; /* a scalar gives shape (0, nz), as the spec says */
     pc_data *y = ref_new_tensor(ctx, PC_DTYPE_INT64, 2, dims);
     if (!y) return ctx->err->status;
     int64_t k = 0;
     for (uint64_t i = 0; i < x->n_elements; i++, index_next(x->rank, x->dims, idx)) {
         if (!elem_nonzero(x, i)) continue;
-        for (int32_t d = 0; d < x->rank; d++) ref_set_i64(y, (uint64_t)(d * nz + k), idx[d]);
+        for (int32_t d = 0; d < x->rank; d++)
+            ref_set_i64(y, (uint64_t)(d * nz + k), idx[d]);
         k++;
     }
     out[0] = y;
@@ -1447,7 +1566,8 @@ KERNEL(Compress)
         return ref_fail(ctx, PC_ERR_TYPE, "input 1 'condition' must be a 1-D bool tensor");
     bool flat = !ref_has_attr(ctx, "axis");
     int32_t axis = 0;
-    if (!flat && (st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK) return st;
+    if (!flat && (st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK)
+        return st;
     int64_t dims[PC_MAX_RANK], dim = flat ? (int64_t)x->n_elements : x->dims[axis], cnt = 0;
     /* numpy.compress: a shorter condition leaves the rest unselected; selecting past the end is an error */
     for (uint64_t j = 0; j < c->n_elements; j++) {
@@ -1519,7 +1639,8 @@ KERNEL(EyeLike)
             return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'dtype' %lld is not an element type", (long long)v);
         dt = (pc_dtype)v;
     }
-    if (!ref_is_numeric(dt)) return ref_fail(ctx, PC_ERR_TYPE, "output element type %s is not numeric", pc_dtype_name(dt));
+    if (!ref_is_numeric(dt))
+        return ref_fail(ctx, PC_ERR_TYPE, "output element type %s is not numeric", pc_dtype_name(dt));
     int64_t k = ref_attr_int(ctx, "k", 0), rows = x->dims[0], cols = x->dims[1];
     pc_data *y = ref_new_tensor(ctx, dt, 2, x->dims);
     if (!y) return ctx->err->status;
@@ -1539,17 +1660,19 @@ KERNEL(ReverseSequence)
     if (x->rank < 2) return ref_fail(ctx, PC_ERR_SHAPE, "input must have rank >= 2, got %d", (int)x->rank);
     int64_t ba = ref_attr_int(ctx, "batch_axis", 1), ta = ref_attr_int(ctx, "time_axis", 0);
     if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'batch_axis' %lld and 'time_axis' %lld must be 0 and 1 in some order",
-                        (long long)ba, (long long)ta);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "'batch_axis' %lld and 'time_axis' %lld must be 0 and 1 in some order", (long long)ba,
+                        (long long)ta);
     int64_t *lens;
     size_t n;
     if ((st = int_input(ctx, in, n_in, 1, "input 1 'sequence_lens'", &lens, &n)) != PC_OK) return st;
     int64_t B = x->dims[ba], T = x->dims[ta];
-    if ((int64_t)n != B) st = ref_fail(ctx, PC_ERR_SHAPE, "'sequence_lens' has %zu entries for batch %lld", n, (long long)B);
+    if ((int64_t)n != B)
+        st = ref_fail(ctx, PC_ERR_SHAPE, "'sequence_lens' has %zu entries for batch %lld", n, (long long)B);
     for (size_t b = 0; b < n && st == PC_OK; b++)
         if (lens[b] < 0 || lens[b] > T)
-            st = ref_fail(ctx, PC_ERR_VALUE, "sequence_lens[%zu] = %lld is outside [0, %lld]", b, (long long)lens[b],
-                          (long long)T);
+            st = ref_fail(ctx, PC_ERR_VALUE, "sequence_lens[%zu] = %lld is outside [0, %lld]", b,
+                          (long long)lens[b], (long long)T);
     pc_data *y = st == PC_OK ? ref_new_tensor(ctx, x->dtype, x->rank, x->dims) : NULL;
     if (!y) {
         free(lens);
@@ -1568,7 +1691,8 @@ KERNEL(ReverseSequence)
     return PC_OK;
 }
 
-/* ---- Resize, Upsample ---------------------------------------------------------------------------------------- */
+/* ---- Resize, Upsample
+ * ---------------------------------------------------------------------------------------- */
 
 typedef enum { RS_NEAREST, RS_LINEAR, RS_CUBIC } resize_mode;
 typedef enum {
@@ -1580,8 +1704,9 @@ typedef enum {
     CT_TF_HALF_PIXEL_FOR_NN,
     CT_TF_CROP_AND_RESIZE
 } coord_mode;
-/* NR_LEGACY: Resize-10 and Upsample have no nearest_mode; like onnxruntime, round down when enlarging and up when
- * shrinking (the two agree with plain repetition for integer scales, the only case the spec's tests pin down). */
+/* NR_LEGACY: Resize-10 and Upsample have no nearest_mode; like onnxruntime, round down when enlarging and up
+ * when shrinking (the two agree with plain repetition for integer scales, the only case the spec's tests pin
+ * down). */
 typedef enum { NR_ROUND_PREFER_FLOOR, NR_ROUND_PREFER_CEIL, NR_FLOOR, NR_CEIL, NR_LEGACY } nearest_rule;
 
 typedef struct resize_plan {
@@ -1594,8 +1719,8 @@ typedef struct resize_plan {
     bool float32;     /* pc_ref_options.resize_float32_coordinates */
     double scale[PC_MAX_RANK], roi_lo[PC_MAX_RANK], roi_hi[PC_MAX_RANK];
     /* the spec's length_resized: sizes[i] when 'sizes' is given; scale * length_original when 'scales' is, as
-     * the ONNX reference implementation and backend data take it (not the floored output length: onnx/onnx#2462,
-     * test_resize_downsample_scales_linear_align_corners) */
+     * the ONNX reference implementation and backend data take it (not the floored output length:
+     * onnx/onnx#2462, test_resize_downsample_scales_linear_align_corners) */
     double length[PC_MAX_RANK];
     float scale_f32[PC_MAX_RANK]; /* the scale as ONNX Runtime holds it (float; size / length for 'sizes') */
     int64_t dims[PC_MAX_RANK];
@@ -1618,23 +1743,35 @@ static void cubic_coeffs(double r, double A, double *c)
     c[3] = ((A * v - 5 * A) * v + 8 * A) * v - 4 * A;
 }
 
-/* Follows the ONNX reference's 1-D interpolation: map output coordinate x to input coordinate xo, take the 2 (4 for
- * cubic) positions nearest xo in the edge-padded input, weight them by the ratio xo - floor(xo) in (0, 1].
- * x / scale is computed as x * length_original / length_resized: for 'sizes' that is the spec's exact ratio (k/n
- * rounded to a double and divided by would put an integral coordinate an ulp off it, and floor/ceil then read the
- * wrong element); for 'scales' both forms are the same quotient rounded once. */
+/* Follows the ONNX reference's 1-D interpolation: map output coordinate x to input coordinate xo, take the 2
+ * (4 for cubic) positions nearest xo in the edge-padded input, weight them by the ratio xo - floor(xo) in (0,
+ * 1]. x / scale is computed as x * length_original / length_resized: for 'sizes' that is the spec's exact
+ * ratio (k/n rounded to a double and divided by would put an integral coordinate an ulp off it, and
+ * floor/ceil then read the wrong element); for 'scales' both forms are the same quotient rounded once. */
 /* The coordinate in float32, the way ONNX Runtime computes it (pc_ref_options.resize_float32_coordinates);
  * false for the transforms it does not cover. */
-static bool resize_coord_f32(const resize_plan *p, int32_t d, int64_t in_len, int64_t x, double out_w, double *xo)
+static bool resize_coord_f32(const resize_plan *p, int32_t d, int64_t in_len, int64_t x, double out_w,
+                             double *xo)
 {
     float xf = (float)x, sf = p->scale_f32[d], lo = (float)in_len, lr = (float)out_w, v;
     switch (p->coord) {
-    case CT_HALF_PIXEL: v = (xf + 0.5f) / sf - 0.5f; break;
-    case CT_ASYMMETRIC: v = xf / sf; break;
-    case CT_TF_HALF_PIXEL_FOR_NN: v = (xf + 0.5f) / sf; break;
-    case CT_PYTORCH_HALF_PIXEL: v = lr > 1 ? (xf + 0.5f) / sf - 0.5f : 0.0f; break;
-    case CT_ALIGN_CORNERS: v = lr == 1 ? 0.0f : xf * (lo - 1) / (lr - 1); break;
-    default: return false;
+    case CT_HALF_PIXEL:
+        v = (xf + 0.5f) / sf - 0.5f;
+        break;
+    case CT_ASYMMETRIC:
+        v = xf / sf;
+        break;
+    case CT_TF_HALF_PIXEL_FOR_NN:
+        v = (xf + 0.5f) / sf;
+        break;
+    case CT_PYTORCH_HALF_PIXEL:
+        v = lr > 1 ? (xf + 0.5f) / sf - 0.5f : 0.0f;
+        break;
+    case CT_ALIGN_CORNERS:
+        v = lr == 1 ? 0.0f : xf * (lo - 1) / (lr - 1);
+        break;
+    default:
+        return false;
     }
     *xo = (double)v;
     return true;
@@ -1647,29 +1784,39 @@ static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64
     t->n = 0;
     t->outside = false;
     if (!(p->float32 && resize_coord_f32(p, d, in_len, x, out_w, &xo))) switch (p->coord) {
-    case CT_ALIGN_CORNERS: xo = out_w == 1 ? 0 : xr * (len0 - 1) / (out_w - 1); break;
-    case CT_ASYMMETRIC: xo = xr * len0 / p->length[d]; break;
-    case CT_TF_HALF_PIXEL_FOR_NN: xo = (xr + 0.5) * len0 / p->length[d]; break;
-    /* the spec's "length_resized > 1 ? ... : 0" (the ONNX reference's -0.5 differs only for cubic:
-     * onnx/onnx#4275) */
-    case CT_PYTORCH_HALF_PIXEL: xo = out_w > 1 ? (xr + 0.5) * len0 / p->length[d] - 0.5 : 0; break;
-    case CT_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)p->dims[d] / p->length[d], center = len0 / 2;
-        xo = center * (1 - adjustment) + (xr + 0.5) * len0 / p->length[d] - 0.5;
-        break;
-    }
-    case CT_TF_CROP_AND_RESIZE: {
-        double lo = p->roi_lo[d], hi = p->roi_hi[d], span = (double)(in_len - 1);
-        xo = out_w == 1 ? (hi - lo) * span / 2 : xr * (hi - lo) * span / (out_w - 1);
-        xo += lo * span;
-        if (!(xo >= 0 && xo <= span)) {
-            t->outside = true;
-            return;
+        case CT_ALIGN_CORNERS:
+            xo = out_w == 1 ? 0 : xr * (len0 - 1) / (out_w - 1);
+            break;
+        case CT_ASYMMETRIC:
+            xo = xr * len0 / p->length[d];
+            break;
+        case CT_TF_HALF_PIXEL_FOR_NN:
+            xo = (xr + 0.5) * len0 / p->length[d];
+            break;
+        /* the spec's "length_resized > 1 ? ... : 0" (the ONNX reference's -0.5 differs only for cubic:
+         * onnx/onnx#4275) */
+        case CT_PYTORCH_HALF_PIXEL:
+            xo = out_w > 1 ? (xr + 0.5) * len0 / p->length[d] - 0.5 : 0;
+            break;
+        case CT_HALF_PIXEL_SYMMETRIC: {
+            double adjustment = (double)p->dims[d] / p->length[d], center = len0 / 2;
+            xo = center * (1 - adjustment) + (xr + 0.5) * len0 / p->length[d] - 0.5;
+            break;
         }
-        break;
-    }
-    default: xo = (xr + 0.5) * len0 / p->length[d] - 0.5; break;
-    }
+        case CT_TF_CROP_AND_RESIZE: {
+            double lo = p->roi_lo[d], hi = p->roi_hi[d], span = (double)(in_len - 1);
+            xo = out_w == 1 ? (hi - lo) * span / 2 : xr * (hi - lo) * span / (out_w - 1);
+            xo += lo * span;
+            if (!(xo >= 0 && xo <= span)) {
+                t->outside = true;
+                return;
+            }
+            break;
+        }
+        default:
+            xo = (xr + 0.5) * len0 / p->length[d] - 0.5;
+            break;
+        }
     /* Far outside the input every tap reads the edge anyway: keep the conversion to int64 defined. */
     if (isnan(xo)) xo = 0;
     if (xo < -(double)in_len - 8) xo = floor(-(double)in_len - 8);
@@ -1684,11 +1831,21 @@ static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64
     if (p->mode == RS_NEAREST) {
         bool right = true; /* an integral xo (ratio 1) is exactly the right tap */
         if (ratio < 1.0) switch (p->nearest) {
-            case NR_ROUND_PREFER_FLOOR: right = ratio > 0.5; break;
-            case NR_ROUND_PREFER_CEIL: right = ratio >= 0.5; break;
-            case NR_FLOOR: right = false; break;
-            case NR_CEIL: right = true; break;
-            default: right = p->scale[d] < 1; break;
+            case NR_ROUND_PREFER_FLOOR:
+                right = ratio > 0.5;
+                break;
+            case NR_ROUND_PREFER_CEIL:
+                right = ratio >= 0.5;
+                break;
+            case NR_FLOOR:
+                right = false;
+                break;
+            case NR_CEIL:
+                right = true;
+                break;
+            default:
+                right = p->scale[d] < 1;
+                break;
             }
         c[0] = right ? 0 : 1;
         c[1] = right ? 1 : 0;
@@ -1704,7 +1861,8 @@ static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64
             if (first + k < 0 || first + k >= in_len) c[k] = 0;
             sum += c[k];
         }
-        for (int k = 0; k < n; k++) c[k] /= sum;
+        for (int k = 0; k < n; k++)
+            c[k] /= sum;
     }
     for (int k = 0; k < n; k++) {
         if (c[k] == 0) continue;
@@ -1732,13 +1890,15 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
     }
     /* Per-axis tap tables (total size at most n_elements + rank, the output being non-empty). */
     int64_t total = 0;
-    for (int32_t d = 0; d < r; d++) total += p->dims[d];
+    for (int32_t d = 0; d < r; d++)
+        total += p->dims[d];
     resize_tap *taps = malloc(total ? (size_t)total * sizeof *taps : 1), *base[PC_MAX_RANK];
     if (!taps) return drop(y, ref_fail(ctx, PC_ERR_NOMEM, "out of memory"));
     resize_tap *q = taps;
     for (int32_t d = 0; d < r; d++) {
         base[d] = q;
-        for (int64_t o = 0; o < p->dims[d]; o++) resize_tap_at(p, d, x->dims[d], o, q++);
+        for (int64_t o = 0; o < p->dims[d]; o++)
+            resize_tap_at(p, d, x->dims[d], o, q++);
     }
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     ref_strides(r, x->dims, xstr);
@@ -1758,7 +1918,8 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
         if (none) continue;
         if (p->mode == RS_NEAREST) { /* a copy: exact for every type, strings included */
             int64_t off = 0;
-            for (int32_t d = 0; d < r; d++) off += t[d]->idx[0] * xstr[d];
+            for (int32_t d = 0; d < r; d++)
+                off += t[d]->idx[0] * xstr[d];
             st = copy_at(ctx, y, i, x, (uint64_t)off);
             continue;
         }
@@ -1795,7 +1956,8 @@ static pc_status resize_scales(ref_ctx *ctx, const pc_data *x, resize_plan *p, c
     for (size_t k = 0; k < n; k++) {
         int32_t a = axes[k];
         double s = scales[k], v = floor(s * (double)x->dims[a]);
-        if (!(s > 0) || !isfinite(s)) return ref_fail(ctx, PC_ERR_VALUE, "scales[%zu] = %g is not positive", k, s);
+        if (!(s > 0) || !isfinite(s))
+            return ref_fail(ctx, PC_ERR_VALUE, "scales[%zu] = %g is not positive", k, s);
         if (v > 0x1p62) /* keeps the int64 conversion defined; new_out applies the element budget */
             return ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)a, v);
         p->scale[a] = s;
@@ -1829,7 +1991,8 @@ static pc_status float_input(ref_ctx *ctx, const pc_data *t, const char *what, d
         return ref_fail(ctx, PC_ERR_TYPE, "%s must be a floating-point tensor", what);
     if (!(*vals = malloc(t->n_elements ? (size_t)t->n_elements * sizeof **vals : 1)))
         return ref_fail(ctx, PC_ERR_NOMEM, "out of memory reading %s", what);
-    for (uint64_t i = 0; i < t->n_elements; i++) (*vals)[i] = ref_get_f64(t, i);
+    for (uint64_t i = 0; i < t->n_elements; i++)
+        (*vals)[i] = ref_get_f64(t, i);
     *n = (size_t)t->n_elements;
     return PC_OK;
 }
@@ -1858,7 +2021,8 @@ KERNEL(Resize)
     if (m < 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'mode' '%s' is not supported at this opset", ms);
     p.mode = (resize_mode)m;
     size_t na = (size_t)r;
-    for (int32_t d = 0; d < r; d++) axes[d] = d;
+    for (int32_t d = 0; d < r; d++)
+        axes[d] = d;
     if (ctx->opset < 11) { /* Resize-10: scales only, asymmetric coordinates */
         double *sc;
         size_t n;
@@ -1867,20 +2031,23 @@ KERNEL(Resize)
         if ((st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK ||
             (st = float_input(ctx, in[1], "input 1 'scales'", &sc, &n)) != PC_OK)
             return st;
-        if (n != na) st = ref_fail(ctx, PC_ERR_SHAPE, "'scales' has %zu entries for rank %d", n, (int)r);
-        else st = resize_scales(ctx, x, &p, sc, axes, n);
+        if (n != na)
+            st = ref_fail(ctx, PC_ERR_SHAPE, "'scales' has %zu entries for rank %d", n, (int)r);
+        else
+            st = resize_scales(ctx, x, &p, sc, axes, n);
         free(sc);
         return st != PC_OK ? st : resize_run(ctx, x, &p, out);
     }
-    static const char *const coords[] = {"half_pixel",   "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                         "asymmetric",   "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    static const char *const coords[] = {"half_pixel",        "half_pixel_symmetric", "pytorch_half_pixel",
+                                         "align_corners",     "asymmetric",           "tf_half_pixel_for_nn",
+                                         "tf_crop_and_resize"};
     static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const char *cs = ref_attr_string(ctx, "coordinate_transformation_mode", "half_pixel");
     const char *ns = ref_attr_string(ctx, "nearest_mode", "round_prefer_floor");
     int c = lookup(cs, coords, 7), nr = lookup(ns, nearests, 4);
     if (c < 0 || (c == CT_HALF_PIXEL_SYMMETRIC && ctx->opset < 19))
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'coordinate_transformation_mode' '%s' is not supported at this opset",
-                        cs);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE,
+                        "'coordinate_transformation_mode' '%s' is not supported at this opset", cs);
     if (nr < 0) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'nearest_mode' '%s' is invalid", ns);
     p.coord = (coord_mode)c;
     p.nearest = (nearest_rule)nr;
@@ -1897,13 +2064,15 @@ KERNEL(Resize)
         const int64_t *av = ref_attr_ints(ctx, "axes", &n);
         bool mark[PC_MAX_RANK];
         if (av) {
-            if (n > (size_t)r) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axes' has %zu entries for rank %d", n, (int)r);
+            if (n > (size_t)r)
+                return ref_fail(ctx, PC_ERR_ATTRIBUTE, "'axes' has %zu entries for rank %d", n, (int)r);
             if ((st = read_axes(ctx, av, n, r, "'axes'", mark, axes)) != PC_OK) return st;
             na = n;
         }
     }
     bool has_scales = has_input(in, n_in, 2) && in[2]->kind == PC_TYPE_TENSOR && in[2]->n_elements > 0;
-    bool has_sizes = has_input(in, n_in, 3) && (in[3]->n_elements > 0 || !has_scales); /* empty sizes: absent */
+    bool has_sizes =
+        has_input(in, n_in, 3) && (in[3]->n_elements > 0 || !has_scales); /* empty sizes: absent */
     if (has_scales == has_sizes)
         return ref_fail(ctx, PC_ERR_ARITY, "exactly one of 'scales' (non-empty) and 'sizes' must be given");
     if (p.coord == CT_TF_CROP_AND_RESIZE) {
@@ -1924,8 +2093,10 @@ KERNEL(Resize)
         double *sc;
         size_t n;
         if ((st = float_input(ctx, in[2], "input 2 'scales'", &sc, &n)) != PC_OK) return st;
-        if (n != na) st = ref_fail(ctx, PC_ERR_SHAPE, "'scales' has %zu entries, %zu expected", n, na);
-        else st = resize_scales(ctx, x, &p, sc, axes, n);
+        if (n != na)
+            st = ref_fail(ctx, PC_ERR_SHAPE, "'scales' has %zu entries, %zu expected", n, na);
+        else
+            st = resize_scales(ctx, x, &p, sc, axes, n);
         free(sc);
     } else {
         int64_t *sz;
@@ -1935,7 +2106,8 @@ KERNEL(Resize)
         double common = policy == 1 ? INFINITY : 0;
         for (size_t k = 0; k < n && st == PC_OK; k++) {
             int64_t in_len = x->dims[axes[k]];
-            if (sz[k] < 0) st = ref_fail(ctx, PC_ERR_SHAPE, "sizes[%zu] = %lld is negative", k, (long long)sz[k]);
+            if (sz[k] < 0)
+                st = ref_fail(ctx, PC_ERR_SHAPE, "sizes[%zu] = %lld is negative", k, (long long)sz[k]);
             else if (in_len == 0 && sz[k] > 0)
                 st = ref_fail(ctx, PC_ERR_SHAPE, "cannot resize the empty axis %d", (int)axes[k]);
             if (st != PC_OK || in_len == 0) continue;
@@ -1951,7 +2123,8 @@ KERNEL(Resize)
             int64_t in_len = x->dims[axes[k]];
             double v = floor(common * (double)in_len + 0.5);
             if (in_len == 0) continue;
-            if (v > 0x1p62) st = ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)axes[k], v);
+            if (v > 0x1p62)
+                st = ref_fail(ctx, PC_ERR_BUDGET, "output dimension %d of %.0f refused", (int)axes[k], v);
             p.scale[axes[k]] = common;
             p.length[axes[k]] = common * (double)in_len;
             p.scale_f32[axes[k]] = (float)common;
@@ -1987,14 +2160,17 @@ KERNEL(Upsample)
         const float *a = ref_attr_floats(ctx, "scales", &n);
         if (!a) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'scales' is required");
         if (!(sc = malloc(n ? n * sizeof *sc : 1))) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < n; k++) sc[k] = a[k];
+        for (size_t k = 0; k < n; k++)
+            sc[k] = a[k];
     } else if ((st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK ||
                (st = float_input(ctx, in[1], "input 1 'scales'", &sc, &n)) != PC_OK) {
         return st;
     }
     int32_t axes[PC_MAX_RANK];
-    for (int32_t d = 0; d < x->rank; d++) axes[d] = d;
-    if (n != (size_t)x->rank) st = ref_fail(ctx, PC_ERR_SHAPE, "'scales' has %zu entries for rank %d", n, (int)x->rank);
+    for (int32_t d = 0; d < x->rank; d++)
+        axes[d] = d;
+    if (n != (size_t)x->rank)
+        st = ref_fail(ctx, PC_ERR_SHAPE, "'scales' has %zu entries for rank %d", n, (int)x->rank);
     for (size_t k = 0; k < n && st == PC_OK; k++)
         if (!(sc[k] >= 1)) st = ref_fail(ctx, PC_ERR_VALUE, "scales[%zu] = %g is below 1", k, sc[k]);
     if (st == PC_OK) st = resize_scales(ctx, x, &p, sc, axes, n);
@@ -2002,7 +2178,8 @@ KERNEL(Upsample)
     return st != PC_OK ? st : resize_run(ctx, x, &p, out);
 }
 
-/* ---- Unique -------------------------------------------------------------------------------------------------- */
+/* ---- Unique
+ * -------------------------------------------------------------------------------------------------- */
 
 /* Total order on elements: strings bytewise, floats numerically with NaNs equal and last (as numpy sorts). */
 static int cmp_elem(const pc_data *x, uint64_t a, uint64_t b)
@@ -2024,7 +2201,8 @@ static int cmp_elem(const pc_data *x, uint64_t a, uint64_t b)
     return (u > v) - (u < v);
 }
 
-/* Slices along the unique axis: slice a is elements (o, a, i) for o < outer, i < inner, compared in that order. */
+/* Slices along the unique axis: slice a is elements (o, a, i) for o < outer, i < inner, compared in that
+ * order. */
 typedef struct slices {
     const pc_data *x;
     int64_t outer, dim, inner;
@@ -2034,7 +2212,8 @@ static int cmp_slices(const slices *s, int64_t a, int64_t b)
 {
     for (int64_t o = 0; o < s->outer; o++)
         for (int64_t i = 0; i < s->inner; i++) {
-            int c = cmp_elem(s->x, (uint64_t)((o * s->dim + a) * s->inner + i), (uint64_t)((o * s->dim + b) * s->inner + i));
+            int c = cmp_elem(s->x, (uint64_t)((o * s->dim + a) * s->inner + i),
+                             (uint64_t)((o * s->dim + b) * s->inner + i));
             if (c) return c;
         }
     return 0;
@@ -2047,9 +2226,12 @@ static void sort_slices(const slices *s, int64_t *perm, int64_t *tmp, int64_t n)
     int64_t h = n / 2, i = 0, j = h, k = 0;
     sort_slices(s, perm, tmp, h);
     sort_slices(s, perm + h, tmp, n - h);
-    while (i < h && j < n) tmp[k++] = cmp_slices(s, perm[j], perm[i]) < 0 ? perm[j++] : perm[i++];
-    while (i < h) tmp[k++] = perm[i++];
-    while (j < n) tmp[k++] = perm[j++];
+    while (i < h && j < n)
+        tmp[k++] = cmp_slices(s, perm[j], perm[i]) < 0 ? perm[j++] : perm[i++];
+    while (i < h)
+        tmp[k++] = perm[i++];
+    while (j < n)
+        tmp[k++] = perm[j++];
     memcpy(perm, tmp, (size_t)n * sizeof *perm);
 }
 
@@ -2062,12 +2244,14 @@ KERNEL(Unique)
         return ref_unsupported(ctx, "input of element type %s", pc_dtype_name(x->dtype));
     bool sorted = ref_attr_int(ctx, "sorted", 1) != 0, flat = !ref_has_attr(ctx, "axis");
     int32_t axis = 0;
-    if (!flat && (st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK) return st;
+    if (!flat && (st = ref_axis(ctx, ref_attr_int(ctx, "axis", 0), x->rank, false, &axis)) != PC_OK)
+        return st;
     slices s = {x, 1, (int64_t)x->n_elements, 1};
     if (!flat) s = (slices){x, prod(x->dims, 0, axis), x->dims[axis], prod(x->dims, axis + 1, x->rank)};
-    if (!x->n_elements) s.outer = 0; /* empty slices all compare equal (and outer may have wrapped) */
+    if (!x->n_elements) s.outer = 0;        /* empty slices all compare equal (and outer may have wrapped) */
     if ((uint64_t)s.dim > REF_MAX_ELEMENTS) /* inverse_indices has one entry per slice */
-        return ref_fail(ctx, PC_ERR_BUDGET, "%lld slices along the axis refused (limit 2^31)", (long long)s.dim);
+        return ref_fail(ctx, PC_ERR_BUDGET, "%lld slices along the axis refused (limit 2^31)",
+                        (long long)s.dim);
     size_t bytes = (size_t)(s.dim ? s.dim : 1) * sizeof(int64_t);
     int64_t *perm = malloc(bytes), *tmp = malloc(bytes), *first = malloc(bytes), *count = malloc(bytes),
             *gid = malloc(bytes);
@@ -2076,7 +2260,8 @@ KERNEL(Unique)
         st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory");
         goto done;
     }
-    for (int64_t j = 0; j < s.dim; j++) perm[j] = j;
+    for (int64_t j = 0; j < s.dim; j++)
+        perm[j] = j;
     sort_slices(&s, perm, tmp, s.dim);
     int64_t G = 0;
     for (int64_t k = 0; k < s.dim; k++) {
@@ -2095,9 +2280,11 @@ KERNEL(Unique)
             tmp[perm[g]] = first[g];
             first[g] = count[g];
         }
-        for (int64_t g = 0; g < G; g++) count[perm[g]] = first[g];
+        for (int64_t g = 0; g < G; g++)
+            count[perm[g]] = first[g];
         memcpy(first, tmp, (size_t)G * sizeof *first);
-        for (int64_t j = 0; j < s.dim; j++) gid[j] = perm[gid[j]];
+        for (int64_t j = 0; j < s.dim; j++)
+            gid[j] = perm[gid[j]];
     }
     int64_t dims[PC_MAX_RANK];
     int32_t r = flat ? 1 : x->rank;
@@ -2119,7 +2306,8 @@ KERNEL(Unique)
             st = ctx->err->status;
             break;
         }
-        for (int64_t j = 0; j < n; j++) ref_set_i64(y[k], (uint64_t)j, lists[k - 1][j]);
+        for (int64_t j = 0; j < n; j++)
+            ref_set_i64(y[k], (uint64_t)j, lists[k - 1][j]);
     }
 done:
     free(perm);
@@ -2131,11 +2319,13 @@ done:
         ref_unref_all(y, 4);
         return st;
     }
-    for (uint32_t k = 0; k < 4 && k < n_out; k++) out[k] = y[k];
+    for (uint32_t k = 0; k < 4 && k < n_out; k++)
+        out[k] = y[k];
     return PC_OK;
 }
 
-/* ---- table --------------------------------------------------------------------------------------------------- */
+/* ---- table
+ * --------------------------------------------------------------------------------------------------- */
 
 const ref_op ref_ops_tensor[] = {
     {"", "Compress", op_Compress},

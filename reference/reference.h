@@ -18,10 +18,11 @@
  *     }
  *     pc_data_unref(x);
  *
- * Design: plain loops in NCHW over the IR as loaded; no BLAS, nothing shared with core's runtime kernels or passes.
- * Floating-point arithmetic is done in double and rounded to the element type on store; reductions, convolutions
- * and matrix products accumulate in double. Semantics follow the node's opset version (the model's import for the
- * node's domain). Anything not implemented fails with PC_ERR_UNSUPPORTED — never a wrong answer.
+ * Design: plain loops in NCHW over the IR as loaded; no BLAS, nothing shared with core's runtime kernels or
+ * passes. Floating-point arithmetic is done in double and rounded to the element type on store; reductions,
+ * convolutions and matrix products accumulate in double. Semantics follow the node's opset version (the
+ * model's import for the node's domain). Anything not implemented fails with PC_ERR_UNSUPPORTED — never a
+ * wrong answer.
  */
 #ifndef PC_REFERENCE_H
 #define PC_REFERENCE_H
@@ -32,18 +33,20 @@
 extern "C" {
 #endif
 
-/* Runs model->graph. When n_inputs equals the number of graph inputs, inputs[i] feeds graph input i; otherwise
- * inputs feed, in order, the graph inputs that are not initializers (IR < 4 models list initializers as inputs),
- * and the rest take their initializer's value. A graph input left without a value is an error. On success
- * *outputs is a malloc'ed array of graph->n_outputs new references (free with pc_ref_free_outputs). Inputs are
- * not consumed. */
+/* Runs model->graph. When n_inputs equals the number of graph inputs, inputs[i] feeds graph input i;
+ * otherwise inputs feed, in order, the graph inputs that are not initializers (IR < 4 models list
+ * initializers as inputs), and the rest take their initializer's value. A graph input left without a value is
+ * an error. On success *outputs is a malloc'ed array of graph->n_outputs new references (free with
+ * pc_ref_free_outputs). Inputs are not consumed. */
 pc_status pc_ref_run(const pc_model *model, uint32_t n_inputs, pc_data *const *inputs, pc_data ***outputs,
                      pc_error *err);
 void pc_ref_free_outputs(const pc_model *model, pc_data **outputs);
 
-/* Observer of a run: called after every node that ran successfully (subgraph nodes included; node->graph tells
- * which graph) with its inputs (NULL = omitted) and outputs, borrowed for the call: take a reference to keep one. */
-typedef void (*pc_ref_node_hook)(void *ctx, const pc_node *node, pc_data *const *inputs, pc_data *const *outputs);
+/* Observer of a run: called after every node that ran successfully (subgraph nodes included; node->graph
+ * tells which graph) with its inputs (NULL = omitted) and outputs, borrowed for the call: take a reference to
+ * keep one. */
+typedef void (*pc_ref_node_hook)(void *ctx, const pc_node *node, pc_data *const *inputs,
+                                 pc_data *const *outputs);
 
 /* Settings of pc_ref_run_with_options; all-zero is exactly pc_ref_run. */
 typedef struct pc_ref_options {
@@ -53,10 +56,10 @@ typedef struct pc_ref_options {
      * 'scales' is given (onnx/onnx#2462; docs/oracle.md). Not ONNX semantics: the ORT oracle uses it to tell
      * that known deviation of ORT from anything else. */
     bool resize_ort_lengths;
-    /* Resize's input coordinates computed in float32 as ONNX Runtime does (scale = (float)size / (float)length
-     * for 'sizes'), instead of exactly: where the exact coordinate sits on a step of the nearest mode (an
-     * integer for floor/ceil, a half for the round modes), float32 can land on the other side. Also only for
-     * the ORT oracle. */
+    /* Resize's input coordinates computed in float32 as ONNX Runtime does (scale = (float)size /
+     * (float)length for 'sizes'), instead of exactly: where the exact coordinate sits on a step of the
+     * nearest mode (an integer for floor/ceil, a half for the round modes), float32 can land on the other
+     * side. Also only for the ORT oracle. */
     bool resize_float32_coordinates;
     pc_ref_node_hook on_node; /* NULL: none */
     void *on_node_ctx;

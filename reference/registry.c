@@ -8,19 +8,19 @@
 #include "reference/ref_internal.h"
 
 /* Families: one table per ops_*.c. */
-#define REF_FAMILIES(X)                                                                                            \
-    X(ref_ops_elementwise)                                                                                         \
-    X(ref_ops_tensor)                                                                                              \
-    X(ref_ops_reduce)                                                                                              \
-    X(ref_ops_nn)                                                                                                  \
-    X(ref_ops_conv)                                                                                                \
-    X(ref_ops_quant)                                                                                               \
-    X(ref_ops_control)                                                                                             \
-    X(ref_ops_sequence)                                                                                            \
-    X(ref_ops_rnn)                                                                                                 \
-    X(ref_ops_misc)                                                                                                \
-    X(ref_ops_signal)                                                                                              \
-    X(ref_ops_text)                                                                                                \
+#define REF_FAMILIES(X)                                                                                      \
+    X(ref_ops_elementwise)                                                                                   \
+    X(ref_ops_tensor)                                                                                        \
+    X(ref_ops_reduce)                                                                                        \
+    X(ref_ops_nn)                                                                                            \
+    X(ref_ops_conv)                                                                                          \
+    X(ref_ops_quant)                                                                                         \
+    X(ref_ops_control)                                                                                       \
+    X(ref_ops_sequence)                                                                                      \
+    X(ref_ops_rnn)                                                                                           \
+    X(ref_ops_misc)                                                                                          \
+    X(ref_ops_signal)                                                                                        \
+    X(ref_ops_text)                                                                                          \
     X(ref_ops_internal)
 
 #define DECLARE(name) REF_OP_TABLE(name)
@@ -47,8 +47,8 @@ static void registry_build(void)
     ref_op *ops = malloc(n * sizeof *ops);
     if (!ops) return; /* every lookup then reports the op as unsupported */
     size_t k = 0;
-#define COPY(name)                                                                                                 \
-    memcpy(ops + k, name, name##_count * sizeof *ops);                                                             \
+#define COPY(name)                                                                                           \
+    memcpy(ops + k, name, name##_count * sizeof *ops);                                                       \
     k += name##_count;
     REF_FAMILIES(COPY)
 #undef COPY

@@ -1,5 +1,6 @@
-/* Helpers shared by the reference op families: errors, dtype predicates, element access, broadcasting, axes and
- * attributes. Element access goes through one switch on the dtype so each op is written once for every type. */
+/* Helpers shared by the reference op families: errors, dtype predicates, element access, broadcasting, axes
+ * and attributes. Element access goes through one switch on the dtype so each op is written once for every
+ * type. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,8 @@
 
 #include "reference/ref_internal.h"
 
-/* ---- errors -------------------------------------------------------------------------------------------------- */
+/* ---- errors
+ * -------------------------------------------------------------------------------------------------- */
 
 static pc_status ref_failv(ref_ctx *ctx, pc_status status, const char *fmt, va_list ap)
 {
@@ -16,7 +18,8 @@ static pc_status ref_failv(ref_ctx *ctx, pc_status status, const char *fmt, va_l
     const pc_node *n = ctx->node;
     if (!n) return pc_error_set(ctx->err, status, "%s", msg);
     return pc_error_set(ctx->err, status, "node '%s' (%s%s%s, opset %lld): %s", n->name ? n->name : "",
-                        *n->domain ? n->domain : "", *n->domain ? ":" : "", n->op_type, (long long)ctx->opset, msg);
+                        *n->domain ? n->domain : "", *n->domain ? ":" : "", n->op_type, (long long)ctx->opset,
+                        msg);
 }
 
 pc_status ref_fail(ref_ctx *ctx, pc_status status, const char *fmt, ...)
@@ -38,7 +41,8 @@ pc_status ref_unsupported(ref_ctx *ctx, const char *fmt, ...)
     return ref_fail(ctx, PC_ERR_UNSUPPORTED, "unsupported by the reference executor: %s", msg);
 }
 
-/* ---- dtypes -------------------------------------------------------------------------------------------------- */
+/* ---- dtypes
+ * -------------------------------------------------------------------------------------------------- */
 
 bool ref_is_float(pc_dtype t)
 {
@@ -69,7 +73,8 @@ pc_status ref_require_tensor(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, ui
     return PC_OK;
 }
 
-pc_status ref_require_dtype(ref_ctx *ctx, const pc_data *d, uint32_t index, bool (*pred)(pc_dtype), const char *what)
+pc_status ref_require_dtype(ref_ctx *ctx, const pc_data *d, uint32_t index, bool (*pred)(pc_dtype),
+                            const char *what)
 {
     if (d->kind != PC_TYPE_TENSOR || !pred(d->dtype))
         return ref_fail(ctx, PC_ERR_TYPE, "input %u: element type must be %s, got %s", index, what,
@@ -103,9 +108,9 @@ uint16_t ref_f32_to_f16(float f)
     memcpy(&x, &f, 4);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
     uint32_t ax = x & 0x7fffffffu;
-    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00); /* NaN */
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00);  /* NaN */
     if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520: inf */
-    if (ax < 0x38800000u) {                                  /* below the smallest normal half: subnormal or 0 */
+    if (ax < 0x38800000u) { /* below the smallest normal half: subnormal or 0 */
         float a;
         memcpy(&a, &ax, 4);
         /* a * 2^24 is the subnormal mantissa; rintf rounds half to even in the default mode */
@@ -134,27 +139,42 @@ uint16_t ref_f32_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-/* ---- element access ------------------------------------------------------------------------------------------ */
+/* ---- element access
+ * ------------------------------------------------------------------------------------------ */
 
 #define LOAD(type, t, i) (((const type *)(t)->data)[i])
 
 double ref_get_f64(const pc_data *t, uint64_t i)
 {
     switch (t->dtype) {
-    case PC_DTYPE_FLOAT: return LOAD(float, t, i);
-    case PC_DTYPE_DOUBLE: return LOAD(double, t, i);
-    case PC_DTYPE_FLOAT16: return ref_f16_to_f32(LOAD(uint16_t, t, i));
-    case PC_DTYPE_BFLOAT16: return ref_bf16_to_f32(LOAD(uint16_t, t, i));
-    case PC_DTYPE_INT8: return LOAD(int8_t, t, i);
-    case PC_DTYPE_INT16: return LOAD(int16_t, t, i);
-    case PC_DTYPE_INT32: return LOAD(int32_t, t, i);
-    case PC_DTYPE_INT64: return (double)LOAD(int64_t, t, i);
-    case PC_DTYPE_UINT8: return LOAD(uint8_t, t, i);
-    case PC_DTYPE_UINT16: return LOAD(uint16_t, t, i);
-    case PC_DTYPE_UINT32: return LOAD(uint32_t, t, i);
-    case PC_DTYPE_UINT64: return (double)LOAD(uint64_t, t, i);
-    case PC_DTYPE_BOOL: return LOAD(uint8_t, t, i) ? 1.0 : 0.0;
-    default: return NAN;
+    case PC_DTYPE_FLOAT:
+        return LOAD(float, t, i);
+    case PC_DTYPE_DOUBLE:
+        return LOAD(double, t, i);
+    case PC_DTYPE_FLOAT16:
+        return ref_f16_to_f32(LOAD(uint16_t, t, i));
+    case PC_DTYPE_BFLOAT16:
+        return ref_bf16_to_f32(LOAD(uint16_t, t, i));
+    case PC_DTYPE_INT8:
+        return LOAD(int8_t, t, i);
+    case PC_DTYPE_INT16:
+        return LOAD(int16_t, t, i);
+    case PC_DTYPE_INT32:
+        return LOAD(int32_t, t, i);
+    case PC_DTYPE_INT64:
+        return (double)LOAD(int64_t, t, i);
+    case PC_DTYPE_UINT8:
+        return LOAD(uint8_t, t, i);
+    case PC_DTYPE_UINT16:
+        return LOAD(uint16_t, t, i);
+    case PC_DTYPE_UINT32:
+        return LOAD(uint32_t, t, i);
+    case PC_DTYPE_UINT64:
+        return (double)LOAD(uint64_t, t, i);
+    case PC_DTYPE_BOOL:
+        return LOAD(uint8_t, t, i) ? 1.0 : 0.0;
+    default:
+        return NAN;
     }
 }
 
@@ -169,16 +189,26 @@ static int64_t f64_to_i64(double v)
 int64_t ref_get_i64(const pc_data *t, uint64_t i)
 {
     switch (t->dtype) {
-    case PC_DTYPE_INT8: return LOAD(int8_t, t, i);
-    case PC_DTYPE_INT16: return LOAD(int16_t, t, i);
-    case PC_DTYPE_INT32: return LOAD(int32_t, t, i);
-    case PC_DTYPE_INT64: return LOAD(int64_t, t, i);
-    case PC_DTYPE_UINT8: return LOAD(uint8_t, t, i);
-    case PC_DTYPE_UINT16: return LOAD(uint16_t, t, i);
-    case PC_DTYPE_UINT32: return LOAD(uint32_t, t, i);
-    case PC_DTYPE_UINT64: return (int64_t)LOAD(uint64_t, t, i); /* wraps above INT64_MAX, as a bit pattern */
-    case PC_DTYPE_BOOL: return LOAD(uint8_t, t, i) ? 1 : 0;
-    default: return f64_to_i64(ref_get_f64(t, i));
+    case PC_DTYPE_INT8:
+        return LOAD(int8_t, t, i);
+    case PC_DTYPE_INT16:
+        return LOAD(int16_t, t, i);
+    case PC_DTYPE_INT32:
+        return LOAD(int32_t, t, i);
+    case PC_DTYPE_INT64:
+        return LOAD(int64_t, t, i);
+    case PC_DTYPE_UINT8:
+        return LOAD(uint8_t, t, i);
+    case PC_DTYPE_UINT16:
+        return LOAD(uint16_t, t, i);
+    case PC_DTYPE_UINT32:
+        return LOAD(uint32_t, t, i);
+    case PC_DTYPE_UINT64:
+        return (int64_t)LOAD(uint64_t, t, i); /* wraps above INT64_MAX, as a bit pattern */
+    case PC_DTYPE_BOOL:
+        return LOAD(uint8_t, t, i) ? 1 : 0;
+    default:
+        return f64_to_i64(ref_get_f64(t, i));
     }
 }
 
@@ -188,21 +218,52 @@ void ref_set_i64(pc_data *t, uint64_t i, int64_t v)
 {
     uint64_t u = (uint64_t)v; /* wrap through unsigned: conversion to a narrower unsigned type is defined */
     switch (t->dtype) {
-    case PC_DTYPE_INT8: { uint8_t b = (uint8_t)u; int8_t s; memcpy(&s, &b, 1); STORE(int8_t, t, i, s); break; }
-    case PC_DTYPE_INT16: { uint16_t b = (uint16_t)u; int16_t s; memcpy(&s, &b, 2); STORE(int16_t, t, i, s); break; }
-    case PC_DTYPE_INT32: { uint32_t b = (uint32_t)u; int32_t s; memcpy(&s, &b, 4); STORE(int32_t, t, i, s); break; }
-    case PC_DTYPE_INT64: STORE(int64_t, t, i, v); break;
-    case PC_DTYPE_UINT8: STORE(uint8_t, t, i, u); break;
-    case PC_DTYPE_UINT16: STORE(uint16_t, t, i, u); break;
-    case PC_DTYPE_UINT32: STORE(uint32_t, t, i, u); break;
-    case PC_DTYPE_UINT64: STORE(uint64_t, t, i, u); break;
-    case PC_DTYPE_BOOL: STORE(uint8_t, t, i, v != 0); break;
-    default: ref_set_f64(t, i, (double)v);
+    case PC_DTYPE_INT8: {
+        uint8_t b = (uint8_t)u;
+        int8_t s;
+        memcpy(&s, &b, 1);
+        STORE(int8_t, t, i, s);
+        break;
+    }
+    case PC_DTYPE_INT16: {
+        uint16_t b = (uint16_t)u;
+        int16_t s;
+        memcpy(&s, &b, 2);
+        STORE(int16_t, t, i, s);
+        break;
+    }
+    case PC_DTYPE_INT32: {
+        uint32_t b = (uint32_t)u;
+        int32_t s;
+        memcpy(&s, &b, 4);
+        STORE(int32_t, t, i, s);
+        break;
+    }
+    case PC_DTYPE_INT64:
+        STORE(int64_t, t, i, v);
+        break;
+    case PC_DTYPE_UINT8:
+        STORE(uint8_t, t, i, u);
+        break;
+    case PC_DTYPE_UINT16:
+        STORE(uint16_t, t, i, u);
+        break;
+    case PC_DTYPE_UINT32:
+        STORE(uint32_t, t, i, u);
+        break;
+    case PC_DTYPE_UINT64:
+        STORE(uint64_t, t, i, u);
+        break;
+    case PC_DTYPE_BOOL:
+        STORE(uint8_t, t, i, v != 0);
+        break;
+    default:
+        ref_set_f64(t, i, (double)v);
     }
 }
 
-/* double -> float16/bfloat16 with ONE rounding: round to odd into float (24 bits, well above the 11 or 8 the target
- * keeps), then round to nearest even. Going through a plainly rounded float would round twice. */
+/* double -> float16/bfloat16 with ONE rounding: round to odd into float (24 bits, well above the 11 or 8 the
+ * target keeps), then round to nearest even. Going through a plainly rounded float would round twice. */
 static float f64_to_f32_odd(double v)
 {
     float f = (float)v;
@@ -228,17 +289,31 @@ uint16_t ref_f64_to_bf16(double v)
 void ref_set_f64(pc_data *t, uint64_t i, double v)
 {
     switch (t->dtype) {
-    case PC_DTYPE_FLOAT: STORE(float, t, i, v); break;
-    case PC_DTYPE_DOUBLE: STORE(double, t, i, v); break;
-    case PC_DTYPE_FLOAT16: STORE(uint16_t, t, i, ref_f64_to_f16(v)); break;
-    case PC_DTYPE_BFLOAT16: STORE(uint16_t, t, i, ref_f64_to_bf16(v)); break;
-    case PC_DTYPE_BOOL: STORE(uint8_t, t, i, v != 0); break;
-    case PC_DTYPE_UINT64:
-        if (v >= 18446744073709551615.0) STORE(uint64_t, t, i, UINT64_MAX);
-        else if (v > 0) STORE(uint64_t, t, i, (uint64_t)v);
-        else ref_set_i64(t, i, f64_to_i64(v));
+    case PC_DTYPE_FLOAT:
+        STORE(float, t, i, v);
         break;
-    default: ref_set_i64(t, i, f64_to_i64(v));
+    case PC_DTYPE_DOUBLE:
+        STORE(double, t, i, v);
+        break;
+    case PC_DTYPE_FLOAT16:
+        STORE(uint16_t, t, i, ref_f64_to_f16(v));
+        break;
+    case PC_DTYPE_BFLOAT16:
+        STORE(uint16_t, t, i, ref_f64_to_bf16(v));
+        break;
+    case PC_DTYPE_BOOL:
+        STORE(uint8_t, t, i, v != 0);
+        break;
+    case PC_DTYPE_UINT64:
+        if (v >= 18446744073709551615.0)
+            STORE(uint64_t, t, i, UINT64_MAX);
+        else if (v > 0)
+            STORE(uint64_t, t, i, (uint64_t)v);
+        else
+            ref_set_i64(t, i, f64_to_i64(v));
+        break;
+    default:
+        ref_set_i64(t, i, f64_to_i64(v));
     }
 }
 
@@ -275,7 +350,8 @@ bool ref_copy_elems(pc_data *dst, uint64_t di, const pc_data *src, uint64_t si, 
     return true;
 }
 
-/* ---- new values ---------------------------------------------------------------------------------------------- */
+/* ---- new values
+ * ---------------------------------------------------------------------------------------------- */
 
 pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_t *dims)
 {
@@ -286,7 +362,8 @@ pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_
     bool empty = false;
     for (int32_t i = 0; i < rank; i++) {
         if (dims[i] < 0) {
-            ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i, (long long)dims[i]);
+            ref_fail(ctx, PC_ERR_SHAPE, "output dimension %d would be negative (%lld)", (int)i,
+                     (long long)dims[i]);
             return NULL;
         }
         empty |= dims[i] == 0;
@@ -295,8 +372,8 @@ pc_data *ref_new_tensor(ref_ctx *ctx, pc_dtype dtype, int32_t rank, const int64_
     uint64_t count = 1;
     for (int32_t i = 0; !empty && i < rank; i++) {
         if ((uint64_t)dims[i] > REF_MAX_ELEMENTS / count) {
-            ref_fail(ctx, PC_ERR_BUDGET, "output of more than 2^31 elements refused (dimension %d is %lld)", (int)i,
-                     (long long)dims[i]);
+            ref_fail(ctx, PC_ERR_BUDGET, "output of more than 2^31 elements refused (dimension %d is %lld)",
+                     (int)i, (long long)dims[i]);
             return NULL;
         }
         count *= (uint64_t)dims[i];
@@ -339,12 +416,14 @@ void ref_unref_all(pc_data **values, uint32_t n)
     }
 }
 
-/* ---- shapes -------------------------------------------------------------------------------------------------- */
+/* ---- shapes
+ * -------------------------------------------------------------------------------------------------- */
 
 uint64_t ref_shape_count(int32_t rank, const int64_t *dims)
 {
     uint64_t n = 1;
-    for (int32_t i = 0; i < rank; i++) n *= (uint64_t)dims[i];
+    for (int32_t i = 0; i < rank; i++)
+        n *= (uint64_t)dims[i];
     return n;
 }
 
@@ -363,7 +442,8 @@ pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_
     out->rank = 0;
     for (uint32_t k = 0; k < n; k++)
         if (ts[k]->rank > out->rank) out->rank = ts[k]->rank;
-    for (int32_t d = 0; d < out->rank; d++) out->dims[d] = 1;
+    for (int32_t d = 0; d < out->rank; d++)
+        out->dims[d] = 1;
     for (uint32_t k = 0; k < n; k++) {
         int32_t off = out->rank - ts[k]->rank;
         for (int32_t d = 0; d < ts[k]->rank; d++) {
@@ -374,8 +454,10 @@ pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_
                 continue;
             }
             char da[96], db[96];
-            return ref_fail(ctx, PC_ERR_SHAPE, "inputs cannot be broadcast together: input %u is %s, dimension %d is %lld "
-                            "elsewhere (%s)", k, pc_data_describe(ts[k], da, sizeof da), (int)(off + d), (long long)a,
+            return ref_fail(ctx, PC_ERR_SHAPE,
+                            "inputs cannot be broadcast together: input %u is %s, dimension %d is %lld "
+                            "elsewhere (%s)",
+                            k, pc_data_describe(ts[k], da, sizeof da), (int)(off + d), (long long)a,
                             pc_data_describe(ts[0], db, sizeof db));
         }
     }
@@ -423,7 +505,8 @@ pc_status ref_bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_bcast
     if (!pc_size_mul((size_t)(n ? n : 1), (size_t)k * sizeof *b->idx, &bytes) || !(b->idx = malloc(bytes)))
         return ref_fail(ctx, PC_ERR_NOMEM, "out of memory broadcasting %u inputs to %llu elements", k,
                         (unsigned long long)n);
-    for (uint32_t j = 0; j < k; j++) ref_broadcast_index(ts[j], &b->shape, b->idx + (size_t)j * n);
+    for (uint32_t j = 0; j < k; j++)
+        ref_broadcast_index(ts[j], &b->shape, b->idx + (size_t)j * n);
     return PC_OK;
 }
 
@@ -431,7 +514,8 @@ pc_status ref_require_pair(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, bool
                            const char *what, bool same_dtype)
 {
     pc_status st;
-    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK || (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
+    if ((st = ref_require_tensor(ctx, in, n_in, 0)) != PC_OK ||
+        (st = ref_require_tensor(ctx, in, n_in, 1)) != PC_OK)
         return st;
     if ((st = ref_require_dtype(ctx, in[0], 0, accept, what)) != PC_OK ||
         (st = ref_require_dtype(ctx, in[1], 1, accept, what)) != PC_OK)
@@ -454,12 +538,14 @@ pc_status ref_axis(ref_ctx *ctx, int64_t axis, int32_t rank, bool inclusive, int
 {
     int64_t r = inclusive ? rank + 1 : rank;
     if (axis < -r || axis >= r)
-        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "axis %lld is out of range for rank %d", (long long)axis, (int)rank);
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "axis %lld is out of range for rank %d", (long long)axis,
+                        (int)rank);
     *out = (int32_t)(axis < 0 ? axis + r : axis);
     return PC_OK;
 }
 
-/* ---- attributes ---------------------------------------------------------------------------------------------- */
+/* ---- attributes
+ * ---------------------------------------------------------------------------------------------- */
 
 int64_t ref_attr_int(ref_ctx *ctx, const char *name, int64_t fallback)
 {
@@ -515,10 +601,12 @@ pc_status ref_read_ints(ref_ctx *ctx, const pc_data *t, const char *what, int64_
     *n = 0;
     if (t->kind != PC_TYPE_TENSOR || !ref_is_int(t->dtype))
         return ref_fail(ctx, PC_ERR_TYPE, "%s must be an integer tensor", what);
-    if (t->n_elements > SIZE_MAX / sizeof(int64_t)) return ref_fail(ctx, PC_ERR_OVERFLOW, "%s is too large", what);
+    if (t->n_elements > SIZE_MAX / sizeof(int64_t))
+        return ref_fail(ctx, PC_ERR_OVERFLOW, "%s is too large", what);
     *vals = malloc(t->n_elements ? (size_t)t->n_elements * sizeof(int64_t) : 1);
     if (!*vals) return ref_fail(ctx, PC_ERR_NOMEM, "out of memory reading %s", what);
-    for (uint64_t i = 0; i < t->n_elements; i++) (*vals)[i] = ref_get_i64(t, i);
+    for (uint64_t i = 0; i < t->n_elements; i++)
+        (*vals)[i] = ref_get_i64(t, i);
     *n = (size_t)t->n_elements;
     return PC_OK;
 }

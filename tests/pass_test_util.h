@@ -1,5 +1,5 @@
-/* Builders and oracles for pass tests: build a small graph in a few lines, clone it, run a pass, and compare the
- * graph before and after on the reference executor with the same random inputs.
+/* Builders and oracles for pass tests: build a small graph in a few lines, clone it, run a pass, and compare
+ * the graph before and after on the reference executor with the same random inputs.
  *
  *     pc_model *m = pt_model(17);
  *     pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
@@ -10,7 +10,8 @@
  *     char why[PT_WHY_SIZE];
  *     CHECK_MSG(pt_equiv(before, m, 1, 0, 0, why, sizeof why) == 1, "%s", why);   // bit-exact
  *
- * Builders abort the test on misuse (a broken test, not a finding). Header-only so each test stays one file. */
+ * Builders abort the test on misuse (a broken test, not a finding). Header-only so each test stays one file.
+ */
 #ifndef PC_PASS_TEST_UTIL_H
 #define PC_PASS_TEST_UTIL_H
 
@@ -43,16 +44,20 @@ static inline pc_model *pt_model(int64_t opset)
     return m;
 }
 
-static inline pc_status pt_set_tensor_type(pc_value *v, pc_dtype dt, int32_t rank, const int64_t *dims, pc_error *err)
+static inline pc_status pt_set_tensor_type(pc_value *v, pc_dtype dt, int32_t rank, const int64_t *dims,
+                                           pc_error *err)
 {
     pc_dim d[PC_MAX_RANK];
-    for (int32_t i = 0; i < rank; i++) d[i] = (pc_dim){.kind = dims[i] < 0 ? PC_DIM_UNKNOWN : PC_DIM_KNOWN, .size = dims[i] < 0 ? 0 : dims[i]};
+    for (int32_t i = 0; i < rank; i++)
+        d[i] =
+            (pc_dim){.kind = dims[i] < 0 ? PC_DIM_UNKNOWN : PC_DIM_KNOWN, .size = dims[i] < 0 ? 0 : dims[i]};
     pc_type t = {.kind = PC_TYPE_TENSOR, .elem = dt, .shape = {.rank = rank, .dims = rank ? d : NULL}};
     return pc_value_set_type(v, &t, err);
 }
 
 /* A graph input; a negative dim is an unknown dim, rank -1 an unknown rank. */
-static inline pc_value *pt_input(pc_model *m, const char *name, pc_dtype dt, int32_t rank, const int64_t *dims)
+static inline pc_value *pt_input(pc_model *m, const char *name, pc_dtype dt, int32_t rank,
+                                 const int64_t *dims)
 {
     pc_error err;
     pc_value *v = pc_graph_add_value(m->graph, name, NULL, &err);
@@ -67,8 +72,8 @@ static inline pc_value *pt_input(pc_model *m, const char *name, pc_dtype dt, int
 }
 
 /* A constant initializer with raw little-endian data (NULL: zeros). */
-static inline pc_value *pt_const(pc_model *m, const char *name, pc_dtype dt, int32_t rank, const int64_t *dims,
-                                 const void *data)
+static inline pc_value *pt_const(pc_model *m, const char *name, pc_dtype dt, int32_t rank,
+                                 const int64_t *dims, const void *data)
 {
     pc_error err;
     pc_tensor *t = pc_tensor_create(m, name, dt, rank, dims, &err);
@@ -80,7 +85,8 @@ static inline pc_value *pt_const(pc_model *m, const char *name, pc_dtype dt, int
     return v;
 }
 
-static inline pc_value *pt_const_f(pc_model *m, const char *name, int32_t rank, const int64_t *dims, const float *v)
+static inline pc_value *pt_const_f(pc_model *m, const char *name, int32_t rank, const int64_t *dims,
+                                   const float *v)
 {
     return pt_const(m, name, PC_DTYPE_FLOAT, rank, dims, v);
 }
@@ -136,8 +142,7 @@ static inline pc_node *pt_node(pc_model *m, const char *op, const char *domain, 
         if (pc_node_append_output(n, v, &err) != PC_OK) pt_die(outs[i], &err);
     }
     if (annotation && pc_node_set_metadata(n, PC_LAYER_ANN_KEY, annotation, &err) != PC_OK) pt_die(op, &err);
-    if (domain && *domain && pc_model_opset(m, domain) < 0 &&
-        pc_model_set_opset(m, domain, 1, &err) != PC_OK)
+    if (domain && *domain && pc_model_opset(m, domain) < 0 && pc_model_set_opset(m, domain, 1, &err) != PC_OK)
         pt_die(domain, &err);
     return n;
 }
@@ -169,12 +174,13 @@ static inline pc_model *pt_clone(const pc_model *m)
 static inline int pt_count_op(const pc_model *m, const char *op)
 {
     int n = 0;
-    for (const pc_node *x = m->graph->first; x; x = x->next) n += strcmp(x->op_type, op) == 0;
+    for (const pc_node *x = m->graph->first; x; x = x->next)
+        n += strcmp(x->op_type, op) == 0;
     return n;
 }
 
-/* --explain sink shared by pass tests: counts lines, keeps the first message and the last line ("pass: message").
- * Tests reset pt_log.n before a run when they look at the first message. */
+/* --explain sink shared by pass tests: counts lines, keeps the first message and the last line ("pass:
+ * message"). Tests reset pt_log.n before a run when they look at the first message. */
 typedef struct pt_trace_log {
     int n;
     char first[512];
@@ -240,21 +246,38 @@ static inline pc_data *pt_random_input(const pc_value *v, uint64_t *seed)
         if ((r & 31) == 1) f = -0.0;
         int64_t iv = (int64_t)(r % 11) - 5;
         switch (d->dtype) {
-        case PC_DTYPE_FLOAT: ((float *)d->data)[k] = (float)f; break;
-        case PC_DTYPE_DOUBLE: ((double *)d->data)[k] = f; break;
-        case PC_DTYPE_INT64: ((int64_t *)d->data)[k] = iv; break;
-        case PC_DTYPE_INT32: ((int32_t *)d->data)[k] = (int32_t)iv; break;
-        case PC_DTYPE_INT8: ((int8_t *)d->data)[k] = (int8_t)iv; break;
-        case PC_DTYPE_UINT8: ((uint8_t *)d->data)[k] = (uint8_t)(r % 256); break;
-        case PC_DTYPE_BOOL: ((uint8_t *)d->data)[k] = (uint8_t)(r & 1); break;
-        default: pc_data_unref(d); return NULL;
+        case PC_DTYPE_FLOAT:
+            ((float *)d->data)[k] = (float)f;
+            break;
+        case PC_DTYPE_DOUBLE:
+            ((double *)d->data)[k] = f;
+            break;
+        case PC_DTYPE_INT64:
+            ((int64_t *)d->data)[k] = iv;
+            break;
+        case PC_DTYPE_INT32:
+            ((int32_t *)d->data)[k] = (int32_t)iv;
+            break;
+        case PC_DTYPE_INT8:
+            ((int8_t *)d->data)[k] = (int8_t)iv;
+            break;
+        case PC_DTYPE_UINT8:
+            ((uint8_t *)d->data)[k] = (uint8_t)(r % 256);
+            break;
+        case PC_DTYPE_BOOL:
+            ((uint8_t *)d->data)[k] = (uint8_t)(r & 1);
+            break;
+        default:
+            pc_data_unref(d);
+            return NULL;
         }
     }
     return d;
 }
 
-/* rtol = atol = 0 promises bit-exact, but pc_data_compare calls -0 and +0 equal: compare float32/64 tensors bit by
- * bit too (NaNs, already matched by position, may differ in payload). Index of the first differing element, or -1. */
+/* rtol = atol = 0 promises bit-exact, but pc_data_compare calls -0 and +0 equal: compare float32/64 tensors
+ * bit by bit too (NaNs, already matched by position, may differ in payload). Index of the first differing
+ * element, or -1. */
 static inline int64_t pt_first_bit_difference(const pc_data *x, const pc_data *y)
 {
     if (x->kind == PC_TYPE_SEQUENCE || x->kind == PC_TYPE_OPTIONAL) {
@@ -279,12 +302,12 @@ static inline int64_t pt_first_bit_difference(const pc_data *x, const pc_data *y
     return -1;
 }
 
-/* Runs `before` and `after` on the reference executor with the same random inputs (drawn from `before`'s graph
- * inputs that are not initializers) and compares outputs by position with pc_data_compare(rtol, atol): rtol = atol
- * = 0 is bit-exact (NaN positions and inf signs compared first, then float bits: -0 is not +0). Returns 1 equal, 0
- * different, -1 when a run failed (why says which and how). */
-static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64_t seed, double rtol, double atol,
-                           char *why, size_t why_size)
+/* Runs `before` and `after` on the reference executor with the same random inputs (drawn from `before`'s
+ * graph inputs that are not initializers) and compares outputs by position with pc_data_compare(rtol, atol):
+ * rtol = atol = 0 is bit-exact (NaN positions and inf signs compared first, then float bits: -0 is not +0).
+ * Returns 1 equal, 0 different, -1 when a run failed (why says which and how). */
+static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64_t seed, double rtol,
+                           double atol, char *why, size_t why_size)
 {
     pc_error err;
     const pc_graph *g = before->graph;
@@ -299,7 +322,8 @@ static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64
         ins[n] = pt_random_input(g->inputs[i], &seed);
         if (!ins[n]) {
             snprintf(why, why_size, "cannot make an input for '%s'", g->inputs[i]->name);
-            for (uint32_t k = 0; k < n; k++) pc_data_unref(ins[k]);
+            for (uint32_t k = 0; k < n; k++)
+                pc_data_unref(ins[k]);
             return -1;
         }
         n++;
@@ -322,8 +346,10 @@ static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64
             }
             int64_t k = rtol == 0 && atol == 0 ? pt_first_bit_difference(a[i], b[i]) : -1;
             if (k >= 0) {
-                snprintf(why, why_size, "output %u ('%s'): element %lld differs in its bits (bit-exact expected; "
-                         "the sign of a zero?)", i, g->outputs[i]->name, (long long)k);
+                snprintf(why, why_size,
+                         "output %u ('%s'): element %lld differs in its bits (bit-exact expected; "
+                         "the sign of a zero?)",
+                         i, g->outputs[i]->name, (long long)k);
                 result = 0;
                 break;
             }
@@ -331,7 +357,8 @@ static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64
     }
     if (a) pc_ref_free_outputs(before, a);
     if (b) pc_ref_free_outputs(after, b);
-    for (uint32_t k = 0; k < n; k++) pc_data_unref(ins[k]);
+    for (uint32_t k = 0; k < n; k++)
+        pc_data_unref(ins[k]);
     return result;
 }
 

@@ -11,24 +11,24 @@
 static int pc_test_failures;
 static int pc_test_checks;
 
-#define CHECK(cond)                                                                                                \
-    do {                                                                                                           \
-        pc_test_checks++;                                                                                          \
-        if (!(cond)) {                                                                                             \
-            pc_test_failures++;                                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                               \
-        }                                                                                                          \
+#define CHECK(cond)                                                                                          \
+    do {                                                                                                     \
+        pc_test_checks++;                                                                                    \
+        if (!(cond)) {                                                                                       \
+            pc_test_failures++;                                                                              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                         \
+        }                                                                                                    \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                                                       \
-    do {                                                                                                           \
-        pc_test_checks++;                                                                                          \
-        if (!(cond)) {                                                                                             \
-            pc_test_failures++;                                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                               \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fputc('\n', stderr);                                                                                   \
-        }                                                                                                          \
+#define CHECK_MSG(cond, ...)                                                                                 \
+    do {                                                                                                     \
+        pc_test_checks++;                                                                                    \
+        if (!(cond)) {                                                                                       \
+            pc_test_failures++;                                                                              \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                         \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fputc('\n', stderr);                                                                             \
+        }                                                                                                    \
     } while (0)
 
 static inline const char *pc_test_errmsg(const pc_error *e)
@@ -37,15 +37,15 @@ static inline const char *pc_test_errmsg(const pc_error *e)
 }
 
 /* Asserts a status; on mismatch prints both names and the error message. */
-#define CHECK_STATUS(expr, expected, errp)                                                                         \
-    do {                                                                                                           \
-        pc_status got_ = (expr);                                                                                   \
-        pc_test_checks++;                                                                                          \
-        if (got_ != (expected)) {                                                                                  \
-            pc_test_failures++;                                                                                    \
-            fprintf(stderr, "%s:%d: %s: expected %s, got %s (%s)\n", __FILE__, __LINE__, #expr,                    \
-                    pc_status_name(expected), pc_status_name(got_), pc_test_errmsg(errp));                \
-        }                                                                                                          \
+#define CHECK_STATUS(expr, expected, errp)                                                                   \
+    do {                                                                                                     \
+        pc_status got_ = (expr);                                                                             \
+        pc_test_checks++;                                                                                    \
+        if (got_ != (expected)) {                                                                            \
+            pc_test_failures++;                                                                              \
+            fprintf(stderr, "%s:%d: %s: expected %s, got %s (%s)\n", __FILE__, __LINE__, #expr,              \
+                    pc_status_name(expected), pc_status_name(got_), pc_test_errmsg(errp));                   \
+        }                                                                                                    \
     } while (0)
 
 #define CHECK_OK(expr, errp) CHECK_STATUS(expr, PC_OK, errp)

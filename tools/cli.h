@@ -22,14 +22,14 @@ int pc_cli_report(const char *cmd, const pc_error *err);
 /* "float[1,3,?,N]" style description of a type. */
 void pc_type_describe(FILE *out, const pc_type *t);
 
-/* Table-driven argument parsing, the one parser of every subcommand: one row per option; a value goes to the field
- * at `offset` in the caller's argument struct: a `const char *` (PC_CLI_STRING), a `bool` (PC_CLI_FLAG) or a
- * pc_cli_list (PC_CLI_LIST: the only kind that may be given more than once; each value, which must not be empty,
- * is appended). Unknown options, any other option given twice (a silently ignored first value hides mistakes in
- * scripts) and a missing value are usage errors; "--" ends the options. Positional arguments follow `pos`: none
- * (pos NULL: "unexpected argument"), exactly one (PC_CLI_STRING) or one or more (PC_CLI_LIST), named by pos->name
- * in the errors. On success the caller frees every pc_cli_list field with pc_cli_list_free (also on error: the
- * lists are then empty or partly filled).
+/* Table-driven argument parsing, the one parser of every subcommand: one row per option; a value goes to the
+ * field at `offset` in the caller's argument struct: a `const char *` (PC_CLI_STRING), a `bool` (PC_CLI_FLAG)
+ * or a pc_cli_list (PC_CLI_LIST: the only kind that may be given more than once; each value, which must not
+ * be empty, is appended). Unknown options, any other option given twice (a silently ignored first value hides
+ * mistakes in scripts) and a missing value are usage errors; "--" ends the options. Positional arguments
+ * follow `pos`: none (pos NULL: "unexpected argument"), exactly one (PC_CLI_STRING) or one or more
+ * (PC_CLI_LIST), named by pos->name in the errors. On success the caller frees every pc_cli_list field with
+ * pc_cli_list_free (also on error: the lists are then empty or partly filled).
  *
  *     typedef struct my_args { const char *out; bool quiet; pc_cli_list paths; } my_args;
  *     static const pc_cli_opt opts[] = {{"--out", "-o", PC_CLI_STRING, offsetof(my_args, out)},
@@ -56,23 +56,26 @@ typedef struct pc_cli_positional {
     pc_cli_opt_kind kind; /* PC_CLI_STRING: exactly one; PC_CLI_LIST: one or more */
     size_t offset;
 } pc_cli_positional;
-int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts, void *args,
-                      const pc_cli_positional *pos);
+int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts,
+                      void *args, const pc_cli_positional *pos);
 void pc_cli_list_free(pc_cli_list *list);
 
-/* The EP registry (built-ins plus `ep_file` when non-NULL), the EP list, and `layer_assignment` (when non-NULL)
- * parsed against it. A bad --ep-file is a bad input file (exit 3); a bad --ep or --layer-assignment is a usage
- * error naming the option. Returns an exit code; on success the caller frees *reg (which owns *eps) and, when
- * `rules` is non-NULL, *rules (NULL without a string). With `rules` NULL the string is only checked. */
-int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list, const char *layer_assignment,
-                       pc_ep_registry **reg, const pc_ep ***eps, uint32_t *n_eps, pc_layer_rules **rules);
+/* The EP registry (built-ins plus `ep_file` when non-NULL), the EP list, and `layer_assignment` (when
+ * non-NULL) parsed against it. A bad --ep-file is a bad input file (exit 3); a bad --ep or --layer-assignment
+ * is a usage error naming the option. Returns an exit code; on success the caller frees *reg (which owns
+ * *eps) and, when `rules` is non-NULL, *rules (NULL without a string). With `rules` NULL the string is only
+ * checked. */
+int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list,
+                       const char *layer_assignment, pc_ep_registry **reg, const pc_ep ***eps,
+                       uint32_t *n_eps, pc_layer_rules **rules);
 
-/* Writes a report file through `write` into a temporary file renamed over path; errors name the option and file
- * (exit 3). */
+/* Writes a report file through `write` into a temporary file renamed over path; errors name the option and
+ * file (exit 3). */
 typedef void (*pc_cli_file_writer)(FILE *out, const void *ctx);
 int pc_cli_write_file_atomic(const char *cmd, const char *option, const char *path, pc_cli_file_writer write,
                              const void *ctx);
-/* Before a long run: the folder a report file goes to exists and is writable (exit 3 naming option and folder). */
+/* Before a long run: the folder a report file goes to exists and is writable (exit 3 naming option and
+ * folder). */
 int pc_cli_check_writable(const char *cmd, const char *option, const char *path);
 
 int pc_cmd_info(int argc, char **argv);

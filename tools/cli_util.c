@@ -76,7 +76,8 @@ void pc_type_describe(FILE *out, const pc_type *t)
         fputc(')', out);
         return;
     case PC_TYPE_OPAQUE:
-        fprintf(out, "opaque(%s.%s)", t->opaque_domain ? t->opaque_domain : "", t->opaque_name ? t->opaque_name : "");
+        fprintf(out, "opaque(%s.%s)", t->opaque_domain ? t->opaque_domain : "",
+                t->opaque_name ? t->opaque_name : "");
         return;
     case PC_TYPE_KIND_COUNT:
         break;
@@ -99,8 +100,8 @@ void pc_cli_list_free(pc_cli_list *list)
     list->n = 0;
 }
 
-int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts, void *args,
-                      const pc_cli_positional *pos)
+int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *opts, size_t n_opts,
+                      void *args, const pc_cli_positional *pos)
 {
     bool seen[64] = {false}; /* option tables are small and fixed at compile time */
     if (n_opts > sizeof seen / sizeof seen[0] || argc < 1) return PC_EXIT_INTERNAL;
@@ -113,10 +114,12 @@ int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *
         }
         if (!options_done && arg[0] == '-' && arg[1] != '\0') {
             size_t k = 0;
-            while (k < n_opts && strcmp(arg, opts[k].name) != 0 && !(opts[k].alias && strcmp(arg, opts[k].alias) == 0))
+            while (k < n_opts && strcmp(arg, opts[k].name) != 0 &&
+                   !(opts[k].alias && strcmp(arg, opts[k].alias) == 0))
                 k++;
             if (k == n_opts) return pc_cli_usage_error(cmd, "unknown option '%s'", arg);
-            if (seen[k] && opts[k].kind != PC_CLI_LIST) return pc_cli_usage_error(cmd, "%s given twice", opts[k].name);
+            if (seen[k] && opts[k].kind != PC_CLI_LIST)
+                return pc_cli_usage_error(cmd, "%s given twice", opts[k].name);
             seen[k] = true;
             char *field = (char *)args + opts[k].offset;
             if (opts[k].kind == PC_CLI_FLAG) {
@@ -131,7 +134,8 @@ int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *
                 return PC_EXIT_INTERNAL;
             continue;
         }
-        if (!pos) return pc_cli_usage_error(cmd, "unexpected argument '%s' (%s takes only options)", arg, cmd);
+        if (!pos)
+            return pc_cli_usage_error(cmd, "unexpected argument '%s' (%s takes only options)", arg, cmd);
         char *field = (char *)args + pos->offset;
         if (pos->kind == PC_CLI_LIST) {
             if (!cli_list_push((pc_cli_list *)(void *)field, argc, arg)) return PC_EXIT_INTERNAL;
@@ -150,8 +154,9 @@ int pc_cli_parse_args(const char *cmd, int argc, char **argv, const pc_cli_opt *
     return PC_EXIT_OK;
 }
 
-int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list, const char *layer_assignment,
-                       pc_ep_registry **reg, const pc_ep ***eps, uint32_t *n_eps, pc_layer_rules **rules)
+int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list,
+                       const char *layer_assignment, pc_ep_registry **reg, const pc_ep ***eps,
+                       uint32_t *n_eps, pc_layer_rules **rules)
 {
     pc_error err;
     pc_error_clear(&err);
@@ -160,7 +165,8 @@ int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list
     if (ep_file && pc_ep_registry_load_file(*reg, ep_file, &err) != PC_OK) {
         if (err.status == PC_ERR_NOMEM || err.status == PC_ERR_INTERNAL) return pc_cli_report(cmd, &err);
         /* whatever status the registry gives it, a bad --ep-file is a bad input file (exit 3) */
-        fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", cmd, pc_status_name(err.status), err.message);
+        fprintf(stderr, "passcheck %s: error [%s]: --ep-file: %s\n", cmd, pc_status_name(err.status),
+                err.message);
         return PC_EXIT_BAD_INPUT;
     }
     if (pc_ep_registry_parse_list(*reg, ep_list, eps, n_eps, &err) != PC_OK) {
@@ -213,7 +219,9 @@ int pc_cli_check_writable(const char *cmd, const char *option, const char *path)
         why = "not a directory";
     else if (access(dir, W_OK) != 0)
         why = strerror(errno);
-    if (why) fprintf(stderr, "passcheck %s: cannot write %s file %s: folder %s: %s\n", cmd, option, path, dir, why);
+    if (why)
+        fprintf(stderr, "passcheck %s: cannot write %s file %s: folder %s: %s\n", cmd, option, path, dir,
+                why);
     int rc = why ? PC_EXIT_BAD_INPUT : PC_EXIT_OK;
     free(copy);
     return rc;

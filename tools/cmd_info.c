@@ -119,8 +119,10 @@ static void print_values_json(const char *key, uint32_t n, pc_value *const *valu
     printf("],\n");
 }
 
-/* "TITLE:" then one "count value" line per entry, or "NONE_TITLE: none". title_fmt takes the uncounted nodes. */
-static void print_counts_text(const char *title_fmt, const char *none_title, const count_table *t, uint64_t without)
+/* "TITLE:" then one "count value" line per entry, or "NONE_TITLE: none". title_fmt takes the uncounted nodes.
+ */
+static void print_counts_text(const char *title_fmt, const char *none_title, const count_table *t,
+                              uint64_t without)
 {
     if (!t->n) {
         printf("%s: none\n", none_title);
@@ -128,7 +130,8 @@ static void print_counts_text(const char *title_fmt, const char *none_title, con
     }
     printf(title_fmt, (unsigned long long)without);
     printf(":\n");
-    for (size_t i = 0; i < t->n; i++) printf("  %-8llu %s\n", (unsigned long long)t->items[i].count, t->items[i].a);
+    for (size_t i = 0; i < t->n; i++)
+        printf("  %-8llu %s\n", (unsigned long long)t->items[i].count, t->items[i].a);
 }
 
 static void print_counts_json(const char *key, const count_table *t, bool last)
@@ -144,13 +147,15 @@ static void print_counts_json(const char *key, const count_table *t, bool last)
 
 void pc_cmd_info_help(FILE *out)
 {
-    fprintf(out, "usage: passcheck info MODEL [--json]\n\n"
-                 "Loads and verifies MODEL (.onnx) and prints: IR and opset versions, producer, node counts per op\n"
-                 "and domain (main graph and subgraphs), graph inputs/outputs with element types and shapes,\n"
-                 "initializer count and bytes, layering annotations (per value of the node metadata key\n"
-                 "'layer_ann') and EP assignments.\n\n"
-                 "  --json   machine-readable output (one JSON object)\n\n"
-                 "exit codes: 0 ok, 2 usage error, 3 the model is malformed or unreadable, 4 internal error\n");
+    fprintf(
+        out,
+        "usage: passcheck info MODEL [--json]\n\n"
+        "Loads and verifies MODEL (.onnx) and prints: IR and opset versions, producer, node counts per op\n"
+        "and domain (main graph and subgraphs), graph inputs/outputs with element types and shapes,\n"
+        "initializer count and bytes, layering annotations (per value of the node metadata key\n"
+        "'layer_ann') and EP assignments.\n\n"
+        "  --json   machine-readable output (one JSON object)\n\n"
+        "exit codes: 0 ok, 2 usage error, 3 the model is malformed or unreadable, 4 internal error\n");
 }
 
 typedef struct info_args {
@@ -183,7 +188,8 @@ int pc_cmd_info(int argc, char **argv)
     if (s.anns.n > 1) qsort(s.anns.items, s.anns.n, sizeof(count_entry), count_cmp);
     if (s.eps.n > 1) qsort(s.eps.items, s.eps.n, sizeof(count_entry), count_cmp);
     uint64_t init_bytes = 0;
-    for (uint32_t i = 0; i < m->graph->n_initializers; i++) init_bytes += m->graph->initializers[i]->initializer->n_bytes;
+    for (uint32_t i = 0; i < m->graph->n_initializers; i++)
+        init_bytes += m->graph->initializers[i]->initializer->n_bytes;
 
     if (json) {
         printf("{\n  \"path\": ");
@@ -201,7 +207,8 @@ int pc_cmd_info(int argc, char **argv)
         printf("},\n  \"graph_name\": ");
         pc_json_string(stdout, m->graph->name ? m->graph->name : "");
         printf(",\n  \"nodes\": %llu,\n  \"subgraph_nodes\": %llu,\n  \"subgraphs\": %llu,\n",
-               (unsigned long long)s.main_nodes, (unsigned long long)s.subgraph_nodes, (unsigned long long)s.subgraphs);
+               (unsigned long long)s.main_nodes, (unsigned long long)s.subgraph_nodes,
+               (unsigned long long)s.subgraphs);
         printf("  \"ops\": [");
         for (size_t i = 0; i < s.ops.n; i++) {
             printf("%s{\"domain\": ", i ? ", " : "");
@@ -227,10 +234,13 @@ int pc_cmd_info(int argc, char **argv)
                m->producer_version ? m->producer_version : "");
         printf("opsets:");
         for (uint32_t i = 0; i < m->n_opsets; i++)
-            printf(" %s=%lld", *m->opsets[i].domain ? m->opsets[i].domain : "ai.onnx", (long long)m->opsets[i].version);
-        printf("\ngraph: '%s', %llu nodes", m->graph->name ? m->graph->name : "", (unsigned long long)s.main_nodes);
+            printf(" %s=%lld", *m->opsets[i].domain ? m->opsets[i].domain : "ai.onnx",
+                   (long long)m->opsets[i].version);
+        printf("\ngraph: '%s', %llu nodes", m->graph->name ? m->graph->name : "",
+               (unsigned long long)s.main_nodes);
         if (s.subgraphs)
-            printf(" (+%llu in %llu subgraphs)", (unsigned long long)s.subgraph_nodes, (unsigned long long)s.subgraphs);
+            printf(" (+%llu in %llu subgraphs)", (unsigned long long)s.subgraph_nodes,
+                   (unsigned long long)s.subgraphs);
         printf("\nops (%zu kinds):\n", s.ops.n);
         for (size_t i = 0; i < s.ops.n; i++)
             printf("  %-8llu %s%s%s\n", (unsigned long long)s.ops.items[i].count, s.ops.items[i].a,
@@ -238,7 +248,8 @@ int pc_cmd_info(int argc, char **argv)
         print_values_text("inputs", m->graph->n_inputs, m->graph->inputs);
         print_values_text("outputs", m->graph->n_outputs, m->graph->outputs);
         printf("initializers: %u (%llu bytes)\n", m->graph->n_initializers, (unsigned long long)init_bytes);
-        print_counts_text("annotations (layer_ann; %llu nodes without)", "annotations", &s.anns, s.unannotated);
+        print_counts_text("annotations (layer_ann; %llu nodes without)", "annotations", &s.anns,
+                          s.unannotated);
         print_counts_text("ep assignments (%llu nodes unassigned)", "ep assignments", &s.eps, s.unassigned);
     }
     if (fflush(stdout) != 0) rc = PC_EXIT_INTERNAL;

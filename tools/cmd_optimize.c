@@ -40,7 +40,8 @@ static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(opt
 
 static int args_parse(int argc, char **argv, optimize_args *a)
 {
-    int rc = pc_cli_parse_args(OPT_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a, &model_arg);
+    int rc = pc_cli_parse_args(OPT_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a,
+                               &model_arg);
     if (rc != PC_EXIT_OK) return rc;
     if (!a->out) return pc_cli_usage_error(OPT_CMD, "missing -o OUT");
     if (a->out[0] == '\0') return pc_cli_usage_error(OPT_CMD, "empty -o OUT");
@@ -179,8 +180,8 @@ static void trace_log_free(trace_log *log)
 }
 
 /* With --explain in text mode, one line per pass that changed the graph, after its change lines. */
-static pc_status after_pass_report(void *ctx, const char *pass, const char *provider, pc_model *model, bool changed,
-                                   pc_error *err)
+static pc_status after_pass_report(void *ctx, const char *pass, const char *provider, pc_model *model,
+                                   bool changed, pc_error *err)
 {
     (void)provider;
     (void)ctx;
@@ -311,8 +312,10 @@ int pc_cmd_optimize(int argc, char **argv)
     pc_partition_result partition;
     memset(&partition, 0, sizeof partition);
 
-    /* --layer-assignment is parsed here only for an early error with its position; the pipeline parses it again */
-    rc = pc_cli_resolve_eps(OPT_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps, NULL);
+    /* --layer-assignment is parsed here only for an early error with its position; the pipeline parses it
+     * again */
+    rc = pc_cli_resolve_eps(OPT_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps,
+                            NULL);
     if (rc != PC_EXIT_OK) goto done;
     if (!out_path_check(args.out, &err)) {
         rc = pc_cli_report(OPT_CMD, &err);

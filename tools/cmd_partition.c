@@ -49,7 +49,8 @@ static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(par
 
 static int args_parse(int argc, char **argv, partition_args *a)
 {
-    int rc = pc_cli_parse_args(PART_CMD, argc, argv, part_opts, sizeof part_opts / sizeof part_opts[0], a, &model_arg);
+    int rc = pc_cli_parse_args(PART_CMD, argc, argv, part_opts, sizeof part_opts / sizeof part_opts[0], a,
+                               &model_arg);
     if (rc != PC_EXIT_OK) return rc;
     if (a->ep_file && !a->ep_file[0]) return pc_cli_usage_error(PART_CMD, "--ep-file: empty file name");
     if (!a->ep_list) a->ep_list = "cpu";
@@ -144,7 +145,8 @@ int pc_cmd_partition(int argc, char **argv)
     const pc_ep **eps = NULL;
     uint32_t n_eps = 0;
 
-    rc = pc_cli_resolve_eps(PART_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps, &rules);
+    rc = pc_cli_resolve_eps(PART_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps,
+                            &rules);
     if (rc != PC_EXIT_OK) goto done;
     if (pc_model_load_file(args.model, NULL, &model, &err) != PC_OK) {
         rc = pc_cli_report(PART_CMD, &err);

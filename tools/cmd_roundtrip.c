@@ -1,6 +1,6 @@
-/* passcheck roundtrip PATH...: the command line of the loader/saver check (properties/runner/roundtrip.h: collecting
- * the models, the skip list, the per-model check, the JSON file and the --save-dir manifest). This file parses the
- * arguments and hands over; everything else is the runner's. */
+/* passcheck roundtrip PATH...: the command line of the loader/saver check (properties/runner/roundtrip.h:
+ * collecting the models, the skip list, the per-model check, the JSON file and the --save-dir manifest). This
+ * file parses the arguments and hands over; everything else is the runner's. */
 #include <stddef.h>
 
 #include "tools/cli.h"
@@ -10,18 +10,20 @@
 
 void pc_cmd_roundtrip_help(FILE *out)
 {
-    fprintf(out,
-            "usage: passcheck roundtrip PATH... [--skip-list FILE] [--json FILE] [--save-dir DIR] [--quiet]\n\n"
-            "For every model (a .onnx file, or every .onnx below a directory): load and verify it, save it,\n"
-            "reload the saved bytes, compare the two graphs, save again and require byte-identical output.\n\n"
-            "  --skip-list FILE  reviewed list of expected failures: 'case/model.onnx reason' per line; listed\n"
-            "                    cases still run, count as skipped when they fail, and are reported when they pass\n"
-            "  --json FILE       write per-case results as JSON\n"
-            "  --save-dir DIR    also write each saved model to DIR/NNNN.onnx and list 'original<TAB>saved'\n"
-            "                    in DIR/manifest.tsv (used to check that ONNX Runtime loads our output)\n"
-            "  --quiet           print only failures and the summary\n\n"
-            "Prints 'N passed, N failed, N skipped'. exit codes: 0 all passed or skipped, 1 a case failed,\n"
-            "2 usage error, 3 a PATH cannot be read, 4 internal error\n");
+    fprintf(
+        out,
+        "usage: passcheck roundtrip PATH... [--skip-list FILE] [--json FILE] [--save-dir DIR] [--quiet]\n\n"
+        "For every model (a .onnx file, or every .onnx below a directory): load and verify it, save it,\n"
+        "reload the saved bytes, compare the two graphs, save again and require byte-identical output.\n\n"
+        "  --skip-list FILE  reviewed list of expected failures: 'case/model.onnx reason' per line; listed\n"
+        "                    cases still run, count as skipped when they fail, and are reported when they "
+        "pass\n"
+        "  --json FILE       write per-case results as JSON\n"
+        "  --save-dir DIR    also write each saved model to DIR/NNNN.onnx and list 'original<TAB>saved'\n"
+        "                    in DIR/manifest.tsv (used to check that ONNX Runtime loads our output)\n"
+        "  --quiet           print only failures and the summary\n\n"
+        "Prints 'N passed, N failed, N skipped'. exit codes: 0 all passed or skipped, 1 a case failed,\n"
+        "2 usage error, 3 a PATH cannot be read, 4 internal error\n");
 }
 
 typedef struct roundtrip_args {

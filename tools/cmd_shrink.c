@@ -1,8 +1,8 @@
 /* passcheck shrink MODEL --property P [--pass NAME] [--ep LIST] [--ep-file F] [--layer-assignment S]
  * [--inputs DIR|FILES] [--out DIR] [--level N] [--inject F] [--time SEC]: shrink an outside model that fails
- * a property to a minimal repro folder (docs/shrinking.md). This file parses and checks the arguments and says
- * what happened; the case comes from properties/runner/model_case.h, the check from properties/property.h, the
- * shrinking and the repro folder from properties/shrink/shrink.h. */
+ * a property to a minimal repro folder (docs/shrinking.md). This file parses and checks the arguments and
+ * says what happened; the case comes from properties/runner/model_case.h, the check from
+ * properties/property.h, the shrinking and the repro folder from properties/shrink/shrink.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +53,8 @@ static const pc_cli_positional model_arg = {"MODEL", PC_CLI_STRING, offsetof(shr
 
 static int args_parse(int argc, char **argv, shrink_args *a)
 {
-    int rc = pc_cli_parse_args(SHRINK_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a, &model_arg);
+    int rc = pc_cli_parse_args(SHRINK_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a,
+                               &model_arg);
     if (rc != PC_EXIT_OK) return rc;
     if (!a->property) return pc_cli_usage_error(SHRINK_CMD, "missing --property P");
     if (strchr(a->property, ','))
@@ -130,7 +131,8 @@ int pc_cmd_shrink(int argc, char **argv)
     mo.ep_list = args.ep_list;
     mo.ep_file = args.ep_file;
     mo.layer_assignment = args.layer_assignment;
-    mo.inputs = args.inputs; /* random inputs from PC_MODEL_CASE_SEED: two runs on one model shrink one case */
+    mo.inputs =
+        args.inputs; /* random inputs from PC_MODEL_CASE_SEED: two runs on one model shrink one case */
     if (pc_case_from_model(args.model, &mo, &kase, &err) != PC_OK) {
         rc = pc_cli_report(SHRINK_CMD, &err);
         goto done;

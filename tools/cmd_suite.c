@@ -1,6 +1,6 @@
-/* passcheck suite: generate random valid graphs, run every pass, check every property, shrink each distinct failure
- * to a repro. The runner is properties/runner/suite.c; this file is its command line: options, the banner, progress,
- * the summary and the report files. */
+/* passcheck suite: generate random valid graphs, run every pass, check every property, shrink each distinct
+ * failure to a repro. The runner is properties/runner/suite.c; this file is its command line: options, the
+ * banner, progress, the summary and the report files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include "tools/cli.h"
 #include "properties/runner/suite.h"
 
-#define CMD "suite"
+#define CMD           "suite"
 #define SUITE_VERSION PC_VERSION
 
 static const char *const DEFAULT_OUT = "passcheck-failures";
@@ -29,48 +29,58 @@ static const double MAX_SECONDS = 7 * 24 * 3600;
 
 void pc_cmd_suite_help(FILE *out)
 {
-    fprintf(out,
-            "usage: passcheck suite [--cases N | --time SEC] [--seed S] [--jobs J] [--family F...] [--property P...]\n"
-            "                       [--ep LIST] [--oracle ort] [--shard I/N] [--junit FILE] [--json FILE]\n"
-            "                       [--replay DIR] [--out DIR] [--inject FAULT,...] [--max-nodes N] [--timeout SEC]\n"
-            "                       [--shrink-time SEC] [--no-shrink] [--quiet]\n"
-            "       passcheck suite --list-families | --list-properties | --list-faults\n\n"
-            "Generates random valid graphs, runs the pass pipeline on each and checks every property after every\n"
-            "pass. Case i uses a seed derived from (--seed, i) and a family drawn from it, and runs in its own\n"
-            "process with a deadline, so a crash or hang is a failure ('crash', 'timeout'), not a dead suite.\n"
-            "Failures saved in the database (DIR/.db) by earlier runs are replayed first and dropped once they pass;\n"
-            "each distinct failure signature (property@pass[/kind]) is shrunk and written to DIR/<signature>-<hash>.\n\n"
-            "  --cases N          cases to run (default %" PRIu64 ")\n"
-            "  --time SEC         run cases until SEC seconds have passed instead\n"
-            "  --seed S           run seed, decimal or 0x hex (default %" PRIu64 ")\n"
-            "  --jobs J           cases checked in parallel (default: the number of CPUs); results do not\n"
-            "                     depend on J\n"
-            "  --family F         only these generator families (repeatable, or comma-separated)\n"
-            "  --property P       only these properties (repeatable, or comma-separated)\n"
-            "  --ep LIST          EPs for every case (e.g. nhwc,cpu) instead of each case's own\n"
-            "  --oracle ort       also run every original graph on ONNX Runtime and compare\n"
-            "  --shard I/N        run only cases with index %% N == I-1 (split a run across machines)\n"
-            "  --junit FILE       JUnit XML: a testsuite per property, a testcase per family\n"
-            "  --json FILE        the summary and every failure as JSON\n"
-            "  --replay DIR       only replay the failures in DIR (a repro folder, a database or an --out folder);\n"
-            "                     a repro folder's repro.onnx is checked with its inputs and case.txt settings;\n"
-            "                     the database is not changed\n"
-            "  --out DIR          repro folders and the failure database (default %s/)\n"
-            "  --inject F,...     enable planted faults (--list-faults) to prove the suite catches them\n"
-            "  --max-nodes N      generated ops per graph (default 12)\n"
-            "  --timeout SEC      per-case deadline (default 60)\n"
-            "  --shrink-time SEC  shrinking budget per failure signature (default 5)\n"
-            "  --no-shrink        write failures unshrunk\n"
-            "  --quiet            no banner, progress or shrink notes: only the summary\n"
-            "  --list-families, --list-properties, --list-faults\n"
-            "                     print 'name  description' per line and exit\n\n"
-            "Output: a banner (seed, families, properties, config and the command to rerun), progress on stderr (a\n"
-            "bar on a terminal), then per-property and per-family tables, the transpose-optimum rate, and each\n"
-            "failure signature with its repro folder. Everything but the last line (timing) is the same for any\n"
-            "--jobs. exit codes: 0 every case passed, 1 a case failed (property failure, crash, timeout, generator\n"
-            "or harness error, or a replayed failure still failing), 2 usage error, 3 a report file or the --out\n"
-            "folder cannot be written, 4 internal error\n",
-            DEFAULT_CASES, DEFAULT_SEED, DEFAULT_OUT);
+    fprintf(
+        out,
+        "usage: passcheck suite [--cases N | --time SEC] [--seed S] [--jobs J] [--family F...] [--property "
+        "P...]\n"
+        "                       [--ep LIST] [--oracle ort] [--shard I/N] [--junit FILE] [--json FILE]\n"
+        "                       [--replay DIR] [--out DIR] [--inject FAULT,...] [--max-nodes N] [--timeout "
+        "SEC]\n"
+        "                       [--shrink-time SEC] [--no-shrink] [--quiet]\n"
+        "       passcheck suite --list-families | --list-properties | --list-faults\n\n"
+        "Generates random valid graphs, runs the pass pipeline on each and checks every property after "
+        "every\n"
+        "pass. Case i uses a seed derived from (--seed, i) and a family drawn from it, and runs in its own\n"
+        "process with a deadline, so a crash or hang is a failure ('crash', 'timeout'), not a dead suite.\n"
+        "Failures saved in the database (DIR/.db) by earlier runs are replayed first and dropped once they "
+        "pass;\n"
+        "each distinct failure signature (property@pass[/kind]) is shrunk and written to "
+        "DIR/<signature>-<hash>.\n\n"
+        "  --cases N          cases to run (default %" PRIu64 ")\n"
+        "  --time SEC         run cases until SEC seconds have passed instead\n"
+        "  --seed S           run seed, decimal or 0x hex (default %" PRIu64 ")\n"
+        "  --jobs J           cases checked in parallel (default: the number of CPUs); results do not\n"
+        "                     depend on J\n"
+        "  --family F         only these generator families (repeatable, or comma-separated)\n"
+        "  --property P       only these properties (repeatable, or comma-separated)\n"
+        "  --ep LIST          EPs for every case (e.g. nhwc,cpu) instead of each case's own\n"
+        "  --oracle ort       also run every original graph on ONNX Runtime and compare\n"
+        "  --shard I/N        run only cases with index %% N == I-1 (split a run across machines)\n"
+        "  --junit FILE       JUnit XML: a testsuite per property, a testcase per family\n"
+        "  --json FILE        the summary and every failure as JSON\n"
+        "  --replay DIR       only replay the failures in DIR (a repro folder, a database or an --out "
+        "folder);\n"
+        "                     a repro folder's repro.onnx is checked with its inputs and case.txt settings;\n"
+        "                     the database is not changed\n"
+        "  --out DIR          repro folders and the failure database (default %s/)\n"
+        "  --inject F,...     enable planted faults (--list-faults) to prove the suite catches them\n"
+        "  --max-nodes N      generated ops per graph (default 12)\n"
+        "  --timeout SEC      per-case deadline (default 60)\n"
+        "  --shrink-time SEC  shrinking budget per failure signature (default 5)\n"
+        "  --no-shrink        write failures unshrunk\n"
+        "  --quiet            no banner, progress or shrink notes: only the summary\n"
+        "  --list-families, --list-properties, --list-faults\n"
+        "                     print 'name  description' per line and exit\n\n"
+        "Output: a banner (seed, families, properties, config and the command to rerun), progress on stderr "
+        "(a\n"
+        "bar on a terminal), then per-property and per-family tables, the transpose-optimum rate, and each\n"
+        "failure signature with its repro folder. Everything but the last line (timing) is the same for any\n"
+        "--jobs. exit codes: 0 every case passed, 1 a case failed (property failure, crash, timeout, "
+        "generator\n"
+        "or harness error, or a replayed failure still failing), 2 usage error, 3 a report file or the "
+        "--out\n"
+        "folder cannot be written, 4 internal error\n",
+        DEFAULT_CASES, DEFAULT_SEED, DEFAULT_OUT);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -80,15 +90,15 @@ typedef struct suite_args {
     const char *cases, *time, *seed, *jobs, *ep, *oracle, *shard, *junit, *json, *replay, *out, *inject;
     const char *max_nodes, *timeout, *shrink_time;
     pc_cli_list family_list, property_list; /* as given */
-    pc_strbuf families, properties;        /* comma-joined; s NULL when not given */
+    pc_strbuf families, properties;         /* comma-joined; s NULL when not given */
     bool list_faults, list_properties, list_families, no_shrink, quiet;
 } suite_args;
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     if (!pc_parse_u64(s, lo, hi, out))
-        return pc_cli_usage_error(CMD, "bad %s '%s': expected an integer from %" PRIu64 " to %" PRIu64, opt, s, lo,
-                                  hi);
+        return pc_cli_usage_error(CMD, "bad %s '%s': expected an integer from %" PRIu64 " to %" PRIu64, opt,
+                                  s, lo, hi);
     return PC_EXIT_OK;
 }
 
@@ -106,7 +116,10 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 
 static int parse_args(int argc, char **argv, suite_args *a)
 {
-#define SUITE_OPT(name, kind, field) {name, NULL, kind, offsetof(suite_args, field)}
+#define SUITE_OPT(name, kind, field)                                                                         \
+    {                                                                                                        \
+        name, NULL, kind, offsetof(suite_args, field)                                                        \
+    }
     static const pc_cli_opt opts[] = {
         SUITE_OPT("--cases", PC_CLI_STRING, cases),
         SUITE_OPT("--time", PC_CLI_STRING, time),
@@ -151,7 +164,8 @@ static int resolve_families(const char *list, const char ***out, uint32_t *n)
     *n = 0;
     if (!list) return PC_EXIT_OK;
     size_t count = 1;
-    for (const char *p = list; *p; p++) count += *p == ',';
+    for (const char *p = list; *p; p++)
+        count += *p == ',';
     const char **names = calloc(count, sizeof *names);
     if (!names) return PC_EXIT_INTERNAL;
     const char *p = list;
@@ -165,11 +179,12 @@ static int resolve_families(const char *list, const char ***out, uint32_t *n)
         }
         if (!found) {
             free(names);
-            return pc_cli_usage_error(CMD, "--family: unknown family '%.*s' (passcheck suite --list-families)",
-                                      (int)len, p);
+            return pc_cli_usage_error(
+                CMD, "--family: unknown family '%.*s' (passcheck suite --list-families)", (int)len, p);
         }
         bool dup = false;
-        for (uint32_t j = 0; j < k; j++) dup |= names[j] == found->name;
+        for (uint32_t j = 0; j < k; j++)
+            dup |= names[j] == found->name;
         if (!dup) names[k++] = found->name;
         p += len;
         if (*p == ',') p++;
@@ -217,14 +232,15 @@ static void progress_cb(void *ctx, const pc_suite_progress *p)
         if (frac > 1) frac = 1;
         int fill = (int)(frac * WIDTH);
         char bar[WIDTH + 1];
-        for (int i = 0; i < WIDTH; i++) bar[i] = i < fill ? '#' : '.';
+        for (int i = 0; i < WIDTH; i++)
+            bar[i] = i < fill ? '#' : '.';
         bar[WIDTH] = '\0';
         if (p->total)
-            fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " %s, %" PRIu64 " failed, %.0f/s\033[K", bar, p->done,
-                    p->total, what, p->failed, rate);
+            fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " %s, %" PRIu64 " failed, %.0f/s\033[K", bar,
+                    p->done, p->total, what, p->failed, rate);
         else
-            fprintf(stderr, "\r[%s] %" PRIu64 " %s in %.0f/%.0f s, %" PRIu64 " failed, %.0f/s\033[K", bar, p->done,
-                    what, p->seconds, p->time_limit, p->failed, rate);
+            fprintf(stderr, "\r[%s] %" PRIu64 " %s in %.0f/%.0f s, %" PRIu64 " failed, %.0f/s\033[K", bar,
+                    p->done, what, p->seconds, p->time_limit, p->failed, rate);
         ps->bar_shown = true;
         if (p->total && p->done == p->total) {
             fputs("\r\033[K", stderr);
@@ -243,8 +259,8 @@ static void progress_cb(void *ctx, const pc_suite_progress *p)
     }
     if (!line) return;
     if (p->total)
-        fprintf(stderr, "suite: %" PRIu64 "/%" PRIu64 " %s, %" PRIu64 " failed, %.1f s\n", p->done, p->total, what,
-                p->failed, p->seconds);
+        fprintf(stderr, "suite: %" PRIu64 "/%" PRIu64 " %s, %" PRIu64 " failed, %.1f s\n", p->done, p->total,
+                what, p->failed, p->seconds);
     else
         fprintf(stderr, "suite: %" PRIu64 " %s, %" PRIu64 " failed, %.1f s\n", p->done, what, p->failed,
                 p->seconds);
@@ -296,21 +312,24 @@ static void print_banner(FILE *out, const pc_suite_options *o, const char *rerun
     if (o->replay_dir)
         fprintf(out, "replaying the failures in %s\n", o->replay_dir);
     else if (o->seconds > 0)
-        fprintf(out, "seed %" PRIu64 ", cases for %g s, shard %u/%u\n", o->seed, o->seconds, o->shard_index + 1,
-                o->shard_count);
+        fprintf(out, "seed %" PRIu64 ", cases for %g s, shard %u/%u\n", o->seed, o->seconds,
+                o->shard_index + 1, o->shard_count);
     else
-        fprintf(out, "seed %" PRIu64 ", %" PRIu64 " cases, shard %u/%u\n", o->seed, o->n_cases, o->shard_index + 1,
-                o->shard_count);
+        fprintf(out, "seed %" PRIu64 ", %" PRIu64 " cases, shard %u/%u\n", o->seed, o->n_cases,
+                o->shard_index + 1, o->shard_count);
     fputs("families:", out);
     if (o->families)
-        for (uint32_t i = 0; i < o->n_families; i++) fprintf(out, " %s", o->families[i]);
+        for (uint32_t i = 0; i < o->n_families; i++)
+            fprintf(out, " %s", o->families[i]);
     else
-        for (size_t i = 0; i < pc_gen_family_count(); i++) fprintf(out, " %s", pc_gen_family_at(i)->name);
+        for (size_t i = 0; i < pc_gen_family_count(); i++)
+            fprintf(out, " %s", pc_gen_family_at(i)->name);
     fputs("\nproperties:", out);
     for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++)
         if (o->check.enabled[i]) fprintf(out, " %s", pc_property_at(i)->name);
-    fprintf(out, "\nconfig: level %d, EPs %s, oracle %s, max nodes %" PRIu32 ", max elements %" PRIu64
-                 ", case timeout %g s, shrink %s, faults %s\n",
+    fprintf(out,
+            "\nconfig: level %d, EPs %s, oracle %s, max nodes %" PRIu32 ", max elements %" PRIu64
+            ", case timeout %g s, shrink %s, faults %s\n",
             o->check.level, o->check.ep_override ? o->check.ep_override : "(each case's own)",
             o->check.oracle_ort ? "ort" : "none", o->gen.max_nodes, o->gen.max_elements, o->case_timeout,
             o->shrink ? "on" : "off", o->inject ? o->inject : "none");
@@ -379,12 +398,16 @@ int pc_cmd_suite(int argc, char **argv)
     }
     if (a.replay && (a.cases || a.time || a.shard || a.seed)) {
         rc = pc_cli_usage_error(CMD, "--replay runs only the saved failures: it takes no %s",
-                                a.cases ? "--cases" : a.time ? "--time" : a.shard ? "--shard" : "--seed");
+                                a.cases   ? "--cases"
+                                : a.time  ? "--time"
+                                : a.shard ? "--shard"
+                                          : "--seed");
         goto done;
     }
     o.seed = DEFAULT_SEED;
     o.n_cases = DEFAULT_CASES;
-    if (a.cases && (rc = parse_u64("--cases", a.cases, 1, UINT64_MAX / 2, &o.n_cases)) != PC_EXIT_OK) goto done;
+    if (a.cases && (rc = parse_u64("--cases", a.cases, 1, UINT64_MAX / 2, &o.n_cases)) != PC_EXIT_OK)
+        goto done;
     if (a.time) {
         if ((rc = parse_seconds("--time", a.time, &o.seconds)) != PC_EXIT_OK) goto done;
         o.n_cases = UINT64_MAX / 2;
@@ -402,13 +425,14 @@ int pc_cmd_suite(int argc, char **argv)
         o.gen.max_nodes = (uint32_t)v;
     }
     if (a.timeout && (rc = parse_seconds("--timeout", a.timeout, &o.case_timeout)) != PC_EXIT_OK) goto done;
-    if (a.shrink_time && (rc = parse_seconds("--shrink-time", a.shrink_time, &o.shrink_opts.max_seconds)) != PC_EXIT_OK)
+    if (a.shrink_time &&
+        (rc = parse_seconds("--shrink-time", a.shrink_time, &o.shrink_opts.max_seconds)) != PC_EXIT_OK)
         goto done;
     if (a.shard) {
         unsigned long long si = 0, sn = 0;
         char extra;
-        if (sscanf(a.shard, "%llu/%llu%c", &si, &sn, &extra) != 2 || sn < 1 || sn > UINT32_MAX || si < 1 || si > sn ||
-            a.shard[0] < '0' || a.shard[0] > '9') {
+        if (sscanf(a.shard, "%llu/%llu%c", &si, &sn, &extra) != 2 || sn < 1 || sn > UINT32_MAX || si < 1 ||
+            si > sn || a.shard[0] < '0' || a.shard[0] > '9') {
             rc = pc_cli_usage_error(CMD, "bad --shard '%s': expected I/N with 1 <= I <= N", a.shard);
             goto done;
         }
@@ -465,7 +489,8 @@ int pc_cmd_suite(int argc, char **argv)
     snprintf(db_dir, dlen, "%s/.db", o.out_dir);
     o.db_dir = db_dir;
     o.shrink = !a.no_shrink;
-    if ((rc = check_out_dir(o.out_dir)) != PC_EXIT_OK || (rc = pc_cli_check_writable(CMD, "--json", a.json)) != PC_EXIT_OK ||
+    if ((rc = check_out_dir(o.out_dir)) != PC_EXIT_OK ||
+        (rc = pc_cli_check_writable(CMD, "--json", a.json)) != PC_EXIT_OK ||
         (rc = pc_cli_check_writable(CMD, "--junit", a.junit)) != PC_EXIT_OK)
         goto done;
 
@@ -489,7 +514,8 @@ int pc_cmd_suite(int argc, char **argv)
         if (pc_property_at(i) == &pc_prop_ort_oracle) o.check.enabled[i] = true;
     if (pc_suite_run(&o, &rep, &err) != PC_OK) {
         if (ps.bar_shown) fputs("\r\033[K", stderr);
-        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(CMD, "%s", err.message) : pc_cli_report(CMD, &err);
+        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(CMD, "%s", err.message)
+                                        : pc_cli_report(CMD, &err);
         goto done;
     }
     have_rep = true;
@@ -504,8 +530,12 @@ int pc_cmd_suite(int argc, char **argv)
     report_ctx rctx = {&o, &rep};
     int wrc;
     /* A report that cannot be written outranks the verdict: the caller asked for it and did not get it. */
-    if (a.json && (wrc = pc_cli_write_file_atomic(CMD, "--json", a.json, write_json_report, &rctx)) != PC_EXIT_OK) rc = wrc;
-    if (a.junit && (wrc = pc_cli_write_file_atomic(CMD, "--junit", a.junit, write_junit_report, &rctx)) != PC_EXIT_OK) rc = wrc;
+    if (a.json &&
+        (wrc = pc_cli_write_file_atomic(CMD, "--json", a.json, write_json_report, &rctx)) != PC_EXIT_OK)
+        rc = wrc;
+    if (a.junit &&
+        (wrc = pc_cli_write_file_atomic(CMD, "--junit", a.junit, write_junit_report, &rctx)) != PC_EXIT_OK)
+        rc = wrc;
 done:
     if (have_rep) pc_suite_report_free(&rep);
     free(families);

@@ -22,8 +22,8 @@ void *pc_arena_alloc_uninit(pc_arena *arena, size_t size)
     if (need == 0) need = ARENA_ALIGN;
     pc_arena_chunk *c = arena->head;
     if (!c || c->size - c->used < need) {
-        /* Chunks grow geometrically up to 8 MiB so millions of small objects cost few mallocs; a large request
-         * gets a chunk of its own size. */
+        /* Chunks grow geometrically up to 8 MiB so millions of small objects cost few mallocs; a large
+         * request gets a chunk of its own size. */
         size_t csize = arena->chunk_size;
         if (csize < (8u << 20)) arena->chunk_size = csize * 2;
         if (csize < need) csize = need;

@@ -4,8 +4,8 @@
 
 #include "core/passcheck.h"
 
-/* pc_arena_alloc without zeroing, for callers that write every byte they use (protobuf-c initializes each message,
- * array element and string it allocates): zeroing first only doubled the writes to fresh memory. */
+/* pc_arena_alloc without zeroing, for callers that write every byte they use (protobuf-c initializes each
+ * message, array element and string it allocates): zeroing first only doubled the writes to fresh memory. */
 void *pc_arena_alloc_uninit(pc_arena *arena, size_t size);
 
 struct pc_arena_chunk {

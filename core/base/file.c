@@ -34,7 +34,8 @@ static int write_bytes(int fd, const uint8_t *data, size_t size)
 }
 
 /* Runs fill on a stream over fd and flushes it; 0, or the errno of the first failed write (EIO when the
- * stream failed without one). The stream is not closed: *out owns fd from here on (NULL when fdopen failed). */
+ * stream failed without one). The stream is not closed: *out owns fd from here on (NULL when fdopen failed).
+ */
 static int write_filled(int fd, const file_content *c, FILE **out)
 {
     FILE *f = fdopen(fd, "w");

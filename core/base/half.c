@@ -18,7 +18,7 @@ static uint16_t encode(double v, int exp_bits, int frac_bits)
      * is the smallest normal's encoding */
     if (a < ldexp(1.0, 1 - bias)) return (uint16_t)(sign | (uint16_t)rint(ldexp(a, bias - 1 + frac_bits)));
     int e;
-    frexp(a, &e);                                /* a in [2^(e-1), 2^e) */
+    frexp(a, &e);                                 /* a in [2^(e-1), 2^e) */
     double q = rint(ldexp(a, frac_bits + 1 - e)); /* frac_bits + 1 significant bits, in [2^fb, 2^(fb+1)] */
     int ex = e - 1;
     if (q >= (double)(2 << frac_bits)) { /* rounded up to the next power of two */

@@ -52,11 +52,11 @@ static bool mem_should_fail(pc_mem *mem, size_t size)
 }
 
 /* Large blocks (initializer payloads, arena chunks holding nodes, values and name indexes) are their own
- * mappings: 2 MiB aligned and advised for transparent huge pages, one fault per 2 MiB instead of one per 4 KiB
- * when first written (about half the load time of a 500 MB model) and far fewer TLB misses for the random
- * accesses of name lookups and graph walks; and unmapped on free, where aligned heap blocks fragmented malloc's
- * heap and made a process that loads models repeatedly keep growing. Sanitizer builds keep malloc so ASan and
- * LeakSanitizer see every block. */
+ * mappings: 2 MiB aligned and advised for transparent huge pages, one fault per 2 MiB instead of one per 4
+ * KiB when first written (about half the load time of a 500 MB model) and far fewer TLB misses for the random
+ * accesses of name lookups and graph walks; and unmapped on free, where aligned heap blocks fragmented
+ * malloc's heap and made a process that loads models repeatedly keep growing. Sanitizer builds keep malloc so
+ * ASan and LeakSanitizer see every block. */
 #if defined(MADV_HUGEPAGE) && defined(MAP_ANONYMOUS) && !defined(PC_SANITIZE_BUILD)
 #define MEM_MAP_LARGE 1
 #endif
@@ -78,7 +78,8 @@ static size_t map_length(size_t total)
 }
 #endif
 
-/* A block of `total` bytes (header included) for a payload of `size` bytes; fresh mappings are zero-filled. */
+/* A block of `total` bytes (header included) for a payload of `size` bytes; fresh mappings are zero-filled.
+ */
 static mem_header *block_alloc(size_t size, size_t total)
 {
 #ifdef MEM_MAP_LARGE

@@ -4,11 +4,12 @@
 
 uint64_t pc_str_hash(const char *s)
 {
-    /* A word at a time instead of FNV-1a's byte at a time: the multiply chain per byte dominated lookups whose
-     * slot was already in cache. Multiplying by an odd constant is a bijection, so strings that differ in one word
-     * keep different states; the final mix brings the high bits down for the index. The tail is read as the last
-     * 8 (or 4 + 4) bytes, overlapping what came before, never assembled byte by byte in memory (that stalled on
-     * store forwarding). Every hit is still confirmed with strcmp, so quality only affects probe length. */
+    /* A word at a time instead of FNV-1a's byte at a time: the multiply chain per byte dominated lookups
+     * whose slot was already in cache. Multiplying by an odd constant is a bijection, so strings that differ
+     * in one word keep different states; the final mix brings the high bits down for the index. The tail is
+     * read as the last 8 (or 4 + 4) bytes, overlapping what came before, never assembled byte by byte in
+     * memory (that stalled on store forwarding). Every hit is still confirmed with strcmp, so quality only
+     * affects probe length. */
     const uint64_t k = 0xff51afd7ed558ccdull;
     size_t len = strlen(s);
     uint64_t h = 0x9e3779b97f4a7c15ull, w;
@@ -26,7 +27,8 @@ uint64_t pc_str_hash(const char *s)
         memcpy(&b, s + len - 4, 4);
         h = (h ^ ((uint64_t)a << 32 | b)) * k;
     } else if (len) {
-        w = (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[len / 2] << 8 | (unsigned char)s[len - 1];
+        w = (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[len / 2] << 8 |
+            (unsigned char)s[len - 1];
         h = (h ^ w) * k;
     }
     h = (h ^ len) * k; /* the length last: in the seed it could cancel against a differing low byte */

@@ -1,5 +1,5 @@
-/* String-keyed hash map (open addressing, pc_str_hash) whose lookups always confirm with strcmp. Storage comes from
- * an arena: maps live exactly as long as the model that owns them. */
+/* String-keyed hash map (open addressing, pc_str_hash) whose lookups always confirm with strcmp. Storage
+ * comes from an arena: maps live exactly as long as the model that owns them. */
 #ifndef PC_STRMAP_H
 #define PC_STRMAP_H
 
@@ -17,7 +17,8 @@ typedef struct pc_strmap {
     size_t cap, count;
 } pc_strmap;
 
-/* Hash of a NUL-terminated string, 8 bytes per step (names are long and alike: "/blocks.12/mlp/Mul_output_0"). */
+/* Hash of a NUL-terminated string, 8 bytes per step (names are long and alike:
+ * "/blocks.12/mlp/Mul_output_0"). */
 uint64_t pc_str_hash(const char *s);
 
 void pc_strmap_init(pc_strmap *map, pc_arena *arena);

@@ -436,8 +436,8 @@ pc_status pc_ep_registry_load_text(pc_ep_registry *reg, const char *text, const 
     return pc_ep_registry_add(reg, (const pc_ep *const *)p.eps, p.n_eps, err);
 }
 
-/* An EP description is a few kilobytes; the limit keeps a wrong file (a model, a log) from being read whole. Kept
- * as the reader always had it: a file is refused from 32 MiB - 1 bytes on. */
+/* An EP description is a few kilobytes; the limit keeps a wrong file (a model, a log) from being read whole.
+ * Kept as the reader always had it: a file is refused from 32 MiB - 1 bytes on. */
 enum { EP_FILE_MAX_BYTES = (1 << 25) - 2 };
 
 pc_status pc_ep_registry_load_file(pc_ep_registry *reg, const char *path, pc_error *err)

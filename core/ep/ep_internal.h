@@ -5,7 +5,6 @@
 
 #include "core/internal.h"
 
-
 struct pc_ep_registry {
     pc_mem mem;
     pc_arena arena; /* every EP, op table and string the registry hands out */
@@ -29,6 +28,5 @@ const char *pc_layout_name(pc_layout layout);
  * layout transformer asks whether the EP would claim a node's NHWC form before moving it. */
 bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *domain, int64_t opset, char *why,
                           size_t why_size);
-
 
 #endif

@@ -186,11 +186,12 @@ pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc
         if (!n->ep || strcmp(n->ep, ep->name) != 0) continue;
         const layout_op *lo = layout_op_find(n->domain, n->op_type);
         if (!lo || !movable(n, lo)) continue;
-        /* assigned to this EP by an earlier run, which chose its form (a node it kept in NCHW, or one a level-2
-         * fusion made after its layout step): moving it now would make optimizing not idempotent */
+        /* assigned to this EP by an earlier run, which chose its form (a node it kept in NCHW, or one a
+         * level-2 fusion made after its layout step): moving it now would make optimizing not idempotent */
         if (keep_form && n->id < n_keep_form && keep_form[n->id]) {
-            pc_pass_explain(&o, "'%s' (#%u, %s) keeps its NCHW form: assigned to EP %s by an earlier partitioning",
-                            n->name ? n->name : "", n->id, n->op_type, ep->name);
+            pc_pass_explain(
+                &o, "'%s' (#%u, %s) keeps its NCHW form: assigned to EP %s by an earlier partitioning",
+                n->name ? n->name : "", n->id, n->op_type, ep->name);
             continue;
         }
         /* moved, the node would need the EP to claim its NHWC form (nothing else runs that domain); when the

@@ -4,11 +4,20 @@
 #include "core/ir/ir_internal.h"
 
 static const char *const attr_type_names[PC_ATTR_TYPE_COUNT] = {
-    [PC_ATTR_UNDEFINED] = "UNDEFINED", [PC_ATTR_FLOAT] = "FLOAT",          [PC_ATTR_INT] = "INT",
-    [PC_ATTR_STRING] = "STRING",       [PC_ATTR_TENSOR] = "TENSOR",        [PC_ATTR_GRAPH] = "GRAPH",
-    [PC_ATTR_FLOATS] = "FLOATS",       [PC_ATTR_INTS] = "INTS",            [PC_ATTR_STRINGS] = "STRINGS",
-    [PC_ATTR_TENSORS] = "TENSORS",     [PC_ATTR_GRAPHS] = "GRAPHS",        [PC_ATTR_SPARSE_TENSOR] = "SPARSE_TENSOR",
-    [PC_ATTR_SPARSE_TENSORS] = "SPARSE_TENSORS", [PC_ATTR_TYPE_PROTO] = "TYPE_PROTO",
+    [PC_ATTR_UNDEFINED] = "UNDEFINED",
+    [PC_ATTR_FLOAT] = "FLOAT",
+    [PC_ATTR_INT] = "INT",
+    [PC_ATTR_STRING] = "STRING",
+    [PC_ATTR_TENSOR] = "TENSOR",
+    [PC_ATTR_GRAPH] = "GRAPH",
+    [PC_ATTR_FLOATS] = "FLOATS",
+    [PC_ATTR_INTS] = "INTS",
+    [PC_ATTR_STRINGS] = "STRINGS",
+    [PC_ATTR_TENSORS] = "TENSORS",
+    [PC_ATTR_GRAPHS] = "GRAPHS",
+    [PC_ATTR_SPARSE_TENSOR] = "SPARSE_TENSOR",
+    [PC_ATTR_SPARSE_TENSORS] = "SPARSE_TENSORS",
+    [PC_ATTR_TYPE_PROTO] = "TYPE_PROTO",
     [PC_ATTR_TYPE_PROTOS] = "TYPE_PROTOS",
 };
 
@@ -112,7 +121,8 @@ pc_status pc_node_set_attr_string(pc_node *node, const char *name, const char *v
     return PC_OK;
 }
 
-pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const int64_t *values, pc_error *err)
+pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const int64_t *values,
+                                pc_error *err)
 {
     pc_model *m = node->graph->model;
     int64_t *v = n ? pc_arena_array(&m->arena, n, sizeof *v) : NULL;
@@ -125,7 +135,8 @@ pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const
     return PC_OK;
 }
 
-pc_status pc_node_set_attr_floats(pc_node *node, const char *name, size_t n, const float *values, pc_error *err)
+pc_status pc_node_set_attr_floats(pc_node *node, const char *name, size_t n, const float *values,
+                                  pc_error *err)
 {
     pc_model *m = node->graph->model;
     float *v = n ? pc_arena_array(&m->arena, n, sizeof *v) : NULL;

@@ -2,10 +2,11 @@
  *
  * Order of checks, so that the first reason reported is the most telling one: kind (tensor / sequence /
  * optional) and element type (TYPE), then rank, dims, sequence length and optional presence (SHAPE), then the
- * elements. Floats check NaN positions first, then infinities (sign included), then |a - e| <= atol + rtol * |e|
- * — the order numpy.testing.assert_allclose uses, which is what the backend test data was validated with.
- * Integers, bools and strings compare exactly. Element types without a tolerance rule of their own (the float8
- * and float4 formats) compare bit for bit, which is stricter than ONNX and never lets a wrong answer through. */
+ * elements. Floats check NaN positions first, then infinities (sign included), then |a - e| <= atol + rtol *
+ * |e| — the order numpy.testing.assert_allclose uses, which is what the backend test data was validated with.
+ * Integers, bools and strings compare exactly. Element types without a tolerance rule of their own (the
+ * float8 and float4 formats) compare bit for bit, which is stricter than ONNX and never lets a wrong answer
+ * through. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,8 +16,8 @@
 #include "core/base/half.h"
 #include "core/passcheck.h"
 
-/* Nesting of sequences/optionals an actual value may have before we stop: values built by an executor are finite
- * but not trusted, and the loader caps test data at 16 levels. */
+/* Nesting of sequences/optionals an actual value may have before we stop: values built by an executor are
+ * finite but not trusted, and the loader caps test data at 16 levels. */
 enum { COMPARE_MAX_DEPTH = 64 };
 
 /* The running state of one comparison: the public result plus whether any float element was compared (so that
@@ -29,16 +30,21 @@ typedef struct compare_state {
 static int severity(pc_compare_outcome o)
 {
     switch (o) {
-    case PC_COMPARE_EQUAL: return 0;
-    case PC_COMPARE_DIFFERS: return 1;
-    case PC_COMPARE_SHAPE: return 2;
-    case PC_COMPARE_TYPE: return 3;
+    case PC_COMPARE_EQUAL:
+        return 0;
+    case PC_COMPARE_DIFFERS:
+        return 1;
+    case PC_COMPARE_SHAPE:
+        return 2;
+    case PC_COMPARE_TYPE:
+        return 3;
     }
     return 3;
 }
 
 /* Sets the outcome and the message; returns the outcome so callers can `return fail(...)`. */
-static pc_compare_outcome fail(pc_compare_result *r, pc_compare_outcome o, const char *fmt, ...) PC_PRINTF(3, 4);
+static pc_compare_outcome fail(pc_compare_result *r, pc_compare_outcome o, const char *fmt, ...)
+    PC_PRINTF(3, 4);
 
 static pc_compare_outcome fail(pc_compare_result *r, pc_compare_outcome o, const char *fmt, ...)
 {
@@ -66,9 +72,12 @@ static elem_class classify(pc_dtype dtype)
     case PC_DTYPE_FLOAT16:
     case PC_DTYPE_BFLOAT16:
     case PC_DTYPE_COMPLEX64:
-    case PC_DTYPE_COMPLEX128: return ELEM_FLOAT;
-    case PC_DTYPE_BOOL: return ELEM_BOOL;
-    case PC_DTYPE_STRING: return ELEM_STRING;
+    case PC_DTYPE_COMPLEX128:
+        return ELEM_FLOAT;
+    case PC_DTYPE_BOOL:
+        return ELEM_BOOL;
+    case PC_DTYPE_STRING:
+        return ELEM_STRING;
     case PC_DTYPE_UINT8:
     case PC_DTYPE_INT8:
     case PC_DTYPE_UINT16:
@@ -80,8 +89,10 @@ static elem_class classify(pc_dtype dtype)
     case PC_DTYPE_UINT4:
     case PC_DTYPE_INT4:
     case PC_DTYPE_UINT2:
-    case PC_DTYPE_INT2: return ELEM_INTEGER;
-    default: return ELEM_BITS;
+    case PC_DTYPE_INT2:
+        return ELEM_INTEGER;
+    default:
+        return ELEM_BITS;
     }
 }
 
@@ -107,7 +118,8 @@ static double float_at(pc_dtype dtype, const void *data, uint64_t i)
         uint16_t h = (uint16_t)(p[i * 2] | (unsigned)p[i * 2 + 1] << 8);
         return dtype == PC_DTYPE_FLOAT16 ? pc_half_to_double(h) : pc_bfloat16_to_double(h);
     }
-    default: return NAN;
+    default:
+        return NAN;
     }
 }
 
@@ -123,8 +135,12 @@ static int_elem int_at(pc_dtype dtype, const void *data, uint64_t i)
     const uint8_t *p = data;
     int_elem v = {false, 0, 0};
     switch (dtype) {
-    case PC_DTYPE_UINT8: v.is_unsigned = true, v.u = p[i]; break;
-    case PC_DTYPE_INT8: v.s = (int8_t)p[i]; break;
+    case PC_DTYPE_UINT8:
+        v.is_unsigned = true, v.u = p[i];
+        break;
+    case PC_DTYPE_INT8:
+        v.s = (int8_t)p[i];
+        break;
     case PC_DTYPE_UINT16: {
         uint16_t x;
         memcpy(&x, p + i * 2, 2);
@@ -154,7 +170,9 @@ static int_elem int_at(pc_dtype dtype, const void *data, uint64_t i)
         v.is_unsigned = true;
         break;
     }
-    case PC_DTYPE_INT64: memcpy(&v.s, p + i * 8, 8); break;
+    case PC_DTYPE_INT64:
+        memcpy(&v.s, p + i * 8, 8);
+        break;
     case PC_DTYPE_UINT4:
     case PC_DTYPE_INT4:
     case PC_DTYPE_UINT2:
@@ -169,7 +187,8 @@ static int_elem int_at(pc_dtype dtype, const void *data, uint64_t i)
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return v;
 }
@@ -192,7 +211,8 @@ static void int_format(int_elem v, char *buf, size_t size)
         snprintf(buf, size, "%" PRId64, v.s);
 }
 
-/* " [1,0,2]": the coordinates of flat index i, for tensors of rank 2 and more (rank 0/1 would repeat the index). */
+/* " [1,0,2]": the coordinates of flat index i, for tensors of rank 2 and more (rank 0/1 would repeat the
+ * index). */
 static void format_coords(const pc_data *t, uint64_t i, char *buf, size_t size)
 {
     buf[0] = '\0';
@@ -299,16 +319,16 @@ static pc_compare_outcome compare_floats(compare_state *c, const pc_data *e, con
     } else {
         at = r->worst_index;
         r->worst_index = is_complex ? at / 2 : at;
-        snprintf(reason, sizeof reason, "abs error %.3g > tolerance %.3g; %" PRIu64 " of %" PRIu64
-                 " elements out of tolerance", fabs(r->worst_actual - r->worst_expected),
-                 atol + rtol * fabs(r->worst_expected), n_out, n);
+        snprintf(reason, sizeof reason,
+                 "abs error %.3g > tolerance %.3g; %" PRIu64 " of %" PRIu64 " elements out of tolerance",
+                 fabs(r->worst_actual - r->worst_expected), atol + rtol * fabs(r->worst_expected), n_out, n);
     }
     char ev[40], av[40], coords[96];
     snprintf(ev, sizeof ev, fmt, r->worst_expected);
     snprintf(av, sizeof av, fmt, r->worst_actual);
     format_coords(e, r->worst_index, coords, sizeof coords);
-    return fail(r, PC_COMPARE_DIFFERS, "index %" PRIu64 "%s%s expected %s got %s (%s)", r->worst_index, coords,
-                is_complex ? (at % 2 ? " imag" : " real") : "", ev, av, reason);
+    return fail(r, PC_COMPARE_DIFFERS, "index %" PRIu64 "%s%s expected %s got %s (%s)", r->worst_index,
+                coords, is_complex ? (at % 2 ? " imag" : " real") : "", ev, av, reason);
 }
 
 static pc_compare_outcome compare_integers(compare_state *c, const pc_data *e, const pc_data *a, bool is_bool)
@@ -345,8 +365,9 @@ static pc_compare_outcome compare_integers(compare_state *c, const pc_data *e, c
         int_format(first_a, av, sizeof av);
     }
     format_coords(e, first, coords, sizeof coords);
-    return fail(r, PC_COMPARE_DIFFERS, "index %" PRIu64 "%s expected %s got %s (%" PRIu64 " of %" PRIu64
-                " elements differ)", first, coords, ev, av, n_diff, e->n_elements);
+    return fail(r, PC_COMPARE_DIFFERS,
+                "index %" PRIu64 "%s expected %s got %s (%" PRIu64 " of %" PRIu64 " elements differ)", first,
+                coords, ev, av, n_diff, e->n_elements);
 }
 
 static pc_compare_outcome compare_strings(compare_state *c, const pc_data *e, const pc_data *a)
@@ -365,8 +386,9 @@ static pc_compare_outcome compare_strings(compare_state *c, const pc_data *e, co
     format_string(&es[first], ev, sizeof ev);
     format_string(&as[first], av, sizeof av);
     format_coords(e, first, coords, sizeof coords);
-    return fail(c->r, PC_COMPARE_DIFFERS, "index %" PRIu64 "%s expected %s got %s (%" PRIu64 " of %" PRIu64
-                " elements differ)", first, coords, ev, av, n_diff, e->n_elements);
+    return fail(c->r, PC_COMPARE_DIFFERS,
+                "index %" PRIu64 "%s expected %s got %s (%" PRIu64 " of %" PRIu64 " elements differ)", first,
+                coords, ev, av, n_diff, e->n_elements);
 }
 
 /* float8/float4: whole bytes compared; a difference names the first differing element. */
@@ -375,12 +397,14 @@ static pc_compare_outcome compare_bits(compare_state *c, const pc_data *e, const
     if (!n_bytes || memcmp(e->data, a->data, n_bytes) == 0) return PC_COMPARE_EQUAL;
     const uint8_t *eb = e->data, *ab = a->data;
     size_t at = 0;
-    while (eb[at] == ab[at]) at++;
+    while (eb[at] == ab[at])
+        at++;
     unsigned bits = pc_dtype_bits(e->dtype);
     uint64_t element = (uint64_t)at * 8 / bits;
     c->r->worst_index = element;
-    return fail(c->r, PC_COMPARE_DIFFERS, "index %" PRIu64 " expected bits 0x%02x got 0x%02x (%s compares bit-exact)",
-                element, eb[at], ab[at], pc_dtype_name(e->dtype));
+    return fail(c->r, PC_COMPARE_DIFFERS,
+                "index %" PRIu64 " expected bits 0x%02x got 0x%02x (%s compares bit-exact)", element, eb[at],
+                ab[at], pc_dtype_name(e->dtype));
 }
 
 static bool same_dims(const pc_data *e, const pc_data *a)
@@ -397,17 +421,19 @@ static pc_compare_outcome compare_tensors(compare_state *c, const pc_data *e, co
     pc_compare_result *r = c->r;
     char ed[128], ad[128];
     if (e->dtype != a->dtype)
-        return fail(r, PC_COMPARE_TYPE, "element type: expected %s got %s", pc_data_describe(e, ed, sizeof ed),
-                    pc_data_describe(a, ad, sizeof ad));
+        return fail(r, PC_COMPARE_TYPE, "element type: expected %s got %s",
+                    pc_data_describe(e, ed, sizeof ed), pc_data_describe(a, ad, sizeof ad));
     if (!same_dims(e, a) || e->n_elements != a->n_elements)
         return fail(r, PC_COMPARE_SHAPE, "shape: expected %s got %s", pc_data_describe(e, ed, sizeof ed),
                     pc_data_describe(a, ad, sizeof ad));
     if (!e->n_elements) return PC_COMPARE_EQUAL;
-    /* Both buffers must hold n_elements: a short buffer from a buggy executor is reported, never read past. */
+    /* Both buffers must hold n_elements: a short buffer from a buggy executor is reported, never read past.
+     */
     size_t need;
     if (e->dtype == PC_DTYPE_STRING) {
         if (e->n_elements > SIZE_MAX || !pc_size_mul((size_t)e->n_elements, sizeof(pc_bytes), &need))
-            return fail(r, PC_COMPARE_SHAPE, "string tensor of %" PRIu64 " elements is too large", e->n_elements);
+            return fail(r, PC_COMPARE_SHAPE, "string tensor of %" PRIu64 " elements is too large",
+                        e->n_elements);
     } else if (!pc_dtype_storage_bytes(e->dtype, e->n_elements, &need)) {
         return fail(r, PC_COMPARE_TYPE, "element type %s has no storage size", pc_dtype_name(e->dtype));
     }
@@ -418,11 +444,16 @@ static pc_compare_outcome compare_tensors(compare_state *c, const pc_data *e, co
         return fail(r, PC_COMPARE_SHAPE, "actual tensor %s holds %zu bytes of data, needs %zu",
                     pc_data_describe(a, ad, sizeof ad), a->data ? a->n_bytes : 0, need);
     switch (classify(e->dtype)) {
-    case ELEM_FLOAT: return compare_floats(c, e, a, rtol, atol);
-    case ELEM_INTEGER: return compare_integers(c, e, a, false);
-    case ELEM_BOOL: return compare_integers(c, e, a, true);
-    case ELEM_STRING: return compare_strings(c, e, a);
-    case ELEM_BITS: return compare_bits(c, e, a, need);
+    case ELEM_FLOAT:
+        return compare_floats(c, e, a, rtol, atol);
+    case ELEM_INTEGER:
+        return compare_integers(c, e, a, false);
+    case ELEM_BOOL:
+        return compare_integers(c, e, a, true);
+    case ELEM_STRING:
+        return compare_strings(c, e, a);
+    case ELEM_BITS:
+        return compare_bits(c, e, a, need);
     }
     return fail(r, PC_COMPARE_TYPE, "element type %s cannot be compared", pc_dtype_name(e->dtype));
 }
@@ -430,10 +461,14 @@ static pc_compare_outcome compare_tensors(compare_state *c, const pc_data *e, co
 static const char *kind_name(pc_type_kind k)
 {
     switch (k) {
-    case PC_TYPE_TENSOR: return "tensor";
-    case PC_TYPE_SEQUENCE: return "sequence";
-    case PC_TYPE_OPTIONAL: return "optional";
-    default: return "unknown kind";
+    case PC_TYPE_TENSOR:
+        return "tensor";
+    case PC_TYPE_SEQUENCE:
+        return "sequence";
+    case PC_TYPE_OPTIONAL:
+        return "optional";
+    default:
+        return "unknown kind";
     }
 }
 
@@ -441,7 +476,8 @@ static pc_compare_outcome compare_value(compare_state *c, const pc_data *e, cons
                                         double atol, unsigned depth);
 
 /* Compares items[i] of two containers of the same length. The outcome is the most severe item's; the message
- * names the first item with that outcome; the worst element is the one with the largest excess in any item. */
+ * names the first item with that outcome; the worst element is the one with the largest excess in any item.
+ */
 static pc_compare_outcome compare_items(compare_state *c, const pc_data *e, const pc_data *a, double rtol,
                                         double atol, unsigned depth, const char *label)
 {
@@ -453,7 +489,8 @@ static pc_compare_outcome compare_items(compare_state *c, const pc_data *e, cons
         compare_state ic = {&item, false};
         pc_compare_outcome o = compare_value(&ic, e->items[i], a->items[i], rtol, atol, depth + 1);
         if (item.max_abs_error > r->max_abs_error) r->max_abs_error = item.max_abs_error;
-        if (ic.has_worst) note_worst(c, item.worst_index, item.worst_expected, item.worst_actual, item.worst_excess);
+        if (ic.has_worst)
+            note_worst(c, item.worst_index, item.worst_expected, item.worst_actual, item.worst_excess);
         if (severity(o) > severity(overall)) {
             overall = o;
             if (e->kind == PC_TYPE_OPTIONAL)
@@ -470,18 +507,20 @@ static pc_compare_outcome compare_value(compare_state *c, const pc_data *e, cons
 {
     pc_compare_result *r = c->r;
     char ed[128], ad[128];
-    if (!e || !a)
-        return fail(r, PC_COMPARE_TYPE, "%s value is missing", !e ? "expected" : "actual");
+    if (!e || !a) return fail(r, PC_COMPARE_TYPE, "%s value is missing", !e ? "expected" : "actual");
     if (depth > COMPARE_MAX_DEPTH)
         return fail(r, PC_COMPARE_TYPE, "values nested deeper than %d levels", COMPARE_MAX_DEPTH);
     if (e->kind != a->kind)
         return fail(r, PC_COMPARE_TYPE, "kind: expected %s %s got %s %s", kind_name(e->kind),
-                    pc_data_describe(e, ed, sizeof ed), kind_name(a->kind), pc_data_describe(a, ad, sizeof ad));
+                    pc_data_describe(e, ed, sizeof ed), kind_name(a->kind),
+                    pc_data_describe(a, ad, sizeof ad));
     switch (e->kind) {
-    case PC_TYPE_TENSOR: return compare_tensors(c, e, a, rtol, atol);
+    case PC_TYPE_TENSOR:
+        return compare_tensors(c, e, a, rtol, atol);
     case PC_TYPE_SEQUENCE:
     case PC_TYPE_OPTIONAL:
-        /* An empty sequence or a "none" optional may not know its element type; compare what both sides know. */
+        /* An empty sequence or a "none" optional may not know its element type; compare what both sides know.
+         */
         if (e->item_kind != PC_TYPE_NONE && a->item_kind != PC_TYPE_NONE && e->item_kind != a->item_kind)
             return fail(r, PC_COMPARE_TYPE, "%s items: expected %ss got %ss", kind_name(e->kind),
                         kind_name(e->item_kind), kind_name(a->item_kind));
@@ -490,15 +529,17 @@ static pc_compare_outcome compare_value(compare_state *c, const pc_data *e, cons
                         pc_dtype_name(e->dtype), pc_dtype_name(a->dtype));
         if (e->n_items != a->n_items) {
             if (e->kind == PC_TYPE_OPTIONAL)
-                return fail(r, PC_COMPARE_SHAPE, "optional: expected %s got %s", pc_data_describe(e, ed, sizeof ed),
-                            pc_data_describe(a, ad, sizeof ad));
+                return fail(r, PC_COMPARE_SHAPE, "optional: expected %s got %s",
+                            pc_data_describe(e, ed, sizeof ed), pc_data_describe(a, ad, sizeof ad));
             return fail(r, PC_COMPARE_SHAPE, "sequence length: expected %u got %u", e->n_items, a->n_items);
         }
         if (e->n_items && (!e->items || !a->items))
             return fail(r, PC_COMPARE_SHAPE, "%s %s has no item array", !e->items ? "expected" : "actual",
                         kind_name(e->kind));
-        return compare_items(c, e, a, rtol, atol, depth, e->kind == PC_TYPE_OPTIONAL ? "optional value: " : "item");
-    default: return fail(r, PC_COMPARE_TYPE, "expected value has unsupported kind %d", (int)e->kind);
+        return compare_items(c, e, a, rtol, atol, depth,
+                             e->kind == PC_TYPE_OPTIONAL ? "optional value: " : "item");
+    default:
+        return fail(r, PC_COMPARE_TYPE, "expected value has unsupported kind %d", (int)e->kind);
     }
 }
 

@@ -25,14 +25,15 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
         return NULL;
     }
     if (rank < 0 || rank > PC_MAX_RANK) {
-        pc_error_set(err, PC_ERR_ARITY, "cannot create a tensor of rank %d (limit %d)", (int)rank, PC_MAX_RANK);
+        pc_error_set(err, PC_ERR_ARITY, "cannot create a tensor of rank %d (limit %d)", (int)rank,
+                     PC_MAX_RANK);
         return NULL;
     }
     uint64_t n = 1;
     for (int32_t i = 0; i < rank; i++) {
         if (dims[i] < 0) {
-            pc_error_set(err, PC_ERR_NEGATIVE_DIM, "cannot create a tensor with dimension %d = %" PRId64, (int)i,
-                         dims[i]);
+            pc_error_set(err, PC_ERR_NEGATIVE_DIM, "cannot create a tensor with dimension %d = %" PRId64,
+                         (int)i, dims[i]);
             return NULL;
         }
         if (dims[i] && n > UINT64_MAX / (uint64_t)dims[i]) {
@@ -49,7 +50,8 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
         }
         bytes = (size_t)n * sizeof(pc_bytes);
     } else if (!pc_dtype_storage_bytes(dtype, n, &bytes)) {
-        pc_error_set(err, PC_ERR_OVERFLOW, "tensor of %" PRIu64 " %s elements is too large", n, pc_dtype_name(dtype));
+        pc_error_set(err, PC_ERR_OVERFLOW, "tensor of %" PRIu64 " %s elements is too large", n,
+                     pc_dtype_name(dtype));
         return NULL;
     }
     pc_data *d = data_alloc(PC_TYPE_TENSOR, err);
@@ -62,8 +64,8 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
     d->data = calloc(bytes ? bytes : 1, 1);
     if (!d->dims || !d->data) {
         pc_data_unref(d);
-        pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a %s tensor of %zu bytes", pc_dtype_name(dtype),
-                     bytes);
+        pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a %s tensor of %zu bytes",
+                     pc_dtype_name(dtype), bytes);
         return NULL;
     }
     if (rank) memcpy(d->dims, dims, (size_t)rank * sizeof *dims);
@@ -151,7 +153,8 @@ static pc_data *container_new(pc_type_kind kind, pc_type_kind item_kind, pc_dtyp
             pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a sequence of %u items", n);
             return NULL;
         }
-        for (uint32_t i = 0; i < n; i++) d->items[i] = pc_data_ref(items[i]);
+        for (uint32_t i = 0; i < n; i++)
+            d->items[i] = pc_data_ref(items[i]);
         d->n_items = n;
     }
     return d;
@@ -177,12 +180,14 @@ pc_data *pc_data_ref(pc_data *d)
 void pc_data_unref(pc_data *d)
 {
     if (!d || --d->refs) return;
-    for (uint32_t i = 0; i < d->n_items; i++) pc_data_unref(d->items[i]);
+    for (uint32_t i = 0; i < d->n_items; i++)
+        pc_data_unref(d->items[i]);
     free(d->items);
     if (!d->borrowed) {
         if (d->dtype == PC_DTYPE_STRING && d->kind == PC_TYPE_TENSOR && d->data) {
             pc_bytes *s = d->data;
-            for (uint64_t i = 0; i < d->n_elements; i++) free(s[i].data);
+            for (uint64_t i = 0; i < d->n_elements; i++)
+                free(s[i].data);
         }
         free(d->data);
     }
@@ -195,12 +200,12 @@ const char *pc_data_describe(const pc_data *d, char *buf, size_t size)
     if (!size) return buf;
     buf[0] = 0;
     size_t used = 0;
-#define PUT(...)                                                                                                   \
-    do {                                                                                                           \
-        if (used < size) {                                                                                         \
-            int k = snprintf(buf + used, size - used, __VA_ARGS__);                                                \
-            if (k > 0) used += (size_t)k;                                                                          \
-        }                                                                                                          \
+#define PUT(...)                                                                                             \
+    do {                                                                                                     \
+        if (used < size) {                                                                                   \
+            int k = snprintf(buf + used, size - used, __VA_ARGS__);                                          \
+            if (k > 0) used += (size_t)k;                                                                    \
+        }                                                                                                    \
     } while (0)
     if (!d) {
         PUT("(missing)");
@@ -209,7 +214,8 @@ const char *pc_data_describe(const pc_data *d, char *buf, size_t size)
     switch (d->kind) {
     case PC_TYPE_TENSOR:
         PUT("%s[", pc_dtype_name(d->dtype));
-        for (int32_t i = 0; i < d->rank; i++) PUT("%s%" PRId64, i ? "," : "", d->dims[i]);
+        for (int32_t i = 0; i < d->rank; i++)
+            PUT("%s%" PRId64, i ? "," : "", d->dims[i]);
         PUT("]");
         break;
     case PC_TYPE_SEQUENCE:

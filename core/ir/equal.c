@@ -33,8 +33,8 @@ static bool kvs_eq(eq_ctx *c, const char *where, uint32_t na, const pc_kv *a, ui
     if (na != nb) return differ(c, "%s: %u vs %u metadata entries", where, na, nb);
     for (uint32_t i = 0; i < na; i++)
         if (!s_eq(a[i].key, b[i].key) || !s_eq(a[i].value, b[i].value))
-            return differ(c, "%s: metadata %u differs ('%s'='%s' vs '%s'='%s')", where, i, a[i].key, a[i].value,
-                          b[i].key, b[i].value);
+            return differ(c, "%s: metadata %u differs ('%s'='%s' vs '%s'='%s')", where, i, a[i].key,
+                          a[i].value, b[i].key, b[i].value);
     return true;
 }
 
@@ -50,15 +50,19 @@ static bool graph_eq(eq_ctx *c, const pc_graph *a, const pc_graph *b);
 static bool attr_eq(eq_ctx *c, const char *where, const pc_attr *a, const pc_attr *b)
 {
     if (!s_eq(a->name, b->name) || a->type != b->type)
-        return differ(c, "%s: attribute '%s' (%s) vs '%s' (%s)", where, a->name, pc_attr_type_name(a->type), b->name,
-                      pc_attr_type_name(b->type));
-    if (!s_eq(a->doc_string, b->doc_string)) return differ(c, "%s: attribute '%s' doc_string differs", where, a->name);
+        return differ(c, "%s: attribute '%s' (%s) vs '%s' (%s)", where, a->name, pc_attr_type_name(a->type),
+                      b->name, pc_attr_type_name(b->type));
+    if (!s_eq(a->doc_string, b->doc_string))
+        return differ(c, "%s: attribute '%s' doc_string differs", where, a->name);
     switch (a->type) {
     case PC_ATTR_FLOAT:
-        if (memcmp(&a->f, &b->f, sizeof a->f) != 0) return differ(c, "%s: attribute '%s' float differs", where, a->name);
+        if (memcmp(&a->f, &b->f, sizeof a->f) != 0)
+            return differ(c, "%s: attribute '%s' float differs", where, a->name);
         return true;
     case PC_ATTR_INT:
-        if (a->i != b->i) return differ(c, "%s: attribute '%s': %lld vs %lld", where, a->name, (long long)a->i, (long long)b->i);
+        if (a->i != b->i)
+            return differ(c, "%s: attribute '%s': %lld vs %lld", where, a->name, (long long)a->i,
+                          (long long)b->i);
         return true;
     case PC_ATTR_STRING:
         if (a->s.len != b->s.len || (a->s.len && memcmp(a->s.data, b->s.data, a->s.len) != 0))
@@ -74,7 +78,8 @@ static bool attr_eq(eq_ctx *c, const char *where, const pc_attr *a, const pc_att
     default:
         break;
     }
-    if (a->n != b->n) return differ(c, "%s: attribute '%s' has %zu vs %zu elements", where, a->name, a->n, b->n);
+    if (a->n != b->n)
+        return differ(c, "%s: attribute '%s' has %zu vs %zu elements", where, a->name, a->n, b->n);
     for (size_t i = 0; i < a->n; i++) {
         bool same = true;
         switch (a->type) {
@@ -86,7 +91,8 @@ static bool attr_eq(eq_ctx *c, const char *where, const pc_attr *a, const pc_att
             break;
         case PC_ATTR_STRINGS:
             same = a->strings[i].len == b->strings[i].len &&
-                   (!a->strings[i].len || memcmp(a->strings[i].data, b->strings[i].data, a->strings[i].len) == 0);
+                   (!a->strings[i].len ||
+                    memcmp(a->strings[i].data, b->strings[i].data, a->strings[i].len) == 0);
             break;
         case PC_ATTR_TENSORS:
             if (!tensor_eq(c, where, a->tensors[i], b->tensors[i])) return false;
@@ -112,8 +118,10 @@ static bool value_eq(eq_ctx *c, const char *where, const pc_value *a, const pc_v
         return true;
     }
     if (!s_eq(a->name, b->name)) return differ(c, "%s: value '%s' vs '%s'", where, a->name, b->name);
-    if (!pc_type_equal(&a->type, &b->type)) return differ(c, "%s: value '%s' has a different type", where, a->name);
-    if (!s_eq(a->doc_string, b->doc_string)) return differ(c, "%s: value '%s' doc_string differs", where, a->name);
+    if (!pc_type_equal(&a->type, &b->type))
+        return differ(c, "%s: value '%s' has a different type", where, a->name);
+    if (!s_eq(a->doc_string, b->doc_string))
+        return differ(c, "%s: value '%s' doc_string differs", where, a->name);
     return kvs_eq(c, where, a->n_metadata, a->metadata, b->n_metadata, b->metadata);
 }
 
@@ -125,10 +133,11 @@ static bool node_eq(eq_ctx *c, const pc_node *a, const pc_node *b)
         return differ(c, "%s vs node '%s' (%s.%s)", where, b->name ? b->name : "", b->domain, b->op_type);
     if (!s_eq(a->overload, b->overload) || !s_eq(a->doc_string, b->doc_string))
         return differ(c, "%s: overload or doc_string differs", where);
-    if (!s_eq(a->ep, b->ep)) return differ(c, "%s: EP '%s' vs '%s'", where, a->ep ? a->ep : "", b->ep ? b->ep : "");
+    if (!s_eq(a->ep, b->ep))
+        return differ(c, "%s: EP '%s' vs '%s'", where, a->ep ? a->ep : "", b->ep ? b->ep : "");
     if (a->n_inputs != b->n_inputs || a->n_outputs != b->n_outputs || a->n_attrs != b->n_attrs)
-        return differ(c, "%s: %u/%u/%u vs %u/%u/%u inputs/outputs/attributes", where, a->n_inputs, a->n_outputs,
-                      a->n_attrs, b->n_inputs, b->n_outputs, b->n_attrs);
+        return differ(c, "%s: %u/%u/%u vs %u/%u/%u inputs/outputs/attributes", where, a->n_inputs,
+                      a->n_outputs, a->n_attrs, b->n_inputs, b->n_outputs, b->n_attrs);
     for (uint32_t i = 0; i < a->n_inputs; i++) {
         const pc_value *x = a->inputs[i], *y = b->inputs[i];
         if ((x == NULL) != (y == NULL) || (x && !s_eq(x->name, y->name)))
@@ -158,17 +167,21 @@ static bool graph_eq(eq_ctx *c, const pc_graph *a, const pc_graph *b)
         if (!value_eq(c, where, a->outputs[i], b->outputs[i])) return false;
     for (uint32_t i = 0; i < a->n_initializers; i++) {
         if (!value_eq(c, where, a->initializers[i], b->initializers[i])) return false;
-        if (!tensor_eq(c, where, a->initializers[i]->initializer, b->initializers[i]->initializer)) return false;
+        if (!tensor_eq(c, where, a->initializers[i]->initializer, b->initializers[i]->initializer))
+            return false;
     }
     for (const pc_node *x = a->first, *y = b->first; x && y; x = x->next, y = y->next)
         if (!node_eq(c, x, y)) return false;
     /* value_info entries, in creation order */
     uint32_t i = 0, j = 0;
     for (;;) {
-        while (i < a->n_values && !a->values[i]->has_value_info) i++;
-        while (j < b->n_values && !b->values[j]->has_value_info) j++;
+        while (i < a->n_values && !a->values[i]->has_value_info)
+            i++;
+        while (j < b->n_values && !b->values[j]->has_value_info)
+            j++;
         if (i == a->n_values || j == b->n_values) {
-            if (i != a->n_values || j != b->n_values) return differ(c, "graph '%s': value_info counts differ", gn);
+            if (i != a->n_values || j != b->n_values)
+                return differ(c, "graph '%s': value_info counts differ", gn);
             break;
         }
         if (!value_eq(c, where, a->values[i], b->values[j])) return false;
@@ -177,7 +190,8 @@ static bool graph_eq(eq_ctx *c, const pc_graph *a, const pc_graph *b)
     }
     if (a->n_opaque != b->n_opaque) return differ(c, "graph '%s': opaque field counts differ", gn);
     for (uint32_t k = 0; k < a->n_opaque; k++)
-        if (a->opaque[k].field_number != b->opaque[k].field_number || a->opaque[k].bytes.len != b->opaque[k].bytes.len ||
+        if (a->opaque[k].field_number != b->opaque[k].field_number ||
+            a->opaque[k].bytes.len != b->opaque[k].bytes.len ||
             memcmp(a->opaque[k].bytes.data, b->opaque[k].bytes.data, a->opaque[k].bytes.len) != 0)
             return differ(c, "graph '%s': opaque field %u differs", gn, k);
     return kvs_eq(c, where, a->n_metadata, a->metadata, b->n_metadata, b->metadata);
@@ -187,9 +201,11 @@ bool pc_model_equal(const pc_model *a, const pc_model *b, char *diff, size_t dif
 {
     eq_ctx c = {diff, diff_size};
     if (diff && diff_size) diff[0] = '\0';
-    if (a->ir_version != b->ir_version) return differ(&c, "ir_version %lld vs %lld", (long long)a->ir_version, (long long)b->ir_version);
+    if (a->ir_version != b->ir_version)
+        return differ(&c, "ir_version %lld vs %lld", (long long)a->ir_version, (long long)b->ir_version);
     if (!s_eq(a->producer_name, b->producer_name) || !s_eq(a->producer_version, b->producer_version) ||
-        !s_eq(a->domain, b->domain) || a->model_version != b->model_version || !s_eq(a->doc_string, b->doc_string))
+        !s_eq(a->domain, b->domain) || a->model_version != b->model_version ||
+        !s_eq(a->doc_string, b->doc_string))
         return differ(&c, "model header fields differ");
     if (a->n_opsets != b->n_opsets) return differ(&c, "%u vs %u opset imports", a->n_opsets, b->n_opsets);
     for (uint32_t i = 0; i < a->n_opsets; i++)
@@ -198,7 +214,8 @@ bool pc_model_equal(const pc_model *a, const pc_model *b, char *diff, size_t dif
     if (!kvs_eq(&c, "model", a->n_metadata, a->metadata, b->n_metadata, b->metadata)) return false;
     if (a->n_opaque != b->n_opaque) return differ(&c, "opaque model field counts differ");
     for (uint32_t k = 0; k < a->n_opaque; k++)
-        if (a->opaque[k].field_number != b->opaque[k].field_number || a->opaque[k].bytes.len != b->opaque[k].bytes.len ||
+        if (a->opaque[k].field_number != b->opaque[k].field_number ||
+            a->opaque[k].bytes.len != b->opaque[k].bytes.len ||
             memcmp(a->opaque[k].bytes.data, b->opaque[k].bytes.data, a->opaque[k].bytes.len) != 0)
             return differ(&c, "opaque model field %u differs", k);
     return graph_eq(&c, a->graph, b->graph);

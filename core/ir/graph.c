@@ -7,7 +7,8 @@
 #include "core/ir/ir_internal.h"
 #include "core/base/strmap.h"
 
-/* ---- model ------------------------------------------------------------------------------------------------ */
+/* ---- model ------------------------------------------------------------------------------------------------
+ */
 
 pc_status pc_model_alloc_error(pc_model *model, pc_error *err, const char *what)
 {
@@ -17,9 +18,9 @@ pc_status pc_model_alloc_error(pc_model *model, pc_error *err, const char *what)
     return pc_error_set(err, PC_ERR_NOMEM, "out of memory while allocating %s", what);
 }
 
-/* A graph's name index: open addressing over value ids, 8 bytes a slot (32 bits of the name's hash and id + 1),
- * a third of the cache footprint of key/value/hash slots; a 100k-node graph's index is 2 MiB. A tag match is
- * confirmed with strcmp against the value's own name, stored right behind the value. */
+/* A graph's name index: open addressing over value ids, 8 bytes a slot (32 bits of the name's hash and id +
+ * 1), a third of the cache footprint of key/value/hash slots; a 100k-node graph's index is 2 MiB. A tag match
+ * is confirmed with strcmp against the value's own name, stored right behind the value. */
 typedef struct value_slot {
     uint32_t tag;
     uint32_t id1; /* value id + 1; 0: empty */
@@ -67,7 +68,8 @@ static bool vindex_reserve(pc_graph *g, size_t n)
     for (uint32_t id = 0; id < g->n_values; id++) {
         uint64_t h = pc_str_hash(g->values[id]->name);
         size_t i = (size_t)h & (cap - 1);
-        while (slots[i].id1) i = (i + 1) & (cap - 1);
+        while (slots[i].id1)
+            i = (i + 1) & (cap - 1);
         slots[i].tag = (uint32_t)(h >> 32);
         slots[i].id1 = id + 1;
     }
@@ -166,10 +168,12 @@ pc_status pc_model_set_opset(pc_model *model, const char *domain, int64_t versio
     return PC_OK;
 }
 
-/* ---- growable arena arrays --------------------------------------------------------------------------------- */
+/* ---- growable arena arrays
+ * --------------------------------------------------------------------------------- */
 
 /* Grows an arena array of `elem` bytes to hold at least `need` elements (old storage stays in the arena). */
-static bool arena_grow(pc_arena *arena, void **array, uint32_t *cap, uint32_t count, uint32_t need, size_t elem)
+static bool arena_grow(pc_arena *arena, void **array, uint32_t *cap, uint32_t count, uint32_t need,
+                       size_t elem)
 {
     if (need <= *cap) return true;
     uint32_t ncap = *cap ? *cap : 4;
@@ -185,7 +189,8 @@ static bool arena_grow(pc_arena *arena, void **array, uint32_t *cap, uint32_t co
     return true;
 }
 
-/* ---- values ------------------------------------------------------------------------------------------------ */
+/* ---- values
+ * ------------------------------------------------------------------------------------------------ */
 
 pc_value *pc_graph_find_value(const pc_graph *graph, const char *name)
 {
@@ -225,7 +230,8 @@ void pc_graph_prefetch_value(const pc_graph *graph, uint64_t hash)
         if (s->tag == tag) {
             /* the value and the name behind it: the lines a lookup and its caller read */
             const char *v = (const char *)graph->values[s->id1 - 1];
-            for (size_t off = 0; off < sizeof(pc_value) + 32; off += 64) PREFETCH(v + off);
+            for (size_t off = 0; off < sizeof(pc_value) + 32; off += 64)
+                PREFETCH(v + off);
             return;
         }
     }
@@ -234,8 +240,9 @@ void pc_graph_prefetch_value(const pc_graph *graph, uint64_t hash)
 bool pc_graph_reserve_values(pc_graph *graph, size_t n)
 {
     if (n > UINT32_MAX) return false;
-    return vindex_reserve(graph, n) && arena_grow(&graph->model->arena, (void **)&graph->values, &graph->cap_values,
-                                                  graph->n_values, (uint32_t)n, sizeof(pc_value *));
+    return vindex_reserve(graph, n) &&
+           arena_grow(&graph->model->arena, (void **)&graph->values, &graph->cap_values, graph->n_values,
+                      (uint32_t)n, sizeof(pc_value *));
 }
 
 pc_value *pc_graph_lookup_value(const pc_graph *graph, const char *name)
@@ -295,10 +302,11 @@ static pc_value *graph_add_value(pc_graph *graph, const char *name, const char *
     pc_value *v = NULL;
     const char *vname;
     if (name) {
-        /* The name is stored right behind the value (one allocation): confirming a name-map hit then reads the
-         * cache lines the caller is about to use anyway. */
+        /* The name is stored right behind the value (one allocation): confirming a name-map hit then reads
+         * the cache lines the caller is about to use anyway. */
         size_t len = strlen(name), bytes;
-        if (pc_size_add(sizeof *v, len, &bytes) && pc_size_add(bytes, 1, &bytes)) v = pc_arena_alloc(&m->arena, bytes);
+        if (pc_size_add(sizeof *v, len, &bytes) && pc_size_add(bytes, 1, &bytes))
+            v = pc_arena_alloc(&m->arena, bytes);
         if (!v) {
             pc_model_alloc_error(m, err, "a value");
             return NULL;
@@ -314,8 +322,9 @@ static pc_value *graph_add_value(pc_graph *graph, const char *name, const char *
         }
         v = pc_arena_alloc(&m->arena, sizeof *v);
     }
-    if (!v || !arena_grow(&m->arena, (void **)&graph->values, &graph->cap_values, graph->n_values,
-                          graph->n_values + 1, sizeof(pc_value *)) ||
+    if (!v ||
+        !arena_grow(&m->arena, (void **)&graph->values, &graph->cap_values, graph->n_values,
+                    graph->n_values + 1, sizeof(pc_value *)) ||
         !vindex_reserve(graph, (size_t)graph->n_values + 1)) {
         pc_model_alloc_error(m, err, "a value");
         return NULL;
@@ -402,7 +411,8 @@ pc_status pc_value_replace_uses(pc_value *from, pc_value *to)
     return pc_value_replace_uses_except(from, to, NULL);
 }
 
-/* ---- types ------------------------------------------------------------------------------------------------- */
+/* ---- types
+ * ------------------------------------------------------------------------------------------------- */
 
 pc_status pc_type_copy(pc_model *model, pc_type *dst, const pc_type *src, pc_error *err)
 {
@@ -471,13 +481,15 @@ pc_status pc_value_set_type(pc_value *value, const pc_type *type, pc_error *err)
     return pc_type_copy(value->graph->model, &value->type, type, err);
 }
 
-/* ---- graph inputs, outputs, initializers ------------------------------------------------------------------- */
+/* ---- graph inputs, outputs, initializers
+ * ------------------------------------------------------------------- */
 
 /* Appends value to one of the graph's value lists (inputs or outputs). */
-static pc_status graph_list_append(pc_graph *graph, pc_value ***list, uint32_t *n, uint32_t *cap, pc_value *value,
-                                   const char *what, pc_error *err)
+static pc_status graph_list_append(pc_graph *graph, pc_value ***list, uint32_t *n, uint32_t *cap,
+                                   pc_value *value, const char *what, pc_error *err)
 {
-    if (value->graph != graph) return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is from another graph", value->name);
+    if (value->graph != graph)
+        return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is from another graph", value->name);
     if (!arena_grow(&graph->model->arena, (void **)list, cap, *n, *n + 1, sizeof(pc_value *)))
         return pc_model_alloc_error(graph->model, err, what);
     (*list)[(*n)++] = value;
@@ -502,12 +514,15 @@ pc_status pc_graph_add_output(pc_graph *graph, pc_value *value, pc_error *err)
 
 pc_status pc_graph_set_initializer(pc_graph *graph, pc_value *value, pc_tensor *tensor, pc_error *err)
 {
-    if (value->graph != graph) return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is from another graph", value->name);
+    if (value->graph != graph)
+        return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is from another graph", value->name);
     if (value->initializer)
-        return pc_error_set(err, PC_ERR_DUPLICATE_INITIALIZER, "initializer '%s' is defined twice", value->name);
+        return pc_error_set(err, PC_ERR_DUPLICATE_INITIALIZER, "initializer '%s' is defined twice",
+                            value->name);
     if (value->producer)
-        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER, "value '%s' is both an initializer and the output of node '%s'",
-                            value->name, value->producer->name ? value->producer->name : value->producer->op_type);
+        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER,
+                            "value '%s' is both an initializer and the output of node '%s'", value->name,
+                            value->producer->name ? value->producer->name : value->producer->op_type);
     if (!arena_grow(&graph->model->arena, (void **)&graph->initializers, &graph->cap_initializers,
                     graph->n_initializers, graph->n_initializers + 1, sizeof(pc_value *)))
         return pc_model_alloc_error(graph->model, err, "an initializer");
@@ -517,9 +532,11 @@ pc_status pc_graph_set_initializer(pc_graph *graph, pc_value *value, pc_tensor *
     if (value->type.kind == PC_TYPE_NONE) {
         /* an initializer's type is its tensor's: make it visible to passes without a value_info */
         pc_type t = {.kind = PC_TYPE_TENSOR, .elem = tensor->dtype, .shape.rank = tensor->rank};
-        pc_dim *dims = tensor->rank ? pc_arena_array(&graph->model->arena, (size_t)tensor->rank, sizeof *dims) : NULL;
+        pc_dim *dims =
+            tensor->rank ? pc_arena_array(&graph->model->arena, (size_t)tensor->rank, sizeof *dims) : NULL;
         if (tensor->rank && !dims) return pc_model_alloc_error(graph->model, err, "a shape");
-        for (int32_t i = 0; i < tensor->rank; i++) dims[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = tensor->dims[i]};
+        for (int32_t i = 0; i < tensor->rank; i++)
+            dims[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = tensor->dims[i]};
         t.shape.dims = dims;
         value->type = t;
     }
@@ -528,7 +545,8 @@ pc_status pc_graph_set_initializer(pc_graph *graph, pc_value *value, pc_tensor *
 
 pc_status pc_graph_replace_initializer(pc_value *value, pc_tensor *tensor, pc_error *err)
 {
-    if (!value->initializer) return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is not an initializer", value->name);
+    if (!value->initializer)
+        return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is not an initializer", value->name);
     value->initializer = tensor;
     tensor->name = value->name;
     return PC_OK;
@@ -536,7 +554,8 @@ pc_status pc_graph_replace_initializer(pc_value *value, pc_tensor *tensor, pc_er
 
 pc_status pc_graph_remove_initializer(pc_graph *graph, pc_value *value, pc_error *err)
 {
-    if (!value->initializer) return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is not an initializer", value->name);
+    if (!value->initializer)
+        return pc_error_set(err, PC_ERR_INTERNAL, "value '%s' is not an initializer", value->name);
     if (value->n_consumers || value->n_subgraph_refs || value->is_graph_output || value->is_graph_input)
         return pc_error_set(err, PC_ERR_INTERNAL, "initializer '%s' is still in use", value->name);
     for (uint32_t i = 0; i < graph->n_initializers; i++) {
@@ -552,7 +571,8 @@ pc_status pc_graph_remove_initializer(pc_graph *graph, pc_value *value, pc_error
     return PC_OK;
 }
 
-/* ---- nodes ------------------------------------------------------------------------------------------------- */
+/* ---- nodes
+ * ------------------------------------------------------------------------------------------------- */
 
 static void graph_link_node(pc_graph *graph, pc_node *n)
 {
@@ -586,7 +606,8 @@ pc_node *pc_graph_new_node_slots(pc_graph *graph, const char *op_type, const cha
     size_t n_slots = (size_t)n_inputs + n_outputs, bytes;
     if (!pc_size_mul(n_slots, sizeof(pc_value *), &bytes) || !pc_size_add(bytes, sizeof(pc_node), &bytes))
         return NULL;
-    /* Slots right behind the node: one allocation, and walking the graph reads a node and its edges together. */
+    /* Slots right behind the node: one allocation, and walking the graph reads a node and its edges together.
+     */
     _Static_assert(sizeof(pc_node) % sizeof(pc_value *) == 0, "slot alignment");
     pc_node *n = pc_arena_alloc(&m->arena, bytes);
     if (!n) return NULL;
@@ -604,10 +625,12 @@ pc_node *pc_graph_new_node_slots(pc_graph *graph, const char *op_type, const cha
 pc_status pc_node_set_output(pc_node *node, uint32_t index, pc_value *value, pc_error *err)
 {
     if (index >= node->n_outputs || node->outputs[index])
-        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s': output slot %u is not free", node->op_type, index);
+        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s': output slot %u is not free", node->op_type,
+                            index);
     if (value->producer)
-        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER, "value '%s' is produced by node '%s' and by node '%s'",
-                            value->name, value->producer->name ? value->producer->name : value->producer->op_type,
+        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER,
+                            "value '%s' is produced by node '%s' and by node '%s'", value->name,
+                            value->producer->name ? value->producer->name : value->producer->op_type,
                             node->name ? node->name : node->op_type);
     node->outputs[index] = value;
     value->producer = node;
@@ -619,8 +642,9 @@ pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err)
 {
     pc_model *m = node->graph->model;
     if (value && value->producer)
-        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER, "value '%s' is produced by node '%s' and by node '%s'",
-                            value->name, value->producer->name ? value->producer->name : value->producer->op_type,
+        return pc_error_set(err, PC_ERR_DUPLICATE_PRODUCER,
+                            "value '%s' is produced by node '%s' and by node '%s'", value->name,
+                            value->producer->name ? value->producer->name : value->producer->op_type,
                             node->name ? node->name : node->op_type);
     pc_value **outs = pc_arena_array(&m->arena, node->n_outputs + 1u, sizeof *outs);
     if (!outs) return pc_model_alloc_error(m, err, "node outputs");
@@ -640,11 +664,12 @@ pc_status pc_node_set_input(pc_node *node, uint32_t index, pc_value *value, pc_e
     if (index >= node->n_inputs)
         return pc_error_set(err, PC_ERR_INTERNAL, "node '%s': input %u out of range", node->op_type, index);
     if (value && value->graph != node->graph)
-        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s': value '%s' belongs to another graph", node->op_type,
-                            value->name);
+        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s': value '%s' belongs to another graph",
+                            node->op_type, value->name);
     pc_value *old = node->inputs[index];
     if (old == value) return PC_OK;
-    if (value && !value_add_use(value, node, index)) return pc_model_alloc_error(node->graph->model, err, "a use");
+    if (value && !value_add_use(value, node, index))
+        return pc_model_alloc_error(node->graph->model, err, "a use");
     if (old) value_remove_use(old, node, index);
     node->inputs[index] = value;
     return PC_OK;
@@ -772,14 +797,16 @@ static void graph_release_outer_refs(pc_graph *g)
             pc_attr *at = &n->attrs[a];
             if (at->type == PC_ATTR_GRAPH && at->g) graph_release_outer_refs(at->g);
             if (at->type == PC_ATTR_GRAPHS)
-                for (size_t k = 0; k < at->n; k++) graph_release_outer_refs(at->graphs[k]);
+                for (size_t k = 0; k < at->n; k++)
+                    graph_release_outer_refs(at->graphs[k]);
         }
 }
 
 pc_status pc_graph_remove_node(pc_graph *graph, pc_node *node, pc_error *err)
 {
     if (node->graph != graph || node->removed)
-        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s' is not in this graph", node->name ? node->name : "");
+        return pc_error_set(err, PC_ERR_INTERNAL, "node '%s' is not in this graph",
+                            node->name ? node->name : "");
     for (uint32_t i = 0; i < node->n_outputs; i++) {
         pc_value *v = node->outputs[i];
         if (v && (v->n_consumers || v->is_graph_output || v->n_subgraph_refs))
@@ -798,7 +825,8 @@ pc_status pc_graph_remove_node(pc_graph *graph, pc_node *node, pc_error *err)
         pc_attr *at = &node->attrs[a];
         if (at->type == PC_ATTR_GRAPH && at->g) graph_release_outer_refs(at->g);
         if (at->type == PC_ATTR_GRAPHS)
-            for (size_t k = 0; k < at->n; k++) graph_release_outer_refs(at->graphs[k]);
+            for (size_t k = 0; k < at->n; k++)
+                graph_release_outer_refs(at->graphs[k]);
     }
     if (node->prev)
         node->prev->next = node->next;
@@ -814,7 +842,8 @@ pc_status pc_graph_remove_node(pc_graph *graph, pc_node *node, pc_error *err)
     return PC_OK;
 }
 
-/* ---- implicit inputs (outer-scope values used inside subgraphs) -------------------------------------------- */
+/* ---- implicit inputs (outer-scope values used inside subgraphs)
+ * -------------------------------------------- */
 
 static void graph_for_each_outer(const pc_graph *g, const pc_graph *target, pc_implicit_fn fn, void *ctx)
 {
@@ -823,7 +852,8 @@ static void graph_for_each_outer(const pc_graph *g, const pc_graph *target, pc_i
         if (!v->outer) continue;
         /* follow the chain up to the value that lives in `target` (the node's own graph) */
         pc_value *o = v->outer;
-        while (o && o->graph != target && o->outer) o = o->outer;
+        while (o && o->graph != target && o->outer)
+            o = o->outer;
         if (o && o->graph == target) fn(o, ctx);
     }
     for (pc_node *n = g->first; n; n = n->next)
@@ -831,7 +861,8 @@ static void graph_for_each_outer(const pc_graph *g, const pc_graph *target, pc_i
             const pc_attr *at = &n->attrs[a];
             if (at->type == PC_ATTR_GRAPH && at->g) graph_for_each_outer(at->g, target, fn, ctx);
             if (at->type == PC_ATTR_GRAPHS)
-                for (size_t k = 0; k < at->n; k++) graph_for_each_outer(at->graphs[k], target, fn, ctx);
+                for (size_t k = 0; k < at->n; k++)
+                    graph_for_each_outer(at->graphs[k], target, fn, ctx);
         }
 }
 
@@ -841,11 +872,13 @@ void pc_node_for_each_implicit_input(const pc_node *node, pc_implicit_fn fn, voi
         const pc_attr *at = &node->attrs[a];
         if (at->type == PC_ATTR_GRAPH && at->g) graph_for_each_outer(at->g, node->graph, fn, ctx);
         if (at->type == PC_ATTR_GRAPHS)
-            for (size_t k = 0; k < at->n; k++) graph_for_each_outer(at->graphs[k], node->graph, fn, ctx);
+            for (size_t k = 0; k < at->n; k++)
+                graph_for_each_outer(at->graphs[k], node->graph, fn, ctx);
     }
 }
 
-/* ---- topological sort -------------------------------------------------------------------------------------- */
+/* ---- topological sort
+ * -------------------------------------------------------------------------------------- */
 
 /* Edges from producers to the nodes whose subgraphs read their outputs (implicit inputs). */
 typedef struct implicit_edges {
@@ -876,7 +909,8 @@ static void collect_implicit(pc_value *v, void *ctx)
     e->n++;
 }
 
-/* Min-heap of node positions: popping the earliest ready position keeps the current order where it is valid. */
+/* Min-heap of node positions: popping the earliest ready position keeps the current order where it is valid.
+ */
 static void heap_push(uint32_t *heap, uint32_t *n_heap, uint32_t p)
 {
     uint32_t i = (*n_heap)++;
@@ -918,8 +952,8 @@ static void check_implicit_seen(pc_value *v, void *ctx)
     if (v->producer && !sc->seen[v->producer->id]) sc->ok = false;
 }
 
-/* True when every node comes after the producers of its inputs (explicit and implicit). Loaded files are almost
- * always in order already, so this linear check saves the heap-based sort. */
+/* True when every node comes after the producers of its inputs (explicit and implicit). Loaded files are
+ * almost always in order already, so this linear check saves the heap-based sort. */
 static bool graph_is_sorted(const pc_graph *graph, uint8_t *seen)
 {
     sorted_check sc = {seen, true};
@@ -973,7 +1007,8 @@ pc_status pc_graph_sort(pc_graph *graph, pc_error *err)
         edge_start[e.pairs[k][0] + 1]++;
         pending[e.pairs[k][1]]++;
     }
-    for (p = 0; p < n; p++) edge_start[p + 1] += edge_start[p];
+    for (p = 0; p < n; p++)
+        edge_start[p + 1] += edge_start[p];
     if (e.n) {
         edge_to = pc_mem_calloc(mem, e.n, sizeof *edge_to);
         uint32_t *fill = pc_mem_calloc(mem, n, sizeof *fill);

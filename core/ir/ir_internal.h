@@ -7,8 +7,8 @@
 /* Creates an empty graph owned by `model`. parent/owner are NULL for the main graph. */
 pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
 
-/* Name lookups in bulk (the loader): hash each name once, prefetch its index slot some names ahead, then (once
- * the slot is in cache) the value it names, then look it up or insert it, so cache misses overlap. */
+/* Name lookups in bulk (the loader): hash each name once, prefetch its index slot some names ahead, then
+ * (once the slot is in cache) the value it names, then look it up or insert it, so cache misses overlap. */
 uint64_t pc_value_name_hash(const char *name);
 void pc_graph_prefetch_slot(const pc_graph *graph, uint64_t hash);
 void pc_graph_prefetch_value(const pc_graph *graph, uint64_t hash);
@@ -21,14 +21,13 @@ bool pc_graph_reserve_values(pc_graph *graph, size_t n);
 /* Allocates a node with no inputs/outputs, appended to the graph order. */
 pc_node *pc_graph_new_node(pc_graph *graph, const char *op_type, const char *domain);
 
-/* Allocates a node with n_inputs input and n_outputs output slots (all NULL), appended to the graph order. op_type
- * and domain are stored as given: they must live as long as the model (its arena). For the loader. */
+/* Allocates a node with n_inputs input and n_outputs output slots (all NULL), appended to the graph order.
+ * op_type and domain are stored as given: they must live as long as the model (its arena). For the loader. */
 pc_node *pc_graph_new_node_slots(pc_graph *graph, const char *op_type, const char *domain, uint32_t n_inputs,
                                  uint32_t n_outputs);
 
 /* Puts `value` (which must have no producer) into the empty output slot `index` of `node`. */
 pc_status pc_node_set_output(pc_node *node, uint32_t index, pc_value *value, pc_error *err);
-
 
 /* Registers a tensor whose data the model owns (freed with the model). */
 pc_status pc_model_track_tensor(pc_model *model, pc_tensor *tensor, pc_error *err);
@@ -46,7 +45,8 @@ long pc_model_function_index(const pc_model *model, const char *domain, const ch
 /* The value an outer-scope reference finally resolves to (follows `outer` links). */
 static inline pc_value *pc_value_resolve(pc_value *v)
 {
-    while (v && v->outer) v = v->outer;
+    while (v && v->outer)
+        v = v->outer;
     return v;
 }
 

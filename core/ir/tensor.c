@@ -3,8 +3,8 @@
 
 #include "core/ir/ir_internal.h"
 
-pc_tensor *pc_tensor_create(pc_model *model, const char *name, pc_dtype dtype, int32_t rank, const int64_t *dims,
-                            pc_error *err)
+pc_tensor *pc_tensor_create(pc_model *model, const char *name, pc_dtype dtype, int32_t rank,
+                            const int64_t *dims, pc_error *err)
 {
     if (!pc_dtype_is_valid((int32_t)dtype)) {
         pc_error_set(err, PC_ERR_DTYPE, "tensor '%s': invalid element type %d", name ? name : "", (int)dtype);
@@ -18,12 +18,13 @@ pc_tensor *pc_tensor_create(pc_model *model, const char *name, pc_dtype dtype, i
     uint64_t count = 1;
     for (int32_t i = 0; i < rank; i++) {
         if (dims[i] < 0) {
-            pc_error_set(err, PC_ERR_NEGATIVE_DIM, "tensor '%s': dimension %d is negative (%lld)", name ? name : "",
-                         (int)i, (long long)dims[i]);
+            pc_error_set(err, PC_ERR_NEGATIVE_DIM, "tensor '%s': dimension %d is negative (%lld)",
+                         name ? name : "", (int)i, (long long)dims[i]);
             return NULL;
         }
         if (!pc_u64_mul(count, (uint64_t)dims[i], &count)) {
-            pc_error_set(err, PC_ERR_OVERFLOW, "tensor '%s': element count overflows 64 bits", name ? name : "");
+            pc_error_set(err, PC_ERR_OVERFLOW, "tensor '%s': element count overflows 64 bits",
+                         name ? name : "");
             return NULL;
         }
     }
@@ -72,7 +73,8 @@ bool pc_tensor_equal(const pc_tensor *a, const pc_tensor *b)
     if (a->dtype == PC_DTYPE_STRING) {
         const pc_bytes *x = a->data, *y = b->data;
         for (uint64_t i = 0; i < a->n_elements; i++)
-            if (x[i].len != y[i].len || (x[i].len && memcmp(x[i].data, y[i].data, x[i].len) != 0)) return false;
+            if (x[i].len != y[i].len || (x[i].len && memcmp(x[i].data, y[i].data, x[i].len) != 0))
+                return false;
         return true;
     }
     return a->n_bytes == b->n_bytes && (a->n_bytes == 0 || memcmp(a->data, b->data, a->n_bytes) == 0);

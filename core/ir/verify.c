@@ -7,8 +7,8 @@
 #include "core/ir/ir_internal.h"
 #include "core/schema/schema.h"
 
-/* What check_schema resolved for one (domain, op_type): the schema in force, or NULL when no schema checks apply.
- * Only successful resolutions are cached (a failure ends verification). */
+/* What check_schema resolved for one (domain, op_type): the schema in force, or NULL when no schema checks
+ * apply. Only successful resolutions are cached (a failure ends verification). */
 typedef struct op_cache_entry {
     const char *domain, *op_type;
     const pc_op_schema *schema;
@@ -48,8 +48,8 @@ static bool value_defined(const pc_value *v)
     return false;
 }
 
-/* Resolves the schema that applies to n (*out NULL: none, the node is accepted without schema checks), or reports
- * why its op cannot be used. */
+/* Resolves the schema that applies to n (*out NULL: none, the node is accepted without schema checks), or
+ * reports why its op cannot be used. */
 static pc_status resolve_schema(verify_ctx *c, const pc_node *n, const pc_op_schema **out)
 {
     const pc_model *m = c->model;
@@ -60,26 +60,30 @@ static pc_status resolve_schema(verify_ctx *c, const pc_node *n, const pc_op_sch
     const char *dname = *n->domain ? n->domain : "ai.onnx";
     if (opset < 0)
         return pc_error_set(c->err, PC_ERR_UNKNOWN_DOMAIN,
-                            "graph '%s': node '%s' (%s) uses domain '%s', which the model does not import", gname(g),
-                            label(n), n->op_type, dname);
+                            "graph '%s': node '%s' (%s) uses domain '%s', which the model does not import",
+                            gname(g), label(n), n->op_type, dname);
     const pc_domain_info *info = pc_schema_domain(n->domain);
     if (!info) {
         if (is_function_domain(m, n->domain))
-            return pc_error_set(c->err, PC_ERR_UNKNOWN_OP,
-                                "graph '%s': node '%s' calls '%s' in domain '%s', which defines no such function",
-                                gname(g), label(n), n->op_type, dname);
-        return pc_error_set(c->err, PC_ERR_UNKNOWN_DOMAIN, "graph '%s': node '%s' (%s) uses unknown domain '%s'",
-                            gname(g), label(n), n->op_type, dname);
+            return pc_error_set(
+                c->err, PC_ERR_UNKNOWN_OP,
+                "graph '%s': node '%s' calls '%s' in domain '%s', which defines no such function", gname(g),
+                label(n), n->op_type, dname);
+        return pc_error_set(c->err, PC_ERR_UNKNOWN_DOMAIN,
+                            "graph '%s': node '%s' (%s) uses unknown domain '%s'", gname(g), label(n),
+                            n->op_type, dname);
     }
     /* Above the newest opset the table describes, an op may have changed or be new: no schema checks. */
     if (!info->has_schemas || opset > info->schema_max_opset) return PC_OK;
     const pc_op_schema *s = pc_schema_lookup(n->domain, n->op_type, opset);
     if (!s) {
         if (pc_schema_lookup_any(n->domain, n->op_type))
-            return pc_error_set(c->err, PC_ERR_UNKNOWN_OP, "graph '%s': node '%s': %s is not defined at %s opset %lld",
-                                gname(g), label(n), n->op_type, dname, (long long)opset);
-        return pc_error_set(c->err, PC_ERR_UNKNOWN_OP, "graph '%s': node '%s': unknown operator %s in domain %s",
-                            gname(g), label(n), n->op_type, dname);
+            return pc_error_set(c->err, PC_ERR_UNKNOWN_OP,
+                                "graph '%s': node '%s': %s is not defined at %s opset %lld", gname(g),
+                                label(n), n->op_type, dname, (long long)opset);
+        return pc_error_set(c->err, PC_ERR_UNKNOWN_OP,
+                            "graph '%s': node '%s': unknown operator %s in domain %s", gname(g), label(n),
+                            n->op_type, dname);
     }
     *out = s;
     return PC_OK;
@@ -88,16 +92,19 @@ static pc_status resolve_schema(verify_ctx *c, const pc_node *n, const pc_op_sch
 static size_t op_cache_slot(const char *domain, const char *op_type)
 {
     uint32_t h = 2166136261u;
-    for (const char *p = op_type; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
-    for (const char *p = domain; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = op_type; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    for (const char *p = domain; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
     return h & (OP_CACHE_SIZE - 1);
 }
 
 static pc_status check_schema(verify_ctx *c, const pc_node *n)
 {
     const pc_graph *g = n->graph;
-    /* The resolution (function table, opset, domain, binary search of the schema table) depends only on the op:
-     * done once per distinct op instead of once per node. Interned op names hit on the pointer compare. */
+    /* The resolution (function table, opset, domain, binary search of the schema table) depends only on the
+     * op: done once per distinct op instead of once per node. Interned op names hit on the pointer compare.
+     */
     op_cache_entry *e = &c->op_cache[op_cache_slot(n->domain, n->op_type)];
     const pc_op_schema *s;
     if (e->op_type && (e->op_type == n->op_type || strcmp(e->op_type, n->op_type) == 0) &&
@@ -112,34 +119,39 @@ static pc_status check_schema(verify_ctx *c, const pc_node *n)
     }
     if (!s) return PC_OK;
     if (n->n_inputs > s->max_inputs && s->max_inputs != PC_SCHEMA_VARIADIC)
-        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u inputs, at most %u allowed",
-                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_inputs, s->max_inputs);
+        return pc_error_set(c->err, PC_ERR_ARITY,
+                            "graph '%s': node '%s' (%s-%d) has %u inputs, at most %u allowed", gname(g),
+                            label(n), n->op_type, (int)s->since_version, n->n_inputs, s->max_inputs);
     if (n->n_inputs < s->min_inputs)
-        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u inputs, at least %u required",
-                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_inputs, s->min_inputs);
+        return pc_error_set(c->err, PC_ERR_ARITY,
+                            "graph '%s': node '%s' (%s-%d) has %u inputs, at least %u required", gname(g),
+                            label(n), n->op_type, (int)s->since_version, n->n_inputs, s->min_inputs);
     if (n->n_outputs > s->max_outputs && s->max_outputs != PC_SCHEMA_VARIADIC)
-        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u outputs, at most %u allowed",
-                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_outputs, s->max_outputs);
+        return pc_error_set(c->err, PC_ERR_ARITY,
+                            "graph '%s': node '%s' (%s-%d) has %u outputs, at most %u allowed", gname(g),
+                            label(n), n->op_type, (int)s->since_version, n->n_outputs, s->max_outputs);
     if (n->n_outputs < s->min_outputs)
-        return pc_error_set(c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) has %u outputs, at least %u required",
-                            gname(g), label(n), n->op_type, (int)s->since_version, n->n_outputs, s->min_outputs);
+        return pc_error_set(c->err, PC_ERR_ARITY,
+                            "graph '%s': node '%s' (%s-%d) has %u outputs, at least %u required", gname(g),
+                            label(n), n->op_type, (int)s->since_version, n->n_outputs, s->min_outputs);
     for (uint32_t i = 0; i < n->n_attrs; i++) {
         const pc_attr *a = &n->attrs[i];
         const pc_attr_schema *as = pc_schema_attr(s, a->name);
         if (!as)
-            return pc_error_set(c->err, PC_ERR_ATTRIBUTE, "graph '%s': node '%s' (%s-%d) has unknown attribute '%s'",
-                                gname(g), label(n), n->op_type, (int)s->since_version, a->name);
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
+                                "graph '%s': node '%s' (%s-%d) has unknown attribute '%s'", gname(g),
+                                label(n), n->op_type, (int)s->since_version, a->name);
         if (as->type != a->type)
             return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE,
-                                "graph '%s': node '%s' (%s-%d) attribute '%s' is %s, the operator expects %s", gname(g),
-                                label(n), n->op_type, (int)s->since_version, a->name, pc_attr_type_name(a->type),
-                                pc_attr_type_name(as->type));
+                                "graph '%s': node '%s' (%s-%d) attribute '%s' is %s, the operator expects %s",
+                                gname(g), label(n), n->op_type, (int)s->since_version, a->name,
+                                pc_attr_type_name(a->type), pc_attr_type_name(as->type));
     }
     for (uint16_t i = 0; i < s->n_attrs; i++)
         if (s->attrs[i].required && !pc_node_attr(n, s->attrs[i].name))
             return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
-                                "graph '%s': node '%s' (%s-%d) lacks required attribute '%s'", gname(g), label(n),
-                                n->op_type, (int)s->since_version, s->attrs[i].name);
+                                "graph '%s': node '%s' (%s-%d) lacks required attribute '%s'", gname(g),
+                                label(n), n->op_type, (int)s->since_version, s->attrs[i].name);
     return PC_OK;
 }
 
@@ -156,35 +168,40 @@ static void check_implicit(pc_value *v, void *ctx)
     implicit_check *ic = ctx;
     if (ic->st != PC_OK || !v->producer) return;
     if (!ic->c->seen[v->producer->id])
-        ic->st = pc_error_set(ic->c->err, PC_ERR_CYCLE,
-                              "graph '%s': node '%s' (%s) has a subgraph reading '%s' before node '%s' produces it "
-                              "(cycle or nodes out of topological order)",
-                              gname(v->graph), label(ic->node), ic->node->op_type, v->name, label(v->producer));
+        ic->st = pc_error_set(
+            ic->c->err, PC_ERR_CYCLE,
+            "graph '%s': node '%s' (%s) has a subgraph reading '%s' before node '%s' produces it "
+            "(cycle or nodes out of topological order)",
+            gname(v->graph), label(ic->node), ic->node->op_type, v->name, label(v->producer));
 }
 
 static pc_status verify_node(verify_ctx *c, const pc_graph *g, const pc_node *n)
 {
     if (n->graph != g || n->removed)
-        return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node '%s' is listed but not part of it", gname(g),
-                            label(n));
+        return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node '%s' is listed but not part of it",
+                            gname(g), label(n));
     if (!n->op_type || !*n->op_type)
-        return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node '%s' has no op_type", gname(g), label(n));
+        return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node '%s' has no op_type", gname(g),
+                            label(n));
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         const pc_value *v = n->inputs[i];
         if (!v) continue;
         if (v->graph != g)
-            return pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node '%s' input %u '%s' belongs to another graph",
-                                gname(g), label(n), i, v->name);
+            return pc_error_set(c->err, PC_ERR_INTERNAL,
+                                "graph '%s': node '%s' input %u '%s' belongs to another graph", gname(g),
+                                label(n), i, v->name);
         if (!value_defined(v))
-            return pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
-                                "graph '%s': node '%s' (%s) input %u '%s' is not produced by any node, graph input, "
-                                "initializer or enclosing graph",
-                                gname(g), label(n), n->op_type, i, v->name);
+            return pc_error_set(
+                c->err, PC_ERR_DANGLING_INPUT,
+                "graph '%s': node '%s' (%s) input %u '%s' is not produced by any node, graph input, "
+                "initializer or enclosing graph",
+                gname(g), label(n), n->op_type, i, v->name);
         if (v->producer && !c->seen[v->producer->id])
-            return pc_error_set(c->err, PC_ERR_CYCLE,
-                                "graph '%s': node '%s' (%s) reads '%s' before node '%s' produces it (cycle or nodes "
-                                "out of topological order)",
-                                gname(g), label(n), n->op_type, v->name, label(v->producer));
+            return pc_error_set(
+                c->err, PC_ERR_CYCLE,
+                "graph '%s': node '%s' (%s) reads '%s' before node '%s' produces it (cycle or nodes "
+                "out of topological order)",
+                gname(g), label(n), n->op_type, v->name, label(v->producer));
     }
     implicit_check ic = {c, n, PC_OK};
     pc_node_for_each_implicit_input(n, check_implicit, &ic);
@@ -193,25 +210,27 @@ static pc_status verify_node(verify_ctx *c, const pc_graph *g, const pc_node *n)
         const pc_value *v = n->outputs[i];
         if (!v) continue;
         if (v->graph != g || v->producer != n || v->producer_output != i)
-            return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
-                                "graph '%s': value '%s' is listed as output %u of node '%s' but its producer is '%s'",
-                                gname(g), v->name, i, label(n), v->producer ? label(v->producer) : "(none)");
+            return pc_error_set(
+                c->err, PC_ERR_DUPLICATE_PRODUCER,
+                "graph '%s': value '%s' is listed as output %u of node '%s' but its producer is '%s'",
+                gname(g), v->name, i, label(n), v->producer ? label(v->producer) : "(none)");
         if (v->initializer || v->is_graph_input)
             return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
-                                "graph '%s': value '%s' is produced by node '%s' and is also %s", gname(g), v->name,
-                                label(n), v->initializer ? "an initializer" : "a graph input");
+                                "graph '%s': value '%s' is produced by node '%s' and is also %s", gname(g),
+                                v->name, label(n), v->initializer ? "an initializer" : "a graph input");
     }
     /* attribute names unique, subgraphs sound */
     for (uint32_t i = 0; i < n->n_attrs; i++) {
         const pc_attr *a = &n->attrs[i];
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(n->attrs[j].name, a->name) == 0)
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': node '%s' has attribute '%s' twice",
-                                    gname(g), label(n), a->name);
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                    "graph '%s': node '%s' has attribute '%s' twice", gname(g), label(n),
+                                    a->name);
         if (a->ref_attr_name)
             return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
-                                "graph '%s': node '%s' attribute '%s' uses ref_attr_name outside a function", gname(g),
-                                label(n), a->name);
+                                "graph '%s': node '%s' attribute '%s' uses ref_attr_name outside a function",
+                                gname(g), label(n), a->name);
     }
     return check_schema(c, n);
 }
@@ -222,7 +241,8 @@ static pc_status verify_subgraphs(verify_ctx *c, const pc_node *n)
         const pc_attr *a = &n->attrs[i];
         pc_status st = PC_OK;
         if (a->type == PC_ATTR_GRAPH && a->g) st = verify_graph(c, a->g);
-        for (size_t k = 0; st == PC_OK && a->type == PC_ATTR_GRAPHS && k < a->n; k++) st = verify_graph(c, a->graphs[k]);
+        for (size_t k = 0; st == PC_OK && a->type == PC_ATTR_GRAPHS && k < a->n; k++)
+            st = verify_graph(c, a->graphs[k]);
         if (st != PC_OK) return st;
     }
     return PC_OK;
@@ -248,14 +268,17 @@ static pc_status check_use_lists(verify_ctx *c, const pc_graph *g)
             const pc_use *u = &v->consumers[k];
             if (u->node->graph != g || u->node->removed || u->index >= u->node->n_inputs ||
                 u->node->inputs[u->index] != v) {
-                st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' names node '%s' input %u, "
-                                  "which does not read it", gname(g), v->name, label(u->node), u->index);
+                st = pc_error_set(c->err, PC_ERR_INTERNAL,
+                                  "graph '%s': use list of '%s' names node '%s' input %u, "
+                                  "which does not read it",
+                                  gname(g), v->name, label(u->node), u->index);
                 break;
             }
             uint8_t *seen = &slot_seen[slot_base[u->node->id] + u->index];
             if (*seen) {
-                st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' lists node '%s' input %u twice",
-                                  gname(g), v->name, label(u->node), u->index);
+                st = pc_error_set(c->err, PC_ERR_INTERNAL,
+                                  "graph '%s': use list of '%s' lists node '%s' input %u twice", gname(g),
+                                  v->name, label(u->node), u->index);
                 break;
             }
             *seen = 1;
@@ -264,8 +287,9 @@ static pc_status check_use_lists(verify_ctx *c, const pc_graph *g)
     for (const pc_node *n = g->first; st == PC_OK && n; n = n->next)
         for (uint32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] && !slot_seen[slot_base[n->id] + i]) {
-                st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': use list of '%s' misses node '%s' input %u",
-                                  gname(g), n->inputs[i]->name, label(n), i);
+                st = pc_error_set(c->err, PC_ERR_INTERNAL,
+                                  "graph '%s': use list of '%s' misses node '%s' input %u", gname(g),
+                                  n->inputs[i]->name, label(n), i);
                 break;
             }
     free(slot_base);
@@ -279,12 +303,13 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
     uint8_t *saved = c->seen;
     c->seen = calloc(g->next_node_id ? g->next_node_id : 1, 1);
     /* Use lists, fast path: walking the nodes in order, each input slot (n, i) reading v should be the next
-     * unmatched entry of v's use list (lists built in node order, as the loader and most edits leave them), so
-     * matched[v] never exceeds v's list length. If every slot matches that way and the lists of all values hold
-     * as many entries as slots matched, every list is used up: each entry names a distinct live slot that reads
-     * its value and each slot is listed, so the lists are exact. Otherwise check_use_lists decides.
-     * A node's output values are read while the node is (produced[]), so the pass over all values only has to
-     * visit the others (inputs, initializers, outer references, orphans): no second miss per value. */
+     * unmatched entry of v's use list (lists built in node order, as the loader and most edits leave them),
+     * so matched[v] never exceeds v's list length. If every slot matches that way and the lists of all values
+     * hold as many entries as slots matched, every list is used up: each entry names a distinct live slot
+     * that reads its value and each slot is listed, so the lists are exact. Otherwise check_use_lists
+     * decides. A node's output values are read while the node is (produced[]), so the pass over all values
+     * only has to visit the others (inputs, initializers, outer references, orphans): no second miss per
+     * value. */
     size_t n_ids = g->n_values ? g->n_values : 1;
     uint32_t *matched = calloc(n_ids, sizeof *matched);
     uint8_t *produced = calloc(n_ids, 1);
@@ -300,7 +325,8 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
     uint32_t count = 0;
     for (const pc_node *n = g->first; n && st == PC_OK; n = n->next) {
         if (n->next && n->next->prev != n) {
-            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list is broken after '%s'", gname(g), label(n));
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': node list is broken after '%s'", gname(g),
+                              label(n));
             break;
         }
         if (++count > g->n_nodes) {
@@ -331,8 +357,8 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
                 lists_in_order = false;
             }
             if (v->outer && !pc_value_resolve((pc_value *)v)) {
-                st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
-                                  gname(g), v->name);
+                st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
+                                  "graph '%s': outer reference '%s' resolves to nothing", gname(g), v->name);
                 break;
             }
         }
@@ -342,18 +368,18 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
         st = verify_subgraphs(c, n);
     }
     if (st == PC_OK && count != g->n_nodes)
-        st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g), count,
-                          g->n_nodes);
+        st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': %u nodes linked, n_nodes says %u", gname(g),
+                          count, g->n_nodes);
     for (uint32_t i = 0; st == PC_OK && i < g->n_values; i++) {
         if (produced[i]) continue;
         const pc_value *v = g->values[i];
         n_listed += v->n_consumers;
         if (v->producer && v->producer->removed)
-            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer", gname(g),
-                              v->name);
-        else if (v->outer && !pc_value_resolve((pc_value *)v))
-            st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT, "graph '%s': outer reference '%s' resolves to nothing",
+            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': value '%s' names a removed producer",
                               gname(g), v->name);
+        else if (v->outer && !pc_value_resolve((pc_value *)v))
+            st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
+                              "graph '%s': outer reference '%s' resolves to nothing", gname(g), v->name);
     }
     free(matched);
     free(produced);
@@ -361,15 +387,17 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
         const pc_value *v = g->outputs[i];
         if (!value_defined(v))
-            st = pc_error_set(c->err, PC_ERR_UNPRODUCED_OUTPUT,
-                              "graph '%s': graph output '%s' is not produced by any node, input or initializer",
-                              gname(g), v->name);
+            st = pc_error_set(
+                c->err, PC_ERR_UNPRODUCED_OUTPUT,
+                "graph '%s': graph output '%s' is not produced by any node, input or initializer", gname(g),
+                v->name);
     }
     for (uint32_t i = 0; st == PC_OK && i < g->n_initializers; i++) {
         const pc_value *v = g->initializers[i];
         if (!v->initializer || v->graph != g)
-            st = pc_error_set(c->err, PC_ERR_INTERNAL, "graph '%s': initializer list names '%s', which has no data",
-                              gname(g), v->name);
+            st =
+                pc_error_set(c->err, PC_ERR_INTERNAL,
+                             "graph '%s': initializer list names '%s', which has no data", gname(g), v->name);
     }
     free(c->seen);
     c->seen = saved;
@@ -395,14 +423,16 @@ pc_status pc_model_verify(const pc_model *model, pc_error *err)
         const char *dname = *o->domain ? o->domain : "ai.onnx";
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(model->opsets[j].domain, o->domain) == 0)
-                return pc_error_set(err, PC_ERR_DUPLICATE_NAME, "opset_import lists domain '%s' twice", dname);
+                return pc_error_set(err, PC_ERR_DUPLICATE_NAME, "opset_import lists domain '%s' twice",
+                                    dname);
         const pc_domain_info *info = pc_schema_domain(o->domain);
         if (!info) {
             if (is_function_domain(model, o->domain)) continue;
             return pc_error_set(err, PC_ERR_UNKNOWN_DOMAIN, "opset_import names unknown domain '%s'", dname);
         }
         if (o->version < info->min_opset || o->version > info->max_opset)
-            return pc_error_set(err, PC_ERR_OPSET, "opset %lld for domain '%s' is outside the supported range %d..%d",
+            return pc_error_set(err, PC_ERR_OPSET,
+                                "opset %lld for domain '%s' is outside the supported range %d..%d",
                                 (long long)o->version, dname, (int)info->min_opset, (int)info->max_opset);
     }
     if (!model->graph) return pc_error_set(err, PC_ERR_MISSING_FIELD, "the model has no graph");

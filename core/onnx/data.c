@@ -8,7 +8,13 @@
 #include "core/internal.h"
 #include "core/onnx/onnx_internal.h"
 
-enum { DATA_ELEM_TENSOR = 1, DATA_ELEM_SPARSE = 2, DATA_ELEM_SEQUENCE = 3, DATA_ELEM_MAP = 4, DATA_ELEM_OPTIONAL = 5 };
+enum {
+    DATA_ELEM_TENSOR = 1,
+    DATA_ELEM_SPARSE = 2,
+    DATA_ELEM_SEQUENCE = 3,
+    DATA_ELEM_MAP = 4,
+    DATA_ELEM_OPTIONAL = 5
+};
 enum { DATA_FILE_LIMIT = 1 << 30 };
 
 typedef struct data_ctx {
@@ -32,7 +38,8 @@ static pc_status tensor_value(data_ctx *c, Onnx__TensorProto *tp, const char *wh
 
 static pc_dtype inner_dtype(const pc_type *t)
 {
-    while (t && (t->kind == PC_TYPE_SEQUENCE || t->kind == PC_TYPE_OPTIONAL)) t = t->inner;
+    while (t && (t->kind == PC_TYPE_SEQUENCE || t->kind == PC_TYPE_OPTIONAL))
+        t = t->inner;
     return t && t->kind == PC_TYPE_TENSOR ? t->elem : PC_DTYPE_UNDEFINED;
 }
 
@@ -75,12 +82,13 @@ static pc_status sequence_value(data_ctx *c, Onnx__SequenceProto *sp, const pc_t
                             "sequence '%s' holds sparse tensors, maps or optionals (unsupported)",
                             sp->name ? sp->name : "");
     if (sp->n_tensor_values && sp->n_sequence_values)
-        return pc_error_set(c->err, PC_ERR_TYPE, "sequence '%s' mixes tensors and sequences", sp->name ? sp->name : "");
+        return pc_error_set(c->err, PC_ERR_TYPE, "sequence '%s' mixes tensors and sequences",
+                            sp->name ? sp->name : "");
     size_t n = sp->n_tensor_values + sp->n_sequence_values;
     if (n > UINT32_MAX) return pc_error_set(c->err, PC_ERR_BUDGET, "sequence has too many elements");
-    pc_type_kind item_kind = sp->n_sequence_values || (sp->has_elem_type && sp->elem_type == DATA_ELEM_SEQUENCE)
-                                 ? PC_TYPE_SEQUENCE
-                                 : PC_TYPE_TENSOR;
+    pc_type_kind item_kind =
+        sp->n_sequence_values || (sp->has_elem_type && sp->elem_type == DATA_ELEM_SEQUENCE) ? PC_TYPE_SEQUENCE
+                                                                                            : PC_TYPE_TENSOR;
     pc_data **items = n ? calloc(n, sizeof *items) : NULL;
     if (n && !items) return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory reading a sequence");
     pc_status st = PC_OK;
@@ -101,7 +109,8 @@ static pc_status sequence_value(data_ctx *c, Onnx__SequenceProto *sp, const pc_t
         *out = pc_data_new_sequence(item_kind, dtype, (uint32_t)n, items, c->err);
         if (!*out) st = c->err->status;
     }
-    for (size_t i = 0; i < n; i++) pc_data_unref(items[i]);
+    for (size_t i = 0; i < n; i++)
+        pc_data_unref(items[i]);
     free(items);
     return st;
 }
@@ -137,8 +146,8 @@ pc_status pc_data_load_file(const char *path, const pc_type *expected, pc_data *
     free(bytes);
     data_ctx c = {owner, &alloc, err};
     if (!msg) {
-        st = pc_error_set(err, owner->mem.failed ? PC_ERR_NOMEM : PC_ERR_WIRE, "protobuf-c rejected the %s encoding",
-                          desc->short_name);
+        st = pc_error_set(err, owner->mem.failed ? PC_ERR_NOMEM : PC_ERR_WIRE,
+                          "protobuf-c rejected the %s encoding", desc->short_name);
     } else if (kind == PC_TYPE_SEQUENCE) {
         st = sequence_value(&c, (Onnx__SequenceProto *)msg, expected, 0, out);
     } else if (kind == PC_TYPE_OPTIONAL) {

@@ -1,9 +1,9 @@
 /* ONNX loader: bytes -> pre-scan -> budgeted protobuf-c unpack -> validated IR.
  *
  * Order matters: the wire pre-scan runs before protobuf-c ever sees the bytes (protobuf-c has no recursion
- * limit and amplifies empty sub-messages ~124x), and every enum, size and name is checked while converting, so
- * the IR can assume a valid model afterwards. Tensor payloads in raw_data are adopted from the unpacked message
- * (the only copy of the bytes made after reading the file). */
+ * limit and amplifies empty sub-messages ~124x), and every enum, size and name is checked while converting,
+ * so the IR can assume a valid model afterwards. Tensor payloads in raw_data are adopted from the unpacked
+ * message (the only copy of the bytes made after reading the file). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,13 +24,14 @@
 
 enum { N_RECENT = 64 };
 
-/* ---- streamed elements ----------------------------------------------------------------------------------------
- * The main graph's nodes (and value_info entries) are the bulk of a large model. Unpacking the whole model first
- * parks a protobuf-c struct tree per element (~300 bytes a node) in fresh memory that conversion then reads back
- * from DRAM. Instead each element of the main graph is unpacked by protobuf-c from its own bytes (the very call
- * protobuf-c makes for each element of a repeated message field) just before conversion, STREAM_BATCH at a time,
- * into an allocator whose memory is recycled from batch to batch and so stays in cache. A batch holding a node
- * pass B still needs is kept. */
+/* ---- streamed elements
+ * ---------------------------------------------------------------------------------------- The main graph's
+ * nodes (and value_info entries) are the bulk of a large model. Unpacking the whole model first parks a
+ * protobuf-c struct tree per element (~300 bytes a node) in fresh memory that conversion then reads back from
+ * DRAM. Instead each element of the main graph is unpacked by protobuf-c from its own bytes (the very call
+ * protobuf-c makes for each element of a repeated message field) just before conversion, STREAM_BATCH at a
+ * time, into an allocator whose memory is recycled from batch to batch and so stays in cache. A batch holding
+ * a node pass B still needs is kept. */
 enum { STREAM_BATCH = 128 };
 
 typedef struct pb_slice {
@@ -60,11 +61,11 @@ typedef struct load_ctx {
     const char *base_dir; /* NULL for in-memory models: external data is rejected */
     const pc_load_options *opts;
     pc_error *err;
-    bool copy_failed; /* a string copy failed: the load must not report success with a string missing */
+    bool copy_failed;    /* a string copy failed: the load must not report success with a string missing */
     pc_pb_allocator *pb; /* owner of the unpacked message's blocks (raw_data buffers are taken from it) */
     pc_strmap *interned; /* op types, domains, dim symbols: one arena copy each (created on first use) */
     const char *empty;   /* the interned "" */
-    const char *recent[N_RECENT]; /* interned strings by a cheap key of their text (see intern_str) */
+    const char *recent[N_RECENT];      /* interned strings by a cheap key of their text (see intern_str) */
     const Onnx__GraphProto *stream_gp; /* the main graph, when its nodes and value_info come in batches: */
     pb_stream *nodes, *value_infos;
 } load_ctx;
@@ -111,8 +112,8 @@ static void where_named(char *buf, size_t size, const char *what, const char *na
 }
 
 /* convert_type and convert_kvs begin each message with "<where>: ". On hot paths they get where "" and the
- * context "<what> '<name>'" is put in front only of a message that has that slot (an out-of-memory message has
- * none), giving the same text as formatting it up front, for every value_info, would have. */
+ * context "<what> '<name>'" is put in front only of a message that has that slot (an out-of-memory message
+ * has none), giving the same text as formatting it up front, for every value_info, would have. */
 static pc_status error_context(pc_error *err, const char *what, const char *name, pc_status st)
 {
     if (strncmp(err->message, ": ", 2) == 0) {
@@ -140,9 +141,10 @@ static const char *intern_str(load_ctx *c, const char *s)
     }
     size_t len = strlen(s);
     if (!len && c->empty) return c->empty; /* the default domain, on most nodes */
-    /* a small direct-mapped cache in front of the map: a model uses a few dozen op types, each on many nodes */
-    const char **hit = len ? &c->recent[(len * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[len - 1]) % N_RECENT]
-                           : NULL;
+    /* a small direct-mapped cache in front of the map: a model uses a few dozen op types, each on many nodes
+     */
+    const char **hit =
+        len ? &c->recent[(len * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[len - 1]) % N_RECENT] : NULL;
     if (hit && *hit && strcmp(*hit, s) == 0) return *hit;
     const char *d = pc_strmap_get(map, s);
     if (d) {
@@ -175,8 +177,8 @@ static pc_status convert_kvs(load_ctx *c, size_t n, Onnx__StringStringEntryProto
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "%s: metadata entry %zu has no key", where, i);
         for (size_t j = 0; j < i; j++)
             if (strcmp(kv[j].key, in[i]->key) == 0)
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "%s: metadata key '%s' appears twice", where,
-                                    in[i]->key);
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "%s: metadata key '%s' appears twice",
+                                    where, in[i]->key);
         kv[i].key = dup_str(c, in[i]->key);
         kv[i].value = dup_str(c, in[i]->value ? in[i]->value : "");
         if (!kv[i].key || !kv[i].value) return nomem(c, "metadata");
@@ -204,7 +206,8 @@ static pc_status keep_opaque(load_ctx *c, uint32_t field_number, const ProtobufC
     return PC_OK;
 }
 
-/* ---- types ------------------------------------------------------------------------------------------------- */
+/* ---- types
+ * ------------------------------------------------------------------------------------------------- */
 
 static pc_status convert_elem_type(load_ctx *c, bool has, int32_t value, pc_dtype *out, const char *where)
 {
@@ -218,7 +221,8 @@ static pc_status convert_elem_type(load_ctx *c, bool has, int32_t value, pc_dtyp
     return PC_OK;
 }
 
-static pc_status convert_shape(load_ctx *c, const Onnx__TensorShapeProto *sp, pc_shape *out, const char *where)
+static pc_status convert_shape(load_ctx *c, const Onnx__TensorShapeProto *sp, pc_shape *out,
+                               const char *where)
 {
     out->rank = -1;
     out->dims = NULL;
@@ -237,8 +241,8 @@ static pc_status convert_shape(load_ctx *c, const Onnx__TensorShapeProto *sp, pc
         switch (d->value_case) {
         case ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE:
             if (d->dim_value < 0)
-                return pc_error_set(c->err, PC_ERR_NEGATIVE_DIM, "%s: dimension %zu is negative (%lld)", where, i,
-                                    (long long)d->dim_value);
+                return pc_error_set(c->err, PC_ERR_NEGATIVE_DIM, "%s: dimension %zu is negative (%lld)",
+                                    where, i, (long long)d->dim_value);
             o->kind = PC_DIM_KNOWN;
             o->size = d->dim_value;
             break;
@@ -268,8 +272,8 @@ static pc_status convert_type(load_ctx *c, const Onnx__TypeProto *tp, pc_type *o
         return PC_OK;
     case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: {
         out->kind = PC_TYPE_TENSOR;
-        pc_status st = convert_elem_type(c, tp->tensor_type->has_elem_type, tp->tensor_type->elem_type, &out->elem,
-                                         where);
+        pc_status st = convert_elem_type(c, tp->tensor_type->has_elem_type, tp->tensor_type->elem_type,
+                                         &out->elem, where);
         return st != PC_OK ? st : convert_shape(c, tp->tensor_type->shape, &out->shape, where);
     }
     case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: {
@@ -293,8 +297,8 @@ static pc_status convert_type(load_ctx *c, const Onnx__TypeProto *tp, pc_type *o
                                   k == PC_DTYPE_INT32 || k == PC_DTYPE_INT64 || k == PC_DTYPE_UINT8 ||
                                   k == PC_DTYPE_UINT16 || k == PC_DTYPE_UINT32 || k == PC_DTYPE_UINT64;
         if (!integral_or_string)
-            return pc_error_set(c->err, PC_ERR_TYPE, "%s: map key type %d is not an integer or string type", where,
-                                (int)k);
+            return pc_error_set(c->err, PC_ERR_TYPE, "%s: map key type %d is not an integer or string type",
+                                where, (int)k);
         out->key = (pc_dtype)k;
         inner = tp->map_type->value_type;
         break;
@@ -319,7 +323,8 @@ static pc_status convert_type(load_ctx *c, const Onnx__TypeProto *tp, pc_type *o
     return PC_OK;
 }
 
-/* ---- tensors ----------------------------------------------------------------------------------------------- */
+/* ---- tensors
+ * ----------------------------------------------------------------------------------------------- */
 
 /* Which typed field carries which element types (ONNX IR.md, TensorProto). */
 static bool field_carries(int field, pc_dtype t)
@@ -346,19 +351,26 @@ static bool field_carries(int field, pc_dtype t)
 static const char *field_name(int field)
 {
     switch (field) {
-    case 4: return "float_data";
-    case 5: return "int32_data";
-    case 6: return "string_data";
-    case 7: return "int64_data";
-    case 9: return "raw_data";
-    case 10: return "double_data";
-    case 11: return "uint64_data";
+    case 4:
+        return "float_data";
+    case 5:
+        return "int32_data";
+    case 6:
+        return "string_data";
+    case 7:
+        return "int64_data";
+    case 9:
+        return "raw_data";
+    case 10:
+        return "double_data";
+    case 11:
+        return "uint64_data";
     }
     return "?";
 }
 
-/* Converts a TensorProto. `where` names it in errors ("initializer 'w'", "attribute 'value' of node 'c'"). The
- * proto's raw_data buffer is adopted (pointer moved, not copied) and cleared in the proto. */
+/* Converts a TensorProto. `where` names it in errors ("initializer 'w'", "attribute 'value' of node 'c'").
+ * The proto's raw_data buffer is adopted (pointer moved, not copied) and cleared in the proto. */
 static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **out, const char *where)
 {
     pc_model *m = c->model;
@@ -369,7 +381,8 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
     if (!pc_dtype_is_valid(tp->data_type))
         return pc_error_set(c->err, PC_ERR_DTYPE, "%s: unknown data_type %d", where, (int)tp->data_type);
     pc_dtype dtype = (pc_dtype)tp->data_type;
-    if (tp->segment) return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "%s: segmented tensors are not supported", where);
+    if (tp->segment)
+        return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "%s: segmented tensors are not supported", where);
     if (tp->n_dims > PC_MAX_RANK)
         return pc_error_set(c->err, PC_ERR_BUDGET, "%s: rank %zu exceeds the limit of %d", where, tp->n_dims,
                             PC_MAX_RANK);
@@ -395,7 +408,8 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
     if (tp->has_data_location) {
         if (tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT &&
             tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-            return pc_error_set(c->err, PC_ERR_ENUM, "%s: data_location %d is not DEFAULT (0) or EXTERNAL (1)", where,
+            return pc_error_set(c->err, PC_ERR_ENUM,
+                                "%s: data_location %d is not DEFAULT (0) or EXTERNAL (1)", where,
                                 (int)tp->data_location);
         external = tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     }
@@ -413,14 +427,14 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
     if (tp->n_double_data) set[n_set++] = (struct data_field){10, tp->n_double_data};
     if (tp->n_uint64_data) set[n_set++] = (struct data_field){11, tp->n_uint64_data};
     if (n_set > 1)
-        return pc_error_set(c->err, PC_ERR_MULTIPLE_DATA, "%s: both %s and %s are set", where, field_name(set[0].field),
-                            field_name(set[1].field));
+        return pc_error_set(c->err, PC_ERR_MULTIPLE_DATA, "%s: both %s and %s are set", where,
+                            field_name(set[0].field), field_name(set[1].field));
     if (external && n_set)
         return pc_error_set(c->err, PC_ERR_MULTIPLE_DATA, "%s: external data together with %s", where,
                             field_name(set[0].field));
     if (!external && tp->n_external_data)
-        return pc_error_set(c->err, PC_ERR_EXTERNAL_DATA, "%s: external_data entries without data_location EXTERNAL",
-                            where);
+        return pc_error_set(c->err, PC_ERR_EXTERNAL_DATA,
+                            "%s: external_data entries without data_location EXTERNAL", where);
 
     pc_tensor *t = pc_arena_alloc(&m->arena, sizeof *t);
     if (!t) return nomem(c, "a tensor");
@@ -435,12 +449,14 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
     }
     t->name = dup_str(c, tp->name);
     t->doc_string = dup_str(c, tp->doc_string);
-    pc_status st = convert_kvs(c, tp->n_metadata_props, tp->metadata_props, &t->n_metadata, &t->metadata, where);
+    pc_status st =
+        convert_kvs(c, tp->n_metadata_props, tp->metadata_props, &t->n_metadata, &t->metadata, where);
     if (st != PC_OK) return st;
 
     if (external) {
         if (dtype == PC_DTYPE_STRING)
-            return pc_error_set(c->err, PC_ERR_EXTERNAL_DATA, "%s: string tensors cannot use external data", where);
+            return pc_error_set(c->err, PC_ERR_EXTERNAL_DATA, "%s: string tensors cannot use external data",
+                                where);
         if (!c->opts->allow_external_data || !c->base_dir)
             return pc_error_set(c->err, PC_ERR_EXTERNAL_DATA,
                                 "%s: external data is not allowed for a model loaded from memory", where);
@@ -467,16 +483,17 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
 
     int field = n_set ? set[0].field : 0;
     if (field && field != 9 && !field_carries(field, dtype))
-        return pc_error_set(c->err, PC_ERR_DTYPE, "%s: field %s cannot carry %s data", where, field_name(field),
-                            pc_dtype_name(dtype));
-    /* Every size check comes before any allocation: a tiny file must not make us commit memory for its dims. */
+        return pc_error_set(c->err, PC_ERR_DTYPE, "%s: field %s cannot carry %s data", where,
+                            field_name(field), pc_dtype_name(dtype));
+    /* Every size check comes before any allocation: a tiny file must not make us commit memory for its dims.
+     */
     if (field == 9) {
         if (dtype == PC_DTYPE_STRING)
             return pc_error_set(c->err, PC_ERR_DTYPE, "%s: raw_data cannot carry string data", where);
         if (tp->raw_data.len != need)
             return pc_error_set(c->err, PC_ERR_DATA_SIZE,
-                                "%s: raw_data has %zu bytes but %llu %s elements need %zu", where, tp->raw_data.len,
-                                (unsigned long long)count, pc_dtype_name(dtype), need);
+                                "%s: raw_data has %zu bytes but %llu %s elements need %zu", where,
+                                tp->raw_data.len, (unsigned long long)count, pc_dtype_name(dtype), need);
     } else if (!field) {
         if (count != 0)
             return pc_error_set(c->err, PC_ERR_DATA_SIZE, "%s: no data for %llu %s elements", where,
@@ -489,12 +506,14 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
         /* complex values take two reals each; count <= need/8 keeps the doubling from overflowing */
         uint64_t expect = (dtype == PC_DTYPE_COMPLEX64 || dtype == PC_DTYPE_COMPLEX128) ? count * 2 : count;
         if (set[0].n != expect)
-            return pc_error_set(c->err, PC_ERR_DATA_SIZE, "%s: %s has %zu values but %llu %s elements need %llu",
-                                where, field_name(field), set[0].n, (unsigned long long)count, pc_dtype_name(dtype),
+            return pc_error_set(c->err, PC_ERR_DATA_SIZE,
+                                "%s: %s has %zu values but %llu %s elements need %llu", where,
+                                field_name(field), set[0].n, (unsigned long long)count, pc_dtype_name(dtype),
                                 (unsigned long long)expect);
     }
     if (field == 9 && need)
-        t->data = pc_pb_allocator_take(c->pb, tp->raw_data.data, need); /* large payloads: adopted, not copied */
+        t->data =
+            pc_pb_allocator_take(c->pb, tp->raw_data.data, need); /* large payloads: adopted, not copied */
     else
         t->data = field ? pc_mem_alloc(&m->mem, need ? need : 1) : pc_mem_calloc(&m->mem, need ? need : 1, 1);
     if (!t->data) {
@@ -551,7 +570,8 @@ static pc_status convert_tensor(load_ctx *c, Onnx__TensorProto *tp, pc_tensor **
     return PC_OK;
 }
 
-/* ---- graphs ------------------------------------------------------------------------------------------------ */
+/* ---- graphs
+ * ------------------------------------------------------------------------------------------------ */
 
 static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g);
 
@@ -565,14 +585,15 @@ static pc_status convert_attr(load_ctx *c, pc_node *node, Onnx__AttributeProto *
     pc_model *m = c->model;
     char where[384];
     if (!ap->name || !*ap->name)
-        return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "node '%s' (%s): an attribute has no name", node_label(node),
-                            node->op_type);
+        return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "node '%s' (%s): an attribute has no name",
+                            node_label(node), node->op_type);
     snprintf(where, sizeof where, "node '%s' (%s) attribute '%s'", node_label(node), node->op_type, ap->name);
     a->name = dup_str(c, ap->name);
     a->doc_string = dup_str(c, ap->doc_string);
     if (!a->name) return nomem(c, "an attribute");
     if (ap->ref_attr_name)
-        return pc_error_set(c->err, PC_ERR_ATTRIBUTE, "%s: ref_attr_name is only valid inside a function body", where);
+        return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
+                            "%s: ref_attr_name is only valid inside a function body", where);
     /* Which value fields are present. */
     pc_attr_type present[16];
     int n_present = 0;
@@ -593,19 +614,20 @@ static pc_status convert_attr(load_ctx *c, pc_node *node, Onnx__AttributeProto *
 
     int type = ap->has_type ? (int)ap->type : 0;
     if (type < 0 || type >= PC_ATTR_TYPE_COUNT)
-        return pc_error_set(c->err, PC_ERR_ENUM, "%s: attribute type %d is not a valid AttributeType", where, type);
+        return pc_error_set(c->err, PC_ERR_ENUM, "%s: attribute type %d is not a valid AttributeType", where,
+                            type);
     if (type == PC_ATTR_UNDEFINED) {
         /* Early IR versions omit the type; infer it only when exactly one value field is set. */
         if (n_present != 1)
-            return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE, "%s: type is UNDEFINED and %d value fields are set",
-                                where, n_present);
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE,
+                                "%s: type is UNDEFINED and %d value fields are set", where, n_present);
         type = present[0];
     }
     bool is_list = type >= PC_ATTR_FLOATS && type != PC_ATTR_SPARSE_TENSOR && type != PC_ATTR_TYPE_PROTO;
     for (int i = 0; i < n_present; i++)
         if (present[i] != (pc_attr_type)type)
-            return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE, "%s: declared type %s but a %s value is set", where,
-                                pc_attr_type_name((pc_attr_type)type), pc_attr_type_name(present[i]));
+            return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE, "%s: declared type %s but a %s value is set",
+                                where, pc_attr_type_name((pc_attr_type)type), pc_attr_type_name(present[i]));
     if (!is_list && n_present == 0)
         return pc_error_set(c->err, PC_ERR_ATTRIBUTE_TYPE, "%s: declared type %s but no value is set", where,
                             pc_attr_type_name((pc_attr_type)type));
@@ -664,7 +686,8 @@ static pc_status convert_attr(load_ctx *c, pc_node *node, Onnx__AttributeProto *
         a->n = ap->n_tensors;
         a->tensors = pc_arena_array(&m->arena, a->n ? a->n : 1, sizeof(pc_tensor *));
         if (!a->tensors) return nomem(c, "an attribute");
-        for (size_t i = 0; i < a->n && st == PC_OK; i++) st = convert_tensor(c, ap->tensors[i], &a->tensors[i], where);
+        for (size_t i = 0; i < a->n && st == PC_OK; i++)
+            st = convert_tensor(c, ap->tensors[i], &a->tensors[i], where);
         break;
     case PC_ATTR_GRAPHS:
         a->n = ap->n_graphs;
@@ -688,7 +711,8 @@ static pc_status convert_attr(load_ctx *c, pc_node *node, Onnx__AttributeProto *
         break;
     case PC_ATTR_SPARSE_TENSOR:
     case PC_ATTR_SPARSE_TENSORS:
-        return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "%s: sparse tensor attributes are not supported", where);
+        return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "%s: sparse tensor attributes are not supported",
+                            where);
     default:
         return pc_error_set(c->err, PC_ERR_INTERNAL, "%s: unhandled attribute type", where);
     }
@@ -701,7 +725,8 @@ static bool shadows_outer(const pc_graph *g, const char *name)
     return g->parent && pc_graph_lookup_value(g->parent, name);
 }
 
-/* Resolves a name (hash h) used inside graph g: a local value, or a reference to an enclosing graph's value. */
+/* Resolves a name (hash h) used inside graph g: a local value, or a reference to an enclosing graph's value.
+ */
 static pc_value *resolve_use(load_ctx *c, pc_graph *g, const char *name, uint64_t h)
 {
     pc_value *v = pc_graph_find_value_hashed(g, name, h);
@@ -720,8 +745,8 @@ static pc_value *resolve_use(load_ctx *c, pc_graph *g, const char *name, uint64_
 enum { PF_SLOT = 8, PF_VALUE = 4, PF_RING = 16 };
 _Static_assert(PF_RING > PF_SLOT && PF_SLOT > PF_VALUE, "prefetch ring");
 
-/* The name hash of a value_info entry (prefetching its index slot); 0 (computed when needed) if vi is NULL, an
- * entry of a stream not unpacked yet. */
+/* The name hash of a value_info entry (prefetching its index slot); 0 (computed when needed) if vi is NULL,
+ * an entry of a stream not unpacked yet. */
 static uint64_t vi_hash(const pc_graph *g, const Onnx__ValueInfoProto *vi)
 {
     if (!vi) return 0;
@@ -730,8 +755,8 @@ static uint64_t vi_hash(const pc_graph *g, const Onnx__ValueInfoProto *vi)
     return h;
 }
 
-/* Adds the entries vis[0..n) (or, with s, the stream's entries) as graph inputs (role 0), graph outputs (1) or
- * value_info (2). */
+/* Adds the entries vis[0..n) (or, with s, the stream's entries) as graph inputs (role 0), graph outputs (1)
+ * or value_info (2). */
 static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__ValueInfoProto **vis, pb_stream *s,
                                  int role)
 {
@@ -740,7 +765,8 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
 #define VI_PEEK(j) (s ? (const Onnx__ValueInfoProto *)stream_peek(s, j) : vis[j])
     /* value_info entries name values all over the graph, long evicted from cache: overlap the misses */
     uint64_t ring[PF_RING] = {0};
-    for (size_t j = 0; j < n && j < PF_SLOT; j++) ring[j] = vi_hash(g, VI_PEEK(j));
+    for (size_t j = 0; j < n && j < PF_SLOT; j++)
+        ring[j] = vi_hash(g, VI_PEEK(j));
     for (size_t i = 0; i < n; i++) {
         Onnx__ValueInfoProto *vi = s ? (Onnx__ValueInfoProto *)stream_at(c, s, i) : vis[i];
         if (!vi) return c->err->status;
@@ -750,8 +776,8 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
         uint64_t h = ring[i % PF_RING] ? ring[i % PF_RING] : pc_value_name_hash(vi->name ? vi->name : "");
 #undef VI_PEEK
         if (!vi->name || !*vi->name)
-            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': %s %zu has no name", g->name ? g->name : "",
-                                role_names[role], i);
+            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': %s %zu has no name",
+                                g->name ? g->name : "", role_names[role], i);
         pc_value *v = NULL;
         if (role == 0) {
             if (shadows_outer(g, vi->name))
@@ -759,23 +785,27 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
                                     "graph '%s': subgraph input '%s' shadows a value of an enclosing graph",
                                     g->name ? g->name : "", vi->name);
             if (pc_graph_find_value_hashed(g, vi->name, h))
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': graph input '%s' is listed twice",
-                                    g->name ? g->name : "", vi->name);
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                    "graph '%s': graph input '%s' is listed twice", g->name ? g->name : "",
+                                    vi->name);
             v = pc_graph_add_value_hashed(g, vi->name, h, c->err);
         } else if (role == 1) {
             v = resolve_use(c, g, vi->name, h);
             if (v && v->is_graph_output)
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': graph output '%s' is listed twice",
-                                    g->name ? g->name : "", vi->name);
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                    "graph '%s': graph output '%s' is listed twice", g->name ? g->name : "",
+                                    vi->name);
             if (!v && c->err->status == PC_OK)
-                return pc_error_set(c->err, PC_ERR_UNPRODUCED_OUTPUT,
-                                    "graph '%s': graph output '%s' is not produced by any node, input or initializer",
-                                    g->name ? g->name : "", vi->name);
+                return pc_error_set(
+                    c->err, PC_ERR_UNPRODUCED_OUTPUT,
+                    "graph '%s': graph output '%s' is not produced by any node, input or initializer",
+                    g->name ? g->name : "", vi->name);
         } else {
             v = pc_graph_find_value_hashed(g, vi->name, h);
             if (v && v->has_value_info)
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "graph '%s': value_info '%s' is listed twice",
-                                    g->name ? g->name : "", vi->name);
+                return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                    "graph '%s': value_info '%s' is listed twice", g->name ? g->name : "",
+                                    vi->name);
             /* value_info for an unused name is kept (as an orphan value) so the round trip loses nothing */
             if (!v) v = pc_graph_add_value_hashed(g, vi->name, h, c->err);
         }
@@ -788,7 +818,8 @@ static pc_status add_value_infos(load_ctx *c, pc_graph *g, size_t n, Onnx__Value
             v->type = t;
         }
         v->doc_string = dup_str(c, vi->doc_string);
-        pc_status st = convert_kvs(c, vi->n_metadata_props, vi->metadata_props, &v->n_metadata, &v->metadata, "");
+        pc_status st =
+            convert_kvs(c, vi->n_metadata_props, vi->metadata_props, &v->n_metadata, &v->metadata, "");
         if (st != PC_OK) return error_context(c->err, role_names[role], vi->name, st);
         if (role == 0) {
             if ((st = pc_graph_add_input(g, v, c->err)) != PC_OK) return st;
@@ -881,12 +912,15 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
     g->name = dup_str(c, gp->name ? gp->name : "");
     g->doc_string = dup_str(c, gp->doc_string);
     const char *gname = g->name ? g->name : "";
-    if ((st = convert_kvs(c, gp->n_metadata_props, gp->metadata_props, &g->n_metadata, &g->metadata, "graph")) != PC_OK)
+    if ((st = convert_kvs(c, gp->n_metadata_props, gp->metadata_props, &g->n_metadata, &g->metadata,
+                          "graph")) != PC_OK)
         return st;
     if (gp->n_sparse_initializer)
-        return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "graph '%s': sparse initializers are not supported", gname);
+        return pc_error_set(c->err, PC_ERR_UNSUPPORTED, "graph '%s': sparse initializers are not supported",
+                            gname);
     for (size_t i = 0; i < gp->n_quantization_annotation; i++)
-        if ((st = keep_opaque(c, 14, &gp->quantization_annotation[i]->base, &g->n_opaque, &g->opaque)) != PC_OK)
+        if ((st = keep_opaque(c, 14, &gp->quantization_annotation[i]->base, &g->n_opaque, &g->opaque)) !=
+            PC_OK)
             return st;
     pb_stream *ns = c->stream_gp == gp ? c->nodes : NULL;
     const size_t n_node = ns ? ns->n : gp->n_node;
@@ -897,34 +931,37 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
      * (streamed nodes are not unpacked yet: one output each is assumed, the index grows if needed) */
     size_t n_names = gp->n_input + gp->n_initializer + gp->n_output +
                      (c->stream_gp == gp ? c->value_infos->n : gp->n_value_info);
-    for (size_t i = 0; i < n_node; i++) n_names += ns ? 1 : gp->node[i]->n_output;
+    for (size_t i = 0; i < n_node; i++)
+        n_names += ns ? 1 : gp->node[i]->n_output;
     if (!pc_graph_reserve_values(g, n_names)) return nomem(c, "the value index");
     if ((st = add_value_infos(c, g, gp->n_input, gp->input, NULL, 0)) != PC_OK) return st;
 
     for (size_t i = 0; i < gp->n_initializer; i++) {
         Onnx__TensorProto *tp = gp->initializer[i];
         if (!tp->name || !*tp->name)
-            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': initializer %zu has no name", gname, i);
+            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': initializer %zu has no name",
+                                gname, i);
         char where[320];
         where_named(where, sizeof where, "initializer", tp->name);
         if (shadows_outer(g, tp->name))
             return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
-                                "graph '%s': subgraph initializer '%s' shadows a value of an enclosing graph", gname,
-                                tp->name);
+                                "graph '%s': subgraph initializer '%s' shadows a value of an enclosing graph",
+                                gname, tp->name);
         pc_value *v = pc_graph_find_value(g, tp->name);
         if (v && v->initializer)
-            return pc_error_set(c->err, PC_ERR_DUPLICATE_INITIALIZER, "graph '%s': initializer '%s' is defined twice",
-                                gname, tp->name);
+            return pc_error_set(c->err, PC_ERR_DUPLICATE_INITIALIZER,
+                                "graph '%s': initializer '%s' is defined twice", gname, tp->name);
         pc_tensor *t;
         if ((st = convert_tensor(c, tp, &t, where)) != PC_OK) return st;
         if (!v && !(v = pc_graph_add_value(g, tp->name, NULL, c->err))) return c->err->status;
         if ((st = pc_graph_set_initializer(g, v, t, c->err)) != PC_OK) return st;
     }
 
-    /* Pass A: nodes, their outputs, and the inputs already defined (graph inputs, initializers, outputs of earlier
-     * nodes). In a file in topological order that is every input, resolved while its producer is still in cache.
-     * An input is looked up before the node's own outputs exist, so a resolved input always comes from an earlier
-     * node. Inputs produced later in file order or by an enclosing graph wait for pass B. */
+    /* Pass A: nodes, their outputs, and the inputs already defined (graph inputs, initializers, outputs of
+     * earlier nodes). In a file in topological order that is every input, resolved while its producer is
+     * still in cache. An input is looked up before the node's own outputs exist, so a resolved input always
+     * comes from an earlier node. Inputs produced later in file order or by an enclosing graph wait for pass
+     * B. */
     size_t deferred = 0;
     /* Each node's first output goes into a random slot of the name index: hash it PF_VALUE nodes ahead and
      * prefetch the slot, so the insert does not wait on the miss. */
@@ -938,12 +975,11 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
                 out_hash[j % PF_RING] =
                     first_output_hash(g, ns ? (const Onnx__NodeProto *)stream_peek(ns, j) : gp->node[j]);
         if (i + PF_VALUE < n_node)
-            out_hash[(i + PF_VALUE) % PF_RING] =
-                first_output_hash(g, ns ? (const Onnx__NodeProto *)stream_peek(ns, i + PF_VALUE)
-                                        : gp->node[i + PF_VALUE]);
+            out_hash[(i + PF_VALUE) % PF_RING] = first_output_hash(
+                g, ns ? (const Onnx__NodeProto *)stream_peek(ns, i + PF_VALUE) : gp->node[i + PF_VALUE]);
         if (!np->op_type || !*np->op_type)
-            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node %zu ('%s') has no op_type", gname, i,
-                                np->name ? np->name : "");
+            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "graph '%s': node %zu ('%s') has no op_type",
+                                gname, i, np->name ? np->name : "");
         if (np->n_output > UINT32_MAX / 2 || np->n_input > UINT32_MAX / 2 || np->n_attribute > UINT32_MAX / 2)
             return pc_error_set(c->err, PC_ERR_BUDGET, "node '%s': too many inputs, outputs or attributes",
                                 np->name && *np->name ? np->name : np->op_type);
@@ -952,7 +988,7 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
         const char *op_type = intern_str(c, np->op_type);
         domain = intern_str(c, domain);
         pc_node *n = op_type && domain ? pc_graph_new_node_slots(g, op_type, domain, (uint32_t)np->n_input,
-                                                                  (uint32_t)np->n_output)
+                                                                 (uint32_t)np->n_output)
                                        : NULL;
         if (!n) return nomem(c, "a node");
         n->name = dup_str(c, np->name ? np->name : "");
@@ -972,28 +1008,32 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
             const char *name = np->output[o];
             if (!name || !*name) continue;
             if (shadows_outer(g, name))
-                return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
-                                    "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph",
-                                    gname, node_label(n), n->op_type, name);
+                return pc_error_set(
+                    c->err, PC_ERR_DUPLICATE_PRODUCER,
+                    "graph '%s': node '%s' (%s) output '%s' shadows a value of an enclosing graph", gname,
+                    node_label(n), n->op_type, name);
             /* Only inputs, initializers and earlier outputs exist yet: any clash is a second producer. */
             uint64_t h = o ? 0 : out_hash[i % PF_RING];
-            pc_value *v = h ? pc_graph_add_value_hashed(g, name, h, c->err) : pc_graph_add_value(g, name, NULL, c->err);
+            pc_value *v =
+                h ? pc_graph_add_value_hashed(g, name, h, c->err) : pc_graph_add_value(g, name, NULL, c->err);
             if (!v) {
                 const pc_value *prev = pc_graph_find_value(g, name);
                 if (c->err->status != PC_ERR_DUPLICATE_NAME || !prev) return c->err->status;
-                const char *other = prev->producer ? node_label(prev->producer)
-                                    : prev->initializer ? "an initializer" : "a graph input";
+                const char *other = prev->producer      ? node_label(prev->producer)
+                                    : prev->initializer ? "an initializer"
+                                                        : "a graph input";
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_PRODUCER,
                                     "graph '%s': value '%s' is produced by node '%s' (%s) and also by %s%s%s",
-                                    gname, name, node_label(n), n->op_type, prev->producer ? "node '" : "", other,
-                                    prev->producer ? "'" : "");
+                                    gname, name, node_label(n), n->op_type, prev->producer ? "node '" : "",
+                                    other, prev->producer ? "'" : "");
             }
             if ((st = pc_node_set_output(n, o, v, c->err)) != PC_OK) return st;
         }
         if (np->n_metadata_props) {
             char where[320];
             snprintf(where, sizeof where, "node '%s' (%s)", node_label(n), n->op_type);
-            st = convert_kvs(c, np->n_metadata_props, np->metadata_props, &n->n_metadata, &n->metadata, where);
+            st =
+                convert_kvs(c, np->n_metadata_props, np->metadata_props, &n->n_metadata, &n->metadata, where);
             if (st != PC_OK) return st;
         }
         n->cap_metadata = n->n_metadata;
@@ -1006,13 +1046,15 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
         if (deferred != deferred_before || np->n_attribute) {
             /* listed so pass B does not walk (and miss on) every node again */
             size_t bytes;
-            if (!*later && (!pc_size_mul(n_node, sizeof **later, &bytes) || !(*later = pc_mem_alloc(&m->mem, bytes))))
+            if (!*later &&
+                (!pc_size_mul(n_node, sizeof **later, &bytes) || !(*later = pc_mem_alloc(&m->mem, bytes))))
                 return nomem(c, "the node list");
             (*later)[n_later++] = (later_node){n, np, ns ? &ns->cur->alloc : c->pb};
             if (ns) ns->keep = true;
         }
     }
-    /* Pass B, in file order: deferred inputs and attributes (subgraphs see every value of this graph by now). */
+    /* Pass B, in file order: deferred inputs and attributes (subgraphs see every value of this graph by now).
+     */
     bool has_subgraphs = false;
     for (size_t i = 0; i < n_later; i++) {
         pc_node *n = (*later)[i].node;
@@ -1023,10 +1065,11 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
             pc_value *v = resolve_use(c, g, name, pc_value_name_hash(name));
             if (!v) {
                 if (c->err->status != PC_OK) return c->err->status;
-                return pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
-                                    "graph '%s': node '%s' (%s) input %u '%s' is not produced by any node, graph "
-                                    "input, initializer or enclosing graph",
-                                    gname, node_label(n), n->op_type, k, name);
+                return pc_error_set(
+                    c->err, PC_ERR_DANGLING_INPUT,
+                    "graph '%s': node '%s' (%s) input %u '%s' is not produced by any node, graph "
+                    "input, initializer or enclosing graph",
+                    gname, node_label(n), n->op_type, k, name);
             }
             if ((st = pc_node_set_input(n, k, v, c->err)) != PC_OK) return st;
         }
@@ -1039,8 +1082,9 @@ static pc_status convert_graph_in(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g
             const char *aname = np->attribute[k]->name;
             for (uint32_t j = 0; aname && j < n->n_attrs; j++)
                 if (strcmp(n->attrs[j].name, aname) == 0)
-                    return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "node '%s' (%s): attribute '%s' appears twice",
-                                        node_label(n), n->op_type, aname);
+                    return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                        "node '%s' (%s): attribute '%s' appears twice", node_label(n),
+                                        n->op_type, aname);
             pc_pb_allocator *pb = c->pb;
             c->pb = (*later)[i].pb;
             st = convert_attr(c, n, np->attribute[k], &n->attrs[n->n_attrs]);
@@ -1068,7 +1112,8 @@ static pc_status convert_graph(load_ctx *c, Onnx__GraphProto *gp, pc_graph *g)
     return st;
 }
 
-/* ---- model ------------------------------------------------------------------------------------------------- */
+/* ---- model
+ * ------------------------------------------------------------------------------------------------- */
 
 /* Adds an edge caller -> callee for every node (also inside GRAPH attributes) of `nodes` that calls a local
  * function. Recursion depth is bounded by the pre-scan's nesting limit. */
@@ -1077,7 +1122,8 @@ static void collect_calls(const pc_model *m, size_t n_nodes, Onnx__NodeProto **n
 {
     for (size_t k = 0; k < n_nodes; k++) {
         const Onnx__NodeProto *np = nodes[k];
-        long callee = np->op_type ? pc_model_function_index(m, np->domain ? np->domain : "", np->op_type) : -1;
+        long callee =
+            np->op_type ? pc_model_function_index(m, np->domain ? np->domain : "", np->op_type) : -1;
         if (callee >= 0) adjacency[(size_t)caller * m->n_functions + (size_t)callee] = 1;
         for (size_t a = 0; a < np->n_attribute; a++) {
             const Onnx__AttributeProto *ap = np->attribute[a];
@@ -1088,8 +1134,9 @@ static void collect_calls(const pc_model *m, size_t n_nodes, Onnx__NodeProto **n
     }
 }
 
-/* Model-local functions must not call each other in a cycle (ONNX advisory GHSA-7w46-vvrh-m8q5: cyclic functions
- * overflow the stack of anything that expands them). Iterative colouring DFS over the call graph. */
+/* Model-local functions must not call each other in a cycle (ONNX advisory GHSA-7w46-vvrh-m8q5: cyclic
+ * functions overflow the stack of anything that expands them). Iterative colouring DFS over the call graph.
+ */
 static pc_status check_function_calls(load_ctx *c, const Onnx__ModelProto *mp)
 {
     const pc_model *m = c->model;
@@ -1106,7 +1153,8 @@ static pc_status check_function_calls(load_ctx *c, const Onnx__ModelProto *mp)
         st = nomem(c, "the function call graph");
         goto out;
     }
-    for (uint32_t f = 0; f < n; f++) collect_calls(m, mp->functions[f]->n_node, mp->functions[f]->node, f, adj);
+    for (uint32_t f = 0; f < n; f++)
+        collect_calls(m, mp->functions[f]->n_node, mp->functions[f]->node, f, adj);
     for (uint32_t root = 0; root < n && st == PC_OK; root++) {
         if (colour[root]) continue;
         uint32_t depth = 0;
@@ -1123,8 +1171,10 @@ static pc_status check_function_calls(load_ctx *c, const Onnx__ModelProto *mp)
             uint32_t g = next[f]++;
             if (!adj[(size_t)f * n + g]) continue;
             if (colour[g] == 1)
-                st = pc_error_set(c->err, PC_ERR_CYCLE, "model-local function '%s' (domain '%s') calls itself through "
-                                  "'%s'", m->functions[g].name, m->functions[g].domain, m->functions[f].name);
+                st = pc_error_set(c->err, PC_ERR_CYCLE,
+                                  "model-local function '%s' (domain '%s') calls itself through "
+                                  "'%s'",
+                                  m->functions[g].name, m->functions[g].domain, m->functions[f].name);
             else if (colour[g] == 0) {
                 colour[g] = 1;
                 next[g] = 0;
@@ -1151,7 +1201,8 @@ static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
     m->domain = dup_str(c, mp->domain);
     m->model_version = mp->has_model_version ? mp->model_version : 0;
     m->doc_string = dup_str(c, mp->doc_string);
-    if ((st = convert_kvs(c, mp->n_metadata_props, mp->metadata_props, &m->n_metadata, &m->metadata, "model")) != PC_OK)
+    if ((st = convert_kvs(c, mp->n_metadata_props, mp->metadata_props, &m->n_metadata, &m->metadata,
+                          "model")) != PC_OK)
         return st;
     m->n_opsets = 0;
     if (mp->n_opset_import > 1024)
@@ -1167,14 +1218,16 @@ static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
                 return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "opset_import lists domain '%s' twice",
                                     *d ? d : "ai.onnx");
         if (!op->has_version)
-            return pc_error_set(c->err, PC_ERR_OPSET, "opset_import for domain '%s' has no version", *d ? d : "ai.onnx");
+            return pc_error_set(c->err, PC_ERR_OPSET, "opset_import for domain '%s' has no version",
+                                *d ? d : "ai.onnx");
         m->opsets[m->n_opsets].domain = dup_str(c, d);
         if (!m->opsets[m->n_opsets].domain) return nomem(c, "an opset domain");
         m->opsets[m->n_opsets].version = op->version;
         m->n_opsets++;
     }
     if (mp->n_functions > 10000)
-        return pc_error_set(c->err, PC_ERR_BUDGET, "%zu model-local functions (limit 10000)", mp->n_functions);
+        return pc_error_set(c->err, PC_ERR_BUDGET, "%zu model-local functions (limit 10000)",
+                            mp->n_functions);
     if (mp->n_functions) {
         m->functions = pc_arena_array(&m->arena, mp->n_functions, sizeof(pc_function_id));
         if (!m->functions) return nomem(c, "functions");
@@ -1188,14 +1241,17 @@ static pc_status convert_model(load_ctx *c, Onnx__ModelProto *mp)
         if (!m->functions[i].domain || !m->functions[i].name) return nomem(c, "a function name");
         /* n_functions still counts only the earlier ones */
         if (pc_model_function_index(m, m->functions[i].domain, m->functions[i].name) >= 0)
-            return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME, "model-local function '%s' in domain '%s' is defined "
-                                "twice", f->name, m->functions[i].domain);
+            return pc_error_set(c->err, PC_ERR_DUPLICATE_NAME,
+                                "model-local function '%s' in domain '%s' is defined "
+                                "twice",
+                                f->name, m->functions[i].domain);
         m->n_functions++;
         if ((st = keep_opaque(c, 25, &f->base, &m->n_opaque, &m->opaque)) != PC_OK) return st;
     }
     if ((st = check_function_calls(c, mp)) != PC_OK) return st;
     for (size_t i = 0; i < mp->n_training_info; i++)
-        if ((st = keep_opaque(c, 20, &mp->training_info[i]->base, &m->n_opaque, &m->opaque)) != PC_OK) return st;
+        if ((st = keep_opaque(c, 20, &mp->training_info[i]->base, &m->n_opaque, &m->opaque)) != PC_OK)
+            return st;
     if (!mp->graph) return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "the model has no graph");
     st = convert_graph(c, mp->graph, m->graph);
     if (st == PC_OK && c->copy_failed) st = nomem(c, "a string");
@@ -1211,11 +1267,12 @@ static pc_status unpack_error(pc_model *m, pc_error *err, const char *what)
     return pc_error_set(err, PC_ERR_WIRE, "protobuf-c rejected the %s encoding", what);
 }
 
-/* ---- splitting the main graph's nodes off the model ---------------------------------------------------------- */
+/* ---- splitting the main graph's nodes off the model
+ * ---------------------------------------------------------- */
 
 /* Reads the next field of a message that passed the pre-scan: its number and wire type, and its payload (for
- * a length-delimited field: the bytes after the length). *pp moves past the field. false on anything the pre-scan
- * should have rejected (the caller then unpacks the model in one piece, as protobuf-c would). */
+ * a length-delimited field: the bytes after the length). *pp moves past the field. false on anything the
+ * pre-scan should have rejected (the caller then unpacks the model in one piece, as protobuf-c would). */
 static inline bool wire_next(const uint8_t **pp, const uint8_t *end, uint64_t *number, unsigned *wire_type,
                              const uint8_t **payload, size_t *len)
 {
@@ -1231,12 +1288,17 @@ static inline bool wire_next(const uint8_t **pp, const uint8_t *end, uint64_t *n
         *pp = p;
         return true;
     }
-    case PC_WT_FIXED64: n = 8; break;
+    case PC_WT_FIXED64:
+        n = 8;
+        break;
     case PC_WT_LEN:
         if (pc_wire_varint(&p, end, 10, &n) != PC_VARINT_OK) return false;
         break;
-    case PC_WT_FIXED32: n = 4; break;
-    default: return false;
+    case PC_WT_FIXED32:
+        n = 4;
+        break;
+    default:
+        return false;
     }
     if (n > (uint64_t)(end - p)) return false;
     *payload = p;
@@ -1277,9 +1339,9 @@ static bool slices_push(pc_mem *mem, pb_slice **a, size_t *n, size_t *cap, const
     return true;
 }
 
-/* Splits a model with exactly one graph field (several are merged by protobuf-c: those models are unpacked in one
- * piece) whose nodes and value_info outweigh the rest. Copies everything else. 1: split; 0: the split does not
- * apply (unpack in one piece); -1: out of memory. */
+/* Splits a model with exactly one graph field (several are merged by protobuf-c: those models are unpacked in
+ * one piece) whose nodes and value_info outweigh the rest. Copies everything else. 1: split; 0: the split
+ * does not apply (unpack in one piece); -1: out of memory. */
 static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_split *sp)
 {
     memset(sp, 0, sizeof *sp);
@@ -1318,8 +1380,8 @@ static int split_model(const uint8_t *data, size_t size, pc_mem *mem, model_spli
             graph_len += (size_t)(p - field);
         }
     }
-    /* The copy must stay cheap next to what streaming saves: a weight-heavy graph is unpacked in one piece (its
-     * tensor payloads are adopted from protobuf-c, never copied). */
+    /* The copy must stay cheap next to what streaming saves: a weight-heavy graph is unpacked in one piece
+     * (its tensor payloads are adopted from protobuf-c, never copied). */
     size_t streamed = (size_t)(graph_end - graph) - graph_len;
     if (model_len > streamed || graph_len > streamed) {
         result = 0;
@@ -1345,10 +1407,10 @@ out:
     return result;
 }
 
-/* Unpacks the model: in one piece, or (split) without the main graph's nodes and value_info, which the streams
- * then hand out. */
-static Onnx__ModelProto *unpack_model(const uint8_t *data, size_t size, pc_pb_allocator *alloc, model_split *sp,
-                                      pb_stream *nodes, pb_stream *value_infos)
+/* Unpacks the model: in one piece, or (split) without the main graph's nodes and value_info, which the
+ * streams then hand out. */
+static Onnx__ModelProto *unpack_model(const uint8_t *data, size_t size, pc_pb_allocator *alloc,
+                                      model_split *sp, pb_stream *nodes, pb_stream *value_infos)
 {
     memset(sp, 0, sizeof *sp);
     int split = split_model(data, size, alloc->mem, sp);
@@ -1357,11 +1419,14 @@ static Onnx__ModelProto *unpack_model(const uint8_t *data, size_t size, pc_pb_al
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc->base, sp->model_len, sp->model_rest);
     Onnx__GraphProto *gp = mp ? onnx__graph_proto__unpack(&alloc->base, sp->graph_len, sp->graph_rest) : NULL;
     if (!gp) return NULL;
-    mp->graph = gp; /* the one graph field, as protobuf-c would have unpacked it but for the streamed fields */
-    *nodes = (pb_stream){.desc = &onnx__node_proto__descriptor, .items = sp->nodes, .n = sp->n_nodes,
-                         .mem = alloc->mem};
-    *value_infos = (pb_stream){.desc = &onnx__value_info_proto__descriptor, .items = sp->value_infos,
-                               .n = sp->n_value_infos, .mem = alloc->mem};
+    mp->graph =
+        gp; /* the one graph field, as protobuf-c would have unpacked it but for the streamed fields */
+    *nodes = (pb_stream){
+        .desc = &onnx__node_proto__descriptor, .items = sp->nodes, .n = sp->n_nodes, .mem = alloc->mem};
+    *value_infos = (pb_stream){.desc = &onnx__value_info_proto__descriptor,
+                               .items = sp->value_infos,
+                               .n = sp->n_value_infos,
+                               .mem = alloc->mem};
     return mp;
 }
 
@@ -1376,8 +1441,8 @@ static pc_status model_new(const pc_load_options *opts, pc_model **out, pc_error
     return PC_OK;
 }
 
-static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_dir, const pc_load_options *opts,
-                             pc_model **out, pc_error *err)
+static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_dir,
+                             const pc_load_options *opts, pc_model **out, pc_error *err)
 {
     pc_load_options defaults;
     if (!opts) {
@@ -1387,7 +1452,8 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
     *out = NULL;
     if (size == 0) return pc_error_set(err, PC_ERR_TRUNCATED, "the input is empty");
     if (size > opts->max_file_bytes)
-        return pc_error_set(err, PC_ERR_BUDGET, "the input has %zu bytes (limit %zu)", size, opts->max_file_bytes);
+        return pc_error_set(err, PC_ERR_BUDGET, "the input has %zu bytes (limit %zu)", size,
+                            opts->max_file_bytes);
     pc_prescan_limits limits = {opts->max_depth, opts->max_messages};
     pc_status st = pc_pb_prescan(data, size, &onnx__model_proto__descriptor, &limits, NULL, err);
     if (st != PC_OK) return st;
@@ -1407,8 +1473,14 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
         return st;
     }
     bool split_done = split.model_rest != NULL;
-    load_ctx c = {.model = m, .base_dir = base_dir, .opts = opts, .err = err, .pb = &alloc,
-                  .stream_gp = split_done ? mp->graph : NULL, .nodes = &nodes, .value_infos = &value_infos};
+    load_ctx c = {.model = m,
+                  .base_dir = base_dir,
+                  .opts = opts,
+                  .err = err,
+                  .pb = &alloc,
+                  .stream_gp = split_done ? mp->graph : NULL,
+                  .nodes = &nodes,
+                  .value_infos = &value_infos};
     pc_error_clear(err);
     st = convert_model(&c, mp);
     if (split_done) {
@@ -1433,7 +1505,8 @@ pc_status pc_model_load_bytes(const void *data, size_t size, const pc_load_optio
     return load_buffer(data, size, NULL, opts, out, err ? err : &local);
 }
 
-/* Maps a regular file read-only. On success the data pointer and size describe the mapping (NULL and 0 for an empty file). */
+/* Maps a regular file read-only. On success the data pointer and size describe the mapping (NULL and 0 for an
+ * empty file). */
 static pc_status map_file(const char *path, size_t limit, void **data, size_t *size, pc_error *err)
 {
     *data = NULL;
@@ -1452,8 +1525,8 @@ static pc_status map_file(const char *path, size_t limit, void **data, size_t *s
     }
     if ((uint64_t)sb.st_size > limit) {
         close(fd);
-        return pc_error_set(err, PC_ERR_BUDGET, "%s: file has %lld bytes (limit %zu)", path, (long long)sb.st_size,
-                            limit);
+        return pc_error_set(err, PC_ERR_BUDGET, "%s: file has %lld bytes (limit %zu)", path,
+                            (long long)sb.st_size, limit);
     }
     if (sb.st_size == 0) {
         close(fd);
@@ -1520,7 +1593,8 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     pc_prescan_limits limits = {64, 64u << 20};
     if (size == 0) {
         /* an all-default TensorProto has no data_type: reported by convert_tensor below */
-    } else if ((st = pc_pb_prescan(data, size, &onnx__tensor_proto__descriptor, &limits, NULL, err)) != PC_OK) {
+    } else if ((st = pc_pb_prescan(data, size, &onnx__tensor_proto__descriptor, &limits, NULL, err)) !=
+               PC_OK) {
         munmap(data, size);
         pc_error_prefix(err, "%s: ", path);
         return st;
@@ -1546,7 +1620,8 @@ pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out
     return st;
 }
 
-/* For core/onnx/data.c: converts a TensorProto found inside a SequenceProto/OptionalProto unpacked through pb. */
+/* For core/onnx/data.c: converts a TensorProto found inside a SequenceProto/OptionalProto unpacked through
+ * pb. */
 pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__TensorProto *tp, pc_tensor **out,
                                  const char *where, pc_error *err)
 {

@@ -5,8 +5,8 @@
 #include "core/passcheck.h"
 #include "onnx.pb-c.h"
 
-/* ---- protobuf wire reading: prescan.c checks the bytes with it, load.c splits checked bytes --------------------
- * Inline: the pre-scan reads every key and length of the input through these. */
+/* ---- protobuf wire reading: prescan.c checks the bytes with it, load.c splits checked bytes
+ * -------------------- Inline: the pre-scan reads every key and length of the input through these. */
 enum { PC_WT_VARINT = 0, PC_WT_FIXED64 = 1, PC_WT_LEN = 2, PC_WT_FIXED32 = 5 };
 
 typedef enum pc_varint_read {
@@ -54,18 +54,18 @@ static inline pc_varint_read pc_wire_key(const uint8_t **pp, const uint8_t *end,
     return r;
 }
 
-/* ---- prescan.c: iterative wire-level check run before protobuf_c_message_unpack -------------------------------
- * Walks the bytes with an explicit stack (no recursion) against the message descriptors and rejects, with a
- * specific status and a message naming the message type, field number and byte offset:
- *   PC_ERR_TRUNCATED     input empty, or ends inside a key, a varint, a fixed-width value or a top-level field;
- *   PC_ERR_VARINT        varint longer than 10 bytes (keys: longer than 5 bytes);
+/* ---- prescan.c: iterative wire-level check run before protobuf_c_message_unpack
+ * ------------------------------- Walks the bytes with an explicit stack (no recursion) against the message
+ * descriptors and rejects, with a specific status and a message naming the message type, field number and
+ * byte offset: PC_ERR_TRUNCATED     input empty, or ends inside a key, a varint, a fixed-width value or a
+ * top-level field; PC_ERR_VARINT        varint longer than 10 bytes (keys: longer than 5 bytes);
  *   PC_ERR_LENGTH        length prefix > INT_MAX, or running past the end of its enclosing message;
  *   PC_ERR_WIRE          wire type 3/4/6/7, field number 0 or > 2^29-1, wrong wire type for a known field,
  *                        packed payload ending mid-element;
  *   PC_ERR_UNSUPPORTED   a field number the descriptor does not know (we would lose it on save);
  *   PC_ERR_NESTING       sub-message depth above limits->max_depth;
- *   PC_ERR_BUDGET        more than limits->max_messages sub-messages + repeated elements (amplification guard);
- *   PC_ERR_EMBEDDED_NUL  a NUL byte inside a `string` field (protobuf-c would silently truncate it).
+ *   PC_ERR_BUDGET        more than limits->max_messages sub-messages + repeated elements (amplification
+ * guard); PC_ERR_EMBEDDED_NUL  a NUL byte inside a `string` field (protobuf-c would silently truncate it).
  */
 typedef struct pc_prescan_limits {
     uint32_t max_depth;
@@ -73,9 +73,9 @@ typedef struct pc_prescan_limits {
 } pc_prescan_limits;
 
 typedef struct pc_prescan_stats {
-    uint64_t messages;    /* sub-messages seen (root excluded) */
-    uint64_t elements;    /* repeated elements seen, packed ones included */
-    uint32_t max_depth;   /* deepest nesting seen (root = 0) */
+    uint64_t messages;  /* sub-messages seen (root excluded) */
+    uint64_t elements;  /* repeated elements seen, packed ones included */
+    uint32_t max_depth; /* deepest nesting seen (root = 0) */
 } pc_prescan_stats;
 
 pc_status pc_pb_prescan(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *root,
@@ -119,7 +119,8 @@ void pc_pb_allocator_release(pc_pb_allocator *allocator);
 pc_status pc_extdata_read(const char *base_dir, const pc_kv *entries, size_t n_entries, size_t expected_bytes,
                           pc_mem *mem, void **out, pc_error *err);
 
-/* ---- load.c, for data.c: one TensorProto (unpacked through pb) into a tensor owned by `owner` ---------------- */
+/* ---- load.c, for data.c: one TensorProto (unpacked through pb) into a tensor owned by `owner`
+ * ---------------- */
 pc_status pc_onnx_convert_tensor(pc_model *owner, pc_pb_allocator *pb, Onnx__TensorProto *tp, pc_tensor **out,
                                  const char *where, pc_error *err);
 

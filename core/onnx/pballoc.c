@@ -1,7 +1,8 @@
-/* protobuf-c allocations go through the model's pc_mem, so unpacking is bounded by the same byte budget as the
- * rest of the model. Small allocations (the million message structs of a large graph) come from a bump arena
- * that is dropped in one piece after conversion, instead of a million frees; large ones (tensor payloads) are
- * individual pc_mem blocks, tracked in a pointer set so the IR can adopt them without a second copy. */
+/* protobuf-c allocations go through the model's pc_mem, so unpacking is bounded by the same byte budget as
+ * the rest of the model. Small allocations (the million message structs of a large graph) come from a bump
+ * arena that is dropped in one piece after conversion, instead of a million frees; large ones (tensor
+ * payloads) are individual pc_mem blocks, tracked in a pointer set so the IR can adopt them without a second
+ * copy. */
 #include <string.h>
 
 #include "core/onnx/onnx_internal.h"
@@ -40,7 +41,8 @@ static bool large_insert(pc_pb_allocator *a, void *p)
             pc_pb_large *o = &a->large[i];
             if (o->state == SLOT_EMPTY) continue;
             size_t j = ptr_hash(o->ptr, ncap);
-            while (n[j].state != SLOT_EMPTY) j = (j + 1) & (ncap - 1);
+            while (n[j].state != SLOT_EMPTY)
+                j = (j + 1) & (ncap - 1);
             n[j] = *o;
         }
         pc_mem_free(a->mem, a->large);
@@ -48,7 +50,8 @@ static bool large_insert(pc_pb_allocator *a, void *p)
         a->cap_large = ncap;
     }
     size_t j = ptr_hash(p, a->cap_large);
-    while (a->large[j].state != SLOT_EMPTY) j = (j + 1) & (a->cap_large - 1);
+    while (a->large[j].state != SLOT_EMPTY)
+        j = (j + 1) & (a->cap_large - 1);
     a->large[j].ptr = p;
     a->large[j].state = SLOT_LIVE;
     a->n_large++;

@@ -47,14 +47,17 @@ typedef struct prescan_frame {
 
 /* protobuf_c_message_descriptor_get_field without the library call (it ran once per field of the input): a
  * descriptor lists its fields as runs of consecutive numbers (field_ranges, closed by a sentinel whose
- * orig_index is n_fields), one to a few runs for ONNX's messages; same result as protobuf-c's binary search. */
+ * orig_index is n_fields), one to a few runs for ONNX's messages; same result as protobuf-c's binary search.
+ */
 static inline const ProtobufCFieldDescriptor *field_by_number(const ProtobufCMessageDescriptor *desc,
                                                               uint64_t number)
 {
     const ProtobufCIntRange *r = desc->field_ranges;
     for (unsigned i = 0; i < desc->n_field_ranges; i++) {
-        uint64_t start = (uint64_t)r[i].start_value, count = (uint64_t)(r[i + 1].orig_index - r[i].orig_index);
-        if (number >= start && number - start < count) return &desc->fields[r[i].orig_index + (number - start)];
+        uint64_t start = (uint64_t)r[i].start_value,
+                 count = (uint64_t)(r[i + 1].orig_index - r[i].orig_index);
+        if (number >= start && number - start < count)
+            return &desc->fields[r[i].orig_index + (number - start)];
     }
     return NULL;
 }

@@ -1,7 +1,7 @@
 /* ONNX saver: IR -> protobuf-c structs (built in a scratch arena, pointing at the IR's own strings and tensor
- * bytes, so nothing large is copied) -> one packed buffer. The output is deterministic: the same IR always gives
- * the same bytes, in a fixed field order. Fields the IR keeps as opaque bytes are unpacked into the structs again
- * so protobuf-c writes them where they belong. */
+ * bytes, so nothing large is copied) -> one packed buffer. The output is deterministic: the same IR always
+ * gives the same bytes, in a fixed field order. Fields the IR keeps as opaque bytes are unpacked into the
+ * structs again so protobuf-c writes them where they belong. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +276,8 @@ static Onnx__AttributeProto *save_attr(save_ctx *c, const pc_attr *a)
         if (a->n) {
             ap->tensors = salloc(c, a->n, sizeof *ap->tensors);
             if (!ap->tensors) return NULL;
-            for (size_t i = 0; i < a->n; i++) ap->tensors[i] = save_tensor(c, a->tensors[i]);
+            for (size_t i = 0; i < a->n; i++)
+                ap->tensors[i] = save_tensor(c, a->tensors[i]);
             ap->n_tensors = a->n;
         }
         break;
@@ -284,7 +285,8 @@ static Onnx__AttributeProto *save_attr(save_ctx *c, const pc_attr *a)
         if (a->n) {
             ap->graphs = salloc(c, a->n, sizeof *ap->graphs);
             if (!ap->graphs) return NULL;
-            for (size_t i = 0; i < a->n; i++) ap->graphs[i] = save_graph(c, a->graphs[i]);
+            for (size_t i = 0; i < a->n; i++)
+                ap->graphs[i] = save_graph(c, a->graphs[i]);
             ap->n_graphs = a->n;
         }
         break;
@@ -292,7 +294,8 @@ static Onnx__AttributeProto *save_attr(save_ctx *c, const pc_attr *a)
         if (a->n) {
             ap->type_protos = salloc(c, a->n, sizeof *ap->type_protos);
             if (!ap->type_protos) return NULL;
-            for (size_t i = 0; i < a->n; i++) ap->type_protos[i] = save_type(c, a->tps[i]);
+            for (size_t i = 0; i < a->n; i++)
+                ap->type_protos[i] = save_type(c, a->tps[i]);
             ap->n_type_protos = a->n;
         }
         break;
@@ -330,19 +333,22 @@ static Onnx__NodeProto *save_node(save_ctx *c, const pc_node *n)
     if (n->n_inputs) {
         np->input = salloc(c, n->n_inputs, sizeof(char *));
         if (!np->input) return NULL;
-        for (uint32_t i = 0; i < n->n_inputs; i++) np->input[i] = n->inputs[i] ? str(n->inputs[i]->name) : "";
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            np->input[i] = n->inputs[i] ? str(n->inputs[i]->name) : "";
         np->n_input = n->n_inputs;
     }
     if (n->n_outputs) {
         np->output = salloc(c, n->n_outputs, sizeof(char *));
         if (!np->output) return NULL;
-        for (uint32_t i = 0; i < n->n_outputs; i++) np->output[i] = n->outputs[i] ? str(n->outputs[i]->name) : "";
+        for (uint32_t i = 0; i < n->n_outputs; i++)
+            np->output[i] = n->outputs[i] ? str(n->outputs[i]->name) : "";
         np->n_output = n->n_outputs;
     }
     if (n->n_attrs) {
         np->attribute = salloc(c, n->n_attrs, sizeof *np->attribute);
         if (!np->attribute) return NULL;
-        for (uint32_t i = 0; i < n->n_attrs; i++) np->attribute[i] = save_attr(c, &n->attrs[i]);
+        for (uint32_t i = 0; i < n->n_attrs; i++)
+            np->attribute[i] = save_attr(c, &n->attrs[i]);
         np->n_attribute = n->n_attrs;
     }
     /* The EP assignment is IR state, not ONNX; it is saved as metadata so partitioned graphs can be inspected
@@ -368,7 +374,8 @@ static Onnx__GraphProto *save_graph(save_ctx *c, const pc_graph *g)
     if (g->n_nodes) {
         gp->node = salloc(c, g->n_nodes, sizeof *gp->node);
         if (!gp->node) return NULL;
-        for (const pc_node *n = g->first; n; n = n->next) gp->node[gp->n_node++] = save_node(c, n);
+        for (const pc_node *n = g->first; n; n = n->next)
+            gp->node[gp->n_node++] = save_node(c, n);
     }
     if (g->n_initializers) {
         gp->initializer = salloc(c, g->n_initializers, sizeof *gp->initializer);
@@ -379,31 +386,37 @@ static Onnx__GraphProto *save_graph(save_ctx *c, const pc_graph *g)
     if (g->n_inputs) {
         gp->input = salloc(c, g->n_inputs, sizeof *gp->input);
         if (!gp->input) return NULL;
-        for (uint32_t i = 0; i < g->n_inputs; i++) gp->input[gp->n_input++] = save_value_info(c, g->inputs[i]);
+        for (uint32_t i = 0; i < g->n_inputs; i++)
+            gp->input[gp->n_input++] = save_value_info(c, g->inputs[i]);
     }
     if (g->n_outputs) {
         gp->output = salloc(c, g->n_outputs, sizeof *gp->output);
         if (!gp->output) return NULL;
-        for (uint32_t i = 0; i < g->n_outputs; i++) gp->output[gp->n_output++] = save_value_info(c, g->outputs[i]);
+        for (uint32_t i = 0; i < g->n_outputs; i++)
+            gp->output[gp->n_output++] = save_value_info(c, g->outputs[i]);
     }
     size_t n_vi = 0;
-    for (uint32_t i = 0; i < g->n_values; i++) n_vi += g->values[i]->has_value_info;
+    for (uint32_t i = 0; i < g->n_values; i++)
+        n_vi += g->values[i]->has_value_info;
     if (n_vi) {
         gp->value_info = salloc(c, n_vi, sizeof *gp->value_info);
         if (!gp->value_info) return NULL;
         for (uint32_t i = 0; i < g->n_values; i++)
-            if (g->values[i]->has_value_info) gp->value_info[gp->n_value_info++] = save_value_info(c, g->values[i]);
+            if (g->values[i]->has_value_info)
+                gp->value_info[gp->n_value_info++] = save_value_info(c, g->values[i]);
     }
     gp->metadata_props = save_kvs(c, g->n_metadata, g->metadata, &gp->n_metadata_props);
     size_t n_qa = 0;
-    for (uint32_t i = 0; i < g->n_opaque; i++) n_qa += g->opaque[i].field_number == 14;
+    for (uint32_t i = 0; i < g->n_opaque; i++)
+        n_qa += g->opaque[i].field_number == 14;
     if (n_qa) {
         gp->quantization_annotation = salloc(c, n_qa, sizeof *gp->quantization_annotation);
         if (!gp->quantization_annotation) return NULL;
         for (uint32_t i = 0; i < g->n_opaque; i++)
             if (g->opaque[i].field_number == 14)
-                gp->quantization_annotation[gp->n_quantization_annotation++] = (Onnx__TensorAnnotation *)reload_opaque(
-                    c, &onnx__tensor_annotation__descriptor, &g->opaque[i].bytes);
+                gp->quantization_annotation[gp->n_quantization_annotation++] =
+                    (Onnx__TensorAnnotation *)reload_opaque(c, &onnx__tensor_annotation__descriptor,
+                                                            &g->opaque[i].bytes);
     }
     return gp;
 }
@@ -445,15 +458,17 @@ pc_status pc_model_save_bytes(const pc_model *m, uint8_t **out, size_t *out_size
     for (int pass = 0; pass < 2; pass++) {
         uint32_t field = pass == 0 ? 20 : 25;
         size_t n = 0;
-        for (uint32_t i = 0; i < m->n_opaque; i++) n += m->opaque[i].field_number == field;
+        for (uint32_t i = 0; i < m->n_opaque; i++)
+            n += m->opaque[i].field_number == field;
         if (!n) continue;
         void **arr = salloc(&c, n, sizeof(void *));
         if (!arr) break;
         size_t k = 0;
         for (uint32_t i = 0; i < m->n_opaque; i++)
             if (m->opaque[i].field_number == field)
-                arr[k++] = reload_opaque(&c, field == 20 ? &onnx__training_info_proto__descriptor
-                                                         : &onnx__function_proto__descriptor,
+                arr[k++] = reload_opaque(&c,
+                                         field == 20 ? &onnx__training_info_proto__descriptor
+                                                     : &onnx__function_proto__descriptor,
                                          &m->opaque[i].bytes);
         if (field == 20) {
             mp.training_info = (Onnx__TrainingInfoProto **)arr;
@@ -466,13 +481,15 @@ pc_status pc_model_save_bytes(const pc_model *m, uint8_t **out, size_t *out_size
     mp.graph = m->graph ? save_graph(&c, m->graph) : NULL;
     pc_status st = PC_OK;
     if (c.failed) {
-        st = err && err->status != PC_OK ? err->status
-                                         : pc_error_set(err, PC_ERR_NOMEM, "out of memory while preparing the save");
+        st = err && err->status != PC_OK
+                 ? err->status
+                 : pc_error_set(err, PC_ERR_NOMEM, "out of memory while preparing the save");
     } else {
         size_t size = protobuf_c_message_get_packed_size(&mp.base);
         uint8_t *buf = malloc(size ? size : 1);
         if (!buf) {
-            st = pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating %zu bytes for the saved model", size);
+            st = pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating %zu bytes for the saved model",
+                              size);
         } else {
             size_t written = protobuf_c_message_pack(&mp.base, buf);
             if (written != size) {
@@ -484,7 +501,8 @@ pc_status pc_model_save_bytes(const pc_model *m, uint8_t **out, size_t *out_size
             }
         }
     }
-    for (size_t i = 0; i < c.n_unpacked; i++) protobuf_c_message_free_unpacked(c.unpacked[i], NULL);
+    for (size_t i = 0; i < c.n_unpacked; i++)
+        protobuf_c_message_free_unpacked(c.unpacked[i], NULL);
     free(c.unpacked);
     pc_arena_free(&c.arena);
     return st;

@@ -9,7 +9,7 @@
 
 #include "core/passes/pass_match.h"
 
-#define MS_DOMAIN   "com.microsoft"
+#define MS_DOMAIN "com.microsoft"
 
 /* activation op, number of params, attribute names and defaults */
 typedef struct activation {
@@ -104,7 +104,8 @@ pc_status pc_pass_fuse_conv_activation(pc_graph *graph, const pc_pass_options *o
             st = pc_graph_remove_node(graph, fused, err);
             continue;
         }
-        /* planted bug (passcheck suite --inject level2-forgets-ep): the ep-assignment property must catch it */
+        /* planted bug (passcheck suite --inject level2-forgets-ep): the ep-assignment property must catch it
+         */
         if (pc_fault_active(PC_FAULT_LEVEL2_FORGETS_EP)) fused->ep = NULL;
         if (pc_graph_move_output(act, 0, fused, 0) != PC_OK) {
             st = pc_error_set(err, PC_ERR_INTERNAL, "moving output of node '%s'", pm_label(act));

@@ -20,7 +20,7 @@
  * outputs are not tiny. */
 #include "core/passes/pass_match.h"
 
-#define MS_DOMAIN   "com.microsoft"
+#define MS_DOMAIN "com.microsoft"
 
 /* ---- quantization parameters
  * --------------------------------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* Helpers every pass shares (declared in pass.h). They encode the propagation rules once: new nodes take the
- * annotation and EP of their source, graph output names survive removals, shared constants are never edited. */
+ * annotation and EP of their source, graph output names survive removals, shared constants are never edited.
+ */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,19 +16,29 @@ bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
     return node->ep == NULL || strcmp(node->ep, opts->provider) == 0;
 }
 
-/* Every op a pass may create, sorted by (domain, op) (as ORT's layout_transformation_potentially_added_ops.h).
- * pc_pass_add_node refuses anything else, and test_passes_pipeline checks every entry runs on the reference executor, so
- * "every op a pass emits is executable there" holds by construction. The layout transformer moves nodes into the
- * internal NHWC domain without creating them; those ops are checked separately (pc_op_is_layout_sensitive). */
+/* Every op a pass may create, sorted by (domain, op) (as ORT's
+ * layout_transformation_potentially_added_ops.h). pc_pass_add_node refuses anything else, and
+ * test_passes_pipeline checks every entry runs on the reference executor, so "every op a pass emits is
+ * executable there" holds by construction. The layout transformer moves nodes into the internal NHWC domain
+ * without creating them; those ops are checked separately (pc_op_is_layout_sensitive). */
 static const struct emittable {
     const char *domain, *op_type;
 } emittable[] = {
-    {"", "Clip"},      {"", "Conv"},         {"", "Gather"},        {"", "Gelu"},
-    {"", "Identity"},  {"", "QLinearConv"},  {"", "QLinearMatMul"}, {"", "Reshape"},
-    {"", "Transpose"}, {"", "Unsqueeze"},
-    {"com.microsoft", "FusedConv"},          {"com.microsoft", "Gelu"},
+    {"", "Clip"},
+    {"", "Conv"},
+    {"", "Gather"},
+    {"", "Gelu"},
+    {"", "Identity"},
+    {"", "QLinearConv"},
+    {"", "QLinearMatMul"},
+    {"", "Reshape"},
+    {"", "Transpose"},
+    {"", "Unsqueeze"},
+    {"com.microsoft", "FusedConv"},
+    {"com.microsoft", "Gelu"},
     {"com.microsoft", "QLinearConvRelu"},
-    {"com.ms.internal.nhwc", "FusedConv"},   {"com.ms.internal.nhwc", "QLinearConv"},
+    {"com.ms.internal.nhwc", "FusedConv"},
+    {"com.ms.internal.nhwc", "QLinearConv"},
 };
 
 static int emittable_cmp(const char *domain, const char *op_type, const struct emittable *e)
@@ -62,12 +73,13 @@ bool pc_pass_may_emit(const char *domain, const char *op_type)
     return false;
 }
 
-pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const char *op_type, const char *domain,
-                          uint32_t n_inputs, pc_value *const *inputs, uint32_t n_outputs, const pc_node *source,
-                          pc_error *err)
+pc_node *pc_pass_add_node(pc_graph *graph, const pc_pass_options *opts, const char *op_type,
+                          const char *domain, uint32_t n_inputs, pc_value *const *inputs, uint32_t n_outputs,
+                          const pc_node *source, pc_error *err)
 {
     if (!pc_pass_may_emit(domain, op_type)) {
-        pc_error_set(err, PC_ERR_INTERNAL, "pass '%s' creates %s%s%s, which is not in the list of ops passes may emit",
+        pc_error_set(err, PC_ERR_INTERNAL,
+                     "pass '%s' creates %s%s%s, which is not in the list of ops passes may emit",
                      opts && opts->pass_name ? opts->pass_name : "?", domain && *domain ? domain : "",
                      domain && *domain ? "." : "", op_type);
         return NULL;
@@ -141,12 +153,13 @@ pc_value *pc_pass_add_ints(pc_graph *graph, const char *hint, size_t n, const in
     int64_t dim = (int64_t)n;
     pc_tensor *t = pc_tensor_create(graph->model, NULL, PC_DTYPE_INT64, 1, &dim, err);
     if (!t) return NULL;
-    for (size_t i = 0; i < n; i++) memcpy((uint8_t *)t->data + i * 8, &values[i], 8); /* raw form is little-endian */
+    for (size_t i = 0; i < n; i++)
+        memcpy((uint8_t *)t->data + i * 8, &values[i], 8); /* raw form is little-endian */
     return pc_pass_add_initializer(graph, hint, t, err);
 }
 
-/* A graph output value can only be re-homed onto the producer of `in` when that producer is a node of this graph
- * and `in` has no role of its own that the move would disturb. */
+/* A graph output value can only be re-homed onto the producer of `in` when that producer is a node of this
+ * graph and `in` has no role of its own that the move would disturb. */
 static bool can_take_over_output(const pc_value *in, const pc_node *node)
 {
     if (!in->producer || in->producer->graph != node->graph) return false;
@@ -154,8 +167,8 @@ static bool can_take_over_output(const pc_value *in, const pc_node *node)
     return in->n_consumers == 1 && in->consumers[0].node == node;
 }
 
-pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index, uint32_t out_index, bool *done,
-                              pc_error *err)
+pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index, uint32_t out_index,
+                              bool *done, pc_error *err)
 {
     *done = false;
     if (in_index >= node->n_inputs || out_index >= node->n_outputs || !node->inputs[in_index] ||
@@ -172,8 +185,8 @@ pc_status pc_pass_bypass_node(pc_graph *graph, pc_node *node, uint32_t in_index,
         uint32_t pi = in->producer_output;
         if (pc_graph_move_output(node, out_index, p, pi) != PC_OK)
             return pc_error_set(err, PC_ERR_INTERNAL, "moving output '%s'", out->name);
-        /* node now produces `in` and reads it: detach that input (its other inputs are released by the dead-node
-         * removal below, which also drops initializers only this node read) */
+        /* node now produces `in` and reads it: detach that input (its other inputs are released by the
+         * dead-node removal below, which also drops initializers only this node read) */
         for (uint32_t i = 0; i < node->n_inputs; i++)
             if (node->inputs[i] == in && pc_node_set_input(node, i, NULL, err) != PC_OK) return err->status;
         if (out->type.kind == PC_TYPE_NONE && in->type.kind != PC_TYPE_NONE &&
@@ -198,9 +211,10 @@ static bool node_is_dead(const pc_node *n)
 pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err)
 {
     if (!node_is_dead(node)) return PC_OK;
-    /* Iterative worklist over producers (a long dead chain must not recurse deeply). It is temporary, so it lives
-     * in malloc'ed memory rather than the model's arena, which passes calling this per node would grow. A removed
-     * node keeps its input array (only the values' use lists change), so its inputs are read after removal. */
+    /* Iterative worklist over producers (a long dead chain must not recurse deeply). It is temporary, so it
+     * lives in malloc'ed memory rather than the model's arena, which passes calling this per node would grow.
+     * A removed node keeps its input array (only the values' use lists change), so its inputs are read after
+     * removal. */
     size_t cap = 16, n = 0;
     pc_node **stack = malloc(cap * sizeof *stack);
     if (!stack) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
@@ -215,8 +229,9 @@ pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err)
             if (!v || pc_value_is_used(v)) continue;
             if (v->producer && v->producer->graph == graph) {
                 if (n == cap) {
-                    pc_node **bigger = cap <= SIZE_MAX / (2 * sizeof *stack) ? realloc(stack, 2 * cap * sizeof *stack)
-                                                                             : NULL;
+                    pc_node **bigger = cap <= SIZE_MAX / (2 * sizeof *stack)
+                                           ? realloc(stack, 2 * cap * sizeof *stack)
+                                           : NULL;
                     if (!bigger) {
                         st = pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
                         break;
@@ -265,7 +280,8 @@ bool pc_value_dims(const pc_value *v, int64_t *dims)
 {
     if (!v) return false;
     if (v->initializer) {
-        for (int32_t i = 0; i < v->initializer->rank; i++) dims[i] = v->initializer->dims[i];
+        for (int32_t i = 0; i < v->initializer->rank; i++)
+            dims[i] = v->initializer->dims[i];
         return true;
     }
     if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank < 0) return false;
@@ -280,7 +296,8 @@ bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n
 {
     if (!t || t->n_elements > cap) return false;
     if (t->dtype == PC_DTYPE_INT64) {
-        for (uint64_t i = 0; i < t->n_elements; i++) memcpy(&out[i], (const uint8_t *)t->data + i * 8, 8);
+        for (uint64_t i = 0; i < t->n_elements; i++)
+            memcpy(&out[i], (const uint8_t *)t->data + i * 8, 8);
     } else if (t->dtype == PC_DTYPE_INT32) {
         for (uint64_t i = 0; i < t->n_elements; i++) {
             int32_t x;
@@ -308,7 +325,8 @@ void pc_pass_unimport_domain(pc_model *model, const char *domain, bool added)
     if (!added) return;
     for (uint32_t i = 0; i < model->n_opsets; i++)
         if (strcmp(model->opsets[i].domain, domain) == 0) {
-            memmove(&model->opsets[i], &model->opsets[i + 1], (model->n_opsets - i - 1) * sizeof model->opsets[0]);
+            memmove(&model->opsets[i], &model->opsets[i + 1],
+                    (model->n_opsets - i - 1) * sizeof model->opsets[0]);
             model->n_opsets--;
             return;
         }
@@ -334,8 +352,8 @@ static bool dies_with(const pc_node *p, pc_node *const *set, size_t n, const pc_
     return true;
 }
 
-/* The closure is almost always a node or two (the inputs a rewrite drops are constants or values read elsewhere);
- * past this many nodes the rewrite is refused rather than searched quadratically. */
+/* The closure is almost always a node or two (the inputs a rewrite drops are constants or values read
+ * elsewhere); past this many nodes the rewrite is refused rather than searched quadratically. */
 enum { MAY_REMOVE_MAX_NODES = 1024 };
 
 pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, const pc_value *keep, bool *ok,
@@ -344,8 +362,9 @@ pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, c
     *ok = false;
     size_t cap = 8, n = 0;
     pc_node **set = malloc(cap * sizeof *set);
-    if (!set) return pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
-                                  root->name ? root->name : root->op_type);
+    if (!set)
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
+                            root->name ? root->name : root->op_type);
     set[n++] = (pc_node *)root;
     bool refused = false;
     for (size_t s = 0; s < n && !refused; s++) {
@@ -353,9 +372,11 @@ pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, c
         for (uint32_t i = 0; i < cur->n_inputs && !refused; i++) {
             const pc_value *v = cur->inputs[i];
             pc_node *p = v && v != keep ? v->producer : NULL;
-            if (!p || p->removed || p->graph != root->graph || set_has(set, n, p) || !dies_with(p, set, n, keep))
+            if (!p || p->removed || p->graph != root->graph || set_has(set, n, p) ||
+                !dies_with(p, set, n, keep))
                 continue;
-            if (!pc_pass_can_modify(opts, p) || !str_eq_or_null(p->ep, root->ep) || n == MAY_REMOVE_MAX_NODES) {
+            if (!pc_pass_can_modify(opts, p) || !str_eq_or_null(p->ep, root->ep) ||
+                n == MAY_REMOVE_MAX_NODES) {
                 refused = true;
                 break;
             }
@@ -363,7 +384,8 @@ pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, c
                 pc_node **bigger = realloc(set, 2 * cap * sizeof *set); /* cap <= MAY_REMOVE_MAX_NODES */
                 if (!bigger) {
                     free(set);
-                    return pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
+                    return pc_error_set(err, PC_ERR_NOMEM,
+                                        "out of memory checking what removing node '%s' removes",
                                         root->name ? root->name : root->op_type);
                 }
                 set = bigger;
@@ -377,8 +399,8 @@ pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, c
     return PC_OK;
 }
 
-pc_status pc_pass_bypass_node_for(pc_graph *graph, const pc_pass_options *opts, pc_node *node, uint32_t in_index,
-                                  uint32_t out_index, bool *done, pc_error *err)
+pc_status pc_pass_bypass_node_for(pc_graph *graph, const pc_pass_options *opts, pc_node *node,
+                                  uint32_t in_index, uint32_t out_index, bool *done, pc_error *err)
 {
     *done = false;
     if (in_index >= node->n_inputs || out_index >= node->n_outputs || !node->inputs[in_index] ||

@@ -1,37 +1,39 @@
 /* The pass pipeline: one table, read top to bottom. Levels 0 and 1 run before partitioning (new nodes keep
  * `layer_ann`), partitioning assigns EPs (with the layout transformer for NHWC-preferring EPs) and clears the
- * annotations, levels 2 and 3 run per EP afterwards (new nodes take their source's EP). Within a level the passes
- * repeat until none changes the graph (bounded), because one rewrite often enables another (ORT #9671). */
+ * annotations, levels 2 and 3 run per EP afterwards (new nodes take their source's EP). Within a level the
+ * passes repeat until none changes the graph (bounded), because one rewrite often enables another (ORT
+ * #9671). */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/ep/ep_internal.h"
 #include "core/passes/pass.h"
 
-/* name, level, again (also runs per EP after partitioning, with level 2: partitioning removes the annotations that
- * kept nodes apart, and the layout transformer and the transpose optimizer leave Identity-like leftovers, constant
- * subgraphs and newly adjacent pairs; without this a second optimize would still find work — the idempotence
- * property), function, preconditions */
-#define PC_PIPELINE(X)                                                                                             \
-    X("eliminate_identity", PC_LEVEL_BASIC, true, pc_pass_eliminate_identity, "")                                  \
-    X("eliminate_dropout", PC_LEVEL_BASIC, true, pc_pass_eliminate_dropout, "")                                    \
-    X("eliminate_cast", PC_LEVEL_BASIC, true, pc_pass_eliminate_cast, "input types known")                         \
-    X("eliminate_slice", PC_LEVEL_BASIC, true, pc_pass_eliminate_slice, "input shapes known")                      \
-    X("eliminate_unsqueeze", PC_LEVEL_BASIC, true, pc_pass_eliminate_unsqueeze, "")                                \
-    X("fold_constants", PC_LEVEL_BASIC, true, pc_pass_fold_constants, "")                                          \
-    X("prune_simple", PC_LEVEL_BASIC, true, pc_pass_prune_simple, "input shapes known")                            \
-    X("remove_dq_q", PC_LEVEL_BASIC, true, pc_pass_remove_dq_q, "")                                                \
-    X("fuse_relu_clip", PC_LEVEL_BASIC, true, pc_pass_fuse_relu_clip, "")                                          \
-    X("fuse_conv_bn", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_bn, "constant weights")                              \
-    X("fuse_conv_add", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_add, "constant weights, output shape known")        \
-    X("fuse_conv_mul", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_mul, "constant weights, output shape known")        \
-    X("fuse_reshape", PC_LEVEL_EXTENDED, true, pc_pass_fuse_reshape, "")                                           \
-    X("fuse_gelu", PC_LEVEL_EXTENDED, true, pc_pass_fuse_gelu, "")                                                 \
-    X("transpose_optimize", PC_LEVEL_EXTENDED, false, pc_transpose_optimize, "shapes help the cost model")         \
-    X("fuse_conv_activation", PC_LEVEL_LAYOUT, false, pc_pass_fuse_conv_activation, "partitioned")                 \
-    X("fuse_qdq_qlinear", PC_LEVEL_LAYOUT, false, pc_pass_fuse_qdq_qlinear, "partitioned, constant Q/DQ parameters")\
-    X("transpose_optimize_ep", PC_LEVEL_LAYOUT, false, pc_transpose_optimize, "partitioned")                       \
-    X("ep_rewrites", PC_LEVEL_EP, false, pc_pass_ep_rewrites, "partitioned")                                       
+/* name, level, again (also runs per EP after partitioning, with level 2: partitioning removes the annotations
+ * that kept nodes apart, and the layout transformer and the transpose optimizer leave Identity-like
+ * leftovers, constant subgraphs and newly adjacent pairs; without this a second optimize would still find
+ * work — the idempotence property), function, preconditions */
+#define PC_PIPELINE(X)                                                                                       \
+    X("eliminate_identity", PC_LEVEL_BASIC, true, pc_pass_eliminate_identity, "")                            \
+    X("eliminate_dropout", PC_LEVEL_BASIC, true, pc_pass_eliminate_dropout, "")                              \
+    X("eliminate_cast", PC_LEVEL_BASIC, true, pc_pass_eliminate_cast, "input types known")                   \
+    X("eliminate_slice", PC_LEVEL_BASIC, true, pc_pass_eliminate_slice, "input shapes known")                \
+    X("eliminate_unsqueeze", PC_LEVEL_BASIC, true, pc_pass_eliminate_unsqueeze, "")                          \
+    X("fold_constants", PC_LEVEL_BASIC, true, pc_pass_fold_constants, "")                                    \
+    X("prune_simple", PC_LEVEL_BASIC, true, pc_pass_prune_simple, "input shapes known")                      \
+    X("remove_dq_q", PC_LEVEL_BASIC, true, pc_pass_remove_dq_q, "")                                          \
+    X("fuse_relu_clip", PC_LEVEL_BASIC, true, pc_pass_fuse_relu_clip, "")                                    \
+    X("fuse_conv_bn", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_bn, "constant weights")                        \
+    X("fuse_conv_add", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_add, "constant weights, output shape known")  \
+    X("fuse_conv_mul", PC_LEVEL_BASIC, true, pc_pass_fuse_conv_mul, "constant weights, output shape known")  \
+    X("fuse_reshape", PC_LEVEL_EXTENDED, true, pc_pass_fuse_reshape, "")                                     \
+    X("fuse_gelu", PC_LEVEL_EXTENDED, true, pc_pass_fuse_gelu, "")                                           \
+    X("transpose_optimize", PC_LEVEL_EXTENDED, false, pc_transpose_optimize, "shapes help the cost model")   \
+    X("fuse_conv_activation", PC_LEVEL_LAYOUT, false, pc_pass_fuse_conv_activation, "partitioned")           \
+    X("fuse_qdq_qlinear", PC_LEVEL_LAYOUT, false, pc_pass_fuse_qdq_qlinear,                                  \
+      "partitioned, constant Q/DQ parameters")                                                               \
+    X("transpose_optimize_ep", PC_LEVEL_LAYOUT, false, pc_transpose_optimize, "partitioned")                 \
+    X("ep_rewrites", PC_LEVEL_EP, false, pc_pass_ep_rewrites, "partitioned")
 
 #define PC_X_ROW(name, level, again, fn, req) {name, level, fn, req, again},
 static const pc_pass_info passes[] = {PC_PIPELINE(PC_X_ROW)};
@@ -90,9 +92,9 @@ pc_status pc_pass_ep_rewrites(pc_graph *graph, const pc_pass_options *opts, bool
 typedef struct run_ctx {
     pc_model *model;
     const pc_optimize_options *opts;
-    /* levels 0/1 run per EP too: the model arrived partitioned (an optimized graph optimized again) and will be
-     * partitioned again, so its passes keep to the rules of the per-EP runs that produced it (one EP per rewrite,
-     * fused nodes their EP runs) and find nothing those runs left */
+    /* levels 0/1 run per EP too: the model arrived partitioned (an optimized graph optimized again) and will
+     * be partitioned again, so its passes keep to the rules of the per-EP runs that produced it (one EP per
+     * rewrite, fused nodes their EP runs) and find nothing those runs left */
     bool early_per_ep;
 } run_ctx;
 
@@ -110,7 +112,8 @@ static pc_status run_on_graph(const pc_pass_info *p, pc_graph *g, const pc_pass_
     bool c = false;
     pc_status st = p->run(g, po, &c, err);
     if (st != PC_OK) return st;
-    /* a pass that appends nodes sorts the graph once itself (pass.h), so it is also valid when called alone */
+    /* a pass that appends nodes sorts the graph once itself (pass.h), so it is also valid when called alone
+     */
     if (c) *changed = true;
     for (pc_node *n = g->first; n; n = n->next)
         for (uint32_t a = 0; a < n->n_attrs; a++) {
@@ -128,7 +131,8 @@ static pc_status run_on_graph(const pc_pass_info *p, pc_graph *g, const pc_pass_
     return PC_OK;
 }
 
-static pc_status after_step(const run_ctx *rc, const char *name, const char *provider, bool changed, pc_error *err)
+static pc_status after_step(const run_ctx *rc, const char *name, const char *provider, bool changed,
+                            pc_error *err)
 {
     if (rc->opts->verify_each_pass) {
         pc_error verr;
@@ -137,7 +141,8 @@ static pc_status after_step(const run_ctx *rc, const char *name, const char *pro
                                 pc_status_name(verr.status), verr.message);
     }
     if (rc->opts->after_pass) {
-        pc_status st = rc->opts->after_pass(rc->opts->after_pass_ctx, name, provider, rc->model, changed, err);
+        pc_status st =
+            rc->opts->after_pass(rc->opts->after_pass_ctx, name, provider, rc->model, changed, err);
         if (st != PC_OK) {
             pc_error_prefix(err, "after pass '%s': ", name);
             return st;
@@ -153,9 +158,10 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
     po->trace = opts->trace;
 }
 
-/* Runs every pass of `level` until a round changes nothing. Before partitioning the passes see every node; after
- * it, each runs once per EP with that EP as provider. */
-static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps, uint32_t n_eps, pc_error *err)
+/* Runs every pass of `level` until a round changes nothing. Before partitioning the passes see every node;
+ * after it, each runs once per EP with that EP as provider. */
+static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps, uint32_t n_eps,
+                           pc_error *err)
 {
     const pc_optimize_options *opts = rc->opts;
     bool per_ep = level >= PC_LEVEL_LAYOUT || rc->early_per_ep;
@@ -199,10 +205,12 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
         opts = &defaults;
     }
     if (opts->level < PC_LEVEL_BASIC || opts->level > PC_LEVEL_MAX)
-        return pc_error_set(err, PC_ERR_USAGE, "optimization level %d is outside 0..%d", opts->level, PC_LEVEL_MAX);
+        return pc_error_set(err, PC_ERR_USAGE, "optimization level %d is outside 0..%d", opts->level,
+                            PC_LEVEL_MAX);
     if (partition) memset(partition, 0, sizeof *partition);
 
-    /* EPs: the caller's list, or the built-in cpu EP alone (static data, so partition results may point at it) */
+    /* EPs: the caller's list, or the built-in cpu EP alone (static data, so partition results may point at
+     * it) */
     const pc_ep *const *eps = opts->eps;
     uint32_t n_eps = opts->n_eps;
     const pc_ep *cpu_only[1] = {pc_ep_builtin_cpu()};

@@ -16,21 +16,21 @@ typedef struct pc_attr_schema {
 } pc_attr_schema;
 
 typedef struct pc_op_schema {
-    const char *domain;  /* "" for ai.onnx */
+    const char *domain; /* "" for ai.onnx */
     const char *op_type;
     int32_t since_version;
     bool deprecated;
-    uint16_t min_inputs, max_inputs;   /* max PC_SCHEMA_VARIADIC: unbounded */
+    uint16_t min_inputs, max_inputs; /* max PC_SCHEMA_VARIADIC: unbounded */
     uint16_t min_outputs, max_outputs;
     uint16_t n_attrs;
     const pc_attr_schema *attrs;
 } pc_op_schema;
 
 typedef struct pc_domain_info {
-    const char *domain;       /* canonical spelling; "" for ai.onnx */
+    const char *domain;           /* canonical spelling; "" for ai.onnx */
     int32_t min_opset, max_opset; /* the versions passcheck accepts in opset_import */
-    bool has_schemas;         /* false: ops are accepted without schema checks (e.g. com.microsoft) */
-    int32_t schema_max_opset; /* newest opset the schema table describes; above it schemas may be stale */
+    bool has_schemas;             /* false: ops are accepted without schema checks (e.g. com.microsoft) */
+    int32_t schema_max_opset;     /* newest opset the schema table describes; above it schemas may be stale */
 } pc_domain_info;
 
 /* The schema version in force for `op_type` in `domain` at `opset` (largest since_version <= opset), or NULL

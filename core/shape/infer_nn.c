@@ -131,8 +131,8 @@ static pc_status conv_like(sh_ctx *c, uint32_t w_input, pc_dtype elem, bool tran
                                (long long)w0->size);
         }
     }
-    /* kernel_shape, when given, has one value per spatial axis and repeats W's spatial dims (the reference and
-     * ORT reject a disagreement, so inference must too) */
+    /* kernel_shape, when given, has one value per spatial axis and repeats W's spatial dims (the reference
+     * and ORT reject a disagreement, so inference must too) */
     size_t n_ks;
     const int64_t *ks = sh_attr_ints(c, "kernel_shape", &n_ks);
     if (ks && n_ks != (size_t)(x.rank - 2))
@@ -140,8 +140,9 @@ static pc_status conv_like(sh_ctx *c, uint32_t w_input, pc_dtype elem, bool tran
                               (int)x.rank - 2);
     for (int32_t i = 0; ks && w_known && i < x.rank - 2; i++)
         if (w.dims[2 + i].kind == PC_DIM_KNOWN && w.dims[2 + i].size != ks[i])
-            return sh_fail_status(c, PC_ERR_ATTRIBUTE, "kernel_shape[%d] is %lld but the weights' dim %d is %lld",
-                                  (int)i, (long long)ks[i], (int)i + 2, (long long)w.dims[2 + i].size);
+            return sh_fail_status(c, PC_ERR_ATTRIBUTE,
+                                  "kernel_shape[%d] is %lld but the weights' dim %d is %lld", (int)i,
+                                  (long long)ks[i], (int)i + 2, (long long)w.dims[2 + i].size);
     int64_t k[PC_MAX_RANK];
     if (kernel_dims(c, w_known ? &w : NULL, x.rank - 2, k)) {
         pc_status st =

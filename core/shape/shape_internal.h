@@ -5,7 +5,6 @@
 
 #include "core/internal.h"
 
-
 /* A shape being built: rank -1 is unknown. Dims reuse pc_dim (symbol strings point into the model's arena).
  */
 typedef struct sh_shape {

@@ -765,7 +765,6 @@ static bool graph_quantizes_output(const pc_graph *g)
     return false;
 }
 
-
 pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *const *inputs,
                                const pc_ort_result *ort, uint32_t *ref_runs, char *msg, size_t msg_size,
                                const char **kind)

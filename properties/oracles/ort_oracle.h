@@ -1,7 +1,7 @@
 /*
  * ort_oracle.h — ONNX Runtime 1.30 (onnxruntime-node) as an outside oracle for the reference executor: the
- * `ort-oracle` property (properties/prop_ort_oracle.c) and the client of the node helper tools/ort/ort_run.js.
- * docs/oracle.md has the tolerance rules and the outcome table.
+ * `ort-oracle` property (properties/prop_ort_oracle.c) and the client of the node helper
+ * tools/ort/ort_run.js. docs/oracle.md has the tolerance rules and the outcome table.
  *
  * Worked example: run a model on ORT and compare with the reference outputs.
  *
@@ -80,10 +80,10 @@ pc_prop_outcome pc_ort_compare_outputs(const pc_model *m, pc_data *const *ref, c
 /* After pc_ort_compare_outputs failed on `m` run with `inputs` (msg and kind hold its verdict): re-runs the
  * reference to tell the explained differences from a disagreement (docs/oracle.md). PC_PROP_PASS when every
  * differing element is a QuantizeLinear output one step apart at a rounding tie of its float input;
- * PC_PROP_SKIP with kind "ort-resize-length" (msg: the spec reference; ORT cannot judge a case where it departs
- * from the spec) when the reference run with ORT's reading of Resize's length_resized agrees with ORT;
- * otherwise PC_PROP_FAIL with msg and kind unchanged.
- * *ref_runs (NULL: not counted) grows by the reference runs made. */
+ * PC_PROP_SKIP with kind "ort-resize-length" (msg: the spec reference; ORT cannot judge a case where it
+ * departs from the spec) when the reference run with ORT's reading of Resize's length_resized agrees with
+ * ORT; otherwise PC_PROP_FAIL with msg and kind unchanged. *ref_runs (NULL: not counted) grows by the
+ * reference runs made. */
 pc_prop_outcome pc_ort_explain(const pc_model *m, uint32_t n_inputs, pc_data *const *inputs,
                                const pc_ort_result *ort, uint32_t *ref_runs, char *msg, size_t msg_size,
                                const char **kind);

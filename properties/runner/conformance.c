@@ -1,9 +1,9 @@
 /* The ONNX backend test runner (conformance.h): finding cases, running each in a forked child with a deadline
  * (proc.h), comparing, expectations and errata, per-op statistics, and the JSON/JUnit/expectation files.
  *
- * The child streams two frames to the parent: the model's op list as soon as the model is loaded (so a case that
- * crashes later still counts in the per-op statistics), then the result. Cases run one after another, in a fixed
- * order, so the output is deterministic. */
+ * The child streams two frames to the parent: the model's op list as soon as the model is loaded (so a case
+ * that crashes later still counts in the per-op statistics), then the result. Cases run one after another, in
+ * a fixed order, so the output is deterministic. */
 #include "properties/runner/conformance.h"
 
 #include <dirent.h>
@@ -26,8 +26,8 @@
 #define NOTE_PREFIX "passcheck conformance: "
 
 static const double CONFORMANCE_RTOL = 1e-3, CONFORMANCE_ATOL = 1e-7; /* ONNX backend-test defaults */
-/* A child's result stream is small (ops, a message, a few numbers per failing output); anything far larger is a
- * runaway child, not a result. */
+/* A child's result stream is small (ops, a message, a few numbers per failing output); anything far larger is
+ * a runaway child, not a result. */
 enum { MAX_RESULT_BYTES = 16 << 20 };
 /* Folders and files of one case are numbered; more than this is not backend test data. */
 enum { MAX_DATA_INDEX = 100000 };
@@ -43,12 +43,13 @@ typedef enum outcome {
     OUTCOME_LOAD_ERROR,
     OUTCOME_RUN_ERROR,
     OUTCOME_UNSUPPORTED,
-    OUTCOME_ERRATUM, /* the recorded outputs are known to be wrong (listed with a reason in an --errata file) */
+    OUTCOME_ERRATUM, /* the recorded outputs are known to be wrong (listed with a reason in an --errata file)
+                      */
     OUTCOME_COUNT
 } outcome;
 
-static const char *const outcome_names[OUTCOME_COUNT] = {"passed",    "differs",     "shape",  "type", "load-error",
-                                                         "run-error", "unsupported", "erratum"};
+static const char *const outcome_names[OUTCOME_COUNT] = {"passed",     "differs",   "shape",       "type",
+                                                         "load-error", "run-error", "unsupported", "erratum"};
 
 static bool outcome_is_skip(outcome o)
 {
@@ -109,7 +110,8 @@ typedef struct case_result {
 static void case_result_free(case_result *r)
 {
     pc_str_list_free(&r->ops);
-    for (size_t i = 0; i < r->n_failures; i++) free(r->failures[i].name);
+    for (size_t i = 0; i < r->n_failures; i++)
+        free(r->failures[i].name);
     free(r->failures);
     r->failures = NULL;
     r->n_failures = 0;
@@ -152,7 +154,8 @@ enum { CHUNK_OPS = 0x3153504f /* "OPS1" */, CHUNK_RESULT = 0x31534552 /* "RES1" 
 static void encode_ops(pc_wbuf *b, const pc_str_list *ops)
 {
     pc_wb_u32(b, (uint32_t)ops->n);
-    for (size_t i = 0; i < ops->n; i++) pc_wb_str(b, ops->items[i]);
+    for (size_t i = 0; i < ops->n; i++)
+        pc_wb_str(b, ops->items[i]);
 }
 
 static void encode_result(pc_wbuf *b, const case_result *r)
@@ -246,7 +249,8 @@ static bool collect_ops(const pc_graph *g, pc_str_list *ops, unsigned depth)
         if (!name) return false;
         snprintf(name, len, "%s%s%s", standard ? "" : domain, standard ? "" : ":", n->op_type);
         bool seen = false;
-        for (size_t i = 0; i < ops->n && !seen; i++) seen = strcmp(ops->items[i], name) == 0;
+        for (size_t i = 0; i < ops->n && !seen; i++)
+            seen = strcmp(ops->items[i], name) == 0;
         bool ok = seen || pc_str_list_push(ops, name);
         free(name);
         if (!ok) return false;
@@ -329,8 +333,9 @@ static bool count_data_files(const char *dir, const char *prefix, uint32_t *coun
     bool ok = true;
     for (size_t i = 0; i < l.n && ok; i++)
         if (l.items[i] != (long)i) {
-            snprintf(why, why_size, "%s: %s%ld.pb without %s%zu.pb (files must be numbered from 0 without gaps)",
-                     dir, prefix, l.items[i], prefix, i);
+            snprintf(why, why_size,
+                     "%s: %s%ld.pb without %s%zu.pb (files must be numbered from 0 without gaps)", dir,
+                     prefix, l.items[i], prefix, i);
             ok = false;
         }
     *count = (uint32_t)l.n;
@@ -338,8 +343,8 @@ static bool count_data_files(const char *dir, const char *prefix, uint32_t *coun
     return ok;
 }
 
-/* The name inside a TensorProto data file (backend test data names its tensors after the graph inputs), via the
- * loader with a scratch owner. NULL when the file has none or is not a TensorProto. */
+/* The name inside a TensorProto data file (backend test data names its tensors after the graph inputs), via
+ * the loader with a scratch owner. NULL when the file has none or is not a TensorProto. */
 static char *tensor_file_name(const char *path)
 {
     pc_model *scratch;
@@ -347,7 +352,8 @@ static char *tensor_file_name(const char *path)
     if (pc_model_create(&scratch, &err) != PC_OK) return NULL;
     pc_tensor *t = NULL;
     char *name = NULL;
-    if (pc_tensor_load_file(scratch, path, &t, &err) == PC_OK && t->name && t->name[0]) name = strdup(t->name);
+    if (pc_tensor_load_file(scratch, path, &t, &err) == PC_OK && t->name && t->name[0])
+        name = strdup(t->name);
     pc_model_free(scratch);
     return name;
 }
@@ -387,8 +393,8 @@ static bool run_data_set(const data_set_ctx *c)
         return false;
     }
     if (n_out > g->n_outputs) {
-        set_outcome(res, OUTCOME_LOAD_ERROR, "%s has %u output files, the graph has %u outputs", c->dir, n_out,
-                    g->n_outputs);
+        set_outcome(res, OUTCOME_LOAD_ERROR, "%s has %u output files, the graph has %u outputs", c->dir,
+                    n_out, g->n_outputs);
         return false;
     }
     /* The graph inputs the files feed, as pc_ref_run maps positional inputs: all graph inputs when the counts
@@ -446,15 +452,16 @@ static bool run_data_set(const data_set_ctx *c)
     }
     if (settled) goto done;
 
-    /* By name when every file names a distinct graph input that takes a tensor and every input left over has an
-     * initializer: the full list in graph-input order, initializers feeding the rest. Otherwise positional. */
+    /* By name when every file names a distinct graph input that takes a tensor and every input left over has
+     * an initializer: the full list in graph-input order, initializers feeding the rest. Otherwise
+     * positional. */
     bool use_names = n_in > 0;
     for (uint32_t k = 0; k < n_in && use_names; k++) {
         use_names = false;
         if (!names[k]) break;
         for (uint32_t i = 0; i < g->n_inputs; i++)
-            if (g->inputs[i]->name && strcmp(g->inputs[i]->name, names[k]) == 0 && !by_name[i] && inputs[k]->kind == PC_TYPE_TENSOR &&
-                type_is_tensor_or_unknown(&g->inputs[i]->type)) {
+            if (g->inputs[i]->name && strcmp(g->inputs[i]->name, names[k]) == 0 && !by_name[i] &&
+                inputs[k]->kind == PC_TYPE_TENSOR && type_is_tensor_or_unknown(&g->inputs[i]->type)) {
                 by_name[i] = pc_data_ref(inputs[k]);
                 use_names = true;
                 break;
@@ -493,10 +500,14 @@ static bool run_data_set(const data_set_ctx *c)
     char message[sizeof res->message] = "";
     for (uint32_t k = 0; k < n_out; k++) {
         pc_compare_result cmp;
-        pc_compare_outcome co = pc_data_compare(expected[k], outputs[k], CONFORMANCE_RTOL, CONFORMANCE_ATOL, &cmp);
+        pc_compare_outcome co =
+            pc_data_compare(expected[k], outputs[k], CONFORMANCE_RTOL, CONFORMANCE_ATOL, &cmp);
         if (co == PC_COMPARE_EQUAL) continue;
-        outcome o = co == PC_COMPARE_TYPE ? OUTCOME_TYPE : co == PC_COMPARE_SHAPE ? OUTCOME_SHAPE : OUTCOME_DIFFERS;
-        if (worst == OUTCOME_PASSED || o == OUTCOME_TYPE || (o == OUTCOME_SHAPE && worst == OUTCOME_DIFFERS)) worst = o;
+        outcome o = co == PC_COMPARE_TYPE    ? OUTCOME_TYPE
+                    : co == PC_COMPARE_SHAPE ? OUTCOME_SHAPE
+                                             : OUTCOME_DIFFERS;
+        if (worst == OUTCOME_PASSED || o == OUTCOME_TYPE || (o == OUTCOME_SHAPE && worst == OUTCOME_DIFFERS))
+            worst = o;
         const char *name = g->outputs[k]->name ? g->outputs[k]->name : "";
         if (!add_failure(res, c->set_index, k, name, &cmp)) {
             set_outcome(res, OUTCOME_RUN_ERROR, "out of memory recording a failure");
@@ -513,10 +524,14 @@ static bool run_data_set(const data_set_ctx *c)
     }
 done:
     if (outputs) pc_ref_free_outputs(c->model, outputs);
-    for (uint32_t k = 0; inputs && k < n_in; k++) pc_data_unref(inputs[k]);
-    for (uint32_t k = 0; names && k < n_in; k++) free(names[k]);
-    for (uint32_t k = 0; expected && k < n_out; k++) pc_data_unref(expected[k]);
-    for (uint32_t i = 0; by_name && i < g->n_inputs; i++) pc_data_unref(by_name[i]);
+    for (uint32_t k = 0; inputs && k < n_in; k++)
+        pc_data_unref(inputs[k]);
+    for (uint32_t k = 0; names && k < n_in; k++)
+        free(names[k]);
+    for (uint32_t k = 0; expected && k < n_out; k++)
+        pc_data_unref(expected[k]);
+    for (uint32_t i = 0; by_name && i < g->n_inputs; i++)
+        pc_data_unref(by_name[i]);
     free(fed_inputs);
     free(inputs);
     free(names);
@@ -533,8 +548,8 @@ static void test_hooks(const char *case_name)
     if (hang && strcmp(hang, case_name) == 0) pc_proc_test_hang();
 }
 
-/* optimize_level >= 0: every model goes through the pass pipeline before it runs, so the backend data checks the
- * passes too. */
+/* optimize_level >= 0: every model goes through the pass pipeline before it runs, so the backend data checks
+ * the passes too. */
 static bool optimize_case(pc_model *model, const pc_conformance_options *co, case_result *res)
 {
     if (co->optimize_level < 0) return true;
@@ -552,8 +567,8 @@ static bool optimize_case(pc_model *model, const pc_conformance_options *co, cas
     return true;
 }
 
-static void evaluate_case(const char *dir, const char *case_name, const pc_conformance_options *co, case_result *res,
-                          int fd)
+static void evaluate_case(const char *dir, const char *case_name, const pc_conformance_options *co,
+                          case_result *res, int fd)
 {
     char *model_path = pc_path_join(dir, "model.onnx");
     pc_model *model = NULL;
@@ -657,15 +672,18 @@ static void run_case(conf_case *c, const pc_conformance_options *o)
         set_outcome(res, OUTCOME_RUN_ERROR, "the child sent more than %d bytes of results (child killed)",
                     MAX_RESULT_BYTES);
     } else if (ex.end == PC_PROC_SIGNALED) {
-        set_outcome(res, OUTCOME_RUN_ERROR, "crashed: child killed by signal %d (%s)", ex.code, strsignal(ex.code));
+        set_outcome(res, OUTCOME_RUN_ERROR, "crashed: child killed by signal %d (%s)", ex.code,
+                    strsignal(ex.code));
     } else if (ex.code != 0) {
-        /* a sanitizer report (on stderr above) ends the child with a non-zero status, possibly after its result */
+        /* a sanitizer report (on stderr above) ends the child with a non-zero status, possibly after its
+         * result */
         const char *reported = have_result ? outcome_names[res->outcome] : NULL;
         set_outcome(res, OUTCOME_RUN_ERROR, "child exited with status %d %s%s%s", ex.code,
                     reported ? "after reporting '" : "without a result", reported ? reported : "",
                     reported ? "' (see its stderr)" : " (see its stderr)");
     } else if (!have_result) {
-        set_outcome(res, OUTCOME_RUN_ERROR, "the child exited without a complete result (%zu bytes received)", p.len);
+        set_outcome(res, OUTCOME_RUN_ERROR, "the child exited without a complete result (%zu bytes received)",
+                    p.len);
     }
     pc_proc_free(&p);
 }
@@ -693,14 +711,16 @@ static bool has_model(const char *dir)
 }
 
 /* The case name: the last two components of the path made absolute and normalized lexically ("." and ".."
- * resolved, symlinks kept), so "node/test_abs" whether the folder was given as ., ../test_abs or a full path. */
+ * resolved, symlinks kept), so "node/test_abs" whether the folder was given as ., ../test_abs or a full path.
+ */
 static char *case_name_of(const char *dir)
 {
     char *absolute = NULL;
     if (dir[0] == '/') {
         absolute = strdup(dir);
     } else {
-        char *cwd = getcwd(NULL, 0); /* glibc allocates; POSIX leaves a NULL buffer unspecified, Linux is the host */
+        char *cwd =
+            getcwd(NULL, 0); /* glibc allocates; POSIX leaves a NULL buffer unspecified, Linux is the host */
         if (cwd) absolute = pc_path_join(cwd, dir);
         free(cwd);
     }
@@ -760,15 +780,17 @@ static int conf_case_cmp(const void *a, const void *b)
     return strcmp(((const conf_case *)a)->name, ((const conf_case *)b)->name);
 }
 
-/* Adds DIR itself when it holds model.onnx, else each immediate subfolder that does (sorted by name). A DIR that
- * cannot be read or holds no case is a usage error. */
+/* Adds DIR itself when it holds model.onnx, else each immediate subfolder that does (sorted by name). A DIR
+ * that cannot be read or holds no case is a usage error. */
 static pc_status discover(const char *dir, case_list *cases, pc_error *err)
 {
     struct stat sb;
-    if (stat(dir, &sb) != 0) return pc_error_set(err, PC_ERR_USAGE, "cannot read DIR '%s': %s", dir, strerror(errno));
+    if (stat(dir, &sb) != 0)
+        return pc_error_set(err, PC_ERR_USAGE, "cannot read DIR '%s': %s", dir, strerror(errno));
     if (!S_ISDIR(sb.st_mode)) return pc_error_set(err, PC_ERR_USAGE, "DIR '%s' is not a directory", dir);
     if (has_model(dir))
-        return case_push(cases, dir) ? PC_OK : pc_error_set(err, PC_ERR_NOMEM, "out of memory listing %s", dir);
+        return case_push(cases, dir) ? PC_OK
+                                     : pc_error_set(err, PC_ERR_NOMEM, "out of memory listing %s", dir);
     DIR *d = opendir(dir);
     if (!d) return pc_error_set(err, PC_ERR_USAGE, "cannot read DIR '%s': %s", dir, strerror(errno));
     size_t before = cases->n;
@@ -778,14 +800,15 @@ static pc_status discover(const char *dir, case_list *cases, pc_error *err)
         if (e->d_name[0] == '.') continue;
         char *sub = pc_path_join(dir, e->d_name);
         struct stat ss;
-        oom = !sub || (stat(sub, &ss) == 0 && S_ISDIR(ss.st_mode) && has_model(sub) && !case_push(cases, sub));
+        oom =
+            !sub || (stat(sub, &ss) == 0 && S_ISDIR(ss.st_mode) && has_model(sub) && !case_push(cases, sub));
         free(sub);
     }
     closedir(d);
     if (oom) return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing %s", dir);
     if (cases->n == before)
-        return pc_error_set(err, PC_ERR_USAGE, "no test cases in '%s' (no model.onnx in it or in its subdirectories)",
-                            dir);
+        return pc_error_set(err, PC_ERR_USAGE,
+                            "no test cases in '%s' (no model.onnx in it or in its subdirectories)", dir);
     qsort(cases->items + before, cases->n - before, sizeof *cases->items, conf_case_cmp);
     return PC_OK;
 }
@@ -823,8 +846,8 @@ static void expectations_free(expectation_list *l)
 
 /* Reads 'case outcome' lines (--expect) or 'case outcome reason...' lines (--errata, the reason is required).
  * A file that cannot be read is PC_ERR_IO, a malformed one PC_ERR_VALUE with the line at fault. */
-static pc_status expectations_load(const char *path, const char *option, bool with_reason, expectation_list *l,
-                                   pc_error *err)
+static pc_status expectations_load(const char *path, const char *option, bool with_reason,
+                                   expectation_list *l, pc_error *err)
 {
     FILE *f = fopen(path, "r");
     if (!f) return pc_error_set(err, PC_ERR_IO, "cannot open %s file %s: %s", option, path, strerror(errno));
@@ -841,15 +864,17 @@ static pc_status expectations_load(const char *path, const char *option, bool wi
         if (!name) continue;
         char *word = strtok_r(NULL, " \t\r\n", &save);
         char *extra = word ? strtok_r(NULL, with_reason ? "\r\n" : " \t\r\n", &save) : NULL;
-        while (extra && (*extra == ' ' || *extra == '\t')) extra++;
+        while (extra && (*extra == ' ' || *extra == '\t'))
+            extra++;
         outcome o;
         bool reason_ok = with_reason ? extra && *extra : !extra;
         if (!word || !reason_ok || !outcome_parse(word, &o) || (with_reason && !outcome_is_failure(o))) {
             rc = pc_error_set(err, PC_ERR_VALUE,
-                              with_reason ? "%s:%u: expected 'case_name outcome reason' with outcome one of "
-                                            "differs, shape, type, load-error, run-error and a reason"
-                                          : "%s:%u: expected 'case_name outcome' with outcome one of passed, "
-                                            "differs, shape, type, load-error, run-error, unsupported, erratum",
+                              with_reason
+                                  ? "%s:%u: expected 'case_name outcome reason' with outcome one of "
+                                    "differs, shape, type, load-error, run-error and a reason"
+                                  : "%s:%u: expected 'case_name outcome' with outcome one of passed, "
+                                    "differs, shape, type, load-error, run-error, unsupported, erratum",
                               path, line_no);
             break;
         }
@@ -879,10 +904,11 @@ static pc_status expectations_load(const char *path, const char *option, bool wi
     if (l->n) qsort(l->items, l->n, sizeof *l->items, expectation_cmp);
     for (size_t i = 1; i < l->n; i++)
         if (strcmp(l->items[i - 1].name, l->items[i].name) == 0) {
-            return pc_error_set(err, PC_ERR_VALUE, "%s:%u: case %s is listed again (first on line %u)", path,
-                                l->items[i].line > l->items[i - 1].line ? l->items[i].line : l->items[i - 1].line,
-                                l->items[i].name,
-                                l->items[i].line > l->items[i - 1].line ? l->items[i - 1].line : l->items[i].line);
+            return pc_error_set(
+                err, PC_ERR_VALUE, "%s:%u: case %s is listed again (first on line %u)", path,
+                l->items[i].line > l->items[i - 1].line ? l->items[i].line : l->items[i - 1].line,
+                l->items[i].name,
+                l->items[i].line > l->items[i - 1].line ? l->items[i - 1].line : l->items[i].line);
         }
     return PC_OK;
 }
@@ -913,11 +939,13 @@ struct pc_conformance {
 void pc_conformance_write_expectations(FILE *out, const void *ctx)
 {
     const pc_conformance *s = ctx;
-    fprintf(out, "# passcheck conformance outcomes with the %s executor: one 'case outcome' per line.\n"
-                 "# Outcomes: passed, differs, shape, type, load-error, run-error, unsupported, erratum.\n"
-                 "# Written by 'passcheck conformance --write-expect FILE DIR...'; changes are reviewed in the diff.\n"
-                 "# %zu passed, %zu failed, %zu skipped\n",
-            s->o.executor, s->passed, s->failed, s->skipped);
+    fprintf(
+        out,
+        "# passcheck conformance outcomes with the %s executor: one 'case outcome' per line.\n"
+        "# Outcomes: passed, differs, shape, type, load-error, run-error, unsupported, erratum.\n"
+        "# Written by 'passcheck conformance --write-expect FILE DIR...'; changes are reviewed in the diff.\n"
+        "# %zu passed, %zu failed, %zu skipped\n",
+        s->o.executor, s->passed, s->failed, s->skipped);
     for (size_t i = 0; i < s->cases.n; i++)
         fprintf(out, "%s %s\n", s->cases.items[i].name, outcome_names[s->cases.items[i].res.outcome]);
 }
@@ -952,7 +980,8 @@ void pc_conformance_write_json(FILE *out, const void *ctx)
         for (size_t k = 0; k < c->res.n_failures; k++) {
             const output_failure *f = &c->res.failures[k];
             static const char *const cmp_names[] = {"equal", "differs", "shape", "type"};
-            fprintf(out, "%s{\"data_set\": %u, \"index\": %u, \"name\": ", k ? ", " : "", f->data_set, f->index);
+            fprintf(out, "%s{\"data_set\": %u, \"index\": %u, \"name\": ", k ? ", " : "", f->data_set,
+                    f->index);
             pc_json_string(out, f->name);
             fprintf(out, ", \"outcome\": \"%s\", \"max_abs_error\": ", cmp_names[f->cmp.outcome]);
             json_number(out, f->cmp.max_abs_error);
@@ -968,9 +997,12 @@ void pc_conformance_write_json(FILE *out, const void *ctx)
         }
         fprintf(out, "]}%s\n", i + 1 < s->cases.n ? "," : "");
     }
-    fprintf(out, " ],\n \"summary\": {\"cases\": %zu, \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu, \"seconds\": %.3f",
+    fprintf(out,
+            " ],\n \"summary\": {\"cases\": %zu, \"passed\": %zu, \"failed\": %zu, \"skipped\": %zu, "
+            "\"seconds\": %.3f",
             s->cases.n, s->passed, s->failed, s->skipped, s->seconds);
-    for (int o = 0; o < OUTCOME_COUNT; o++) fprintf(out, ", \"%s\": %zu", outcome_names[o], s->counts[o]);
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        fprintf(out, ", \"%s\": %zu", outcome_names[o], s->counts[o]);
     fputs("}}\n", out);
 }
 
@@ -979,9 +1011,10 @@ void pc_conformance_write_junit(FILE *out, const void *ctx)
     const pc_conformance *s = ctx;
     size_t errors = s->counts[OUTCOME_LOAD_ERROR] + s->counts[OUTCOME_RUN_ERROR];
     size_t failures = s->counts[OUTCOME_DIFFERS] + s->counts[OUTCOME_SHAPE] + s->counts[OUTCOME_TYPE];
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-                 "<testsuite name=\"passcheck conformance (%s)\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-                 "skipped=\"%zu\" time=\"%.3f\">\n",
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+            "<testsuite name=\"passcheck conformance (%s)\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+            "skipped=\"%zu\" time=\"%.3f\">\n",
             s->o.executor, s->cases.n, failures, errors, s->skipped, s->seconds);
     for (size_t i = 0; i < s->cases.n; i++) {
         const conf_case *c = &s->cases.items[i];
@@ -1003,9 +1036,9 @@ void pc_conformance_write_junit(FILE *out, const void *ctx)
             fputs("/>\n", out);
             continue;
         }
-        const char *element = outcome_is_skip(o)                                    ? "skipped"
+        const char *element = outcome_is_skip(o)                                  ? "skipped"
                               : o == OUTCOME_LOAD_ERROR || o == OUTCOME_RUN_ERROR ? "error"
-                                                                                    : "failure";
+                                                                                  : "failure";
         fprintf(out, ">\n    <%s type=\"%s\" message=\"", element, outcome_names[o]);
         pc_xml_escape(out, c->res.message, PC_XML_ATTRIBUTE);
         fputs("\">", out);
@@ -1072,8 +1105,8 @@ static void print_op_stats(const case_list *cases)
     printf("per-op results (%zu ops):\n  %-36s %6s %6s %6s %11s\n", n, "op", "cases", "passed", "failed",
            "unsupported");
     for (size_t j = 0; j < n; j++)
-        printf("  %-36s %6zu %6zu %6zu %11zu\n", stats[j].op, stats[j].cases, stats[j].passed, stats[j].failed,
-               stats[j].unsupported);
+        printf("  %-36s %6zu %6zu %6zu %11zu\n", stats[j].op, stats[j].cases, stats[j].passed,
+               stats[j].failed, stats[j].unsupported);
 out:
     free(stats);
 }
@@ -1081,9 +1114,9 @@ out:
 /* ---------------------------------------------------------------------------------------------------------------
  * The run.
  */
-/* A case listed in the --errata file whose outcome is the listed one becomes "erratum" (a skip, not a failure),
- * with the reason in front of the message. Any other outcome stands: a fixed erratum shows up as passed, a new
- * kind of failure as that failure. */
+/* A case listed in the --errata file whose outcome is the listed one becomes "erratum" (a skip, not a
+ * failure), with the reason in front of the message. Any other outcome stands: a fixed erratum shows up as
+ * passed, a new kind of failure as that failure. */
 static void apply_erratum(conf_case *c, expectation_list *errata)
 {
     expectation *e = expectation_find(errata, c->name);
@@ -1098,7 +1131,8 @@ static void apply_erratum(conf_case *c, expectation_list *errata)
     set_outcome(&c->res, OUTCOME_ERRATUM, "data erratum (%s): %s", e->reason, was);
 }
 
-/* Compares the outcomes with the expectation file and prints every mismatch. Returns the number of mismatches. */
+/* Compares the outcomes with the expectation file and prints every mismatch. Returns the number of
+ * mismatches. */
 static size_t check_expectations(const case_list *cases, expectation_list *expect, const char *path,
                                  const regex_t *filter)
 {
@@ -1107,7 +1141,8 @@ static size_t check_expectations(const case_list *cases, expectation_list *expec
         const conf_case *c = &cases->items[i];
         expectation *e = expectation_find(expect, c->name);
         if (!e) {
-            printf("EXPECTATION %s: not listed in %s, got %s\n", c->name, path, outcome_names[c->res.outcome]);
+            printf("EXPECTATION %s: not listed in %s, got %s\n", c->name, path,
+                   outcome_names[c->res.outcome]);
             mismatches++;
             continue;
         }
@@ -1122,8 +1157,8 @@ static size_t check_expectations(const case_list *cases, expectation_list *expec
     for (size_t i = 0; i < expect->n; i++) {
         const expectation *e = &expect->items[i];
         if (e->seen || (filter && regexec(filter, e->name, 0, NULL, 0) != 0)) continue;
-        printf("EXPECTATION %s: listed in %s (line %u, %s) but no such case was run\n", e->name, path, e->line,
-               outcome_names[e->outcome]);
+        printf("EXPECTATION %s: listed in %s (line %u, %s) but no such case was run\n", e->name, path,
+               e->line, outcome_names[e->outcome]);
         mismatches++;
     }
     return mismatches;
@@ -1194,8 +1229,10 @@ pc_status pc_conformance_open(const pc_conformance_options *o, const char *const
                                   all.items[i].dir, all.items[j].dir);
                 goto done;
             }
-    if (o->expect && (st = expectations_load(o->expect, "--expect", false, &c->expect, err)) != PC_OK) goto done;
-    if (o->errata && (st = expectations_load(o->errata, "--errata", true, &c->errata, err)) != PC_OK) goto done;
+    if (o->expect && (st = expectations_load(o->expect, "--expect", false, &c->expect, err)) != PC_OK)
+        goto done;
+    if (o->errata && (st = expectations_load(o->errata, "--errata", true, &c->errata, err)) != PC_OK)
+        goto done;
 
     /* The selected cases move to c->cases; the rest are released now. */
     c->cases.items = calloc(all.n ? all.n : 1, sizeof *c->cases.items);
@@ -1226,7 +1263,8 @@ done:
 int pc_conformance_run(pc_conformance *c)
 {
     const pc_conformance_options *o = &c->o;
-    if (c->have_filter && !c->cases.n) fprintf(stderr, NOTE_PREFIX "no case matches --filter '%s'\n", o->filter);
+    if (c->have_filter && !c->cases.n)
+        fprintf(stderr, NOTE_PREFIX "no case matches --filter '%s'\n", o->filter);
     double t0 = pc_now_seconds();
     for (size_t i = 0; i < c->cases.n; i++) {
         conf_case *k = &c->cases.items[i];
@@ -1250,10 +1288,11 @@ int pc_conformance_run(pc_conformance *c)
     printf("conformance: %zu cases, %s executor, %.2f s\n", c->cases.n, o->executor, c->seconds);
     printf("%zu passed, %zu failed, %zu skipped\n", c->passed, c->failed, c->skipped);
     if (!o->expect) return c->failed || (o->strict && c->skipped) ? PC_EXIT_CHECK_FAILED : PC_EXIT_OK;
-    size_t mismatches = check_expectations(&c->cases, &c->expect, o->expect, c->have_filter ? &c->filter : NULL);
+    size_t mismatches =
+        check_expectations(&c->cases, &c->expect, o->expect, c->have_filter ? &c->filter : NULL);
     if (mismatches)
-        printf("expectations: %zu mismatches against %s (update it deliberately with --write-expect)\n", mismatches,
-               o->expect);
+        printf("expectations: %zu mismatches against %s (update it deliberately with --write-expect)\n",
+               mismatches, o->expect);
     else
         printf("expectations: all %zu outcomes as listed in %s\n", c->cases.n, o->expect);
     return mismatches ? PC_EXIT_CHECK_FAILED : PC_EXIT_OK;

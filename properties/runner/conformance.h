@@ -15,9 +15,9 @@
  *     pc_conformance_write_json(f, run);           // also _junit, _expectations: pc_file_fill-shaped
  *     pc_conformance_free(run);
  *
- * Test hooks (only read when set; tests/conformance/run_crash_hang.sh): PC_CONFORMANCE_TEST_CRASH=<case> makes
- * that case's child die of SIGSEGV right after it sent its op list, PC_CONFORMANCE_TEST_HANG=<case> makes it
- * hang until killed.
+ * Test hooks (only read when set; tests/conformance/run_crash_hang.sh): PC_CONFORMANCE_TEST_CRASH=<case>
+ * makes that case's child die of SIGSEGV right after it sent its op list, PC_CONFORMANCE_TEST_HANG=<case>
+ * makes it hang until killed.
  */
 #ifndef PC_RUNNER_CONFORMANCE_H
 #define PC_RUNNER_CONFORMANCE_H
@@ -28,18 +28,18 @@
 
 #include "core/passcheck.h"
 
-#define PC_CONFORMANCE_DEFAULT_TIMEOUT 60.0           /* seconds per case */
-#define PC_CONFORMANCE_MAX_TIMEOUT (7.0 * 24 * 3600) /* a week: beyond is a typo */
+#define PC_CONFORMANCE_DEFAULT_TIMEOUT 60.0              /* seconds per case */
+#define PC_CONFORMANCE_MAX_TIMEOUT     (7.0 * 24 * 3600) /* a week: beyond is a typo */
 
 typedef struct pc_conformance_options {
-    const char *executor; /* only "reference" today */
-    const char *filter;   /* POSIX extended regex over case names ("node/test_abs"); NULL: every case */
-    const char *expect;   /* 'case outcome' per line: the run is checked against it; NULL: none */
-    const char *errata;   /* 'case outcome reason' per line: those outcomes become skips; NULL: none */
-    double timeout;       /* seconds per case; the child is killed after it (a run-error) */
-    bool strict;          /* unsupported cases fail the run too */
-    bool quiet;           /* no SKIP lines, no per-op table */
-    int optimize_level;   /* >= 0: the pass pipeline up to this level first, verified after every pass */
+    const char *executor;    /* only "reference" today */
+    const char *filter;      /* POSIX extended regex over case names ("node/test_abs"); NULL: every case */
+    const char *expect;      /* 'case outcome' per line: the run is checked against it; NULL: none */
+    const char *errata;      /* 'case outcome reason' per line: those outcomes become skips; NULL: none */
+    double timeout;          /* seconds per case; the child is killed after it (a run-error) */
+    bool strict;             /* unsupported cases fail the run too */
+    bool quiet;              /* no SKIP lines, no per-op table */
+    int optimize_level;      /* >= 0: the pass pipeline up to this level first, verified after every pass */
     const pc_ep *const *eps; /* with optimize_level >= 0: the EPs for partitioning, in priority order */
     uint32_t n_eps;
 } pc_conformance_options;
@@ -58,12 +58,13 @@ pc_status pc_conformance_open(const pc_conformance_options *o, const char *const
                               pc_conformance **out, pc_error *err);
 
 /* Runs the cases in name order, one child at a time, printing to stdout a FAIL line for every failing case, a
- * SKIP line for every skipped one (not with quiet), the per-op table (not with quiet), the summary and, with an
- * expectation file, every mismatch; notes go to stderr. Returns PC_EXIT_OK, or PC_EXIT_CHECK_FAILED when a case
- * failed (strict: or was skipped), or with an expectation file when an outcome did not match it. */
+ * SKIP line for every skipped one (not with quiet), the per-op table (not with quiet), the summary and, with
+ * an expectation file, every mismatch; notes go to stderr. Returns PC_EXIT_OK, or PC_EXIT_CHECK_FAILED when a
+ * case failed (strict: or was skipped), or with an expectation file when an outcome did not match it. */
 int pc_conformance_run(pc_conformance *c);
 
-/* The reports of a finished run (ctx: the pc_conformance), shaped as pc_file_fill callbacks for pc_file_write_atomic. */
+/* The reports of a finished run (ctx: the pc_conformance), shaped as pc_file_fill callbacks for
+ * pc_file_write_atomic. */
 void pc_conformance_write_json(FILE *out, const void *ctx);
 void pc_conformance_write_junit(FILE *out, const void *ctx);
 void pc_conformance_write_expectations(FILE *out, const void *ctx);

@@ -2,8 +2,8 @@
  * abort or a hang becomes a reported failure ("crash" / "timeout") instead of a dead suite.
  *
  * The child streams frames to the parent through a pipe (proc.h): its choice sequence as soon as generation
- * returns (so a case that crashes later can still be shrunk and saved), the name of each pass it finished, then
- * its result. Both ends are the same binary, so numbers and the fixed-size result structs travel in host
+ * returns (so a case that crashes later can still be shrunk and saved), the name of each pass it finished,
+ * then its result. Both ends are the same binary, so numbers and the fixed-size result structs travel in host
  * layout; a stream cut by a crash yields the frames that came through completely.
  *
  * Test hooks (Debug and sanitizer builds only, where PC_DEBUG_CHECKS is defined): PC_SUITE_TEST_CRASH=I makes
@@ -284,8 +284,8 @@ static void set_isolation_failure(pc_iso_outcome *out, const char *property, con
 }
 
 /* Turns what a child did into the outcome: its decoded stream in *out, then a crash, a non-zero exit, a
- * timeout or a missing result replaces the result with an isolation failure. `ex` is how the child ended (exit
- * 0 for a worker that finished the request and lives on). */
+ * timeout or a missing result replaces the result with an isolation failure. `ex` is how the child ended
+ * (exit 0 for a worker that finished the request and lives on). */
 static void classify_outcome(pc_iso_outcome *out, pc_proc_exit ex, double timeout, size_t received)
 {
     const char *where = out->have_choices ? (out->last_pass[0] ? out->last_pass : "(before the first pass)")

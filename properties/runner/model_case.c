@@ -1,4 +1,5 @@
-/* A case from a user's model (model_case.h): the model, its EP settings, and input data from files or a seed. */
+/* A case from a user's model (model_case.h): the model, its EP settings, and input data from files or a seed.
+ */
 #include "properties/runner/model_case.h"
 
 #include <stdlib.h>
@@ -14,8 +15,8 @@ void pc_model_case_options_default(pc_model_case_options *o)
     o->seed = PC_MODEL_CASE_SEED;
 }
 
-/* Random data for a graph input: floats uniform in [-2, 2), integers in [0, 4), bools. Unknown and symbolic dims
- * become 1. */
+/* Random data for a graph input: floats uniform in [-2, 2), integers in [0, 4), bools. Unknown and symbolic
+ * dims become 1. */
 static pc_data *random_input(const pc_value *v, uint64_t *seed, pc_error *err)
 {
     const pc_type *t = &v->type;
@@ -148,7 +149,8 @@ static pc_status case_fill(pc_case *c, const pc_model_case_options *o, pc_error 
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
     if (o->ep_file) {
         pc_status st = pc_file_read_all(o->ep_file, SIZE_MAX, &c->ep_text, NULL, err);
-        if (st == PC_ERR_NOMEM) return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", o->ep_file);
+        if (st == PC_ERR_NOMEM)
+            return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", o->ep_file);
         if (st != PC_OK) {
             pc_error_prefix(err, "--ep-file: ");
             return st;

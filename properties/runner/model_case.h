@@ -1,7 +1,7 @@
 /*
- * model_case.h — a case (generators/gen.h's pc_case) from a user's model, for the commands that check an outside
- * model (`passcheck shrink MODEL`): the model, its EP list, EP description text and layer assignment, and the
- * data of every graph input that is not an initializer, read from files or drawn from a seed.
+ * model_case.h — a case (generators/gen.h's pc_case) from a user's model, for the commands that check an
+ * outside model (`passcheck shrink MODEL`): the model, its EP list, EP description text and layer assignment,
+ * and the data of every graph input that is not an initializer, read from files or drawn from a seed.
  *
  *     pc_model_case_options o;
  *     pc_model_case_options_default(&o);          // EPs "cpu", random inputs from PC_MODEL_CASE_SEED
@@ -12,11 +12,11 @@
  *     pc_case_free(&kase);
  *
  * Random data per element type: floats (float, double) uniform in [-2, 2), integers in [0, 4) (small, so
- * index-like inputs tend to stay in range), bools 0/1; unknown and symbolic dims become 1. One splitmix64 stream
- * seeded with `seed` feeds the inputs in graph order, so the same model and seed give the same case.
+ * index-like inputs tend to stay in range), bools 0/1; unknown and symbolic dims become 1. One splitmix64
+ * stream seeded with `seed` feeds the inputs in graph order, so the same model and seed give the same case.
  *
- * The messages name the command-line options the data comes from (--inputs, --ep-file): every command that takes
- * an outside model spells them so.
+ * The messages name the command-line options the data comes from (--inputs, --ep-file): every command that
+ * takes an outside model spells them so.
  */
 #ifndef PC_RUNNER_MODEL_CASE_H
 #define PC_RUNNER_MODEL_CASE_H
@@ -29,8 +29,8 @@
 #define PC_MODEL_CASE_SEED 0x5eedull
 
 typedef struct pc_model_case_options {
-    const char *ep_list;          /* EPs in priority order, e.g. "nhwc,cpu" (default "cpu") */
-    const char *ep_file;          /* an EP description file whose text the case carries (docs/ep.md); NULL: none */
+    const char *ep_list; /* EPs in priority order, e.g. "nhwc,cpu" (default "cpu") */
+    const char *ep_file; /* an EP description file whose text the case carries (docs/ep.md); NULL: none */
     const char *layer_assignment; /* NULL: none */
     const char *inputs;           /* a folder of input_0.pb, input_1.pb, ... or comma-separated .pb files, one
                                      per graph input that is not an initializer, in graph order; NULL: random */
@@ -39,14 +39,14 @@ typedef struct pc_model_case_options {
 
 void pc_model_case_options_default(pc_model_case_options *o);
 
-/* Loads the model at path and fills *out (family ""; free with pc_case_free; zeroed on failure). The EP list and
- * layer assignment are copied, not checked (pc_case_check parses them). Errors: the loader's, for the model;
- * PC_ERR_IO "--ep-file: <file>: cannot open: <why>" or "--ep-file: <file>: read error"; for input data, the data
- * loader's status with its message after "--inputs: graph input '<name>': <file>: ", PC_ERR_IO "--inputs: N
- * files for M graph inputs ..." or "--inputs: more files than the M graph inputs", and PC_ERR_IO (not
- * PC_ERR_UNSUPPORTED: a model the command cannot feed is bad input) for a graph input without data whose type
- * has no known rank or whose element type has no random data, or a data file of a kind the loader does not
- * support; PC_ERR_NOMEM. */
+/* Loads the model at path and fills *out (family ""; free with pc_case_free; zeroed on failure). The EP list
+ * and layer assignment are copied, not checked (pc_case_check parses them). Errors: the loader's, for the
+ * model; PC_ERR_IO "--ep-file: <file>: cannot open: <why>" or "--ep-file: <file>: read error"; for input
+ * data, the data loader's status with its message after "--inputs: graph input '<name>': <file>: ", PC_ERR_IO
+ * "--inputs: N files for M graph inputs ..." or "--inputs: more files than the M graph inputs", and PC_ERR_IO
+ * (not PC_ERR_UNSUPPORTED: a model the command cannot feed is bad input) for a graph input without data whose
+ * type has no known rank or whose element type has no random data, or a data file of a kind the loader does
+ * not support; PC_ERR_NOMEM. */
 pc_status pc_case_from_model(const char *path, const pc_model_case_options *o, pc_case *out, pc_error *err);
 
 #endif

@@ -173,8 +173,8 @@ pc_proc_exit pc_proc_finish(pc_proc *p)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     }
-    /* closed after the child is gone: a child still writing when its stream was cut off is killed first, never
-     * ended by SIGPIPE */
+    /* closed after the child is gone: a child still writing when its stream was cut off is killed first,
+     * never ended by SIGPIPE */
     if (p->fd >= 0) close(p->fd);
     p->fd = -1;
     p->pid = 0;

@@ -22,8 +22,8 @@
  *     if (ex.end == PC_PROC_SIGNALED) ... ex.code is the signal
  *     pc_proc_free(&p);
  *
- * A frame is (u32 tag, u32 length, payload) in host order: both ends are the same binary. pc_frame_next checks
- * every length, so a stream cut by a crash yields the frames that came through whole.
+ * A frame is (u32 tag, u32 length, payload) in host order: both ends are the same binary. pc_frame_next
+ * checks every length, so a stream cut by a crash yields the frames that came through whole.
  */
 #ifndef PC_RUNNER_PROC_H
 #define PC_RUNNER_PROC_H
@@ -47,7 +47,7 @@ enum {
 
 typedef struct pc_proc {
     int pid; /* 0: no child */
-    int fd;  /* the parent's end, close-on-exec (a helper program a child runs must not hold it); -1: closed */
+    int fd; /* the parent's end, close-on-exec (a helper program a child runs must not hold it); -1: closed */
     uint8_t *data; /* what the child sent, from the start or the last pc_proc_rewind */
     size_t len, cap;
     size_t max_bytes; /* more than this is a runaway child: `oversized`, killed by pc_proc_finish */
@@ -55,7 +55,11 @@ typedef struct pc_proc {
     bool eof, timed_out, oversized;
 } pc_proc;
 
-typedef enum pc_proc_start_result { PC_PROC_STARTED, PC_PROC_NO_CHANNEL, PC_PROC_NO_FORK } pc_proc_start_result;
+typedef enum pc_proc_start_result {
+    PC_PROC_STARTED,
+    PC_PROC_NO_CHANNEL,
+    PC_PROC_NO_FORK
+} pc_proc_start_result;
 
 /* Forks a child running fn(ctx, fd) with `timeout` seconds from now; stdio is flushed first and the child
  * takes SIGPIPE's default action. On failure errno says why and *p holds no child. */
@@ -63,7 +67,8 @@ pc_proc_start_result pc_proc_start(pc_proc *p, pc_proc_fn fn, void *ctx, double 
                                    unsigned flags);
 /* Whether the child is done sending: end of stream, deadline passed or flooded (or no child). */
 bool pc_proc_done(const pc_proc *p);
-/* One read of what the child sent (call when poll says the fd is readable): appends, or marks eof/oversized. */
+/* One read of what the child sent (call when poll says the fd is readable): appends, or marks eof/oversized.
+ */
 void pc_proc_read(pc_proc *p);
 /* Reads whatever the running children of procs[0, n) sent, waiting up to max_wait_ms (less when a deadline
  * comes sooner); marks the ones whose stream ended or whose deadline passed. Returns how many are done. */

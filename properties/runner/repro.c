@@ -264,14 +264,14 @@ static const char *effective_ep_list(const pc_shrink_result *r, const pc_repro_i
     if (info->check && info->check->ep_override) return info->check->ep_override;
     return r->kase.ep_list ? r->kase.ep_list : "cpu";
 }
-static void write_case_txt(pc_strbuf *b, const pc_shrink_result *r, const pc_repro_info *info, bool has_ep_file)
+static void write_case_txt(pc_strbuf *b, const pc_shrink_result *r, const pc_repro_info *info,
+                           bool has_ep_file)
 {
     const pc_failure *f = &r->check.failure;
     char sig[160];
     format_signature(f, sig, sizeof sig);
-    pc_strbuf_printf(
-        b,
-        "# passcheck repro case: read back by `passcheck suite --replay DIR` (format: properties/runner/repro.h)\n");
+    pc_strbuf_printf(b, "# passcheck repro case: read back by `passcheck suite --replay DIR` (format: "
+                        "properties/runner/repro.h)\n");
     pc_strbuf_printf(b, "version=%d\nsignature=", PC_REPRO_CASE_VERSION);
     sb_escaped(b, sig);
     pc_strbuf_printf(b, "\nproperty=");
@@ -288,10 +288,10 @@ static void write_case_txt(pc_strbuf *b, const pc_shrink_result *r, const pc_rep
     sb_escaped(b, g && g->family ? g->family : "");
     pc_strbuf_printf(b, "\n");
     if (g) {
-        pc_strbuf_printf(b, "max_nodes=%" PRIu32 "\nmax_elements=%" PRIu64 "\nmax_rank=%" PRId32 "\n", g->max_nodes,
-                  g->max_elements, g->max_rank);
+        pc_strbuf_printf(b, "max_nodes=%" PRIu32 "\nmax_elements=%" PRIu64 "\nmax_rank=%" PRId32 "\n",
+                         g->max_nodes, g->max_elements, g->max_rank);
         pc_strbuf_printf(b, "allow_special=%d\nannotate=%d\nrandom_eps=%d\n", g->allow_special, g->annotate,
-                  g->random_eps);
+                         g->random_eps);
         char *ch = pc_choices_format(r->choices, r->n_choices);
         if (!ch && r->n_choices) b->oom = true;
         pc_strbuf_printf(b, "choices=%s\n", ch ? ch : "");
@@ -386,7 +386,7 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
     format_signature(orig, osig, sizeof osig);
     pc_strbuf_printf(b, "# passcheck repro: `%s`\n\n", sig);
     pc_strbuf_printf(b, "Property **%s** %s", f->property,
-              f->outcome == PC_PROP_ERROR ? "broke (harness error)" : "failed");
+                     f->outcome == PC_PROP_ERROR ? "broke (harness error)" : "failed");
     if (!r->check.before_bytes && f->pass[0])
         pc_strbuf_printf(b, " at the final (%s) check", f->pass);
     else if (f->pass[0])
@@ -397,41 +397,42 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
         pc_strbuf_printf(b, *p == '\n' ? "\n> " : "%c", *p);
     pc_strbuf_printf(b, "\n\n| | signature | nodes |\n|---|---|---|\n");
     pc_strbuf_printf(b, "| found | `%s` | %" PRIu32 " |\n", osig,
-              info->original_nodes ? info->original_nodes : r->nodes_before);
+                     info->original_nodes ? info->original_nodes : r->nodes_before);
     pc_strbuf_printf(b, "| shrunk (repro.onnx) | `%s` | %" PRIu32 " |\n\n", sig, live_nodes(r->kase.model));
-    pc_strbuf_printf(b, "Shrinking: %" PRIu32 " candidate checks, %" PRIu32 " accepted, %.2f s%s.\n\n", r->checks,
-              r->accepted, r->seconds,
-              r->budget_exhausted ? " (budget exhausted: a smaller repro may exist)" : "");
+    pc_strbuf_printf(b, "Shrinking: %" PRIu32 " candidate checks, %" PRIu32 " accepted, %.2f s%s.\n\n",
+                     r->checks, r->accepted, r->seconds,
+                     r->budget_exhausted ? " (budget exhausted: a smaller repro may exist)" : "");
 
     pc_strbuf_printf(b, "## Case\n\n");
     if (info->gen) {
         const pc_gen_config *g = info->gen;
         pc_strbuf_printf(b, "- suite seed %" PRIu64 ", case index %" PRIu64 ", family `%s`\n", info->seed,
-                  info->case_index, g->family ? g->family : "");
+                         info->case_index, g->family ? g->family : "");
         pc_strbuf_printf(b,
-                  "- generator: max_nodes %" PRIu32 ", max_elements %" PRIu64 ", max_rank %" PRId32
-                  ", allow_special %d, annotate %d, random_eps %d\n",
-                  g->max_nodes, g->max_elements, g->max_rank, g->allow_special, g->annotate, g->random_eps);
+                         "- generator: max_nodes %" PRIu32 ", max_elements %" PRIu64 ", max_rank %" PRId32
+                         ", allow_special %d, annotate %d, random_eps %d\n",
+                         g->max_nodes, g->max_elements, g->max_rank, g->allow_special, g->annotate,
+                         g->random_eps);
         char *ch = pc_choices_format(r->choices, r->n_choices);
-        pc_strbuf_printf(b, "- choice sequence (%zu values)%s:\n\n  ```\n  %s\n  ```\n", r->n_choices,
-                  r->graph_edited
-                      ? "; the shrinker's graph phase edited the model afterwards, so these choices "
-                        "regenerate a larger case (`passcheck suite --replay` checks repro.onnx itself)"
-                      : "",
-                  ch ? ch : "");
+        pc_strbuf_printf(
+            b, "- choice sequence (%zu values)%s:\n\n  ```\n  %s\n  ```\n", r->n_choices,
+            r->graph_edited ? "; the shrinker's graph phase edited the model afterwards, so these choices "
+                              "regenerate a larger case (`passcheck suite --replay` checks repro.onnx itself)"
+                            : "",
+            ch ? ch : "");
         free(ch);
     } else {
         pc_strbuf_printf(b, "- an outside model (no generator, no seed)\n");
     }
     pc_strbuf_printf(b, "- EPs: `%s`%s\n", effective_ep_list(r, info),
-              has_ep_file ? " (described in eps.txt)" : " (built-in EPs only)");
+                     has_ep_file ? " (described in eps.txt)" : " (built-in EPs only)");
     if (r->kase.layer_assignment) pc_strbuf_printf(b, "- layer assignment: `%s`\n", r->kase.layer_assignment);
     if (info->check) {
         pc_strbuf_printf(b, "- properties:");
         for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++)
             if (info->check->enabled[i]) pc_strbuf_printf(b, " %s", pc_property_at(i)->name);
         pc_strbuf_printf(b, "; pipeline level %d%s\n", info->check->level,
-                  info->check->oracle_ort ? "; ONNX Runtime oracle on" : "");
+                         info->check->oracle_ort ? "; ONNX Runtime oracle on" : "");
     }
     pc_strbuf_printf(b, "- injected faults: %s\n\n", info->inject && *info->inject ? info->inject : "none");
 
@@ -440,26 +441,28 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
     if (r->kase.n_inputs == 1)
         pc_strbuf_printf(b, "; `input_0.pb`: its input (TensorProto)\n");
     else if (r->kase.n_inputs > 1)
-        pc_strbuf_printf(b,
-                  "; `input_0.pb` ... `input_%" PRIu32 ".pb`: its inputs (TensorProto, graph-input order)\n",
-                  r->kase.n_inputs - 1);
+        pc_strbuf_printf(
+            b, "; `input_0.pb` ... `input_%" PRIu32 ".pb`: its inputs (TensorProto, graph-input order)\n",
+            r->kase.n_inputs - 1);
     else
         pc_strbuf_printf(b, " (it has no inputs to feed)\n");
     if (has_before_after)
         pc_strbuf_printf(b, "- `before.onnx`, `after.onnx`: the graph just before and just after pass `%s`\n",
-                  f->pass);
+                         f->pass);
     else
         pc_strbuf_printf(
             b, "- no before/after graphs: a final (end-to-end) property compares repro.onnx with its fully "
                "optimized form (`passcheck optimize repro.onnx -o out.onnx`)\n");
-    pc_strbuf_printf(b,
-              "- `*.dot`%s: pictures of each graph (op, name, EP, layer_ann per node; edges labelled with "
-              "types)\n",
-              svg_why[0] ? "" : " and `*.svg`");
+    pc_strbuf_printf(
+        b,
+        "- `*.dot`%s: pictures of each graph (op, name, EP, layer_ann per node; edges labelled with "
+        "types)\n",
+        svg_why[0] ? "" : " and `*.svg`");
     if (svg_why[0])
-        pc_strbuf_printf(b, "- no SVG pictures: %s (`dot -Tsvg repro.dot -o repro.svg` makes one)\n", svg_why);
+        pc_strbuf_printf(b, "- no SVG pictures: %s (`dot -Tsvg repro.dot -o repro.svg` makes one)\n",
+                         svg_why);
     pc_strbuf_printf(b, "- `eps.txt`: the EP description%s; `case.txt`: everything replay reads\n\n",
-              has_ep_file ? "" : " (none: built-in EPs)");
+                     has_ep_file ? "" : " (none: built-in EPs)");
 
     pc_strbuf_printf(b, "## Replay\n\n```sh\npasscheck suite --replay ");
     sb_shell(b, dir);
@@ -958,9 +961,11 @@ pc_status pc_repro_case_load_case(const pc_repro_case *rc, pc_case *out, pc_erro
     return st;
 }
 
-/* Where an outside model's repro folder goes (pc_repro_write_in, shrink.h): a content-addressed name below the
+/* Where an outside model's repro folder goes (pc_repro_write_in, shrink.h): a content-addressed name below
+ * the
  * --out folder, then pc_repro_write. */
-/* "<out>/<signature>-<FNV-1a of the repro model's bytes>" with characters unfit for a folder name replaced by '-'. */
+/* "<out>/<signature>-<FNV-1a of the repro model's bytes>" with characters unfit for a folder name replaced by
+ * '-'. */
 static char *repro_dir(const char *out, const pc_shrink_result *r, pc_error *err)
 {
     char sig[160];

@@ -75,9 +75,11 @@ static pc_status skip_load(pc_roundtrip *r, const char *path, pc_error *err)
     ssize_t len;
     pc_status st = PC_OK;
     while ((len = getline(&line, &cap, f)) >= 0) {
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
         char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
         if (!*p || *p == '#') continue;
         char *sp = strpbrk(p, " \t");
         if (!sp) {
@@ -85,7 +87,8 @@ static pc_status skip_load(pc_roundtrip *r, const char *path, pc_error *err)
             break;
         }
         *sp++ = '\0';
-        while (*sp == ' ' || *sp == '\t') sp++;
+        while (*sp == ' ' || *sp == '\t')
+            sp++;
         skip_entry *grown = realloc(r->skips, (r->n_skips + 1) * sizeof *grown);
         if (!grown) {
             st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading skip list %s", path);
@@ -111,7 +114,8 @@ static skip_entry *skip_find(pc_roundtrip *r, const char *path)
 {
     for (size_t i = 0; i < r->n_skips; i++) {
         size_t n = strlen(path), m = strlen(r->skips[i].key);
-        if (n > m && path[n - m - 1] == '/' && strcmp(path + n - m, r->skips[i].key) == 0) return &r->skips[i];
+        if (n > m && path[n - m - 1] == '/' && strcmp(path + n - m, r->skips[i].key) == 0)
+            return &r->skips[i];
     }
     return NULL;
 }
@@ -145,7 +149,8 @@ pc_status pc_roundtrip_open(const pc_roundtrip_options *o, const char *const *pa
             char mpath[4096];
             snprintf(mpath, sizeof mpath, "%s/manifest.tsv", o->save_dir);
             r->manifest = fopen(mpath, "w");
-            if (!r->manifest) st = pc_error_set(err, PC_ERR_IO, "cannot write %s: %s", mpath, strerror(errno));
+            if (!r->manifest)
+                st = pc_error_set(err, PC_ERR_IO, "cannot write %s: %s", mpath, strerror(errno));
         }
     }
     if (st == PC_OK && o->json) {
@@ -186,9 +191,10 @@ static pc_status roundtrip_one(const char *path, const char *save_as, pc_error *
     if ((st = pc_model_save_bytes(b, &bytes2, &size2, err)) != PC_OK) goto out;
     if (size1 != size2 || memcmp(bytes1, bytes2, size1) != 0) {
         size_t at = 0;
-        while (at < size1 && at < size2 && bytes1[at] == bytes2[at]) at++;
-        st = pc_error_set(err, PC_ERR_CHECK_FAILED, "saving twice gives different bytes (%zu vs %zu, first at %zu)",
-                          size1, size2, at);
+        while (at < size1 && at < size2 && bytes1[at] == bytes2[at])
+            at++;
+        st = pc_error_set(err, PC_ERR_CHECK_FAILED,
+                          "saving twice gives different bytes (%zu vs %zu, first at %zu)", size1, size2, at);
     }
 out:
     free(bytes1);
@@ -232,7 +238,8 @@ int pc_roundtrip_run(pc_roundtrip *r)
             skipped++;
             skip->used = true;
             outcome = "skipped";
-            if (!o->quiet) printf("SKIP %s: %s [%s: %s]\n", model, skip->reason, pc_status_name(st), err.message);
+            if (!o->quiet)
+                printf("SKIP %s: %s [%s: %s]\n", model, skip->reason, pc_status_name(st), err.message);
         } else {
             failed++;
             outcome = "failed";
@@ -241,7 +248,8 @@ int pc_roundtrip_run(pc_roundtrip *r)
         if (r->json) {
             fprintf(r->json, "  {\"model\": ");
             pc_json_string(r->json, model);
-            fprintf(r->json, ", \"outcome\": \"%s\", \"status\": \"%s\", \"message\": ", outcome, pc_status_name(st));
+            fprintf(r->json, ", \"outcome\": \"%s\", \"status\": \"%s\", \"message\": ", outcome,
+                    pc_status_name(st));
             pc_json_string(r->json, st == PC_OK ? "" : err.message);
             fprintf(r->json, "}%s\n", i + 1 < models->n ? "," : "");
         }

@@ -1,16 +1,16 @@
 /*
- * roundtrip.h — the loader/saver check behind `passcheck roundtrip`: for every model, load and verify it, save it
- * to bytes, reload them, compare the two IRs, save again and require identical bytes. Folders are searched
- * recursively for *.onnx files (the ONNX backend test layout keeps one model.onnx per case folder); a reviewed
- * skip list turns the failures it names into skips.
+ * roundtrip.h — the loader/saver check behind `passcheck roundtrip`: for every model, load and verify it,
+ * save it to bytes, reload them, compare the two IRs, save again and require identical bytes. Folders are
+ * searched recursively for *.onnx files (the ONNX backend test layout keeps one model.onnx per case folder);
+ * a reviewed skip list turns the failures it names into skips.
  *
  *     pc_roundtrip_options o;
  *     pc_roundtrip_options_default(&o);
  *     o.skip_list = "tests/roundtrip/skip.txt";
  *     const char *paths[] = {"/usr/share/libonnx-testdata/data/node"};
  *     pc_roundtrip *run;
- *     if (pc_roundtrip_open(&o, paths, 1, &run, &err) != PC_OK) ...  // a bad PATH, skip list, --save-dir, --json
- *     int verdict = pc_roundtrip_run(run);  // PASS/SKIP/FAIL lines and the summary on stdout
+ *     if (pc_roundtrip_open(&o, paths, 1, &run, &err) != PC_OK) ...  // a bad PATH, skip list, --save-dir,
+ * --json int verdict = pc_roundtrip_run(run);  // PASS/SKIP/FAIL lines and the summary on stdout
  *     pc_roundtrip_free(run);
  */
 #ifndef PC_RUNNER_ROUNDTRIP_H
@@ -46,10 +46,10 @@ pc_status pc_roundtrip_open(const pc_roundtrip_options *o, const char *const *pa
 
 /* Checks the models in order, printing to stdout a PASS line per passing model (not with quiet; always for a
  * skip-list entry that passes), a SKIP line per listed failure (not with quiet), a FAIL line per failure, and
- * the summary ("roundtrip: N models, X MB saved, T s", "N passed, N failed, N skipped"); the JSON file and the
- * manifest are written as it goes and closed at the end. Returns PC_EXIT_OK, PC_EXIT_CHECK_FAILED when a model
- * failed, PC_EXIT_INTERNAL when the JSON file or manifest could not be closed, or PC_EXIT_BAD_INPUT (after
- * "passcheck roundtrip: no .onnx files found" on stderr) when there was no model. Call once. */
+ * the summary ("roundtrip: N models, X MB saved, T s", "N passed, N failed, N skipped"); the JSON file and
+ * the manifest are written as it goes and closed at the end. Returns PC_EXIT_OK, PC_EXIT_CHECK_FAILED when a
+ * model failed, PC_EXIT_INTERNAL when the JSON file or manifest could not be closed, or PC_EXIT_BAD_INPUT
+ * (after "passcheck roundtrip: no .onnx files found" on stderr) when there was no model. Call once. */
 int pc_roundtrip_run(pc_roundtrip *r);
 
 /* NULL is fine. */

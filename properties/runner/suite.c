@@ -684,7 +684,8 @@ static pc_status load_replay_dir(const char *dir, pc_db_entry **all, size_t *n, 
     }
     if (d) closedir(d);
     pc_str_list_sort(&subs, 0);
-    for (size_t i = 0; i < subs.n && st == PC_OK; i++) st = load_repro_folder(subs.items[i], all, n, r, err);
+    for (size_t i = 0; i < subs.n && st == PC_OK; i++)
+        st = load_repro_folder(subs.items[i], all, n, r, err);
     pc_str_list_free(&subs);
     char *db = pc_path_join(dir, ".db");
     if (!db && st == PC_OK) st = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", dir);

@@ -274,7 +274,8 @@ typedef struct pc_iso_outcome {
 
 void pc_iso_outcome_free(pc_iso_outcome *o);
 
-/* Forks a child running fn(ctx, fd) (pc_proc_start); the caller waits with pc_proc_poll until pc_proc_done. */
+/* Forks a child running fn(ctx, fd) (pc_proc_start); the caller waits with pc_proc_poll until pc_proc_done.
+ */
 pc_status pc_iso_start(pc_proc *job, pc_iso_child_fn fn, void *ctx, double timeout, pc_error *err);
 /* Reaps the child (killing it after a timeout) and decodes its stream. A crash, a non-zero exit or a timeout
  * becomes out->res.failed with property "crash" (kind: the signal name, or "exit-N") or "timeout", and pass =

@@ -241,7 +241,8 @@ void pc_suite_write_junit(FILE *out, const pc_suite_options *o, const pc_suite_r
     if (timing) fprintf(out, " time=\"%.3f\"", r->seconds);
     fputs(">\n", out);
     for (size_t i = 0; i < pc_suite_n_slots(o); i++)
-        if (pc_suite_slot_enabled(o, i)) junit_suite(out, o, r, pc_suite_slot_name(o, i), pc_suite_slot_name(o, i));
+        if (pc_suite_slot_enabled(o, i))
+            junit_suite(out, o, r, pc_suite_slot_name(o, i), pc_suite_slot_name(o, i));
     junit_suite(out, o, r, NULL, "harness");
     fputs("</testsuites>\n", out);
 }

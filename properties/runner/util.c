@@ -71,11 +71,21 @@ void pc_json_string_n(FILE *out, const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
         switch (ch) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
         default:
             if (ch < 0x20)
                 fprintf(out, "\\u%04x", ch);
@@ -101,7 +111,8 @@ static size_t utf8_length(const unsigned char *p)
     unsigned char ch = *p;
     size_t n = ch >= 0xf0 && ch <= 0xf4 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc2 && ch < 0xe0 ? 2 : 0;
     size_t k = 1;
-    while (n && k < n && (p[k] & 0xc0) == 0x80) k++;
+    while (n && k < n && (p[k] & 0xc0) == 0x80)
+        k++;
     return n && k == n ? n : 0;
 }
 
@@ -123,14 +134,29 @@ void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode)
             continue;
         }
         switch (ch) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
-        case '\n': fputs(attribute ? "&#10;" : "\n", out); break;
-        case '\t': fputs(attribute ? "&#9;" : "\t", out); break;
-        default: fputc(ch >= 0x20 ? ch : loose ? ' ' : '?', out);
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&apos;", out);
+            break;
+        case '\n':
+            fputs(attribute ? "&#10;" : "\n", out);
+            break;
+        case '\t':
+            fputs(attribute ? "&#9;" : "\t", out);
+            break;
+        default:
+            fputc(ch >= 0x20 ? ch : loose ? ' ' : '?', out);
         }
         p++;
     }
@@ -166,7 +192,8 @@ void pc_str_list_sort(pc_str_list *l, size_t from)
 
 void pc_str_list_free(pc_str_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) free(l->items[i]);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i]);
     free(l->items);
     *l = (pc_str_list){0};
 }

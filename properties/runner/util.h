@@ -31,12 +31,12 @@ char *pc_path_join(const char *a, const char *b);
 /* s ends with suffix and has something before it ("x.onnx" yes, ".onnx" no). */
 bool pc_str_ends_with(const char *s, const char *suffix);
 
-/* A folder-name-safe copy of in (at most size - 1 bytes): every character other than [A-Za-z0-9._@-] becomes '-'.
- * in and out may be the same buffer. */
+/* A folder-name-safe copy of in (at most size - 1 bytes): every character other than [A-Za-z0-9._@-] becomes
+ * '-'. in and out may be the same buffer. */
 void pc_name_sanitize(const char *in, char *out, size_t size);
 
-/* An unsigned integer from lo to hi that is the whole of s: decimal, or hexadecimal after "0x"/"0X"; the first
- * character must be a digit (no sign, no white space). false when s is anything else. */
+/* An unsigned integer from lo to hi that is the whole of s: decimal, or hexadecimal after "0x"/"0X"; the
+ * first character must be a digit (no sign, no white space). false when s is anything else. */
 bool pc_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* The syntaxes pc_parse_u64_as reads; flags, or'ed. 0 is decimal digits only (failure database entries). */
@@ -54,10 +54,10 @@ void pc_json_string(FILE *out, const char *s);
 void pc_json_string_n(FILE *out, const char *s, size_t n);
 
 /* XML 1.0 text. PC_XML_TEXT (element content) and PC_XML_ATTRIBUTE: markup characters as entities, control
- * characters (not allowed in XML 1.0, even escaped) and bytes that are not UTF-8 as '?'; in attributes newline
- * and tab as &#10; and &#9; so they survive attribute normalization. PC_XML_LOOSE, the suite's JUnit report
- * as it always was: markup characters as entities, newline and tab as they are, other control characters as
- * ' ', every other byte as it is. NULL is written as "". */
+ * characters (not allowed in XML 1.0, even escaped) and bytes that are not UTF-8 as '?'; in attributes
+ * newline and tab as &#10; and &#9; so they survive attribute normalization. PC_XML_LOOSE, the suite's JUnit
+ * report as it always was: markup characters as entities, newline and tab as they are, other control
+ * characters as ' ', every other byte as it is. NULL is written as "". */
 typedef enum pc_xml_mode { PC_XML_TEXT, PC_XML_ATTRIBUTE, PC_XML_LOOSE } pc_xml_mode;
 void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode);
 

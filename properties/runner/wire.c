@@ -1,5 +1,5 @@
-/* Byte buffers and whole reads/writes for parent <-> child and ORT helper messages (wire.h). Files written whole
- * are core's pc_file_write_atomic (core/base/file.c). */
+/* Byte buffers and whole reads/writes for parent <-> child and ORT helper messages (wire.h). Files written
+ * whole are core's pc_file_write_atomic (core/base/file.c). */
 #include "properties/runner/wire.h"
 
 #include <errno.h>

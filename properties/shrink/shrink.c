@@ -549,9 +549,10 @@ pc_status pc_shrink_case_fn(const pc_gen_config *gen, const uint32_t *choices, s
     if (st == PC_OK) {
         bool oom = false;
         seen_insert(&cp, choices_hash(cp.cur, cp.n), &oom);
-        /* the choice phase gets half the time when the graph phase follows: on large graphs whose failure needs
-         * one particular spot, regenerating from edited choices rarely keeps it and could eat the whole budget,
-         * while the graph phase's cuts and removals still shrink them (a 200-node case stayed at 110 nodes) */
+        /* the choice phase gets half the time when the graph phase follows: on large graphs whose failure
+         * needs one particular spot, regenerating from edited choices rarely keeps it and could eat the whole
+         * budget, while the graph phase's cuts and removals still shrink them (a 200-node case stayed at 110
+         * nodes) */
         if (opts->graph_phase) s.phase_limit = opts->max_seconds / 2;
         st = oom ? pc_error_set(err, PC_ERR_NOMEM, "shrink: out of memory") : choice_phase_run(&cp, err);
         s.phase_limit = 0;

@@ -1,6 +1,7 @@
 /*
  * shrink_internal.h — the shrinker's engine with a pluggable failure predicate, and the state its two phases
- * share (properties/shrink/shrink.c: choice-sequence phase and driver; properties/shrink/shrink_graph.c: graph phase).
+ * share (properties/shrink/shrink.c: choice-sequence phase and driver; properties/shrink/shrink_graph.c:
+ * graph phase).
  *
  * pc_shrink_case and pc_shrink_model (shrink.h) are these engines with the predicate "pc_case_check fails
  * with the target signature". Tests use the _fn forms with a synthetic predicate (say, "the graph still holds
@@ -86,9 +87,9 @@ typedef struct pc_shrink_state {
     const pc_shrink_options *opts;
     double t_start;
     uint32_t checks, accepted;
-    bool exhausted; /* budget ran out: every loop stops */
+    bool exhausted;     /* budget ran out: every loop stops */
     double phase_limit; /* > 0: seconds after t_start at which the current phase yields to the next */
-    pc_case best;   /* the smallest interesting case so far (owned) */
+    pc_case best;       /* the smallest interesting case so far (owned) */
     pc_check_result best_res;
     uint64_t best_version; /* bumped on every accepted candidate (invalidates per-best caches) */
     bool graph_edited;

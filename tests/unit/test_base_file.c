@@ -56,13 +56,15 @@ int main(void)
     CHECK_OK(pc_file_write_atomic_bytes(path, PC_FILE_EXCLUSIVE, "", 0, &err), &err);
     CHECK(strcmp(contents(path), "") == 0 && access(tmp, F_OK) != 0);
 
-    /* a file where our temporary goes: exclusive refuses and leaves it; otherwise it is a stale one of ours */
+    /* a file where our temporary goes: exclusive refuses and leaves it; otherwise it is a stale one of ours
+     */
     FILE *f = fopen(tmp, "w");
     if (f) {
         fputs("someone's", f);
         fclose(f);
     }
-    CHECK_STATUS(pc_file_write_atomic(path, PC_FILE_EXCLUSIVE, fill_text, "third", &err, &e), PC_ERR_IO, &err);
+    CHECK_STATUS(pc_file_write_atomic(path, PC_FILE_EXCLUSIVE, fill_text, "third", &err, &e), PC_ERR_IO,
+                 &err);
     CHECK(e == EEXIST && strstr(err.message, "cannot create") && strstr(err.message, tmp));
     CHECK(strcmp(contents(tmp), "someone's") == 0 && strcmp(contents(path), "") == 0);
     CHECK_OK(pc_file_write_atomic(path, 0, fill_text, "third", &err, &e), &err);
@@ -86,8 +88,8 @@ int main(void)
     struct stat st;
     CHECK(stat(adir, &st) == 0 && S_ISDIR(st.st_mode) && access(adir_tmp, F_OK) != 0);
 
-    /* pc_file_read_all: the bytes as they are (NULs included) plus a NUL; the limit is inclusive; errors name the
-     * file */
+    /* pc_file_read_all: the bytes as they are (NULs included) plus a NUL; the limit is inclusive; errors name
+     * the file */
     char *data = NULL;
     size_t size = 0;
     CHECK_OK(pc_file_write_atomic_bytes(path, 0, "a\0b\n", 4, &err), &err);
@@ -102,7 +104,8 @@ int main(void)
     free(data);
     /* bigger than any first buffer: read whole */
     static char big[300000];
-    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)('a' + i % 26);
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (char)('a' + i % 26);
     CHECK_OK(pc_file_write_atomic_bytes(path, 0, big, sizeof big, &err), &err);
     CHECK_OK(pc_file_read_all(path, sizeof big, &data, &size, &err), &err);
     CHECK(data && size == sizeof big && memcmp(data, big, sizeof big) == 0 && data[size] == '\0');

@@ -137,8 +137,8 @@ int main(void)
     CHECK(pc_half_from_double(65519.99) == 0x7bff);
     CHECK(pc_half_from_double(65520.0) == 0x7c00); /* max plus half an ulp: ties to even, which is inf */
     CHECK(pc_half_from_double(-1e300) == 0xfc00);
-    CHECK(pc_half_from_double(0x1p-25) == 0);   /* half the smallest subnormal: ties to even (0) */
-    CHECK(pc_half_from_double(0x1.8p-25) == 1); /* above half: rounds up */
+    CHECK(pc_half_from_double(0x1p-25) == 0);          /* half the smallest subnormal: ties to even (0) */
+    CHECK(pc_half_from_double(0x1.8p-25) == 1);        /* above half: rounds up */
     CHECK(pc_half_from_double(0x1.ffcp-15) == 0x0400); /* largest subnormal's upper midpoint: ties to even */
     CHECK(pc_half_from_double(-0.0) == 0x8000);
     CHECK(pc_half_from_double(NAN) == 0x7e00 && pc_half_from_double(-NAN) == 0xfe00);

@@ -78,7 +78,8 @@ static void test_contents(void)
 
     /* one append longer than the first allocation */
     char big[5001];
-    for (size_t i = 0; i < sizeof big - 1; i++) big[i] = (char)('a' + i % 26);
+    for (size_t i = 0; i < sizeof big - 1; i++)
+        big[i] = (char)('a' + i % 26);
     big[sizeof big - 1] = '\0';
     pc_strbuf_puts(&b, "<");
     pc_strbuf_printf(&b, "%s>", big);

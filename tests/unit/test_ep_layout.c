@@ -398,11 +398,11 @@ static void test_nhwc_form_refused(pc_ep_registry *reg)
     }
 }
 
-/* Suite finding (random EP layer, an NHWC EP claiming FusedConv in both domains but Conv only in NCHW): Conv ->
- * Relu stays NCHW at the layout step and level 2 fuses it into com.microsoft FusedConv on that EP; optimizing
- * the result again moved the FusedConv into the NHWC domain (not idempotent). An assignment partitioning keeps
- * from an earlier run keeps the node's form too. Checked: the second run's bytes equal the first's, the fused
- * node stays NCHW on the EP, and both compute what the original does (reference). */
+/* Suite finding (random EP layer, an NHWC EP claiming FusedConv in both domains but Conv only in NCHW): Conv
+ * -> Relu stays NCHW at the layout step and level 2 fuses it into com.microsoft FusedConv on that EP;
+ * optimizing the result again moved the FusedConv into the NHWC domain (not idempotent). An assignment
+ * partitioning keeps from an earlier run keeps the node's form too. Checked: the second run's bytes equal the
+ * first's, the fused node stays NCHW on the EP, and both compute what the original does (reference). */
 static void test_kept_assignment_keeps_form(pc_ep_registry *reg)
 {
     pc_error err;
@@ -438,8 +438,8 @@ static void test_kept_assignment_keeps_form(pc_ep_registry *reg)
     pc_model *once = pt_clone(m);
     CHECK_OK(pc_model_optimize(m, &oo, NULL, &err), &err);
     CHECK_OK(pc_model_save_bytes(m, &b2, &s2, &err), &err);
-    CHECK_MSG(s1 == s2 && b1 && b2 && memcmp(b1, b2, s1) == 0, "optimizing twice changed the model (%zu -> %zu bytes)",
-              s1, s2);
+    CHECK_MSG(s1 == s2 && b1 && b2 && memcmp(b1, b2, s1) == 0,
+              "optimizing twice changed the model (%zu -> %zu bytes)", s1, s2);
     CHECK(pt_count_op(m, "FusedConv") == 1 && pt_count_op(m, "Transpose") == 0);
     for (const pc_node *n = m->graph->first; n; n = n->next)
         if (strcmp(n->op_type, "FusedConv") == 0)

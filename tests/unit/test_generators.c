@@ -298,9 +298,9 @@ static bool tensor_is_capped(const pc_value *v)
     return false;
 }
 
-/* A large --max-nodes must give large graphs (the stop odds scale with it): before, every family stopped after
- * ~8 ops on average whatever the limit, so a "200-node" run never made a 200-node graph. The bound (a third of
- * the limit on average) is far below the ~2/3 the rule aims at and far above the old ~10. */
+/* A large --max-nodes must give large graphs (the stop odds scale with it): before, every family stopped
+ * after ~8 ops on average whatever the limit, so a "200-node" run never made a 200-node graph. The bound (a
+ * third of the limit on average) is far below the ~2/3 the rule aims at and far above the old ~10. */
 static void check_large_graphs(const char *family, int n_seeds)
 {
     uint64_t total = 0;
@@ -320,7 +320,8 @@ static void check_large_graphs(const char *family, int n_seeds)
             uint32_t n = c.model->graph->n_nodes;
             total += n;
             if (n > biggest) biggest = n;
-            CHECK_MSG(pc_model_verify(c.model, &err) == PC_OK, "%s large seed %d: %s", family, s, err.message);
+            CHECK_MSG(pc_model_verify(c.model, &err) == PC_OK, "%s large seed %d: %s", family, s,
+                      err.message);
             pc_case_free(&c);
         }
         pc_choices_free(&ch);

@@ -4,8 +4,8 @@
 
 #include "core/ir/ir_internal.h"
 
-/* Independent recount of use lists: every (node, input) edge appears exactly once in its value's consumers and
- * no consumer entry is stale. Written without the verifier so the two check each other. */
+/* Independent recount of use lists: every (node, input) edge appears exactly once in its value's consumers
+ * and no consumer entry is stale. Written without the verifier so the two check each other. */
 static int uses_consistent(const pc_graph *g)
 {
     for (uint32_t v = 0; v < g->n_values; v++) {
@@ -36,7 +36,8 @@ static void check_graph(const pc_graph *g, const char *step)
 static pc_type float_type(int32_t rank, const int64_t *dims, pc_dim *storage)
 {
     pc_type t = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape.rank = rank, .shape.dims = storage};
-    for (int32_t i = 0; i < rank; i++) storage[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
+    for (int32_t i = 0; i < rank; i++)
+        storage[i] = (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
     return t;
 }
 
@@ -74,7 +75,8 @@ static void test_annotation_and_ep(void)
     CHECK(pc_node_annotation(relu) && strcmp(pc_node_annotation(relu), "encoder.block0") == 0);
     CHECK(pc_node_annotation(sig) == NULL);
 
-    /* A replacement node made with annotation_source inherits layer_ann; one from an unannotated source doesn't. */
+    /* A replacement node made with annotation_source inherits layer_ann; one from an unannotated source
+     * doesn't. */
     pc_value *in = relu->inputs[0];
     pc_node *repl = pc_graph_add_node(g, "Clip", "", 1, &in, 1, relu, &err);
     CHECK(repl && pc_node_annotation(repl) && strcmp(pc_node_annotation(repl), "encoder.block0") == 0);
@@ -110,8 +112,8 @@ static void test_annotation_and_ep(void)
     pc_value *relu_out = relu->outputs[0];
     CHECK_OK(pc_graph_move_output(relu, 0, repl, 0), NULL);
     CHECK(repl->outputs[0] == relu_out && relu_out->producer == repl && relu_out->producer_output == 0);
-    CHECK(sig->inputs[0] == relu_out);             /* Sigmoid now reads Clip, under the same name */
-    CHECK(relu->outputs[0]->n_consumers == 0);     /* Relu got Clip's unused value */
+    CHECK(sig->inputs[0] == relu_out);         /* Sigmoid now reads Clip, under the same name */
+    CHECK(relu->outputs[0]->n_consumers == 0); /* Relu got Clip's unused value */
     CHECK_STATUS(pc_graph_verify(g, &err), PC_ERR_CYCLE, &err); /* Clip was appended after Sigmoid */
     CHECK_OK(pc_graph_sort(g, &err), &err);
     check_graph(g, "after move_output");
@@ -238,7 +240,8 @@ static void test_initializers_and_names(void)
     }
     /* bad tensors */
     int64_t neg[1] = {-1};
-    CHECK(pc_tensor_create(m, "n", PC_DTYPE_FLOAT, 1, neg, &err) == NULL && err.status == PC_ERR_NEGATIVE_DIM);
+    CHECK(pc_tensor_create(m, "n", PC_DTYPE_FLOAT, 1, neg, &err) == NULL &&
+          err.status == PC_ERR_NEGATIVE_DIM);
     int64_t huge[2] = {INT64_MAX, 4};
     CHECK(pc_tensor_create(m, "h", PC_DTYPE_FLOAT, 2, huge, &err) == NULL && err.status == PC_ERR_OVERFLOW);
     CHECK(pc_tensor_create(m, "u", PC_DTYPE_UNDEFINED, 0, NULL, &err) == NULL && err.status == PC_ERR_DTYPE);
@@ -272,8 +275,8 @@ static void test_attributes(void)
     pc_model_free(m);
 }
 
-/* If node whose branches read an outer value produced by a node that comes later in the list: sort must put the
- * producer first (implicit input), and the verifier must see the dependency. */
+/* If node whose branches read an outer value produced by a node that comes later in the list: sort must put
+ * the producer first (implicit input), and the verifier must see the dependency. */
 static void test_subgraph_outer_refs(void)
 {
     pc_error err;

@@ -18,14 +18,16 @@ static pc_data tensor(pc_dtype dtype, int32_t rank, int64_t *dims, void *data, s
     d.rank = rank;
     d.dims = dims;
     d.n_elements = 1;
-    for (int32_t i = 0; i < rank; i++) d.n_elements *= (uint64_t)dims[i];
+    for (int32_t i = 0; i < rank; i++)
+        d.n_elements *= (uint64_t)dims[i];
     d.data = data;
     d.n_bytes = n_bytes;
     d.borrowed = true;
     return d;
 }
 
-static pc_data container(pc_type_kind kind, pc_type_kind item_kind, pc_dtype dtype, uint32_t n, pc_data **items)
+static pc_data container(pc_type_kind kind, pc_type_kind item_kind, pc_dtype dtype, uint32_t n,
+                         pc_data **items)
 {
     pc_data d;
     memset(&d, 0, sizeof d);
@@ -75,7 +77,8 @@ static void test_float_worst_element(void)
 {
     int64_t dims[2] = {2, 2};
     float e[4] = {1.0f, 2.0f, 3.0f, 4.0f}, a[4] = {1.0f, 2.5f, 3.0f, 4.25f};
-    pc_data de = tensor(PC_DTYPE_FLOAT, 2, dims, e, sizeof e), da = tensor(PC_DTYPE_FLOAT, 2, dims, a, sizeof a);
+    pc_data de = tensor(PC_DTYPE_FLOAT, 2, dims, e, sizeof e),
+            da = tensor(PC_DTYPE_FLOAT, 2, dims, a, sizeof a);
     pc_compare_result r;
     CHECK(pc_data_compare(&de, &da, RTOL, ATOL, &r) == PC_COMPARE_DIFFERS);
     CHECK(r.outcome == PC_COMPARE_DIFFERS);
@@ -101,7 +104,8 @@ static void test_nan_and_inf(void)
 {
     int64_t dims[1] = {3};
     double e[3], a[3];
-    pc_data de = tensor(PC_DTYPE_DOUBLE, 1, dims, e, sizeof e), da = tensor(PC_DTYPE_DOUBLE, 1, dims, a, sizeof a);
+    pc_data de = tensor(PC_DTYPE_DOUBLE, 1, dims, e, sizeof e),
+            da = tensor(PC_DTYPE_DOUBLE, 1, dims, a, sizeof a);
     pc_compare_result r;
     /* NaN against NaN is equal (positions agree) */
     e[0] = NAN, e[1] = 1, e[2] = 2;
@@ -191,7 +195,8 @@ static void test_complex(void)
 {
     int64_t dims[1] = {2};
     float e[4] = {1, 2, 3, 4}, a[4] = {1, 2, 3, 5};
-    pc_data de = tensor(PC_DTYPE_COMPLEX64, 1, dims, e, sizeof e), da = tensor(PC_DTYPE_COMPLEX64, 1, dims, a, sizeof a);
+    pc_data de = tensor(PC_DTYPE_COMPLEX64, 1, dims, e, sizeof e),
+            da = tensor(PC_DTYPE_COMPLEX64, 1, dims, a, sizeof a);
     pc_compare_result r;
     CHECK(pc_data_compare(&de, &da, RTOL, ATOL, &r) == PC_COMPARE_DIFFERS);
     CHECK(r.worst_index == 1); /* element 1, imaginary part */
@@ -203,7 +208,8 @@ static void test_integers_exact(void)
 {
     int64_t dims[1] = {2};
     int64_t e[2] = {1, ((int64_t)1 << 53) + 1}, a[2] = {1, (int64_t)1 << 53};
-    pc_data de = tensor(PC_DTYPE_INT64, 1, dims, e, sizeof e), da = tensor(PC_DTYPE_INT64, 1, dims, a, sizeof a);
+    pc_data de = tensor(PC_DTYPE_INT64, 1, dims, e, sizeof e),
+            da = tensor(PC_DTYPE_INT64, 1, dims, a, sizeof a);
     pc_compare_result r;
     /* a difference of 1 in 2^53 is far inside any float tolerance, yet integers compare exactly */
     CHECK(pc_data_compare(&de, &da, 1.0, 1.0, &r) == PC_COMPARE_DIFFERS);
@@ -214,7 +220,8 @@ static void test_integers_exact(void)
 
     int32_t e32[3] = {-5, 0, 7}, a32[3] = {-5, 0, -7};
     int64_t d3[1] = {3};
-    pc_data de32 = tensor(PC_DTYPE_INT32, 1, d3, e32, sizeof e32), da32 = tensor(PC_DTYPE_INT32, 1, d3, a32, sizeof a32);
+    pc_data de32 = tensor(PC_DTYPE_INT32, 1, d3, e32, sizeof e32),
+            da32 = tensor(PC_DTYPE_INT32, 1, d3, a32, sizeof a32);
     CHECK(pc_data_compare(&de32, &da32, RTOL, ATOL, &r) == PC_COMPARE_DIFFERS);
     CHECK_DETAIL(r, "index 2 expected 7 got -7");
     CHECK(r.worst_expected == 7 && r.worst_actual == -7);
@@ -254,7 +261,8 @@ static void test_bools_and_strings(void)
     uint8_t abc[] = "abc", abd[] = "abd", ab[] = "ab", quote[] = "a\"\n";
     pc_bytes se[3] = {{3, abc}, {2, ab}, {0, NULL}}, sa[3] = {{3, abc}, {2, ab}, {0, NULL}};
     int64_t d3[1] = {3};
-    pc_data te = tensor(PC_DTYPE_STRING, 1, d3, se, sizeof se), ta = tensor(PC_DTYPE_STRING, 1, d3, sa, sizeof sa);
+    pc_data te = tensor(PC_DTYPE_STRING, 1, d3, se, sizeof se),
+            ta = tensor(PC_DTYPE_STRING, 1, d3, sa, sizeof sa);
     CHECK(pc_data_compare(&te, &ta, RTOL, ATOL, &r) == PC_COMPARE_EQUAL);
     sa[0].data = abd;
     CHECK(pc_data_compare(&te, &ta, RTOL, ATOL, &r) == PC_COMPARE_DIFFERS);
@@ -273,12 +281,14 @@ static void test_shape_and_type(void)
 {
     float buf[6] = {0};
     int64_t d23[2] = {2, 3}, d32[2] = {3, 2}, d6[1] = {6}, d1[1] = {1}, d03[2] = {0, 3}, d30[2] = {3, 0};
-    pc_data a = tensor(PC_DTYPE_FLOAT, 2, d23, buf, sizeof buf), b = tensor(PC_DTYPE_FLOAT, 2, d32, buf, sizeof buf);
+    pc_data a = tensor(PC_DTYPE_FLOAT, 2, d23, buf, sizeof buf),
+            b = tensor(PC_DTYPE_FLOAT, 2, d32, buf, sizeof buf);
     pc_data flat = tensor(PC_DTYPE_FLOAT, 1, d6, buf, sizeof buf);
     pc_compare_result r;
     CHECK(pc_data_compare(&a, &b, RTOL, ATOL, &r) == PC_COMPARE_SHAPE);
     CHECK_DETAIL(r, "shape: expected float[2,3] got float[3,2]");
-    CHECK(pc_data_compare(&a, &flat, RTOL, ATOL, &r) == PC_COMPARE_SHAPE); /* same element count, other rank */
+    CHECK(pc_data_compare(&a, &flat, RTOL, ATOL, &r) ==
+          PC_COMPARE_SHAPE); /* same element count, other rank */
     pc_data scalar = tensor(PC_DTYPE_FLOAT, 0, NULL, buf, 4), one = tensor(PC_DTYPE_FLOAT, 1, d1, buf, 4);
     CHECK(pc_data_compare(&scalar, &one, RTOL, ATOL, &r) == PC_COMPARE_SHAPE);
     CHECK(pc_data_compare(&scalar, &scalar, RTOL, ATOL, &r) == PC_COMPARE_EQUAL);
@@ -347,7 +357,8 @@ static void test_sequences_and_optionals(void)
     pc_data na = container(PC_TYPE_SEQUENCE, PC_TYPE_SEQUENCE, PC_DTYPE_FLOAT, 1, outer_a);
     CHECK(pc_data_compare(&ne, &na, RTOL, ATOL, &r) == PC_COMPARE_DIFFERS);
     CHECK_DETAIL(r, "item 0: item 1: index 1");
-    CHECK(pc_data_compare(&ne, &se, RTOL, ATOL, &r) == PC_COMPARE_TYPE); /* sequence of sequences vs of tensors */
+    CHECK(pc_data_compare(&ne, &se, RTOL, ATOL, &r) ==
+          PC_COMPARE_TYPE); /* sequence of sequences vs of tensors */
 
     /* optionals */
     pc_data *px[1] = {&tx}, *py[1] = {&ty};

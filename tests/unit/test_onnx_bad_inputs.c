@@ -19,9 +19,9 @@
 #include "tests/onnx_builder.h"
 #include "tests/test_util.h"
 
-/* Regression tests for loader bugs this file found (all fixed): data counts checked before allocating, subgraph
- * names shadowing enclosing ones, duplicate and recursive model-local functions, a NULL error record, and string
- * copies failing under OOM injection. */
+/* Regression tests for loader bugs this file found (all fixed): data counts checked before allocating,
+ * subgraph names shadowing enclosing ones, duplicate and recursive model-local functions, a NULL error
+ * record, and string copies failing under OOM injection. */
 static void test_regression_data_count_after_allocation(void);
 static void test_regression_subgraph_shadowing(void);
 static void test_regression_duplicate_function_id(void);

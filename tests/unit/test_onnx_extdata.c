@@ -43,10 +43,8 @@ static void write_file(const char *rel, const void *data, size_t size)
     path_of(p, sizeof p, rel);
     FILE *f = fopen(p, "wb");
     CHECK(f != NULL);
-    if (!f)
-        return;
-    if (size)
-        CHECK(fwrite(data, 1, size, f) == size);
+    if (!f) return;
+    if (size) CHECK(fwrite(data, 1, size, f) == size);
     CHECK(fclose(f) == 0);
     remember(rel);
 }
@@ -64,8 +62,7 @@ static void cleanup(void)
     for (int i = g_n_created - 1; i >= 0; i--) {
         char p[256];
         path_of(p, sizeof p, g_created[i]);
-        if (unlink(p) != 0)
-            CHECK_MSG(rmdir(p) == 0, "cannot remove %s", p);
+        if (unlink(p) != 0) CHECK_MSG(rmdir(p) == 0, "cannot remove %s", p);
     }
     CHECK_MSG(rmdir(g_dir) == 0, "cannot remove %s", g_dir);
 }
@@ -74,8 +71,7 @@ static void cleanup(void)
 static int fd_probe(void)
 {
     int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     return fd;
 }
 
@@ -96,20 +92,17 @@ static pc_status run(const pc_kv *kv, size_t n, size_t expected, void **out, pc_
 }
 
 /* Expects rejection with status `want` and a message containing both needles (NULL: not checked). */
-#define EXPECT_REJECT(kv, expected, want, needle1, needle2)                                                        \
-    do {                                                                                                           \
-        pc_mem m_ = {0};                                                                                           \
-        pc_error e_store_ = {0}, *e_ = &e_store_;                                                                  \
-        void *o_ = NULL;                                                                                           \
-        CHECK_STATUS(run((kv), sizeof(kv) / sizeof((kv)[0]), (expected), &o_, &m_, e_), (want), e_);               \
-        CHECK(e_->status == (want));                                                                               \
-        const char *n1_ = (needle1), *n2_ = (needle2);                                                           \
-        if (n1_)                                                                                                   \
-            CHECK_MSG(strstr(e_->message, n1_) != NULL, "message '%s' lacks '%s'", e_->message, n1_);              \
-        if (n2_)                                                                                                   \
-            CHECK_MSG(strstr(e_->message, n2_) != NULL, "message '%s' lacks '%s'", e_->message, n2_);              \
-        if (o_)                                                                                                    \
-            pc_mem_free(&m_, o_);                                                                                  \
+#define EXPECT_REJECT(kv, expected, want, needle1, needle2)                                                  \
+    do {                                                                                                     \
+        pc_mem m_ = {0};                                                                                     \
+        pc_error e_store_ = {0}, *e_ = &e_store_;                                                            \
+        void *o_ = NULL;                                                                                     \
+        CHECK_STATUS(run((kv), sizeof(kv) / sizeof((kv)[0]), (expected), &o_, &m_, e_), (want), e_);         \
+        CHECK(e_->status == (want));                                                                         \
+        const char *n1_ = (needle1), *n2_ = (needle2);                                                       \
+        if (n1_) CHECK_MSG(strstr(e_->message, n1_) != NULL, "message '%s' lacks '%s'", e_->message, n1_);   \
+        if (n2_) CHECK_MSG(strstr(e_->message, n2_) != NULL, "message '%s' lacks '%s'", e_->message, n2_);   \
+        if (o_) pc_mem_free(&m_, o_);                                                                        \
     } while (0)
 
 static void setup(void)
@@ -157,7 +150,8 @@ static void test_good(void)
     pc_mem_free(&mem, out);
 
     /* offset + length, plus an (unverified) checksum in any order. */
-    const pc_kv ranged[] = {{"length", "32"}, {"checksum", "not-even-hex"}, {"offset", "16"}, {"location", "w.bin"}};
+    const pc_kv ranged[] = {
+        {"length", "32"}, {"checksum", "not-even-hex"}, {"offset", "16"}, {"location", "w.bin"}};
     CHECK_OK(run(ranged, 4, 32, &out, &mem, err), err);
     CHECK(out && memcmp(out, g_w + 16, 32) == 0);
     pc_mem_free(&mem, out);
@@ -266,8 +260,8 @@ static void test_filesystem(void)
     const pc_kv dir[] = {{"location", "sub"}};
     EXPECT_REJECT(dir, 4, PC_ERR_EXTERNAL_DATA, "'sub'", "directory");
 
-    /* A FIFO must be rejected without opening it (an open for reading would block forever): the alarm kills the
-     * test if it does block. */
+    /* A FIFO must be rejected without opening it (an open for reading would block forever): the alarm kills
+     * the test if it does block. */
     alarm(20);
     const pc_kv fifo[] = {{"location", "fifo"}};
     EXPECT_REJECT(fifo, 4, PC_ERR_EXTERNAL_DATA, "'fifo'", "FIFO");
@@ -308,12 +302,20 @@ static void test_filesystem(void)
 /* Every malformed number is rejected for both offset and length. */
 static void test_numbers(void)
 {
-    static const char *const bad[] = {"-1", "+5", " 5", "5 ", "0x10", "5abc", "", "1e3", "5.0",
-                                      "99999999999999999999",    /* 20 digits */
-                                      "9223372036854775808",     /* INT64_MAX + 1 */
-                                      "9999999999999999999",     /* 19 digits, > INT64_MAX */
-                                      "00000000000000000001",    /* 20 digits even if small */
-                                      "\xd9\xa1"};               /* ARABIC-INDIC DIGIT ONE */
+    static const char *const bad[] = {"-1",
+                                      "+5",
+                                      " 5",
+                                      "5 ",
+                                      "0x10",
+                                      "5abc",
+                                      "",
+                                      "1e3",
+                                      "5.0",
+                                      "99999999999999999999", /* 20 digits */
+                                      "9223372036854775808",  /* INT64_MAX + 1 */
+                                      "9999999999999999999",  /* 19 digits, > INT64_MAX */
+                                      "00000000000000000001", /* 20 digits even if small */
+                                      "\xd9\xa1"};            /* ARABIC-INDIC DIGIT ONE */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char quoted[64];
         snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
@@ -340,8 +342,8 @@ static void test_ranges(void)
     EXPECT_REJECT(mismatch, 31, PC_ERR_EXTERNAL_DATA, "'length' value '32'", "expected size of 31");
     /* offset + length would overflow int64 if added: must be a range error, never an allocation. */
     if ((uint64_t)SIZE_MAX >= (uint64_t)INT64_MAX) {
-        const pc_kv ovf[] = {{"location", "w.bin"}, {"offset", "9223372036854775807"},
-                             {"length", "9223372036854775807"}};
+        const pc_kv ovf[] = {
+            {"location", "w.bin"}, {"offset", "9223372036854775807"}, {"length", "9223372036854775807"}};
         EXPECT_REJECT(ovf, (size_t)INT64_MAX, PC_ERR_EXTERNAL_DATA, "past the end", NULL);
         const pc_kv ovf2[] = {{"location", "w.bin"}, {"offset", "1"}, {"length", "9223372036854775807"}};
         EXPECT_REJECT(ovf2, (size_t)INT64_MAX, PC_ERR_EXTERNAL_DATA, "past the end", NULL);

@@ -1,6 +1,6 @@
-/* End to end: models on disk whose initializers live in external files. pc_model_load_file must read the bytes
- * relative to the model's folder, and every confinement rule must reject with PC_ERR_EXTERNAL_DATA naming the
- * initializer and the offending value. A saved model carries the data inline and reloads equal. */
+/* End to end: models on disk whose initializers live in external files. pc_model_load_file must read the
+ * bytes relative to the model's folder, and every confinement rule must reject with PC_ERR_EXTERNAL_DATA
+ * naming the initializer and the offending value. A saved model carries the data inline and reloads equal. */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,7 +84,9 @@ int main(void)
     write_file("sub/w.bin", w, sizeof w);
 
     /* accepted forms, checked against the bytes we wrote */
-    const char *good[][3] = {{"weights.bin", NULL, NULL}, {"weights.bin", "0", "24"}, {"blob.bin", "4096", "24"},
+    const char *good[][3] = {{"weights.bin", NULL, NULL},
+                             {"weights.bin", "0", "24"},
+                             {"blob.bin", "4096", "24"},
                              {"sub/w.bin", NULL, "24"}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         write_model(good[i][0], good[i][1], good[i][2]);
@@ -117,10 +119,10 @@ int main(void)
     expect_reject("missing.bin", NULL, NULL, "missing.bin");
     expect_reject("weights.bin", "-4", NULL, "-4");
     expect_reject("weights.bin", "4x", NULL, "4x");
-    expect_reject("weights.bin", "8", NULL, "8");            /* 24 - 8 bytes left < 24 needed */
-    expect_reject("weights.bin", NULL, "20", "20");          /* length != byte size */
-    expect_reject("blob.bin", "4100", "24", "4100");         /* runs past the end */
-    expect_reject("sub", NULL, NULL, "sub");                 /* a directory */
+    expect_reject("weights.bin", "8", NULL, "8");    /* 24 - 8 bytes left < 24 needed */
+    expect_reject("weights.bin", NULL, "20", "20");  /* length != byte size */
+    expect_reject("blob.bin", "4100", "24", "4100"); /* runs past the end */
+    expect_reject("sub", NULL, NULL, "sub");         /* a directory */
     char link[512], target[512];
     snprintf(link, sizeof link, "%s/link.bin", dir);
     snprintf(target, sizeof target, "%s/weights.bin", dir);

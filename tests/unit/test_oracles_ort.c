@@ -1,11 +1,11 @@
-/* The ONNX Runtime oracle (properties/oracles/ort_oracle.c, tools/ort/ort_run.js): ORT and the reference agree
- * on hand-built graphs of every element type the generators use; a perturbed reference output (NaN moved, a
- * value nudged past the tolerance, an integer off by one) is caught while one inside the tolerance is not;
- * ORT's refusals come back as such; the property runs through the case runner; forked children share the
- * server; a missing package is an error naming the path. The explained differences (docs/oracle.md): a
+/* The ONNX Runtime oracle (properties/oracles/ort_oracle.c, tools/ort/ort_run.js): ORT and the reference
+ * agree on hand-built graphs of every element type the generators use; a perturbed reference output (NaN
+ * moved, a value nudged past the tolerance, an integer off by one) is caught while one inside the tolerance
+ * is not; ORT's refusals come back as such; the property runs through the case runner; forked children share
+ * the server; a missing package is an error naming the path. The explained differences (docs/oracle.md): a
  * QuantizeLinear one step off at a rounding tie passes (made-up ORT outputs, and the suite's Conv case),
- * ORT's Resize length_resized deviation is a SKIP of kind "ort-resize-length" and nothing else is; ORT agrees with the
- * reference on the 'sizes' cases test_ref_resize pins. Prints "skipped" and passes when node or
+ * ORT's Resize length_resized deviation is a SKIP of kind "ort-resize-length" and nothing else is; ORT agrees
+ * with the reference on the 'sizes' cases test_ref_resize pins. Prints "skipped" and passes when node or
  * onnxruntime-node is absent (ci/deps installs both), after the checks that need no ORT. */
 #include <math.h>
 #include <signal.h>

@@ -242,8 +242,8 @@ static void test_oracle_hand(void)
     infer(m);
     opt = oracle(m, NULL, assign, sizeof assign);
     CHECK_MSG(opt == 1 && strstr(assign, "Transpose(Unsqueeze(z)"), "%u: %s", opt, assign);
-    /* the optimizer does better than the oracle's count here: Unsqueeze(z) is [1,1,1,2] and its Transpose moves
-     * only size-1 axes, so it writes it as a Reshape (data order unchanged) and no Transpose is left */
+    /* the optimizer does better than the oracle's count here: Unsqueeze(z) is [1,1,1,2] and its Transpose
+     * moves only size-1 axes, so it writes it as a Reshape (data order unchanged) and no Transpose is left */
     optimize(m);
     CHECK(pc_tpo_count_transposes(m->graph) == 0 && oracle(m, NULL, NULL, 0) == 0);
     pc_model_free(m);

@@ -1,6 +1,6 @@
-/* The pass pipeline and the helpers every pass shares: the table, the propagation rules for new nodes (annotation
- * before partitioning, EP after), node bypass keeping graph-output names, dead-code removal, the verifier between
- * passes naming the pass, the after-pass hook, and what each level leaves behind. */
+/* The pass pipeline and the helpers every pass shares: the table, the propagation rules for new nodes
+ * (annotation before partitioning, EP after), node bypass keeping graph-output names, dead-code removal, the
+ * verifier between passes naming the pass, the after-pass hook, and what each level leaves behind. */
 #include "core/passes/pass.h"
 #include "tests/pass_test_util.h"
 #include "tests/test_util.h"
@@ -14,13 +14,16 @@ static void test_table(void)
     for (size_t i = 0; i < n; i++) {
         const pc_pass_info *p = pc_pass_at(i);
         CHECK(p && p->name && p->run && p->requires);
-        CHECK_MSG(p->level >= last_level, "pass '%s' (level %d) after a level-%d pass", p->name, p->level, last_level);
+        CHECK_MSG(p->level >= last_level, "pass '%s' (level %d) after a level-%d pass", p->name, p->level,
+                  last_level);
         last_level = p->level;
         seen[p->level] = true;
         CHECK(pc_pass_find(p->name) == p);
-        for (size_t j = i + 1; j < n; j++) CHECK_MSG(strcmp(p->name, pc_pass_at(j)->name) != 0, "%s twice", p->name);
+        for (size_t j = i + 1; j < n; j++)
+            CHECK_MSG(strcmp(p->name, pc_pass_at(j)->name) != 0, "%s twice", p->name);
     }
-    for (int l = 0; l <= PC_LEVEL_MAX; l++) CHECK_MSG(seen[l], "no pass at level %d", l);
+    for (int l = 0; l <= PC_LEVEL_MAX; l++)
+        CHECK_MSG(seen[l], "no pass at level %d", l);
     CHECK(pc_pass_at(n) == NULL);
     CHECK(pc_pass_find("no_such_pass") == NULL);
     CHECK(pc_pass_find("transpose_optimize") != NULL);
@@ -199,7 +202,8 @@ static pc_status log_pass(void *ctx, const char *pass, const char *provider, pc_
     if (log->corrupt_after && strcmp(pass, log->corrupt_after) == 0) {
         /* a node reading a value nothing defines: the verifier after the next pass must name that pass */
         pc_value *ghost = pc_graph_add_value(model->graph, "ghost", NULL, err);
-        if (!ghost || !pc_graph_add_node(model->graph, "Relu", "", 1, &ghost, 1, NULL, err)) return PC_ERR_INTERNAL;
+        if (!ghost || !pc_graph_add_node(model->graph, "Relu", "", 1, &ghost, 1, NULL, err))
+            return PC_ERR_INTERNAL;
         log->corrupt_after = NULL;
     }
     if (log->fail_at && strcmp(pass, log->fail_at) == 0)
@@ -258,8 +262,8 @@ static void test_optimize_hooks(void)
     hook_log fail = {.fail_at = "fold_constants"};
     o.after_pass_ctx = &fail;
     CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_CHECK_FAILED, &err);
-    CHECK_MSG(strstr(err.message, "after pass 'fold_constants'") && strstr(err.message, "property broken"), "%s",
-              err.message);
+    CHECK_MSG(strstr(err.message, "after pass 'fold_constants'") && strstr(err.message, "property broken"),
+              "%s", err.message);
     pc_model_free(m);
 
     /* the verifier between passes names the first pass after which the graph is invalid */
@@ -306,10 +310,15 @@ static void test_optimize_partitioned(void)
  * reference executor; the list is sorted and pc_pass_add_node refuses ops outside it. */
 static void test_emittable_ops(void)
 {
-    static const char *const layout_candidates[] = {
-        "AveragePool", "BatchNormalization", "Conv", "ConvTranspose", "DepthToSpace", "GlobalAveragePool",
-        "GlobalLpPool", "GlobalMaxPool", "GridSample", "InstanceNormalization", "LRN", "LpPool", "MaxPool",
-        "MaxUnpool", "QLinearConv", "Resize", "SpaceToDepth", "FusedConv"};
+    static const char *const layout_candidates[] = {"AveragePool",  "BatchNormalization",
+                                                    "Conv",         "ConvTranspose",
+                                                    "DepthToSpace", "GlobalAveragePool",
+                                                    "GlobalLpPool", "GlobalMaxPool",
+                                                    "GridSample",   "InstanceNormalization",
+                                                    "LRN",          "LpPool",
+                                                    "MaxPool",      "MaxUnpool",
+                                                    "QLinearConv",  "Resize",
+                                                    "SpaceToDepth", "FusedConv"};
     size_t n = pc_pass_emittable_count();
     CHECK(n >= 8);
     const char *prev_d = NULL, *prev_o = NULL;
@@ -331,8 +340,10 @@ static void test_emittable_ops(void)
         bool sens = pc_op_is_layout_sensitive("", op) || pc_op_is_layout_sensitive("com.microsoft", op);
         if (!sens) continue;
         moved++;
-        CHECK_MSG(pc_ref_supports("com.ms.internal.nhwc", op), "layout transformer moves %s but the reference has "
-                  "no com.ms.internal.nhwc %s", op, op);
+        CHECK_MSG(pc_ref_supports("com.ms.internal.nhwc", op),
+                  "layout transformer moves %s but the reference has "
+                  "no com.ms.internal.nhwc %s",
+                  op, op);
     }
     CHECK(moved == sizeof layout_candidates / sizeof layout_candidates[0]);
     CHECK(!pc_pass_may_emit("", "Softmax"));

@@ -1,13 +1,13 @@
 /* The properties numerics, annotations, ep-assignment, validity, idempotence, roundtrip and determinism: each
- * judges hand-made pass results — a broken one must FAIL with the right kind, a correct one must PASS — and the
- * two planted faults (fusion-drops-annotation, level2-forgets-ep) are caught on hand-built cases run through the
- * real pipeline. Also the annotation and random-EP generator layers: all-zero draws add nothing, random draws give
- * annotations, layer rules and EP files the parsers accept, and replay reproduces them.
+ * judges hand-made pass results — a broken one must FAIL with the right kind, a correct one must PASS — and
+ * the two planted faults (fusion-drops-annotation, level2-forgets-ep) are caught on hand-built cases run
+ * through the real pipeline. Also the annotation and random-EP generator layers: all-zero draws add nothing,
+ * random draws give annotations, layer rules and EP files the parsers accept, and replay reproduces them.
  *
- * How a hand-made pair reaches a property: the case runner checks a tiny case (x -> Identity -> y) and stops after
- * eliminate_identity; an extra property, called there, hands the property under test a copy of the runner's
- * context with `before`/`after` (and pass, level, flags, EPs, rules) replaced by the pair. The reference outputs
- * then come from the runner's cache keyed by those models, as in a real run. */
+ * How a hand-made pair reaches a property: the case runner checks a tiny case (x -> Identity -> y) and stops
+ * after eliminate_identity; an extra property, called there, hands the property under test a copy of the
+ * runner's context with `before`/`after` (and pass, level, flags, EPs, rules) replaced by the pair. The
+ * reference outputs then come from the runner's cache keyed by those models, as in a real run. */
 #include <math.h>
 
 #include "generators/gen.h"
@@ -98,8 +98,8 @@ static pc_prop_outcome hand_over(pc_check_ctx *ctx, char *msg, size_t size, cons
 
 static const pc_property hand_over_property = {"hand-over", "test", hand_over, NULL};
 
-/* The runner's case: x (float, dims) -> Identity -> Relu -> y (so eliminate_identity changes it), inputs from a
- * fixed seed. */
+/* The runner's case: x (float, dims) -> Identity -> Relu -> y (so eliminate_identity changes it), inputs from
+ * a fixed seed. */
 static void runner_case(pc_case *c, int32_t rank, const int64_t *dims)
 {
     memset(c, 0, sizeof *c);
@@ -126,7 +126,8 @@ static void judge(pair *p)
     runner_case(&c, 4, X4);
     pc_check_config cc;
     pc_check_config_default(&cc);
-    for (size_t i = 0; i < pc_property_count(); i++) cc.enabled[i] = false;
+    for (size_t i = 0; i < pc_property_count(); i++)
+        cc.enabled[i] = false;
     cc.extra = &hand_over_property;
     cc.stop_after_pass = "eliminate_identity";
     if (!p->config_level) p->config_level = PC_LEVEL_MAX;
@@ -140,18 +141,18 @@ static void judge(pair *p)
     pc_case_free(&c);
 }
 
-#define EXPECT(p, want_outcome, want_kind)                                                                          \
-    do {                                                                                                            \
-        judge(p);                                                                                                   \
-        CHECK_MSG((p)->outcome == (want_outcome) && strcmp((p)->kind, (want_kind)) == 0,                           \
-                  "%s %s: got %s/%s, want %s/%s: %s", (p)->prop->name, (p)->final ? "final" : (p)->pass,            \
-                  pc_prop_outcome_name((p)->outcome), (p)->kind, pc_prop_outcome_name(want_outcome), want_kind,     \
-                  (p)->msg);                                                                                        \
+#define EXPECT(p, want_outcome, want_kind)                                                                   \
+    do {                                                                                                     \
+        judge(p);                                                                                            \
+        CHECK_MSG((p)->outcome == (want_outcome) && strcmp((p)->kind, (want_kind)) == 0,                     \
+                  "%s %s: got %s/%s, want %s/%s: %s", (p)->prop->name, (p)->final ? "final" : (p)->pass,     \
+                  pc_prop_outcome_name((p)->outcome), (p)->kind, pc_prop_outcome_name(want_outcome),         \
+                  want_kind, (p)->msg);                                                                      \
     } while (0)
 
-/* Shapes inferred, then saved and reloaded: the runner hands properties loaded graphs, and a graph built in memory
- * differs from its reloaded self in details the file cannot express (an absent graph name saves as none and
- * reloads as ""). */
+/* Shapes inferred, then saved and reloaded: the runner hands properties loaded graphs, and a graph built in
+ * memory differs from its reloaded self in details the file cannot express (an absent graph name saves as
+ * none and reloads as ""). */
 static pc_model *typed(pc_model *m)
 {
     pc_error err;
@@ -284,8 +285,8 @@ static void test_numerics(void)
     EXPECT(&p, PC_PROP_SKIP, "");
     pair_free(&p);
 
-    /* quantized outputs: one step is what a QDQ -> QLinear rewrite may change, two are not; a data-movement pass
-     * may change none */
+    /* quantized outputs: one step is what a QDQ -> QLinear rewrite may change, two are not; a data-movement
+     * pass may change none */
     for (int steps = 0; steps <= 2; steps++) {
         for (int dq = 0; dq <= 1; dq++) {
             pc_model *ms[2];
@@ -377,7 +378,8 @@ static const pc_ep *const *nhwc_cpu(pc_ep_registry **reg, uint32_t *n, const cha
     pc_error err;
     const pc_ep **eps = NULL;
     if (pc_ep_registry_create(reg, &err) != PC_OK) pt_die("registry", &err);
-    if (extra_text && pc_ep_registry_load_text(*reg, extra_text, "test EPs", &err) != PC_OK) pt_die("ep text", &err);
+    if (extra_text && pc_ep_registry_load_text(*reg, extra_text, "test EPs", &err) != PC_OK)
+        pt_die("ep text", &err);
     if (pc_ep_registry_parse_list(*reg, extra_text ? "npu,cpu" : "nhwc,cpu", &eps, n, &err) != PC_OK)
         pt_die("ep list", &err);
     return (const pc_ep *const *)eps;
@@ -495,13 +497,15 @@ static void test_annotations(void)
  * ep-assignment
  */
 
-/* x -> Conv 'c' -> Relu 'r' -> y on `ep`, or fused: x -> FusedConv `fused_name` (com.microsoft) on fused_ep. */
+/* x -> Conv 'c' -> Relu 'r' -> y on `ep`, or fused: x -> FusedConv `fused_name` (com.microsoft) on fused_ep.
+ */
 static pc_model *conv_graph(bool fused, const char *fused_name, const char *ep, const char *fused_ep)
 {
     pc_model *m = pt_model(17);
     int64_t wd[4] = {2, 3, 3, 3};
     float w[54];
-    for (int i = 0; i < 54; i++) w[i] = (float)(i % 7 - 3) / 4.0f;
+    for (int i = 0; i < 54; i++)
+        w[i] = (float)(i % 7 - 3) / 4.0f;
     pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
     pt_const_f(m, "w", 4, wd, w);
     if (fused) {
@@ -556,8 +560,8 @@ static void test_ep_assignment(void)
     }
     EXPECT(&p, PC_PROP_FAIL, "foreign-ep-modified");
     pair_free(&p);
-    /* a run for one EP that touched only another EP's node: Relu (nhwc) removed while running for cpu; the same
-     * edit in the nhwc run is fine */
+    /* a run for one EP that touched only another EP's node: Relu (nhwc) removed while running for cpu; the
+     * same edit in the nhwc run is fine */
     p.before = pinned_graph(NULL, "nhwc", "cpu");
     {
         pc_model *m = pt_model(17);
@@ -837,11 +841,13 @@ static bool match_str_eq_test(const char *a, const char *b)
 static int count_annotated(const pc_model *m)
 {
     int k = 0;
-    for (const pc_node *n = m->graph->first; n; n = n->next) k += pc_node_annotation(n) != NULL;
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        k += pc_node_annotation(n) != NULL;
     return k;
 }
 
-/* The layers' output is usable: the EP text loads, the list parses, the rules parse over it, the case optimizes. */
+/* The layers' output is usable: the EP text loads, the list parses, the rules parse over it, the case
+ * optimizes. */
 static void check_layered(layered *l, uint64_t seed)
 {
     pc_error err;
@@ -849,8 +855,8 @@ static void check_layered(layered *l, uint64_t seed)
     CHECK_OK(pc_ep_registry_create(&reg, &err), &err);
     if (l->out.ep_text) {
         pc_status st = pc_ep_registry_load_text(reg, l->out.ep_text, "generated", &err);
-        CHECK_MSG(st == PC_OK, "seed %llu: EP text does not load: %s\n%s", (unsigned long long)seed, err.message,
-                  l->out.ep_text);
+        CHECK_MSG(st == PC_OK, "seed %llu: EP text does not load: %s\n%s", (unsigned long long)seed,
+                  err.message, l->out.ep_text);
     }
     const pc_ep **eps = NULL;
     uint32_t n = 0;
@@ -861,12 +867,14 @@ static void check_layered(layered *l, uint64_t seed)
               (unsigned long long)seed, list);
     pc_layer_rules *rules = NULL;
     if (l->out.layer_assignment)
-        CHECK_MSG(pc_layer_rules_parse(l->out.layer_assignment, (const pc_ep *const *)eps, n, &rules, &err) == PC_OK,
-                  "seed %llu: rules '%s' over '%s': %s", (unsigned long long)seed, l->out.layer_assignment, list,
-                  err.message);
+        CHECK_MSG(pc_layer_rules_parse(l->out.layer_assignment, (const pc_ep *const *)eps, n, &rules, &err) ==
+                      PC_OK,
+                  "seed %llu: rules '%s' over '%s': %s", (unsigned long long)seed, l->out.layer_assignment,
+                  list, err.message);
     for (const pc_node *x = l->out.model->graph->first; x; x = x->next) {
         const char *a = pc_node_annotation(x);
-        CHECK_MSG(!a || (a[0] && !strchr(a, ' ') && !strchr(a, ',') && !strchr(a, '(')), "annotation '%s'", a);
+        CHECK_MSG(!a || (a[0] && !strchr(a, ' ') && !strchr(a, ',') && !strchr(a, '(')), "annotation '%s'",
+                  a);
     }
     /* the whole pipeline accepts the configuration */
     pc_model *c = pt_clone(l->out.model);
@@ -936,8 +944,8 @@ static void test_layers(void)
     }
     /* the layers produce their features often enough to matter (120 annotate runs, 120 EP runs) */
     CHECK_MSG(annotated >= 60 && with_rules >= 30 && exact >= 5 && with_eps >= 50 && nhwc_eps >= 15,
-              "annotated %d, rules %d (exact %d), EP files %d (nhwc %d)", annotated, with_rules, exact, with_eps,
-              nhwc_eps);
+              "annotated %d, rules %d (exact %d), EP files %d (nhwc %d)", annotated, with_rules, exact,
+              with_eps, nhwc_eps);
     printf("layers: %d/120 annotated, %d with rules (%d exact), %d/120 with EP files (%d NHWC)\n", annotated,
            with_rules, exact, with_eps, nhwc_eps);
 }

@@ -1,5 +1,6 @@
-/* The case runner (properties/check.c): which passes it shows to properties, what "before" and "after" are, the
- * reference-output cache, the first failure naming its pass, stop_after_pass, and the choice sequence contract. */
+/* The case runner (properties/check.c): which passes it shows to properties, what "before" and "after" are,
+ * the reference-output cache, the first failure naming its pass, stop_after_pass, and the choice sequence
+ * contract. */
 #include <math.h>
 
 #include "generators/gen.h"
@@ -13,8 +14,8 @@ typedef struct seen {
     char passes[64][64];
     int n;
     int finals;
-    const char *fail_at;   /* FAIL when this pass runs */
-    int ref_mismatches;    /* before/after outputs differ on a data-movement pass */
+    const char *fail_at; /* FAIL when this pass runs */
+    int ref_mismatches;  /* before/after outputs differ on a data-movement pass */
     int ref_errors;
 } seen;
 static seen log_;
@@ -22,7 +23,8 @@ static seen log_;
 static pc_prop_outcome record_pass(pc_check_ctx *ctx, char *msg, size_t size, const char **kind)
 {
     if (log_.n < 64) snprintf(log_.passes[log_.n++], 64, "%s", ctx->pass);
-    /* before and after really are the graphs around the pass: Identity is gone only after eliminate_identity */
+    /* before and after really are the graphs around the pass: Identity is gone only after eliminate_identity
+     */
     if (strcmp(ctx->pass, "eliminate_identity") == 0 &&
         (pt_count_op(ctx->before, "Identity") != 1 || pt_count_op(ctx->after, "Identity") != 0)) {
         snprintf(msg, size, "before/after do not bracket eliminate_identity");
@@ -67,7 +69,8 @@ static void build_case(pc_case *c)
     pt_input(m, "x", PC_DTYPE_FLOAT, 4, xd);
     float w[54], scale[3] = {1.5f, 0.5f, 2}, bias[3] = {0.1f, -0.2f, 0.3f}, mean[3] = {0.2f, 0, -0.1f},
                  var[3] = {1, 2, 0.5f};
-    for (int i = 0; i < 54; i++) w[i] = (float)((i * 7) % 11 - 5) / 8.0f;
+    for (int i = 0; i < 54; i++)
+        w[i] = (float)((i * 7) % 11 - 5) / 8.0f;
     pt_const_f(m, "w", 4, wd, w);
     pt_const_f(m, "s", 1, cd, scale);
     pt_const_f(m, "b", 1, cd, bias);
@@ -102,7 +105,8 @@ static void test_runner(void)
     build_case(&c);
     pc_check_config cc;
     pc_check_config_default(&cc);
-    for (size_t i = 0; i < pc_property_count(); i++) cc.enabled[i] = false;
+    for (size_t i = 0; i < pc_property_count(); i++)
+        cc.enabled[i] = false;
     cc.extra = &recorder;
     pc_check_result res;
     pc_error err;
@@ -121,7 +125,8 @@ static void test_runner(void)
     CHECK(res.stats.passes_changed == (uint32_t)log_.n);
     CHECK(res.counts[pc_property_count()][PC_PROP_PASS] == (uint32_t)log_.n + 1);
     /* reference runs are cached: at most one per changed pass plus the first "before" */
-    CHECK_MSG(res.stats.ref_runs <= (uint32_t)log_.n + 1, "%u runs for %d passes", res.stats.ref_runs, log_.n);
+    CHECK_MSG(res.stats.ref_runs <= (uint32_t)log_.n + 1, "%u runs for %d passes", res.stats.ref_runs,
+              log_.n);
     pc_check_result_free(&res);
 
     /* a planted failure names its pass and stops the case; the graphs around it are kept */

@@ -1,21 +1,22 @@
 /* Reference executor: the corners the backend test data covers thinly (broadcasting, negative axes, empty
- * tensors, integer wrap and saturation, NaN propagation, opset-dependent semantics), the internal composite ops,
- * and the executor's own errors. Expected values are worked out by hand (or by a two-line formula here), never
- * by the executor. */
+ * tensors, integer wrap and saturation, NaN propagation, opset-dependent semantics), the internal composite
+ * ops, and the executor's own errors. Expected values are worked out by hand (or by a two-line formula here),
+ * never by the executor. */
 #include <math.h>
 
 #include "reference/ref_internal.h"
 #include "tests/test_util.h"
 
-/* ---- building one-node models -------------------------------------------------------------------------------- */
+/* ---- building one-node models
+ * -------------------------------------------------------------------------------- */
 
 typedef struct op_model {
     pc_model *m;
     pc_node *n;
 } op_model;
 
-static op_model one_op(const char *domain, const char *op, int64_t opset, uint32_t n_in, const pc_dtype *in_types,
-                       uint32_t n_out)
+static op_model one_op(const char *domain, const char *op, int64_t opset, uint32_t n_in,
+                       const pc_dtype *in_types, uint32_t n_out)
 {
     pc_error err;
     op_model r = {NULL, NULL};
@@ -34,7 +35,8 @@ static op_model one_op(const char *domain, const char *op, int64_t opset, uint32
         pc_graph_add_input(g, ins[i], &err);
     }
     r.n = pc_graph_add_node(g, op, domain, n_in, ins, n_out, NULL, &err);
-    for (uint32_t i = 0; r.n && i < n_out; i++) pc_graph_add_output(g, r.n->outputs[i], &err);
+    for (uint32_t i = 0; r.n && i < n_out; i++)
+        pc_graph_add_output(g, r.n->outputs[i], &err);
     return r;
 }
 
@@ -45,14 +47,29 @@ static pc_data *tensor(pc_dtype dt, int32_t rank, const int64_t *dims, const dou
     if (!d) return NULL;
     for (uint64_t i = 0; vals && i < d->n_elements; i++) {
         switch (dt) {
-        case PC_DTYPE_FLOAT: ((float *)d->data)[i] = (float)vals[i]; break;
-        case PC_DTYPE_DOUBLE: ((double *)d->data)[i] = vals[i]; break;
-        case PC_DTYPE_INT32: ((int32_t *)d->data)[i] = (int32_t)vals[i]; break;
-        case PC_DTYPE_INT64: ((int64_t *)d->data)[i] = (int64_t)vals[i]; break;
-        case PC_DTYPE_UINT8: ((uint8_t *)d->data)[i] = (uint8_t)vals[i]; break;
-        case PC_DTYPE_INT8: ((int8_t *)d->data)[i] = (int8_t)vals[i]; break;
-        case PC_DTYPE_BOOL: ((uint8_t *)d->data)[i] = vals[i] != 0; break;
-        default: break;
+        case PC_DTYPE_FLOAT:
+            ((float *)d->data)[i] = (float)vals[i];
+            break;
+        case PC_DTYPE_DOUBLE:
+            ((double *)d->data)[i] = vals[i];
+            break;
+        case PC_DTYPE_INT32:
+            ((int32_t *)d->data)[i] = (int32_t)vals[i];
+            break;
+        case PC_DTYPE_INT64:
+            ((int64_t *)d->data)[i] = (int64_t)vals[i];
+            break;
+        case PC_DTYPE_UINT8:
+            ((uint8_t *)d->data)[i] = (uint8_t)vals[i];
+            break;
+        case PC_DTYPE_INT8:
+            ((int8_t *)d->data)[i] = (int8_t)vals[i];
+            break;
+        case PC_DTYPE_BOOL:
+            ((uint8_t *)d->data)[i] = vals[i] != 0;
+            break;
+        default:
+            break;
         }
     }
     return d;
@@ -61,20 +78,28 @@ static pc_data *tensor(pc_dtype dt, int32_t rank, const int64_t *dims, const dou
 static double elem(const pc_data *d, uint64_t i)
 {
     switch (d->dtype) {
-    case PC_DTYPE_FLOAT: return ((const float *)d->data)[i];
-    case PC_DTYPE_DOUBLE: return ((const double *)d->data)[i];
-    case PC_DTYPE_INT32: return ((const int32_t *)d->data)[i];
-    case PC_DTYPE_INT64: return (double)((const int64_t *)d->data)[i];
-    case PC_DTYPE_UINT8: return ((const uint8_t *)d->data)[i];
-    case PC_DTYPE_INT8: return ((const int8_t *)d->data)[i];
-    case PC_DTYPE_BOOL: return ((const uint8_t *)d->data)[i];
-    default: return NAN;
+    case PC_DTYPE_FLOAT:
+        return ((const float *)d->data)[i];
+    case PC_DTYPE_DOUBLE:
+        return ((const double *)d->data)[i];
+    case PC_DTYPE_INT32:
+        return ((const int32_t *)d->data)[i];
+    case PC_DTYPE_INT64:
+        return (double)((const int64_t *)d->data)[i];
+    case PC_DTYPE_UINT8:
+        return ((const uint8_t *)d->data)[i];
+    case PC_DTYPE_INT8:
+        return ((const int8_t *)d->data)[i];
+    case PC_DTYPE_BOOL:
+        return ((const uint8_t *)d->data)[i];
+    default:
+        return NAN;
     }
 }
 
 /* Runs the model; checks output 0's dtype, shape and values (NaN matches NaN; tol absolute). */
-static void expect_output(const char *what, op_model om, uint32_t n_in, pc_data **ins, pc_dtype dt, int32_t rank,
-                          const int64_t *dims, const double *want, double tol)
+static void expect_output(const char *what, op_model om, uint32_t n_in, pc_data **ins, pc_dtype dt,
+                          int32_t rank, const int64_t *dims, const double *want, double tol)
 {
     pc_error err;
     pc_data **outs = NULL;
@@ -85,7 +110,8 @@ static void expect_output(const char *what, op_model om, uint32_t n_in, pc_data 
     CHECK_MSG(y->dtype == dt, "%s: dtype %s", what, pc_dtype_name(y->dtype));
     CHECK_MSG(y->rank == rank, "%s: rank %d", what, (int)y->rank);
     bool same_shape = y->rank == rank;
-    for (int32_t i = 0; same_shape && i < rank; i++) same_shape = y->dims[i] == dims[i];
+    for (int32_t i = 0; same_shape && i < rank; i++)
+        same_shape = y->dims[i] == dims[i];
     CHECK_MSG(same_shape, "%s: shape differs", what);
     for (uint64_t i = 0; same_shape && i < y->n_elements; i++) {
         double a = elem(y, i);
@@ -102,17 +128,20 @@ static void expect_error(const char *what, op_model om, uint32_t n_in, pc_data *
     pc_data **outs = NULL;
     pc_status st = pc_ref_run(om.m, n_in, ins, &outs, &err);
     CHECK_MSG(st == want, "%s: got %s (%s)", what, pc_status_name(st), err.message);
-    CHECK_MSG(!needle || strstr(err.message, needle), "%s: message '%s' lacks '%s'", what, err.message, needle);
+    CHECK_MSG(!needle || strstr(err.message, needle), "%s: message '%s' lacks '%s'", what, err.message,
+              needle);
     CHECK(outs == NULL);
     if (st == PC_OK) pc_ref_free_outputs(om.m, outs);
 }
 
 static void unref_all(pc_data **d, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++) pc_data_unref(d[i]);
+    for (uint32_t i = 0; i < n; i++)
+        pc_data_unref(d[i]);
 }
 
-/* ---- tests --------------------------------------------------------------------------------------------------- */
+/* ---- tests
+ * --------------------------------------------------------------------------------------------------- */
 
 static void test_broadcasting(void)
 {
@@ -122,7 +151,8 @@ static void test_broadcasting(void)
     int64_t da[2] = {3, 1}, db[2] = {1, 4}, dy[2] = {3, 4};
     double a[3] = {1, 2, 3}, b[4] = {10, 20, 30, 40}, want[12];
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 4; j++) want[i * 4 + j] = a[i] + b[j];
+        for (int j = 0; j < 4; j++)
+            want[i * 4 + j] = a[i] + b[j];
     pc_data *ins[2] = {tensor(PC_DTYPE_FLOAT, 2, da, a), tensor(PC_DTYPE_FLOAT, 2, db, b)};
     expect_output("Add [3,1]+[1,4]", om, 2, ins, PC_DTYPE_FLOAT, 2, dy, want, 0);
     unref_all(ins, 2);
@@ -174,7 +204,8 @@ static void test_integer_semantics(void)
     const pc_dtype ii[2] = {PC_DTYPE_INT32, PC_DTYPE_INT32};
     op_model om = one_op("", "Div", 17, 2, ii, 1);
     int64_t d[1] = {4};
-    double a[4] = {-7, 7, -7, 9}, b[4] = {2, -2, -2, 3}, want[4] = {-3, -3, 3, 3}; /* truncation toward zero */
+    double a[4] = {-7, 7, -7, 9}, b[4] = {2, -2, -2, 3},
+           want[4] = {-3, -3, 3, 3}; /* truncation toward zero */
     pc_data *ins[2] = {tensor(PC_DTYPE_INT32, 1, d, a), tensor(PC_DTYPE_INT32, 1, d, b)};
     expect_output("Div int32 truncates", om, 2, ins, PC_DTYPE_INT32, 1, d, want, 0);
     unref_all(ins, 2);
@@ -349,9 +380,10 @@ static void test_registry(void)
     size_t dups = ref_registry_duplicates(first, sizeof first);
     CHECK_MSG(dups == 0, "%zu ops registered twice, first %s", dups, first);
     CHECK(ref_registry_size() > 150);
-    /* every internal composite resolves to a registered standard op (checked by running one above); a few spot
-     * checks that families are wired in */
-    CHECK(pc_ref_supports("", "Conv") && pc_ref_supports("", "Loop") && pc_ref_supports("", "TfIdfVectorizer"));
+    /* every internal composite resolves to a registered standard op (checked by running one above); a few
+     * spot checks that families are wired in */
+    CHECK(pc_ref_supports("", "Conv") && pc_ref_supports("", "Loop") &&
+          pc_ref_supports("", "TfIdfVectorizer"));
     CHECK(pc_ref_supports("com.ms.internal.nhwc", "Conv") && !pc_ref_supports("", "NoSuchOp"));
 }
 

@@ -1,6 +1,7 @@
-/* pc_case_from_model (properties/runner/model_case.h): a case from an outside model, with its inputs read from a
- * backend-test folder or a file list, or drawn from a seed: the same seed gives the same bytes, the values keep to
- * the documented ranges, the file data is the file's, and every bad argument is an error naming the option. */
+/* pc_case_from_model (properties/runner/model_case.h): a case from an outside model, with its inputs read
+ * from a backend-test folder or a file list, or drawn from a seed: the same seed gives the same bytes, the
+ * values keep to the documented ranges, the file data is the file's, and every bad argument is an error
+ * naming the option. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,8 @@ static void test_file_inputs(void)
     }
     pc_data_unref(expected);
 
-    /* more files than graph inputs, a missing file, a missing model, a missing EP file: errors naming the source */
+    /* more files than graph inputs, a missing file, a missing model, a missing EP file: errors naming the
+     * source */
     char two[2300];
     snprintf(two, sizeof two, "%s,%s", file, file);
     pc_case c;

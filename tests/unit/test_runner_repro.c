@@ -1,6 +1,7 @@
-/* Repro folders (properties/runner/repro.c), their case.txt reader (repro.h), DOT pictures (properties/runner/dot.c) and
- * the tensor saver (core/onnx/save_data.c). Oracles: the ONNX loader and data loader read every file back,
- * graphviz `dot` accepts every picture when installed, and case.txt parses back to what was written. */
+/* Repro folders (properties/runner/repro.c), their case.txt reader (repro.h), DOT pictures
+ * (properties/runner/dot.c) and the tensor saver (core/onnx/save_data.c). Oracles: the ONNX loader and data
+ * loader read every file back, graphviz `dot` accepts every picture when installed, and case.txt parses back
+ * to what was written. */
 #include <dirent.h>
 #include <math.h>
 #include <sys/stat.h>

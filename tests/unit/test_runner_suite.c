@@ -1,6 +1,7 @@
-/* The suite runner (properties/runner/suite.c, isolate.c, failure_db.c): case seeds against splitmix64's published
- * vectors, shard partitions, --jobs independence, crashes and hangs in a child reported as failures, the
- * failure database round trip and replay-first, and pc_case_check_isolated against the in-process check.
+/* The suite runner (properties/runner/suite.c, isolate.c, failure_db.c): case seeds against splitmix64's
+ * published vectors, shard partitions, --jobs independence, crashes and hangs in a child reported as
+ * failures, the failure database round trip and replay-first, and pc_case_check_isolated against the
+ * in-process check.
  *
  * Most runs use synthetic cases (the runner's generate/check seams): case i draws one value v in [0, 1000);
  * the synthetic property fails when v % 7 == 0, with pass "p<v % 3>". The expected failing cases are computed

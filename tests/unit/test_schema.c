@@ -5,7 +5,6 @@
 
 #include "core/schema/schema.h"
 
-
 static int since(const char *domain, const char *op, int64_t opset)
 {
     const pc_op_schema *s = pc_schema_lookup(domain, op, opset);

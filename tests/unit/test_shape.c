@@ -798,8 +798,8 @@ static void test_merge(void)
         "Unsqueeze 11 | x:f[2,3] | axes=[0,0]",
         "Conv 17 | x:f[1,3,5,5] w:f[2,3,3,3]=r | auto_pad='SOMETIMES'",
         "Flatten 17 | x:f[2,3] | axis=3",
-        /* kernel_shape must repeat W's spatial dims (the reference and ORT reject this Conv) and have one value
-         * per spatial axis */
+        /* kernel_shape must repeat W's spatial dims (the reference and ORT reject this Conv) and have one
+         * value per spatial axis */
         "Conv 17 | x:f[1,3,5,5] w:f[2,3,3,3]=r | kernel_shape=[2,3]",
         "Conv 17 | x:f[1,3,5,5] w:f[2,3,3,3]=r | kernel_shape=[3]",
         "ConvTranspose 17 | x:f[1,2,5,5] w:f[2,3,3,3]=r | kernel_shape=[3,1]",

@@ -1,7 +1,7 @@
-/* The shrinker (properties/shrink/shrink.c, shrink_graph.c). Oracles are independent of it: a synthetic failure
- * predicate whose minimal answer is known by construction ("a Conv whose output feeds a Relu" is exactly 2
- * nodes), the reference executor (a node's value on the original inputs must survive every cut), the
- * verifier, and the case runner re-checking the shrunk case (the same failure signature on replay).
+/* The shrinker (properties/shrink/shrink.c, shrink_graph.c). Oracles are independent of it: a synthetic
+ * failure predicate whose minimal answer is known by construction ("a Conv whose output feeds a Relu" is
+ * exactly 2 nodes), the reference executor (a node's value on the original inputs must survive every cut),
+ * the verifier, and the case runner re-checking the shrunk case (the same failure signature on replay).
  *
  * With --write-model DIR it only writes the models the CLI test (tests/cli/run_shrink_cli.sh) shrinks. */
 #include <math.h>

@@ -1,7 +1,8 @@
-/* The graph phase's dims and ranks edits (properties/shrink/shrink_graph.c, edit_dims). Oracles are independent of
- * the shrinker: the reference executor decides the synthetic predicates ("a Relu/Conv is left and some output
- * is above 500", where one input element is 1000 and every other one is below 2), the verifier and shape
- * inference judge the result, and the minimal size is known by construction (the failure needs one element).
+/* The graph phase's dims and ranks edits (properties/shrink/shrink_graph.c, edit_dims). Oracles are
+ * independent of the shrinker: the reference executor decides the synthetic predicates ("a Relu/Conv is left
+ * and some output is above 500", where one input element is 1000 and every other one is below 2), the
+ * verifier and shape inference judge the result, and the minimal size is known by construction (the failure
+ * needs one element).
  *
  * Without the dims edits the graph phase cannot change a tensor's shape: the cases below end with 24 of 28
  * and all 104 elements. */
