@@ -22,6 +22,7 @@
 
 #include "core/ir/ir_internal.h"
 #include "core/passcheck.h"
+#include "generators/gen.h"
 #include "reference/reference.h"
 #include "tests/test_util.h"
 
@@ -219,13 +220,10 @@ static inline bool pt_run_pass(pc_pass_fn fn, pc_model *m, const pc_pass_options
     return changed;
 }
 
-/* splitmix64: deterministic inputs from a seed */
+/* deterministic inputs from a seed: the generators' splitmix64 */
 static inline uint64_t pt_rand(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return pc_splitmix64(s);
 }
 
 /* Random data for one graph input: floats in [-2, 2) with a few exact zeros and negative zeros; integers in
