@@ -20,6 +20,7 @@
 #include "core/ep/ep_internal.h"
 #include "core/ir/ir_internal.h"
 #include "core/passes/pass.h"
+#include "core/transpose/transpose_internal.h"
 
 typedef struct layout_op {
     const char *domain, *op_type;
@@ -67,24 +68,6 @@ static void perm_to_first(int32_t r, int64_t *perm)
     perm[1] = r - 1;
     for (int32_t i = 2; i < r; i++)
         perm[i] = i - 1;
-}
-
-/* dst = src with its shape permuted (dst.dims[i] = src.dims[perm[i]]); an unknown rank stays unknown. */
-static pc_status set_permuted_type(pc_value *dst, const pc_value *src, int32_t rank, const int64_t *perm,
-                                   pc_error *err)
-{
-    if (src->type.kind != PC_TYPE_TENSOR) return PC_OK;
-    pc_dim dims[PC_MAX_RANK];
-    pc_type t = src->type;
-    if (t.shape.rank == rank) {
-        for (int32_t i = 0; i < rank; i++)
-            dims[i] = src->type.shape.dims[perm[i]];
-        t.shape.dims = dims;
-    } else {
-        t.shape.rank = -1;
-        t.shape.dims = NULL;
-    }
-    return pc_value_set_type(dst, &t, err);
 }
 
 static pc_node *add_transpose(pc_graph *g, const pc_pass_options *opts, pc_value *x, const pc_node *source,
@@ -139,7 +122,7 @@ static pc_status move_node(pc_graph *g, pc_node *n, int32_t rank, const pc_pass_
 
     pc_node *tin = add_transpose(g, opts, x, n, rank, to_last, err);
     if (!tin) return err->status;
-    pc_status st = set_permuted_type(tin->outputs[0], x, rank, to_last, err);
+    pc_status st = tp_set_permuted_type(tin->outputs[0], x, to_last, (size_t)rank, err);
     if (st == PC_OK) st = pc_node_set_input(n, 0, tin->outputs[0], err);
     if (st != PC_OK) return st;
 
@@ -151,7 +134,7 @@ static pc_status move_node(pc_graph *g, pc_node *n, int32_t rank, const pc_pass_
         return pc_error_set(err, st, "node '%s': moving output '%s' to its Transpose", n->name, y->name);
     pc_value *y_nhwc = n->outputs[0];
     st = pc_node_set_input(tout, 0, y_nhwc, err);
-    if (st == PC_OK) st = set_permuted_type(y_nhwc, y, rank, to_last, err);
+    if (st == PC_OK) st = tp_set_permuted_type(y_nhwc, y, to_last, (size_t)rank, err);
     if (st != PC_OK) return st;
     n->domain = PC_NHWC_DOMAIN;
     return PC_OK;
