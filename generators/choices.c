@@ -28,9 +28,78 @@ void pc_choices_init_replay(pc_choices *c, const uint32_t *values, size_t n)
     c->n_replay = values ? n : 0;
 }
 
+void pc_choices_init_bytes(pc_choices *c, const uint8_t *bytes, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    c->replaying =
+        true; /* draws are decided by the input, as in a replay (pc_draw_bool/weighted read values) */
+    c->bytes = bytes ? bytes : (const uint8_t *)"";
+    c->n_bytes = bytes ? n : 0;
+}
+
+/* The byte form of one draw with bound >= 2: the fewest little-endian bytes that hold bound - 1. */
+static unsigned bytes_for_bound(uint32_t bound)
+{
+    uint32_t max = bound - 1;
+    return max < (1u << 8) ? 1 : max < (1u << 16) ? 2 : max < (1u << 24) ? 3 : 4;
+}
+
+static uint32_t next_from_bytes(pc_choices *c, uint32_t bound)
+{
+    uint32_t v = 0;
+    for (unsigned i = 0, w = bytes_for_bound(bound); i < w; i++, c->byte_pos++)
+        v |= (uint32_t)(c->byte_pos < c->n_bytes ? c->bytes[c->byte_pos] : 0) << (8 * i);
+    return v;
+}
+
+static void encode_draw(pc_choices *c, uint32_t bound, uint32_t v)
+{
+    unsigned w = bytes_for_bound(bound);
+    if (c->oom) return;
+    if (c->cap_encoded - c->n_encoded < w) {
+        size_t cap = c->cap_encoded ? c->cap_encoded * 2 : 256;
+        uint8_t *p = cap < c->cap_encoded ? NULL : realloc(c->encoded, cap);
+        if (!p) {
+            c->oom = true;
+            return;
+        }
+        c->encoded = p;
+        c->cap_encoded = cap;
+    }
+    for (unsigned i = 0; i < w; i++)
+        c->encoded[c->n_encoded++] = (uint8_t)(v >> (8 * i));
+}
+
+pc_status pc_choices_to_bytes(const pc_gen_config *cfg, const uint32_t *values, size_t n, uint8_t **bytes,
+                              size_t *size, pc_error *err)
+{
+    *bytes = NULL;
+    *size = 0;
+    pc_choices ch;
+    pc_choices_init_replay(&ch, values, n);
+    ch.encode = true;
+    pc_case c;
+    pc_status st = pc_case_generate(cfg, &ch, &c, err);
+    if (st == PC_OK) pc_case_free(&c);
+    if (st == PC_OK && ch.oom) st = pc_error_set(err, PC_ERR_NOMEM, "choices to bytes: out of memory");
+    if (st == PC_OK) {
+        size_t len = ch.n_encoded;
+        while (len > 0 && ch.encoded[len - 1] == 0)
+            len--;
+        *size = len;
+        if (len) {
+            *bytes = ch.encoded;
+            ch.encoded = NULL;
+        }
+    }
+    pc_choices_free(&ch);
+    return st;
+}
+
 void pc_choices_free(pc_choices *c)
 {
     free(c->values);
+    free(c->encoded);
     memset(c, 0, sizeof *c);
 }
 
@@ -53,6 +122,7 @@ static void record(pc_choices *c, uint32_t v)
 /* The raw next value before reduction to a bound: replayed, 0 past the end, or fresh. */
 static uint32_t next_raw(pc_choices *c, uint32_t bound)
 {
+    if (c->bytes) return bound <= 1 ? 0 : next_from_bytes(c, bound);
     if (c->replaying) {
         size_t i = c->n; /* draws recorded so far = the index of this draw */
         return i < c->n_replay ? c->replay[i] : 0;
@@ -71,6 +141,7 @@ uint32_t pc_draw(pc_choices *c, uint32_t bound)
     uint32_t v = next_raw(c, bound);
     if (v >= bound) v %= bound;
     record(c, v);
+    if (c->encode) encode_draw(c, bound, v);
     return v;
 }
 

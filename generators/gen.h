@@ -42,6 +42,13 @@ typedef struct pc_choices {
     const uint32_t *replay; /* may be NULL with n_replay 0: all zeros */
     size_t n_replay;
     uint64_t rng;
+    /* pc_choices_init_bytes: draws read from these bytes (replaying is also set); NULL otherwise */
+    const uint8_t *bytes;
+    size_t n_bytes, byte_pos;
+    /* pc_choices_to_bytes: while replaying, every draw is also written in the byte form (malloc'ed) */
+    bool encode;
+    uint8_t *encoded;
+    size_t n_encoded, cap_encoded;
     bool
         oom; /* a recording allocation failed: the case is unusable (pc_case_generate reports PC_ERR_NOMEM) */
 } pc_choices;
@@ -53,6 +60,12 @@ uint64_t pc_splitmix64(uint64_t *state);
 void pc_choices_init_random(pc_choices *c, uint64_t seed);
 /* Replays `values` (not copied: they must outlive the generation). Past the end every draw is 0. */
 void pc_choices_init_replay(pc_choices *c, const uint32_t *values, size_t n);
+/* Draws from raw bytes (the libFuzzer pipeline target, fuzz/fuzz_pipeline.c): each draw of bound b reads the
+ * fewest little-endian bytes that can express b - 1 (none for b <= 1; 1 for b <= 256, 2 for b <= 65536, 3 for
+ * b <= 2^24, else 4) and reduces the value modulo b; bytes past the end read as 0, so empty or all-zero input
+ * gives the minimal case. Not copied: they must outlive the generation. The recorded values (c->values) are
+ * ordinary choices: pc_choices_init_replay on them regenerates the same case. */
+void pc_choices_init_bytes(pc_choices *c, const uint8_t *bytes, size_t n);
 void pc_choices_free(pc_choices *c);
 
 /* A value in [0, bound); bound 0 or 1 gives 0 (and still records a 0, so spans stay aligned). A replayed
@@ -105,6 +118,13 @@ void pc_case_free(pc_case *c); /* NULL members are fine; leaves *c zeroed */
 /* Runs the family named by cfg->family (plus the annotation and EP layers the config asks for). A failure is
  * a generator bug or OOM, never "the draw was unlucky": generators only add ops whose rules hold. */
 pc_status pc_case_generate(const pc_gen_config *cfg, pc_choices *ch, pc_case *out, pc_error *err);
+
+/* The inverse of pc_choices_init_bytes, for seed corpora: the bytes it reads as `values` (a choice sequence
+ * of a cfg case: recorded, from the failure database or a repro), found by regenerating the case. Trailing
+ * zero bytes are dropped (they read the same as the end of input). *bytes is malloc'ed (NULL when *size is
+ * 0). */
+pc_status pc_choices_to_bytes(const pc_gen_config *cfg, const uint32_t *values, size_t n, uint8_t **bytes,
+                              size_t *size, pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Families. Each family is one .c under generators/ and one row in the table (generators/families.c).
