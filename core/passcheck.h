@@ -745,6 +745,143 @@ typedef struct pc_trace {
     void *ctx;
 } pc_trace;
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * Rewrite kinds: each pass declares the rewrites it makes (one row each, naming its pass: a pipeline pass or
+ * "partition" for the layout transformer) and reports every one it commits, and every near miss (the whole
+ * pattern matched but one condition refused), through pc_pass_options.rewrites (core/passes/pass.h:
+ * pc_pass_note, pc_pass_near_miss). The suite counts, per kind, the cases where it fired and nearly fired.
+ * Row: id, pass, kind, near (whether the pass reports near misses of this kind: a rewrite with no single
+ * refusing condition, such as cancelling two Transposes, has none, and the suite holds it to the fired
+ * threshold only), description. The kind's name is "pass/kind".
+ */
+#define PC_REWRITE_KINDS(X)                                                                                  \
+    X(PC_RW_IDENTITY_REMOVED, "eliminate_identity", "identity_removed", true, "Identity bypassed")           \
+    X(PC_RW_DROPOUT_REMOVED, "eliminate_dropout", "dropout_removed", true, "inference Dropout bypassed")     \
+    X(PC_RW_CAST_REMOVED, "eliminate_cast", "cast_removed", true, "Cast to its input's type bypassed")       \
+    X(PC_RW_CASTLIKE_REMOVED, "eliminate_cast", "castlike_removed", true,                                    \
+      "CastLike of equal types bypassed")                                                                    \
+    X(PC_RW_SLICE_REMOVED, "eliminate_slice", "slice_removed", true, "Slice keeping every element bypassed") \
+    X(PC_RW_UNSQUEEZE_FOLDED, "eliminate_unsqueeze", "unsqueeze_folded", true,                               \
+      "Unsqueeze of an initializer folded into one")                                                         \
+    X(PC_RW_CONST_FOLDED, "fold_constants", "node_folded", true,                                             \
+      "node of constants evaluated into initializers")                                                       \
+    X(PC_RW_PRUNE_MUL_DIV_ONE, "prune_simple", "mul_div_one_removed", true, "x*1, 1*x, x/1 removed")         \
+    X(PC_RW_PRUNE_ADD_SUB_ZERO, "prune_simple", "add_sub_zero_removed", true,                                \
+      "x-0, x+(-0), integer x+0 removed")                                                                    \
+    X(PC_RW_PRUNE_NEG_NEG, "prune_simple", "neg_neg_removed", true, "Neg(Neg(x)) removed")                   \
+    X(PC_RW_DQ_Q_REMOVED, "remove_dq_q", "dq_q_removed", true,                                               \
+      "DequantizeLinear -> QuantizeLinear pair removed")                                                     \
+    X(PC_RW_RELU_CLIP_MERGED, "fuse_relu_clip", "relu_clip_merged", true,                                    \
+      "Relu -> Clip merged into one Clip")                                                                   \
+    X(PC_RW_CLIP_RELU_MERGED, "fuse_relu_clip", "clip_relu_merged", true,                                    \
+      "Clip -> Relu merged into one Clip")                                                                   \
+    X(PC_RW_CONV_BN_FOLDED, "fuse_conv_bn", "conv_bn_folded", true, "BatchNormalization folded into Conv")   \
+    X(PC_RW_CONV_ADD_FOLDED, "fuse_conv_add", "conv_add_folded", true,                                       \
+      "per-channel Add folded into Conv bias")                                                               \
+    X(PC_RW_CONV_MUL_FOLDED, "fuse_conv_mul", "conv_mul_folded", true, "per-channel Mul folded into Conv")   \
+    X(PC_RW_RESHAPE_FUSED, "fuse_reshape", "reshape_pair_fused", true, "Reshape -> Reshape fused")           \
+    X(PC_RW_GELU_FUSED, "fuse_gelu", "gelu_fused", true,                                                     \
+      "erf GELU subgraph fused into ai.onnx Gelu (opset 20+)")                                               \
+    X(PC_RW_GELU_FUSED_MS, "fuse_gelu", "gelu_fused_ms", true,                                               \
+      "erf GELU subgraph fused into com.microsoft Gelu")                                                     \
+    X(PC_RW_CONV_RELU_FUSED, "fuse_conv_activation", "conv_relu_fused", true, "Conv + Relu -> FusedConv")    \
+    X(PC_RW_CONV_CLIP_FUSED, "fuse_conv_activation", "conv_clip_fused", true, "Conv + Clip -> FusedConv")    \
+    X(PC_RW_CONV_ACT_FUSED, "fuse_conv_activation", "conv_act_fused", true,                                  \
+      "Conv + Sigmoid/Tanh/LeakyRelu/HardSigmoid -> FusedConv")                                              \
+    X(PC_RW_QLINEAR_CONV, "fuse_qdq_qlinear", "qlinear_conv_fused", true, "DQ -> Conv -> Q -> QLinearConv")  \
+    X(PC_RW_QLINEAR_CONV_RELU, "fuse_qdq_qlinear", "qlinear_conv_relu_fused", true,                          \
+      "DQ -> Conv -> Relu -> Q, or QLinearConv -> DQ -> Relu -> Q -> QLinearConvRelu")                       \
+    X(PC_RW_QLINEAR_MATMUL, "fuse_qdq_qlinear", "qlinear_matmul_fused", true,                                \
+      "DQ -> MatMul -> Q -> QLinearMatMul")                                                                  \
+    X(PC_RW_DQ_RELU_Q_REMOVED, "fuse_qdq_qlinear", "dq_relu_q_removed", true,                                \
+      "DQ -> Relu -> Q removed (zero point at the low end)")                                                 \
+    X(PC_RW_RELU_Q_DROPPED, "fuse_qdq_qlinear", "relu_before_q_removed", false,                              \
+      "Relu before Q removed (zero point at the low end)")                                                   \
+    X(PC_RW_TP_PUSH_ELEMENTWISE, "transpose_optimize", "push_unary", true,                                   \
+      "Transpose pushed through a unary op")                                                                 \
+    X(PC_RW_TP_PUSH_BROADCAST, "transpose_optimize", "push_broadcast", true,                                 \
+      "Transpose pushed through a broadcasting op (other inputs unsqueezed/transposed)")                     \
+    X(PC_RW_TP_PUSH_REDUCE, "transpose_optimize", "push_reduce", true,                                       \
+      "Transpose pushed through Reduce* (axes)")                                                             \
+    X(PC_RW_TP_PUSH_ARG, "transpose_optimize", "push_argmax", true,                                          \
+      "Transpose pushed through ArgMax/ArgMin")                                                              \
+    X(PC_RW_TP_PUSH_CONCAT, "transpose_optimize", "push_concat", true,                                       \
+      "Transpose pushed through Concat (axis)")                                                              \
+    X(PC_RW_TP_PUSH_SPLIT, "transpose_optimize", "push_split", true,                                         \
+      "Transpose pushed through Split (axis)")                                                               \
+    X(PC_RW_TP_PUSH_PAD, "transpose_optimize", "push_pad", true, "Transpose pushed through Pad (pads)")      \
+    X(PC_RW_TP_PUSH_SLICE, "transpose_optimize", "push_slice", true,                                         \
+      "Transpose pushed through Slice (axes)")                                                               \
+    X(PC_RW_TP_PUSH_SOFTMAX, "transpose_optimize", "push_softmax", true,                                     \
+      "Transpose pushed through Softmax/LogSoftmax/Hardmax")                                                 \
+    X(PC_RW_TP_PUSH_GATHER, "transpose_optimize", "push_gather", true,                                       \
+      "Transpose pushed through Gather (axis)")                                                              \
+    X(PC_RW_TP_PUSH_SQUEEZE, "transpose_optimize", "push_squeeze", true, "Transpose pushed through Squeeze") \
+    X(PC_RW_TP_PUSH_UNSQUEEZE, "transpose_optimize", "push_unsqueeze", true,                                 \
+      "Transpose pushed through Unsqueeze")                                                                  \
+    X(PC_RW_TP_PUSH_RESHAPE, "transpose_optimize", "push_reshape", true, "Transpose pushed through Reshape") \
+    X(PC_RW_TP_PUSH_RESIZE, "transpose_optimize", "push_resize", true, "Transpose pushed through Resize")    \
+    X(PC_RW_TP_PUSH_SHAPE, "transpose_optimize", "push_shape", true,                                         \
+      "Transpose pushed into Shape (perm gather)")                                                           \
+    X(PC_RW_TP_PUSH_TILE, "transpose_optimize", "push_tile", true,                                           \
+      "Transpose pushed through Tile (repeats)")                                                             \
+    X(PC_RW_TP_PUSH_QDQ, "transpose_optimize", "push_qdq", true, "Transpose pushed through Q/DQ")            \
+    X(PC_RW_TP_QDQ_AXIS, "transpose_optimize", "qdq_axis_remapped", true,                                    \
+      "Transpose pushed through per-axis Q/DQ (axis remapped)")                                              \
+    X(PC_RW_TP_CANCEL, "transpose_optimize", "transposes_cancelled", false,                                  \
+      "Transpose pushed into its inverse")                                                                   \
+    X(PC_RW_TP_MERGE, "transpose_optimize", "transposes_merged", false,                                      \
+      "Transpose pushed into another: composed")                                                             \
+    X(PC_RW_TP_LAYOUT_PUSH, "transpose_optimize", "layout_push", false,                                      \
+      "channel move pushed in a layout round (layout transformer)")                                          \
+    X(PC_RW_TP_REGION_PUSH, "transpose_optimize", "region_push", true,                                       \
+      "Transpose pushed through a whole region")                                                             \
+    X(PC_RW_TP_IDENTITY_REMOVED, "transpose_optimize", "noop_removed", false,                                \
+      "identity Transpose (or one moving only size-1 axes) removed")                                         \
+    X(PC_RW_TP_CONST_FOLDED, "transpose_optimize", "const_folded", false, "Transpose of a constant folded")  \
+    X(PC_RW_TP_TWIN_MERGED, "transpose_optimize", "twin_merged", false,                                      \
+      "duplicate Transpose of a value merged")                                                               \
+    X(PC_RW_TP_MOVED_UP, "transpose_optimize", "moved_up", true,                                             \
+      "Transpose moved above the node making its input")                                                     \
+    X(PC_RW_TP_ABOVE_DQ, "transpose_optimize", "moved_above_dq", true,                                       \
+      "Transpose moved above DequantizeLinear")                                                              \
+    X(PC_RW_TP_TO_RESHAPE, "transpose_optimize", "became_reshape", false,                                    \
+      "Transpose moving size-1 dims -> Reshape")                                                             \
+    X(PC_RW_NHWC_MOVED, "partition", "node_moved_nhwc", true,                                                \
+      "layout transformer: node moved to the NHWC domain")
+
+#define PC_RW_ENUM_ROW(id, pass, kind, near, description) id,
+typedef enum pc_rewrite_kind { PC_REWRITE_KINDS(PC_RW_ENUM_ROW) PC_RW_COUNT } pc_rewrite_kind;
+#undef PC_RW_ENUM_ROW
+
+/* Why a matched pattern was not rewritten (a near miss). */
+#define PC_MISS_REASONS(X)                                                                                   \
+    X(PC_MISS_NOT_CONSTANT, "constant", "an operand is not a constant, or a constant has the wrong value")   \
+    X(PC_MISS_ATTRIBUTE, "attribute", "an attribute (mode, axis, training flag) refuses it")                 \
+    X(PC_MISS_TYPE, "type-shape", "an element type or shape is unknown or unsupported")                      \
+    X(PC_MISS_SHARED, "shared", "an intermediate value has another consumer or is a graph output")           \
+    X(PC_MISS_ANNOTATION, "annotation-ep",                                                                   \
+      "the nodes' annotations or EPs differ, or the EP refuses the result")                                  \
+    X(PC_MISS_COST, "cost", "the cost model refuses it")                                                     \
+    X(PC_MISS_OTHER, "other", "another condition")
+
+#define PC_MISS_ENUM_ROW(id, name, description) id,
+typedef enum pc_miss_reason { PC_MISS_REASONS(PC_MISS_ENUM_ROW) PC_MISS_COUNT } pc_miss_reason;
+#undef PC_MISS_ENUM_ROW
+
+/* Event counts of one optimize run (a caller-owned struct; zero it first). */
+typedef struct pc_rewrite_counts {
+    uint32_t fired[PC_RW_COUNT];
+    uint32_t near[PC_RW_COUNT];
+    uint32_t near_reason[PC_RW_COUNT][PC_MISS_COUNT];
+} pc_rewrite_counts;
+
+const char *pc_rewrite_kind_name(pc_rewrite_kind k); /* "fuse_conv_bn/conv_bn_folded" */
+const char *pc_rewrite_kind_pass(pc_rewrite_kind k); /* "fuse_conv_bn" */
+const char *pc_rewrite_kind_description(pc_rewrite_kind k);
+bool pc_rewrite_kind_has_near_miss(pc_rewrite_kind k); /* the pass reports near misses of this kind */
+const char *pc_miss_reason_name(pc_miss_reason r);     /* "constant" */
+
 typedef struct pc_pass_options {
     const char *provider;   /* NULL: before partitioning (every node may change; new nodes carry annotations).
                                Otherwise only nodes assigned to this EP, or unassigned, may change, and new
@@ -757,6 +894,7 @@ typedef struct pc_pass_options {
     uint32_t max_fold_elements; /* constant folding creates no tensor larger than this (elements) */
     pc_trace *trace;            /* may be NULL */
     const char *pass_name;      /* set by the pipeline for pc_pass_explain */
+    pc_rewrite_counts *rewrites; /* NULL: no counting (pc_pass_note, pc_pass_near_miss) */
 } pc_pass_options;
 
 typedef pc_status (*pc_pass_fn)(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
@@ -804,6 +942,7 @@ typedef struct pc_optimize_options {
     uint32_t max_iterations;    /* fixpoint rounds per level; default 8 */
     pc_after_pass_fn after_pass;
     void *after_pass_ctx;
+    pc_rewrite_counts *rewrites; /* NULL: none; else every pass run adds its rewrites and near misses */
 } pc_optimize_options;
 
 void pc_optimize_options_default(pc_optimize_options *opts);
@@ -855,6 +994,8 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "the QDQ -> QLinear rewrite requantizes with the multiplier x_scale*w_scale/y_scale rounded to 8 "     \
       "fractional "                                                                                          \
       "bits (a coarse fixed-point multiplier)")                                                              \
+    X(PC_FAULT_FUSION_MERGES_ANNOTATIONS, "fusion-merges-annotations",                                       \
+      "pc_nodes_fusable ignores layer_ann: fusions merge nodes of different annotations")                    \
     X(PC_FAULT_RESHAPE_PUSH, "reshape-push-any",                                                             \
       "the transpose optimizer pushes through a Reshape that moves dims other than size-1 ones")
 

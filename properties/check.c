@@ -10,9 +10,9 @@
 
 /* The catalogue, in report order. ort-oracle runs only with --oracle ort. */
 static const pc_property *const properties[] = {
-    &pc_prop_numerics,          &pc_prop_annotations, &pc_prop_ep_assignment,
-    &pc_prop_transpose_minimal, &pc_prop_validity,    &pc_prop_idempotence,
-    &pc_prop_roundtrip,         &pc_prop_determinism, &pc_prop_ort_oracle,
+    &pc_prop_numerics,   &pc_prop_annotations,    &pc_prop_ep_assignment, &pc_prop_transpose_minimal,
+    &pc_prop_validity,   &pc_prop_idempotence,    &pc_prop_roundtrip,     &pc_prop_determinism,
+    &pc_prop_ort_oracle, &pc_prop_fusion_sources,
 };
 #define N_PROPERTIES (sizeof properties / sizeof properties[0])
 _Static_assert(N_PROPERTIES < (size_t)PC_MAX_PROPERTIES,
@@ -386,6 +386,7 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     oo.layer_assignment = c->layer_assignment;
     oo.after_pass = after_pass;
     oo.after_pass_ctx = &r;
+    oo.rewrites = &res->rewrites; /* rewrite coverage: observed only */
     /* The validity property verifies after every pass itself (and names the pass); without it, keep the
      * pipeline's own verifier so an invalid graph never reaches the next pass. */
     oo.verify_each_pass = !cfg->enabled[property_index(&pc_prop_validity)];

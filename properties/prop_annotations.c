@@ -2,6 +2,10 @@
  * the node it derives from, and no node gains an annotation it had no source for; partitioning honours the
  * layer rules and leaves no annotation behind.
  *
+ * Which EP a rule pins an annotation to is decided by the independent layer-rule oracle
+ * (properties/oracles/layer_rules_oracle.h, written from docs/ep.md), never by core's pc_layer_rules_match: a
+ * precedence or matching bug in core would otherwise change the partitioner and this check together.
+ *
  * Where a new node comes from: the source a pass declared in its name ("<source>/<op>_pc<N>",
  * pc_pass_add_node) when that node exists, else the node it replaced under the same name (an op or domain
  * change), else its neighbourhood — the before-nodes sharing a value with it, plus the nodes the pass removed
@@ -12,7 +16,10 @@
 #include <string.h>
 
 #include "properties/match.h"
+#include "properties/oracles/layer_rules_oracle.h"
 #include "properties/property.h"
+
+enum { PC_MAX_CHECK_EPS = 64 };
 
 static const char *ann_or_none(const char *a)
 {
@@ -112,6 +119,9 @@ static int32_t ep_index(const pc_check_ctx *ctx, const char *name)
     return -1;
 }
 
+static pc_prop_outcome check_pins(const pc_check_ctx *ctx, const node_match *m, const pc_lro_rules *rules,
+                                  char *msg, size_t msg_size, const char **kind);
+
 /* Partitioning: a node pinned by a rule to EP X lands on X when X claims it, and otherwise on an EP after X
  * in priority order (the pin is released after X's turn; earlier EPs never see the node). Checked on the
  * nodes that survive partitioning under their name; the layout transformer's new Transposes are left to
@@ -128,14 +138,41 @@ static pc_prop_outcome check_partition(const pc_check_ctx *ctx, const node_match
         return PC_PROP_FAIL;
     }
     if (!ctx->rules) return PC_PROP_PASS;
+    /* which EP a rule pins an annotation to: the independent oracle, not core's matcher */
+    const char *names[PC_MAX_CHECK_EPS];
+    if (ctx->n_eps > PC_MAX_CHECK_EPS) {
+        snprintf(msg, msg_size, "partition: %u EPs, the layer-rule oracle takes at most %d", ctx->n_eps,
+                 PC_MAX_CHECK_EPS);
+        return PC_PROP_SKIP;
+    }
+    for (uint32_t j = 0; j < ctx->n_eps; j++)
+        names[j] = ctx->eps[j]->name;
+    pc_lro_rules *rules = NULL;
+    pc_error err;
+    if (pc_lro_parse(ctx->kase->layer_assignment, names, ctx->n_eps, &rules, &err) != PC_OK) {
+        *kind = "rules-disagree";
+        snprintf(msg, msg_size,
+                 "partition: core accepted the layer assignment '%s', the layer-rule oracle rejects it: %s",
+                 ctx->kase->layer_assignment ? ctx->kase->layer_assignment : "", err.message);
+        return PC_PROP_FAIL;
+    }
+    pc_prop_outcome o = check_pins(ctx, m, rules, msg, msg_size, kind);
+    pc_lro_free(rules);
+    return o;
+}
+
+static pc_prop_outcome check_pins(const pc_check_ctx *ctx, const node_match *m, const pc_lro_rules *rules,
+                                  char *msg, size_t msg_size, const char **kind)
+{
+    char l1[160];
     for (uint32_t i = 0; i < m->n_after; i++) {
         const pc_node *a = m->after[i];
         int32_t b = m->after_to_before[i] >= 0 ? m->after_to_before[i] : m->after_replaces[i];
         if (b < 0) continue;
         const char *ann = pc_node_annotation(m->before[b]);
-        const pc_ep *pin = ann ? pc_layer_rules_match(ctx->rules, ann) : NULL;
-        int32_t p = pin ? ep_index(ctx, pin->name) : -1;
+        int32_t p = ep_index(ctx, pc_lro_ep_for(rules, ann));
         if (p < 0) continue;
+        const pc_ep *pin = ctx->eps[p];
         int32_t got = ep_index(ctx, a->ep);
         char why[256] = "";
         bool claims = pc_ep_claims_node(pin, a, why, sizeof why);

@@ -1,16 +1,28 @@
-/* validity: after every pass the graph verifies (pc_model_verify), shape inference agrees with the types and
- * shapes the graph declares, and the pass's `changed` flag is honest (no change reported while the bytes
- * moved).
+/* validity: after every pass the graph verifies (pc_model_verify), the types and shapes the graph declares
+ * are the ones the reference executor actually produces, shape inference agrees with the declared types, and
+ * the pass's `changed` flag is honest (no change reported while the bytes moved).
  *
- * Agreement: a copy of the graph gets the types of every node output erased and inferred again from the graph
- * inputs and initializers alone; where both the declared and the inferred type know an element type, a rank
- * or a dim, they must be equal. A value shape inference cannot type (an op it does not know) is not judged.
+ * The reference is the judge: the graph after the pass runs on the reference executor (reference/) with the
+ * case inputs, and every value a node produces whose declared type is a tensor type — graph outputs and
+ * intermediate values alike, subgraph bodies included — is compared with the tensor the run made: element
+ * type, rank and every known dim must be equal; a symbolic dim must stand for one size throughout the run
+ * (main graph: the same dim_param names one size in every value; a body's symbols are left out, since its
+ * values may change shape from one iteration to the next). Optional outputs left out are not judged. When
+ * the reference cannot run the graph (an op it lacks, a run error the numerics property reports), that part
+ * SKIPs with the reason — the rest has still been checked.
+ *
+ * Shape inference too (it catches types no value carries at run time, e.g. a contradiction a pass leaves in
+ * declared types of values the run does not reach): a copy of the graph gets the types of every node output
+ * erased and inferred again from the graph inputs and initializers alone; where both the declared and the
+ * inferred type know an element type, a rank or a dim, they must be equal. A value shape inference cannot
+ * type (an op it does not know) is not judged by it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "properties/property.h"
+#include "reference/reference.h"
 
 static void describe_type(const pc_type *t, char *buf, size_t size)
 {
@@ -56,6 +68,133 @@ static bool types_agree(const pc_type *declared, const pc_type *inferred)
         if (x->kind == PC_DIM_KNOWN && y->kind == PC_DIM_KNOWN && x->size != y->size) return false;
     }
     return true;
+}
+
+/* ---- against the reference executor ---- */
+enum { VAL_MAX_SYMBOLS = 256 };
+
+typedef struct val_symbol {
+    const char *name;
+    int64_t size;
+    const char *value; /* the value that bound it, for the message */
+} val_symbol;
+
+typedef struct val_run {
+    const pc_graph *main;
+    val_symbol symbols[VAL_MAX_SYMBOLS];
+    uint32_t n_symbols;
+    bool failed;
+    char why[1024];
+    uint32_t values_checked;
+} val_run;
+
+static void describe_data(const pc_data *d, char *buf, size_t size)
+{
+    if (d->kind != PC_TYPE_TENSOR) {
+        snprintf(buf, size, "(a %s)", d->kind == PC_TYPE_SEQUENCE ? "sequence" : "optional");
+        return;
+    }
+    size_t used = 0;
+    int k = snprintf(buf, size, "%s[", pc_dtype_name(d->dtype));
+    for (int32_t i = 0; k >= 0 && (size_t)k < size - used && i < d->rank; i++) {
+        used += (size_t)k;
+        k = snprintf(buf + used, size - used, "%s%lld", i ? "," : "", (long long)d->dims[i]);
+    }
+    if (k >= 0 && (size_t)k < size - used) {
+        used += (size_t)k;
+        snprintf(buf + used, size - used, "]");
+    }
+}
+
+/* Compares one produced value with its declared type; notes the first disagreement. */
+static void check_value(val_run *r, const pc_value *v, const pc_node *producer, const pc_data *d)
+{
+    if (r->failed || !v || !d || v->type.kind != PC_TYPE_TENSOR) return;
+    r->values_checked++;
+    const pc_type *t = &v->type;
+    const char *what = NULL;
+    char extra[200] = "";
+    if (d->kind != PC_TYPE_TENSOR)
+        what = "a tensor";
+    else if (t->elem != PC_DTYPE_UNDEFINED && t->elem != d->dtype)
+        what = "its element type";
+    else if (t->shape.rank >= 0 && t->shape.rank != d->rank)
+        what = "its rank";
+    for (int32_t i = 0; !what && t->shape.rank >= 0 && i < t->shape.rank; i++) {
+        const pc_dim *dim = &t->shape.dims[i];
+        if (dim->kind == PC_DIM_KNOWN && dim->size != d->dims[i]) {
+            what = "a dim";
+            snprintf(extra, sizeof extra, " (dim %d)", (int)i);
+        } else if (dim->kind == PC_DIM_SYMBOLIC && dim->symbol && producer && producer->graph == r->main) {
+            uint32_t k = 0;
+            while (k < r->n_symbols && strcmp(r->symbols[k].name, dim->symbol) != 0)
+                k++;
+            if (k == r->n_symbols) {
+                if (k < VAL_MAX_SYMBOLS)
+                    r->symbols[r->n_symbols++] = (val_symbol){dim->symbol, d->dims[i], v->name};
+            } else if (r->symbols[k].size != d->dims[i]) {
+                what = "a symbolic dim";
+                snprintf(extra, sizeof extra, " (dim %d: '%s' is %lld in '%s' but %lld here)", (int)i,
+                         dim->symbol, (long long)r->symbols[k].size, r->symbols[k].value,
+                         (long long)d->dims[i]);
+            }
+        }
+    }
+    if (!what) return;
+    char d1[256], d2[256];
+    describe_type(t, d1, sizeof d1);
+    describe_data(d, d2, sizeof d2);
+    r->failed = true;
+    snprintf(r->why, sizeof r->why,
+             "value '%s' (output of %s node '%s') is declared %s but the reference makes %s: "
+             "%s differs%s",
+             v->name, producer ? producer->op_type : "no", producer && producer->name ? producer->name : "",
+             d1, d2, what, extra);
+}
+
+static void on_node(void *vctx, const pc_node *node, pc_data *const *inputs, pc_data *const *outputs)
+{
+    (void)inputs;
+    val_run *r = vctx;
+    for (uint32_t i = 0; i < node->n_outputs && !r->failed; i++)
+        check_value(r, node->outputs[i], node, outputs[i]);
+}
+
+static pc_prop_outcome check_reference(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
+{
+    const pc_model *m = ctx->after;
+    val_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(msg, msg_size, "%s: out of memory", ctx->pass);
+        return PC_PROP_ERROR;
+    }
+    r->main = m->graph;
+    pc_ref_options ro = {.on_node = on_node, .on_node_ctx = r};
+    pc_data **outs = NULL;
+    pc_error err;
+    pc_status st = pc_ref_run_with_options(m, &ro, ctx->kase->n_inputs, ctx->kase->inputs, &outs, &err);
+    ctx->stats->ref_runs++;
+    pc_prop_outcome o = PC_PROP_PASS;
+    if (st != PC_OK) {
+        snprintf(
+            msg, msg_size,
+            "%s: the graph verifies and shape inference agrees with it, but the reference cannot run it to "
+            "judge its declared types: %s: %s",
+            ctx->pass, pc_status_name(st), err.message);
+        o = PC_PROP_SKIP;
+    } else {
+        /* graph outputs no node makes (a graph input or an initializer passed through) */
+        for (uint32_t i = 0; i < m->graph->n_outputs && !r->failed; i++)
+            if (!m->graph->outputs[i]->producer) check_value(r, m->graph->outputs[i], NULL, outs[i]);
+        pc_ref_free_outputs(m, outs);
+        if (r->failed) {
+            *kind = "reference-type";
+            snprintf(msg, msg_size, "%s: %s", ctx->pass, r->why);
+            o = PC_PROP_FAIL;
+        }
+    }
+    free(r);
+    return o;
 }
 
 static pc_prop_outcome load(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size)
@@ -150,7 +289,8 @@ static pc_prop_outcome validity_per_pass(pc_check_ctx *ctx, char *msg, size_t ms
         return PC_PROP_FAIL;
     }
     if (!ctx->bytes_changed) return PC_PROP_PASS;
-    return check_shapes(ctx, msg, msg_size, kind);
+    if ((o = check_shapes(ctx, msg, msg_size, kind)) != PC_PROP_PASS) return o;
+    return check_reference(ctx, msg, msg_size, kind);
 }
 
 static pc_prop_outcome validity_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
@@ -160,9 +300,8 @@ static pc_prop_outcome validity_final(pc_check_ctx *ctx, char *msg, size_t msg_s
 
 const pc_property pc_prop_validity = {
     "validity",
-    "the verifier passes and shape inference agrees with the declared types after every pass; a pass's "
-    "changed flag "
-    "is honest",
+    "the verifier passes and the declared types and shapes are the ones the reference executor produces (and "
+    "shape inference agrees) after every pass; a pass's changed flag is honest",
     validity_per_pass,
     validity_final,
 };

@@ -98,7 +98,7 @@ const pc_property *pc_property_find(const char *name);
 /* The properties (one .c each under properties/). */
 extern const pc_property pc_prop_numerics, pc_prop_annotations, pc_prop_ep_assignment,
     pc_prop_transpose_minimal, pc_prop_validity, pc_prop_idempotence, pc_prop_roundtrip, pc_prop_determinism,
-    pc_prop_ort_oracle;
+    pc_prop_ort_oracle, pc_prop_fusion_sources;
 
 /* The numerics property's per-pass tolerance table (prop_numerics.c), for the test that every pipeline pass
  * and partitioning has a row of its own: a pass without one would silently get the default float tolerance.
@@ -149,6 +149,7 @@ typedef struct pc_check_result {
     bool failed;                            /* a FAIL or an ERROR was recorded in `failure` */
     pc_failure failure;                     /* the first one */
     pc_check_stats stats;
+    pc_rewrite_counts rewrites; /* the rewrites and near misses of the case's pipeline run (passcheck.h) */
     /* when failed: the graphs around the failing pass (pc_model_save_bytes form, malloc'ed; NULL when final)
      */
     uint8_t *before_bytes, *after_bytes;

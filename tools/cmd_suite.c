@@ -36,7 +36,7 @@ void pc_cmd_suite_help(FILE *out)
         "                       [--ep LIST] [--oracle ort] [--shard I/N] [--junit FILE] [--json FILE]\n"
         "                       [--replay DIR] [--out DIR] [--inject FAULT,...] [--max-nodes N] [--timeout "
         "SEC]\n"
-        "                       [--shrink-time SEC] [--no-shrink] [--quiet]\n"
+        "                       [--shrink-time SEC] [--no-shrink] [--quiet] [--stats]\n"
         "       passcheck suite --list-families | --list-properties | --list-faults\n\n"
         "Generates random valid graphs, runs the pass pipeline on each and checks every property after "
         "every\n"
@@ -69,12 +69,16 @@ void pc_cmd_suite_help(FILE *out)
         "  --shrink-time SEC  shrinking budget per failure signature (default 5)\n"
         "  --no-shrink        write failures unshrunk\n"
         "  --quiet            no banner, progress or shrink notes: only the summary\n"
+        "  --stats            print only the rewrite-coverage table (per rewrite kind, the cases where it\n"
+        "                     fired and nearly fired; '<<' marks fewer than 50 / 20): no banner, progress,\n"
+        "                     other tables or timing; the exit code is the run's\n"
         "  --list-families, --list-properties, --list-faults\n"
         "                     print 'name  description' per line and exit\n\n"
         "Output: a banner (seed, families, properties, config and the command to rerun), progress on stderr "
         "(a\n"
-        "bar on a terminal), then per-property and per-family tables, the transpose-optimum rate, and each\n"
-        "failure signature with its repro folder. Everything but the last line (timing) is the same for any\n"
+        "bar on a terminal), then per-property and per-family tables, the transpose-optimum rate, each\n"
+        "failure signature with its repro folder, and the rewrite-coverage table. Everything but the last "
+        "line (timing) is the same for any\n"
         "--jobs. exit codes: 0 every case passed, 1 a case failed (property failure, crash, timeout, "
         "generator\n"
         "or harness error, or a replayed failure still failing), 2 usage error, 3 a report file or the "
@@ -91,7 +95,7 @@ typedef struct suite_args {
     const char *max_nodes, *timeout, *shrink_time;
     pc_cli_list family_list, property_list; /* as given */
     pc_strbuf families, properties;         /* comma-joined; s NULL when not given */
-    bool list_faults, list_properties, list_families, no_shrink, quiet;
+    bool list_faults, list_properties, list_families, no_shrink, quiet, stats;
 } suite_args;
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -143,6 +147,7 @@ static int parse_args(int argc, char **argv, suite_args *a)
         SUITE_OPT("--list-families", PC_CLI_FLAG, list_families),
         SUITE_OPT("--no-shrink", PC_CLI_FLAG, no_shrink),
         SUITE_OPT("--quiet", PC_CLI_FLAG, quiet),
+        SUITE_OPT("--stats", PC_CLI_FLAG, stats),
     };
 #undef SUITE_OPT
     int rc = pc_cli_parse_args(CMD, argc, argv, opts, sizeof opts / sizeof opts[0], a, NULL);
@@ -404,6 +409,10 @@ int pc_cmd_suite(int argc, char **argv)
                                           : "--seed");
         goto done;
     }
+    if (a.replay && a.stats) {
+        rc = pc_cli_usage_error(CMD, "--stats counts the rewrites of new cases: --replay runs none");
+        goto done;
+    }
     o.seed = DEFAULT_SEED;
     o.n_cases = DEFAULT_CASES;
     if (a.cases && (rc = parse_u64("--cases", a.cases, 1, UINT64_MAX / 2, &o.n_cases)) != PC_EXIT_OK)
@@ -501,7 +510,7 @@ int pc_cmd_suite(int argc, char **argv)
     }
     o.command = rerun.s;
     progress_state ps = {isatty(STDERR_FILENO) == 1, false, 0, 0, NULL};
-    if (!a.quiet) {
+    if (!a.quiet && !a.stats) {
         print_banner(stdout, &o, rerun.s);
         fflush(stdout);
         fprintf(stderr, "passcheck " CMD ": %u job%s\n", o.jobs, o.jobs == 1 ? "" : "s");
@@ -520,11 +529,15 @@ int pc_cmd_suite(int argc, char **argv)
     }
     have_rep = true;
     if (ps.bar_shown) fputs("\r\033[K", stderr);
-    pc_suite_print_summary(stdout, &o, &rep);
-    printf("%" PRIu64 " cases in %.2f s (%.1f cases/s)", rep.cases, rep.seconds,
-           rep.seconds > 0 ? (double)rep.cases / rep.seconds : 0.0);
-    if (rep.shrink_seconds > 0) printf(", shrinking %.2f s", rep.shrink_seconds);
-    printf("\n");
+    if (a.stats) {
+        pc_suite_print_coverage(stdout, &rep);
+    } else {
+        pc_suite_print_summary(stdout, &o, &rep);
+        printf("%" PRIu64 " cases in %.2f s (%.1f cases/s)", rep.cases, rep.seconds,
+               rep.seconds > 0 ? (double)rep.cases / rep.seconds : 0.0);
+        if (rep.shrink_seconds > 0) printf(", shrinking %.2f s", rep.shrink_seconds);
+        printf("\n");
+    }
     fflush(stdout);
     rc = rep.n_failed ? PC_EXIT_CHECK_FAILED : PC_EXIT_OK;
     report_ctx rctx = {&o, &rep};

@@ -175,6 +175,7 @@ pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc
             pc_pass_explain(
                 &o, "'%s' (#%u, %s) keeps its NCHW form: assigned to EP %s by an earlier partitioning",
                 n->name ? n->name : "", n->id, n->op_type, ep->name);
+            pc_pass_near_miss(&o, PC_RW_NHWC_MOVED, PC_MISS_OTHER);
             continue;
         }
         /* moved, the node would need the EP to claim its NHWC form (nothing else runs that domain); when the
@@ -183,6 +184,7 @@ pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc
         if (!pc_ep_claims_node_as(ep, n, PC_NHWC_DOMAIN, opset, why, sizeof why)) {
             pc_pass_explain(&o, "'%s' (#%u, %s) stays in NCHW: EP %s does not claim it in %s (%s)",
                             n->name ? n->name : "", n->id, n->op_type, ep->name, PC_NHWC_DOMAIN, why);
+            pc_pass_near_miss(&o, PC_RW_NHWC_MOVED, PC_MISS_ANNOTATION);
             continue;
         }
         if (pc_model_opset(graph->model, PC_NHWC_DOMAIN) < 0) {
@@ -198,6 +200,7 @@ pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc
         }
         pc_pass_explain(&o, "'%s' (#%u, %s) moved to %s for EP %s, rank %d", n->name ? n->name : "", n->id,
                         n->op_type, PC_NHWC_DOMAIN, ep->name, rank);
+        pc_pass_note(&o, PC_RW_NHWC_MOVED);
         moved++;
     }
     if (!moved) return PC_OK;

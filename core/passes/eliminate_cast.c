@@ -25,6 +25,9 @@ pc_status pc_pass_eliminate_cast(pc_graph *graph, const pc_pass_options *opts, b
         if (n->removed || n->n_inputs < 1 || !n->inputs[0] || n->n_outputs != 1) continue;
         pc_dtype to = cast_target(n);
         pc_dtype from = pm_elem(n->inputs[0]);
+        pc_rewrite_kind kind = pm_is_op(n, "Cast") ? PC_RW_CAST_REMOVED : PC_RW_CASTLIKE_REMOVED;
+        if (to != PC_DTYPE_UNDEFINED && from == PC_DTYPE_UNDEFINED && pc_pass_can_modify(opts, n))
+            pc_pass_near_miss(opts, kind, PC_MISS_TYPE); /* the input's type is unknown */
         if (to == PC_DTYPE_UNDEFINED || from != to || n->inputs[0]->type.kind == PC_TYPE_SEQUENCE ||
             !pc_pass_can_modify(opts, n))
             continue;
@@ -34,7 +37,10 @@ pc_status pc_pass_eliminate_cast(pc_graph *graph, const pc_pass_options *opts, b
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed %s '%s' to %s (input already %s)", op, label, pc_dtype_name(to),
                             pc_dtype_name(from));
+            pc_pass_note(opts, kind);
             *changed = true;
+        } else if (st == PC_OK) {
+            pc_pass_near_miss(opts, kind, PC_MISS_SHARED);
         }
     }
     pm_nodes_free(&nodes);

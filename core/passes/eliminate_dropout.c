@@ -22,15 +22,28 @@ pc_status pc_pass_eliminate_dropout(pc_graph *graph, const pc_pass_options *opts
     for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
         pc_node *n = nodes.items[i];
         if (!pm_is_op(n, "Dropout") || n->n_inputs < 1 || n->n_outputs < 1 || !n->outputs[0] ||
-            !pc_pass_can_modify(opts, n) || !dropout_is_inference(n))
+            !pc_pass_can_modify(opts, n))
             continue;
-        if (n->n_outputs > 1 && pc_value_is_used(n->outputs[1])) continue; /* the mask is read */
+        if (!dropout_is_inference(n)) {
+            bool input_form = pm_onnx_opset(n) >= 12 && n->n_inputs >= 3 && n->inputs[2];
+            pc_pass_near_miss(opts, PC_RW_DROPOUT_REMOVED,
+                              input_form && !pc_value_const(n->inputs[2]) ? PC_MISS_NOT_CONSTANT
+                                                                          : PC_MISS_ATTRIBUTE);
+            continue;
+        }
+        if (n->n_outputs > 1 && pc_value_is_used(n->outputs[1])) { /* the mask is read */
+            pc_pass_near_miss(opts, PC_RW_DROPOUT_REMOVED, PC_MISS_SHARED);
+            continue;
+        }
         const char *label = pm_label(n);
         bool done = false;
         st = pm_bypass(graph, opts, n, &done, err);
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed inference Dropout '%s'", label);
+            pc_pass_note(opts, PC_RW_DROPOUT_REMOVED);
             *changed = true;
+        } else if (st == PC_OK) {
+            pc_pass_near_miss(opts, PC_RW_DROPOUT_REMOVED, PC_MISS_SHARED);
         }
     }
     pm_nodes_free(&nodes);

@@ -18,7 +18,10 @@ pc_status pc_pass_eliminate_identity(pc_graph *graph, const pc_pass_options *opt
         st = pm_bypass(graph, opts, n, &done, err);
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed Identity '%s'", label);
+            pc_pass_note(opts, PC_RW_IDENTITY_REMOVED);
             *changed = true;
+        } else if (st == PC_OK) {
+            pc_pass_near_miss(opts, PC_RW_IDENTITY_REMOVED, PC_MISS_SHARED); /* graph output not taken over */
         }
     }
     pm_nodes_free(&nodes);

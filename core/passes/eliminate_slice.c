@@ -58,13 +58,23 @@ static int64_t clamp_bound(int64_t v, int64_t dim)
     return v > dim ? dim : v;
 }
 
-static bool slice_keeps_all(const pc_node *n)
+/* *why: the near-miss reason when false for a reason other than the Slice really cutting (PC_MISS_COUNT:
+ * none) */
+static bool slice_keeps_all(const pc_node *n, pc_miss_reason *why)
 {
     pc_value *x = n->inputs[0];
     int32_t rank = pc_value_rank(x);
-    if (rank < 0 || n->n_outputs != 1 || !n->outputs[0]) return false;
+    *why = PC_MISS_COUNT;
+    if (n->n_outputs != 1 || !n->outputs[0]) return false;
+    if (rank < 0) {
+        *why = PC_MISS_TYPE;
+        return false;
+    }
     slice_args s;
-    if (!slice_read_args(n, rank, &s)) return false;
+    if (!slice_read_args(n, rank, &s)) {
+        *why = PC_MISS_NOT_CONSTANT;
+        return false;
+    }
     bool seen[PC_MAX_RANK] = {false};
     for (size_t i = 0; i < s.n; i++) {
         int64_t axis = s.axes[i] < 0 ? s.axes[i] + rank : s.axes[i];
@@ -76,6 +86,7 @@ static bool slice_keeps_all(const pc_node *n)
             int64_t dim = x->initializer ? x->initializer->dims[axis] : d->size;
             if (clamp_bound(s.starts[i], dim) != 0 || clamp_bound(s.ends[i], dim) != dim) return false;
         } else if (s.starts[i] != 0 || s.ends[i] != INT64_MAX) {
+            if (s.starts[i] == 0 && s.ends[i] > 0) *why = PC_MISS_TYPE; /* may keep all: the dim is unknown */
             return false;
         }
     }
@@ -89,15 +100,22 @@ pc_status pc_pass_eliminate_slice(pc_graph *graph, const pc_pass_options *opts, 
     pc_status st = pm_nodes_snapshot(graph, &nodes, err);
     for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
         pc_node *n = nodes.items[i];
-        if (!pm_is_op(n, "Slice") || n->n_inputs < 1 || !n->inputs[0] || !pc_pass_can_modify(opts, n) ||
-            !slice_keeps_all(n))
+        if (!pm_is_op(n, "Slice") || n->n_inputs < 1 || !n->inputs[0] || !pc_pass_can_modify(opts, n))
             continue;
+        pc_miss_reason why;
+        if (!slice_keeps_all(n, &why)) {
+            if (why != PC_MISS_COUNT) pc_pass_near_miss(opts, PC_RW_SLICE_REMOVED, why);
+            continue;
+        }
         const char *label = pm_label(n);
         bool done = false;
         st = pm_bypass(graph, opts, n, &done, err);
         if (st == PC_OK && done) {
             pc_pass_explain(opts, "removed Slice '%s' that keeps every element", label);
+            pc_pass_note(opts, PC_RW_SLICE_REMOVED);
             *changed = true;
+        } else if (st == PC_OK) {
+            pc_pass_near_miss(opts, PC_RW_SLICE_REMOVED, PC_MISS_SHARED);
         }
     }
     pm_nodes_free(&nodes);

@@ -49,13 +49,25 @@ pc_status pc_pass_eliminate_unsqueeze(pc_graph *graph, const pc_pass_options *op
         pc_value *x = n->inputs[0], *y = n->outputs[0];
         const pc_tensor *t = pc_value_const(x);
         /* the initializer must be ours alone; the output's value must be replaceable by another name */
-        if (!t || t->dtype == PC_DTYPE_STRING || x->n_consumers != 1 || x->is_graph_output ||
-            x->n_subgraph_refs || y->is_graph_output || y->n_subgraph_refs)
+        if (!t) continue;
+        if (t->dtype == PC_DTYPE_STRING || x->n_consumers != 1 || x->is_graph_output || x->n_subgraph_refs ||
+            y->is_graph_output || y->n_subgraph_refs) {
+            pc_pass_near_miss(opts, PC_RW_UNSQUEEZE_FOLDED,
+                              t->dtype == PC_DTYPE_STRING ? PC_MISS_TYPE : PC_MISS_SHARED);
             continue;
+        }
         int64_t axes[PC_MAX_RANK], dims[PC_MAX_RANK];
         size_t n_axes = 0;
         int32_t rank = 0;
-        if (!unsqueeze_axes(n, axes, &n_axes) || !unsqueeze_dims(t, axes, n_axes, dims, &rank)) continue;
+        if (!unsqueeze_axes(n, axes, &n_axes)) {
+            pc_pass_near_miss(opts, PC_RW_UNSQUEEZE_FOLDED,
+                              pm_onnx_opset(n) < 13 ? PC_MISS_ATTRIBUTE : PC_MISS_NOT_CONSTANT);
+            continue;
+        }
+        if (!unsqueeze_dims(t, axes, n_axes, dims, &rank)) {
+            pc_pass_near_miss(opts, PC_RW_UNSQUEEZE_FOLDED, PC_MISS_ATTRIBUTE);
+            continue;
+        }
         pc_tensor *nt = pc_tensor_create(graph->model, NULL, t->dtype, rank, dims, err);
         if (!nt) {
             st = err->status;
@@ -75,6 +87,7 @@ pc_status pc_pass_eliminate_unsqueeze(pc_graph *graph, const pc_pass_options *op
         st = pc_pass_remove_dead(graph, n, err);
         pc_pass_explain(opts, "folded Unsqueeze '%s' of initializer '%s' -> initializer '%s'", label, from,
                         c->name);
+        pc_pass_note(opts, PC_RW_UNSQUEEZE_FOLDED);
         *changed = true;
     }
     pm_nodes_free(&nodes);

@@ -15,8 +15,10 @@ static const char *const nondeterministic_ops[] = {
     "Multinomial",  "Bernoulli",        "Dropout",
 };
 
-static bool node_is_foldable(const pc_node *n)
+/* *why: the near-miss reason when false although every input is a constant (PC_MISS_COUNT: none) */
+static bool node_is_foldable(const pc_node *n, pc_miss_reason *why)
 {
+    *why = PC_MISS_COUNT;
     if (n->n_inputs > FOLD_MAX_INPUTS) return false;
     if (n->domain[0] == '\0')
         for (size_t i = 0; i < sizeof nondeterministic_ops / sizeof nondeterministic_ops[0]; i++)
@@ -29,14 +31,23 @@ static bool node_is_foldable(const pc_node *n)
     for (uint32_t i = 0; i < n->n_outputs; i++) {
         const pc_value *v = n->outputs[i];
         if (!v) continue;
-        if (v->is_graph_output || v->n_subgraph_refs) return false;
+        if (v->is_graph_output || v->n_subgraph_refs) {
+            *why = PC_MISS_SHARED;
+            return false;
+        }
         any_used |= v->n_consumers > 0;
     }
-    return any_used && pc_eval_supports(n);
+    if (!any_used) return false;
+    if (!pc_eval_supports(n)) {
+        *why = PC_MISS_OTHER;
+        return false;
+    }
+    return true;
 }
 
 /* Evaluates n and rewires its used outputs to new initializers. *folded false: the evaluator declined. */
-static pc_status fold_node(pc_graph *g, pc_node *n, uint64_t max_elements, bool *folded, pc_error *err)
+static pc_status fold_node(pc_graph *g, const pc_pass_options *opts, pc_node *n, uint64_t max_elements,
+                           bool *folded, pc_error *err)
 {
     *folded = false;
     const pc_tensor *ins[FOLD_MAX_INPUTS];
@@ -46,6 +57,7 @@ static pc_status fold_node(pc_graph *g, pc_node *n, uint64_t max_elements, bool 
     if (!outs) return pc_error_set(err, PC_ERR_NOMEM, "out of memory folding node '%s'", pm_label(n));
     pc_status st = pc_eval_node(n, ins, n->n_inputs, outs, max_elements, err);
     if (st == PC_ERR_UNSUPPORTED || st == PC_ERR_BUDGET) {
+        pc_pass_near_miss(opts, PC_RW_CONST_FOLDED, st == PC_ERR_BUDGET ? PC_MISS_TYPE : PC_MISS_OTHER);
         pc_error_clear(err);
         free(outs);
         return PC_OK;
@@ -81,12 +93,18 @@ pc_status pc_pass_fold_constants(pc_graph *graph, const pc_pass_options *opts, b
     pc_status st = pm_nodes_snapshot(graph, &nodes, err);
     for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
         pc_node *n = nodes.items[i];
-        if (n->removed || !pc_pass_can_modify(opts, n) || !node_is_foldable(n)) continue;
+        if (n->removed || !pc_pass_can_modify(opts, n)) continue;
+        pc_miss_reason why;
+        if (!node_is_foldable(n, &why)) {
+            if (why != PC_MISS_COUNT) pc_pass_near_miss(opts, PC_RW_CONST_FOLDED, why);
+            continue;
+        }
         const char *label = pm_label(n), *op = n->op_type;
         bool folded = false;
-        st = fold_node(graph, n, max_elements, &folded, err);
+        st = fold_node(graph, opts, n, max_elements, &folded, err);
         if (st == PC_OK && folded) {
             pc_pass_explain(opts, "folded %s '%s' into constants", op, label);
+            pc_pass_note(opts, PC_RW_CONST_FOLDED);
             *changed = true;
         }
     }

@@ -51,6 +51,27 @@ static bool activation_params(const pc_node *n, const activation *a, float *p)
     return true;
 }
 
+static pc_rewrite_kind activation_kind(const activation *a)
+{
+    return strcmp(a->op, "Relu") == 0   ? PC_RW_CONV_RELU_FUSED
+           : strcmp(a->op, "Clip") == 0 ? PC_RW_CONV_CLIP_FUSED
+                                        : PC_RW_CONV_ACT_FUSED;
+}
+
+/* Near miss for a Conv of this EP the pass refused before looking at its consumer: the Conv's output is
+ * shared with an activation, or the Conv's element type is not float. */
+static void conv_near_miss(const pc_pass_options *opts, const pc_node *conv, pc_miss_reason why)
+{
+    const pc_value *y = conv->outputs[0];
+    for (uint32_t k = 0; y && k < y->n_consumers; k++) {
+        const activation *a = activation_find(y->consumers[k].node);
+        if (a) {
+            pc_pass_near_miss(opts, activation_kind(a), why);
+            return;
+        }
+    }
+}
+
 static const char *fused_domain(const pc_node *conv)
 {
     if (conv->removed || strcmp(conv->op_type, "Conv") != 0) return NULL;
@@ -77,15 +98,25 @@ pc_status pc_pass_fuse_conv_activation(pc_graph *graph, const pc_pass_options *o
         pc_node *conv = nodes.items[i];
         const char *domain = fused_domain(conv);
         if (!domain || conv->n_outputs != 1 || !conv->outputs[0] || conv->n_inputs < 2 ||
-            !pc_pass_can_modify(opts, conv) || conv_elem(conv) != PC_DTYPE_FLOAT)
+            !pc_pass_can_modify(opts, conv))
             continue;
+        if (conv_elem(conv) != PC_DTYPE_FLOAT) {
+            if (pm_counting(opts)) conv_near_miss(opts, conv, PC_MISS_TYPE);
+            continue;
+        }
         pc_node *act = pc_value_single_consumer(conv->outputs[0]);
+        if (!act && pm_counting(opts)) conv_near_miss(opts, conv, PC_MISS_SHARED);
         const activation *a = act ? activation_find(act) : NULL;
         float params[2];
-        if (!a || act->inputs[0] != conv->outputs[0] || act->n_outputs != 1 || !act->outputs[0] ||
-            !pc_pass_can_modify(opts, act) || !pc_nodes_fusable(conv, act) ||
-            !activation_params(act, a, params))
+        if (!a || act->inputs[0] != conv->outputs[0] || act->n_outputs != 1 || !act->outputs[0]) continue;
+        if (!pc_pass_can_modify(opts, act) || !pc_nodes_fusable(conv, act)) {
+            pc_pass_near_miss(opts, activation_kind(a), PC_MISS_ANNOTATION);
             continue;
+        }
+        if (!activation_params(act, a, params)) {
+            pc_pass_near_miss(opts, activation_kind(a), PC_MISS_NOT_CONSTANT);
+            continue;
+        }
         bool imported;
         if ((st = pc_pass_import_domain(graph->model, domain, &imported, err)) != PC_OK) break;
         pc_node *fused =
@@ -100,6 +131,7 @@ pc_status pc_pass_fuse_conv_activation(pc_graph *graph, const pc_pass_options *o
         char why[256] = "";
         if (!pc_ep_claims_node(opts->ep, fused, why, sizeof why)) {
             /* the EP would not run it: drop the unused node (and the import made for it) again */
+            pc_pass_near_miss(opts, activation_kind(a), PC_MISS_ANNOTATION);
             pc_pass_unimport_domain(graph->model, domain, imported);
             st = pc_graph_remove_node(graph, fused, err);
             continue;
@@ -113,6 +145,7 @@ pc_status pc_pass_fuse_conv_activation(pc_graph *graph, const pc_pass_options *o
         }
         pc_pass_explain(opts, "fused Conv '%s' + %s '%s' -> FusedConv '%s' on %s", pm_label(conv), a->op,
                         pm_label(act), fused->name, opts->ep->name);
+        pc_pass_note(opts, activation_kind(a));
         st = pc_pass_remove_dead(graph, act, err);
         *changed = true;
     }

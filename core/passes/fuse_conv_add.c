@@ -11,14 +11,20 @@ pc_status pc_pass_fuse_conv_add(pc_graph *graph, const pc_pass_options *opts, bo
     pc_status st = pm_nodes_snapshot(graph, &nodes, err);
     for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
         pm_conv c;
-        if (!pm_match_conv(opts, nodes.items[i], &c)) continue;
+        if (!pm_match_conv(opts, nodes.items[i], &c)) {
+            pm_conv_near_miss(opts, nodes.items[i], "Add", PC_RW_CONV_ADD_FOLDED);
+            continue;
+        }
         pc_node *add = c.next;
         if (!pm_is_op(add, "Add") || add->n_inputs != 2 || !add->outputs[0]) continue;
         uint32_t ci = add->inputs[0] == c.node->outputs[0] ? 1 : 0;
         const pc_tensor *k = pc_value_const(add->inputs[ci]);
         if (!k || add->inputs[1 - ci] != c.node->outputs[0] || k->dtype != c.w->dtype ||
-            !pm_per_channel(k, c.w->rank, c.m))
+            !pm_per_channel(k, c.w->rank, c.m)) {
+            if (add->inputs[1 - ci] == c.node->outputs[0])
+                pc_pass_near_miss(opts, PC_RW_CONV_ADD_FOLDED, !k ? PC_MISS_NOT_CONSTANT : PC_MISS_TYPE);
             continue;
+        }
         pc_tensor *w = pm_new_param(graph, &c, c.w, err), *b = w ? pm_new_param(graph, &c, NULL, err) : NULL;
         if (!b) {
             st = err->status;
@@ -29,6 +35,12 @@ pc_status pc_pass_fuse_conv_add(pc_graph *graph, const pc_pass_options *opts, bo
             pm_set_f64(b, (uint64_t)m, (c.b ? pm_channel_value(c.b, m) : 0.0) + pm_channel_value(k, m));
         bool done = false;
         st = pm_emit_conv(graph, opts, &c, add, w, b, "Add", &done, err);
+        if (st == PC_OK) {
+            if (done)
+                pc_pass_note(opts, PC_RW_CONV_ADD_FOLDED);
+            else
+                pc_pass_near_miss(opts, PC_RW_CONV_ADD_FOLDED, PC_MISS_ANNOTATION);
+        }
         *changed |= done;
     }
     pm_nodes_free(&nodes);

@@ -17,13 +17,19 @@ static bool bn_is_inference(const pc_node *bn)
     return true;
 }
 
-/* the four per-channel parameters, all [m] constants of the weights' dtype */
-static bool bn_params(const pc_node *bn, const pm_conv *c, const pc_tensor **p)
+/* the four per-channel parameters, all [m] constants of the weights' dtype; *why says which condition
+ * refused (PC_MISS_COUNT: a malformed node) */
+static bool bn_params(const pc_node *bn, const pm_conv *c, const pc_tensor **p, pc_miss_reason *why)
 {
+    *why = PC_MISS_COUNT;
     if (bn->n_inputs != 5 || bn->inputs[0] != c->node->outputs[0]) return false;
     for (uint32_t i = 0; i < 4; i++) {
         p[i] = bn->inputs[i + 1] ? pc_value_const(bn->inputs[i + 1]) : NULL;
-        if (!p[i] || p[i]->dtype != c->w->dtype || p[i]->rank != 1 || p[i]->dims[0] != c->m) return false;
+        if (!p[i]) *why = PC_MISS_NOT_CONSTANT;
+        if (!p[i] || p[i]->dtype != c->w->dtype || p[i]->rank != 1 || p[i]->dims[0] != c->m) {
+            if (p[i]) *why = PC_MISS_TYPE;
+            return false;
+        }
     }
     return true;
 }
@@ -36,18 +42,31 @@ pc_status pc_pass_fuse_conv_bn(pc_graph *graph, const pc_pass_options *opts, boo
     for (uint32_t i = 0; st == PC_OK && i < nodes.n; i++) {
         pm_conv c;
         const pc_tensor *p[4]; /* scale, bias, mean, var */
-        if (!pm_match_conv(opts, nodes.items[i], &c)) continue;
-        pc_node *bn = c.next;
-        if (!pm_is_op(bn, "BatchNormalization") || !bn->outputs[0] || !bn_is_inference(bn) ||
-            !bn_params(bn, &c, p))
+        if (!pm_match_conv(opts, nodes.items[i], &c)) {
+            pm_conv_near_miss(opts, nodes.items[i], "BatchNormalization", PC_RW_CONV_BN_FOLDED);
             continue;
+        }
+        pc_node *bn = c.next;
+        if (!pm_is_op(bn, "BatchNormalization") || !bn->outputs[0]) continue;
+        if (!bn_is_inference(bn)) {
+            pc_pass_near_miss(opts, PC_RW_CONV_BN_FOLDED, PC_MISS_ATTRIBUTE);
+            continue;
+        }
+        pc_miss_reason why;
+        if (!bn_params(bn, &c, p, &why)) {
+            if (why != PC_MISS_COUNT) pc_pass_near_miss(opts, PC_RW_CONV_BN_FOLDED, why);
+            continue;
+        }
         double eps = pc_node_attr_float(bn, "epsilon", 1e-5f);
         bool ok = true;
         for (int64_t m = 0; m < c.m && ok; m++) {
             double var = pm_channel_value(p[3], m);
             ok = var + eps > 0 && isfinite(var);
         }
-        if (!ok) continue;
+        if (!ok) {
+            pc_pass_near_miss(opts, PC_RW_CONV_BN_FOLDED, PC_MISS_NOT_CONSTANT); /* var + epsilon <= 0 */
+            continue;
+        }
         pc_tensor *w = pm_new_param(graph, &c, c.w, err), *b = w ? pm_new_param(graph, &c, NULL, err) : NULL;
         if (!b) {
             st = err->status;
@@ -66,6 +85,12 @@ pc_status pc_pass_fuse_conv_bn(pc_graph *graph, const pc_pass_options *opts, boo
         }
         bool done = false;
         st = pm_emit_conv(graph, opts, &c, bn, w, b, "BatchNormalization", &done, err);
+        if (st == PC_OK) {
+            if (done)
+                pc_pass_note(opts, PC_RW_CONV_BN_FOLDED);
+            else
+                pc_pass_near_miss(opts, PC_RW_CONV_BN_FOLDED, PC_MISS_ANNOTATION);
+        }
         *changed |= done;
     }
     pm_nodes_free(&nodes);

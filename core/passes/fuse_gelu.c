@@ -103,8 +103,12 @@ pc_status pc_pass_fuse_gelu(pc_graph *graph, const pc_pass_options *opts, bool *
         bool ok = true;
         for (int k = 0; k < 5 && ok; k++)
             ok = pc_pass_can_modify(opts, g.nodes[k]) && pc_nodes_fusable(g.nodes[k], last);
-        if (!ok) continue;
         bool standard = pc_model_opset(graph->model, "") >= 20, imported = false;
+        pc_rewrite_kind kind = standard ? PC_RW_GELU_FUSED : PC_RW_GELU_FUSED_MS;
+        if (!ok) {
+            pc_pass_near_miss(opts, kind, PC_MISS_ANNOTATION);
+            continue;
+        }
         const char *domain = standard ? "" : "com.microsoft";
         if ((st = pc_pass_import_domain(graph->model, domain, &imported, err)) != PC_OK) break;
         pc_node *gelu = pc_pass_add_node(graph, opts, "Gelu", domain, 1, &g.x, 1, last, err);
@@ -114,6 +118,7 @@ pc_status pc_pass_fuse_gelu(pc_graph *graph, const pc_pass_options *opts, bool *
         }
         if (!pc_pass_ep_accepts(opts, gelu)) {
             /* after partitioning, an EP that runs the five nodes may not run Gelu: they stay */
+            pc_pass_near_miss(opts, kind, PC_MISS_ANNOTATION);
             pc_pass_unimport_domain(graph->model, domain, imported);
             st = pc_pass_remove_dead(graph, gelu, err);
             continue;
@@ -126,6 +131,7 @@ pc_status pc_pass_fuse_gelu(pc_graph *graph, const pc_pass_options *opts, bool *
                         g.nodes[0]->op_type, pm_label(g.nodes[0]), pm_label(g.nodes[1]), pm_label(g.nodes[2]),
                         pm_label(g.nodes[3]), pm_label(g.nodes[4]), standard ? "" : "com.microsoft ",
                         gelu->name);
+        pc_pass_note(opts, kind);
         st = pc_pass_remove_dead(graph, last, err);
         *changed = true;
     }

@@ -274,31 +274,45 @@ static pc_status try_conv(pc_graph *graph, const pc_pass_options *opts, group *g
     pc_value *b = conv->n_inputs > 2 ? conv->inputs[2] : NULL;
     pc_node *dq_b = b ? dq_producer(opts, graph, b, conv) : NULL;
     if (!dq_x || !dq_w || (b && !dq_b)) return PC_OK;
+    bool as_relu = g->has_relu && !zp_at_low_end(&g->y);
+    pc_rewrite_kind kind = as_relu ? PC_RW_QLINEAR_CONV_RELU : PC_RW_QLINEAR_CONV;
     int64_t wdims[PC_MAX_RANK];
     int32_t wrank = data_rank(dq_w->inputs[0]);
-    if (wrank < 3 || !pc_value_dims(dq_w->inputs[0], wdims) || wdims[0] <= 0) return PC_OK;
+    if (wrank < 3 || !pc_value_dims(dq_w->inputs[0], wdims) || wdims[0] <= 0) {
+        pc_pass_near_miss(opts, kind, PC_MISS_TYPE);
+        return PC_OK;
+    }
     int64_t m = wdims[0];
     qparams x, w, bq;
     if (!qparams_read(dq_x, false, data_rank(dq_x->inputs[0]), &x) || !x.per_tensor || !is_q8(x.qtype) ||
         !qparams_read(dq_w, false, wrank, &w) || !is_q8(w.qtype) ||
-        (!w.per_tensor && (w.axis != 0 || (int64_t)w.n != m)))
+        (!w.per_tensor && (w.axis != 0 || (int64_t)w.n != m))) {
+        pc_pass_near_miss(opts, kind, PC_MISS_TYPE);
         return PC_OK;
+    }
     /* ORT's ConvNodeGroupSelector: x and y of one type; int8 activations only with int8 weights */
-    if (x.qtype != g->y.qtype || (x.qtype == PC_DTYPE_INT8 && w.qtype != PC_DTYPE_INT8)) return PC_OK;
+    if (x.qtype != g->y.qtype || (x.qtype == PC_DTYPE_INT8 && w.qtype != PC_DTYPE_INT8)) {
+        pc_pass_near_miss(opts, kind, PC_MISS_TYPE);
+        return PC_OK;
+    }
     if (dq_b) {
         int64_t bdims[PC_MAX_RANK];
         if (data_rank(dq_b->inputs[0]) != 1 || !pc_value_dims(dq_b->inputs[0], bdims) || bdims[0] != m ||
             !qparams_read(dq_b, false, 1, &bq) || bq.qtype != PC_DTYPE_INT32 ||
-            (!bq.per_tensor && bq.axis != 0))
+            (!bq.per_tensor && bq.axis != 0)) {
+            pc_pass_near_miss(opts, kind, PC_MISS_TYPE);
             return PC_OK;
+        }
         /* QLinearConv adds B at scale x_scale * w_scale[m]: the DQ must have dequantized it at exactly that
          */
         for (int64_t k = 0; k < m; k++) {
             float want = (float)scale_at(&x, 0) * (float)scale_at(&w, (uint64_t)k);
-            if (zp_at(&bq, (uint64_t)k) != 0 || (float)scale_at(&bq, (uint64_t)k) != want) return PC_OK;
+            if (zp_at(&bq, (uint64_t)k) != 0 || (float)scale_at(&bq, (uint64_t)k) != want) {
+                pc_pass_near_miss(opts, kind, PC_MISS_NOT_CONSTANT);
+                return PC_OK;
+            }
         }
     }
-    bool as_relu = g->has_relu && !zp_at_low_end(&g->y);
     pc_value *made[4];
     uint32_t n_made = 0;
     pc_value *xz = zero_point_or_new(graph, &x, err), *wz = xz ? zero_point_or_new(graph, &w, err) : NULL,
@@ -319,7 +333,9 @@ static pc_status try_conv(pc_graph *graph, const pc_pass_options *opts, group *g
     pc_status st = emit_group(graph, opts, as_relu ? "QLinearConvRelu" : "QLinearConv",
                               as_relu ? MS_DOMAIN : base_domain, dq_b ? 9 : 8, ins, made, n_made, conv, true,
                               g->q, &n, err);
+    if (st == PC_OK && !n) pc_pass_near_miss(opts, kind, PC_MISS_ANNOTATION); /* the EP refused it */
     if (st != PC_OK || !n) return st;
+    pc_pass_note(opts, kind);
     pc_pass_explain(opts, "DQ -> %s '%s'%s -> Q '%s' -> %s '%s' on %s", conv->op_type, label,
                     g->relu ? " -> Relu" : "", pm_label(g->q), n->op_type, n->name, opts->ep->name);
     *fired = true;
@@ -342,11 +358,19 @@ static pc_status try_matmul(pc_graph *graph, const pc_pass_options *opts, group 
     int32_t brank = data_rank(dq_b->inputs[0]);
     qparams a, b;
     if (!qparams_read(dq_a, false, data_rank(dq_a->inputs[0]), &a) || !a.per_tensor || !is_q8(a.qtype) ||
-        !qparams_read(dq_b, false, brank, &b) || !is_q8(b.qtype))
+        !qparams_read(dq_b, false, brank, &b) || !is_q8(b.qtype)) {
+        pc_pass_near_miss(opts, PC_RW_QLINEAR_MATMUL, PC_MISS_TYPE);
         return PC_OK;
+    }
     /* b per tensor, or per column (the last axis of a matrix): the scale must not vary along K */
-    if (!b.per_tensor && (brank < 2 || b.axis != brank - 1)) return PC_OK;
-    if (a.qtype != g->y.qtype || (a.qtype == PC_DTYPE_INT8 && b.qtype != PC_DTYPE_INT8)) return PC_OK;
+    if (!b.per_tensor && (brank < 2 || b.axis != brank - 1)) {
+        pc_pass_near_miss(opts, PC_RW_QLINEAR_MATMUL, PC_MISS_ATTRIBUTE);
+        return PC_OK;
+    }
+    if (a.qtype != g->y.qtype || (a.qtype == PC_DTYPE_INT8 && b.qtype != PC_DTYPE_INT8)) {
+        pc_pass_near_miss(opts, PC_RW_QLINEAR_MATMUL, PC_MISS_TYPE);
+        return PC_OK;
+    }
     pc_value *made[4];
     uint32_t n_made = 0;
     pc_value *az = zero_point_or_new(graph, &a, err), *bz = az ? zero_point_or_new(graph, &b, err) : NULL,
@@ -365,7 +389,9 @@ static pc_status try_matmul(pc_graph *graph, const pc_pass_options *opts, group 
     pc_node *n;
     pc_status st =
         emit_group(graph, opts, "QLinearMatMul", "", 8, ins, made, n_made, mm, false, g->q, &n, err);
+    if (st == PC_OK && !n) pc_pass_near_miss(opts, PC_RW_QLINEAR_MATMUL, PC_MISS_ANNOTATION);
     if (st != PC_OK || !n) return st;
+    pc_pass_note(opts, PC_RW_QLINEAR_MATMUL);
     pc_pass_explain(opts, "DQ -> MatMul '%s'%s -> Q '%s' -> QLinearMatMul '%s' on %s", label,
                     g->relu ? " -> Relu" : "", pm_label(g->q), n->name, opts->ep->name);
     *fired = true;
@@ -425,6 +451,7 @@ static pc_status try_dq_relu_q(pc_graph *graph, const pc_pass_options *opts, gro
         if (st != PC_OK) return st;
         if (!ok) {
             /* dropping only the Relu would leave DQ -> Q, which remove_dq_q undoes on the next run */
+            pc_pass_near_miss(opts, PC_RW_DQ_RELU_Q_REMOVED, PC_MISS_SHARED);
             *blocked = true;
             return PC_OK;
         }
@@ -432,6 +459,7 @@ static pc_status try_dq_relu_q(pc_graph *graph, const pc_pass_options *opts, gro
         if (st != PC_OK) return st;
         pc_pass_explain(
             opts, "removed DQ '%s' -> Relu -> Q '%s' (equal parameters, zero point at the low end)", dql, ql);
+        pc_pass_note(opts, PC_RW_DQ_RELU_Q_REMOVED);
         *fired = true;
         return PC_OK;
     }
@@ -449,7 +477,9 @@ static pc_status try_dq_relu_q(pc_graph *graph, const pc_pass_options *opts, gro
     pc_node *n;
     pc_status st = emit_group(graph, opts, "QLinearConvRelu", MS_DOMAIN, qc->n_inputs, qc->inputs, NULL, 0,
                               qc, true, g->q, &n, err);
+    if (st == PC_OK && !n) pc_pass_near_miss(opts, PC_RW_QLINEAR_CONV_RELU, PC_MISS_ANNOTATION);
     if (st != PC_OK || !n) return st;
+    pc_pass_note(opts, PC_RW_QLINEAR_CONV_RELU);
     pc_pass_explain(opts, "QLinearConv '%s' -> DQ '%s' -> Relu -> Q '%s' -> QLinearConvRelu '%s' on %s",
                     label, dql, ql, n->name, opts->ep->name);
     *fired = true;
@@ -463,6 +493,7 @@ static pc_status relu_drop(pc_graph *graph, const pc_pass_options *opts, group *
     if (st != PC_OK) return st;
     pc_pass_explain(opts, "removed Relu '%s' before QuantizeLinear '%s' (zero point at the low end)",
                     pm_label(g->relu), pm_label(g->q));
+    pc_pass_note(opts, PC_RW_RELU_Q_DROPPED);
     return pc_pass_remove_dead(graph, g->relu, err);
 }
 

@@ -73,21 +73,36 @@ pc_status pc_pass_fuse_relu_clip(pc_graph *graph, const pc_pass_options *opts, b
         if ((!relu_first && !pm_is_op(first, "Clip")) || first->n_inputs < 1 || !first->inputs[0] ||
             first->n_outputs != 1 || !first->outputs[0] || !pc_pass_can_modify(opts, first))
             continue;
+        pc_rewrite_kind kind = relu_first ? PC_RW_RELU_CLIP_MERGED : PC_RW_CLIP_RELU_MERGED;
+        const char *want = relu_first ? "Clip" : "Relu";
         pc_node *second = pc_value_single_consumer(first->outputs[0]);
-        if (!second || second->removed || !pm_is_op(second, relu_first ? "Clip" : "Relu") ||
-            second->inputs[0] != first->outputs[0] || !second->outputs[0] ||
-            !pc_pass_can_modify(opts, second) || !pc_nodes_fusable(first, second))
+        if (!second && pm_counting(opts) && pm_shared_into(first->outputs[0], want))
+            pc_pass_near_miss(opts, kind, PC_MISS_SHARED);
+        if (!second || second->removed || !pm_is_op(second, want) || second->inputs[0] != first->outputs[0] ||
+            !second->outputs[0])
             continue;
+        if (!pc_pass_can_modify(opts, second) || !pc_nodes_fusable(first, second)) {
+            pc_pass_near_miss(opts, kind, PC_MISS_ANNOTATION);
+            continue;
+        }
         pc_node *clip = relu_first ? second : first;
         pc_value *x = first->inputs[0];
         pc_dtype dt = pm_elem(x);
         clip_bounds b = {0};
-        if ((dt != PC_DTYPE_FLOAT && dt != PC_DTYPE_DOUBLE) || !clip_read_bounds(clip, &b) ||
-            (b.has_min && isnan(b.min)) || (b.has_max && isnan(b.max)))
+        if (dt != PC_DTYPE_FLOAT && dt != PC_DTYPE_DOUBLE) {
+            pc_pass_near_miss(opts, kind, PC_MISS_TYPE);
             continue;
+        }
+        if (!clip_read_bounds(clip, &b) || (b.has_min && isnan(b.min)) || (b.has_max && isnan(b.max))) {
+            pc_pass_near_miss(opts, kind, PC_MISS_NOT_CONSTANT);
+            continue;
+        }
         bool min_positive = b.has_min && b.min > 0, max_negative = b.has_max && b.max < 0;
-        if (!min_positive && !(relu_first && max_negative)) continue; /* -0 would survive the fused Clip */
-        if (!min_positive) b.min = 0.0;                               /* +0: max(min, 0), never -0 */
+        if (!min_positive && !(relu_first && max_negative)) { /* -0 would survive the fused Clip */
+            pc_pass_near_miss(opts, kind, PC_MISS_NOT_CONSTANT);
+            continue;
+        }
+        if (!min_positive) b.min = 0.0; /* +0: max(min, 0), never -0 */
         b.has_min = true;
         if (!relu_first && b.has_max && b.max <= 0) b.max = 0.0; /* the Relu would lift it (and -0) to +0 */
         pc_node *n = clip_emit(graph, opts, clip, x, &b, err);
@@ -97,6 +112,7 @@ pc_status pc_pass_fuse_relu_clip(pc_graph *graph, const pc_pass_options *opts, b
         }
         if (!pc_pass_ep_accepts(opts, n)) {
             /* the EP would not run the new Clip: drop it (and its bound constants) again */
+            pc_pass_near_miss(opts, kind, PC_MISS_ANNOTATION);
             st = pc_pass_remove_dead(graph, n, err);
             continue;
         }
@@ -106,6 +122,7 @@ pc_status pc_pass_fuse_relu_clip(pc_graph *graph, const pc_pass_options *opts, b
         }
         pc_pass_explain(opts, "fused %s '%s' + %s '%s' -> Clip '%s'", first->op_type, pm_label(first),
                         second->op_type, pm_label(second), n->name);
+        pc_pass_note(opts, kind);
         st = pc_pass_remove_dead(graph, second, err);
         *changed = true;
     }

@@ -18,23 +18,39 @@ pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, boo
             continue;
         pc_node *first = second->inputs[0]->producer;
         if (!first || first->graph != graph || !pm_is_op(first, "Reshape") || first->n_inputs < 1 ||
-            !first->inputs[0] || pc_value_single_consumer(first->outputs[0]) != second ||
-            !pc_pass_can_modify(opts, first) || !pc_nodes_fusable(first, second))
+            !first->inputs[0])
             continue;
+        if (pc_value_single_consumer(first->outputs[0]) != second) {
+            pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_SHARED);
+            continue;
+        }
+        if (!pc_pass_can_modify(opts, first) || !pc_nodes_fusable(first, second)) {
+            pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_ANNOTATION);
+            continue;
+        }
         int64_t shape[PC_MAX_RANK], mid[PC_MAX_RANK];
         size_t n = 0;
-        if (!pc_tensor_read_ints(pc_value_const(second->inputs[1]), shape, PC_MAX_RANK, &n)) continue;
+        if (!pc_tensor_read_ints(pc_value_const(second->inputs[1]), shape, PC_MAX_RANK, &n)) {
+            pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_NOT_CONSTANT);
+            continue;
+        }
         /* the first Reshape's shape may be computed by nodes that die with it: they must be ours to remove */
         bool removable = false;
         if ((st = pc_pass_may_remove(opts, second, first->inputs[0], &removable, err)) != PC_OK) break;
-        if (!removable) continue;
+        if (!removable) {
+            pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_ANNOTATION);
+            continue;
+        }
         bool has_zero = false;
         for (size_t k = 0; k < n; k++)
             has_zero |= shape[k] == 0;
         pc_value *shape_value = second->inputs[1];
         if (has_zero && pc_node_attr_int(second, "allowzero", 0) == 0) {
             int32_t mid_rank = pc_value_rank(first->outputs[0]);
-            if (mid_rank < 0 || !pc_value_dims(first->outputs[0], mid)) continue;
+            if (mid_rank < 0 || !pc_value_dims(first->outputs[0], mid)) {
+                pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_TYPE);
+                continue;
+            }
             bool ok = true;
             for (size_t k = 0; k < n; k++) {
                 if (shape[k] != 0) continue;
@@ -46,7 +62,10 @@ pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, boo
             /* a resolved 0 that is itself 0 would read as "copy" again: keep the pair */
             for (size_t k = 0; k < n && ok; k++)
                 ok = shape[k] != 0;
-            if (!ok) continue;
+            if (!ok) {
+                pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_TYPE);
+                continue;
+            }
             if (!(shape_value = pc_pass_add_ints(graph, second->inputs[1]->name, n, shape, err))) {
                 st = err->status;
                 break;
@@ -59,6 +78,7 @@ pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, boo
             break;
         }
         if (!pc_pass_ep_accepts(opts, r)) {
+            pc_pass_near_miss(opts, PC_RW_RESHAPE_FUSED, PC_MISS_ANNOTATION);
             st = pc_pass_remove_dead(graph, r, err); /* with the shape made for it */
             continue;
         }
@@ -71,6 +91,7 @@ pc_status pc_pass_fuse_reshape(pc_graph *graph, const pc_pass_options *opts, boo
         }
         pc_pass_explain(opts, "fused Reshape '%s' + Reshape '%s' -> Reshape '%s'", pm_label(first),
                         pm_label(second), r->name);
+        pc_pass_note(opts, PC_RW_RESHAPE_FUSED);
         st = pc_pass_remove_dead(graph, second, err);
         *changed = true;
     }

@@ -35,6 +35,21 @@ pc_status pc_layout_transform_keeping(pc_graph *graph, const pc_ep *ep, const pc
                                       const uint8_t *keep_form, uint32_t n_keep_form, bool *changed,
                                       pc_error *err);
 void pc_pass_explain(const pc_pass_options *opts, const char *fmt, ...) PC_PRINTF(2, 3);
+/* Rewrite coverage (PC_REWRITE_KINDS, passcheck.h): a pass notes each rewrite it commits, and each near miss
+ * (its matcher had the whole pattern but one condition refused; never a node that merely is not the op).
+ * Nothing happens when opts or opts->rewrites is NULL. Counting only observes: it never changes a decision.
+ */
+static inline void pc_pass_note(const pc_pass_options *opts, pc_rewrite_kind kind)
+{
+    if (opts && opts->rewrites && (unsigned)kind < PC_RW_COUNT) opts->rewrites->fired[kind]++;
+}
+static inline void pc_pass_near_miss(const pc_pass_options *opts, pc_rewrite_kind kind, pc_miss_reason why)
+{
+    if (opts && opts->rewrites && (unsigned)kind < PC_RW_COUNT && (unsigned)why < PC_MISS_COUNT) {
+        opts->rewrites->near[kind]++;
+        opts->rewrites->near_reason[kind][why]++;
+    }
+}
 /* Both nodes carry the same annotation (or none) and the same EP (or none). */
 bool pc_nodes_fusable(const pc_node *a, const pc_node *b);
 /* Consumers, graph-output role or subgraph references. */

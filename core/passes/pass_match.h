@@ -217,6 +217,20 @@ static inline pc_status pm_bypass(pc_graph *g, const pc_pass_options *opts, pc_n
     return st;
 }
 
+/* Near misses (pc_pass_near_miss): whether counting is on, and whether v, which has no single consumer, is
+ * read by an ai.onnx `op` (the pattern is there but the value is shared or a graph output). */
+static inline bool pm_counting(const pc_pass_options *opts)
+{
+    return opts && opts->rewrites;
+}
+
+static inline bool pm_shared_into(const pc_value *v, const char *op)
+{
+    for (uint32_t k = 0; v && k < v->n_consumers; k++)
+        if (pm_is_op(v->consumers[k].node, op)) return true;
+    return false;
+}
+
 /* ---- Conv folding (fuse_conv_bn, fuse_conv_add, fuse_conv_mul) ---- */
 
 /* A Conv with constant float/double weights W [M, C/group, k...] and an optional constant bias [M]. */
@@ -244,6 +258,32 @@ static inline bool pm_match_conv(const pc_pass_options *opts, pc_node *n, pm_con
         return false;
     c->next = pc_value_single_consumer(n->outputs[0]);
     return c->next && !c->next->removed && pc_pass_can_modify(opts, c->next) && pc_nodes_fusable(n, c->next);
+}
+
+/* After pm_match_conv refused n: notes a near miss of `kind` when n is a Conv whose output reaches an `op`
+ * (shared, non-constant weights, or a consumer of another annotation/EP). */
+static inline void pm_conv_near_miss(const pc_pass_options *opts, const pc_node *n, const char *op,
+                                     pc_rewrite_kind kind)
+{
+    if (!pm_counting(opts) || !pm_is_op(n, "Conv") || n->n_outputs != 1 || !n->outputs[0] ||
+        n->n_inputs < 2 || !pc_pass_can_modify(opts, n))
+        return;
+    const pc_value *y = n->outputs[0];
+    pc_node *next = pc_value_single_consumer(y);
+    if (!next) {
+        if (pm_shared_into(y, op)) pc_pass_near_miss(opts, kind, PC_MISS_SHARED);
+        return;
+    }
+    if (!pm_is_op(next, op) || next->removed) return;
+    const pc_tensor *w = pc_value_const(n->inputs[1]);
+    if (!w)
+        pc_pass_near_miss(opts, kind, PC_MISS_NOT_CONSTANT);
+    else if (w->dtype != PC_DTYPE_FLOAT && w->dtype != PC_DTYPE_DOUBLE)
+        pc_pass_near_miss(opts, kind, PC_MISS_TYPE);
+    else if (!pc_pass_can_modify(opts, next) || !pc_nodes_fusable(n, next))
+        pc_pass_near_miss(opts, kind, PC_MISS_ANNOTATION);
+    else
+        pc_pass_near_miss(opts, kind, PC_MISS_OTHER); /* bias or weight shape */
 }
 
 /* Whether t broadcasts per output channel against a Conv output of rank `rank` with m channels: rank <= the

@@ -119,6 +119,9 @@ static bool str_eq_or_null(const char *a, const char *b)
 
 bool pc_nodes_fusable(const pc_node *a, const pc_node *b)
 {
+    /* planted bug (passcheck suite --inject fusion-merges-annotations): the fusion-sources property catches
+     * it */
+    if (pc_fault_active(PC_FAULT_FUSION_MERGES_ANNOTATIONS)) return str_eq_or_null(a->ep, b->ep);
     return str_eq_or_null(pc_node_annotation(a), pc_node_annotation(b)) && str_eq_or_null(a->ep, b->ep);
 }
 

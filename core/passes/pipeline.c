@@ -156,6 +156,7 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
     memset(po, 0, sizeof *po);
     po->max_fold_elements = opts->max_fold_elements;
     po->trace = opts->trace;
+    po->rewrites = opts->rewrites;
 }
 
 /* Runs every pass of `level` until a round changes nothing. Before partitioning the passes see every node;

@@ -124,8 +124,16 @@ static const prune_rule rules[] = {
     {"Add", 1, NEUTRAL_ZERO, false, true, "x+0"},        {"Add", 0, NEUTRAL_ZERO, false, true, "0+x"},
 };
 
-static const prune_rule *match_binary(const pc_node *n)
+static pc_rewrite_kind rule_kind(const prune_rule *rule)
 {
+    return rule->value == NEUTRAL_ONE ? PC_RW_PRUNE_MUL_DIV_ONE : PC_RW_PRUNE_ADD_SUB_ZERO;
+}
+
+/* The rule that removes n, or NULL; then *near is the rule whose neutral constant is there but one condition
+ * refused (*why), or NULL. */
+static const prune_rule *match_binary(const pc_node *n, const prune_rule **near, pc_miss_reason *why)
+{
+    *near = NULL;
     if (n->n_inputs != 2 || n->n_outputs != 1 || !n->inputs[0] || !n->inputs[1] || !n->outputs[0])
         return NULL;
     for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
@@ -135,11 +143,23 @@ static const prune_rule *match_binary(const pc_node *n)
         const pc_tensor *c = pc_value_const(n->inputs[rule->const_index]);
         pc_dtype dt = pm_elem(x);
         bool is_float = pm_dtype_is_float(dt);
-        if (!c || c->dtype != dt || dt == PC_DTYPE_UNDEFINED || !(is_float ? rule->floats : rule->ints))
+        if (!c || c->dtype != dt || dt == PC_DTYPE_UNDEFINED) continue;
+        if (!(is_float ? rule->floats : rule->ints)) {
+            /* x + (+0) on floats: not done (-0 + +0 is +0) */
+            if (is_float && rule->value == NEUTRAL_ZERO && !*near && tensor_all(c, NEUTRAL_ZERO)) {
+                *near = rule;
+                *why = PC_MISS_NOT_CONSTANT;
+            }
             continue;
+        }
+        if (!tensor_all(c, rule->value)) continue;
         pc_dtype out = pm_elem(n->outputs[0]);
-        if (out != PC_DTYPE_UNDEFINED && out != dt) continue;
-        if (tensor_all(c, rule->value) && broadcast_keeps_shape(x, c)) return rule;
+        if ((out != PC_DTYPE_UNDEFINED && out != dt) || !broadcast_keeps_shape(x, c)) {
+            *near = rule;
+            *why = PC_MISS_TYPE;
+            continue;
+        }
+        return rule;
     }
     return NULL;
 }
@@ -154,7 +174,10 @@ pc_status pc_pass_prune_simple(pc_graph *graph, const pc_pass_options *opts, boo
         pc_node *n = nodes.items[i];
         if (n->removed || !pc_pass_can_modify(opts, n)) continue;
         const char *label = pm_label(n);
-        const prune_rule *rule = match_binary(n);
+        const prune_rule *near;
+        pc_miss_reason why = PC_MISS_OTHER;
+        const prune_rule *rule = match_binary(n, &near, &why);
+        if (!rule && near) pc_pass_near_miss(opts, rule_kind(near), why);
         if (rule) {
             pc_value *c = n->inputs[rule->const_index];
             bool done = false;
@@ -163,7 +186,10 @@ pc_status pc_pass_prune_simple(pc_graph *graph, const pc_pass_options *opts, boo
             if (st == PC_OK && done) st = pm_drop_unused_const(graph, c, err);
             if (done) {
                 pc_pass_explain(opts, "removed %s '%s' (%s)", rule->op, label, rule->what);
+                pc_pass_note(opts, rule_kind(rule));
                 *changed = true;
+            } else if (st == PC_OK) {
+                pc_pass_near_miss(opts, rule_kind(rule), PC_MISS_SHARED);
             }
             continue;
         }
@@ -171,14 +197,20 @@ pc_status pc_pass_prune_simple(pc_graph *graph, const pc_pass_options *opts, boo
         if (!pm_is_op(n, "Neg") || n->n_inputs != 1 || n->n_outputs != 1 || !n->inputs[0] || !n->outputs[0])
             continue;
         pc_node *inner = n->inputs[0]->producer;
-        if (!inner || inner->graph != graph || !pm_is_op(inner, "Neg") || !inner->inputs[0] ||
-            !pc_pass_can_modify(opts, inner) || !pc_nodes_fusable(inner, n))
+        if (!inner || inner->graph != graph || !pm_is_op(inner, "Neg") || !inner->inputs[0]) continue;
+        if (!pc_pass_can_modify(opts, inner) || !pc_nodes_fusable(inner, n)) {
+            pc_pass_near_miss(opts, PC_RW_PRUNE_NEG_NEG, PC_MISS_ANNOTATION);
             continue;
+        }
         const char *inner_label = pm_label(inner);
         bool done = false;
         st = pm_replace_output_for(graph, opts, n, 0, inner->inputs[0], &added, &done, err);
-        if (!done) continue;
+        if (!done) {
+            if (st == PC_OK) pc_pass_near_miss(opts, PC_RW_PRUNE_NEG_NEG, PC_MISS_SHARED);
+            continue;
+        }
         pc_pass_explain(opts, "removed Neg '%s' of Neg '%s' (-(-x))", label, inner_label);
+        pc_pass_note(opts, PC_RW_PRUNE_NEG_NEG);
         *changed = true;
     }
     pm_nodes_free(&nodes);

@@ -28,17 +28,22 @@ static pc_dtype q_output_type(const pc_node *q)
     return od ? (pc_dtype)od : PC_DTYPE_UINT8;
 }
 
-static bool pair_matches(const pc_node *dq, const pc_node *q)
+/* *why: the condition that refused (PC_MISS_COUNT: the nodes are malformed) */
+static bool pair_matches(const pc_node *dq, const pc_node *q, pc_miss_reason *why)
 {
+    *why = PC_MISS_COUNT;
     if (dq->n_inputs < 2 || q->n_inputs < 2 || !dq->inputs[0] || !dq->inputs[1] || !q->inputs[1])
         return false;
+    *why = PC_MISS_NOT_CONSTANT;
     if (!tensors_same(pc_value_const(dq->inputs[1]), pc_value_const(q->inputs[1]))) return false;
     const pc_value *zd = dq->n_inputs > 2 ? dq->inputs[2] : NULL, *zq = q->n_inputs > 2 ? q->inputs[2] : NULL;
     if ((zd == NULL) != (zq == NULL)) return false;
     if (zd && !tensors_same(pc_value_const(zd), pc_value_const(zq))) return false;
+    *why = PC_MISS_ATTRIBUTE;
     if (pc_node_attr_int(dq, "axis", 1) != pc_node_attr_int(q, "axis", 1) ||
         pc_node_attr_int(dq, "block_size", 0) != pc_node_attr_int(q, "block_size", 0))
         return false;
+    *why = PC_MISS_TYPE;
     pc_dtype in = pm_elem(dq->inputs[0]), out = q_output_type(q), declared = pm_elem(q->outputs[0]);
     if (in != out || !is_integer_quant_type(in)) return false;
     return declared == PC_DTYPE_UNDEFINED || declared == in;
@@ -56,13 +61,24 @@ pc_status pc_pass_remove_dq_q(pc_graph *graph, const pc_pass_options *opts, bool
             !pc_pass_can_modify(opts, q))
             continue;
         pc_node *dq = q->inputs[0]->producer;
-        if (!dq || dq->graph != graph || !pm_is_op(dq, "DequantizeLinear") || !pc_pass_can_modify(opts, dq) ||
-            !pc_nodes_fusable(dq, q) || !pair_matches(dq, q))
+        if (!dq || dq->graph != graph || !pm_is_op(dq, "DequantizeLinear")) continue;
+        if (!pc_pass_can_modify(opts, dq) || !pc_nodes_fusable(dq, q)) {
+            pc_pass_near_miss(opts, PC_RW_DQ_Q_REMOVED, PC_MISS_ANNOTATION);
             continue;
+        }
+        pc_miss_reason why;
+        if (!pair_matches(dq, q, &why)) {
+            if (why != PC_MISS_COUNT) pc_pass_near_miss(opts, PC_RW_DQ_Q_REMOVED, why);
+            continue;
+        }
         const char *ql = pm_label(q), *dql = pm_label(dq);
         bool done = false;
         st = pm_replace_output_for(graph, opts, q, 0, dq->inputs[0], &added, &done, err);
-        if (!done) continue;
+        if (!done) {
+            if (st == PC_OK) pc_pass_near_miss(opts, PC_RW_DQ_Q_REMOVED, PC_MISS_SHARED);
+            continue;
+        }
+        pc_pass_note(opts, PC_RW_DQ_Q_REMOVED);
         pc_pass_explain(opts, "removed DequantizeLinear '%s' -> QuantizeLinear '%s' (equal parameters)", dql,
                         ql);
         *changed = true;

@@ -111,7 +111,9 @@ static pc_status handle_qdq(tp_push *p, bool *done)
     bool per_axis;
     if (!tp_qdq_kind(p->ctx, p->node, &per_axis)) return PC_OK;
     if (!per_axis) return push_and_outputs(p, done);
-    return handle_axis(p, done, "axis", 1, false);
+    pc_status st = handle_axis(p, done, "axis", 1, false);
+    if (st == PC_OK && *done) pc_pass_note(p->ctx->opts, PC_RW_TP_QDQ_AXIS);
+    return st;
 }
 
 /* Output perm after removing `removed` axes (flags over the transposed input) from a rank-r value. */
@@ -428,7 +430,9 @@ static pc_status handle_transpose(tp_push *p, bool *done)
     if ((st = pc_node_set_input(p->node, 0, first->inputs[0], p->ctx->err)) != PC_OK) return st;
     *done = true;
     if ((st = tp_remove_if_dead(p->ctx, first)) != PC_OK) return st;
-    if (tp_perm_is_identity(c, p->rank)) return tp_replace_by_input(p->ctx, p->node);
+    bool cancels = tp_perm_is_identity(c, p->rank);
+    pc_pass_note(p->ctx->opts, cancels ? PC_RW_TP_CANCEL : PC_RW_TP_MERGE);
+    if (cancels) return tp_replace_by_input(p->ctx, p->node);
     return pc_node_set_attr_ints(p->node, "perm", p->rank, c, p->ctx->err);
 }
 
@@ -796,6 +800,39 @@ static const tp_handler handlers[] = {
 #undef SIMPLE
 #undef BCAST
 #undef FIRST
+
+/* The rewrite kind of a push through h's ops (PC_RW_COUNT for Transpose, whose handler notes a cancel or a
+ * merge itself). */
+static const struct {
+    tp_handler_fn fn;
+    pc_rewrite_kind kind;
+} handler_kinds[] = {
+    {handle_simple, PC_RW_TP_PUSH_ELEMENTWISE},
+    {handle_broadcast, PC_RW_TP_PUSH_BROADCAST},
+    {handle_arg, PC_RW_TP_PUSH_ARG},
+    {handle_concat, PC_RW_TP_PUSH_CONCAT},
+    {handle_qdq, PC_RW_TP_PUSH_QDQ},
+    {handle_gather, PC_RW_TP_PUSH_GATHER},
+    {handle_softmax, PC_RW_TP_PUSH_SOFTMAX},
+    {handle_pad, PC_RW_TP_PUSH_PAD},
+    {handle_reduce, PC_RW_TP_PUSH_REDUCE},
+    {handle_reshape, PC_RW_TP_PUSH_RESHAPE},
+    {handle_resize, PC_RW_TP_PUSH_RESIZE},
+    {handle_shape, PC_RW_TP_PUSH_SHAPE},
+    {handle_slice, PC_RW_TP_PUSH_SLICE},
+    {handle_split, PC_RW_TP_PUSH_SPLIT},
+    {handle_squeeze, PC_RW_TP_PUSH_SQUEEZE},
+    {handle_tile, PC_RW_TP_PUSH_TILE},
+    {handle_unsqueeze, PC_RW_TP_PUSH_UNSQUEEZE},
+    {handle_transpose, PC_RW_COUNT},
+};
+
+pc_rewrite_kind tp_handler_kind(const tp_handler *h)
+{
+    for (size_t i = 0; h && i < sizeof handler_kinds / sizeof handler_kinds[0]; i++)
+        if (handler_kinds[i].fn == h->fn) return handler_kinds[i].kind;
+    return PC_RW_COUNT;
+}
 
 static int handler_cmp(const void *key, const void *elem)
 {

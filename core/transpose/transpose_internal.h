@@ -142,6 +142,8 @@ bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank)
  * (its output is a scalar or all 1s). */
 bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank);
 const tp_handler *tp_handler_find(const pc_node *node, int64_t opset);
+/* The rewrite kind a push through h's op reports (PC_RW_COUNT: Transpose, which reports cancel or merge). */
+pc_rewrite_kind tp_handler_kind(const tp_handler *h);
 /* The carrying inputs of node under handler h (indices into out, at most n_out). */
 uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *out, uint32_t n_out);
 /* Whether v, input i of a node under handler h, is present and carries the pushed Transpose. */

@@ -574,8 +574,10 @@ static pc_status push_member(tp_ctx *ctx, pc_node *n, const int64_t *perm, const
     const char *op = n->op_type, *name = n->name;
     st = h->fn(&push, pushed);
     carry_free(carry, small);
-    if (st == PC_OK && *pushed)
+    if (st == PC_OK && *pushed) {
         pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s' (region push)", tname, op, name);
+        pc_pass_note(ctx->opts, tp_handler_kind(h));
+    }
     return st;
 }
 
@@ -681,7 +683,12 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
             bool one;
             if ((st = push_member(ctx, n, perm, perm_inv, rank, tname, &one)) == PC_OK && one) n_pushed++;
         }
-        if (n_pushed) *done = ctx->changed = true;
+        if (n_pushed) {
+            *done = ctx->changed = true;
+            pc_pass_note(ctx->opts, PC_RW_TP_REGION_PUSH);
+        }
+    } else if (n_members > (root ? 1u : 0u)) {
+        pc_pass_near_miss(ctx->opts, PC_RW_TP_REGION_PUSH, PC_MISS_COST);
     }
     for (uint32_t m = 0; m < n_members; m++)
         member[members[m]->id] = 0; /* node ids are stable */
@@ -708,13 +715,18 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     /* refused alone: the elementwise region t reaches may pay for itself as a whole */
     if (carries && !accept && (h->elementwise || per_tensor_qdq(ctx, node, h))) {
         carry_free(carry, small);
-        return try_region_push(ctx, t, perm, rank, NULL, done);
+        st = try_region_push(ctx, t, perm, rank, NULL, done);
+        if (st == PC_OK && !*done) pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_COST);
+        return st;
     }
     /* or rooted at node, when it passes the Transpose on unchanged (Pad -> Tanh -> Relu -> {T^-1, ...}) */
     if (carries && !accept && region_root(ctx, node, h, t, rank)) {
         carry_free(carry, small);
-        return try_region_push(ctx, t, perm, rank, node, done);
+        st = try_region_push(ctx, t, perm, rank, node, done);
+        if (st == PC_OK && !*done) pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_COST);
+        return st;
     }
+    if (carries && !accept) pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_COST);
     if (accept) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;
         tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry};
@@ -725,6 +737,11 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
                 pc_pass_explain(ctx->opts, "merged Transpose '%s' into Transpose '%s'", tname, nname);
             else
                 pc_pass_explain(ctx->opts, "pushed Transpose '%s' through %s '%s'", tname, op, nname);
+            pc_pass_note(ctx->opts, tp_handler_kind(h));
+            if (ctx->layout_push && tp_perm_is_channel_move(perm, rank))
+                pc_pass_note(ctx->opts, PC_RW_TP_LAYOUT_PUSH);
+        } else if (st == PC_OK) {
+            pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_OTHER); /* the handler refused */
         }
     }
     carry_free(carry, small);
@@ -1058,7 +1075,10 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     bool ok = true;
     int links = TP_PULL_LINKS;
     pull_cost(ctx, node, h, perm, rank, TP_PULL_DEPTH, &links, &cost, &ok);
-    if (!ok || !cost_negative(cost)) return PC_OK;
+    if (!ok || !cost_negative(cost)) {
+        pc_pass_near_miss(ctx->opts, PC_RW_TP_MOVED_UP, ok ? PC_MISS_COST : PC_MISS_OTHER);
+        return PC_OK;
+    }
     uint32_t small[PC_MAX_RANK], *carry, n_carry;
     pc_status cs = carry_list(ctx, node, h, small, &carry, &n_carry);
     if (cs != PC_OK) return cs;
@@ -1085,6 +1105,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
     if (st == PC_OK && *done) {
         ctx->changed = true;
         pc_pass_explain(ctx->opts, "moved Transpose '%s' above %s '%s'", tname, op, nname);
+        pc_pass_note(ctx->opts, PC_RW_TP_MOVED_UP);
         int64_t q[PC_MAX_RANK];
         size_t qr;
         pc_node *back = t->inputs[0]->producer; /* Transpose(perm^-1) the push added */
@@ -1181,6 +1202,7 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             bool identity = tp_perm_is_identity(perm, r);
             if ((st = tp_replace_by_input(ctx, n)) != PC_OK) return st;
             ctx->changed = true;
+            pc_pass_note(ctx->opts, PC_RW_TP_IDENTITY_REMOVED);
             pc_pass_explain(ctx->opts,
                             identity
                                 ? "removed identity Transpose '%s'"
@@ -1195,6 +1217,7 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             if (folded) {
                 ctx->changed = true;
                 pc_pass_explain(ctx->opts, "folded Transpose '%s' of a constant", name);
+                pc_pass_note(ctx->opts, PC_RW_TP_CONST_FOLDED);
                 continue;
             }
         }
@@ -1205,6 +1228,7 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             if ((st = merge_twin(ctx, n, twin)) != PC_OK) return st;
             ctx->changed = true;
             pc_pass_explain(ctx->opts, "merged duplicate Transpose '%s' into '%s'", name, twin->name);
+            pc_pass_note(ctx->opts, PC_RW_TP_TWIN_MERGED);
             continue;
         }
         if (tp_transpose_perm(n, perm, &r)) {
@@ -1267,7 +1291,10 @@ static pc_status move_above_dq(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             tp_perm_compose(q, perm, r, c);
             merges = tp_perm_is_identity(c, r) || pc_value_single_consumer(x) == dq;
         }
-        if (!folds && !merges) continue;
+        if (!folds && !merges) {
+            pc_pass_near_miss(ctx->opts, PC_RW_TP_ABOVE_DQ, xt ? PC_MISS_TYPE : PC_MISS_SHARED);
+            continue;
+        }
         tp_perm_invert(perm, r, inv);
         const char *tname = t->name, *dname = dq->name;
         pc_status st = tp_transpose_input(ctx, dq, 0, perm, r);
@@ -1280,6 +1307,8 @@ static pc_status move_above_dq(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             return st;
         ctx->changed = true;
         pc_pass_explain(ctx->opts, "moved Transpose '%s' above DequantizeLinear '%s'", tname, dname);
+        pc_pass_note(ctx->opts, PC_RW_TP_ABOVE_DQ);
+        if (per_axis) pc_pass_note(ctx->opts, PC_RW_TP_QDQ_AXIS);
     }
     return PC_OK;
 }
@@ -1401,10 +1430,12 @@ static pc_status reshape_unit_transposes(tp_ctx *ctx)
             if (!perm_is_reshape(mid, c, r, out)) continue;
             const char *uname = u->name;
             if ((st = reshape_transpose(ctx, n, u->outputs[0], out, r, &done)) != PC_OK) break;
-            if (done)
+            if (done) {
                 pc_pass_explain(
                     ctx->opts, "Transpose '%s' is Transpose '%s' with size-1 dims moved: now a Reshape of it",
                     name, uname);
+                pc_pass_note(ctx->opts, PC_RW_TP_TO_RESHAPE);
+            }
         }
         /* a Transpose that keeps the order of the dims that are not 1 moves no data: a Reshape (no copy, as
          * ORT's TransposeReplacement, OpenVINO's TransposeToReshape). Not inside the layout transformer: its
@@ -1412,8 +1443,10 @@ static pc_status reshape_unit_transposes(tp_ctx *ctx)
         if (!done && st == PC_OK && !(ctx->opts && ctx->opts->layout_cost_check) &&
             perm_is_reshape(in, perm, r, out)) {
             if ((st = reshape_transpose(ctx, n, n->inputs[0], out, r, &done)) != PC_OK) break;
-            if (done)
+            if (done) {
                 pc_pass_explain(ctx->opts, "Transpose '%s' moves only size-1 dims: now a Reshape", name);
+                pc_pass_note(ctx->opts, PC_RW_TP_TO_RESHAPE);
+            }
         }
         any = any || done;
     }

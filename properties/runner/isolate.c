@@ -62,6 +62,7 @@ void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *m
     pc_wb_u32(&b, res->failed);
     pc_wb_put(&b, &res->failure, sizeof res->failure);
     pc_wb_put(&b, &res->stats, sizeof res->stats);
+    pc_wb_put(&b, &res->rewrites, sizeof res->rewrites);
     pc_wb_blob(&b, res->before_bytes, res->before_bytes ? res->before_size : 0);
     pc_wb_blob(&b, res->after_bytes, res->after_bytes ? res->after_size : 0);
     pc_proc_send(fd, TAG_RESULT, &b);
@@ -182,6 +183,7 @@ static bool decode_result(pc_rbuf *b, pc_iso_outcome *out)
     r->failure.kind[sizeof r->failure.kind - 1] = '\0';
     r->failure.message[sizeof r->failure.message - 1] = '\0';
     pc_rb_get(b, &r->stats, sizeof r->stats);
+    pc_rb_get(b, &r->rewrites, sizeof r->rewrites);
     size_t n;
     const uint8_t *before = pc_rb_blob(b, &n);
     if (before && n && !(r->before_bytes = dup_bytes(before, n))) b->bad = true;

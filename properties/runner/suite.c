@@ -164,6 +164,13 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
         r->transpose_at_optimum += out->res.stats.transpose_at_optimum;
         r->ref_runs += out->res.stats.ref_runs;
         r->passes_changed += out->res.stats.passes_changed;
+        const pc_rewrite_counts *rw = &out->res.rewrites;
+        for (size_t k = 0; k < PC_RW_COUNT; k++) {
+            r->rw_fired_cases[k] += rw->fired[k] != 0;
+            r->rw_near_cases[k] += rw->near[k] != 0;
+            for (size_t m = 0; m < PC_MISS_COUNT; m++)
+                r->rw_near_reason_cases[k][m] += rw->near_reason[k][m] != 0;
+        }
     }
     pc_failure f;
     if (!case_failure(out, &f)) return PC_OK;

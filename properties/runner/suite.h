@@ -208,6 +208,10 @@ typedef struct pc_suite_failed_case {
     uint32_t signature; /* into signatures */
 } pc_suite_failed_case;
 
+/* Rewrite coverage: a kind (PC_REWRITE_KINDS) that fires in fewer cases than this, or nearly fires in fewer,
+ * is flagged in the summary and the JSON (tests/suite/run_coverage.sh fails the default suite on it). */
+enum { PC_SUITE_RW_MIN_FIRED = 50, PC_SUITE_RW_MIN_NEAR = 20 };
+
 typedef struct pc_suite_report {
     uint64_t cases;                                            /* new cases run (replays not included) */
     uint64_t failed_cases;                                     /* of those, how many failed */
@@ -228,7 +232,16 @@ typedef struct pc_suite_report {
     pc_suite_signature *signatures; /* in order of first appearance in `failed` */
     double seconds, shrink_seconds;
     bool stopped_by_time;
+    /* per rewrite kind, new cases (not events) where it fired / nearly fired, and near-miss cases by reason
+     */
+    uint64_t rw_fired_cases[PC_RW_COUNT], rw_near_cases[PC_RW_COUNT];
+    uint64_t rw_near_reason_cases[PC_RW_COUNT][PC_MISS_COUNT];
 } pc_suite_report;
+
+/* Whether kind k is below the coverage thresholds in r. */
+bool pc_suite_rewrite_below(const pc_suite_report *r, size_t k);
+/* The rewrite-coverage table (the summary's last section; `passcheck suite --stats` prints it alone). */
+void pc_suite_print_coverage(FILE *out, const pc_suite_report *r);
 
 void pc_suite_report_free(pc_suite_report *r);
 

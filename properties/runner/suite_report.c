@@ -110,6 +110,29 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
             ", \"skipped\": %" PRIu64 ", \"unreadable\": %" PRIu64 "},\n  \"database_saved\": %" PRIu64 ",\n",
             r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
             r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_saved);
+    size_t n_below = 0;
+    for (size_t k = 0; k < PC_RW_COUNT; k++)
+        n_below += pc_suite_rewrite_below(r, k);
+    fprintf(out,
+            "  \"rewrite_coverage\": {\"min_fired_cases\": %d, \"min_near_miss_cases\": %d, \"below\": %zu, "
+            "\"kinds\": [",
+            PC_SUITE_RW_MIN_FIRED, PC_SUITE_RW_MIN_NEAR, n_below);
+    for (size_t k = 0; k < PC_RW_COUNT; k++) {
+        fprintf(out, "%s\n    {\"kind\": ", k ? "," : "");
+        json_text(out, pc_rewrite_kind_name((pc_rewrite_kind)k));
+        fputs(", \"pass\": ", out);
+        json_text(out, pc_rewrite_kind_pass((pc_rewrite_kind)k));
+        fprintf(out,
+                ", \"fired_cases\": %" PRIu64 ", \"near_miss_cases\": %" PRIu64 ", \"near_miss_reasons\": {",
+                r->rw_fired_cases[k], r->rw_near_cases[k]);
+        for (size_t m = 0; m < PC_MISS_COUNT; m++)
+            fprintf(out, "%s\"%s\": %" PRIu64, m ? ", " : "", pc_miss_reason_name((pc_miss_reason)m),
+                    r->rw_near_reason_cases[k][m]);
+        fprintf(out, "}, \"has_near_miss\": %s, \"below\": %s}",
+                pc_rewrite_kind_has_near_miss((pc_rewrite_kind)k) ? "true" : "false",
+                pc_suite_rewrite_below(r, k) ? "true" : "false");
+    }
+    fputs("\n  ]},\n", out);
     fputs("  \"signatures\": [", out);
     for (size_t i = 0; i < r->n_signatures; i++) {
         const pc_suite_signature *sg = &r->signatures[i];
@@ -247,6 +270,37 @@ void pc_suite_write_junit(FILE *out, const pc_suite_options *o, const pc_suite_r
     fputs("</testsuites>\n", out);
 }
 
+/* Kinds with no near-miss condition (pc_rewrite_kind_has_near_miss) are held to the fired threshold only. */
+static bool near_below(const pc_suite_report *r, size_t k)
+{
+    return pc_rewrite_kind_has_near_miss((pc_rewrite_kind)k) && r->rw_near_cases[k] < PC_SUITE_RW_MIN_NEAR;
+}
+
+bool pc_suite_rewrite_below(const pc_suite_report *r, size_t k)
+{
+    return k < PC_RW_COUNT && (r->rw_fired_cases[k] < PC_SUITE_RW_MIN_FIRED || near_below(r, k));
+}
+
+void pc_suite_print_coverage(FILE *out, const pc_suite_report *r)
+{
+    fprintf(out,
+            "\nrewrite coverage: cases where each kind fired / nearly fired ('<<' marks fewer than %d fired "
+            "or %d near-miss cases)\n",
+            PC_SUITE_RW_MIN_FIRED, PC_SUITE_RW_MIN_NEAR);
+    fprintf(out, "%-44s %10s %10s\n", "kind", "fired", "near miss");
+    size_t n_below = 0;
+    for (size_t k = 0; k < PC_RW_COUNT; k++) {
+        bool below = pc_suite_rewrite_below(r, k);
+        n_below += below;
+        fprintf(out, "%-44s %10" PRIu64 " %10" PRIu64 "%s%s%s\n", pc_rewrite_kind_name((pc_rewrite_kind)k),
+                r->rw_fired_cases[k], r->rw_near_cases[k], below ? "  <<" : "",
+                below && r->rw_fired_cases[k] < PC_SUITE_RW_MIN_FIRED ? " fired" : "",
+                below && near_below(r, k) ? " near-miss" : "");
+    }
+    fprintf(out, "rewrite coverage: %zu of %d kinds below %d fired / %d near-miss cases\n", n_below,
+            (int)PC_RW_COUNT, PC_SUITE_RW_MIN_FIRED, PC_SUITE_RW_MIN_NEAR);
+}
+
 void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite_report *r)
 {
     if (n_selected_properties(o)) {
@@ -288,6 +342,7 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
             r->stopped_by_time ? " (stopped by --time)" : "");
     if (!r->n_signatures) {
         fputs("; no failures\n", out);
+        if (r->cases) pc_suite_print_coverage(out, r);
         return;
     }
     fprintf(out, "; %zu distinct failure signature%s:\n", r->n_signatures, r->n_signatures == 1 ? "" : "s");
@@ -307,4 +362,5 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
         if (f->repro_dir) fprintf(out, "      repro: %s\n", f->repro_dir);
         if (f->note[0]) fprintf(out, "      note: %s\n", f->note);
     }
+    if (r->cases) pc_suite_print_coverage(out, r);
 }

@@ -36,6 +36,8 @@ expect 2 "bad --timeout '0'" -- "$pc" suite --timeout 0
 expect 2 "--replay: 'missing' is not a folder" -- "$pc" suite --replay missing
 expect 2 "--replay runs only the saved failures: it takes no --cases" -- "$pc" suite --replay . --cases 3
 expect 2 "unexpected argument 'extra'" -- "$pc" suite extra
+expect 2 "--stats given twice" -- "$pc" suite --stats --stats --cases 1
+expect 2 "--stats counts the rewrites of new cases: --replay runs none" -- "$pc" suite --replay . --stats
 expect 3 "cannot write --json file nodir/r.json" -- "$pc" suite --cases 1 --json nodir/r.json
 touch notadir
 expect 3 "--out notadir: not a directory" -- "$pc" suite --cases 1 --out notadir
@@ -69,6 +71,33 @@ junit_failures = sum(int(s.getAttribute("failures")) for s in suites)
 sigfam = {(s["property"] if s["property"] in j["properties"] else "harness", f["family"])
           for f in j["failures"] for s in j["signatures"] if s["signature"] == f["signature"]}
 assert junit_failures == len(sigfam), (junit_failures, sigfam)
+cov = j["rewrite_coverage"]
+assert cov["min_fired_cases"] == 50 and cov["min_near_miss_cases"] == 20, cov
+assert len(cov["kinds"]) >= 30 and len({k["kind"] for k in cov["kinds"]}) == len(cov["kinds"])
+for k in cov["kinds"]:
+    assert k["kind"].startswith(k["pass"] + "/"), k
+    assert 0 <= k["fired_cases"] <= 24 and 0 <= k["near_miss_cases"] <= 24, k
+    assert k["below"] == (k["fired_cases"] < 50 or k["near_miss_cases"] < 20), k
+assert cov["below"] == sum(k["below"] for k in cov["kinds"])
+assert sum(k["fired_cases"] for k in cov["kinds"]) > 0, "no rewrite fired in 24 cases"
+EOF
+check "summary ends with the rewrite-coverage table before timing" sh -c "grep -q '^rewrite coverage: cases where each kind fired' run1.txt && tail -2 run1.txt | head -1 | grep -qE '^rewrite coverage: [0-9]+ of [0-9]+ kinds below 50 fired / 20 near-miss cases'"
+
+# --stats: only the coverage table, the same counts as the full run's JSON
+"$pc" suite --cases 24 --seed 7 --jobs 1 --no-shrink --out outst --stats >stats.txt 2>stats.err
+rcs=$?
+check "--stats exits as the run does ($rcs vs $rc1)" test "$rcs" -eq "$rc1"
+check "--stats prints only the coverage table" sh -c "head -2 stats.txt | tail -1 | grep -q '^rewrite coverage: cases where' && ! grep -qE '^(seed|property|family) |cases in ' stats.txt && test ! -s stats.err"
+check "--stats rows agree with the JSON" python3 - r1.json stats.txt <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) >= 3 and "/" in f[0] and f[1].isdigit():
+        rows[f[0]] = (int(f[1]), int(f[2]))
+want = {k["kind"]: (k["fired_cases"], k["near_miss_cases"]) for k in j["rewrite_coverage"]["kinds"]}
+assert rows == want, (rows, want)
 EOF
 
 # --jobs 2 gives the same report (timing aside) and the same summary (last line aside)

@@ -453,6 +453,7 @@ static void test_annotations(void)
     p.eps = eps;
     p.n_eps = n_eps;
     p.rules = rules;
+    p.layer_assignment = "nhwc(enc); cpu(=dec)";
     p.before = pinned_graph("enc.block0", NULL, NULL);
     /* nhwc claims Relu (float) but not TopK: Relu must go to nhwc, TopK falls through to cpu */
     p.after = pinned_graph(NULL, "nhwc", "cpu");
@@ -472,6 +473,17 @@ static void test_annotations(void)
     p.after = pinned_graph(NULL, "cpu", "cpu");
     EXPECT(&p, PC_PROP_PASS, "");
     pair_free(&p);
+    /* the pin comes from the independent layer-rule oracle reading the case's text, not from core's matcher:
+     * core rules that (wrongly) pin "dec" to nhwc change nothing */
+    pc_layer_rules *wrong = NULL;
+    CHECK_OK(pc_layer_rules_parse("nhwc(de)", eps, n_eps, &wrong, &err), &err);
+    p.rules = wrong;
+    p.before = pinned_graph("dec", NULL, NULL);
+    p.after = pinned_graph(NULL, "nhwc", "cpu");
+    EXPECT(&p, PC_PROP_FAIL, "rule-ignored");
+    pair_free(&p);
+    p.rules = rules;
+    pc_layer_rules_free(wrong);
     /* unpinned: the rules say nothing */
     p.before = pinned_graph("post", NULL, NULL);
     p.after = pinned_graph(NULL, "cpu", "cpu");

@@ -53,6 +53,12 @@ static pc_status synth_check(const pc_case *c, const pc_check_config *cfg, pc_ch
             sleep(1);
     res->stats.transpose_oracle_cases = 1;
     res->stats.transpose_at_optimum = v % 2;
+    /* rewrite coverage: events (3 per case), counted by the suite as cases */
+    res->rewrites.fired[PC_RW_CONV_BN_FOLDED] = v % 5 == 0 ? 3 : 0;
+    if (v % 3 == 0) {
+        res->rewrites.near[PC_RW_GELU_FUSED] = 2;
+        res->rewrites.near_reason[PC_RW_GELU_FUSED][PC_MISS_ANNOTATION] = 2;
+    }
     if (v % 7 == 0 && !synthetic_fixed) {
         res->counts[0][PC_PROP_FAIL] = 1;
         res->failed = true;
@@ -203,12 +209,49 @@ static void test_synthetic_run_and_jobs(void)
     for (uint64_t i = 0; i < N; i++)
         odd += ref_value(42, i) % 2;
     CHECK(r1.transpose_oracle_cases == N && r1.transpose_at_optimum == odd);
+    /* rewrite coverage: case counts (not events), carried from the forked children */
+    uint64_t by5 = 0, by3 = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        by5 += ref_value(42, i) % 5 == 0;
+        by3 += ref_value(42, i) % 3 == 0;
+    }
+    CHECK(r1.rw_fired_cases[PC_RW_CONV_BN_FOLDED] == by5 && r1.rw_near_cases[PC_RW_CONV_BN_FOLDED] == 0);
+    CHECK(r1.rw_near_cases[PC_RW_GELU_FUSED] == by3 && r1.rw_fired_cases[PC_RW_GELU_FUSED] == 0);
+    CHECK(r1.rw_near_reason_cases[PC_RW_GELU_FUSED][PC_MISS_ANNOTATION] == by3);
+    CHECK(pc_suite_rewrite_below(&r1, PC_RW_CONV_BN_FOLDED) && pc_suite_rewrite_below(&r1, PC_RW_GELU_FUSED));
     /* --jobs does not change the report */
     char *j1 = json_of(&o1, &r1), *j3 = json_of(&o3, &r3);
     CHECK(j1 && j3 && strcmp(j1, j3) == 0);
     char *x1 = junit_of(&o1, &r1), *x3 = junit_of(&o3, &r3);
     CHECK(x1 && x3 && strcmp(x1, x3) == 0);
     CHECK(j1 && strstr(j1, "\"failed_cases\": ") != NULL);
+    /* the JSON's rewrite_coverage: thresholds, and one row per kind with its case counts */
+    char want[256];
+    snprintf(want, sizeof want,
+             "{\"kind\": \"fuse_conv_bn/conv_bn_folded\", \"pass\": \"fuse_conv_bn\", \"fired_cases\": %llu, "
+             "\"near_miss_cases\": 0,",
+             (unsigned long long)by5);
+    CHECK(j1 && strstr(j1, "\"rewrite_coverage\": {\"min_fired_cases\": 50, \"min_near_miss_cases\": 20,"));
+    CHECK_MSG(j1 && strstr(j1, want), "JSON lacks %s", want);
+    snprintf(want, sizeof want, "\"near_miss_cases\": %llu, \"near_miss_reasons\": {\"constant\": 0",
+             (unsigned long long)by3);
+    CHECK_MSG(j1 && strstr(j1, want), "JSON lacks %s", want);
+    size_t rows = 0;
+    for (const char *p = j1 ? strstr(j1, "\"rewrite_coverage\"") : NULL;
+         p && (p = strstr(p + 1, "{\"kind\": "));)
+        rows++;
+    CHECK_MSG(rows == PC_RW_COUNT, "%zu coverage rows, %d kinds", rows, (int)PC_RW_COUNT);
+    /* the summary's coverage section flags both */
+    char *sum = NULL;
+    size_t sum_len = 0;
+    FILE *sf = open_memstream(&sum, &sum_len);
+    if (sf) {
+        pc_suite_print_coverage(sf, &r1);
+        fclose(sf);
+    }
+    CHECK(sum && strstr(sum, "fuse_conv_bn/conv_bn_folded") && strstr(sum, "<< fired near-miss") &&
+          strstr(sum, "kinds below 50 fired / 20 near-miss cases"));
+    free(sum);
     free(j1);
     free(j3);
     free(x1);
