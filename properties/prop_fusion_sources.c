@@ -8,17 +8,18 @@
  * pc_pass_add_node). A kept node that only takes over a removed node's output name is an elimination (an
  * Identity, Cast, Dropout or no-op Slice bypassed, a cancelling Transpose pair dropped), not a fusion, and is
  * not judged: the removed node did no work of its layer.
- *   1. the node A replaced under its name (an op or domain change) and the source it declared through its name
+ *   1. the node A replaced under its name (an op or domain change) and the source it declared through its
+ * name
  *      ("<source>/<op>_pc<N>");
  *   2. every removed before-node that made a value (by name) A now makes — the tail of the fused region;
  *   3. every removed before-node all of whose outputs were read, in the graph before the pass, only by the
  *      removed sources of 1 and 2 (a kept source — the Transpose optimizer's pushed-through node — was not
- *      fused away, so what fed it is not merged) (at least one reader, none a graph output or a subgraph's reference) — the inner
- *      nodes feeding the tail and gone with it (Reshape -> Reshape: the first). One step only: going further
- *      takes in nodes another rewrite of the same pass removed (a DQ -> Q pair upstream). Nor a Transpose: the
- *      transpose optimizer pushes Transposes through nodes (moving them across layers) rather than fusing.
- * Removed nodes whose outputs still have readers outside the region (or none: dead code) are not sources of
- * A. The partitioning step itself is not judged (it is where annotations become EPs). */
+ *      fused away, so what fed it is not merged) (at least one reader, none a graph output or a subgraph's
+ * reference) — the inner nodes feeding the tail and gone with it (Reshape -> Reshape: the first). One step
+ * only: going further takes in nodes another rewrite of the same pass removed (a DQ -> Q pair upstream). Nor
+ * a Transpose: the transpose optimizer pushes Transposes through nodes (moving them across layers) rather
+ * than fusing. Removed nodes whose outputs still have readers outside the region (or none: dead code) are not
+ * sources of A. The partitioning step itself is not judged (it is where annotations become EPs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,8 @@ static bool fs_feeds_only(const fs_ctx *f, const bool *src, uint32_t j)
  * moves or vanishes, it is not fused, so rule 3 does not take one in. */
 static bool fs_is_transpose(const pc_node *n)
 {
-    return strcmp(n->op_type, "Transpose") == 0 && (!n->domain || !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0);
+    return strcmp(n->op_type, "Transpose") == 0 &&
+           (!n->domain || !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0);
 }
 
 /* Fills src (n_before flags, then n_before of scratch) with after-node i's sources; returns how many. */
@@ -105,8 +107,8 @@ static uint32_t fs_sources(const fs_ctx *f, uint32_t i, bool *src)
 
 /* Is after-node i a fusion result to judge? A node the pass created (no before-node of its identity with
  * its op). A kept node that takes over a removed node's output name is not one: that is an elimination (an
- * Identity, Cast, Dropout, no-op Slice or cancelling Transpose pair bypassed, a graph output's name moved onto
- * its producer), which does no work of the removed node's layer. */
+ * Identity, Cast, Dropout, no-op Slice or cancelling Transpose pair bypassed, a graph output's name moved
+ * onto its producer), which does no work of the removed node's layer. */
 static bool fs_is_target(const node_match *m, uint32_t i)
 {
     return m->after_to_before[i] < 0;
@@ -131,8 +133,8 @@ static pc_prop_outcome fs_check(const fs_ctx *f, const char *pass, bool *src, ch
             if (match_str_eq(fs_tag(f, first), fs_tag(f, b))) continue;
             const char *t1 = fs_tag(f, first), *t2 = fs_tag(f, b);
             *kind = f->use_ep ? "mixed-eps" : "mixed-annotations";
-            snprintf(msg, msg_size, "%s: node %s was made from %s (%s '%s') and %s (%s '%s'), which differ", pass,
-                     match_node_label(a, l1, sizeof l1), match_node_label(first, l2, sizeof l2), what,
+            snprintf(msg, msg_size, "%s: node %s was made from %s (%s '%s') and %s (%s '%s'), which differ",
+                     pass, match_node_label(a, l1, sizeof l1), match_node_label(first, l2, sizeof l2), what,
                      t1 ? t1 : "(none)", match_node_label(b, l3, sizeof l3), what, t2 ? t2 : "(none)");
             return PC_PROP_FAIL;
         }
@@ -140,7 +142,8 @@ static pc_prop_outcome fs_check(const fs_ctx *f, const char *pass, bool *src, ch
     return PC_PROP_PASS;
 }
 
-static pc_prop_outcome fusion_sources_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
+static pc_prop_outcome fusion_sources_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size,
+                                               const char **kind)
 {
     if (strcmp(ctx->pass, "partition") == 0) return PC_PROP_PASS;
     node_match m;

@@ -35,8 +35,8 @@ const char *pc_lro_ep_for(const pc_lro_rules *rules, const char *annotation)
     if (!rules || !annotation) return NULL;
     for (uint32_t i = 0; i < rules->n; i++) {
         const lro_pattern *p = &rules->patterns[i];
-        bool hit = p->exact ? strcmp(p->text, annotation) == 0
-                            : strncmp(p->text, annotation, strlen(p->text)) == 0;
+        bool hit =
+            p->exact ? strcmp(p->text, annotation) == 0 : strncmp(p->text, annotation, strlen(p->text)) == 0;
         if (hit) return p->ep;
     }
     return NULL;
@@ -61,8 +61,9 @@ static pc_status add_pattern(pc_lro_rules *r, const char *ep, bool exact, const 
     for (uint32_t i = 0; i < r->n; i++)
         if (r->patterns[i].exact == exact && strlen(r->patterns[i].text) == len &&
             memcmp(r->patterns[i].text, text, len) == 0)
-            return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: pattern '%s%.*s' given twice",
-                                at, exact ? "=" : "", (int)len, text);
+            return pc_error_set(err, PC_ERR_USAGE,
+                                "layer assignment: position %zu: pattern '%s%.*s' given twice", at,
+                                exact ? "=" : "", (int)len, text);
     lro_pattern *grown = realloc(r->patterns, (r->n + 1) * sizeof *grown);
     if (!grown) return pc_error_set(err, PC_ERR_NOMEM, "layer assignment: out of memory");
     r->patterns = grown;
@@ -83,14 +84,15 @@ static pc_status parse_rule(lro_scan *sc, const char *const *ep_names, uint32_t 
         sc->i++;
     size_t name_len = sc->i - start;
     if (sc->i >= sc->n || sc->s[sc->i] != '(')
-        return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: expected '(' after the EP name",
-                            scan_pos(sc));
+        return pc_error_set(err, PC_ERR_USAGE,
+                            "layer assignment: position %zu: expected '(' after the EP name", scan_pos(sc));
     const char *ep = NULL;
     for (uint32_t k = 0; k < n_eps && !ep; k++)
         if (strlen(ep_names[k]) == name_len && memcmp(ep_names[k], sc->s + start, name_len) == 0)
             ep = ep_names[k];
     if (!ep)
-        return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: EP '%.*s' is not in the EP list",
+        return pc_error_set(err, PC_ERR_USAGE,
+                            "layer assignment: position %zu: EP '%.*s' is not in the EP list",
                             start < sc->n ? sc->pos[start] : sc->end_pos, (int)name_len, sc->s + start);
     sc->i++; /* '(' */
     for (;;) {

@@ -14,9 +14,10 @@
  * The grammar (docs/ep.md): settings := rule (';' rule)*, rule := EP '(' pattern (',' pattern)* ')',
  * pattern := ['='] text; whitespace anywhere is ignored; an empty string gives no rules. A pattern with '='
  * matches the annotation exactly, otherwise when its text is a prefix of the annotation. Patterns are tried
- * in text order over all rules and the leftmost matching one decides. Errors (PC_ERR_USAGE, naming the 1-based
- * character position of the original text): an EP not in the list, a pattern given twice (same text and kind),
- * empty patterns, '=' inside a pattern, missing or extra parentheses, a missing ';', a trailing ';'.
+ * in text order over all rules and the leftmost matching one decides. Errors (PC_ERR_USAGE, naming the
+ * 1-based character position of the original text): an EP not in the list, a pattern given twice (same text
+ * and kind), empty patterns, '=' inside a pattern, missing or extra parentheses, a missing ';', a trailing
+ * ';'.
  *
  * Deliberately simple: whitespace is stripped into a copy first, then one left-to-right scan; matching is a
  * linear walk over the flattened patterns. Prefix pc_lro_ (private to the properties).

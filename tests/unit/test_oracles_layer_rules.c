@@ -36,7 +36,8 @@ static void check_rejects(const char *rules, const char *why)
     pc_lro_rules *r = NULL;
     pc_error err;
     pc_status st = pc_lro_parse(rules, EPS, N_EPS, &r, &err);
-    CHECK_MSG(st == PC_ERR_USAGE, "'%s' (%s) should be a usage error, got %s", rules, why, pc_status_name(st));
+    CHECK_MSG(st == PC_ERR_USAGE, "'%s' (%s) should be a usage error, got %s", rules, why,
+              pc_status_name(st));
     if (st == PC_ERR_USAGE) CHECK_MSG(strstr(err.message, "position ") != NULL, "%s", err.message);
     pc_lro_free(r);
 }
@@ -50,7 +51,7 @@ static void test_hand_written(void)
     CHECK_EP(doc, "head", "nhwc");
     CHECK_EP(doc, "head.0", "(none)"); /* exact */
     CHECK_EP(doc, "postproc", "cpu");
-    CHECK_EP(doc, "pos", "(none)");  /* the pattern is not a prefix of a shorter annotation */
+    CHECK_EP(doc, "pos", "(none)");      /* the pattern is not a prefix of a shorter annotation */
     CHECK_EP(doc, "xencoder", "(none)"); /* contains the pattern without starting with it */
     CHECK_EP(doc, "my/post", "(none)");
     CHECK_EP(doc, "", "(none)");
@@ -168,8 +169,9 @@ static void test_differential(void)
     pc_ep_registry *reg = NULL;
     CHECK_OK(pc_ep_registry_create(&reg, &err), &err);
     if (!reg) return;
-    CHECK_OK(pc_ep_registry_load_text(reg, "ep npu\nop Relu\nep a.b\nop Relu\nep x-1\nop Relu\n", "test", &err),
-             &err);
+    CHECK_OK(
+        pc_ep_registry_load_text(reg, "ep npu\nop Relu\nep a.b\nop Relu\nep x-1\nop Relu\n", "test", &err),
+        &err);
     const pc_ep **eps = NULL;
     uint32_t n = 0;
     CHECK_OK(pc_ep_registry_parse_list(reg, "nhwc,cpu,npu,a.b,x-1", &eps, &n, &err), &err);
@@ -195,7 +197,8 @@ static void test_differential(void)
                         s2 == PC_OK ? "" : e2.message);
             CHECK(false);
         } else if (s1 != PC_OK) {
-            CHECK_MSG(s1 == PC_ERR_USAGE && s2 == PC_ERR_USAGE, "'%s': %s / %s", text, e1.message, e2.message);
+            CHECK_MSG(s1 == PC_ERR_USAGE && s2 == PC_ERR_USAGE, "'%s': %s / %s", text, e1.message,
+                      e2.message);
             rejected++;
         } else {
             accepted++;
