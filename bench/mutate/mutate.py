@@ -1,0 +1,704 @@
+#!/usr/bin/env python3
+"""In-house mutation testing for passcheck's core (ISSUE 14). Python 3 standard library only.
+
+Generates single-point source mutants of C files with a small tokenizer, builds each in a private copy of the
+tree (never in the repository), runs a reduced property suite and classifies the mutant. See bench/README.md,
+section "Mutation testing", for how to run it and for measured results.
+
+  python3 bench/mutate/mutate.py --self-test
+  python3 bench/mutate/mutate.py list --files 'core/passes/eliminate_cast.c'
+  python3 bench/mutate/mutate.py run  --files 'core/passes/eliminate_cast.c' --report out.md
+"""
+import argparse
+import fcntl
+import signal
+import fnmatch
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_FILES = ["core/passes/*.c", "core/transpose/*.c", "core/ep/*.c", "core/eval/*.c"]
+DEFAULT_SUITE = "{passcheck} suite --cases 3000 --jobs 2 --no-shrink --quiet --seed 1 --out {out}"
+SANITY_FAULT = "transpose-skip-cancel"
+
+# ----------------------------------------------------------------------------------------------------------
+# Tokenizer
+
+
+class Tok:
+    __slots__ = ("kind", "text", "start", "end", "line")
+
+    def __init__(self, kind, text, start, end, line):
+        self.kind, self.text, self.start, self.end, self.line = kind, text, start, end, line
+
+    def __repr__(self):
+        return "Tok(%s,%r,%d)" % (self.kind, self.text, self.line)
+
+
+PUNCTS = sorted(
+    """>>= <<= ... -> ++ -- << >> <= >= == != && || += -= *= /= %= &= ^= |= ## [ ] ( ) { } . & * + - ~ ! / % < >
+    ^ | ? : ; = , #""".split(),
+    key=len,
+    reverse=True,
+)
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NUM_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.)[uUlLfF]*")
+
+
+def tokenize(src):
+    """Tokens of C source `src` (a str). Comments, string and char literals are skipped (kind 'str'/'chr' kept
+    as tokens so neighbours are right); preprocessor lines, with their continuation lines (so every macro
+    definition), are dropped entirely."""
+    toks = []
+    i, n, line = 0, len(src), 1
+    at_line_start = True
+    while i < n:
+        c = src[i]
+        if c == "\n":
+            line += 1
+            i += 1
+            at_line_start = True
+            continue
+        if c in " \t\r\f\v":
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n and src[i + 1] == "\n":
+            i += 2
+            line += 1
+            continue
+        if src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += src.count("\n", i, j)
+            i = j
+            continue
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == "#" and at_line_start:  # preprocessor directive: skip to the end of the logical line
+            j = i
+            while j < n:
+                if src.startswith("/*", j):  # a comment may span lines inside a directive
+                    k = src.find("*/", j + 2)
+                    k = n if k < 0 else k + 2
+                    line += src.count("\n", j, k)
+                    j = k
+                    continue
+                if src[j] == "\\" and j + 1 < n and src[j + 1] == "\n":
+                    j += 2
+                    line += 1
+                    continue
+                if src[j] == "\n":
+                    break
+                j += 1
+            i = j
+            continue
+        at_line_start = False
+        if c == '"' or c == "'":
+            j = i + 1
+            while j < n and src[j] != c:
+                if src[j] == "\\":
+                    j += 1
+                j += 1
+            j = min(j + 1, n)
+            toks.append(Tok("str" if c == '"' else "chr", src[i:j], i, j, line))
+            i = j
+            continue
+        m = IDENT_RE.match(src, i)
+        if m:
+            # string prefixes (u8"..", L'x') are handled as an ident followed by a literal: harmless here
+            toks.append(Tok("id", m.group(0), i, m.end(), line))
+            i = m.end()
+            continue
+        if c.isdigit() or (c == "." and i + 1 < n and src[i + 1].isdigit()):
+            m = NUM_RE.match(src, i)
+            j = m.end() if m and m.end() > i else i + 1
+            toks.append(Tok("num", src[i:j], i, j, line))
+            i = j
+            continue
+        for p in PUNCTS:
+            if src.startswith(p, i):
+                toks.append(Tok("op", p, i, i + len(p), line))
+                i += len(p)
+                break
+        else:
+            toks.append(Tok("op", c, i, i + 1, line))
+            i += 1
+    return toks
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Mutant generation
+
+ROR = {  # subsuming alternatives (Kaminski et al.): two per operator; 'true'/'false' need the AST
+    "<": ["<=", "!="],
+    "<=": ["<", "=="],
+    ">": [">=", "!="],
+    ">=": [">", "=="],
+    "==": ["<=", ">="],
+    "!=": ["<", ">"],
+}
+AOR = {"+": ["-"], "-": ["+"], "*": ["/"], "/": ["*"], "%": ["*"], "+=": ["-="], "-=": ["+="]}
+LCR = {"&&": ["||"], "||": ["&&"]}
+BOOL = {"true": "false", "false": "true"}
+KEYWORDS_BEFORE_UNARY = {"return", "case", "sizeof", "else", "do"}
+CONTROL = {"if", "while", "for", "switch"}
+
+
+class Mutant:
+    def __init__(self, file, offset, original, replacement, op, line):
+        self.file, self.offset, self.original, self.replacement = file, offset, original, replacement
+        self.op, self.line = op, line
+        h = hashlib.sha1("\0".join([file, str(offset), original, replacement]).encode())
+        self.id = h.hexdigest()[:16]
+
+    def apply(self, text):
+        assert text[self.offset : self.offset + len(self.original)] == self.original, (self.id, self.file)
+        return text[: self.offset] + self.replacement + text[self.offset + len(self.original) :]
+
+    def describe(self, maxlen=60):
+        o, r = self.original, self.replacement
+        if len(o) > maxlen:
+            o, r = o[: maxlen - 3] + "...", r[: maxlen - 3] + "..."
+        return "%s -> %s" % (" ".join(o.split()), " ".join(r.split()))
+
+
+def _match_parens(toks):
+    """Index of the matching bracket for every ( [ { and ) ] }."""
+    match, stack = {}, []
+    pairs = {")": "(", "]": "[", "}": "{"}
+    for k, t in enumerate(toks):
+        if t.kind != "op":
+            continue
+        if t.text in "([{":
+            stack.append(k)
+        elif t.text in pairs and stack:
+            o = stack.pop()
+            match[o], match[k] = k, o
+    return match
+
+
+def _in_function_mask(toks, match):
+    """True for tokens inside a function body: a top-level { whose previous token is ')' (a definition)."""
+    mask = [False] * len(toks)
+    k = 0
+    depth = 0
+    while k < len(toks):
+        t = toks[k]
+        if t.kind == "op" and t.text == "{" and depth == 0 and k > 0 and toks[k - 1].text == ")" and k in match:
+            end = match[k]
+            for q in range(k + 1, end):
+                mask[q] = True
+            k = end + 1
+            continue
+        if t.kind == "op" and t.text in "({[":
+            depth += 1
+        elif t.kind == "op" and t.text in ")}]":
+            depth = max(0, depth - 1)
+        k += 1
+    return mask
+
+
+def _is_operand_end(t):
+    return t.kind in ("id", "num", "str", "chr") and t.text not in KEYWORDS_BEFORE_UNARY or t.text in (")", "]")
+
+
+def generate(path_rel, text, line_ranges=None):
+    toks = tokenize(text)
+    match = _match_parens(toks)
+    infn = _in_function_mask(toks, match)
+    out = []
+
+    def add(tok_start, tok_end_excl, replacement, op):
+        s, e = toks[tok_start].start, toks[tok_end_excl - 1].end
+        line = toks[tok_start].line
+        if line_ranges and not any(a <= line <= b for a, b in line_ranges):
+            return
+        out.append(Mutant(path_rel, s, text[s:e], replacement, op, line))
+
+    # paren depth of each token (for statement starts outside for(...) headers)
+    pdepth, d = [], 0
+    for t in toks:
+        if t.kind == "op" and t.text in "([":
+            pdepth.append(d)
+            d += 1
+        elif t.kind == "op" and t.text in ")]":
+            d = max(0, d - 1)
+            pdepth.append(d)
+        else:
+            pdepth.append(d)
+
+    for k, t in enumerate(toks):
+        if not infn[k]:
+            continue
+        prev = toks[k - 1] if k > 0 else None
+        nxt = toks[k + 1] if k + 1 < len(toks) else None
+        if t.kind == "op":
+            if t.text in ROR:
+                for r in ROR[t.text]:
+                    add(k, k + 1, r, "ROR")
+            elif t.text in LCR:
+                for r in LCR[t.text]:
+                    add(k, k + 1, r, "LCR")
+            elif t.text in AOR and prev is not None and _is_operand_end(prev):
+                # binary only; clang-format spaces binary operators on both sides, and a pointer declarator
+                # ('pc_node *n') or a unary minus is attached to its operand
+                spaced = text[t.start - 1 : t.start] in (" ", "\n") and text[t.end : t.end + 1] in (" ", "\n")
+                if t.text in ("+=", "-=") or spaced:
+                    for r in AOR[t.text]:
+                        add(k, k + 1, r, "AOR")
+            elif t.text == "(" and prev is not None and prev.text in ("if", "while") and k in match:
+                end = match[k]
+                if end > k + 1:
+                    inner = text[toks[k + 1].start : toks[end - 1].end]
+                    add(k + 1, end, "!(" + inner + ")", "NEG")
+        elif t.kind == "num":
+            if re.fullmatch(r"[0-9]+[uUlL]*", t.text):
+                digits = re.match(r"[0-9]+", t.text).group(0)
+                suffix = t.text[len(digits) :]
+                v = int(digits)
+                if len(digits) > 1 and digits.startswith("0"):
+                    continue  # octal: leave alone
+                if prev is not None and prev.text == "[" and nxt is not None and nxt.text == "]" and k >= 2 and \
+                        toks[k - 2].kind == "id" and k >= 3 and toks[k - 3].kind == "id":
+                    continue  # an array size in a declaration ('double vals[2]'): only changes storage
+                if v == 0:
+                    add(k, k + 1, "1" + suffix, "CRP")
+                elif v == 1:
+                    add(k, k + 1, "0" + suffix, "CRP")
+                    add(k, k + 1, "2" + suffix, "CRP")
+                else:
+                    add(k, k + 1, str(v + 1) + suffix, "CRP")
+                    add(k, k + 1, str(v - 1) + suffix, "CRP")
+        elif t.kind == "id":
+            if t.text in BOOL:
+                add(k, k + 1, BOOL[t.text], "CRP")
+            # statement deletion: `continue;`, `break;`, or a call statement `f(...);` at a statement start
+            starts_stmt = prev is not None and pdepth[k] == _block_pdepth(toks, k, pdepth) and (
+                prev.text in ("{", "}", ";", "else", ":")
+                or (prev.text == ")" and (k - 1) in match and match[k - 1] > 0 and toks[match[k - 1] - 1].text in CONTROL)
+            )
+            if not starts_stmt:
+                continue
+            if prev.text == ":" and not _is_case_colon(toks, k - 1):
+                continue
+            if t.text in ("continue", "break") and nxt is not None and nxt.text == ";":
+                add(k, k + 2, ";", "SDL")
+            elif nxt is not None and nxt.text == "(" and t.text not in CONTROL and t.text != "return" and \
+                    (k + 1) in match:
+                close = match[k + 1]
+                if close + 1 < len(toks) and toks[close + 1].text == ";":
+                    add(k, close + 2, ";", "SDL")
+    return out
+
+
+def _block_pdepth(toks, k, pdepth):
+    # a statement start is never inside parentheses of the enclosing statement (for-headers, calls)
+    return 0 if pdepth[k] == 0 else -1
+
+
+def _is_case_colon(toks, c):
+    """True when the ':' at index c ends a `case X:` or `default:` label (not a ?: or a bit-field)."""
+    q = c - 1
+    depth = 0
+    while q >= 0:
+        t = toks[q].text
+        if t in (")", "]"):
+            depth += 1
+        elif t in ("(", "["):
+            depth -= 1
+        elif depth == 0 and t in ("case", "default"):
+            return True
+        elif depth == 0 and t in (";", "{", "}", "?"):
+            return False
+        q -= 1
+    return False
+
+
+def parse_ranges(spec):
+    """'10-20,35' -> [(10,20),(35,35)]"""
+    if not spec:
+        return None
+    out = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out.append((int(a), int(b or a)))
+    return out
+
+
+def head_files():
+    """Files of HEAD's tree: mutants are made from the committed tree (what `git archive HEAD` copies), never
+    from the working tree another change may be editing."""
+    out = sh(["git", "-C", REPO, "ls-tree", "-r", "--name-only", "HEAD"]).stdout.decode()
+    return out.split("\n")
+
+
+def head_text(rel):
+    r = sh(["git", "-C", REPO, "show", "HEAD:" + rel])
+    if r.returncode:
+        sys.exit("cannot read %s at HEAD" % rel)
+    return r.stdout.decode("utf-8")
+
+
+def select_mutants(args):
+    files = []
+    tree = head_files()
+    for pat in args.files or DEFAULT_FILES:
+        files += [f for f in tree if fnmatch.fnmatch(f, pat) and f not in files]
+    ranges = parse_ranges(args.line_ranges)
+    muts = []
+    for f in files:
+        muts += generate(f, head_text(f), ranges)
+    if args.operators:
+        ops = set(args.operators.split(","))
+        muts = [m for m in muts if m.op in ops]
+    if args.sample:
+        rnd = random.Random(args.seed)
+        picked = sorted(rnd.sample(range(len(muts)), min(args.sample, len(muts))))
+        muts = [muts[i] for i in picked]
+    if args.limit:
+        muts = muts[: args.limit]
+    return muts
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Running
+
+
+def sh(cmd, cwd=None, timeout=None):
+    return subprocess.run(cmd, cwd=cwd, shell=isinstance(cmd, str), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=timeout)
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.work = os.path.abspath(args.work_dir)
+        self.src = os.path.join(self.work, "src")
+        self.build = os.path.join(self.work, "build")
+        self.cache_path = os.path.abspath(args.cache or os.path.join(self.work, "cache.json"))
+        self.cache = {}
+        if os.path.exists(self.cache_path):
+            with open(self.cache_path) as fh:
+                self.cache = json.load(fh)
+        head = sh(["git", "-C", REPO, "rev-parse", "HEAD", "HEAD^{tree}"]).stdout.decode().split()
+        self.head, self.tree = head[0], head[1]
+        self.cmd = args.suite_cmd or DEFAULT_SUITE
+
+    def log(self, *a):
+        print(*a, file=sys.stderr, flush=True)
+
+    def prepare(self, muts):
+        """A private copy of HEAD's tree (git archive), rebuilt when HEAD moved; never the working tree."""
+        os.makedirs(self.work, exist_ok=True)
+        self.lock = open(os.path.join(self.work, "lock"), "w")
+        try:  # one run per work directory: two runs would build each other's mutants
+            fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            sys.exit("another mutate.py run holds %s; wait for it or use another --work-dir" % self.work)
+        stamp = os.path.join(self.src, ".mutate-head")
+        have = open(stamp).read().strip() if os.path.exists(stamp) else None
+        if have != self.head:
+            self.log("extracting HEAD %s into %s" % (self.head[:10], self.src))
+            shutil.rmtree(self.src, ignore_errors=True)
+            os.makedirs(self.src)
+            arch = subprocess.Popen(["git", "-C", REPO, "archive", "HEAD"], stdout=subprocess.PIPE)
+            subprocess.run(["tar", "-x", "-C", self.src], stdin=arch.stdout, check=True)
+            arch.wait()
+            with open(stamp, "w") as fh:
+                fh.write(self.head + "\n")
+        tree = head_files()
+        mutable = {f for f in tree for pat in DEFAULT_FILES if fnmatch.fnmatch(f, pat)}
+        for rel in sorted(mutable | {m.file for m in muts}):  # undo a mutant left behind by a killed run
+            want = head_text(rel)
+            path = os.path.join(self.src, rel)
+            if open(path, encoding="utf-8").read() != want:
+                self.log("restoring %s (left mutated by an interrupted run)" % rel)
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(want)
+        if not os.path.exists(os.path.join(self.build, "CMakeCache.txt")):
+            r = sh(["cmake", "-S", self.src, "-B", self.build, "-DCMAKE_BUILD_TYPE=Release"])
+            if r.returncode:
+                sys.exit("configure failed:\n" + r.stdout.decode(errors="replace")[-3000:])
+        ok, out = self.compile()
+        if not ok:
+            sys.exit("the unmutated tree does not build:\n" + out[-3000:])
+
+    def compile(self):
+        r = sh(["cmake", "--build", self.build, "--target", "passcheck", "-j%d" % self.args.build_jobs])
+        return r.returncode == 0, r.stdout.decode(errors="replace")
+
+    def object_hash(self, rel):
+        # the object file of `rel` (CMake: build/CMakeFiles/<lib>.dir/<rel>.o)
+        for dp, _, fs in os.walk(os.path.join(self.build, "CMakeFiles")):
+            for f in fs:
+                if f == os.path.basename(rel) + ".o" and dp.endswith(os.path.dirname(rel)):
+                    with open(os.path.join(dp, f), "rb") as fh:
+                        return hashlib.sha1(fh.read()).hexdigest()
+        return None
+
+    def suite(self, extra=""):
+        out = tempfile.mkdtemp(prefix="suite-", dir=self.work)
+        cmd = self.cmd.format(passcheck=os.path.join(self.build, "passcheck"), out=out) + extra
+        t0 = time.time()
+        try:
+            r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               timeout=self.timeout, start_new_session=True)
+            rc, text = r.returncode, r.stdout.decode(errors="replace")
+        except subprocess.TimeoutExpired as e:
+            rc, text = "timeout", (e.stdout or b"").decode(errors="replace")
+        shutil.rmtree(out, ignore_errors=True)
+        return rc, text, time.time() - t0
+
+    def key(self, m):
+        return hashlib.sha1("\0".join([m.id, self.cmd, self.tree]).encode()).hexdigest()
+
+    def save_cache(self):
+        tmp = self.cache_path + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(self.cache, fh, indent=1, sort_keys=True)
+        os.replace(tmp, self.cache_path)
+
+    def baseline(self):
+        self.timeout = self.args.timeout or 600
+        rc, text, dt = self.suite()
+        self.log("clean run: exit %s in %.1f s" % (rc, dt))
+        if rc != 0:
+            sys.exit("the clean run (no mutant) must pass; it exited %s:\n%s" % (rc, text[-3000:]))
+        if not self.args.timeout:
+            self.timeout = max(60.0, 10 * dt)
+        rc, text, dt = self.suite(" --inject " + self.args.sanity_fault)
+        self.log("sanity run (--inject %s): exit %s in %.1f s" % (self.args.sanity_fault, rc, dt))
+        if rc != 1:
+            sys.exit("the sanity run with a planted fault must be killed (exit 1); it exited %s" % rc)
+
+    def run_one(self, m):
+        path = os.path.join(self.src, m.file)
+        with open(path, encoding="utf-8") as fh:
+            orig = fh.read()
+        base_obj = self.object_hash(m.file)
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(m.apply(orig))
+            ok, out = self.compile()
+            if not ok:
+                err = [ln for ln in out.splitlines() if "error" in ln][:2]
+                return {"status": "stillborn", "detail": " | ".join(err)[:300]}
+            if base_obj is not None and self.object_hash(m.file) == base_obj:
+                # trivial compiler equivalence: the same object code as the original
+                return {"status": "equivalent", "detail": "TCE: identical object file"}
+            rc, text, dt = self.suite()
+            if rc == 1:
+                sig = re.findall(r"\b[a-z][a-z-]*@[A-Za-z0-9_/.-]+", text)
+                return {"status": "killed", "detail": "exit 1 " + (sig[0] if sig else ""), "seconds": round(dt, 1)}
+            if rc == "timeout":
+                return {"status": "killed", "detail": "timeout", "seconds": round(dt, 1)}
+            if isinstance(rc, int) and rc < 0:
+                return {"status": "killed", "detail": "signal %d" % -rc, "seconds": round(dt, 1)}
+            if rc == 0:
+                return {"status": "survived", "seconds": round(dt, 1)}
+            return {"status": "error", "detail": "exit %s: %s" % (rc, text.strip().splitlines()[-1:]),
+                    "seconds": round(dt, 1)}
+        finally:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(orig)
+
+    def run(self, muts):
+        self.prepare(muts)
+        todo = [m for m in muts if self.key(m) not in self.cache]
+        self.log("%d mutants selected, %d cached, %d to run" % (len(muts), len(muts) - len(todo), len(todo)))
+        if todo:
+            self.baseline()
+        t0 = time.time()
+        for i, m in enumerate(todo):
+            res = self.run_one(m)
+            res.update({"file": m.file, "line": m.line, "op": m.op, "original": m.original,
+                        "replacement": m.replacement, "id": m.id})
+            self.cache[self.key(m)] = res
+            self.save_cache()
+            self.log("[%d/%d %.0fs] %s %s:%d %s %s %s" % (i + 1, len(todo), time.time() - t0, m.id, m.file, m.line,
+                                                          m.op, m.describe(40), res["status"]))
+        self.compile()  # leave the private build unmutated
+        return {m.id: self.cache[self.key(m)] for m in muts}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Report
+
+
+def load_equivalent(path):
+    eq = {}
+    if os.path.exists(path):
+        for ln in open(path, encoding="utf-8"):
+            ln = ln.strip()
+            if ln and not ln.startswith("#"):
+                mid, _, reason = ln.partition(" ")
+                eq[mid] = reason.strip()
+    return eq
+
+
+def report(muts, results, eq):
+    lines, files = [], {}
+    for m in muts:
+        r = results[m.id]
+        st = r["status"]
+        if st == "survived" and m.id in eq:
+            st = "equivalent"
+        f = files.setdefault(m.file, {"mutants": 0, "stillborn": 0, "killed": 0, "survived": 0, "equivalent": 0,
+                                      "error": 0})
+        f["mutants"] += 1
+        f[st] += 1
+    lines.append("| file | mutants | stillborn | equivalent | killed | survived | error | kill rate |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    tot = {k: 0 for k in ("mutants", "stillborn", "equivalent", "killed", "survived", "error")}
+    for name in sorted(files):
+        f = files[name]
+        for k in tot:
+            tot[k] += f[k]
+        lines.append(_row(name, f))
+    lines.append(_row("**total**", tot))
+    surv = [m for m in muts if results[m.id]["status"] == "survived" and m.id not in eq]
+    if surv:
+        lines.append("")
+        lines.append("Survivors (%d):" % len(surv))
+        lines.append("")
+        src_cache = {}
+        for m in sorted(surv, key=lambda m: (m.file, m.line, m.offset)):
+            if m.file not in src_cache:
+                src_cache[m.file] = head_text(m.file).splitlines()
+            code = src_cache[m.file][m.line - 1].strip()
+            lines.append("- `%s` %s:%d %s `%s` — `%s`" % (m.id, m.file, m.line, m.op, m.describe(), code[:110]))
+    errs = [m for m in muts if results[m.id]["status"] == "error"]
+    if errs:
+        lines.append("")
+        lines.append("Errors (not counted as killed):")
+        for m in errs:
+            lines.append("- `%s` %s:%d %s" % (m.id, m.file, m.line, results[m.id].get("detail", "")))
+    return "\n".join(lines) + "\n"
+
+
+def _row(name, f):
+    denom = f["killed"] + f["survived"]
+    rate = "%.1f%%" % (100.0 * f["killed"] / denom) if denom else "n/a"
+    return "| %s | %d | %d | %d | %d | %d | %d | %s |" % (name, f["mutants"], f["stillborn"], f["equivalent"],
+                                                          f["killed"], f["survived"], f["error"], rate)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Self-test
+
+SNIPPET = r'''#include <stdio.h>
+#define TWICE(x) ((x) + (x) * 2 < 3)
+static const int table[3] = {1, 2, 3};
+/* a comment with a < b && c */
+static int f(const int *p, int n)
+{
+    int s = 0; // x - y
+    const char *msg = "a < b || c";
+    char ch = '-';
+    for (int i = 0; i < n; i++) {
+        if (p[i] == 1 && s >= 2) continue;
+        s += p[i] * 3;
+        puts(msg);
+    }
+    if (n) printf("%d", ch);
+    return s - 1;
+}
+'''
+
+
+def self_test():
+    toks = tokenize(SNIPPET)
+    texts = [t.text for t in toks]
+    assert "define" not in texts and "TWICE" not in texts, "preprocessor lines must be skipped"
+    assert '"a < b || c"' in texts and "'-'" in texts, "string/char literals are single tokens"
+    assert "comment" not in texts and "x" not in texts, "comments must be skipped"
+    muts = generate("snippet.c", SNIPPET)
+    got = sorted((m.line, m.op, m.original, m.replacement) for m in muts)
+    want = sorted([
+        (7, "CRP", "0", "1"),
+        (10, "CRP", "0", "1"), (10, "ROR", "<", "<="), (10, "ROR", "<", "!="),
+        (11, "NEG", "p[i] == 1 && s >= 2", "!(p[i] == 1 && s >= 2)"),
+        (11, "ROR", "==", "<="), (11, "ROR", "==", ">="), (11, "CRP", "1", "0"), (11, "CRP", "1", "2"),
+        (11, "LCR", "&&", "||"), (11, "ROR", ">=", ">"), (11, "ROR", ">=", "=="),
+        (11, "CRP", "2", "3"), (11, "CRP", "2", "1"), (11, "SDL", "continue;", ";"),
+        (12, "AOR", "+=", "-="), (12, "AOR", "*", "/"), (12, "CRP", "3", "4"), (12, "CRP", "3", "2"),
+        (13, "SDL", "puts(msg);", ";"),
+        (15, "NEG", "n", "!(n)"), (15, "SDL", 'printf("%d", ch);', ";"),
+        (16, "AOR", "-", "+"), (16, "CRP", "1", "0"), (16, "CRP", "1", "2"),
+    ])
+    if got != want:
+        for x in sorted(set(got) - set(want)):
+            print("unexpected:", x)
+        for x in sorted(set(want) - set(got)):
+            print("missing:", x)
+        sys.exit("self-test FAILED")
+    for m in muts:  # every mutant applies cleanly and changes exactly its span
+        new = m.apply(SNIPPET)
+        assert new != SNIPPET and new.startswith(SNIPPET[: m.offset])
+    ids = [m.id for m in muts]
+    assert len(set(ids)) == len(ids), "mutant ids must be unique"
+    assert generate("snippet.c", SNIPPET)[0].id == muts[0].id, "ids must be stable"
+    assert not generate("snippet.c", SNIPPET, [(13, 13)])[1:], "line ranges select"
+    # the pointer declarator and the unary minus are not AOR sites
+    assert not [m for m in generate("t.c", "int g(void)\n{\n    int *q = 0;\n    return -f(q);\n}\n") if m.op == "AOR"]
+    print("self-test passed: %d mutants of the snippet as expected" % len(muts))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", nargs="?", choices=["list", "run", "report"], default="run")
+    ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--files", action="append", help="glob relative to the repository root (repeatable); "
+                    "default: core/passes, core/transpose, core/ep, core/eval")
+    ap.add_argument("--operators", help="comma list of ROR,AOR,LCR,NEG,CRP,SDL")
+    ap.add_argument("--line-ranges", help="only mutants on these lines, e.g. 10-40,55")
+    ap.add_argument("--sample", type=int, help="a seeded random sample of N mutants")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--limit", type=int, help="at most N mutants (after sampling)")
+    ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "pc-mutate"))
+    ap.add_argument("--cache", help="result cache (default WORK_DIR/cache.json)")
+    ap.add_argument("--suite-cmd", help="suite command with {passcheck} and {out}; default: " + DEFAULT_SUITE)
+    ap.add_argument("--timeout", type=float, help="seconds per suite run (default 10x the clean run, >= 60)")
+    ap.add_argument("--build-jobs", type=int, default=2)
+    ap.add_argument("--sanity-fault", default=SANITY_FAULT)
+    ap.add_argument("--equivalent", default=os.path.join(HERE, "equivalent.txt"))
+    ap.add_argument("--report", help="also write the markdown report to this file")
+    args = ap.parse_args()
+    if args.self_test:
+        self_test()
+        return
+    muts = select_mutants(args)
+    if args.command == "list":
+        for m in muts:
+            print("%s %s:%d %s %s" % (m.id, m.file, m.line, m.op, m.describe()))
+        print("%d mutants" % len(muts), file=sys.stderr)
+        return
+    # SIGTERM/SIGHUP unwind like Ctrl-C, so the mutated file is restored by run_one's `finally`
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit("mutate.py: terminated"))
+    runner = Runner(args)
+    if args.command == "report":
+        results = {m.id: runner.cache[runner.key(m)] for m in muts if runner.key(m) in runner.cache}
+        muts = [m for m in muts if m.id in results]
+    else:
+        results = runner.run(muts)
+    text = report(muts, results, load_equivalent(args.equivalent))
+    print(text)
+    if args.report:
+        with open(args.report, "w") as fh:
+            fh.write(text)
+
+
+if __name__ == "__main__":
+    main()
