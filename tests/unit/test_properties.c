@@ -962,9 +962,37 @@ static void test_layers(void)
            with_rules, exact, with_eps, nhwc_eps);
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * fusion-sources: Reshape(r1) -> Reshape(y) fused into one Reshape named for y; r1 fed only y, so both are its
+ * sources, and they must carry one annotation before partitioning.
+ */
+static void test_fusion_sources(void)
+{
+    pair p = {.prop = &pc_prop_fusion_sources, .pass = "fuse_reshape", .level = 1, .changed = true};
+    p.before = reshape_pair("enc.block0", "enc.block0");
+    p.after = reshape_fused("y/Reshape_pc0", "enc.block0");
+    EXPECT(&p, PC_PROP_PASS, "");
+    pair_free(&p);
+    /* the two Reshapes belong to different layers: no single annotation is right for the fused node */
+    p.before = reshape_pair("enc.block0", "dec.block0");
+    p.after = reshape_fused("y/Reshape_pc0", "dec.block0");
+    EXPECT(&p, PC_PROP_FAIL, "mixed-annotations");
+    CHECK_MSG(strstr(p.msg, "enc.block0") && strstr(p.msg, "dec.block0"), "names both annotations: %s", p.msg);
+    pc_model_free(p.after);
+    p.after = reshape_fused("y/Reshape_pc0", "enc.block0");
+    EXPECT(&p, PC_PROP_FAIL, "mixed-annotations");
+    pair_free(&p);
+    /* an annotated and an unannotated source are mixed too */
+    p.before = reshape_pair("enc.block0", NULL);
+    p.after = reshape_fused("y/Reshape_pc0", NULL);
+    EXPECT(&p, PC_PROP_FAIL, "mixed-annotations");
+    pair_free(&p);
+}
+
 int main(void)
 {
     test_numerics();
+    test_fusion_sources();
     test_annotations();
     test_ep_assignment();
     test_validity();
