@@ -963,8 +963,8 @@ static void test_layers(void)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * fusion-sources: Reshape(r1) -> Reshape(y) fused into one Reshape named for y; r1 fed only y, so both are its
- * sources, and they must carry one annotation before partitioning.
+ * fusion-sources: Reshape(r1) -> Reshape(y) fused into one Reshape named for y; r1 fed only y, so both are
+ * its sources, and they must carry one annotation before partitioning.
  */
 static void test_fusion_sources(void)
 {
@@ -977,7 +977,8 @@ static void test_fusion_sources(void)
     p.before = reshape_pair("enc.block0", "dec.block0");
     p.after = reshape_fused("y/Reshape_pc0", "dec.block0");
     EXPECT(&p, PC_PROP_FAIL, "mixed-annotations");
-    CHECK_MSG(strstr(p.msg, "enc.block0") && strstr(p.msg, "dec.block0"), "names both annotations: %s", p.msg);
+    CHECK_MSG(strstr(p.msg, "enc.block0") && strstr(p.msg, "dec.block0"), "names both annotations: %s",
+              p.msg);
     pc_model_free(p.after);
     p.after = reshape_fused("y/Reshape_pc0", "enc.block0");
     EXPECT(&p, PC_PROP_FAIL, "mixed-annotations");
