@@ -511,6 +511,10 @@ const char *pc_node_annotation(const pc_node *node); /* NULL when absent */
 const char *pc_node_metadata(const pc_node *node, const char *key);
 pc_status pc_node_set_metadata(pc_node *node, const char *key, const char *value, pc_error *err);
 bool pc_node_remove_metadata(pc_node *node, const char *key);
+/* ModelProto.metadata_props: the value of key (NULL when absent), set (replacing), remove (false: absent). */
+const char *pc_model_metadata(const pc_model *model, const char *key);
+pc_status pc_model_set_metadata(pc_model *model, const char *key, const char *value, pc_error *err);
+bool pc_model_remove_metadata(pc_model *model, const char *key);
 pc_status pc_node_set_input(pc_node *node, uint32_t index, pc_value *value,
                             pc_error *err); /* value may be NULL */
 pc_status pc_node_add_input(pc_node *node, pc_value *value, pc_error *err);
@@ -997,7 +1001,11 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
     X(PC_FAULT_FUSION_MERGES_ANNOTATIONS, "fusion-merges-annotations",                                       \
       "pc_nodes_fusable ignores layer_ann: fusions merge nodes of different annotations")                    \
     X(PC_FAULT_RESHAPE_PUSH, "reshape-push-any",                                                             \
-      "the transpose optimizer pushes through a Reshape that moves dims other than size-1 ones")
+      "the transpose optimizer pushes through a Reshape that moves dims other than size-1 ones")             \
+    X(PC_FAULT_NEG_NEG_SKIPPED, "neg-neg-skipped",                                                           \
+      "prune_simple silently stops removing Neg(Neg(x)) (no graph changes: only rewrite-fired sees it)")     \
+    X(PC_FAULT_GATHER_AXIS, "gather-push-wrong-axis",                                                        \
+      "the transpose optimizer's Gather handler remaps axis by the inverse perm")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

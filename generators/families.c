@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "generators/gen.h"
 
 static pc_status gen_layered(pc_gen *g, pc_error *err);
@@ -17,8 +18,12 @@ static const pc_gen_family families[] = {
     {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu"},
     {"qlinear", "QLinearConv / QLinearMatMul graphs as the Systolic quantizer produces them", pc_gen_qlinear,
      "cpu"},
+    {"patterns",
+     "the pattern library: each rewrite kind's input pattern with random variation, or one of its near "
+     "misses (one constant, attribute, consumer, annotation off); canonical units must fire",
+     pc_gen_patterns, "cpu"},
     {"annotated",
-     "a base family (float, nhwc, qdq, qlinear) with layer_ann on random nodes and a random "
+     "a base family (float, nhwc, qdq, qlinear, patterns) with layer_ann on random nodes and a random "
      "layer-assignment string",
      gen_layered, "nhwc,cpu"},
     {"eps",
@@ -26,7 +31,7 @@ static const pc_gen_family families[] = {
      "description format",
      gen_layered, "cpu"},
 };
-enum { N_FAMILIES = sizeof families / sizeof families[0], N_BASE_FAMILIES = 4 };
+enum { N_FAMILIES = sizeof families / sizeof families[0], N_BASE_FAMILIES = 5 };
 
 size_t pc_gen_family_count(void)
 {
@@ -70,6 +75,51 @@ static pc_status gen_layered(pc_gen *g, pc_error *err)
     return base->build(g, err);
 }
 
+static pc_status expect_fired_write(pc_gen *g, pc_error *err)
+{
+    pc_strbuf b = {0};
+    for (int k = 0; k < PC_RW_COUNT; k++)
+        if (g->expect_fired[k])
+            pc_strbuf_printf(&b, "%s%s=%u", b.len ? " " : "", pc_rewrite_kind_name((pc_rewrite_kind)k),
+                             g->expect_fired[k]);
+    pc_status st = PC_OK;
+    if (b.oom)
+        st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (rewrite guarantees)");
+    else if (b.len)
+        st = pc_model_set_metadata(g->model, PC_EXPECT_FIRED_KEY, b.s, err);
+    pc_strbuf_free(&b);
+    return st;
+}
+
+pc_status pc_expect_fired_read(const pc_model *m, uint32_t *counts, bool *present, pc_error *err)
+{
+    memset(counts, 0, PC_RW_COUNT * sizeof *counts);
+    const char *v = pc_model_metadata(m, PC_EXPECT_FIRED_KEY);
+    *present = v != NULL;
+    for (const char *p = v; p && *p;) {
+        while (*p == ' ')
+            p++;
+        if (!*p) break;
+        size_t len = strcspn(p, " ");
+        const char *eq = memchr(p, '=', len);
+        int k = 0;
+        while (eq && k < PC_RW_COUNT &&
+               !(strlen(pc_rewrite_kind_name((pc_rewrite_kind)k)) == (size_t)(eq - p) &&
+                 memcmp(pc_rewrite_kind_name((pc_rewrite_kind)k), p, (size_t)(eq - p)) == 0))
+            k++;
+        char *end = NULL;
+        unsigned long n = eq ? strtoul(eq + 1, &end, 10) : 0;
+        if (!eq || k == PC_RW_COUNT || end != p + len || eq + 1 == end || n > UINT32_MAX)
+            return pc_error_set(err, PC_ERR_VALUE,
+                                "model metadata %s: bad entry '%.*s' (want pass/kind=N with a kind of "
+                                "PC_REWRITE_KINDS)",
+                                PC_EXPECT_FIRED_KEY, (int)len, p);
+        counts[k] += (uint32_t)n;
+        p += len;
+    }
+    return PC_OK;
+}
+
 pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case *out, pc_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -97,6 +147,8 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     const pc_gen_family *base = g.family_state && fam->build == gen_layered ? g.family_state : fam;
     if (st == PC_OK && cfg.annotate) st = pc_gen_annotate(&g, err);
     if (st == PC_OK && cfg.random_eps) st = pc_gen_random_eps(&g, err);
+    /* annotations and drawn EPs may rightly stop a canonical unit's rewrite: no guarantee survives them */
+    if (st == PC_OK && !cfg.annotate && !cfg.random_eps) st = expect_fired_write(&g, err);
     if (st == PC_OK && !out->ep_list) {
         /* annotated cases use the base family's EPs, plus nhwc so layer rules have two EPs to choose from */
         const char *eps =

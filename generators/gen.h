@@ -113,6 +113,16 @@ typedef struct pc_case {
     const char *family;     /* static string */
 } pc_case;
 
+/* Rewrites a model's canonical pattern units guarantee (the patterns family, gen_patterns.c) travel in the
+ * model itself, so repro folders, replays and the choice-sequence shrinker keep them: model metadata key
+ * PC_EXPECT_FIRED_KEY, value "pass/kind=N ..." (PC_REWRITE_KINDS names): kind fires at least N times in a
+ * pipeline run on the case's own EPs (the rewrite-fired property). Never set by the annotated/eps layers;
+ * the shrinker's graph edits drop it (an edited graph no longer carries the guarantee). */
+#define PC_EXPECT_FIRED_KEY "passcheck.expect_fired"
+/* counts[PC_RW_COUNT] from m's key (all 0 when absent; *present says which); PC_ERR_VALUE naming the token
+ * when the value is malformed or names an unknown kind. */
+pc_status pc_expect_fired_read(const pc_model *m, uint32_t *counts, bool *present, pc_error *err);
+
 void pc_case_free(pc_case *c); /* NULL members are fine; leaves *c zeroed */
 
 /* Runs the family named by cfg->family (plus the annotation and EP layers the config asks for). A failure is
@@ -140,11 +150,12 @@ typedef struct pc_gen_family {
 } pc_gen_family;
 
 /* The families' build functions (one .c each). "annotated" and "eps" are layers over a base family drawn from
- * float/nhwc/qdq/qlinear (families.c). */
-pc_status pc_gen_float(pc_gen *g, pc_error *err);   /* gen_float.c */
-pc_status pc_gen_nhwc(pc_gen *g, pc_error *err);    /* gen_nhwc.c */
-pc_status pc_gen_qdq(pc_gen *g, pc_error *err);     /* gen_qdq.c */
-pc_status pc_gen_qlinear(pc_gen *g, pc_error *err); /* gen_qlinear.c */
+ * float/nhwc/qdq/qlinear/patterns (families.c). */
+pc_status pc_gen_float(pc_gen *g, pc_error *err);    /* gen_float.c */
+pc_status pc_gen_nhwc(pc_gen *g, pc_error *err);     /* gen_nhwc.c */
+pc_status pc_gen_qdq(pc_gen *g, pc_error *err);      /* gen_qdq.c */
+pc_status pc_gen_qlinear(pc_gen *g, pc_error *err);  /* gen_qlinear.c */
+pc_status pc_gen_patterns(pc_gen *g, pc_error *err); /* gen_patterns.c: the pattern library */
 
 size_t pc_gen_family_count(void);
 const pc_gen_family *pc_gen_family_at(size_t i);
@@ -174,7 +185,8 @@ struct pc_gen {
     /* data ranges of graph inputs, parallel to the non-initializer inputs in creation order */
     uint32_t n_ranges, cap_ranges;
     double *range_lo, *range_hi;
-    void *family_state; /* free for the family's own use */
+    void *family_state;                 /* free for the family's own use */
+    uint32_t expect_fired[PC_RW_COUNT]; /* canonical pattern units' guarantees (PC_EXPECT_FIRED_KEY) */
 };
 
 /* A new graph input with a static shape; its data will be drawn from [lo, hi] (integer types: rounded). */

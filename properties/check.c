@@ -12,7 +12,7 @@
 static const pc_property *const properties[] = {
     &pc_prop_numerics,   &pc_prop_annotations,    &pc_prop_ep_assignment, &pc_prop_transpose_minimal,
     &pc_prop_validity,   &pc_prop_idempotence,    &pc_prop_roundtrip,     &pc_prop_determinism,
-    &pc_prop_ort_oracle, &pc_prop_fusion_sources,
+    &pc_prop_ort_oracle, &pc_prop_fusion_sources, &pc_prop_rewrite_fired,
 };
 #define N_PROPERTIES (sizeof properties / sizeof properties[0])
 _Static_assert(N_PROPERTIES < (size_t)PC_MAX_PROPERTIES,
@@ -376,6 +376,7 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     ctx->rules = rules;
     ctx->original = r.original;
     ctx->stats = &res->stats;
+    ctx->rewrites = &res->rewrites;
     ctx->priv = &r;
 
     pc_optimize_options oo;

@@ -71,7 +71,8 @@ typedef struct pc_check_ctx {
     const uint8_t *before_bytes, *after_bytes; /* pc_model_save_bytes of before/after */
     size_t before_size, after_size;
     pc_check_stats *stats;
-    void *priv; /* the runner's caches */
+    const pc_rewrite_counts *rewrites; /* the rewrites of this run's passes so far */
+    void *priv;                        /* the runner's caches */
 } pc_check_ctx;
 
 /* Reference outputs of `m` (one of ctx->original/before/after) on the case inputs, cached per model: do not
@@ -98,7 +99,7 @@ const pc_property *pc_property_find(const char *name);
 /* The properties (one .c each under properties/). */
 extern const pc_property pc_prop_numerics, pc_prop_annotations, pc_prop_ep_assignment,
     pc_prop_transpose_minimal, pc_prop_validity, pc_prop_idempotence, pc_prop_roundtrip, pc_prop_determinism,
-    pc_prop_ort_oracle, pc_prop_fusion_sources;
+    pc_prop_ort_oracle, pc_prop_fusion_sources, pc_prop_rewrite_fired;
 
 /* The numerics property's per-pass tolerance table (prop_numerics.c), for the test that every pipeline pass
  * and partitioning has a row of its own: a pass without one would silently get the default float tolerance.

@@ -742,6 +742,47 @@ pc_status pc_node_set_metadata(pc_node *node, const char *key, const char *value
     return PC_OK;
 }
 
+const char *pc_model_metadata(const pc_model *model, const char *key)
+{
+    for (uint32_t i = 0; i < model->n_metadata; i++)
+        if (strcmp(model->metadata[i].key, key) == 0) return model->metadata[i].value;
+    return NULL;
+}
+
+pc_status pc_model_set_metadata(pc_model *model, const char *key, const char *value, pc_error *err)
+{
+    const char *v = pc_arena_strdup(&model->arena, value);
+    if (!v) return pc_model_alloc_error(model, err, "model metadata");
+    for (uint32_t i = 0; i < model->n_metadata; i++) {
+        if (strcmp(model->metadata[i].key, key) == 0) {
+            model->metadata[i].value = v;
+            return PC_OK;
+        }
+    }
+    /* the loader sizes the array exactly (no capacity field): a new one per key, set rarely */
+    const char *k = pc_arena_strdup(&model->arena, key);
+    pc_kv *kv = k ? pc_arena_array(&model->arena, model->n_metadata + 1u, sizeof *kv) : NULL;
+    if (!kv) return pc_model_alloc_error(model, err, "model metadata");
+    if (model->n_metadata) memcpy(kv, model->metadata, model->n_metadata * sizeof *kv);
+    kv[model->n_metadata] = (pc_kv){k, v};
+    model->metadata = kv;
+    model->n_metadata++;
+    return PC_OK;
+}
+
+bool pc_model_remove_metadata(pc_model *model, const char *key)
+{
+    for (uint32_t i = 0; i < model->n_metadata; i++) {
+        if (strcmp(model->metadata[i].key, key) == 0) {
+            memmove(&model->metadata[i], &model->metadata[i + 1],
+                    (model->n_metadata - i - 1) * sizeof(pc_kv));
+            model->n_metadata--;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool pc_node_remove_metadata(pc_node *node, const char *key)
 {
     for (uint32_t i = 0; i < node->n_metadata; i++) {

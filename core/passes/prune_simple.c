@@ -193,7 +193,10 @@ pc_status pc_pass_prune_simple(pc_graph *graph, const pc_pass_options *opts, boo
             }
             continue;
         }
-        /* Neg(Neg(x)): the outer Neg's uses read x; the inner one goes when nothing else reads it */
+        /* Neg(Neg(x)): the outer Neg's uses read x; the inner one goes when nothing else reads it. Planted
+         * bug
+         * (--inject neg-neg-skipped): the rule is skipped; the rewrite-fired property catches it */
+        if (pc_fault_active(PC_FAULT_NEG_NEG_SKIPPED)) continue;
         if (!pm_is_op(n, "Neg") || n->n_inputs != 1 || n->n_outputs != 1 || !n->inputs[0] || !n->outputs[0])
             continue;
         pc_node *inner = n->inputs[0]->producer;

@@ -360,7 +360,9 @@ static pc_status handle_gather(tp_push *p, bool *done)
     int64_t axis;
     if (!t || t->rank != 0 || !tp_axis_normalize(pc_node_attr_int(p->node, "axis", 0), p->rank, &axis))
         return PC_OK;
-    pc_status st = pc_node_set_attr_int(p->node, "axis", p->perm[axis], p->ctx->err);
+    /* planted bug (--inject gather-push-wrong-axis): the inverse perm; numerics catch it */
+    int64_t to = pc_fault_active(PC_FAULT_GATHER_AXIS) ? p->perm_inv[axis] : p->perm[axis];
+    pc_status st = pc_node_set_attr_int(p->node, "axis", to, p->ctx->err);
     if (st != PC_OK || (st = tp_push_plain(p)) != PC_OK) return st;
     *done = true;
     bool removed[PC_MAX_RANK] = {false};

@@ -695,6 +695,16 @@ static pc_status try_region_push(tp_ctx *ctx, pc_node *t, const int64_t *perm, s
     return st;
 }
 
+/* A push the cost model or the handler refused: a near miss of the handler's kind, and of the per-axis
+ * remap when node is a per-axis Q/DQ (its axis would have been remapped). */
+static void push_near_miss(tp_ctx *ctx, const pc_node *node, const tp_handler *h, pc_miss_reason why)
+{
+    pc_pass_near_miss(ctx->opts, tp_handler_kind(h), why);
+    bool per_axis = false;
+    if (tp_handler_kind(h) == PC_RW_TP_PUSH_QDQ && tp_qdq_kind(ctx, node, &per_axis) && per_axis)
+        pc_pass_near_miss(ctx->opts, PC_RW_TP_QDQ_AXIS, why);
+}
+
 /* ProcessTranspose: push Transpose t (perm) feeding input i of node through node when a handler allows it. */
 static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, const int64_t *perm,
                           size_t rank, bool *done)
@@ -716,17 +726,17 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     if (carries && !accept && (h->elementwise || per_tensor_qdq(ctx, node, h))) {
         carry_free(carry, small);
         st = try_region_push(ctx, t, perm, rank, NULL, done);
-        if (st == PC_OK && !*done) pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_COST);
+        if (st == PC_OK && !*done) push_near_miss(ctx, node, h, PC_MISS_COST);
         return st;
     }
     /* or rooted at node, when it passes the Transpose on unchanged (Pad -> Tanh -> Relu -> {T^-1, ...}) */
     if (carries && !accept && region_root(ctx, node, h, t, rank)) {
         carry_free(carry, small);
         st = try_region_push(ctx, t, perm, rank, node, done);
-        if (st == PC_OK && !*done) pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_COST);
+        if (st == PC_OK && !*done) push_near_miss(ctx, node, h, PC_MISS_COST);
         return st;
     }
-    if (carries && !accept) pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_COST);
+    if (carries && !accept) push_near_miss(ctx, node, h, PC_MISS_COST);
     if (accept) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;
         tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry};
@@ -741,7 +751,7 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
             if (ctx->layout_push && tp_perm_is_channel_move(perm, rank))
                 pc_pass_note(ctx->opts, PC_RW_TP_LAYOUT_PUSH);
         } else if (st == PC_OK) {
-            pc_pass_near_miss(ctx->opts, tp_handler_kind(h), PC_MISS_OTHER); /* the handler refused */
+            push_near_miss(ctx, node, h, PC_MISS_OTHER); /* the handler refused */
         }
     }
     carry_free(carry, small);

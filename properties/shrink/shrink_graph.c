@@ -169,7 +169,10 @@ static pc_status case_clean(pc_case *c, pc_error *err)
 
 static pc_status cand_begin(graph_phase *gp, pc_case *cand, pc_error *err)
 {
-    return pc_shrink_case_copy(&gp->s->best, cand, err);
+    pc_status st = pc_shrink_case_copy(&gp->s->best, cand, err);
+    /* the generator's rewrite guarantees hold for the graph it built, not for an edited one */
+    if (st == PC_OK) pc_model_remove_metadata(cand->model, PC_EXPECT_FIRED_KEY);
+    return st;
 }
 
 /* Cleans, verifies, measures and checks an edited candidate (which it consumes). */

@@ -1,0 +1,962 @@
+/* The "patterns" family: the pattern library. Each unit builds the input pattern of one rewrite kind
+ * (PC_REWRITE_KINDS) on fresh graph inputs, with random variation (ranks, dims, perms, axes, operand order,
+ * opset forms), or one of its near misses: the same pattern with one condition off (a second consumer, a
+ * graph output on an intermediate, a constant or attribute the pass must refuse, different annotations, a
+ * Transpose with nothing to cancel against). A canonical unit records the kind in the model
+ * (PC_EXPECT_FIRED_KEY, gen.h), and the rewrite-fired property holds the pass to it: a rewrite that silently
+ * stops firing fails the suite.
+ *
+ * Units are disjoint: each reads its own graph inputs and constants, so one unit's rewrite cannot consume
+ * another's pattern, and expectations add up. Draw 0 everywhere: opset 17, one unit (the first row:
+ * Neg(Neg(x)) on a rank-1 input of one element, canonical). A unit whose opset or max_rank rule does not
+ * hold is not drawn. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generators/gen_ops.h"
+#include "generators/gen_quant.h"
+
+/* Opsets the family draws (0: 17). 20 has ai.onnx Gelu (gelu_fused), 15 CastLike and Shape start/end, 13
+ * moves Unsqueeze/Split axes and per-axis Q/DQ in, 18 Split's num_outputs, 11 the attribute forms. */
+static const int64_t opsets[] = {17, 13, 20, 15, 18, 11};
+static const uint32_t opset_weights[] = {4, 3, 3, 2, 2, 1};
+
+/* Percent of units built as a near miss. */
+enum { NEAR_PERCENT = 40, MAX_UNITS = 3 };
+
+typedef struct unit_ctx {
+    pc_gen *g;
+    pc_genq q; /* quantized helpers (gen_quant.h) */
+    bool near; /* build a near miss */
+    int64_t opset;
+} unit_ctx;
+
+typedef pc_status (*unit_fn)(unit_ctx *u, pc_error *err);
+
+static void expect(unit_ctx *u, pc_rewrite_kind k)
+{
+    u->g->expect_fired[k]++;
+}
+
+/* ---- small builders ----------------------------------------------------------------------------------- */
+
+/* Lowers the largest dims (not below min_dim) until the shape fits cfg->max_elements. */
+static void fit_dims(unit_ctx *u, int32_t rank, int64_t min_dim, int64_t *dims)
+{
+    while (!pc_gen_shape_fits(u->g, rank, dims)) {
+        int32_t big = -1;
+        for (int32_t i = 0; i < rank; i++)
+            if (dims[i] > min_dim && (big < 0 || dims[i] > dims[big])) big = i;
+        if (big < 0) return; /* a --max-elements below min_dim^rank: the smallest shape the unit can use */
+        dims[big]--;
+    }
+}
+
+/* A float input of rank `rank` with every dim in [min_dim, 3] (draw 0: min_dim), values in [-1, 1]. */
+static pc_value *float_input(unit_ctx *u, int32_t rank, int64_t min_dim, int64_t *dims, pc_error *err)
+{
+    for (int32_t i = 0; i < rank; i++)
+        dims[i] = pc_draw_range(u->g->ch, min_dim, 3);
+    fit_dims(u, rank, min_dim, dims);
+    pc_gen_value *v = pc_gen_input(u->g, PC_DTYPE_FLOAT, rank, dims, -1, 1, err);
+    return v ? v->value : NULL;
+}
+
+/* A rank in [lo, hi] within cfg->max_rank (the unit's min_rank row keeps lo within it). */
+static int32_t draw_rank(unit_ctx *u, int32_t lo, int32_t hi)
+{
+    if (hi > u->g->cfg->max_rank) hi = u->g->cfg->max_rank;
+    return (int32_t)pc_draw_range(u->g->ch, lo, hi);
+}
+
+static pc_node *node(unit_ctx *u, const char *op, uint32_t n_in, pc_value *const *ins, uint32_t n_out,
+                     pc_error *err)
+{
+    return pc_gen_node_begin(u->g, op, "", n_in, ins, n_out, err);
+}
+
+/* Ends n (shape inference) with output interval [lo, hi]; *out its output 0. */
+static pc_status end(unit_ctx *u, pc_node *n, double lo, double hi, pc_value **out, pc_error *err)
+{
+    if (!n) return err->status;
+    pc_status st = pc_gen_node_end(u->g, n, lo, hi, err);
+    if (st == PC_OK && out) *out = n->outputs[0];
+    return st;
+}
+
+static pc_status unary(unit_ctx *u, const char *op, pc_value *x, double lo, double hi, pc_value **out,
+                       pc_error *err)
+{
+    return end(u, node(u, op, 1, &x, 1, err), lo, hi, out, err);
+}
+
+static pc_value *ints_const(unit_ctx *u, int32_t rank, size_t n, const int64_t *vals, pc_error *err)
+{
+    int64_t d = (int64_t)n;
+    pc_gen_value *v = pc_gen_const_i64(u->g, PC_DTYPE_INT64, rank, &d, vals, err);
+    return v ? v->value : NULL;
+}
+
+static pc_value *float_const(unit_ctx *u, int32_t rank, const int64_t *dims, float value, pc_error *err)
+{
+    uint64_t n = 1;
+    for (int32_t i = 0; i < rank; i++)
+        n *= (uint64_t)dims[i];
+    float vals[64];
+    if (n > 64) return pc_error_set(err, PC_ERR_INTERNAL, "patterns: constant over 64 elements"), NULL;
+    for (uint64_t i = 0; i < n; i++)
+        vals[i] = value;
+    pc_gen_value *v = pc_gen_const_f32(u->g, PC_DTYPE_FLOAT, rank, dims, vals, err);
+    return v ? v->value : NULL;
+}
+
+static pc_status annotate(pc_node *n, const char *ann, pc_error *err)
+{
+    return pc_node_set_metadata(n, PC_LAYER_ANN_KEY, ann, err);
+}
+
+/* A random perm of rank r that is not the identity (r >= 2). */
+static void draw_perm(unit_ctx *u, int32_t r, int64_t *perm)
+{
+    for (int32_t i = 0; i < r; i++)
+        perm[i] = i;
+    for (int32_t i = 0; i + 1 < r; i++) {
+        int32_t j = i + (int32_t)pc_draw(u->g->ch, (uint32_t)(r - i));
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    bool identity = true;
+    for (int32_t i = 0; i < r; i++)
+        identity = identity && perm[i] == i;
+    if (identity) { /* rotate by one: still simple, never the identity */
+        for (int32_t i = 0; i < r; i++)
+            perm[i] = (i + 1) % r;
+    }
+}
+
+static void perm_invert(const int64_t *p, int32_t r, int64_t *inv)
+{
+    for (int32_t i = 0; i < r; i++)
+        inv[p[i]] = i;
+}
+
+/* The perm a push leaves on the output of an op that drops axis `a` of its (transposed) input: p without
+ * entry a, renumbered. */
+static void perm_drop(const int64_t *p, int32_t r, int32_t a, int64_t *out)
+{
+    int32_t k = 0;
+    for (int32_t i = 0; i < r; i++)
+        if (i != a) out[k++] = p[i] - (p[i] > p[a]);
+}
+
+static pc_status transpose(unit_ctx *u, pc_value *x, int32_t r, const int64_t *perm, double lo, double hi,
+                           pc_value **out, pc_error *err)
+{
+    pc_node *n = node(u, "Transpose", 1, &x, 1, err);
+    if (n && pc_node_set_attr_ints(n, "perm", (size_t)r, perm, err) != PC_OK) return err->status;
+    return end(u, n, lo, hi, out, err);
+}
+
+/* A second reader of v, so v stays when its producer's rewrite would remove it: Relu for floats, a Cast to
+ * float for the rest. */
+static pc_status share(unit_ctx *u, pc_value *v, pc_error *err)
+{
+    if (v->type.elem == PC_DTYPE_FLOAT) return unary(u, "Relu", v, 0, INFINITY, NULL, err);
+    pc_node *n = node(u, "Cast", 1, &v, 1, err);
+    if (n && pc_node_set_attr_int(n, "to", PC_DTYPE_FLOAT, err) != PC_OK) return err->status;
+    return end(u, n, -INFINITY, INFINITY, NULL, err);
+}
+
+/* Closes a pushed Transpose: the Transpose that cancels the one a push through the op leaves on its output
+ * y (out_perm). Canonical: the push removes both. Near miss: t (the pushed Transpose) and y also have
+ * another reader each, so the push would keep t and add a Transpose for y's other reader: it saves nothing
+ * and the cost model refuses it. */
+static pc_status close_perm(unit_ctx *u, pc_value *t, pc_value *y, int32_t r, const int64_t *out_perm,
+                            double lo, double hi, pc_error *err)
+{
+    pc_status st = PC_OK;
+    if (r >= 2) {
+        int64_t inv[PC_MAX_RANK];
+        perm_invert(out_perm, r, inv);
+        st = transpose(u, y, r, inv, lo, hi, NULL, err);
+    }
+    if (st == PC_OK && u->near) st = share(u, t, err);
+    if (st == PC_OK && u->near) st = share(u, y, err);
+    return st;
+}
+
+/* ---- level 0 eliminations --------------------------------------------------------------------------------
+ */
+
+/* Neg(Neg(x)) -> Relu. Near: the Negs carry different annotations, or the outer Neg is a graph output whose
+ * replacement would be a graph input (nothing can take its name over). */
+static pc_status unit_neg_neg(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 4);
+    pc_value *x = float_input(u, r, 1, dims, err), *a = NULL, *b = NULL;
+    if (!x) return err->status;
+    pc_status st = unary(u, "Neg", x, -1, 1, &a, err);
+    if (st == PC_OK) st = unary(u, "Neg", a, -1, 1, &b, err);
+    if (st != PC_OK) return st;
+    if (!u->near) {
+        expect(u, PC_RW_PRUNE_NEG_NEG);
+        return unary(u, pc_draw_bool(u->g->ch, 50) ? "Abs" : "Relu", b, 0, 1, NULL, err);
+    }
+    if (pc_draw_bool(u->g->ch, 50)) return PC_OK; /* b is a graph output */
+    pc_node *inner = a->producer, *outer = b->producer;
+    if ((st = annotate(outer, "layer_b", err)) != PC_OK) return st;
+    if (pc_draw_bool(u->g->ch, 50) && (st = annotate(inner, "layer_a", err)) != PC_OK) return st;
+    return unary(u, "Relu", b, 0, 1, NULL, err);
+}
+
+/* CastLike(x, like) with like of x's type (opset >= 15) -> Relu. Near: the CastLike is a graph output of a
+ * graph input (the bypass cannot keep its name). */
+static pc_status unit_castlike(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], one = 1;
+    int32_t r = draw_rank(u, 1, 4);
+    pc_value *x = float_input(u, r, 1, dims, err);
+    pc_value *like = x ? float_const(u, pc_draw_bool(u->g->ch, 50) ? 1 : 0, &one, 0.5f, err) : NULL;
+    if (!like) return err->status;
+    pc_value *ins[2] = {x, like}, *y = NULL;
+    pc_status st = end(u, node(u, "CastLike", 2, ins, 1, err), -1, 1, &y, err);
+    if (st != PC_OK || u->near) return st;
+    expect(u, PC_RW_CASTLIKE_REMOVED);
+    return unary(u, "Relu", y, 0, 1, NULL, err);
+}
+
+/* x * 1, 1 * x, x / 1, x - 0, x + (-0) -> Relu. Near: the constant broadcasts x to a larger shape, or is +0
+ * added to a float (-0 + 0 is +0: not neutral), or the result is a graph output read straight from a graph
+ * input. */
+static pc_status unit_prune(unit_ctx *u, pc_error *err)
+{
+    static const struct {
+        const char *op;
+        float value;
+        bool const_first;
+        pc_rewrite_kind kind;
+    } forms[] = {
+        {"Mul", 1.0f, false, PC_RW_PRUNE_MUL_DIV_ONE},   {"Mul", 1.0f, true, PC_RW_PRUNE_MUL_DIV_ONE},
+        {"Div", 1.0f, false, PC_RW_PRUNE_MUL_DIV_ONE},   {"Sub", 0.0f, false, PC_RW_PRUNE_ADD_SUB_ZERO},
+        {"Add", -0.0f, false, PC_RW_PRUNE_ADD_SUB_ZERO}, {"Add", -0.0f, true, PC_RW_PRUNE_ADD_SUB_ZERO},
+    };
+    uint32_t f = pc_draw(u->g->ch, sizeof forms / sizeof forms[0]);
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 3);
+    pc_value *x = float_input(u, r, 1, dims, err);
+    if (!x) return err->status;
+    uint32_t how = u->near ? pc_draw(u->g->ch, 3) : 0;
+    float value = forms[f].value;
+    int32_t cr = (int32_t)pc_draw_range(u->g->ch, 0, r); /* the constant's rank: trailing dims of x */
+    int64_t cdims[PC_MAX_RANK];
+    for (int32_t i = 0; i < cr; i++)
+        cdims[i] = pc_draw_bool(u->g->ch, 50) ? 1 : dims[r - cr + i];
+    if (how == 1) { /* broadcasts x up: a new leading dim of 2 */
+        cr = r + 1;
+        cdims[0] = 2;
+        for (int32_t i = 0; i < r; i++)
+            cdims[i + 1] = dims[i];
+    }
+    if (how == 2 && strcmp(forms[f].op, "Add") == 0) value = 0.0f; /* +0 added to a float: not neutral */
+    pc_value *c = float_const(u, cr, cdims, value, err);
+    if (!c) return err->status;
+    pc_value *ins[2] = {forms[f].const_first ? c : x, forms[f].const_first ? x : c}, *y = NULL;
+    pc_status st = end(u, node(u, forms[f].op, 2, ins, 1, err), -1, 1, &y, err);
+    if (st != PC_OK || (u->near && how != 1)) return st;
+    if (!u->near) expect(u, forms[f].kind);
+    return unary(u, "Relu", y, 0, 1, NULL, err);
+}
+
+/* ---- level 0/1 fusions ------------------------------------------------------------------------------------
+ */
+
+/* Relu -> Clip (relu_clip_merged) or Clip -> Relu (clip_relu_merged), Clip bounds as attributes (opset < 11)
+ * or constant inputs. The pair is one Clip exactly (-0 included) when min > 0, or for Relu -> Clip when
+ * max < 0 (fuse_relu_clip.c): the canonical bounds. Near: min <= 0 (the -0 rule refuses), the first node's
+ * output has a second consumer, Clip's min is a graph input (not constant), or the two nodes carry
+ * different annotations. */
+static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
+{
+    bool relu_first = !pc_draw_bool(u->g->ch, 50);
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 4);
+    pc_value *x = float_input(u, r, 1, dims, err);
+    if (!x) return err->status;
+    uint32_t how = u->near ? pc_draw(u->g->ch, 4) : 4;
+    if (how == 1 && u->opset < 11) how = 0; /* attribute bounds are always constant */
+    float lo = 0.125f * (float)(1 + pc_draw(u->g->ch, 4)),
+          hi = lo + 0.25f * (float)(1 + pc_draw(u->g->ch, 3));
+    if (relu_first && pc_draw_bool(u->g->ch, 30)) { /* max < 0: every value ends at max */
+        hi = -0.125f * (float)(1 + pc_draw(u->g->ch, 4));
+        lo = hi - 0.5f;
+    }
+    if (how == 3) { /* min <= 0 */
+        lo = -0.25f * (float)pc_draw(u->g->ch, 3);
+        hi = 0.5f;
+    }
+    pc_status st;
+    pc_value *y = NULL, *z = NULL;
+    pc_node *clip_node = NULL;
+    for (int step = 0; step < 2; step++) {
+        bool relu = (step == 0) == relu_first;
+        pc_value *in = step == 0 ? x : y;
+        if (relu) {
+            st = unary(u, "Relu", in, 0, 1, step == 0 ? &y : &z, err);
+        } else {
+            pc_value *ins[3] = {in, NULL, NULL};
+            uint32_t n_in = 1;
+            if (u->opset >= 11) {
+                int64_t one = 1;
+                if (how == 1) { /* in [0.125, 0.25]: below every drawn max */
+                    pc_gen_value *m = pc_gen_input(u->g, PC_DTYPE_FLOAT, 0, &one, 0.125, 0.25, err);
+                    if (!m) return err->status;
+                    ins[1] = m->value;
+                    hi = 0.5f;
+                } else {
+                    ins[1] = float_const(u, 0, &one, lo, err);
+                }
+                ins[2] = ins[1] ? float_const(u, 0, &one, hi, err) : NULL;
+                if (!ins[2]) return err->status;
+                n_in = 3;
+            }
+            clip_node = node(u, "Clip", n_in, ins, 1, err);
+            if (clip_node && u->opset < 11 &&
+                (pc_node_set_attr_float(clip_node, "min", lo, err) != PC_OK ||
+                 pc_node_set_attr_float(clip_node, "max", hi, err) != PC_OK))
+                return err->status;
+            st = end(u, clip_node, -1, 1, step == 0 ? &y : &z, err);
+        }
+        if (st != PC_OK) return st;
+    }
+    if (how == 0) st = unary(u, "Sigmoid", y, 0, 1, NULL, err); /* a second consumer of the first */
+    if (how == 2) st = annotate(clip_node, "layer_clip", err);
+    if (st != PC_OK) return st;
+    if (how == 4) expect(u, relu_first ? PC_RW_RELU_CLIP_MERGED : PC_RW_CLIP_RELU_MERGED);
+    return unary(u, "Abs", z, 0, 1, NULL, err);
+}
+
+/* The exact-erf GELU subgraph at opset 20 (ai.onnx Gelu). Near: one of its five nodes carries another
+ * annotation. */
+static pc_status unit_gelu(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 4);
+    pc_value *x = float_input(u, r, 1, dims, err);
+    pc_gen_x gx;
+    if (!x || !pc_gen_x_get(u->g, x, &gx))
+        return x ? pc_error_set(err, PC_ERR_INTERNAL, "patterns: gelu input") : err->status;
+    pc_node *before = u->g->graph->last;
+    pc_value *y = NULL;
+    pc_status st = pc_gen_gelu_pattern(u->g, &gx, &y, err);
+    if (st != PC_OK) return st;
+    if (!u->near) {
+        expect(u, u->opset >= 20 ? PC_RW_GELU_FUSED : PC_RW_GELU_FUSED_MS);
+        return PC_OK;
+    }
+    uint32_t k = pc_draw(u->g->ch, 5);
+    for (pc_node *n = before ? before->next : u->g->graph->first; n; n = n->next)
+        if (k-- == 0) return annotate(n, "layer_gelu", err);
+    return PC_OK;
+}
+
+/* ---- the transpose optimizer: Transpose(p) -> op -> Transpose(the inverse of what the push leaves) ---- */
+
+/* x of rank r in [min_r, max_r], dims >= 2 (no size-1 axis: a perm then always moves data), then T(p). */
+static pc_status transposed_input(unit_ctx *u, int32_t min_r, int32_t max_r, int32_t *r, int64_t *perm,
+                                  int64_t *tdims, pc_value **t, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK];
+    *r = draw_rank(u, min_r, max_r);
+    pc_value *x = float_input(u, *r, 2, dims, err);
+    if (!x) return err->status;
+    draw_perm(u, *r, perm);
+    for (int32_t i = 0; i < *r; i++)
+        tdims[i] = dims[perm[i]];
+    return transpose(u, x, *r, perm, -1, 1, t, err);
+}
+
+/* ArgMax/ArgMin(axis, keepdims). */
+static pc_status unit_push_arg(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK], q[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 4, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
+    bool keep = r < 3 || !pc_draw_bool(u->g->ch, 50);
+    pc_node *n = node(u, pc_draw_bool(u->g->ch, 50) ? "ArgMin" : "ArgMax", 1, &t, 1, err);
+    if (!n || pc_node_set_attr_int(n, "axis", pc_draw_bool(u->g->ch, 25) ? a - r : a, err) != PC_OK ||
+        (!keep && pc_node_set_attr_int(n, "keepdims", 0, err) != PC_OK))
+        return err->status;
+    if ((st = end(u, n, 0, 3, &y, err)) != PC_OK) return st;
+    if (keep)
+        memcpy(q, p, sizeof q);
+    else
+        perm_drop(p, r, a, q);
+    if (!u->near) expect(u, PC_RW_TP_PUSH_ARG);
+    return close_perm(u, t, y, keep ? r : r - 1, q, 0, 3, err);
+}
+
+/* Gather(data, constant scalar index, axis): drops the axis. Near: the index is a [1] tensor (the axis
+ * stays: the handler refuses). */
+static pc_status unit_push_gather(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK], q[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 3, 4, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
+    int64_t idx = pc_draw_range(u->g->ch, 0, td[a] - 1);
+    if (pc_draw_bool(u->g->ch, 25)) idx -= td[a]; /* negative index form */
+    pc_value *iv = ints_const(u, u->near ? 1 : 0, 1, &idx, err);
+    if (!iv) return err->status;
+    pc_value *ins[2] = {t, iv};
+    pc_node *n = node(u, "Gather", 2, ins, 1, err);
+    if (!n || (a != 0 && pc_node_set_attr_int(n, "axis", a, err) != PC_OK)) return err->status;
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
+    if (u->near) { /* [1] index: rank kept; the Transpose closing p would cancel a push the handler refuses */
+        int64_t inv[PC_MAX_RANK];
+        perm_invert(p, r, inv);
+        return transpose(u, y, r, inv, -1, 1, NULL, err);
+    }
+    perm_drop(p, r, a, q);
+    expect(u, PC_RW_TP_PUSH_GATHER);
+    return close_perm(u, t, y, r - 1, q, -1, 1, err);
+}
+
+/* Shape(T(x)) (opset >= 15: start/end drawn). Near: the Transpose has a second reader (a Relu), so the push
+ * adds a Gather and keeps the Transpose. */
+static pc_status unit_push_shape(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 4, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    pc_node *n = node(u, "Shape", 1, &t, 1, err);
+    if (n && u->opset >= 15 && pc_draw_bool(u->g->ch, 40)) {
+        int64_t s = pc_draw_range(u->g->ch, -r, r - 1), e = pc_draw_range(u->g->ch, -r, r);
+        if (pc_node_set_attr_int(n, "start", s, err) != PC_OK ||
+            pc_node_set_attr_int(n, "end", e, err) != PC_OK)
+            return err->status;
+    }
+    if ((st = end(u, n, 1, 3, &y, err)) != PC_OK) return st;
+    if (u->near) return unary(u, "Relu", t, 0, 1, NULL, err);
+    expect(u, PC_RW_TP_PUSH_SHAPE);
+    return PC_OK;
+}
+
+/* Tile(T(x), constant repeats of 1 or 2). */
+static pc_status unit_push_tile(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK], reps[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 3, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    uint64_t n_out = 1;
+    for (int32_t i = 0; i < r; i++) {
+        reps[i] = pc_draw_range(u->g->ch, 1, 2);
+        n_out *= (uint64_t)(td[i] * reps[i]);
+    }
+    if (n_out > u->g->cfg->max_elements)
+        for (int32_t i = 0; i < r; i++)
+            reps[i] = 1;
+    pc_value *rv = ints_const(u, 1, (size_t)r, reps, err);
+    if (!rv) return err->status;
+    pc_value *ins[2] = {t, rv};
+    if ((st = end(u, node(u, "Tile", 2, ins, 1, err), -1, 1, &y, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_TILE);
+    return close_perm(u, t, y, r, p, -1, 1, err);
+}
+
+/* Split(T(x), axis) into two equal halves (opset 18: num_outputs; 13..17: no split input; < 13: the
+ * attribute form). Near: the Transpose and both halves have another reader (close_perm). */
+static pc_status unit_push_split(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], inv[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 2, 3);
+    draw_perm(u, r, p);
+    int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
+    fit_dims(u, r, 2, dims);
+    dims[p[a]] = 2 * pc_draw_range(u->g->ch, 1, 2); /* the split axis of T(x) is even */
+    pc_gen_value *xv = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
+    pc_value *t = NULL;
+    if (!xv) return err->status;
+    pc_status st = transpose(u, xv->value, r, p, -1, 1, &t, err);
+    if (st != PC_OK) return st;
+    pc_node *n = node(u, "Split", 1, &t, 2, err);
+    if (!n || (a != 0 && pc_node_set_attr_int(n, "axis", a, err) != PC_OK) ||
+        (u->opset >= 18 && pc_node_set_attr_int(n, "num_outputs", 2, err) != PC_OK))
+        return err->status;
+    if ((st = end(u, n, -1, 1, NULL, err)) != PC_OK) return st;
+    perm_invert(p, r, inv);
+    for (uint32_t o = 0; o < 2; o++)
+        if ((st = transpose(u, n->outputs[o], r, inv, -1, 1, NULL, err)) != PC_OK ||
+            (u->near && (st = share(u, n->outputs[o], err)) != PC_OK))
+            return st;
+    if (u->near && (st = share(u, t, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_SPLIT);
+    return PC_OK;
+}
+
+/* Unsqueeze(T(x), axes) (constant input at opset >= 13, attribute before). */
+static pc_status unit_push_unsqueeze(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 3, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    int32_t n_ax = (int32_t)pc_draw_range(u->g->ch, 1, 2), out_r = r + n_ax;
+    bool inserted[PC_MAX_RANK] = {false};
+    int64_t axes[2];
+    for (int32_t k = 0; k < n_ax; k++) {
+        int32_t pos;
+        do
+            pos = (int32_t)pc_draw(u->g->ch, (uint32_t)out_r);
+        while (inserted[pos] && !u->g->ch->replaying);
+        if (inserted[pos]) /* a replayed draw may repeat: take the first free position */
+            for (pos = 0; inserted[pos]; pos++)
+                ;
+        inserted[pos] = true;
+        axes[k] = pos;
+    }
+    pc_node *n;
+    if (u->opset >= 13) {
+        pc_value *av = ints_const(u, 1, (size_t)n_ax, axes, err);
+        pc_value *ins[2] = {t, av};
+        n = av ? node(u, "Unsqueeze", 2, ins, 1, err) : NULL;
+    } else {
+        n = node(u, "Unsqueeze", 1, &t, 1, err);
+        if (n && pc_node_set_attr_ints(n, "axes", (size_t)n_ax, axes, err) != PC_OK) return err->status;
+    }
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
+    /* the push leaves P: inserted axes stay, the others take p over the kept positions */
+    int64_t kept[PC_MAX_RANK], out_p[PC_MAX_RANK];
+    int32_t nk = 0;
+    for (int32_t j = 0; j < out_r; j++)
+        if (!inserted[j]) kept[nk++] = j;
+    for (int32_t j = 0; j < out_r; j++)
+        out_p[j] = j;
+    for (int32_t i = 0; i < r; i++)
+        out_p[kept[i]] = kept[p[i]];
+    if (!u->near) expect(u, PC_RW_TP_PUSH_UNSQUEEZE);
+    return close_perm(u, t, y, out_r, out_p, -1, 1, err);
+}
+
+/* Concat of two or three inputs, each T(p) of a graph input, along a drawn axis. */
+static pc_status unit_push_concat(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 2, 3);
+    fit_dims(u, r, 2, dims);
+    draw_perm(u, r, p);
+    int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
+    uint32_t n = 2 + pc_draw(u->g->ch, 2);
+    pc_value *ts[3] = {NULL, NULL, NULL}, *y = NULL;
+    for (uint32_t k = 0; k < n; k++) {
+        int64_t d[PC_MAX_RANK];
+        memcpy(d, dims, sizeof d);
+        d[p[a]] = pc_draw_range(u->g->ch, 1, 2); /* the concat axis of T(x) may differ per input */
+        pc_gen_value *x = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, d, -1, 1, err);
+        pc_status st = x ? transpose(u, x->value, r, p, -1, 1, &ts[k], err) : err->status;
+        if (st != PC_OK) return st;
+    }
+    pc_node *c = node(u, "Concat", n, ts, 1, err);
+    if (!c || pc_node_set_attr_int(c, "axis", pc_draw_bool(u->g->ch, 25) ? a - r : a, err) != PC_OK)
+        return err->status;
+    pc_status st = end(u, c, -1, 1, &y, err);
+    if (st != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_CONCAT);
+    return close_perm(u, ts[0], y, r, p, -1, 1, err);
+}
+
+/* The region push (transpose_optimize.c): t = T(p)(x) read by two elementwise ops with constants, a = op1(t,
+ * c1) and m = op2(t, c2), joined by out = op3(m, a), with m also read by T(p^-1). No single push pays (t
+ * stays for its other reader); the region {op1, op2, op3} does: t and the T(p^-1) go, out gets one Transpose.
+ */
+static pc_status unit_region(unit_ctx *u, pc_error *err)
+{
+    static const char *const ops[] = {"Mul", "Add", "Sub"};
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], inv[PC_MAX_RANK], td[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    pc_value *x = float_input(u, r, 2, dims, err), *t = NULL, *a = NULL, *m = NULL;
+    if (!x) return err->status;
+    draw_perm(u, r, p);
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    pc_status st = transpose(u, x, r, p, -1, 1, &t, err);
+    for (int k = 0; st == PC_OK && k < 2; k++) {
+        /* a constant of T(x)'s trailing dims (or a scalar): it folds through the push */
+        int32_t cr = (int32_t)pc_draw_range(u->g->ch, 0, r);
+        pc_gen_value *c = pc_gen_const(u->g, PC_DTYPE_FLOAT, cr, td + (r - cr), 0.5, 1.5, err);
+        if (!c) return err->status;
+        pc_value *ins[2] = {t, c->value};
+        st = end(u, node(u, ops[pc_draw(u->g->ch, 3)], 2, ins, 1, err), -3, 3, k ? &m : &a, err);
+    }
+    if (st != PC_OK) return st;
+    pc_value *ins[2] = {m, a};
+    if ((st = end(u, node(u, ops[pc_draw(u->g->ch, 3)], 2, ins, 1, err), -9, 9, NULL, err)) != PC_OK)
+        return st;
+    perm_invert(p, r, inv);
+    if (!u->near)
+        expect(u, PC_RW_TP_REGION_PUSH);
+    else if ((st = share(u, a, err)) != PC_OK) /* a read outside the region too: +1, the push saves nothing */
+        return st;
+    return transpose(u, m, r, inv, -3, 3, NULL, err);
+}
+
+/* ---- quantized units -------------------------------------------------------------------------------------
+ */
+
+static pc_dtype draw_qtype(unit_ctx *u)
+{
+    return pc_draw_bool(u->g->ch, 50) ? PC_DTYPE_INT8 : PC_DTYPE_UINT8;
+}
+
+/* Per-axis Q or DQ pushed: T(p) -> DequantizeLinear(axis a) on a quantized input, or T(p) ->
+ * QuantizeLinear(axis a) on a float one (opset >= 13), closed by close_perm (near misses there). */
+static pc_status unit_qdq_axis(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 2, 3);
+    fit_dims(u, r, 2, dims);
+    draw_perm(u, r, p);
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
+    pc_genq_params qp;
+    pc_status st = pc_genq_params_draw(&u->q, draw_qtype(u), a, (uint32_t)td[a], 1.0, &qp, err);
+    if (st != PC_OK) return st;
+    pc_value *t = NULL, *y = NULL;
+    bool dq_side = !pc_draw_bool(u->g->ch, 40);
+    if (dq_side) {
+        pc_genq_params ip;
+        if ((st = pc_genq_params_draw(&u->q, qp.type, -1, 1, 1.0, &ip, err)) != PC_OK) goto done;
+        pc_genq_value *in;
+        st = pc_genq_input(&u->q, r, dims, &ip, &in, err);
+        pc_genq_params_free(&ip);
+        if (st != PC_OK || (st = transpose(u, in->q, r, p, -INFINITY, INFINITY, &t, err)) != PC_OK) goto done;
+        /* a per-axis DQ of T(x): the parameters of qp, read along a */
+        pc_value *scale = NULL, *zp = NULL;
+        {
+            int64_t n = (int64_t)qp.n;
+            pc_gen_value *s = pc_gen_const_f32(u->g, PC_DTYPE_FLOAT, 1, &n, qp.scales, err);
+            pc_gen_value *z = s ? pc_gen_const_i64(u->g, qp.type, 1, &n, qp.zps, err) : NULL;
+            if (!z) {
+                st = err->status;
+                goto done;
+            }
+            scale = s->value;
+            zp = z->value;
+        }
+        pc_value *ins[3] = {t, scale, zp};
+        pc_node *n = node(u, "DequantizeLinear", 3, ins, 1, err);
+        if (!n || pc_node_set_attr_int(n, "axis", a, err) != PC_OK) {
+            st = err->status;
+            goto done;
+        }
+        if ((st = end(u, n, -300, 300, &y, err)) != PC_OK) goto done;
+        if (!u->near) {
+            expect(u, PC_RW_TP_PUSH_QDQ);
+            expect(u, PC_RW_TP_QDQ_AXIS);
+        }
+        st = close_perm(u, t, y, r, p, -300, 300, err);
+        goto done;
+    }
+    pc_gen_value *xv = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
+    if (!xv || (st = transpose(u, xv->value, r, p, -1, 1, &t, err)) != PC_OK) {
+        st = xv ? st : err->status;
+        goto done;
+    }
+    pc_genq_value *qv;
+    if ((st = pc_genq_quantize(&u->q, t, -1, 1, &qp, &qv, err)) != PC_OK) goto done;
+    if (!u->near) {
+        expect(u, PC_RW_TP_PUSH_QDQ);
+        expect(u, PC_RW_TP_QDQ_AXIS);
+    }
+    st = close_perm(u, t, qv->q, r, p, -INFINITY, INFINITY, err);
+done:
+    pc_genq_params_free(&qp);
+    return st;
+}
+
+/* T(p) of DequantizeLinear(constant int8/uint8 weights), per tensor or along an axis -> Add with a float
+ * input: the Transpose moves above the DQ (the pull of the push walk, moved_up; a per-axis DQ's axis is
+ * remapped) and folds into the constant. Near: the DQ reads a graph input (nothing to fold into or merge
+ * with). */
+static pc_status unit_above_dq(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 2, 3);
+    fit_dims(u, r, 2, dims);
+    draw_perm(u, r, p);
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    int32_t axis = pc_draw_bool(u->g->ch, 50) ? (int32_t)pc_draw(u->g->ch, (uint32_t)r) : -1;
+    pc_dtype qt = draw_qtype(u);
+    pc_genq_value w;
+    pc_genq_params wp = {0};
+    pc_status st;
+    if (u->near) {
+        pc_genq_params ip;
+        pc_genq_value *in;
+        if ((st = pc_genq_params_draw(&u->q, qt, -1, 1, 1.0, &ip, err)) != PC_OK) return st;
+        st = pc_genq_input(&u->q, r, dims, &ip, &in, err);
+        pc_genq_params_free(&ip);
+        if (st != PC_OK) return st;
+        w = *in;
+    } else {
+        st = pc_genq_weights(&u->q, qt, r, dims, axis, axis >= 0 ? (uint32_t)dims[axis] : 1, &w, &wp, err);
+        if (st != PC_OK) return st;
+    }
+    pc_value *d = NULL, *t = NULL, *y = NULL;
+    if ((st = pc_genq_dequantize(&u->q, &w, false, &d, err)) != PC_OK) goto done;
+    if ((st = transpose(u, d, r, p, w.lo, w.hi, &t, err)) != PC_OK) goto done;
+    pc_gen_value *xv = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, td, -1, 1, err);
+    if (!xv) {
+        st = err->status;
+        goto done;
+    }
+    pc_value *ins[2] = {pc_draw_bool(u->g->ch, 50) ? xv->value : t, NULL};
+    ins[1] = ins[0] == t ? xv->value : t;
+    if ((st = end(u, node(u, "Add", 2, ins, 1, err), w.lo - 1, w.hi + 1, &y, err)) != PC_OK) goto done;
+    if (!u->near) {
+        expect(u, PC_RW_TP_MOVED_UP);
+        if (axis >= 0) expect(u, PC_RW_TP_QDQ_AXIS);
+    }
+done:
+    pc_genq_params_free(&wp);
+    return st;
+}
+
+/* x_q -> T1(p) -> DQ -> T2(p^-1) -> Add, with T1 also read elsewhere (so no push of T1 pays): T2 moves above
+ * the DQ and cancels T1 there (move_above_dq: the DQ then reads x_q). */
+static pc_status unit_dq_of_transpose(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], inv[PC_MAX_RANK], td[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 2, 3);
+    fit_dims(u, r, 2, dims);
+    draw_perm(u, r, p);
+    perm_invert(p, r, inv);
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    pc_genq_params ip;
+    pc_genq_value *in;
+    pc_status st = pc_genq_params_draw(&u->q, draw_qtype(u), -1, 1, 1.0, &ip, err);
+    if (st == PC_OK) st = pc_genq_input(&u->q, r, dims, &ip, &in, err);
+    pc_genq_params_free(&ip);
+    if (st != PC_OK) return st;
+    pc_value *t1 = NULL, *d = NULL, *t2 = NULL;
+    if ((st = transpose(u, in->q, r, p, -INFINITY, INFINITY, &t1, err)) != PC_OK) return st;
+    pc_genq_value tv = *in;
+    tv.q = t1;
+    tv.rank = r;
+    memcpy(tv.dims, td, sizeof td);
+    tv.dq = NULL;
+    if ((st = pc_genq_dequantize(&u->q, &tv, false, &d, err)) != PC_OK) return st;
+    if ((st = transpose(u, d, r, inv, in->lo, in->hi, &t2, err)) != PC_OK) return st;
+    if ((st = share(u, t1, err)) != PC_OK) return st;
+    pc_gen_value *xv = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
+    if (!xv) return err->status;
+    pc_value *ins[2] = {t2, xv->value};
+    return end(u, node(u, "Add", 2, ins, 1, err), -INFINITY, INFINITY, NULL, err);
+}
+
+/* DQ(x) [per tensor], DQ(w) [int8, per tensor or per output channel] [, DQ(b) int32 at x_scale * w_scale]
+ * -> Conv [-> Relu] -> Q(type of x): QLinearConv, or QLinearConvRelu when the Relu stays (the output zero
+ * point is mid-range). Near (each refused by fuse_qdq_qlinear): the output type differs from x's, int8 x
+ * with uint8 weights, the bias dequantized at a scale off by one ulp-scale step, or x per axis. */
+static pc_status unit_qlinear_conv(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    int32_t r = draw_rank(u, 3, 4);
+    if (r < 3) return PC_OK;
+    uint32_t how = u->near ? pc_draw(g->ch, 4) : 4;
+    int64_t dims[PC_MAX_RANK];
+    pc_genq_draw_dims(&u->q, r, 1, 2, dims);
+    pc_dtype xt = how == 1 ? PC_DTYPE_INT8 : draw_qtype(u);
+    pc_genq_params xp;
+    bool x_axis = how == 3 && dims[1] > 1;
+    pc_status st =
+        pc_genq_params_draw(&u->q, xt, x_axis ? 1 : -1, x_axis ? (uint32_t)dims[1] : 1, 1.0, &xp, err);
+    pc_genq_value *x;
+    if (st == PC_OK) st = pc_genq_input(&u->q, r, dims, &xp, &x, err);
+    pc_genq_params_free(&xp);
+    if (st != PC_OK) return st;
+    pc_genq_conv c;
+    if (!pc_genq_conv_draw(&u->q, x, &c)) return PC_OK; /* over the element cap: nothing more */
+    pc_dtype wt = how == 1 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8;
+    bool per_axis = c.m > 1 && pc_draw_bool(g->ch, 50);
+    pc_genq_value w;
+    pc_genq_params wp;
+    if ((st = pc_genq_weights(&u->q, wt, c.rank, c.w_dims, 0, per_axis ? (uint32_t)c.m : 1, &w, &wp, err)) !=
+        PC_OK)
+        return st;
+    pc_value *ins[3] = {NULL, NULL, NULL};
+    uint32_t n_in = 2;
+    double bmag = 0;
+    if ((st = pc_genq_dequantize(&u->q, x, false, &ins[0], err)) != PC_OK ||
+        (st = pc_genq_dequantize(&u->q, &w, false, &ins[1], err)) != PC_OK)
+        goto done;
+    if (!x_axis && (how == 2 || pc_draw_bool(g->ch, 50))) {
+        float xs = pc_genq_scale0(x), bscales[64];
+        pc_value *b = pc_genq_bias(&u->q, c.m, xs, w.s_max, &bmag, err);
+        if (!b || wp.n > 64) {
+            st = b ? pc_error_set(err, PC_ERR_INTERNAL, "patterns: %u bias scales", wp.n) : err->status;
+            goto done;
+        }
+        for (uint32_t i = 0; i < wp.n; i++)
+            bscales[i] = xs * wp.scales[i] * (how == 2 && i == 0 ? 1.0009765625f : 1.0f);
+        int64_t dim = wp.n;
+        pc_gen_value *bs = pc_gen_const_f32(g, PC_DTYPE_FLOAT, wp.axis >= 0 ? 1 : 0, &dim, bscales, err);
+        pc_value *bins[2] = {b, bs ? bs->value : NULL};
+        pc_node *bn = bs ? node(u, "DequantizeLinear", 2, bins, 1, err) : NULL;
+        if (bn && wp.axis >= 0 && pc_node_set_attr_int(bn, "axis", 0, err) != PC_OK) bn = NULL;
+        if ((st = end(u, bn, -bmag * 1.01, bmag * 1.01, &ins[2], err)) != PC_OK) goto done;
+        n_in = 3;
+    }
+    double amax = fmax(fabs(x->lo), fabs(x->hi)), wmax = fmax(fabs(w.lo), fabs(w.hi));
+    double bound = (double)c.kelems * amax * wmax + bmag * 1.01;
+    pc_node *conv = node(u, "Conv", n_in, ins, 1, err);
+    if (conv && pc_genq_conv_attrs(&c, conv, err) != PC_OK) conv = NULL;
+    pc_value *y = NULL;
+    if ((st = end(u, conv, -bound, bound, &y, err)) != PC_OK) goto done;
+    bool relu = pc_draw_bool(g->ch, 40);
+    double lo = -bound;
+    if (relu) {
+        if ((st = unary(u, "Relu", y, 0, bound, &y, err)) != PC_OK) goto done;
+        lo = 0;
+    }
+    pc_genq_params yp;
+    pc_dtype yt = how == 0 ? (xt == PC_DTYPE_INT8 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8) : xt;
+    if ((st = pc_genq_params_draw(&u->q, yt, -1, 1, sqrt((double)c.kelems) * amax * wmax * 0.5 + bmag, &yp,
+                                  err)) != PC_OK)
+        goto done;
+    if (relu) yp.zps[0] = yt == PC_DTYPE_INT8 ? 0 : 128; /* mid-range: the Relu is not redundant */
+    pc_genq_value *out;
+    st = pc_genq_quantize(&u->q, y, lo, bound, &yp, &out, err);
+    pc_genq_params_free(&yp);
+    if (st == PC_OK && how == 4) expect(u, relu ? PC_RW_QLINEAR_CONV_RELU : PC_RW_QLINEAR_CONV);
+done:
+    pc_genq_params_free(&wp);
+    return st;
+}
+
+/* DQ(a) [per tensor] , DQ(b) [int8 [K, N], per tensor or per column] -> MatMul -> Q(type of a):
+ * QLinearMatMul. Near: b quantized along K (axis 0: the scale varies along the sum), or the output type
+ * differs from a's. */
+static pc_status unit_qlinear_matmul(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    int32_t r = draw_rank(u, 1, 3);
+    uint32_t how = u->near ? pc_draw(g->ch, 2) : 2;
+    int64_t dims[PC_MAX_RANK];
+    pc_genq_draw_dims(&u->q, r, 1, 1, dims);
+    pc_dtype at = draw_qtype(u);
+    pc_genq_params ap;
+    pc_status st = pc_genq_params_draw(&u->q, at, -1, 1, 1.0, &ap, err);
+    pc_genq_value *a;
+    if (st == PC_OK) st = pc_genq_input(&u->q, r, dims, &ap, &a, err);
+    pc_genq_params_free(&ap);
+    if (st != PC_OK) return st;
+    int64_t k = dims[r - 1], n = pc_draw_range(g->ch, 1, 4), out_dims[PC_MAX_RANK], wdims[2];
+    if (how == 0 && k < 2) how = 1; /* per-K scales need K >= 2: the type near miss instead */
+    wdims[0] = k;
+    wdims[1] = n;
+    memcpy(out_dims, dims, sizeof out_dims);
+    out_dims[r - 1] = n;
+    if (!pc_gen_shape_fits(g, r, out_dims) || !pc_gen_shape_fits(g, 2, wdims)) return PC_OK;
+    int32_t axis = how == 0 ? 0 : 1;
+    uint32_t n_scales = how == 0 ? (uint32_t)k : n > 1 && pc_draw_bool(g->ch, 50) ? (uint32_t)n : 1;
+    pc_genq_value w;
+    pc_genq_params wp;
+    if ((st = pc_genq_weights(&u->q, PC_DTYPE_INT8, 2, wdims, axis, n_scales, &w, &wp, err)) != PC_OK)
+        return st;
+    pc_value *ins[2] = {NULL, NULL}, *y = NULL;
+    double amax = fmax(fabs(a->lo), fabs(a->hi)), wmax = fmax(fabs(w.lo), fabs(w.hi)),
+           bound = (double)k * amax * wmax;
+    if ((st = pc_genq_dequantize(&u->q, a, false, &ins[0], err)) != PC_OK ||
+        (st = pc_genq_dequantize(&u->q, &w, false, &ins[1], err)) != PC_OK ||
+        (st = end(u, node(u, "MatMul", 2, ins, 1, err), -bound, bound, &y, err)) != PC_OK)
+        goto done;
+    pc_genq_params yp;
+    pc_dtype yt = how == 1 ? (at == PC_DTYPE_INT8 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8) : at;
+    if ((st = pc_genq_params_draw(&u->q, yt, -1, 1, sqrt((double)k) * amax * wmax * 0.5, &yp, err)) != PC_OK)
+        goto done;
+    pc_genq_value *out;
+    st = pc_genq_quantize(&u->q, y, -bound, bound, &yp, &out, err);
+    pc_genq_params_free(&yp);
+    if (st == PC_OK && how == 2) expect(u, PC_RW_QLINEAR_MATMUL);
+done:
+    pc_genq_params_free(&wp);
+    return st;
+}
+
+/* ---- the library --------------------------------------------------------------------------------------- */
+
+typedef struct pattern_unit {
+    const char *name;
+    int64_t min_opset;
+    int32_t min_rank; /* cfg->max_rank must allow it */
+    unit_fn build;
+} pattern_unit;
+
+/* The simplest first (draw 0). */
+static const pattern_unit units[] = {
+    {"neg_neg", 1, 1, unit_neg_neg},
+    {"prune", 7, 1, unit_prune},
+    {"relu_clip", 6, 1, unit_relu_clip},
+    {"castlike", 15, 1, unit_castlike},
+    {"gelu", 13, 1, unit_gelu},
+    {"push_arg", 13, 2, unit_push_arg},
+    {"push_gather", 13, 3, unit_push_gather},
+    {"push_shape", 13, 2, unit_push_shape},
+    {"push_tile", 13, 2, unit_push_tile},
+    {"push_split", 11, 2, unit_push_split},
+    {"push_unsqueeze", 11, 2, unit_push_unsqueeze},
+    {"qdq_axis", 13, 2, unit_qdq_axis},
+    {"above_dq", 13, 2, unit_above_dq},
+    {"dq_of_transpose", 13, 2, unit_dq_of_transpose},
+    {"push_concat", 11, 2, unit_push_concat},
+    {"region", 11, 2, unit_region},
+    {"qlinear_conv", 13, 3, unit_qlinear_conv},
+    {"qlinear_matmul", 13, 1, unit_qlinear_matmul},
+};
+enum { N_UNITS = sizeof units / sizeof units[0] };
+
+pc_status pc_gen_patterns(pc_gen *g, pc_error *err)
+{
+    int64_t opset = opsets[pc_draw_weighted(g->ch, opset_weights, sizeof opsets / sizeof opsets[0])];
+    if (opset != pc_gen_opset(g) && pc_model_set_opset(g->model, "", opset, err) != PC_OK) return err->status;
+    uint32_t feasible[N_UNITS], n = 0;
+    for (uint32_t i = 0; i < N_UNITS; i++)
+        if (units[i].min_opset <= opset && units[i].min_rank <= g->cfg->max_rank) feasible[n++] = i;
+    unit_ctx u = {.g = g, .q = {.g = g}, .opset = opset};
+    uint32_t count = 1 + pc_draw(g->ch, MAX_UNITS);
+    pc_status st = PC_OK;
+    for (uint32_t k = 0; st == PC_OK && k < count && n > 0; k++) {
+        const pattern_unit *unit = &units[feasible[pc_draw(g->ch, n)]];
+        u.near = pc_draw_bool(g->ch, NEAR_PERCENT);
+        st = unit->build(&u, err);
+        if (st != PC_OK) pc_error_prefix(err, "patterns unit %s: ", unit->name);
+    }
+    pc_genq_free(&u.q);
+    return st;
+}
