@@ -847,8 +847,6 @@ typedef struct pc_trace {
       "duplicate Transpose of a value merged")                                                               \
     X(PC_RW_TP_MOVED_UP, "transpose_optimize", "moved_up", true,                                             \
       "Transpose moved above the node making its input")                                                     \
-    X(PC_RW_TP_ABOVE_DQ, "transpose_optimize", "moved_above_dq", true,                                       \
-      "Transpose moved above DequantizeLinear")                                                              \
     X(PC_RW_TP_TO_RESHAPE, "transpose_optimize", "became_reshape", false,                                    \
       "Transpose moving size-1 dims -> Reshape")                                                             \
     X(PC_RW_NHWC_MOVED, "partition", "node_moved_nhwc", true,                                                \

@@ -744,8 +744,8 @@ done:
     return st;
 }
 
-/* x_q -> T1(p) -> DQ -> T2(p^-1) -> Add, with T1 also read elsewhere (so no push of T1 pays): T2 moves above
- * the DQ and cancels T1 there (move_above_dq: the DQ then reads x_q). */
+/* x_q -> T1(p) -> DQ -> T2(p^-1) -> Add, with T1 also read elsewhere: T1 is pushed through the DQ and
+ * cancels T2 (the DQ then reads x_q), T1 staying for its other reader. */
 static pc_status unit_dq_of_transpose(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], inv[PC_MAX_RANK], td[PC_MAX_RANK];
@@ -776,6 +776,7 @@ static pc_status unit_dq_of_transpose(unit_ctx *u, pc_error *err)
     pc_gen_value *xv = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
     if (!xv) return err->status;
     pc_value *ins[2] = {t2, xv->value};
+    expect(u, PC_RW_TP_PUSH_QDQ);
     return end(u, node(u, "Add", 2, ins, 1, err), -INFINITY, INFINITY, NULL, err);
 }
 

@@ -1272,57 +1272,6 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
     return PC_OK;
 }
 
-/* Pass 3: Transpose(p) reading a single-consumer DQ of a constant or of a Transpose moves above the DQ, where
- * it is folded into the constant or merged; a per-axis axis a becomes p_inv[a] (the DQ now reads the
- * transposed input). */
-static pc_status move_above_dq(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
-{
-    int64_t perm[PC_MAX_RANK], inv[PC_MAX_RANK], q[PC_MAX_RANK], c[PC_MAX_RANK];
-    size_t r, qr;
-    for (uint32_t k = 0; k < n_nodes; k++) {
-        pc_node *t = nodes[k];
-        if (t->removed || !tp_transpose_perm(t, perm, &r) || !pc_pass_can_modify(ctx->opts, t)) continue;
-        pc_value *d = t->inputs[0];
-        pc_node *dq = d->producer;
-        bool per_axis;
-        int64_t axis = 0;
-        if (!dq || strcmp(dq->op_type, "DequantizeLinear") != 0 || dq->domain[0] ||
-            pc_value_single_consumer(d) != t || !pc_pass_can_modify(ctx->opts, dq) || dq->n_inputs < 1 ||
-            !dq->inputs[0] || !tp_qdq_kind(ctx, dq, &per_axis) || pc_value_rank(dq->inputs[0]) != (int32_t)r)
-            continue;
-        if (per_axis && !tp_axis_normalize(pc_node_attr_int(dq, "axis", 1), r, &axis)) continue;
-        pc_value *x = dq->inputs[0];
-        const pc_tensor *xt = pc_value_const(x);
-        unsigned bits = xt ? pc_dtype_bits(xt->dtype) : 0;
-        bool folds = xt && bits && bits % 8 == 0 && xt->dtype != PC_DTYPE_STRING;
-        bool merges = false;
-        if (!folds && x->producer && pc_pass_can_modify(ctx->opts, x->producer) &&
-            tp_transpose_perm(x->producer, q, &qr) && qr == r) {
-            tp_perm_compose(q, perm, r, c);
-            merges = tp_perm_is_identity(c, r) || pc_value_single_consumer(x) == dq;
-        }
-        if (!folds && !merges) {
-            pc_pass_near_miss(ctx->opts, PC_RW_TP_ABOVE_DQ, xt ? PC_MISS_TYPE : PC_MISS_SHARED);
-            continue;
-        }
-        tp_perm_invert(perm, r, inv);
-        const char *tname = t->name, *dname = dq->name;
-        pc_status st = tp_transpose_input(ctx, dq, 0, perm, r);
-        if (st == PC_OK && per_axis) st = pc_node_set_attr_int(dq, "axis", inv[axis], ctx->err);
-        if (st != PC_OK) return st;
-        if ((st = pc_graph_move_output(t, 0, dq, 0)) != PC_OK)
-            return pc_error_set(ctx->err, st, "node '%s': cannot move its output", tname);
-        if ((st = pc_node_set_input(t, 0, NULL, ctx->err)) != PC_OK ||
-            (st = pc_graph_remove_node(ctx->graph, t, ctx->err)) != PC_OK)
-            return st;
-        ctx->changed = true;
-        pc_pass_explain(ctx->opts, "moved Transpose '%s' above DequantizeLinear '%s'", tname, dname);
-        pc_pass_note(ctx->opts, PC_RW_TP_ABOVE_DQ);
-        if (per_axis) pc_pass_note(ctx->opts, PC_RW_TP_QDQ_AXIS);
-    }
-    return PC_OK;
-}
-
 static pc_status run_rounds(tp_ctx *ctx)
 {
     pc_graph *g = ctx->graph;
@@ -1352,7 +1301,6 @@ static pc_status run_rounds(tp_ctx *ctx)
         ctx->layout_push = round == 0 && ctx->opts && ctx->opts->layout_cost_check;
         mark_outputs_leading_to_transpose(ctx);
         if ((st = push_and_cancel(ctx, nodes, n_nodes)) != PC_OK) break;
-        if ((st = move_above_dq(ctx, nodes, n_nodes)) != PC_OK) break;
         if (!ctx->changed) break;
         any = true;
         if ((st = pc_graph_sort(g, ctx->err)) != PC_OK) break;

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# ctest suite_coverage (label "coverage", issue 14): the default suite — every family, every property, seed 1, its
+# ctest suite_coverage (label "suite", issue 14): the default suite — every family, every property, seed 1, its
 # default case count — must leave no rewrite kind (PC_REWRITE_KINDS, core/passcheck.h) below 50 cases where it fired
 # or 20 cases where it nearly fired (the thresholds the suite's JSON reports under "rewrite_coverage"). Fails naming
-# every kind below them. Not part of ci/test yet (the generators do not reach every kind; issue 14 closes the gaps):
-# run it from a Release build with `ctest -L '^coverage$'`.
+# every kind below them. ci/test runs it from its Release build (`ctest -L '^suite$'`).
 #
 # usage: run_coverage.sh PASSCHECK [JSON]
 #   JSON: judge an existing `passcheck suite --json` report instead of running the suite.
