@@ -897,6 +897,13 @@ typedef struct pc_pass_options {
     pc_trace *trace;            /* may be NULL */
     const char *pass_name;      /* set by the pipeline for pc_pass_explain */
     pc_rewrite_counts *rewrites; /* NULL: no counting (pc_pass_note, pc_pass_near_miss) */
+    /* Before partitioning, on a graph with layer_ann annotations, the pipeline runs each pass once per
+     * annotation group (scoped, annotation: NULL for the unannotated nodes): only that group's nodes may
+     * change, as only the run's EP's nodes may after partitioning. So no rewrite mixes groups (a merged
+     * Transpose, a fused node or a graph output handed over across annotations would leave the partitioner
+     * no right EP for the result). */
+    bool scoped;
+    const char *annotation;
 } pc_pass_options;
 
 typedef pc_status (*pc_pass_fn)(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
@@ -997,7 +1004,8 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "fractional "                                                                                          \
       "bits (a coarse fixed-point multiplier)")                                                              \
     X(PC_FAULT_FUSION_MERGES_ANNOTATIONS, "fusion-merges-annotations",                                       \
-      "pc_nodes_fusable ignores layer_ann: fusions merge nodes of different annotations")                    \
+      "layer_ann is ignored when deciding what may be merged (pc_nodes_fusable and the per-annotation "      \
+      "scope of level-0/1 runs): fusions merge nodes of different annotations")                              \
     X(PC_FAULT_RESHAPE_PUSH, "reshape-push-any",                                                             \
       "the transpose optimizer pushes through a Reshape that moves dims other than size-1 ones")             \
     X(PC_FAULT_NEG_NEG_SKIPPED, "neg-neg-skipped",                                                           \

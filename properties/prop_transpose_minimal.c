@@ -3,9 +3,10 @@
  * Structural, after every transpose-optimizer pass (transpose_optimize, transpose_optimize_ep, partition,
  * whose layout transformer runs the optimizer) and at the end:
  *  - no identity perm, no Transpose reading a Transpose, no pair that cancels across single-consumer
- * elementwise ops (pc_tpo_leftover_find). Checked after the level-1 run, after a level-2 run when one EP owns
- * the graph (with several EPs a per-EP run leaves the others' nodes to their own run) and at the end, where
- * patterns that span EPs are exempt (no single run may edit them);
+ * elementwise ops (pc_tpo_leftover_find). Checked after the level-1 run of an unannotated graph, after a
+ * level-2 run when one EP owns the graph (with several EPs a per-EP run leaves the others' nodes to their own
+ * run; so does a level-1 run of one annotation group) and at the end, where patterns that span EPs (or,
+ * before partitioning, annotation groups) are exempt (no single run may edit them);
  *  - Transpose cost (pc_graph_transpose_cost, the optimizer's own metric) never above the input's, unless the
  *    pass (or the pipeline, at the end) moved layout-sensitive ops to NHWC, which adds Transposes by design.
  * The count may rise where the cost falls (see check_no_increase); the exact oracle judges the count. Exact,
@@ -91,10 +92,19 @@ static pc_prop_outcome leftover(const pc_graph *g, char *msg, size_t msg_size, c
     return PC_PROP_FAIL;
 }
 
+static bool annotated(const pc_graph *g)
+{
+    for (const pc_node *n = g->first; n; n = n->next)
+        if (pc_node_annotation(n)) return true;
+    return false;
+}
+
 static pc_prop_outcome per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
     if (!is_transpose_pass(ctx->pass) || !opset_supported(ctx->after)) return PC_PROP_PASS;
-    bool one_run_saw_all = strcmp(ctx->pass, "transpose_optimize") == 0 ||
+    /* an annotated graph is optimized one annotation group per run (pc_pass_options.scoped), like one EP per
+     * run after partitioning: a run leaves the groups after it to their own runs */
+    bool one_run_saw_all = (strcmp(ctx->pass, "transpose_optimize") == 0 && !annotated(ctx->after->graph)) ||
                            (strcmp(ctx->pass, "transpose_optimize_ep") == 0 && ctx->n_eps <= 1);
     if (one_run_saw_all) {
         pc_prop_outcome o = leftover(ctx->after->graph, msg, msg_size, kind);

@@ -10,9 +10,16 @@
 #include "core/ir/ir_internal.h"
 #include "core/passes/pass.h"
 
+static bool str_eq_or_null(const char *a, const char *b);
+
 bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
 {
-    if (!opts || !opts->provider) return true;
+    if (!opts) return true;
+    /* planted bug (--inject fusion-merges-annotations): the annotation scope is ignored too */
+    if (opts->scoped && !str_eq_or_null(pc_node_annotation(node), opts->annotation) &&
+        !pc_fault_active(PC_FAULT_FUSION_MERGES_ANNOTATIONS))
+        return false;
+    if (!opts->provider) return true;
     return node->ep == NULL || strcmp(node->ep, opts->provider) == 0;
 }
 

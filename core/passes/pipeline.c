@@ -4,6 +4,7 @@
  * passes repeat until none changes the graph (bounded), because one rewrite often enables another (ORT
  * #9671). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/ep/ep_internal.h"
@@ -159,8 +160,39 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
     po->rewrites = opts->rewrites;
 }
 
-/* Runs every pass of `level` until a round changes nothing. Before partitioning the passes see every node;
- * after it, each runs once per EP with that EP as provider. */
+/* The annotation groups of g (distinct layer_ann values; the unannotated group first, as NULL) in *out
+ * (malloc'ed); 0 groups when no node is annotated (then passes run unscoped). */
+static pc_status annotation_groups(const pc_graph *g, const char ***out, uint32_t *n, pc_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    uint32_t cap = 0;
+    for (const pc_node *nd = g->first; nd; nd = nd->next) {
+        const char *a = pc_node_annotation(nd);
+        if (!a) continue;
+        bool seen = false;
+        for (uint32_t k = 1; k < *n && !seen; k++)
+            seen = strcmp((*out)[k], a) == 0;
+        if (seen) continue;
+        if (*n + 2 > cap) {
+            cap = cap ? cap * 2 : 8;
+            const char **grown = realloc(*out, cap * sizeof *grown);
+            if (!grown) {
+                free(*out);
+                *out = NULL;
+                return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing annotation groups");
+            }
+            *out = grown;
+        }
+        if (*n == 0) (*out)[(*n)++] = NULL;
+        (*out)[(*n)++] = a;
+    }
+    return PC_OK;
+}
+
+/* Runs every pass of `level` until a round changes nothing. Before partitioning the passes run once per
+ * annotation group (pc_pass_options.scoped), or once on the whole graph when nothing is annotated; after it,
+ * each runs once per EP with that EP as provider. */
 static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps, uint32_t n_eps,
                            pc_error *err)
 {
@@ -173,24 +205,34 @@ static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps
         for (size_t i = 0; i < pc_pass_count(); i++) {
             const pc_pass_info *p = &passes[i];
             if (p->level != level && !(level == PC_LEVEL_LAYOUT && p->again_after_partition)) continue;
-            for (uint32_t e = 0; e < n_providers; e++) {
+            /* annotation strings live in the model's arena: they outlive the pass that drops their node */
+            const char **groups = NULL;
+            uint32_t n_groups = 0;
+            pc_status st = per_ep ? PC_OK : annotation_groups(rc->model->graph, &groups, &n_groups, err);
+            if (st != PC_OK) return st;
+            uint32_t n_runs = per_ep ? n_providers : n_groups ? n_groups : 1;
+            for (uint32_t e = 0; e < n_runs && st == PC_OK; e++) {
                 pc_pass_options po;
                 base_pass_options(opts, &po);
                 po.pass_name = p->name;
                 if (per_ep) {
                     po.provider = eps[e]->name;
                     po.ep = eps[e];
+                } else if (n_groups) {
+                    po.scoped = true;
+                    po.annotation = groups[e];
                 }
                 bool changed = false;
-                pc_status st = run_on_graph(p, rc->model->graph, &po, &changed, err);
+                st = run_on_graph(p, rc->model->graph, &po, &changed, err);
                 if (st != PC_OK) {
                     if (st != PC_ERR_CHECK_FAILED) pc_error_prefix(err, "pass '%s': ", p->name);
-                    return st;
+                    break;
                 }
                 st = after_step(rc, p->name, po.provider, changed, err);
-                if (st != PC_OK) return st;
                 any |= changed;
             }
+            free(groups);
+            if (st != PC_OK) return st;
         }
         if (!any) break;
     }

@@ -240,9 +240,18 @@ static bool is_transpose_node(const pc_node *n)
     return strcmp(n->op_type, "Transpose") == 0 && !n->domain[0];
 }
 
-static bool ep_same(const char *a, const char *b)
+static bool str_same(const char *a, const char *b)
 {
     return (!a || !b) ? a == b : strcmp(a, b) == 0;
+}
+
+/* Whether one optimizer run may edit both nodes: after partitioning, one EP's run (unassigned nodes are any
+ * run's); before it, one annotation group's run (the pipeline scopes level-0/1 passes by layer_ann,
+ * pc_pass_options.scoped). */
+static bool region_same(const pc_node *a, const pc_node *b)
+{
+    if (a->ep || b->ep) return str_same(a->ep, b->ep);
+    return str_same(pc_node_annotation(a), pc_node_annotation(b));
 }
 
 static bool has_subgraph(const pc_node *n)
@@ -732,13 +741,14 @@ static bool reads_fixed(tpo_model *m, const pc_node *reader, uint32_t index)
  * makes for its own readers (the optimum is then an upper bound). When something keeps v read as it is
  * whatever the search picks (a graph output, a subgraph, a reader pinned to v), that layout stays in the
  * class anyway and every reader may read any layout of it: no boundary. Constants have no maker (each run
- * folds its own Transposes of one). Nodes without an EP (before partitioning) are one region. */
+ * folds its own Transposes of one). Before partitioning the regions are the annotation groups (region_same).
+ */
 static pc_status value_class_at(tpo_model *m, const pc_value *v, const pc_node *reader, uint32_t *cls,
                                 uint32_t *pid)
 {
     pc_status st = value_class(m, v, cls, pid);
     const pc_node *t = v->producer;
-    if (st != PC_OK || !reader || !t || ep_same(t->ep, reader->ep) || m->classes[*cls].free_layout) return st;
+    if (st != PC_OK || !reader || !t || region_same(t, reader) || m->classes[*cls].free_layout) return st;
     if (m->entry_cls[v->id] == TPO_NONE) {
         bool kept = v->is_graph_output || v->n_subgraph_refs;
         for (uint32_t u = 0; u < v->n_consumers && !kept; u++)
@@ -1348,7 +1358,7 @@ bool pc_tpo_leftover_find(const pc_graph *g, char *msg, size_t msg_size)
         }
         const pc_node *a = n->inputs[0]->producer;
         tpo_perm q;
-        if (a && ep_same(a->ep, n->ep) && transpose_perm(a, &q) && q.rank == p.rank) {
+        if (a && region_same(a, n) && transpose_perm(a, &q) && q.rank == p.rank) {
             perm_format(&q, qb, sizeof qb);
             snprintf(msg, msg_size, "Transpose '%s' %s reads Transpose '%s' %s (they merge into one)",
                      n->name ? n->name : "", pb, a->name ? a->name : "", qb);
@@ -1359,7 +1369,7 @@ bool pc_tpo_leftover_find(const pc_graph *g, char *msg, size_t msg_size)
         uint32_t links = 0;
         while (v->n_consumers == 1 && !v->is_graph_output && !v->n_subgraph_refs) {
             const pc_node *c = v->consumers[0].node;
-            if (!ep_same(c->ep, n->ep)) break;
+            if (!region_same(c, n)) break;
             if (transpose_perm(c, &q) && q.rank == p.rank) {
                 tpo_perm comp = perm_compose(&p, &q);
                 if (links > 0 && perm_is_identity(&comp)) {

@@ -266,13 +266,15 @@ static void test_optimize_hooks(void)
               "%s", err.message);
     pc_model_free(m);
 
-    /* the verifier between passes names the first pass after which the graph is invalid */
+    /* the verifier between passes names the first pass run after which the graph is invalid: the model's
+     * nodes are in more than one annotation group, so eliminate_identity runs once per group and its second
+     * run is the first to see the graph the hook broke after its first */
     m = small_annotated_model();
     hook_log corrupt = {.corrupt_after = "eliminate_identity"};
     o.after_pass_ctx = &corrupt;
     o.verify_each_pass = true;
     CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_CHECK_FAILED, &err);
-    CHECK_MSG(strstr(err.message, "pass 'eliminate_dropout' left an invalid graph"), "%s", err.message);
+    CHECK_MSG(strstr(err.message, "pass 'eliminate_identity' left an invalid graph"), "%s", err.message);
     pc_model_free(m);
 }
 
@@ -359,8 +361,70 @@ static void test_emittable_ops(void)
     pc_model_free(m);
 }
 
+/* Issue 14's finding (fusion-sources@transpose_optimize/mixed-annotations, shrunk to 3 nodes): x -> T(p) ->
+ * Mul(c) -> T(p^-1) [decoder]. Unscoped, the optimizer pushed the first Transpose through the Mul and merged
+ * it with the decoder one: the result, made from both groups, carried neither's right EP. Level-0/1 runs are
+ * now scoped per annotation group: the decoder Transpose stays, and the same graph without annotations still
+ * loses both. */
+static pc_model *mul_between_transposes(const char *ann)
+{
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 2, 3});
+    pt_const_f(m, "c", 0, NULL, (const float[]){1.5f});
+    pc_node *t1 = pt_node(m, "Transpose", "", "x", "t1", NULL);
+    pc_node *t2 = NULL;
+    pc_error err;
+    if (pc_node_set_attr_ints(t1, "perm", 4, (const int64_t[]){0, 3, 1, 2}, &err) != PC_OK)
+        pt_die("perm", &err);
+    pt_node(m, "Mul", "", "t1,c", "y", NULL);
+    t2 = pt_node(m, "Transpose", "", "y", "out", ann);
+    if (pc_node_set_attr_ints(t2, "perm", 4, (const int64_t[]){0, 2, 3, 1}, &err) != PC_OK)
+        pt_die("perm", &err);
+    pt_output(m, "out");
+    return m;
+}
+
+static int count_annotated(const pc_model *m, const char *ann)
+{
+    int k = 0;
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        k += pc_node_annotation(n) && strcmp(pc_node_annotation(n), ann) == 0;
+    return k;
+}
+
+static void test_annotation_scope(void)
+{
+    pc_error err;
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.level = PC_LEVEL_EXTENDED;
+    pc_model *m = mul_between_transposes("decoder");
+    pc_model *before = pt_clone(m);
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    CHECK_MSG(count_annotated(m, "decoder") == 1, "%d decoder-annotated nodes after level 1",
+              count_annotated(m, "decoder"));
+    char why[PT_WHY_SIZE];
+    CHECK_MSG(pt_equiv(before, m, 1, 0, 0, why, sizeof why) == 1, "%s", why);
+    pc_model_free(before);
+    pc_model_free(m);
+    /* the assertion bites: without the scope (the planted fault) the merge happens and the annotation is lost
+     */
+    CHECK_OK(pc_fault_enable_list("fusion-merges-annotations", &err), &err);
+    m = mul_between_transposes("decoder");
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    CHECK(count_annotated(m, "decoder") == 0);
+    pc_fault_reset();
+    pc_model_free(m);
+    m = mul_between_transposes(NULL);
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    CHECK_MSG(pt_count_op(m, "Transpose") == 0, "%d Transposes left unannotated",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 int main(void)
 {
+    test_annotation_scope();
     test_emittable_ops();
     test_table();
     test_add_node_propagation();
