@@ -377,8 +377,26 @@ KERNEL(Mean)
 /* ---- Clip
  * ---------------------------------------------------------------------------------------------------- */
 
+/* The largest finite value of a floating-point type: Clip's bound when one is absent. */
+static double float_type_max(pc_dtype dt)
+{
+    switch (dt) {
+    case PC_DTYPE_DOUBLE:
+        return DBL_MAX;
+    case PC_DTYPE_FLOAT16:
+        return 65504.0;
+    case PC_DTYPE_BFLOAT16:
+        return 3.3895313892515355e38;
+    default:
+        return FLT_MAX;
+    }
+}
+
 /* Bounds are attributes min/max before opset 11 (defaults: the float range), optional scalar inputs from 11;
- * integer types from 12. y = min(max(x, lo), hi), so lo > hi gives hi; NaN in x or in a bound gives NaN. */
+ * integer types from 12. An absent bound input is numeric_limits::lowest() / max() of the type (the spec's
+ * words; ONNX Runtime's kernel does the same), so +-Inf meets a finite bound either way: Clip(+Inf) with no
+ * max is the largest finite value, not +Inf (issue 14: --special-values found the reference passing it
+ * through). y = min(max(x, lo), hi), so lo > hi gives hi; NaN in x or in a bound gives NaN. */
 KERNEL(Clip)
 {
     (void)n_out;
@@ -418,6 +436,14 @@ KERNEL(Clip)
                 fhi = ref_get_f64(in[j], 0);
                 ihi = ref_get_i64(in[j], 0);
             }
+        }
+        if (is_f && !has_lo) { /* integers: the type's own range bounds them already */
+            has_lo = true;
+            flo = -float_type_max(x->dtype);
+        }
+        if (is_f && !has_hi) {
+            has_hi = true;
+            fhi = float_type_max(x->dtype);
         }
     }
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);

@@ -24,6 +24,9 @@ static const uint64_t DEFAULT_SEED = 1;
 /* About a minute on 2 cores with the default families: a Release build ran 2000 cases in 3.4 s with --jobs 2
  * (580 cases/s, on a shared, loaded machine), so 30000 cases take 50-60 s. */
 static const uint64_t DEFAULT_CASES = 30000;
+/* Special values (NaN, +-Inf, -0) in a share of default cases: the passes whose IEEE exactness matters
+ * (Relu/Clip merging, pruning, min/max folding) meet them in every default run. */
+enum { DEFAULT_SPECIAL_PERCENT = 10 };
 static const uint32_t MAX_JOBS = 256;
 static const double MAX_SECONDS = 7 * 24 * 3600;
 
@@ -36,7 +39,8 @@ void pc_cmd_suite_help(FILE *out)
         "                       [--ep LIST] [--oracle ort] [--shard I/N] [--junit FILE] [--json FILE]\n"
         "                       [--replay DIR] [--out DIR] [--inject FAULT,...] [--max-nodes N] [--timeout "
         "SEC]\n"
-        "                       [--shrink-time SEC] [--no-shrink] [--quiet] [--stats]\n"
+        "                       [--special-values PERCENT] [--shrink-time SEC] [--no-shrink] [--quiet] "
+        "[--stats]\n"
         "       passcheck suite --list-families | --list-properties | --list-faults\n\n"
         "Generates random valid graphs, runs the pass pipeline on each and checks every property after "
         "every\n"
@@ -65,6 +69,9 @@ void pc_cmd_suite_help(FILE *out)
         "  --out DIR          repro folders and the failure database (default %s/)\n"
         "  --inject F,...     enable planted faults (--list-faults) to prove the suite catches them\n"
         "  --max-nodes N      generated ops per graph (default 12)\n"
+        "  --special-values P percent of cases (0..100, default %u) whose inputs hold NaN, +-Inf, -0, huge\n"
+        "                     and subnormal elements now and then (drawn per case from its seed; the\n"
+        "                     reference decides what the passes must preserve)\n"
         "  --timeout SEC      per-case deadline (default 60)\n"
         "  --shrink-time SEC  shrinking budget per failure signature (default 5)\n"
         "  --no-shrink        write failures unshrunk\n"
@@ -84,7 +91,7 @@ void pc_cmd_suite_help(FILE *out)
         "or harness error, or a replayed failure still failing), 2 usage error, 3 a report file or the "
         "--out\n"
         "folder cannot be written, 4 internal error\n",
-        DEFAULT_CASES, DEFAULT_SEED, DEFAULT_OUT);
+        DEFAULT_CASES, DEFAULT_SEED, DEFAULT_OUT, DEFAULT_SPECIAL_PERCENT);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -92,7 +99,7 @@ void pc_cmd_suite_help(FILE *out)
  */
 typedef struct suite_args {
     const char *cases, *time, *seed, *jobs, *ep, *oracle, *shard, *junit, *json, *replay, *out, *inject;
-    const char *max_nodes, *timeout, *shrink_time;
+    const char *max_nodes, *timeout, *shrink_time, *special_values;
     pc_cli_list family_list, property_list; /* as given */
     pc_strbuf families, properties;         /* comma-joined; s NULL when not given */
     bool list_faults, list_properties, list_families, no_shrink, quiet, stats;
@@ -138,6 +145,7 @@ static int parse_args(int argc, char **argv, suite_args *a)
         SUITE_OPT("--out", PC_CLI_STRING, out),
         SUITE_OPT("--inject", PC_CLI_STRING, inject),
         SUITE_OPT("--max-nodes", PC_CLI_STRING, max_nodes),
+        SUITE_OPT("--special-values", PC_CLI_STRING, special_values),
         SUITE_OPT("--timeout", PC_CLI_STRING, timeout),
         SUITE_OPT("--shrink-time", PC_CLI_STRING, shrink_time),
         SUITE_OPT("--family", PC_CLI_LIST, family_list),
@@ -334,10 +342,10 @@ static void print_banner(FILE *out, const pc_suite_options *o, const char *rerun
         if (o->check.enabled[i]) fprintf(out, " %s", pc_property_at(i)->name);
     fprintf(out,
             "\nconfig: level %d, EPs %s, oracle %s, max nodes %" PRIu32 ", max elements %" PRIu64
-            ", case timeout %g s, shrink %s, faults %s\n",
+            ", special values in %u%% of cases, case timeout %g s, shrink %s, faults %s\n",
             o->check.level, o->check.ep_override ? o->check.ep_override : "(each case's own)",
-            o->check.oracle_ort ? "ort" : "none", o->gen.max_nodes, o->gen.max_elements, o->case_timeout,
-            o->shrink ? "on" : "off", o->inject ? o->inject : "none");
+            o->check.oracle_ort ? "ort" : "none", o->gen.max_nodes, o->gen.max_elements, o->special_percent,
+            o->case_timeout, o->shrink ? "on" : "off", o->inject ? o->inject : "none");
     if (o->shrink) fprintf(out, "shrink budget: %g s per failure signature\n", o->shrink_opts.max_seconds);
     fprintf(out, "failures: %s/ (database %s/)\n", o->out_dir, o->db_dir ? o->db_dir : "(none)");
     fprintf(out, "rerun: %s\n", rerun);
@@ -361,6 +369,7 @@ static void build_rerun(pc_strbuf *b, const pc_suite_options *o, const suite_arg
     if (a->ep) pc_strbuf_printf(b, " --ep %s", a->ep);
     if (a->oracle) pc_strbuf_printf(b, " --oracle %s", a->oracle);
     if (a->max_nodes) pc_strbuf_printf(b, " --max-nodes %s", a->max_nodes);
+    if (a->special_values) pc_strbuf_printf(b, " --special-values %s", a->special_values);
     if (a->inject) pc_strbuf_printf(b, " --inject %s", a->inject);
     if (a->out) pc_strbuf_printf(b, " --out %s", a->out);
     if (a->timeout) pc_strbuf_printf(b, " --timeout %s", a->timeout);
@@ -432,6 +441,11 @@ int pc_cmd_suite(int argc, char **argv)
     if (a.max_nodes) {
         if ((rc = parse_u64("--max-nodes", a.max_nodes, 1, 10000, &v)) != PC_EXIT_OK) goto done;
         o.gen.max_nodes = (uint32_t)v;
+    }
+    o.special_percent = DEFAULT_SPECIAL_PERCENT;
+    if (a.special_values) {
+        if ((rc = parse_u64("--special-values", a.special_values, 0, 100, &v)) != PC_EXIT_OK) goto done;
+        o.special_percent = (uint32_t)v;
     }
     if (a.timeout && (rc = parse_seconds("--timeout", a.timeout, &o.case_timeout)) != PC_EXIT_OK) goto done;
     if (a.shrink_time &&

@@ -32,6 +32,12 @@ uint32_t pc_suite_case_family(uint64_t case_seed, uint32_t n_families)
     return n_families ? (uint32_t)(pc_splitmix64(&state) % n_families) : 0;
 }
 
+bool pc_suite_case_special(uint64_t case_seed, uint32_t percent)
+{
+    uint64_t state = (case_seed ^ 0x8cb92ba72f3d8dd7ull) - 0x9e3779b97f4a7c15ull;
+    return percent && pc_splitmix64(&state) % 100 < percent;
+}
+
 bool pc_suite_in_shard(uint64_t index, uint32_t shard_index, uint32_t shard_count)
 {
     return shard_count <= 1 || index % shard_count == shard_index;
@@ -440,6 +446,7 @@ static bool next_work(run_state *st, work *w)
     uint64_t seed = pc_suite_case_seed(o->seed, i);
     w->gen = o->gen;
     w->gen.family = pc_gen_family_at(st->families[pc_suite_case_family(seed, st->n_families)])->name;
+    w->gen.allow_special = o->gen.allow_special || pc_suite_case_special(seed, o->special_percent);
     w->order = i;
     w->ctx.case_seed = seed;
     w->ctx.index = i;

@@ -49,6 +49,8 @@ uint64_t pc_suite_case_seed(uint64_t seed, uint64_t index);
  * families do not line up the way index % n would). */
 uint32_t pc_suite_case_family(uint64_t case_seed, uint32_t n_families);
 /* Whether case `index` belongs to shard `shard_index` (0-based) of `shard_count`. */
+/* Whether case seed `case_seed` draws special values at `percent` (0..100; a third mix of the seed). */
+bool pc_suite_case_special(uint64_t case_seed, uint32_t percent);
 bool pc_suite_in_shard(uint64_t index, uint32_t shard_index, uint32_t shard_count);
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -151,6 +153,10 @@ typedef struct pc_suite_options {
     const char *const *families;       /* family names (pc_gen_family_find); NULL: every family */
     uint32_t n_families;
     pc_gen_config gen; /* base generator config; the family is set per case */
+    /* Percent of cases (drawn from each case's seed, pc_suite_case_special) generated with
+     * gen.allow_special on (NaN, +-Inf, -0, huge and subnormal input elements; the CLI's --special-values,
+     * default 10 there, 0 here). gen.allow_special itself turns them on for every case. */
+    uint32_t special_percent;
     pc_check_config check;
     double case_timeout; /* seconds per case (default 60) */
     bool shrink;         /* default true */

@@ -2,6 +2,7 @@
  * tensors, integer wrap and saturation, NaN propagation, opset-dependent semantics), the internal composite
  * ops, and the executor's own errors. Expected values are worked out by hand (or by a two-line formula here),
  * never by the executor. */
+#include <float.h>
 #include <math.h>
 
 #include "reference/ref_internal.h"
@@ -257,6 +258,13 @@ static void test_nan_propagation(void)
                        tensor(PC_DTYPE_FLOAT, 0, NULL, &hi)};
     expect_output("Clip NaN", om, 3, ins, PC_DTYPE_FLOAT, 1, d, want, 0);
     unref_all(ins, 3);
+    pc_model_free(om.m);
+    /* absent bounds are the type's lowest/max (the spec; ONNX Runtime): +-Inf clip to +-FLT_MAX, NaN stays */
+    om = one_op("", "Clip", 13, 1, fff, 1);
+    double xi[3] = {INFINITY, -INFINITY, NAN}, wi[3] = {FLT_MAX, -FLT_MAX, NAN};
+    pc_data *in1 = tensor(PC_DTYPE_FLOAT, 1, d, xi);
+    expect_output("Clip without bounds", om, 1, &in1, PC_DTYPE_FLOAT, 1, d, wi, 0);
+    pc_data_unref(in1);
     pc_model_free(om.m);
 }
 
