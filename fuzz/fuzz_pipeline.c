@@ -3,10 +3,10 @@
  * libFuzzer sees the coverage of the passes), and a finding aborts after printing how to replay it.
  *
  * Input layout (docs: corpus/README.md, "The pipeline corpus"):
- *   byte 0      the family: data[0] % pc_gen_family_count() (0 float, 1 nhwc, 2 qdq, 3 qlinear, 4 annotated,
- *               5 eps); ignored (but still present) when PC_FUZZ_FAMILY is set, so one corpus serves both;
- *   bytes 1..   the choice sequence, read draw by draw (pc_choices_init_bytes, generators/gen.h): a draw with
- *               bound b takes the fewest little-endian bytes that hold b - 1 (1 byte for b <= 256, ..., 4
+ *   byte 0      the family: data[0] % pc_gen_family_count() (0 float, 1 nhwc, 2 qdq, 3 qlinear, 4 patterns,
+ *               5 annotated, 6 eps); ignored (but still present) when PC_FUZZ_FAMILY is set, so one corpus
+ * serves both; bytes 1..   the choice sequence, read draw by draw (pc_choices_init_bytes, generators/gen.h):
+ * a draw with bound b takes the fewest little-endian bytes that hold b - 1 (1 byte for b <= 256, ..., 4
  * bytes) modulo b; bytes past the end read as 0. An empty or all-zero input is the minimal float case. The
  * bytes a case did not consume are ignored. The decoded choices are ordinary choices: the failure database
  * entry written for a finding regenerates the same case with `passcheck suite --replay`.

@@ -3,9 +3,17 @@
  * EPs (grammar in docs/ep.md). Runs of consecutive nodes often share an annotation, as exported models do, so
  * fusions meet annotated pairs and rules pin whole groups.
  *
+ * The rules overlap the way real settings do: a prefix pattern of one annotation is often a prefix of another
+ * (`encoder` and `encoder.block1`), an exact pattern names an annotation that is also the prefix of a longer
+ * one, a prefix may end inside a component (`enc`, `encoder.blo`: the grammar matches text, not components),
+ * and a pattern may be a later component or a suffix of an annotation (`block1`, `attn`, `coder`), which
+ * contains it without starting with it and so must not match. Rules come in a drawn order, and an EP's
+ * patterns are sometimes split over two rules: the leftmost matching pattern decides, so order matters.
+ *
  * Draws, in order: annotate at all (0: no annotation and no rules: the simplest case); per node none / same
- * as the previous / a new one (top, depth, block, leaf); rules at all; per pattern which annotation, how long
- * a prefix, exact or prefix match, which EP. */
+ * as the previous / a new one (top, depth, block, leaf); rules at all; per pattern which annotation, its form
+ * (component prefix, exact, a prefix ending inside a component, an inner part), its length, which EP, and
+ * whether it opens a rule of its own; then the order of the rules. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,23 +79,24 @@ typedef struct pattern {
     char text[ANN_SIZE];
     bool exact;
     uint32_t ep;
+    uint32_t rule; /* the rule it is written in (patterns of one rule share the EP) */
 } pattern;
 
-/* Writes "ep(p, =q); ep2(r)" from patterns, grouped by EP in order of first use. */
-static char *format_rules(const pattern *pats, uint32_t n, const char *const *eps, uint32_t n_eps)
+/* Writes "ep(p, =q); ep2(r); ep(s)": one rule per distinct `rule` number, in the order of `order` (a
+ * permutation of the rule numbers 0..n_rules-1), each with its patterns in drawn order. */
+static char *format_rules(const pattern *pats, uint32_t n, const uint32_t *order, uint32_t n_rules,
+                          const char *const *eps)
 {
     pc_strbuf b = {0};
-    bool first_rule = true;
-    for (uint32_t e = 0; e < n_eps; e++) {
+    for (uint32_t k = 0; k < n_rules; k++) {
         bool open = false;
         for (uint32_t i = 0; i < n; i++) {
-            if (pats[i].ep != e) continue;
+            if (pats[i].rule != order[k]) continue;
             if (!open) {
-                if (!first_rule) pc_strbuf_puts(&b, "; ");
-                pc_strbuf_puts(&b, eps[e]);
+                if (b.len) pc_strbuf_puts(&b, "; ");
+                pc_strbuf_puts(&b, eps[pats[i].ep]);
                 pc_strbuf_puts(&b, "(");
                 open = true;
-                first_rule = false;
             } else {
                 pc_strbuf_puts(&b, ", ");
             }
@@ -97,6 +106,43 @@ static char *format_rules(const pattern *pats, uint32_t n, const char *const *ep
         if (open) pc_strbuf_puts(&b, ")");
     }
     return pc_strbuf_take(&b); /* NULL when out of memory */
+}
+
+/* A pattern's text from annotation `ann` in one of four forms (draw 0: a prefix of whole components). */
+static void draw_pattern_text(pc_choices *ch, const char *ann, pattern *p)
+{
+    static const uint32_t form_weights[] = {55, 20, 10,
+                                            15}; /* components, exact, inside a component, inner */
+    size_t len = strlen(ann);
+    switch (pc_draw_weighted(ch, form_weights, 4)) {
+    case 0:
+        prefix_of(ann, 1 + pc_draw(ch, components(ann)), p->text, sizeof p->text);
+        break;
+    case 1:
+        p->exact = true;
+        snprintf(p->text, sizeof p->text, "%s", ann);
+        break;
+    case 2: /* 1..len-1 characters: ends inside a component or on a dot */
+        snprintf(p->text, sizeof p->text, "%.*s", (int)(len > 1 ? 1 + pc_draw(ch, (uint32_t)(len - 1)) : len),
+                 ann);
+        break;
+    default: { /* a later component, or a suffix of the first: contained, not a prefix */
+        const char *dot = strchr(ann, '.');
+        if (dot && pc_draw_bool(ch, 70)) {
+            uint32_t skip = pc_draw(ch, components(ann) - 1);
+            const char *start = dot + 1;
+            for (uint32_t k = 0; k < skip; k++)
+                start = strchr(start, '.') + 1; /* components(ann) - 1 dots follow the first */
+            const char *end = strchr(start, '.');
+            snprintf(p->text, sizeof p->text, "%.*s", (int)(end ? (size_t)(end - start) : strlen(start)),
+                     start);
+        } else {
+            size_t first = dot ? (size_t)(dot - ann) : len;
+            size_t from = first > 1 ? 1 + pc_draw(ch, (uint32_t)(first - 1)) : 0;
+            snprintf(p->text, sizeof p->text, "%.*s", (int)(first - from), ann + from);
+        }
+    }
+    }
 }
 
 pc_status pc_gen_annotate(pc_gen *g, pc_error *err)
@@ -150,29 +196,43 @@ pc_status pc_gen_annotate(pc_gen *g, pc_error *err)
     const char *eps[16];
     uint32_t n_eps = split_eps(g->out->ep_list, &ep_buf, eps, 16);
     pattern pats[MAX_PATTERNS];
-    uint32_t n_pats = 0, want = 1 + pc_draw(ch, MAX_PATTERNS);
+    uint32_t n_pats = 0, n_rules = 0, want = 1 + pc_draw(ch, MAX_PATTERNS);
     for (uint32_t k = 0; k < want && n_eps; k++) {
         char ann[ANN_SIZE];
         if (n_anns)
             memcpy(ann, anns[pc_draw(ch, n_anns)], ANN_SIZE);
         else
             draw_annotation(ch, ann, sizeof ann);
-        pattern p = {.exact = pc_draw_bool(ch, 25)};
-        /* an exact pattern names a whole annotation; a prefix one keeps 1..all components */
-        if (p.exact)
-            snprintf(p.text, sizeof p.text, "%s", ann);
-        else
-            prefix_of(ann, 1 + pc_draw(ch, components(ann)), p.text, sizeof p.text);
+        pattern p = {.exact = false};
+        draw_pattern_text(ch, ann, &p);
         p.ep = pc_draw(ch, n_eps);
-        bool dup = false; /* the grammar rejects a pattern given twice */
+        /* the rule of an earlier pattern of this EP (draw 0), or one of its own */
+        p.rule = n_rules;
+        for (uint32_t i = n_pats; i-- > 0;)
+            if (pats[i].ep == p.ep) {
+                p.rule = pats[i].rule;
+                break;
+            }
+        if (p.rule != n_rules && pc_draw_bool(ch, 25)) p.rule = n_rules;
+        bool dup = !p.text[0]; /* the grammar rejects empty patterns and a pattern given twice */
         for (uint32_t i = 0; i < n_pats && !dup; i++)
             dup = pats[i].exact == p.exact && !strcmp(pats[i].text, p.text);
-        if (!dup) pats[n_pats++] = p;
+        if (dup) continue;
+        if (p.rule == n_rules) n_rules++;
+        pats[n_pats++] = p;
     }
     free(anns);
     if (n_pats) {
+        uint32_t order[MAX_PATTERNS];
+        for (uint32_t k = 0; k < n_rules; k++)
+            order[k] = k;
+        for (uint32_t k = 0; k + 1 < n_rules; k++) { /* draw 0 everywhere: the rules in order of first use */
+            uint32_t j = k + pc_draw(ch, n_rules - k), t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
         free(g->out->layer_assignment);
-        g->out->layer_assignment = format_rules(pats, n_pats, eps, n_eps);
+        g->out->layer_assignment = format_rules(pats, n_pats, order, n_rules, eps);
         if (!g->out->layer_assignment)
             st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (layer rules)");
     }

@@ -136,8 +136,8 @@ static inline void pm_nodes_free(pm_nodes *s)
 
 /* Every use of node->outputs[out_index] reads x instead, then node (and whatever only fed it) is removed. A
  * graph output or an outer-scope-referenced output keeps its value: an Identity(x) made from `node` takes it
- * over and is bypassed when pc_pass_bypass_node can (then *added stays false); when it stays, *added is set
- * (sort the graph). */
+ * over and is bypassed when pc_pass_bypass_node_for can (then *added stays false); when it stays, *added is
+ * set (sort the graph). */
 static inline pc_status pm_replace_output(pc_graph *g, const pc_pass_options *opts, pc_node *node,
                                           uint32_t out_index, pc_value *x, bool *added, pc_error *err)
 {
@@ -155,7 +155,7 @@ static inline pc_status pm_replace_output(pc_graph *g, const pc_pass_options *op
     pc_status st = pc_pass_remove_dead(g, node, err);
     if (st != PC_OK) return st;
     bool done = false;
-    st = pc_pass_bypass_node(g, id, 0, 0, &done, err);
+    st = pc_pass_bypass_node_for(g, opts, id, 0, 0, &done, err); /* the takeover obeys the run's rules */
     if (st != PC_OK) return st;
     if (!done) *added = true;
     return PC_OK;

@@ -409,7 +409,9 @@ static pc_status handle_shape(tp_push *p, bool *done)
 pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node)
 {
     bool done;
-    pc_status st = pc_pass_bypass_node(ctx->graph, node, 0, 0, &done, ctx->err);
+    /* the run's rules: a graph output is handed to the input's producer only when this run may change it
+     * (its EP, or its annotation group before partitioning); otherwise an Identity keeps the name */
+    pc_status st = pc_pass_bypass_node_for(ctx->graph, ctx->opts, node, 0, 0, &done, ctx->err);
     if (st != PC_OK || done) return st;
     pc_value *a = node->inputs[0];
     pc_node *id = pc_pass_add_node(ctx->graph, ctx->opts, "Identity", "", 1, &a, 1, node, ctx->err);

@@ -420,6 +420,22 @@ static void test_annotation_scope(void)
     CHECK_MSG(pt_count_op(m, "Transpose") == 0, "%d Transposes left unannotated",
               pt_count_op(m, "Transpose"));
     pc_model_free(m);
+
+    /* the widened fusion-sources finding, shrunk: c -> LeakyRelu [stem] -> Transpose(identity) -> graph
+     * output. The no-op Transpose goes, but its graph output may not be handed to the stem node from the
+     * unannotated group's run: an Identity of that group keeps the name */
+    m = pt_model(17);
+    pt_const_f(m, "c", 0, NULL, (const float[]){-2.0f});
+    pt_node(m, "LeakyRelu", "", "c", "l", "stem.block2");
+    pt_node(m, "Transpose", "", "l", "out", NULL);
+    pt_output(m, "out");
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    const pc_node *maker = m->graph->outputs[0]->producer;
+    CHECK_MSG(maker && !pc_node_annotation(maker), "graph output made by %s [%s]",
+              maker ? maker->op_type : "-",
+              maker && pc_node_annotation(maker) ? pc_node_annotation(maker) : "none");
+    CHECK(strcmp(m->graph->outputs[0]->name, "out") == 0);
+    pc_model_free(m);
 }
 
 int main(void)
