@@ -213,6 +213,11 @@ int pc_cli_check_writable(const char *cmd, const char *option, const char *path)
     }
     struct stat sb;
     const char *why = NULL;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "passcheck %s: cannot write %s file %s: it is a directory\n", cmd, option, path);
+        free(copy);
+        return PC_EXIT_BAD_INPUT;
+    }
     if (stat(dir, &sb) != 0)
         why = strerror(errno);
     else if (!S_ISDIR(sb.st_mode))

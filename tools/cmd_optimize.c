@@ -1,11 +1,8 @@
 /* passcheck optimize MODEL -o OUT [--level N] [--ep LIST] [--ep-file F] [--layer-assignment S] [--explain]
  * [--json]: run the pass pipeline up to a level and write the optimized model atomically (docs/cli.md). */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "tools/cli.h"
 #include "properties/runner/util.h"
@@ -59,37 +56,6 @@ static int args_parse(int argc, char **argv, optimize_args *a)
 /* The output must be creatable: checked before the (possibly long) pipeline runs, so a typo in OUT fails
  * fast. The save itself still writes a temporary file and renames it, so a late failure leaves nothing
  * half-written. */
-static bool out_path_check(const char *out, pc_error *err)
-{
-    struct stat st;
-    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-        pc_error_set(err, PC_ERR_IO, "%s: -o OUT is a directory", out);
-        return false;
-    }
-    const char *slash = strrchr(out, '/');
-    char *dir = NULL;
-    if (!slash)
-        dir = strdup(".");
-    else if (slash == out)
-        dir = strdup("/");
-    else
-        dir = strndup(out, (size_t)(slash - out));
-    if (!dir) {
-        pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-        return false;
-    }
-    bool ok = true;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        pc_error_set(err, PC_ERR_IO, "%s: cannot write -o OUT: folder '%s' does not exist", out, dir);
-        ok = false;
-    } else if (access(dir, W_OK | X_OK) != 0) {
-        pc_error_set(err, PC_ERR_IO, "%s: cannot write -o OUT: folder '%s' is not writable (%s)", out, dir,
-                     strerror(errno));
-        ok = false;
-    }
-    free(dir);
-    return ok;
-}
 
 /* Graph statistics for the summary: nodes and Transposes over the main graph and every subgraph. */
 typedef struct graph_counts {
@@ -317,10 +283,7 @@ int pc_cmd_optimize(int argc, char **argv)
     rc = pc_cli_resolve_eps(OPT_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps,
                             NULL);
     if (rc != PC_EXIT_OK) goto done;
-    if (!out_path_check(args.out, &err)) {
-        rc = pc_cli_report(OPT_CMD, &err);
-        goto done;
-    }
+    if ((rc = pc_cli_check_writable(OPT_CMD, "-o", args.out)) != PC_EXIT_OK) goto done;
     if (pc_model_load_file(args.model, NULL, &model, &err) != PC_OK) {
         rc = pc_cli_report(OPT_CMD, &err);
         goto done;

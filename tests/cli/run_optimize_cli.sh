@@ -63,8 +63,9 @@ expect 3 "\[truncated\].*empty.onnx" -- "$pc" optimize "$tmp/empty.onnx" -o "$ou
 head -c 40 "$conv" >"$tmp/cut.onnx"
 expect 3 "cut.onnx" -- "$pc" optimize "$tmp/cut.onnx" -o "$out"
 mkdir -p "$tmp/adir"
-expect 3 "$tmp/adir: -o OUT is a directory" -- "$pc" optimize "$conv" -o "$tmp/adir"
-expect 3 "folder '$tmp/nodir' does not exist" -- "$pc" optimize "$conv" -o "$tmp/nodir/out.onnx"
+expect 3 "cannot write -o file $tmp/adir: it is a directory" -- "$pc" optimize "$conv" -o "$tmp/adir"
+expect 3 "cannot write -o file $tmp/nodir/out.onnx: folder $tmp/nodir: No such file or directory" -- \
+    "$pc" optimize "$conv" -o "$tmp/nodir/out.onnx"
 check "a missing output folder is not created" nothing_written "$tmp/nodir"
 if [ "$(id -u)" -ne 0 ]; then # root writes anywhere: the read-only case means nothing there
     mkdir -p "$tmp/ro" && chmod 555 "$tmp/ro"
