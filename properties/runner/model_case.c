@@ -85,6 +85,39 @@ static pc_data *random_input(const pc_value *v, uint64_t *seed, pc_error *err)
     return d;
 }
 
+/* Data given for a tensor input must be what the model declares: its element type, its rank, and every
+ * known dim (a symbolic or unknown dim takes any size). A mismatch would otherwise surface as a property
+ * failure of every pass (the reference refusing the feed) or, for a shape, as a case that is not the model's.
+ */
+static pc_status data_fits(const pc_value *v, const pc_data *d, pc_error *err)
+{
+    const pc_type *t = &v->type;
+    if (t->kind != PC_TYPE_TENSOR || d->kind != PC_TYPE_TENSOR)
+        return PC_OK; /* sequences: the loader checked */
+    char have[128];
+    pc_data_describe(d, have, sizeof have);
+    if (t->elem != PC_DTYPE_UNDEFINED && d->dtype != t->elem)
+        return pc_error_set(err, PC_ERR_TYPE, "the data is %s but the input is declared %s", have,
+                            pc_dtype_name(t->elem));
+    if (t->shape.rank < 0) return PC_OK;
+    bool fits = d->rank == t->shape.rank;
+    for (int32_t i = 0; fits && i < t->shape.rank; i++)
+        fits = t->shape.dims[i].kind != PC_DIM_KNOWN || t->shape.dims[i].size == d->dims[i];
+    if (fits) return PC_OK;
+    char want[160]; /* "[2,?,3]": the known sizes, ? for the others */
+    size_t used = (size_t)snprintf(want, sizeof want, "[");
+    for (int32_t i = 0; i < t->shape.rank && used < sizeof want; i++) {
+        if (t->shape.dims[i].kind == PC_DIM_KNOWN)
+            used += (size_t)snprintf(want + used, sizeof want - used, "%s%lld", i ? "," : "",
+                                     (long long)t->shape.dims[i].size);
+        else
+            used += (size_t)snprintf(want + used, sizeof want - used, "%s?", i ? "," : "");
+    }
+    if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
+    return pc_error_set(err, PC_ERR_SHAPE, "the data is %s but the input is declared %s%s", have,
+                        pc_dtype_name(t->elem), want);
+}
+
 /* The data for every graph input that is not an initializer: from `inputs` (a folder of input_N.pb, or a
  * comma-separated list of .pb files, in graph-input order) or, when it is NULL, random from `seed`. */
 static pc_status case_inputs(pc_case *c, const char *inputs, uint64_t seed, pc_error *err)
@@ -128,6 +161,7 @@ static pc_status case_inputs(pc_case *c, const char *inputs, uint64_t seed, pc_e
             }
             if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
             s = pc_data_load_file(path, &v->type, &c->inputs[k], err);
+            if (s == PC_OK) s = data_fits(v, c->inputs[k], err);
             if (s != PC_OK) pc_error_prefix(err, "--inputs: graph input '%s': %s: ", v->name, path);
             free(path);
         }

@@ -50,6 +50,11 @@ mkdir -p "$tmp/empty"
 expect 3 "--inputs: graph input 'x': $tmp/empty/input_0.pb" -- "$pc" shrink "$chain" "${P[@]}" --inputs "$tmp/empty"
 expect 3 "--inputs: more files than the 1 graph inputs" -- "$pc" shrink "$abs" --property numerics \
     --inputs "$data/node/test_abs/test_data_set_0/input_0.pb,$data/node/test_abs/test_data_set_0/input_0.pb"
+# data that is not what the model declares: refused before anything runs, naming the input and the file
+expect 3 "graph input 'x': .*test_mod_int64_fmod.*: the data is int64\\[6\\] but the input is declared float" -- \
+    "$pc" shrink "$abs" --property numerics --inputs "$data/node/test_mod_int64_fmod/test_data_set_0/input_0.pb"
+expect 3 "graph input 'x': .*: the data is float\\[3\\] but the input is declared float\\[3,4,5\\]" -- \
+    "$pc" shrink "$abs" --property numerics --inputs "$data/node/test_sigmoid_example/test_data_set_0/input_0.pb"
 check "bad inputs write nothing" test ! -e "$out"
 
 # --- nothing to shrink (exit 1), nothing written ----------------------------------------------------------------
