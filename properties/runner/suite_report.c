@@ -224,7 +224,7 @@ static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_rep
         failures += first_failure(o, r, prop, f, &count) != NULL;
     }
     fputs("  <testsuite name=\"", out);
-    pc_xml_escape(out, suite_name, PC_XML_LOOSE);
+    pc_xml_escape(out, suite_name, PC_XML_ATTRIBUTE);
     fprintf(out, "\" tests=\"%" PRIu64 "\" failures=\"%" PRIu64 "\" errors=\"0\" skipped=\"0\">\n", tests,
             failures);
     fprintf(out, "    <properties>\n      <property name=\"seed\" value=\"%" PRIu64 "\"/>\n", o->seed);
@@ -233,9 +233,9 @@ static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_rep
     for (uint32_t f = 0; f < r->n_families; f++) {
         if (!family_in_report(r, f)) continue;
         fputs("    <testcase classname=\"", out);
-        pc_xml_escape(out, suite_name, PC_XML_LOOSE);
+        pc_xml_escape(out, suite_name, PC_XML_ATTRIBUTE);
         fputs("\" name=\"", out);
-        pc_xml_escape(out, pc_gen_family_at(f)->name, PC_XML_LOOSE);
+        pc_xml_escape(out, pc_gen_family_at(f)->name, PC_XML_ATTRIBUTE);
         const pc_suite_failed_case *c = first_failure(o, r, prop, f, &count);
         if (!c) {
             fputs("\"/>\n", out);
@@ -243,16 +243,16 @@ static void junit_suite(FILE *out, const pc_suite_options *o, const pc_suite_rep
         }
         const pc_suite_signature *sg = &r->signatures[c->signature];
         fputs("\">\n      <failure message=\"", out);
-        pc_xml_escape(out, sg->signature, PC_XML_LOOSE);
+        pc_xml_escape(out, sg->signature, PC_XML_ATTRIBUTE);
         fprintf(out, "\" type=\"%s\">", pc_prop_outcome_name(sg->rep.failure.outcome));
         fprintf(out,
                 "%" PRIu64 " failing case(s); first: case %" PRIu64 "%s, seed %" PRIu64 ", case seed %" PRIu64
                 "\nrepro: ",
                 count, c->index, c->replayed ? " (replayed from the failure database)" : "", o->seed,
                 c->case_seed);
-        pc_xml_escape(out, sg->rep.repro_dir ? sg->rep.repro_dir : "(none)", PC_XML_LOOSE);
+        pc_xml_escape(out, sg->rep.repro_dir ? sg->rep.repro_dir : "(none)", PC_XML_TEXT);
         fputs("\n", out);
-        pc_xml_escape(out, sg->rep.failure.message, PC_XML_LOOSE);
+        pc_xml_escape(out, sg->rep.failure.message, PC_XML_TEXT);
         fputs("</failure>\n    </testcase>\n", out);
     }
     fputs("  </testsuite>\n", out);

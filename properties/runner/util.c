@@ -119,10 +119,10 @@ static size_t utf8_length(const unsigned char *p)
 void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
-    bool attribute = mode == PC_XML_ATTRIBUTE, loose = mode == PC_XML_LOOSE;
+    bool attribute = mode == PC_XML_ATTRIBUTE;
     while (*p) {
         unsigned char ch = *p;
-        if (ch >= 0x80 && !loose) {
+        if (ch >= 0x80) {
             size_t n = utf8_length(p);
             if (n) {
                 fwrite(p, 1, n, out);
@@ -156,7 +156,7 @@ void pc_xml_escape(FILE *out, const char *s, pc_xml_mode mode)
             fputs(attribute ? "&#9;" : "\t", out);
             break;
         default:
-            fputc(ch >= 0x20 ? ch : loose ? ' ' : '?', out);
+            fputc(ch >= 0x20 ? ch : '?', out);
         }
         p++;
     }
