@@ -100,7 +100,28 @@ void pc_check_result_free(pc_check_result *r)
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Reference-output caches: one slot each for the original, the graph before the current pass and after it.
+ * Each run also records the type of every value its nodes make (pc_check_ref_types), so that the validity
+ * property judges the declared types on the run numerics already made instead of running the graph again.
  */
+
+/* The node-output types of one run. Entries point at the run's model's nodes, so they are only as good as
+ * that model object. */
+typedef struct ref_record {
+    const pc_graph *main; /* the run's main graph: only subgraph nodes run more than once */
+    pc_check_ref_type *types;
+    size_t *dim_at; /* per entry: where its dims start in `dims` (which moves while it grows) */
+    uint32_t n_types, cap_types;
+    int64_t *dims;
+    size_t n_dims, cap_dims;
+    /* subgraph nodes: (node, output) -> index of its newest entry, so that a Loop body running a thousand
+     * times with the same types records one entry per value, not a thousand; open addressing, UINT32_MAX
+     * empty */
+    uint32_t *last;
+    uint32_t n_last, cap_last;
+    bool recorded; /* the types belong to the slot's model (false: not recorded, or carried over) */
+    bool oom;
+} ref_record;
+
 typedef struct ref_slot {
     const pc_model *model; /* the model the outputs belong to; NULL: empty */
     pc_data **outputs;
@@ -108,6 +129,7 @@ typedef struct ref_slot {
     pc_status status;
     char message[1024];
     bool done;
+    ref_record rec;
 } ref_slot;
 
 typedef struct runner {
@@ -124,21 +146,167 @@ typedef struct runner {
     char last_pass[64];
 } runner;
 
+static void record_free(ref_record *rec)
+{
+    free(rec->types);
+    free(rec->dim_at);
+    free(rec->dims);
+    free(rec->last);
+    memset(rec, 0, sizeof *rec);
+}
+
+static bool record_same(const ref_record *rec, uint32_t index, const pc_data *d)
+{
+    const pc_check_ref_type *t = &rec->types[index];
+    if (t->kind != d->kind || t->dtype != d->dtype) return false;
+    if (d->kind != PC_TYPE_TENSOR) return true;
+    return t->rank == d->rank && (!d->rank || memcmp(rec->dims + rec->dim_at[index], d->dims,
+                                                     (size_t)d->rank * sizeof *d->dims) == 0);
+}
+
+static uint32_t record_hash(const pc_node *node, uint32_t output, uint32_t cap)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)node >> 3) * 0x9E3779B97F4A7C15u + output * 0xC2B2AE3D27D4EB4Fu;
+    return (uint32_t)(h >> 32) & (cap - 1);
+}
+
+/* The bucket of (node, output) in `last`: its entry, or the empty bucket it would take. NULL on OOM. */
+static uint32_t *record_bucket(ref_record *rec, const pc_node *node, uint32_t output)
+{
+    if (2 * (rec->n_last + 1) > rec->cap_last) {
+        uint32_t cap = rec->cap_last ? 2 * rec->cap_last : 64;
+        size_t bytes;
+        if (cap < rec->cap_last || !pc_size_mul(cap, sizeof *rec->last, &bytes)) return NULL;
+        uint32_t *grown = malloc(bytes);
+        if (!grown) return NULL;
+        memset(grown, 0xff, bytes);
+        for (uint32_t i = 0; i < rec->cap_last; i++) {
+            uint32_t e = rec->last[i];
+            if (e == UINT32_MAX) continue;
+            uint32_t b = record_hash(rec->types[e].node, rec->types[e].output, cap);
+            while (grown[b] != UINT32_MAX)
+                b = (b + 1) & (cap - 1);
+            grown[b] = e;
+        }
+        free(rec->last);
+        rec->last = grown;
+        rec->cap_last = cap;
+    }
+    uint32_t b = record_hash(node, output, rec->cap_last);
+    while (rec->last[b] != UINT32_MAX &&
+           (rec->types[rec->last[b]].node != node || rec->types[rec->last[b]].output != output))
+        b = (b + 1) & (rec->cap_last - 1);
+    return &rec->last[b];
+}
+
+static bool record_append(ref_record *rec, const pc_node *node, uint32_t output, const pc_data *d)
+{
+    if (rec->n_types == rec->cap_types) {
+        uint32_t cap = rec->cap_types ? 2 * rec->cap_types : 32;
+        size_t bytes_types, bytes_at;
+        if (cap < rec->cap_types || !pc_size_mul(cap, sizeof *rec->types, &bytes_types) ||
+            !pc_size_mul(cap, sizeof *rec->dim_at, &bytes_at))
+            return false;
+        pc_check_ref_type *types = realloc(rec->types, bytes_types);
+        if (!types) return false;
+        rec->types = types;
+        size_t *at = realloc(rec->dim_at, bytes_at);
+        if (!at) return false;
+        rec->dim_at = at;
+        rec->cap_types = cap;
+    }
+    size_t rank = d->kind == PC_TYPE_TENSOR && d->rank > 0 ? (size_t)d->rank : 0;
+    if (rank > rec->cap_dims - rec->n_dims) {
+        size_t cap = rec->cap_dims ? rec->cap_dims : 64;
+        while (cap - rec->n_dims < rank) {
+            if (!pc_size_mul(cap, 2, &cap)) return false;
+        }
+        size_t bytes;
+        if (!pc_size_mul(cap, sizeof *rec->dims, &bytes)) return false;
+        int64_t *dims = realloc(rec->dims, bytes);
+        if (!dims) return false;
+        rec->dims = dims;
+        rec->cap_dims = cap;
+    }
+    if (rank) memcpy(rec->dims + rec->n_dims, d->dims, rank * sizeof *d->dims);
+    rec->dim_at[rec->n_types] = rec->n_dims;
+    rec->n_dims += rank;
+    rec->types[rec->n_types++] = (pc_check_ref_type){
+        .node = node, .output = output, .kind = d->kind, .dtype = d->dtype, .rank = (int32_t)rank};
+    return true;
+}
+
+/* The run's node hook: one entry per node output it made. A subgraph node's output that has the type its
+ * newest entry has is skipped: a Loop body makes the same types iteration after iteration, and a body value
+ * is judged by its type alone (no symbols bind across a body's iterations). */
+static void record_node(void *vctx, const pc_node *node, pc_data *const *inputs, pc_data *const *outputs)
+{
+    (void)inputs;
+    ref_record *rec = vctx;
+    for (uint32_t i = 0; i < node->n_outputs && !rec->oom; i++) {
+        const pc_data *d = outputs[i];
+        if (!d) continue; /* an omitted optional output */
+        uint32_t *bucket = NULL;
+        if (node->graph != rec->main) {
+            if (!(bucket = record_bucket(rec, node, i))) {
+                rec->oom = true;
+                break;
+            }
+            if (*bucket != UINT32_MAX && record_same(rec, *bucket, d)) continue;
+        }
+        if (!record_append(rec, node, i, d)) {
+            rec->oom = true;
+            break;
+        }
+        if (bucket) {
+            if (*bucket == UINT32_MAX) rec->n_last++;
+            *bucket = rec->n_types - 1;
+        }
+    }
+}
+
+/* Runs the reference on m, recording into rec; rec->recorded once every type is in. */
+static pc_status record_run(pc_check_ctx *ctx, const pc_model *m, ref_record *rec, pc_data ***outputs,
+                            pc_error *err)
+{
+    record_free(rec);
+    rec->main = m->graph;
+    pc_ref_options ro = {.on_node = record_node, .on_node_ctx = rec};
+    pc_status st = pc_ref_run_with_options(m, &ro, ctx->kase->n_inputs, ctx->kase->inputs, outputs, err);
+    ctx->stats->ref_runs++;
+    if (st == PC_OK && !rec->oom) {
+        /* the dims array has stopped moving */
+        for (uint32_t i = 0; i < rec->n_types; i++)
+            rec->types[i].dims = rec->dims ? rec->dims + rec->dim_at[i] : NULL; /* none: every value rank 0 */
+        rec->recorded = true;
+    }
+    free(rec->last); /* only needed while the run goes on */
+    rec->last = NULL;
+    rec->n_last = rec->cap_last = 0;
+    return st;
+}
+
 static void slot_clear(ref_slot *s)
 {
     for (uint32_t i = 0; s->outputs && i < s->n_outputs; i++)
         pc_data_unref(s->outputs[i]);
     free(s->outputs);
+    record_free(&s->rec);
     memset(s, 0, sizeof *s);
+}
+
+static ref_slot *slot_of(pc_check_ctx *ctx, const pc_model *m)
+{
+    runner *r = ctx->priv;
+    return m == ctx->original ? &r->slot_original
+           : m == ctx->before ? &r->slot_before
+           : m == ctx->after  ? &r->slot_after
+                              : NULL;
 }
 
 pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***outputs, pc_error *err)
 {
-    runner *r = ctx->priv;
-    ref_slot *s = m == ctx->original ? &r->slot_original
-                  : m == ctx->before ? &r->slot_before
-                  : m == ctx->after  ? &r->slot_after
-                                     : NULL;
+    ref_slot *s = slot_of(ctx, m);
     *outputs = NULL;
     if (!s)
         return pc_error_set(err, PC_ERR_INTERNAL, "pc_check_ref_outputs: not one of the context's models");
@@ -147,16 +315,41 @@ pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***
         pc_error rerr;
         s->model = m;
         s->done = true;
-        s->status = pc_ref_run(m, ctx->kase->n_inputs, ctx->kase->inputs, &s->outputs, &rerr);
+        s->status = record_run(ctx, m, &s->rec, &s->outputs, &rerr);
         s->n_outputs = s->status == PC_OK ? m->graph->n_outputs : 0;
         if (s->status != PC_OK) {
             snprintf(s->message, sizeof s->message, "%s", rerr.message);
             s->outputs = NULL;
         }
-        ctx->stats->ref_runs++;
     }
     if (s->status != PC_OK) return pc_error_set(err, s->status, "%s", s->message);
     *outputs = s->outputs;
+    return PC_OK;
+}
+
+pc_status pc_check_ref_types(pc_check_ctx *ctx, const pc_model *m, const pc_check_ref_type **types,
+                             uint32_t *n_types, pc_error *err)
+{
+    *types = NULL;
+    *n_types = 0;
+    pc_data **outputs;
+    pc_status st = pc_check_ref_outputs(ctx, m, &outputs, err);
+    if (st != PC_OK) return st;
+    ref_slot *s = slot_of(ctx, m);
+    if (s->rec.oom)
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording the types of the reference run");
+    if (!s->rec.recorded) {
+        /* Outputs carried over from the previous pass's graph: their types pointed into the live graph the
+         * pass went on to rewrite, so run this model again for its own (the outputs already handed out stay).
+         */
+        pc_data **again = NULL;
+        if ((st = record_run(ctx, m, &s->rec, &again, err)) != PC_OK) return st;
+        pc_ref_free_outputs(m, again);
+        if (s->rec.oom)
+            return pc_error_set(err, PC_ERR_NOMEM, "out of memory recording the types of the reference run");
+    }
+    *types = s->rec.types;
+    *n_types = s->rec.n_types;
     return PC_OK;
 }
 
@@ -298,7 +491,8 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     slot_clear(&r->slot_before);
     if (r->slot_after.done) {
         r->slot_before = r->slot_after;
-        r->slot_before.model = NULL; /* the live model keeps changing: only the outputs carry over */
+        r->slot_before.model = NULL;      /* the live model keeps changing: only the outputs carry over */
+        record_free(&r->slot_before.rec); /* its entries point at nodes the next pass may free */
         memset(&r->slot_after, 0, sizeof r->slot_after);
     }
     ctx->before = ctx->after = NULL;

@@ -3,13 +3,14 @@
  * the pass's `changed` flag is honest (no change reported while the bytes moved).
  *
  * The reference is the judge: the graph after the pass runs on the reference executor (reference/) with the
- * case inputs, and every value a node produces whose declared type is a tensor type — graph outputs and
- * intermediate values alike, subgraph bodies included — is compared with the tensor the run made: element
- * type, rank and every known dim must be equal; a symbolic dim must stand for one size throughout the run
- * (main graph: the same dim_param names one size in every value; a body's symbols are left out, since its
- * values may change shape from one iteration to the next). Optional outputs left out are not judged. When
- * the reference cannot run the graph (an op it lacks, a run error the numerics property reports), that part
- * SKIPs with the reason — the rest has still been checked.
+ * case inputs — in the run check.c caches for every property (numerics has usually made it already), which
+ * records the type of every node output (pc_check_ref_types) — and every value a node produces whose
+ * declared type is a tensor type — graph outputs and intermediate values alike, subgraph bodies included —
+ * is compared with the tensor the run made: element type, rank and every known dim must be equal; a symbolic
+ * dim must stand for one size throughout the run (main graph: the same dim_param names one size in every
+ * value; a body's symbols are left out, since its values may change shape from one iteration to the next).
+ * Optional outputs left out are not judged. When the reference cannot run the graph (an op it lacks, a run
+ * error the numerics property reports), that part SKIPs with the reason — the rest has still been checked.
  *
  * Shape inference too (it catches types no value carries at run time, e.g. a contradiction a pass leaves in
  * declared types of values the run does not reach): a copy of the graph gets the types of every node output
@@ -22,7 +23,6 @@
 #include <string.h>
 
 #include "properties/property.h"
-#include "reference/reference.h"
 
 static void describe_type(const pc_type *t, char *buf, size_t size)
 {
@@ -88,7 +88,7 @@ typedef struct val_run {
     uint32_t values_checked;
 } val_run;
 
-static void describe_data(const pc_data *d, char *buf, size_t size)
+static void describe_data(const pc_check_ref_type *d, char *buf, size_t size)
 {
     if (d->kind != PC_TYPE_TENSOR) {
         snprintf(buf, size, "(a %s)", d->kind == PC_TYPE_SEQUENCE ? "sequence" : "optional");
@@ -107,7 +107,7 @@ static void describe_data(const pc_data *d, char *buf, size_t size)
 }
 
 /* Compares one produced value with its declared type; notes the first disagreement. */
-static void check_value(val_run *r, const pc_value *v, const pc_node *producer, const pc_data *d)
+static void check_value(val_run *r, const pc_value *v, const pc_node *producer, const pc_check_ref_type *d)
 {
     if (r->failed || !v || !d || v->type.kind != PC_TYPE_TENSOR) return;
     r->values_checked++;
@@ -152,14 +152,6 @@ static void check_value(val_run *r, const pc_value *v, const pc_node *producer, 
              d1, d2, what, extra);
 }
 
-static void on_node(void *vctx, const pc_node *node, pc_data *const *inputs, pc_data *const *outputs)
-{
-    (void)inputs;
-    val_run *r = vctx;
-    for (uint32_t i = 0; i < node->n_outputs && !r->failed; i++)
-        check_value(r, node->outputs[i], node, outputs[i]);
-}
-
 static pc_prop_outcome check_reference(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
     const pc_model *m = ctx->after;
@@ -169,11 +161,12 @@ static pc_prop_outcome check_reference(pc_check_ctx *ctx, char *msg, size_t msg_
         return PC_PROP_ERROR;
     }
     r->main = m->graph;
-    pc_ref_options ro = {.on_node = on_node, .on_node_ctx = r};
+    /* the cached run numerics has usually made already, not a run of validity's own */
     pc_data **outs = NULL;
     pc_error err;
-    pc_status st = pc_ref_run_with_options(m, &ro, ctx->kase->n_inputs, ctx->kase->inputs, &outs, &err);
-    ctx->stats->ref_runs++;
+    pc_status st = pc_check_ref_outputs(ctx, m, &outs, &err);
+    const pc_check_ref_type *types = NULL;
+    uint32_t n_types = 0;
     pc_prop_outcome o = PC_PROP_PASS;
     if (st != PC_OK) {
         snprintf(
@@ -182,11 +175,25 @@ static pc_prop_outcome check_reference(pc_check_ctx *ctx, char *msg, size_t msg_
             "judge its declared types: %s: %s",
             ctx->pass, pc_status_name(st), err.message);
         o = PC_PROP_SKIP;
+    } else if (pc_check_ref_types(ctx, m, &types, &n_types, &err) != PC_OK) {
+        snprintf(msg, msg_size, "%s: the types of the reference run: %s: %s", ctx->pass,
+                 pc_status_name(err.status), err.message);
+        o = PC_PROP_ERROR;
     } else {
+        /* in the order the nodes ran, so the first disagreement and the symbol bindings are the run's */
+        for (uint32_t i = 0; i < n_types && !r->failed; i++)
+            check_value(r, types[i].node->outputs[types[i].output], types[i].node, &types[i]);
         /* graph outputs no node makes (a graph input or an initializer passed through) */
-        for (uint32_t i = 0; i < m->graph->n_outputs && !r->failed; i++)
-            if (!m->graph->outputs[i]->producer) check_value(r, m->graph->outputs[i], NULL, outs[i]);
-        pc_ref_free_outputs(m, outs);
+        for (uint32_t i = 0; i < m->graph->n_outputs && !r->failed; i++) {
+            const pc_data *d = outs[i];
+            if (m->graph->outputs[i]->producer || !d) continue;
+            pc_check_ref_type t = {.kind = d->kind, .dtype = d->dtype};
+            if (d->kind == PC_TYPE_TENSOR) {
+                t.rank = d->rank;
+                t.dims = d->dims;
+            }
+            check_value(r, m->graph->outputs[i], NULL, &t);
+        }
         if (r->failed) {
             *kind = "reference-type";
             snprintf(msg, msg_size, "%s: %s", ctx->pass, r->why);

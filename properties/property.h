@@ -80,6 +80,25 @@ typedef struct pc_check_ctx {
  * codes are run failures the message explains. */
 pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***outputs, pc_error *err);
 
+/* What the cached reference run of a model made for one node output (subgraph nodes included). */
+typedef struct pc_check_ref_type {
+    const pc_node *node; /* the node that ran; node->outputs[output] is the value */
+    uint32_t output;     /* omitted optional outputs are never recorded */
+    pc_type_kind kind;   /* PC_TYPE_TENSOR, PC_TYPE_SEQUENCE or PC_TYPE_OPTIONAL, as pc_data */
+    pc_dtype dtype;      /* as pc_data: a sequence's or optional's element type when known */
+    int32_t rank;        /* tensors; 0 otherwise */
+    const int64_t *dims; /* rank of them */
+} pc_check_ref_type;
+
+/* The element type and shape of every node output the reference made in the run pc_check_ref_outputs
+ * caches for `m` (the same run: asking for both runs the reference once), in the order the nodes ran. A
+ * subgraph node that ran many times (a Loop body) gets a new entry only when an output's type differs from
+ * the one it made the time before. Cached per model like the outputs: do not free. Fails with the run's
+ * status when the run failed (pc_check_ref_outputs tells the run's failure); PC_ERR_NOMEM when recording ran
+ * out of memory. */
+pc_status pc_check_ref_types(pc_check_ctx *ctx, const pc_model *m, const pc_check_ref_type **types,
+                             uint32_t *n_types, pc_error *err);
+
 /* One property: each function writes a one-paragraph reason into msg (always on FAIL/SKIP/ERROR) and may set
  * a short `kind` that refines the signature (e.g. "nan-position", "ort-disagrees"; static strings). Either
  * function may be NULL. */
