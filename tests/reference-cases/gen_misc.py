@@ -38,12 +38,15 @@ def main():
     # scalars of equal shape need no broadcast attribute
     case("legacy_scalar_eq", "Equal", [np.int32(3), np.int32(3)], [np.array(True)], 6)
 
-    # Clip: opset 6 attributes, opset 11 without bounds, NaN passes through
-    x = np.array([-3, -1, 0, 1, 3, np.nan, np.inf], np.float32)
+    # Clip: opset 6 attributes, opset 11 without bounds, NaN passes through. An absent bound is the type's
+    # numeric_limits lowest()/max() (the spec's words; ONNX Runtime 1.30 clamps +-Inf to +-FLT_MAX there, checked
+    # with onnxruntime-node), not "unbounded" as onnx.reference has it
+    x = np.array([-3, -1, 0, 1, 3, np.nan, np.inf, -np.inf], np.float32)
+    fmin, fmax = np.finfo(np.float32).min, np.finfo(np.float32).max
     case("clip6", "Clip", [x], [np.clip(x, -1.5, 2)], 6, dict(min=-1.5, max=2.0))
-    case("clip6_default", "Clip", [x], [np.clip(x, np.finfo(np.float32).min, np.finfo(np.float32).max)], 6)
-    case("clip11_none", "Clip", [x], [x], 11)
-    case("clip13_max_only", "Clip", [x, None, np.float32(0.5)], [np.minimum(x, 0.5)], 13)
+    case("clip6_default", "Clip", [x], [np.clip(x, fmin, fmax)], 6)
+    case("clip11_none", "Clip", [x], [np.clip(x, fmin, fmax)], 11)
+    case("clip13_max_only", "Clip", [x, None, np.float32(0.5)], [np.clip(x, fmin, 0.5)], 13)
     case("clip13_min_gt_max", "Clip", [x, np.float32(2), np.float32(1)],
          [np.where(np.isnan(x), x, np.float32(1))], 13)
     u = np.array([0, 5, 2 ** 63, 2 ** 64 - 1], np.uint64)
