@@ -1011,7 +1011,12 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
     X(PC_FAULT_NEG_NEG_SKIPPED, "neg-neg-skipped",                                                           \
       "prune_simple silently stops removing Neg(Neg(x)) (no graph changes: only rewrite-fired sees it)")     \
     X(PC_FAULT_GATHER_AXIS, "gather-push-wrong-axis",                                                        \
-      "the transpose optimizer's Gather handler remaps axis by the inverse perm")
+      "the transpose optimizer's Gather handler remaps axis by the inverse perm")                            \
+    X(PC_FAULT_CAST_SAME_WIDTH, "cast-same-width-removed",                                                   \
+      "eliminate_cast also removes a Cast between two types of the same bit width (int32 <-> float, "        \
+      "int8 <-> uint8)")                                                                                     \
+    X(PC_FAULT_FOLD_INT_DIV_FLOOR, "fold-int-div-floor",                                                     \
+      "the constant evaluator's integer Div rounds toward -inf instead of toward zero (fold_constants)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

@@ -519,13 +519,11 @@ static pc_status unit_push_unsqueeze(unit_ctx *u, pc_error *err)
     bool inserted[PC_MAX_RANK] = {false};
     int64_t axes[2];
     for (int32_t k = 0; k < n_ax; k++) {
-        int32_t pos;
-        do
-            pos = (int32_t)pc_draw(u->g->ch, (uint32_t)out_r);
-        while (inserted[pos] && !u->g->ch->replaying);
-        if (inserted[pos]) /* a replayed draw may repeat: take the first free position */
-            for (pos = 0; inserted[pos]; pos++)
-                ;
+        /* the j-th position still free: one draw per axis, fresh or replayed alike (draw 0: the first) */
+        uint32_t j = pc_draw(u->g->ch, (uint32_t)(out_r - k));
+        int32_t pos = 0;
+        for (uint32_t seen = 0;; pos++)
+            if (!inserted[pos] && seen++ == j) break;
         inserted[pos] = true;
         axes[k] = pos;
     }
@@ -910,6 +908,290 @@ done:
     return st;
 }
 
+/* ---- value and type reach: the Cast matrix and integer arithmetic ------------------------------------ */
+
+/* The element types the Cast units draw (draw 0: float). */
+static const pc_dtype cast_types[] = {
+    PC_DTYPE_FLOAT, PC_DTYPE_DOUBLE, PC_DTYPE_FLOAT16, PC_DTYPE_INT8,   PC_DTYPE_UINT8, PC_DTYPE_INT16,
+    PC_DTYPE_INT32, PC_DTYPE_INT64,  PC_DTYPE_UINT32,  PC_DTYPE_UINT64, PC_DTYPE_BOOL,
+};
+enum { N_CAST_TYPES = sizeof cast_types / sizeof cast_types[0], MAX_CAST_TARGETS = 3 };
+
+static bool type_is_float(pc_dtype t)
+{
+    return t == PC_DTYPE_FLOAT || t == PC_DTYPE_DOUBLE || t == PC_DTYPE_FLOAT16;
+}
+
+/* An integer type other than bool (a float -> bool Cast is defined for every value). */
+static bool type_is_int(pc_dtype t)
+{
+    return !type_is_float(t) && t != PC_DTYPE_BOOL;
+}
+
+/* The closed interval of t's finite values. */
+static void type_bounds(pc_dtype t, double *lo, double *hi)
+{
+    switch (t) {
+    case PC_DTYPE_INT8:
+        *lo = -128, *hi = 127;
+        return;
+    case PC_DTYPE_UINT8:
+        *lo = 0, *hi = 255;
+        return;
+    case PC_DTYPE_INT16:
+        *lo = -32768, *hi = 32767;
+        return;
+    case PC_DTYPE_INT32:
+        *lo = -2147483648.0, *hi = 2147483647.0;
+        return;
+    case PC_DTYPE_UINT32:
+        *lo = 0, *hi = 4294967295.0;
+        return;
+    case PC_DTYPE_INT64:
+        *lo = -9.0e18, *hi = 9.0e18;
+        return;
+    case PC_DTYPE_UINT64:
+        *lo = 0, *hi = 1.8e19;
+        return;
+    case PC_DTYPE_BOOL:
+        *lo = 0, *hi = 1;
+        return;
+    case PC_DTYPE_FLOAT16:
+        *lo = -65504, *hi = 65504;
+        return;
+    case PC_DTYPE_FLOAT:
+        *lo = -3.4e38, *hi = 3.4e38;
+        return;
+    default:
+        *lo = -1.7e308, *hi = 1.7e308;
+        return;
+    }
+}
+
+static void range_meet(double *lo, double *hi, double l, double h)
+{
+    *lo = fmax(*lo, l);
+    *hi = fmin(*hi, h);
+}
+
+/* Narrows [lo, hi], the values of a source of type `from`, so that a Cast of them to `to` is defined:
+ * float -> integer only for values whose truncation fits the integer (ONNX leaves the rest undefined; a
+ * float16 source keeps a margin for its own rounding). Integer narrowing wraps and float -> float or bool is
+ * defined for every value. */
+static void cast_defined(pc_dtype from, pc_dtype to, double *lo, double *hi)
+{
+    if (!type_is_float(from) || !type_is_int(to)) return;
+    double l, h;
+    type_bounds(to, &l, &h);
+    if (from == PC_DTYPE_FLOAT16) {
+        l *= 0.99;
+        h *= 0.99;
+    }
+    range_meet(lo, hi, l, h);
+}
+
+/* Values of magnitude up to 4, 100, 1000 or 50000 (draw 0: 4), both signs where `from` has them. */
+static void cast_draw_range(unit_ctx *u, pc_dtype from, double *lo, double *hi)
+{
+    static const double mags[] = {4, 100, 1000, 50000};
+    double m = mags[pc_draw(u->g->ch, sizeof mags / sizeof mags[0])], l, h;
+    type_bounds(from, &l, &h);
+    *lo = -m;
+    *hi = m;
+    range_meet(lo, hi, l, h);
+}
+
+/* A source of type `from` with values in [lo, hi]: a graph input, or with as_const an initializer; a float16
+ * source is a float one Cast to float16 (the builder draws no float16 data). With allow_special a float
+ * graph input may hold NaN, Inf or huge values, which no float -> integer Cast may read: the caller makes
+ * such sources constant. */
+static pc_value *cast_source(unit_ctx *u, pc_dtype from, bool as_const, double lo, double hi, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 3);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 1, 3);
+    fit_dims(u, r, 1, dims);
+    pc_dtype data = from == PC_DTYPE_FLOAT16 ? PC_DTYPE_FLOAT : from;
+    pc_gen_value *v = as_const ? pc_gen_const(u->g, data, r, dims, lo, hi, err)
+                               : pc_gen_input(u->g, data, r, dims, lo, hi, err);
+    if (!v) return NULL;
+    pc_value *x = v->value;
+    if (from == PC_DTYPE_FLOAT16) {
+        pc_node *n = node(u, "Cast", 1, &x, 1, err);
+        if (!n || pc_node_set_attr_int(n, "to", PC_DTYPE_FLOAT16, err) != PC_OK ||
+            end(u, n, lo, hi, &x, err) != PC_OK)
+            return NULL;
+    }
+    return x;
+}
+
+static pc_status cast(unit_ctx *u, pc_value *x, pc_dtype to, double lo, double hi, pc_value **out,
+                      pc_error *err)
+{
+    pc_node *n = node(u, "Cast", 1, &x, 1, err);
+    if (n && pc_node_set_attr_int(n, "to", to, err) != PC_OK) return err->status;
+    return end(u, n, lo, hi, out, err);
+}
+
+/* The interval of a Cast's output: the input's (floats round within it, or overflow float16 to +-Inf,
+ * which only a graph output or a Cast to float reads), truncated for an integer target, or the target's
+ * whole range when the values wrap. */
+static void cast_interval(pc_dtype to, double lo, double hi, double *ylo, double *yhi)
+{
+    double l, h;
+    type_bounds(to, &l, &h);
+    *ylo = lo;
+    *yhi = hi;
+    if (to == PC_DTYPE_BOOL) {
+        *ylo = 0;
+        *yhi = 1;
+    } else if (type_is_int(to)) {
+        *ylo = trunc(lo);
+        *yhi = trunc(hi);
+        if (*ylo < l || *yhi > h) {
+            *ylo = l;
+            *yhi = h;
+        }
+    }
+}
+
+/* The Cast matrix: one source of a type drawn from cast_types, Cast to one to three targets drawn from the
+ * same list or, for a quarter of them, the source's own type (draw 0: float to float), each read by a Relu
+ * (float) or a Cast to float (the rest). A Cast to the source's own type is eliminate_cast's cast_removed.
+ * Values stay where every Cast is defined (float -> integer within the target's range), with both signs for
+ * signed sources; a quarter of the sources are constants (fold_constants evaluates those Casts with core's
+ * evaluator). Near: a target's output is a graph output instead, so a same-type Cast of a graph input cannot
+ * be bypassed (no name to take over). */
+static pc_status unit_cast(unit_ctx *u, pc_error *err)
+{
+    pc_dtype from = cast_types[pc_draw(u->g->ch, N_CAST_TYPES)], to[MAX_CAST_TARGETS];
+    uint32_t n_to = 1 + pc_draw(u->g->ch, MAX_CAST_TARGETS);
+    bool float_to_int = false;
+    for (uint32_t k = 0; k < n_to; k++) {
+        /* a quarter of the targets are the source's own type (as well as 1 in 11 of the others) */
+        to[k] = pc_draw_bool(u->g->ch, 25) ? from : cast_types[pc_draw(u->g->ch, N_CAST_TYPES)];
+        float_to_int = float_to_int || (type_is_float(from) && type_is_int(to[k]));
+    }
+    double lo, hi;
+    cast_draw_range(u, from, &lo, &hi);
+    for (uint32_t k = 0; k < n_to; k++)
+        cast_defined(from, to[k], &lo, &hi);
+    bool as_const = pc_draw_bool(u->g->ch, 25) || (float_to_int && u->g->cfg->allow_special);
+    pc_value *x = cast_source(u, from, as_const, lo, hi, err);
+    if (!x) return err->status;
+    for (uint32_t k = 0; k < n_to; k++) {
+        double ylo, yhi;
+        cast_interval(to[k], lo, hi, &ylo, &yhi);
+        pc_value *y = NULL;
+        pc_status st = cast(u, x, to[k], ylo, yhi, &y, err);
+        if (st != PC_OK) return st;
+        if (u->near) continue; /* y is a graph output */
+        if (to[k] == from && !as_const) expect(u, PC_RW_CAST_REMOVED);
+        if ((st = share(u, y, err)) != PC_OK) return st;
+    }
+    return PC_OK;
+}
+
+/* A Cast chain A -> B -> A (B != A): never one Cast's job, and lossy when B narrows (int32 -> int8 wraps,
+ * float -> int truncates, double -> float16 rounds), so nothing may remove it; the numerics property holds
+ * the value. Values where both Casts are defined: float A within B's range for an integer B, integer A within
+ * float16's exact integers (+-2048) for B float16, so the way back stays in A's range. Canonical: the result
+ * is read by a Relu or a Cast to float; near: it is a graph output. */
+static pc_status unit_cast_chain(unit_ctx *u, pc_error *err)
+{
+    uint32_t ai = pc_draw(u->g->ch, N_CAST_TYPES);
+    pc_dtype a = cast_types[ai],
+             b = cast_types[(ai + 1 + pc_draw(u->g->ch, N_CAST_TYPES - 1)) % N_CAST_TYPES];
+    double lo, hi;
+    cast_draw_range(u, a, &lo, &hi);
+    cast_defined(a, b, &lo, &hi);
+    if (type_is_int(a) && b == PC_DTYPE_FLOAT16) range_meet(&lo, &hi, -2048, 2048);
+    if (type_is_int(a) && b == PC_DTYPE_FLOAT) range_meet(&lo, &hi, -16777216.0, 16777216.0);
+    bool as_const =
+        pc_draw_bool(u->g->ch, 25) || (type_is_float(a) && type_is_int(b) && u->g->cfg->allow_special);
+    pc_value *x = cast_source(u, a, as_const, lo, hi, err), *y = NULL, *z = NULL;
+    if (!x) return err->status;
+    double ylo, yhi, zlo, zhi;
+    cast_interval(b, lo, hi, &ylo, &yhi);
+    cast_interval(a, ylo, yhi, &zlo, &zhi);
+    pc_status st = cast(u, x, b, ylo, yhi, &y, err);
+    if (st == PC_OK) st = cast(u, y, a, zlo, zhi, &z, err);
+    if (st != PC_OK || u->near) return st;
+    return share(u, z, err);
+}
+
+/* Integer arithmetic on int32 or int64 with both signs: a constant [-20, 20] through one to three of Add,
+ * Sub, Mul (constant operands in [-9, 9], either order), Div and Mod (a nonzero divisor in [-9, 9]; Mod with
+ * fmod 0, as the default or explicit, or fmod 1), the constants broadcasting from trailing dims, then added
+ * to an integer graph input. ONNX: Div truncates toward zero, Mod with fmod 0 takes the divisor's sign, fmod
+ * 1 the dividend's. Canonical: every op up to the first Mod reads only constants and is folded by core's
+ * evaluator (node_folded; the evaluator has no Mod, so the ops from there on run on the reference only).
+ * Near: the first operand is a graph input instead (nothing folds). Magnitudes stay below 20 * 9^3. */
+static pc_status unit_int_arith(unit_ctx *u, pc_error *err)
+{
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Mod"};
+    pc_gen *g = u->g;
+    pc_dtype dt = pc_draw_bool(g->ch, 50) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 3);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(g->ch, 1, 3);
+    fit_dims(u, r, 1, dims);
+    double lo = -20, hi = 20;
+    pc_gen_value *first =
+        u->near ? pc_gen_input(g, dt, r, dims, lo, hi, err) : pc_gen_const(g, dt, r, dims, lo, hi, err);
+    if (!first) return err->status;
+    pc_value *acc = first->value;
+    bool folding = !u->near;
+    uint32_t n_ops = 1 + pc_draw(g->ch, 3);
+    for (uint32_t k = 0; k < n_ops; k++) {
+        uint32_t op = pc_draw(g->ch, sizeof ops / sizeof ops[0]);
+        bool divides = op >= 3;
+        int32_t cr = (int32_t)pc_draw_range(g->ch, 0, r); /* the constant: trailing dims of acc, or 1s */
+        int64_t cdims[PC_MAX_RANK], vals[27];
+        uint64_t n = 1;
+        for (int32_t i = 0; i < cr; i++) {
+            cdims[i] = pc_draw_bool(g->ch, 30) ? 1 : dims[r - cr + i];
+            n *= (uint64_t)cdims[i];
+        }
+        if (n > sizeof vals / sizeof vals[0])
+            return pc_error_set(err, PC_ERR_INTERNAL, "patterns: int_arith constant of %llu elements",
+                                (unsigned long long)n);
+        /* values from one seed draw (0 still gives varied values): [-9, 9], without 0 for a divisor */
+        uint64_t seed = pc_draw(g->ch, UINT32_MAX);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t bits = pc_splitmix64(&seed);
+            int64_t mag = divides ? 1 + (int64_t)(bits % 9) : (int64_t)(bits % 10);
+            vals[i] = bits >> 32 & 1 ? -mag : mag;
+        }
+        pc_gen_value *c = pc_gen_const_i64(g, dt, cr, cdims, vals, err);
+        if (!c) return err->status;
+        bool swap = !divides && pc_draw_bool(g->ch, 30);
+        pc_value *ins[2] = {swap ? c->value : acc, swap ? acc : c->value};
+        pc_node *nd = node(u, ops[op], 2, ins, 1, err);
+        if (!nd) return err->status;
+        if (op == 4) {
+            uint32_t fmod = pc_draw(g->ch, 3); /* 0: the default (0), 1: fmod = 1, 2: fmod = 0 explicitly */
+            if (fmod && pc_node_set_attr_int(nd, "fmod", fmod == 1, err) != PC_OK) return err->status;
+        }
+        /* |acc| <= m: Add/Sub reach m + 9, Mul 9m, Div m, Mod 8 */
+        double m = fmax(fabs(lo), fabs(hi));
+        m = op <= 1 ? m + 9 : op == 2 ? 9 * m : op == 3 ? m : 8;
+        lo = -m;
+        hi = m;
+        pc_status st = end(u, nd, lo, hi, &acc, err);
+        if (st != PC_OK) return st;
+        if (op == 4) folding = false;
+        if (folding) expect(u, PC_RW_CONST_FOLDED);
+    }
+    pc_gen_value *x = pc_gen_input(g, dt, r, dims, -5, 5, err);
+    if (!x) return err->status;
+    pc_value *ins[2] = {acc, x->value};
+    return end(u, node(u, pc_draw_bool(g->ch, 50) ? "Sub" : "Add", 2, ins, 1, err), lo - 5, hi + 5, NULL,
+               err);
+}
+
 /* ---- the library --------------------------------------------------------------------------------------- */
 
 typedef struct pattern_unit {
@@ -939,6 +1221,9 @@ static const pattern_unit units[] = {
     {"region", 11, 2, unit_region},
     {"qlinear_conv", 13, 3, unit_qlinear_conv},
     {"qlinear_matmul", 13, 1, unit_qlinear_matmul},
+    {"cast", 9, 1, unit_cast},
+    {"cast_chain", 9, 1, unit_cast_chain},
+    {"int_arith", 10, 1, unit_int_arith},
 };
 enum { N_UNITS = sizeof units / sizeof units[0] };
 

@@ -78,11 +78,14 @@ static bool i_mul(int64_t a, int64_t b, bool u, int64_t *o)
 static bool i_div(int64_t a, int64_t b, bool u, int64_t *o)
 {
     if (b == 0) return false;
-    if (u)
+    if (u) {
         *o = (int64_t)((uint64_t)a / (uint64_t)b);
-    else
-        *o = a == INT64_MIN && b == -1 ? INT64_MIN
-                                       : a / b; /* truncation toward zero; the one overflow wraps */
+        return true;
+    }
+    *o = a == INT64_MIN && b == -1 ? INT64_MIN : a / b; /* truncation toward zero; the one overflow wraps */
+    /* planted bug (--inject fold-int-div-floor): the quotient of operands of opposite signs with a remainder
+     * rounds toward -inf (Python's //), not toward zero as ONNX's integer Div does */
+    if (pc_fault_active(PC_FAULT_FOLD_INT_DIV_FLOOR) && b != -1 && a % b != 0 && (a < 0) != (b < 0)) (*o)--;
     return true;
 }
 static int cmp(int64_t a, int64_t b, bool u)

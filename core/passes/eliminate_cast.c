@@ -28,7 +28,14 @@ pc_status pc_pass_eliminate_cast(pc_graph *graph, const pc_pass_options *opts, b
         pc_rewrite_kind kind = pm_is_op(n, "Cast") ? PC_RW_CAST_REMOVED : PC_RW_CASTLIKE_REMOVED;
         if (to != PC_DTYPE_UNDEFINED && from == PC_DTYPE_UNDEFINED && pc_pass_can_modify(opts, n))
             pc_pass_near_miss(opts, kind, PC_MISS_TYPE); /* the input's type is unknown */
-        if (to == PC_DTYPE_UNDEFINED || from != to || n->inputs[0]->type.kind == PC_TYPE_SEQUENCE ||
+        /* planted bug (--inject cast-same-width-removed): a Cast between two types of the same bit width
+         * (int32 <-> float, int8 <-> uint8, int64 <-> double) is taken for a no-op and bypassed too */
+        bool noop = from == to;
+        if (!noop && pc_fault_active(PC_FAULT_CAST_SAME_WIDTH) && kind == PC_RW_CAST_REMOVED &&
+            to != PC_DTYPE_UNDEFINED && from != PC_DTYPE_UNDEFINED &&
+            pc_dtype_bits(from) == pc_dtype_bits(to))
+            noop = true;
+        if (to == PC_DTYPE_UNDEFINED || !noop || n->inputs[0]->type.kind == PC_TYPE_SEQUENCE ||
             !pc_pass_can_modify(opts, n))
             continue;
         const char *label = pm_label(n), *op = n->op_type;

@@ -40,7 +40,7 @@ family_for() {
     fusion-drops-annotation | fusion-merges-annotations) echo annotated ;;
     concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any) echo nhwc ;;
     qdq-wrong-rounding) echo qdq ;;
-    neg-neg-skipped | gather-push-wrong-axis) echo patterns ;;
+    neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor) echo patterns ;;
     *) echo all ;;
     esac
 }
