@@ -212,8 +212,12 @@ const pc_ep *pc_layer_rules_match(const pc_layer_rules *rules, const char *annot
     if (!rules || !annotation) return NULL;
     for (uint32_t i = 0; i < rules->n; i++) {
         const layer_pattern *p = &rules->patterns[i];
-        bool hit =
-            p->exact ? strcmp(p->text, annotation) == 0 : strncmp(p->text, annotation, strlen(p->text)) == 0;
+        /* planted bug (--inject layer-rule-contains): containment instead of prefix; the annotations
+         * property's own layer-rule oracle catches it */
+        bool hit = p->exact ? strcmp(p->text, annotation) == 0
+                   : pc_fault_active(PC_FAULT_LAYER_RULE_CONTAINS)
+                       ? strstr(annotation, p->text) != NULL
+                       : strncmp(p->text, annotation, strlen(p->text)) == 0;
         if (hit) return p->ep;
     }
     return NULL;

@@ -37,7 +37,7 @@ family_for() {
         return
     }
     case $1 in
-    fusion-drops-annotation | fusion-merges-annotations) echo annotated ;;
+    fusion-drops-annotation | fusion-merges-annotations | layer-rule-contains) echo annotated ;;
     concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any) echo nhwc ;;
     qdq-wrong-rounding) echo qdq ;;
     neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor) echo patterns ;;
