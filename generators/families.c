@@ -12,24 +12,24 @@ static const pc_gen_family families[] = {
     {"float",
      "CNN-like NCHW float graphs (Conv, pools, BN, activations, elementwise, Concat/Split, Reshape, "
      "Softmax, Reduce*, MatMul/Gemm, Pad/Slice, Resize)",
-     pc_gen_float, "cpu"},
+     pc_gen_float, "cpu", 10},
     {"nhwc", "TF-style NHWC graphs: Transposes around layout-sensitive ops, long layout-agnostic chains",
-     pc_gen_nhwc, "nhwc,cpu"},
-    {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu"},
+     pc_gen_nhwc, "nhwc,cpu", 10},
+    {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu", 10},
     {"qlinear", "QLinearConv / QLinearMatMul graphs as the Systolic quantizer produces them", pc_gen_qlinear,
-     "cpu"},
+     "cpu", 10},
     {"patterns",
      "the pattern library: each rewrite kind's input pattern with random variation, or one of its near "
      "misses (one constant, attribute, consumer, annotation off); canonical units must fire",
-     pc_gen_patterns, "cpu"},
+     pc_gen_patterns, "cpu", 0},
     {"annotated",
      "a base family (float, nhwc, qdq, qlinear, patterns) with layer_ann on random nodes and a random "
      "layer-assignment string",
-     gen_layered, "nhwc,cpu"},
+     gen_layered, "nhwc,cpu", 0},
     {"eps",
      "a base family run with a random EP configuration (op subsets, layout preferences) from the EP "
      "description format",
-     gen_layered, "cpu"},
+     gen_layered, "cpu", 0},
 };
 enum { N_FAMILIES = sizeof families / sizeof families[0], N_BASE_FAMILIES = 5 };
 
@@ -143,12 +143,17 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     out->model->producer_name = "passcheck-gen";
     pc_gen g = {.ch = ch, .cfg = &cfg, .model = out->model, .graph = out->model->graph, .out = out};
     st = fam->build(&g, err);
-    if (st == PC_OK) st = pc_gen_finish(&g, err);
     const pc_gen_family *base = g.family_state && fam->build == gen_layered ? g.family_state : fam;
+    /* the family's weight for the pattern library: one unit on fresh inputs, drawn last (0: none) */
+    if (st == PC_OK && base->pattern_percent && pc_draw_bool(ch, base->pattern_percent))
+        st = pc_gen_pattern_unit(&g, err);
+    if (st == PC_OK) st = pc_gen_finish(&g, err);
     if (st == PC_OK && cfg.annotate) st = pc_gen_annotate(&g, err);
     if (st == PC_OK && cfg.random_eps) st = pc_gen_random_eps(&g, err);
-    /* annotations and drawn EPs may rightly stop a canonical unit's rewrite: no guarantee survives them */
-    if (st == PC_OK && !cfg.annotate && !cfg.random_eps) st = expect_fired_write(&g, err);
+    /* The units guarantee their rewrites on the cpu EP alone: another EP may rightly refuse a fused node (the
+     * nhwc EP runs no QLinearConv), and annotations may rightly keep nodes apart. */
+    if (st == PC_OK && !cfg.annotate && !cfg.random_eps && strcmp(base->default_eps, "cpu") == 0)
+        st = expect_fired_write(&g, err);
     if (st == PC_OK && !out->ep_list) {
         /* annotated cases use the base family's EPs, plus nhwc so layer rules have two EPs to choose from */
         const char *eps =

@@ -147,6 +147,10 @@ typedef struct pc_gen_family {
     const char *summary;
     pc_gen_family_fn build;  /* grows g->graph; pc_gen_finish is called after it */
     const char *default_eps; /* ep_list when the config does not draw one, e.g. "cpu" or "nhwc,cpu" */
+    /* Percent of the family's cases that also get one unit of the pattern library (pc_gen_pattern_unit) on
+     * fresh inputs after the family's own graph: the family's weight for the library (the patterns family
+     * itself is all library). Drawn last, so draw 0 (no unit) keeps the family's minimal case. */
+    uint32_t pattern_percent;
 } pc_gen_family;
 
 /* The families' build functions (one .c each). "annotated" and "eps" are layers over a base family drawn from
@@ -156,6 +160,9 @@ pc_status pc_gen_nhwc(pc_gen *g, pc_error *err);     /* gen_nhwc.c */
 pc_status pc_gen_qdq(pc_gen *g, pc_error *err);      /* gen_qdq.c */
 pc_status pc_gen_qlinear(pc_gen *g, pc_error *err);  /* gen_qlinear.c */
 pc_status pc_gen_patterns(pc_gen *g, pc_error *err); /* gen_patterns.c: the pattern library */
+/* One unit of the pattern library, drawn among those the model's opset and cfg->max_rank allow, canonical or
+ * (40%) a near miss, on fresh inputs (gen_patterns.c). */
+pc_status pc_gen_pattern_unit(pc_gen *g, pc_error *err);
 
 size_t pc_gen_family_count(void);
 const pc_gen_family *pc_gen_family_at(size_t i);

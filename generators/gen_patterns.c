@@ -41,6 +41,14 @@ static void expect(unit_ctx *u, pc_rewrite_kind k)
 
 /* ---- small builders ----------------------------------------------------------------------------------- */
 
+static uint64_t dims_elements(int32_t rank, const int64_t *dims)
+{
+    uint64_t n = 1;
+    for (int32_t i = 0; i < rank; i++)
+        n *= (uint64_t)dims[i];
+    return n;
+}
+
 /* Lowers the largest dims (not below min_dim) until the shape fits cfg->max_elements. */
 static void fit_dims(unit_ctx *u, int32_t rank, int64_t min_dim, int64_t *dims)
 {
@@ -254,6 +262,8 @@ static pc_status unit_prune(unit_ctx *u, pc_error *err)
     int64_t cdims[PC_MAX_RANK];
     for (int32_t i = 0; i < cr; i++)
         cdims[i] = pc_draw_bool(u->g->ch, 50) ? 1 : dims[r - cr + i];
+    if (how == 1 && (r + 1 > u->g->cfg->max_rank || 2 * dims_elements(r, dims) > u->g->cfg->max_elements))
+        how = 0;    /* no room to broadcast x up: the graph-output near miss instead */
     if (how == 1) { /* broadcasts x up: a new leading dim of 2 */
         cr = r + 1;
         cdims[0] = 2;
@@ -1197,52 +1207,99 @@ static pc_status unit_int_arith(unit_ctx *u, pc_error *err)
 typedef struct pattern_unit {
     const char *name;
     int64_t min_opset;
-    int32_t min_rank; /* cfg->max_rank must allow it */
+    int32_t min_rank;   /* cfg->max_rank must allow it */
+    uint32_t max_nodes; /* the most nodes it adds: drawn only while cfg->max_nodes leaves room (checked) */
     unit_fn build;
 } pattern_unit;
 
 /* The simplest first (draw 0). */
 static const pattern_unit units[] = {
-    {"neg_neg", 1, 1, unit_neg_neg},
-    {"prune", 7, 1, unit_prune},
-    {"relu_clip", 6, 1, unit_relu_clip},
-    {"castlike", 15, 1, unit_castlike},
-    {"gelu", 13, 1, unit_gelu},
-    {"push_arg", 13, 2, unit_push_arg},
-    {"push_gather", 13, 3, unit_push_gather},
-    {"push_shape", 13, 2, unit_push_shape},
-    {"push_tile", 13, 2, unit_push_tile},
-    {"push_split", 11, 2, unit_push_split},
-    {"push_unsqueeze", 11, 2, unit_push_unsqueeze},
-    {"qdq_axis", 13, 2, unit_qdq_axis},
-    {"above_dq", 13, 2, unit_above_dq},
-    {"dq_of_transpose", 13, 2, unit_dq_of_transpose},
-    {"push_concat", 11, 2, unit_push_concat},
-    {"region", 11, 2, unit_region},
-    {"qlinear_conv", 13, 3, unit_qlinear_conv},
-    {"qlinear_matmul", 13, 1, unit_qlinear_matmul},
-    {"cast", 9, 1, unit_cast},
-    {"cast_chain", 9, 1, unit_cast_chain},
-    {"int_arith", 10, 1, unit_int_arith},
+    {"neg_neg", 1, 1, 3, unit_neg_neg},
+    {"prune", 7, 1, 2, unit_prune},
+    {"relu_clip", 6, 1, 4, unit_relu_clip},
+    {"castlike", 15, 1, 2, unit_castlike},
+    {"gelu", 13, 1, 5, unit_gelu},
+    {"push_arg", 13, 2, 5, unit_push_arg},
+    {"push_gather", 13, 3, 5, unit_push_gather},
+    {"push_shape", 13, 2, 3, unit_push_shape},
+    {"push_tile", 13, 2, 5, unit_push_tile},
+    {"push_split", 11, 2, 7, unit_push_split},
+    {"push_unsqueeze", 11, 2, 5, unit_push_unsqueeze},
+    {"qdq_axis", 13, 2, 5, unit_qdq_axis},
+    {"above_dq", 13, 2, 3, unit_above_dq},
+    {"dq_of_transpose", 13, 2, 5, unit_dq_of_transpose},
+    {"push_concat", 11, 2, 7, unit_push_concat},
+    {"region", 11, 2, 6, unit_region},
+    {"qlinear_conv", 13, 3, 6, unit_qlinear_conv},
+    {"qlinear_matmul", 13, 1, 4, unit_qlinear_matmul},
+    {"cast", 9, 1, 8, unit_cast},
+    {"cast_chain", 9, 1, 5, unit_cast_chain},
+    {"int_arith", 10, 1, 6, unit_int_arith},
 };
 enum { N_UNITS = sizeof units / sizeof units[0] };
+
+/* Units of rank >= 2 build on dims >= 2 (a perm then always moves data), and some double a dim (Tile,
+ * Concat, Split): they need room for 4 * 2^min_rank elements. */
+static bool unit_fits_elements(const pc_gen *g, const pattern_unit *unit)
+{
+    uint64_t need = unit->min_rank >= 2 ? 4ull << unit->min_rank : 1;
+    return need <= g->cfg->max_elements;
+}
+
+/* The units allowed at opset, max_rank and the node budget left (indices into units[]). */
+static uint32_t feasible_units(const pc_gen *g, int64_t opset, uint32_t *feasible)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < N_UNITS; i++)
+        if (units[i].min_opset <= opset && units[i].min_rank <= g->cfg->max_rank &&
+            units[i].max_nodes <= pc_gen_budget(g) && unit_fits_elements(g, &units[i]))
+            feasible[n++] = i;
+    return n;
+}
+
+static pc_status build_unit(unit_ctx *u, const uint32_t *feasible, uint32_t n, pc_error *err)
+{
+    const pattern_unit *unit = &units[feasible[pc_draw(u->g->ch, n)]];
+    u->near = pc_draw_bool(u->g->ch, NEAR_PERCENT);
+    uint32_t before = u->g->n_ops;
+    pc_status st = unit->build(u, err);
+    if (st == PC_OK && u->g->n_ops - before > unit->max_nodes)
+        st = pc_error_set(err, PC_ERR_INTERNAL, "made %u nodes, declared at most %u", u->g->n_ops - before,
+                          unit->max_nodes);
+    if (st != PC_OK) pc_error_prefix(err, "patterns unit %s: ", unit->name);
+    return st;
+}
+
+pc_status pc_gen_pattern_unit(pc_gen *g, pc_error *err)
+{
+    uint32_t feasible[N_UNITS];
+    int64_t opset = pc_gen_opset(g);
+    uint32_t n = feasible_units(g, opset, feasible);
+    if (n == 0) return PC_OK;
+    unit_ctx u = {.g = g, .q = {.g = g}, .opset = opset};
+    pc_status st = build_unit(&u, feasible, n, err);
+    pc_genq_free(&u.q);
+    return st;
+}
 
 pc_status pc_gen_patterns(pc_gen *g, pc_error *err)
 {
     int64_t opset = opsets[pc_draw_weighted(g->ch, opset_weights, sizeof opsets / sizeof opsets[0])];
     if (opset != pc_gen_opset(g) && pc_model_set_opset(g->model, "", opset, err) != PC_OK) return err->status;
-    uint32_t feasible[N_UNITS], n = 0;
-    for (uint32_t i = 0; i < N_UNITS; i++)
-        if (units[i].min_opset <= opset && units[i].min_rank <= g->cfg->max_rank) feasible[n++] = i;
+    uint32_t feasible[N_UNITS], n;
     unit_ctx u = {.g = g, .q = {.g = g}, .opset = opset};
     uint32_t count = 1 + pc_draw(g->ch, MAX_UNITS);
     pc_status st = PC_OK;
-    for (uint32_t k = 0; st == PC_OK && k < count && n > 0; k++) {
-        const pattern_unit *unit = &units[feasible[pc_draw(g->ch, n)]];
-        u.near = pc_draw_bool(g->ch, NEAR_PERCENT);
-        st = unit->build(&u, err);
-        if (st != PC_OK) pc_error_prefix(err, "patterns unit %s: ", unit->name);
-    }
+    for (uint32_t k = 0; st == PC_OK && k < count && (n = feasible_units(g, opset, feasible)) > 0; k++)
+        st = build_unit(&u, feasible, n, err);
     pc_genq_free(&u.q);
+    /* a unit may add nothing (a shape over --max-elements), and a small --max-nodes fits no unit: a Relu
+     * keeps the case a graph */
+    if (st == PC_OK && g->n_ops == 0) {
+        int64_t one = 1;
+        pc_gen_value *x = pc_gen_input(g, PC_DTYPE_FLOAT, 1, &one, -1, 1, err);
+        pc_node *relu = x ? pc_gen_node_begin(g, "Relu", "", 1, &x->value, 1, err) : NULL;
+        st = relu ? pc_gen_node_end(g, relu, 0, 1, err) : err->status;
+    }
     return st;
 }
