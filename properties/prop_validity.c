@@ -295,6 +295,15 @@ static pc_prop_outcome validity_per_pass(pc_check_ctx *ctx, char *msg, size_t ms
                  ctx->pass, ctx->before_size, ctx->after_size);
         return PC_PROP_FAIL;
     }
+    /* the other direction: a pass that claims a change it did not make keeps the pipeline's rounds going for
+     * nothing (and a real change it lost would hide here). Partitioning always reports a change. */
+    if (ctx->changed && !ctx->bytes_changed && strcmp(ctx->pass, "partition") != 0) {
+        *kind = "changed-flag";
+        snprintf(msg, msg_size,
+                 "%s reported a change, but the serialized graph is byte-identical to the one before it",
+                 ctx->pass);
+        return PC_PROP_FAIL;
+    }
     if (!ctx->bytes_changed) return PC_PROP_PASS;
     if ((o = check_shapes(ctx, msg, msg_size, kind)) != PC_PROP_PASS) return o;
     return check_reference(ctx, msg, msg_size, kind);

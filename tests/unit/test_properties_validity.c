@@ -281,8 +281,52 @@ static void test_loop(void)
     pc_case_free(&c);
 }
 
+/* The changed flag both ways, on validity's per-pass function directly (no pass in the tree lies about it:
+ * the mutant `*changed = false` -> `true` of bench/mutate does): a pass that reports a change but leaves the
+ * serialized graph byte-identical fails, as does one that reports none but changed it; partitioning (which
+ * always reports a change) is exempt. */
+static void test_changed_flag(void)
+{
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+    pt_node(m, "Relu", "", "x", "y", NULL);
+    pt_output(m, "y");
+    uint8_t b[4] = {1, 2, 3, 4}, c[4] = {1, 2, 3, 5};
+    pc_check_ctx ctx = {.pass = "eliminate_cast",
+                        .level = 0,
+                        .before = m,
+                        .after = m,
+                        .before_bytes = b,
+                        .after_bytes = b,
+                        .before_size = 4,
+                        .after_size = 4};
+    char msg[512];
+    const char *kind = NULL;
+    ctx.changed = true;
+    ctx.bytes_changed = false;
+    CHECK(pc_prop_validity.per_pass(&ctx, msg, sizeof msg, &kind) == PC_PROP_FAIL);
+    CHECK_MSG(kind && strcmp(kind, "changed-flag") == 0 && strstr(msg, "reported a change"), "%s", msg);
+    ctx.changed = false;
+    ctx.bytes_changed = true;
+    ctx.after_bytes = c;
+    kind = NULL;
+    CHECK(pc_prop_validity.per_pass(&ctx, msg, sizeof msg, &kind) == PC_PROP_FAIL);
+    CHECK_MSG(kind && strcmp(kind, "changed-flag") == 0 && strstr(msg, "reported no change"), "%s", msg);
+    ctx.pass = "partition";
+    ctx.level = 2;
+    ctx.changed = true;
+    ctx.bytes_changed = false;
+    ctx.after_bytes = b;
+    kind = NULL;
+    pc_prop_outcome o = pc_prop_validity.per_pass(&ctx, msg, sizeof msg, &kind);
+    CHECK_MSG(!kind || strcmp(kind, "changed-flag") != 0, "partition: %s", msg);
+    (void)o;
+    pc_model_free(m);
+}
+
 int main(void)
 {
+    test_changed_flag();
     test_reshape();
     test_loop();
     return pc_test_finish("test_properties_validity");
