@@ -221,17 +221,33 @@ static pc_status unit_neg_neg(unit_ctx *u, pc_error *err)
 }
 
 /* CastLike(x, like) with like of x's type (opset >= 15) -> Relu. Near: the CastLike is a graph output of a
- * graph input (the bypass cannot keep its name). */
+ * graph input (the bypass cannot keep its name), or like is of another type (a real conversion). */
 static pc_status unit_castlike(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK], one = 1;
     int32_t r = draw_rank(u, 1, 4);
     pc_value *x = float_input(u, r, 1, dims, err);
-    pc_value *like = x ? float_const(u, pc_draw_bool(u->g->ch, 50) ? 1 : 0, &one, 0.5f, err) : NULL;
-    if (!like) return err->status;
-    pc_value *ins[2] = {x, like}, *y = NULL;
+    /* near: half the time a like of another type (double, or int32: x in [-1, 1] truncates; not with special
+     * values, whose conversion to an integer is undefined): a real conversion the pass must keep */
+    uint32_t how = u->near ? pc_draw(u->g->ch, 2) : 0;
+    bool to_int = how == 1 && pc_draw_bool(u->g->ch, 50) && !u->g->cfg->allow_special;
+    pc_dtype like_type = how == 1 ? (to_int ? PC_DTYPE_INT32 : PC_DTYPE_DOUBLE) : PC_DTYPE_FLOAT;
+    int64_t zero = 0;
+    pc_gen_value *lv = !x ? NULL
+                       : like_type == PC_DTYPE_FLOAT
+                           ? pc_gen_const_f32(u->g, like_type, pc_draw_bool(u->g->ch, 50) ? 1 : 0, &one,
+                                              (const float[]){0.5f}, err)
+                           : pc_gen_const_i64(u->g, like_type, 0, &one, &zero, err);
+    if (!lv) return err->status;
+    pc_value *ins[2] = {x, lv->value}, *y = NULL;
     pc_status st = end(u, node(u, "CastLike", 2, ins, 1, err), -1, 1, &y, err);
-    if (st != PC_OK || u->near) return st;
+    if (st != PC_OK) return st;
+    if (how == 1) { /* read as float again, so every case ends in float outputs */
+        pc_node *c = node(u, "Cast", 1, &y, 1, err);
+        if (c && pc_node_set_attr_int(c, "to", PC_DTYPE_FLOAT, err) != PC_OK) return err->status;
+        return end(u, c, -1, 1, NULL, err);
+    }
+    if (u->near) return st;
     expect(u, PC_RW_CASTLIKE_REMOVED);
     return unary(u, "Relu", y, 0, 1, NULL, err);
 }
@@ -1217,7 +1233,7 @@ static const pattern_unit units[] = {
     {"neg_neg", 1, 1, 3, unit_neg_neg},
     {"prune", 7, 1, 2, unit_prune},
     {"relu_clip", 6, 1, 4, unit_relu_clip},
-    {"castlike", 15, 1, 2, unit_castlike},
+    {"castlike", 15, 1, 3, unit_castlike},
     {"gelu", 13, 1, 5, unit_gelu},
     {"push_arg", 13, 2, 5, unit_push_arg},
     {"push_gather", 13, 3, 5, unit_push_gather},
