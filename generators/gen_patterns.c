@@ -643,6 +643,20 @@ static pc_status unit_region(unit_ctx *u, pc_error *err)
 /* ---- quantized units -------------------------------------------------------------------------------------
  */
 
+/* A shape of rank 2..4 (within max_rank) with dims 2..3 that fits max_elements, a non-identity perm p, and
+ * td: the dims after Transpose(p). */
+static int32_t draw_permuted_shape(unit_ctx *u, int64_t *dims, int64_t *p, int64_t *td)
+{
+    int32_t r = draw_rank(u, 2, 4);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 2, 3);
+    fit_dims(u, r, 2, dims);
+    draw_perm(u, r, p);
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    return r;
+}
+
 static pc_dtype draw_qtype(unit_ctx *u)
 {
     return pc_draw_bool(u->g->ch, 50) ? PC_DTYPE_INT8 : PC_DTYPE_UINT8;
@@ -653,13 +667,7 @@ static pc_dtype draw_qtype(unit_ctx *u)
 static pc_status unit_qdq_axis(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 2, 4);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(u->g->ch, 2, 3);
-    fit_dims(u, r, 2, dims);
-    draw_perm(u, r, p);
-    for (int32_t i = 0; i < r; i++)
-        td[i] = dims[p[i]];
+    int32_t r = draw_permuted_shape(u, dims, p, td);
     int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
     pc_genq_params qp;
     pc_status st = pc_genq_params_draw(&u->q, draw_qtype(u), a, (uint32_t)td[a], 1.0, &qp, err);
@@ -724,13 +732,7 @@ done:
 static pc_status unit_above_dq(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 2, 4);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(u->g->ch, 2, 3);
-    fit_dims(u, r, 2, dims);
-    draw_perm(u, r, p);
-    for (int32_t i = 0; i < r; i++)
-        td[i] = dims[p[i]];
+    int32_t r = draw_permuted_shape(u, dims, p, td);
     int32_t axis = pc_draw_bool(u->g->ch, 50) ? (int32_t)pc_draw(u->g->ch, (uint32_t)r) : -1;
     pc_dtype qt = draw_qtype(u);
     pc_genq_value w;

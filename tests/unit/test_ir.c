@@ -352,6 +352,47 @@ static void test_save_load_ir_state(void)
     pc_model_free(m);
 }
 
+/* value_info is written in the order a reload creates values (node order), not in creation order: a producer
+ * created after its consumer's input value (as a pass re-creating a node does) must not make save(load(save))
+ * differ from save (issue 14: roundtrip@prune_simple/bytes-differ with control-flow bodies). */
+static void test_value_info_order(void)
+{
+    pc_error err;
+    pc_model *m;
+    CHECK_OK(pc_model_create(&m, &err), &err);
+    pc_model_set_opset(m, "", 17, &err);
+    pc_graph *g = m->graph;
+    g->name = "g"; /* a loaded graph always has one ("" when the file has none) */
+    pc_value *x = pc_graph_add_value(g, "x", NULL, &err);
+    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape = {.rank = 0}};
+    pc_value_set_type(x, &t, &err);
+    pc_graph_add_input(g, x, &err);
+    pc_node *relu = pc_graph_add_node(g, "Relu", "", 1, &x, 1, NULL, &err);
+    pc_node *neg = pc_graph_add_node(g, "Neg", "", 1, &relu->outputs[0], 1, NULL, &err);
+    pc_graph_add_output(g, neg->outputs[0], &err);
+    /* a producer created last, then moved in front of the Relu by the sort */
+    pc_node *abs_ = pc_graph_add_node(g, "Abs", "", 1, &x, 1, NULL, &err);
+    CHECK_OK(pc_node_set_input(relu, 0, abs_->outputs[0], &err), &err);
+    CHECK_OK(pc_graph_sort(g, &err), &err);
+    pc_value *vi[2] = {relu->outputs[0], abs_->outputs[0]};
+    for (int i = 0; i < 2; i++) {
+        CHECK_OK(pc_value_set_type(vi[i], &t, &err), &err);
+        vi[i]->has_value_info = true;
+    }
+    uint8_t *b1 = NULL, *b2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    pc_model *back = NULL;
+    CHECK_OK(pc_model_save_bytes(m, &b1, &n1, &err), &err);
+    CHECK_OK(pc_model_load_bytes(b1, n1, NULL, &back, &err), &err);
+    if (back) CHECK_OK(pc_model_save_bytes(back, &b2, &n2, &err), &err);
+    CHECK_MSG(b2 && n1 == n2 && memcmp(b1, b2, n1) == 0, "save(load(save)) differs: %zu vs %zu bytes", n1,
+              n2);
+    free(b1);
+    free(b2);
+    pc_model_free(back);
+    pc_model_free(m);
+}
+
 /* OOM injection: fail the N-th allocation of an edit sequence for every N; each call must report NOMEM (or
  * succeed) and leave nothing leaked (ASan's leak check runs at exit). */
 static void test_oom_injection(void)
@@ -392,6 +433,7 @@ int main(void)
     test_attributes();
     test_subgraph_outer_refs();
     test_save_load_ir_state();
+    test_value_info_order();
     test_oom_injection();
     return pc_test_finish("test_ir");
 }
