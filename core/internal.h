@@ -26,6 +26,10 @@
 /* The default-domain opsets the transpose optimizer handles (outside them it leaves the graph alone). */
 enum { PC_TRANSPOSE_OPSET_MIN = 7, PC_TRANSPOSE_OPSET_MAX = 21 };
 
+/* Creates an empty graph owned by `model` (core/ir/graph.c): the main graph (parent and owner NULL), or the
+ * body a node attribute holds (the generators build If/Loop/Scan bodies with it). */
+pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
+
 /* Is op (domain, op_type) one the layout transformer moves into the NHWC domain (core/ep/layout_nhwc.c)? */
 bool pc_op_is_layout_sensitive(const char *domain, const char *op_type);
 

@@ -1016,7 +1016,7 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "eliminate_cast also removes a Cast between two types of the same bit width (int32 <-> float, "        \
       "int8 <-> uint8)")                                                                                     \
     X(PC_FAULT_FOLD_INT_DIV_FLOOR, "fold-int-div-floor",                                                     \
-      "the constant evaluator's integer Div rounds toward -inf instead of toward zero (fold_constants)")      \
+      "the constant evaluator's integer Div rounds toward -inf instead of toward zero (fold_constants)")     \
     X(PC_FAULT_LAYER_RULE_CONTAINS, "layer-rule-contains",                                                   \
       "a prefix layer-assignment pattern matches any annotation that contains it, not only those it starts")
 

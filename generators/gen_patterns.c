@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "generators/gen_control.h"
 #include "generators/gen_ops.h"
 #include "generators/gen_quant.h"
 
@@ -1220,6 +1221,24 @@ static pc_status unit_int_arith(unit_ctx *u, pc_error *err)
                err);
 }
 
+/* ---- control flow (gen_control.c): If, Loop and Scan whose bodies read outer values, with annotated nodes
+ * inside; reach, not rewrite guarantees ---- */
+
+static pc_status unit_control_if(unit_ctx *u, pc_error *err)
+{
+    return pc_gen_control_if(u->g, u->near, err);
+}
+
+static pc_status unit_control_loop(unit_ctx *u, pc_error *err)
+{
+    return pc_gen_control_loop(u->g, u->near, err);
+}
+
+static pc_status unit_control_scan(unit_ctx *u, pc_error *err)
+{
+    return pc_gen_control_scan(u->g, u->near, err);
+}
+
 /* ---- the library --------------------------------------------------------------------------------------- */
 
 typedef struct pattern_unit {
@@ -1253,6 +1272,9 @@ static const pattern_unit units[] = {
     {"cast", 9, 1, 8, unit_cast},
     {"cast_chain", 9, 1, 5, unit_cast_chain},
     {"int_arith", 10, 1, 6, unit_int_arith},
+    {"control_if", 11, 1, PC_GEN_CONTROL_MAX_NODES, unit_control_if},
+    {"control_loop", 11, 1, PC_GEN_CONTROL_MAX_NODES, unit_control_loop},
+    {"control_scan", 9, 1, PC_GEN_CONTROL_MAX_NODES, unit_control_scan},
 };
 enum { N_UNITS = sizeof units / sizeof units[0] };
 

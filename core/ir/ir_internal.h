@@ -4,9 +4,6 @@
 
 #include "core/internal.h"
 
-/* Creates an empty graph owned by `model`. parent/owner are NULL for the main graph. */
-pc_graph *pc_graph_create(pc_model *model, pc_graph *parent, pc_node *owner);
-
 /* Name lookups in bulk (the loader): hash each name once, prefetch its index slot some names ahead, then
  * (once the slot is in cache) the value it names, then look it up or insert it, so cache misses overlap. */
 uint64_t pc_value_name_hash(const char *name);

@@ -160,34 +160,53 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
     po->rewrites = opts->rewrites;
 }
 
-/* The annotation groups of g (distinct layer_ann values; the unannotated group first, as NULL) in *out
+/* Appends the layer_ann values of g's nodes, and of the nodes of every body they hold, not yet in *out
+ * (after the unannotated group's NULL at index 0). */
+static pc_status collect_annotations(const pc_graph *g, const char ***out, uint32_t *n, uint32_t *cap,
+                                     pc_error *err)
+{
+    for (const pc_node *nd = g->first; nd; nd = nd->next) {
+        for (uint32_t a = 0; a < nd->n_attrs; a++) {
+            const pc_attr *at = &nd->attrs[a];
+            pc_status st = PC_OK;
+            if (at->type == PC_ATTR_GRAPH && at->g) st = collect_annotations(at->g, out, n, cap, err);
+            for (size_t k = 0; st == PC_OK && at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                st = collect_annotations(at->graphs[k], out, n, cap, err);
+            if (st != PC_OK) return st;
+        }
+        const char *ann = pc_node_annotation(nd);
+        if (!ann) continue;
+        bool seen = false;
+        for (uint32_t k = 1; k < *n && !seen; k++)
+            seen = strcmp((*out)[k], ann) == 0;
+        if (seen) continue;
+        if (*n + 2 > *cap) {
+            *cap = *cap ? *cap * 2 : 8;
+            const char **grown = realloc(*out, *cap * sizeof *grown);
+            if (!grown) return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing annotation groups");
+            *out = grown;
+        }
+        if (*n == 0) (*out)[(*n)++] = NULL;
+        (*out)[(*n)++] = ann;
+    }
+    return PC_OK;
+}
+
+/* The annotation groups of g (distinct layer_ann values of its nodes and of every body's nodes: a body's
+ * nodes are rewritten by the run of their own group; the unannotated group first, as NULL) in *out
  * (malloc'ed); 0 groups when no node is annotated (then passes run unscoped). */
 static pc_status annotation_groups(const pc_graph *g, const char ***out, uint32_t *n, pc_error *err)
 {
     *out = NULL;
     *n = 0;
     uint32_t cap = 0;
-    for (const pc_node *nd = g->first; nd; nd = nd->next) {
-        const char *a = pc_node_annotation(nd);
-        if (!a) continue;
-        bool seen = false;
-        for (uint32_t k = 1; k < *n && !seen; k++)
-            seen = strcmp((*out)[k], a) == 0;
-        if (seen) continue;
-        if (*n + 2 > cap) {
-            cap = cap ? cap * 2 : 8;
-            const char **grown = realloc(*out, cap * sizeof *grown);
-            if (!grown) {
-                free(*out);
-                *out = NULL;
-                return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing annotation groups");
-            }
-            *out = grown;
-        }
-        if (*n == 0) (*out)[(*n)++] = NULL;
-        (*out)[(*n)++] = a;
+    pc_status st = collect_annotations(g, out, n, &cap, err);
+    if (st != PC_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
     }
-    return PC_OK;
+    return st;
 }
 
 /* Runs every pass of `level` until a round changes nothing. Before partitioning the passes run once per
