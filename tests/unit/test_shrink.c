@@ -842,7 +842,7 @@ static void test_worker_same_shrink(void)
         pc_check_result res;
         memset(&res, 0, sizeof res);
         bool found = false;
-        for (uint64_t seed = 1; seed <= 200 && !found; seed++) {
+        for (uint64_t seed = 1; seed <= 1000 && !found; seed++) {
             if (!gen_random(runs[k].family, seed, &cfg, &ch, &c)) continue;
             CHECK_OK(pc_case_check(&c, &cc, &res, &err), &err);
             found = res.failed && strcmp(res.failure.property, runs[k].property) == 0 &&
@@ -853,7 +853,7 @@ static void test_worker_same_shrink(void)
                 pc_choices_free(&ch);
             }
         }
-        CHECK_MSG(found, "%s: no %s case failing %s in 200 seeds", runs[k].fault, runs[k].family,
+        CHECK_MSG(found, "%s: no %s case failing %s in 1000 seeds", runs[k].fault, runs[k].family,
                   runs[k].property);
         if (!found) continue;
         pc_shrink_options o;
