@@ -161,7 +161,10 @@ static pc_status case_inputs(pc_case *c, const char *inputs, uint64_t seed, pc_e
             }
             if (!path) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
             s = pc_data_load_file(path, &v->type, &c->inputs[k], err);
-            if (s == PC_OK) s = data_fits(v, c->inputs[k], err);
+            if (s == PC_OK && (s = data_fits(v, c->inputs[k], err)) != PC_OK) {
+                pc_data_unref(c->inputs[k]); /* not counted in n_inputs yet: the case would not free it */
+                c->inputs[k] = NULL;
+            }
             if (s != PC_OK) pc_error_prefix(err, "--inputs: graph input '%s': %s: ", v->name, path);
             free(path);
         }
