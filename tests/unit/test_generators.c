@@ -13,6 +13,7 @@
 #include "generators/gen.h"
 #include "generators/gen_ops.h"
 #include "reference/reference.h"
+#include "tests/pass_test_util.h"
 #include "tests/test_util.h"
 
 enum { MAX_HIST = 256, MAX_PASSES = 64 };
@@ -98,20 +99,6 @@ static pc_model *reload(const uint8_t *b, size_t n)
 
 /* Erases the type of every node output in a reloaded copy, infers shapes again and compares with the
  * generated model's declared types. */
-/* Core's shape inference gives If/Loop/Scan outputs no type (a known gap: their types come from the bodies
- * the generator declares): values computed from one are not compared. Marks them in `dep` (by value id). */
-static void mark_control_flow_dependent(const pc_graph *g, bool *dep)
-{
-    for (const pc_node *n = g->first; n; n = n->next) {
-        bool d = strcmp(n->op_type, "If") == 0 || strcmp(n->op_type, "Loop") == 0 ||
-                 strcmp(n->op_type, "Scan") == 0;
-        for (uint32_t i = 0; !d && i < n->n_inputs; i++)
-            d = n->inputs[i] && n->inputs[i]->graph == g && dep[n->inputs[i]->id];
-        for (uint32_t o = 0; o < n->n_outputs; o++)
-            if (n->outputs[o]) dep[n->outputs[o]->id] = d;
-    }
-}
-
 static void check_shapes(const pc_model *m, const uint8_t *bytes, size_t size, const char *what)
 {
     pc_model *copy = reload(bytes, size);
@@ -126,7 +113,7 @@ static void check_shapes(const pc_model *m, const uint8_t *bytes, size_t size, c
     pc_status st = pc_graph_infer_shapes(copy->graph, &err);
     CHECK_MSG(st == PC_OK, "%s: shape inference: %s", what, err.message);
     bool *dep = calloc(m->graph->n_values ? m->graph->n_values : 1, sizeof *dep);
-    if (dep) mark_control_flow_dependent(m->graph, dep);
+    if (dep) pt_mark_control_flow_dependent(m->graph, dep);
     for (pc_node *n = m->graph->first; st == PC_OK && dep && n; n = n->next)
         for (uint32_t o = 0; o < n->n_outputs; o++) {
             const pc_value *v = n->outputs[o];

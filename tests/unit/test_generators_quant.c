@@ -29,20 +29,6 @@ static bool save(const pc_model *m, uint8_t **bytes, size_t *size)
 }
 
 /* Shape inference from scratch on a copy whose node outputs lost their types agrees with the generator's. */
-/* Core's shape inference gives If/Loop/Scan outputs no type (a known gap: their types come from the bodies
- * the generator declares): values computed from one are not compared. Marks them in `dep` (by value id). */
-static void mark_control_flow_dependent(const pc_graph *g, bool *dep)
-{
-    for (const pc_node *n = g->first; n; n = n->next) {
-        bool d = strcmp(n->op_type, "If") == 0 || strcmp(n->op_type, "Loop") == 0 ||
-                 strcmp(n->op_type, "Scan") == 0;
-        for (uint32_t i = 0; !d && i < n->n_inputs; i++)
-            d = n->inputs[i] && n->inputs[i]->graph == g && dep[n->inputs[i]->id];
-        for (uint32_t o = 0; o < n->n_outputs; o++)
-            if (n->outputs[o]) dep[n->outputs[o]->id] = d;
-    }
-}
-
 static bool shapes_agree(const pc_model *m, char *why, size_t why_size)
 {
     pc_model *c = clone_model(m);
@@ -65,7 +51,7 @@ static bool shapes_agree(const pc_model *m, char *why, size_t why_size)
     }
     bool *dep = calloc(m->graph->n_values ? m->graph->n_values : 1, sizeof *dep);
     if (!dep) ok = false;
-    if (dep) mark_control_flow_dependent(m->graph, dep);
+    if (dep) pt_mark_control_flow_dependent(m->graph, dep);
     for (pc_node *n = m->graph->first; ok && n; n = n->next)
         for (uint32_t o = 0; ok && o < n->n_outputs; o++) {
             const pc_value *v = n->outputs[o];
