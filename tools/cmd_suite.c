@@ -41,6 +41,7 @@ void pc_cmd_suite_help(FILE *out)
         "SEC]\n"
         "                       [--special-values PERCENT] [--shrink-time SEC] [--no-shrink] [--quiet] "
         "[--stats]\n"
+        "                       [--known FILE...] [--fail-fast]\n"
         "       passcheck suite --list-families | --list-properties | --list-faults\n\n"
         "Generates random valid graphs, runs the pass pipeline on each and checks every property after "
         "every\n"
@@ -75,34 +76,45 @@ void pc_cmd_suite_help(FILE *out)
         "  --timeout SEC      per-case deadline (default 60)\n"
         "  --shrink-time SEC  shrinking budget per failure signature (default 5)\n"
         "  --no-shrink        write failures unshrunk\n"
+        "  --known FILE       known findings: failure signatures (property@pass[/kind]), one per line, '#'\n"
+        "                     comments; cases failing with one are reported as known, not shrunk or saved,\n"
+        "                     and do not fail the run (repeatable)\n"
+        "  --fail-fast        stop starting cases at the first case that fails with a signature not known;\n"
+        "                     every case before it is checked (the counts then depend on --jobs)\n"
         "  --quiet            no banner, progress or shrink notes: only the summary\n"
         "  --stats            print only the rewrite-coverage table (per rewrite kind, the cases where it\n"
         "                     fired and nearly fired; '<<' marks fewer than 50 / 20): no banner, progress,\n"
         "                     other tables or timing; the exit code is the run's\n"
         "  --list-families, --list-properties, --list-faults\n"
-        "                     print 'name  description' per line and exit\n\n"
-        "Output: a banner (seed, families, properties, config and the command to rerun), progress on stderr "
-        "(a\n"
-        "bar on a terminal), then per-property and per-family tables, the transpose-optimum rate, each\n"
-        "failure signature with its repro folder, and the rewrite-coverage table. Everything but the last "
-        "line (timing) is the same for any\n"
-        "--jobs. exit codes: 0 every case passed, 1 a case failed (property failure, crash, timeout, "
-        "generator\n"
-        "or harness error, or a replayed failure still failing), 2 usage error, 3 a report file or the "
-        "--out\n"
-        "folder cannot be written, 4 internal error\n",
+        "                     print 'name  description' per line and exit\n\n",
         DEFAULT_CASES, DEFAULT_SEED, DEFAULT_OUT, DEFAULT_SPECIAL_PERCENT);
+    fprintf(
+        out,
+        "Output: a banner (seed, families, properties, config and the command to rerun), progress on\n"
+        "stderr (a bar on a terminal), then per-property and per-family tables, the transpose-optimum\n"
+        "rate, each failure signature with its repro folder, and the rewrite-coverage table. Everything\n"
+        "but the last line (timing) is the same for any --jobs (without --fail-fast).\n"
+        "Exit codes: 0 every case passed (or failed only with --known signatures), 1 a case failed\n"
+        "(property failure, crash, timeout, generator or harness error, or a replayed failure still\n"
+        "failing), 2 usage error, 3 a report file or the --out folder cannot be written, 4 internal error\n");
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Options.
  */
+/* --known: the signatures read from the files. */
+typedef struct known_list {
+    char **items;
+    size_t n, cap;
+} known_list;
+
 typedef struct suite_args {
     const char *cases, *time, *seed, *jobs, *ep, *oracle, *shard, *junit, *json, *replay, *out, *inject;
     const char *max_nodes, *timeout, *shrink_time, *special_values;
-    pc_cli_list family_list, property_list; /* as given */
-    pc_strbuf families, properties;         /* comma-joined; s NULL when not given */
-    bool list_faults, list_properties, list_families, no_shrink, quiet, stats;
+    pc_cli_list family_list, property_list, known_files; /* as given */
+    pc_strbuf families, properties;                      /* comma-joined; s NULL when not given */
+    known_list known;                                    /* the --known files' signatures */
+    bool list_faults, list_properties, list_families, no_shrink, quiet, stats, fail_fast;
 } suite_args;
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -123,6 +135,79 @@ static int parse_seconds(const char *opt, const char *s, double *out)
                                   MAX_SECONDS);
     *out = v;
     return PC_EXIT_OK;
+}
+
+/* --known files: one failure signature per line ('#' comments, blank lines and surrounding blanks ignored).
+ * A line that is not a signature is a usage error naming the file and line. */
+static void known_list_free(known_list *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->items[i]);
+    free(k->items);
+    memset(k, 0, sizeof *k);
+}
+
+static int known_add(known_list *k, const char *sig, size_t len)
+{
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 16, bytes;
+        char **grown = pc_size_mul(cap, sizeof *grown, &bytes) ? realloc(k->items, bytes) : NULL;
+        if (!grown) return PC_EXIT_INTERNAL;
+        k->items = grown;
+        k->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return PC_EXIT_INTERNAL;
+    memcpy(copy, sig, len);
+    copy[len] = '\0';
+    k->items[k->n++] = copy;
+    return PC_EXIT_OK;
+}
+
+static int known_load(const char *path, known_list *k)
+{
+    enum { MAX_FILE = 1 << 24, MAX_SIGNATURE = 159 };
+    char *text = NULL;
+    size_t size = 0;
+    pc_error err;
+    if (pc_file_read_all(path, MAX_FILE, &text, &size, &err) != PC_OK) {
+        int rc = err.status == PC_ERR_NOMEM ? PC_EXIT_INTERNAL
+                                            : pc_cli_usage_error(CMD, "--known: %s", err.message);
+        free(text);
+        return rc;
+    }
+    int rc = PC_EXIT_OK;
+    size_t line = 0;
+    for (size_t at = 0; at < size && rc == PC_EXIT_OK;) {
+        size_t end = at;
+        while (end < size && text[end] != '\n')
+            end++;
+        line++;
+        size_t b = at, e = end;
+        while (b < e && (text[b] == ' ' || text[b] == '\t'))
+            b++;
+        while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r'))
+            e--;
+        at = end + 1;
+        if (b == e || text[b] == '#') continue;
+        const char *sig = text + b;
+        size_t len = e - b;
+        const char *atsign = memchr(sig, '@', len);
+        bool blank = false;
+        for (size_t i = 0; i < len; i++)
+            blank |= sig[i] == ' ' || sig[i] == '\t' || sig[i] == '\0';
+        if (!atsign || atsign == sig || atsign == sig + len - 1 || blank || len > MAX_SIGNATURE) {
+            rc =
+                pc_cli_usage_error(CMD,
+                                   "--known %s:%zu: '%.*s' is not a failure signature (property@pass[/kind], "
+                                   "at most %d characters)",
+                                   path, line, (int)(len > 80 ? 80 : len), sig, MAX_SIGNATURE);
+            break;
+        }
+        rc = known_add(k, sig, len);
+    }
+    free(text);
+    return rc;
 }
 
 static int parse_args(int argc, char **argv, suite_args *a)
@@ -150,6 +235,8 @@ static int parse_args(int argc, char **argv, suite_args *a)
         SUITE_OPT("--shrink-time", PC_CLI_STRING, shrink_time),
         SUITE_OPT("--family", PC_CLI_LIST, family_list),
         SUITE_OPT("--property", PC_CLI_LIST, property_list),
+        SUITE_OPT("--known", PC_CLI_LIST, known_files),
+        SUITE_OPT("--fail-fast", PC_CLI_FLAG, fail_fast),
         SUITE_OPT("--list-faults", PC_CLI_FLAG, list_faults),
         SUITE_OPT("--list-properties", PC_CLI_FLAG, list_properties),
         SUITE_OPT("--list-families", PC_CLI_FLAG, list_families),
@@ -166,6 +253,9 @@ static int parse_args(int argc, char **argv, suite_args *a)
         pc_strbuf_printf(&a->properties, "%s%s", i ? "," : "", a->property_list.items[i]);
     pc_cli_list_free(&a->family_list);
     pc_cli_list_free(&a->property_list);
+    for (size_t i = 0; rc == PC_EXIT_OK && i < a->known_files.n; i++)
+        rc = known_load(a->known_files.items[i], &a->known);
+    pc_cli_list_free(&a->known_files);
     if (rc == PC_EXIT_OK && (a->families.oom || a->properties.oom)) rc = PC_EXIT_INTERNAL;
     return rc;
 }
@@ -371,6 +461,7 @@ static void build_rerun(pc_strbuf *b, const pc_suite_options *o, const suite_arg
     if (a->max_nodes) pc_strbuf_printf(b, " --max-nodes %s", a->max_nodes);
     if (a->special_values) pc_strbuf_printf(b, " --special-values %s", a->special_values);
     if (a->inject) pc_strbuf_printf(b, " --inject %s", a->inject);
+    if (a->fail_fast) pc_strbuf_printf(b, " --fail-fast");
     if (a->out) pc_strbuf_printf(b, " --out %s", a->out);
     if (a->timeout) pc_strbuf_printf(b, " --timeout %s", a->timeout);
 }
@@ -512,6 +603,9 @@ int pc_cmd_suite(int argc, char **argv)
     snprintf(db_dir, dlen, "%s/.db", o.out_dir);
     o.db_dir = db_dir;
     o.shrink = !a.no_shrink;
+    o.known = (const char *const *)a.known.items;
+    o.n_known = a.known.n;
+    o.fail_fast = a.fail_fast;
     if ((rc = check_out_dir(o.out_dir)) != PC_EXIT_OK ||
         (rc = pc_cli_check_writable(CMD, "--json", a.json)) != PC_EXIT_OK ||
         (rc = pc_cli_check_writable(CMD, "--junit", a.junit)) != PC_EXIT_OK)
@@ -553,7 +647,7 @@ int pc_cmd_suite(int argc, char **argv)
         printf("\n");
     }
     fflush(stdout);
-    rc = rep.n_failed ? PC_EXIT_CHECK_FAILED : PC_EXIT_OK;
+    rc = rep.n_failed > rep.known_failed ? PC_EXIT_CHECK_FAILED : PC_EXIT_OK;
     report_ctx rctx = {&o, &rep};
     int wrc;
     /* A report that cannot be written outranks the verdict: the caller asked for it and did not get it. */
@@ -570,5 +664,6 @@ done:
     pc_strbuf_free(&rerun);
     pc_strbuf_free(&a.families);
     pc_strbuf_free(&a.properties);
+    known_list_free(&a.known);
     return rc;
 }

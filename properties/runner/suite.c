@@ -109,6 +109,13 @@ bool pc_suite_is_property_name(const pc_suite_options *o, const char *name, size
     return false;
 }
 
+bool pc_suite_is_known(const pc_suite_options *o, const char *signature)
+{
+    for (size_t i = 0; i < o->n_known; i++)
+        if (strcmp(o->known[i], signature) == 0) return true;
+    return false;
+}
+
 static uint32_t family_index(const char *name)
 {
     for (size_t i = 0; i < pc_gen_family_count(); i++)
@@ -202,6 +209,7 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
         r->signatures = ns;
         memset(&ns[s], 0, sizeof ns[s]);
         snprintf(ns[s].signature, sizeof ns[s].signature, "%s", sig);
+        ns[s].known = pc_suite_is_known(o, sig);
         r->n_signatures++;
     }
     pc_suite_signature *sg = &r->signatures[s];
@@ -240,6 +248,7 @@ static pc_status record_case(const pc_suite_options *o, pc_suite_report *r, cons
     }
     r->failed[r->n_failed++] =
         (pc_suite_failed_case){d->index, d->case_seed, d->replayed, d->order, fam, (uint32_t)s};
+    r->known_failed += sg->known;
     return PC_OK;
 }
 
@@ -369,6 +378,7 @@ typedef struct run_state {
     size_t n_entries, next_entry;
     bool entries_from_db; /* remove entries that pass */
     bool replaying;
+    bool stop; /* --fail-fast: a case failed with a new signature */
     uint64_t done, total, failed;
     double t0;
     pc_status status; /* next_work's own failure (out of memory loading a repro), reported by run_batch */
@@ -398,6 +408,7 @@ static bool next_work(run_state *st, work *w)
 {
     const pc_suite_options *o = st->o;
     memset(w, 0, sizeof *w);
+    if (st->stop) return false;
     if (st->replaying) {
         while (st->next_entry < st->n_entries) {
             const pc_db_entry *e = &st->entries[st->next_entry++];
@@ -461,21 +472,35 @@ static void report_progress(run_state *st, const char *phase)
     o->progress(o->progress_ctx, &p);
 }
 
+/* Whether (replayed, order) comes before the failure --fail-fast stopped at. */
+static bool rep_order_before(bool replayed, uint64_t order, const pc_suite_report *r)
+{
+    if (replayed != r->stopped_replayed) return replayed;
+    return order < r->stopped_order;
+}
+
 static pc_status handle_done(run_state *st, work *w, pc_iso_outcome *out, pc_error *err)
 {
     case_done d = {w->ctx.index, w->ctx.case_seed, w->order, w->replayed, w->entry, &w->gen, out};
     pc_failure f;
     bool failed = case_failure(out, &f);
+    char sig[160] = "";
+    if (failed) pc_failure_signature(&f, sig, sizeof sig);
     pc_status s = record_case(st->o, st->rep, &d, err);
     if (s != PC_OK) return s;
     st->done++;
     st->failed += failed;
+    if (failed && st->o->fail_fast && !pc_suite_is_known(st->o, sig) &&
+        (!st->stop || rep_order_before(w->replayed, w->order, st->rep))) {
+        st->stop = true;
+        st->rep->stopped_early = true;
+        st->rep->stopped_replayed = w->replayed;
+        st->rep->stopped_order = w->order;
+    }
     if (w->replayed) {
         st->rep->replayed++;
         if (failed) {
             st->rep->replay_still_failing++;
-            char sig[160];
-            pc_failure_signature(&f, sig, sizeof sig);
             bool same = strcmp(sig, w->entry->signature) == 0;
             if (same)
                 st->rep->replay_same_signature++;
@@ -798,6 +823,10 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
 {
     pc_suite_failure *f = &sg->rep;
     FILE *log = o->log;
+    if (sg->known) {
+        snprintf(f->note, sizeof f->note, "a known finding (--known): not shrunk or saved");
+        return;
+    }
     if (!f->have_choices) {
         snprintf(f->note, sizeof f->note, "the case died during generation; rerun it with its seed to debug");
         return;
@@ -989,7 +1018,7 @@ pc_status pc_suite_run(const pc_suite_options *o, pc_suite_report *rep, pc_error
         st.replaying = false;
     }
     /* 2. The cases. */
-    if (s == PC_OK && !o->replay_dir) {
+    if (s == PC_OK && !o->replay_dir && !st.stop) {
         st.done = 0;
         st.failed = 0;
         st.total = 0;

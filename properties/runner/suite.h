@@ -166,7 +166,16 @@ typedef struct pc_suite_options {
     const char *replay_dir; /* non-NULL: only replay the failures found there (read-only; no new cases) */
     const char *inject;     /* the enabled faults, recorded in repros and the database (enable them first) */
     const char *command;    /* the command line, for repro READMEs */
-    FILE *log;              /* shrink and database notes; NULL: quiet */
+    /* Known findings (--known): failure signatures that are expected. Cases failing with one are counted and
+     * reported (marked known) but neither shrunk nor saved, and they are not new failures
+     * (pc_suite_report.known_failed). */
+    const char *const *known;
+    size_t n_known;
+    /* Stop starting cases (and replays) once one fails with a signature that is not known (--fail-fast).
+     * Cases already running finish, and cases start in index order, so every case before the first new
+     * failure has been checked; the counts then depend on --jobs. */
+    bool fail_fast;
+    FILE *log; /* shrink and database notes; NULL: quiet */
     void (*progress)(void *ctx, const pc_suite_progress *p);
     void *progress_ctx;
     pc_suite_generate_fn generate;
@@ -202,6 +211,7 @@ typedef struct pc_suite_failure {
 typedef struct pc_suite_signature {
     char signature[160];
     uint64_t cases; /* failing cases with this signature */
+    bool known;     /* listed in pc_suite_options.known */
     pc_suite_failure rep;
 } pc_suite_signature;
 
@@ -236,13 +246,20 @@ typedef struct pc_suite_report {
     pc_suite_failed_case *failed; /* replays first, then by case index */
     size_t n_signatures;
     pc_suite_signature *signatures; /* in order of first appearance in `failed` */
+    size_t known_failed; /* entries of `failed` whose signature is known: the rest are new failures */
     double seconds, shrink_seconds;
     bool stopped_by_time;
+    bool stopped_early;     /* --fail-fast stopped the run ... */
+    bool stopped_replayed;  /* ... at a replayed failure (else at a new case) */
+    uint64_t stopped_order; /* ... whose order (case index, or position in the replay list) is this */
     /* per rewrite kind, new cases (not events) where it fired / nearly fired, and near-miss cases by reason
      */
     uint64_t rw_fired_cases[PC_RW_COUNT], rw_near_cases[PC_RW_COUNT];
     uint64_t rw_near_reason_cases[PC_RW_COUNT][PC_MISS_COUNT];
 } pc_suite_report;
+
+/* Whether `signature` is one of o->known. */
+bool pc_suite_is_known(const pc_suite_options *o, const char *signature);
 
 /* Whether kind k is below the coverage thresholds in r. */
 bool pc_suite_rewrite_below(const pc_suite_report *r, size_t k);

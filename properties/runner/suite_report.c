@@ -72,6 +72,13 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
             o->case_timeout);
     fprintf(out, "  \"cases\": %" PRIu64 ",\n  \"failed_cases\": %" PRIu64 ",\n  \"stopped_by_time\": %s,\n",
             r->cases, r->failed_cases, r->stopped_by_time ? "true" : "false");
+    fputs("  \"stopped_early\": ", out);
+    if (r->stopped_early)
+        fprintf(out, "{\"replayed\": %s, \"order\": %" PRIu64 "},\n", r->stopped_replayed ? "true" : "false",
+                r->stopped_order);
+    else
+        fputs("null,\n", out);
+    fprintf(out, "  \"known_failed\": %zu,\n", r->known_failed);
     fputs("  \"property_table\": [", out);
     first = true;
     for (size_t i = 0; i < pc_suite_n_slots(o); i++) {
@@ -139,7 +146,8 @@ void pc_suite_write_json(FILE *out, const pc_suite_options *o, const pc_suite_re
         const pc_suite_failure *f = &sg->rep;
         fprintf(out, "%s\n    {\"signature\": ", i ? "," : "");
         json_text(out, sg->signature);
-        fprintf(out, ", \"cases\": %" PRIu64 ", \"property\": ", sg->cases);
+        fprintf(out, ", \"known\": %s, \"cases\": %" PRIu64 ", \"property\": ", sg->known ? "true" : "false",
+                sg->cases);
         json_text(out, f->failure.property);
         fputs(", \"pass\": ", out);
         json_text(out, f->failure.pass);
@@ -301,6 +309,21 @@ void pc_suite_print_coverage(FILE *out, const pc_suite_report *r)
             (int)PC_RW_COUNT, PC_SUITE_RW_MIN_FIRED, PC_SUITE_RW_MIN_NEAR);
 }
 
+/* Known findings (--known) no case of this run failed with: fixed, or simply not reached by these cases. */
+static void print_known_unseen(FILE *out, const pc_suite_options *o, const pc_suite_report *r)
+{
+    bool any = false;
+    for (size_t k = 0; k < o->n_known; k++) {
+        bool seen = false;
+        for (size_t i = 0; i < r->n_signatures && !seen; i++)
+            seen = strcmp(r->signatures[i].signature, o->known[k]) == 0;
+        if (seen) continue;
+        fprintf(out, "%s %s", any ? "," : "known findings this run did not fail with:", o->known[k]);
+        any = true;
+    }
+    if (any) fputc('\n', out);
+}
+
 void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite_report *r)
 {
     if (n_selected_properties(o)) {
@@ -338,8 +361,12 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
                 r->replayed, r->replay_still_failing, r->replay_same_signature, r->replay_other_signature,
                 r->replay_removed, r->replay_skipped, r->db_bad_entries, r->db_bad_entries ? ": " : "",
                 r->db_bad_entries ? r->db_bad_first : "");
+    print_known_unseen(out, o, r);
     fprintf(out, "%" PRIu64 " cases, %" PRIu64 " failed%s", r->cases, r->failed_cases,
             r->stopped_by_time ? " (stopped by --time)" : "");
+    if (r->stopped_early)
+        fprintf(out, " (--fail-fast stopped at %s %" PRIu64 ")",
+                r->stopped_replayed ? "replayed failure" : "case", r->stopped_order);
     if (!r->n_signatures) {
         fputs("; no failures\n", out);
         if (r->cases) pc_suite_print_coverage(out, r);
@@ -349,8 +376,9 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
     for (size_t i = 0; i < r->n_signatures; i++) {
         const pc_suite_signature *sg = &r->signatures[i];
         const pc_suite_failure *f = &sg->rep;
-        fprintf(out, "  %s: %" PRIu64 " case%s, first %s %" PRIu64 " (%s)", sg->signature, sg->cases,
-                sg->cases == 1 ? "" : "s", f->replayed ? "replayed entry of case" : "case", f->index,
+        fprintf(out, "  %s%s: %" PRIu64 " case%s, first %s %" PRIu64 " (%s)", sg->signature,
+                sg->known ? " [known]" : "", sg->cases, sg->cases == 1 ? "" : "s",
+                f->replayed ? "replayed entry of case" : "case", f->index,
                 f->gen.family ? f->gen.family : "outside model");
         if (f->shrunk)
             fprintf(out, ", shrunk %" PRIu32 " -> %" PRIu32 " nodes", f->nodes_before, f->nodes_after);

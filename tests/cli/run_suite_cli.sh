@@ -39,6 +39,10 @@ expect 2 "unexpected argument 'extra'" -- "$pc" suite extra
 expect 2 "--stats given twice" -- "$pc" suite --stats --stats --cases 1
 expect 2 "--stats counts the rewrites of new cases: --replay runs none" -- "$pc" suite --replay . --stats
 expect 3 "cannot write --json file nodir/r.json" -- "$pc" suite --cases 1 --json nodir/r.json
+expect 2 "--known: .*missing.txt" -- "$pc" suite --cases 1 --known missing.txt
+printf '# known\nnumerics@fold_constants/values\nnot a signature\n' >bad-known.txt
+expect 2 "--known bad-known.txt:3: 'not a signature' is not a failure signature" -- "$pc" suite --cases 1 --known bad-known.txt
+expect 2 "--fail-fast given twice" -- "$pc" suite --fail-fast --fail-fast
 touch notadir
 expect 3 "--out notadir: not a directory" -- "$pc" suite --cases 1 --out notadir
 
@@ -98,6 +102,20 @@ for line in open(sys.argv[2]):
         rows[f[0]] = (int(f[1]), int(f[2]))
 want = {k["kind"]: (k["fired_cases"], k["near_miss_cases"]) for k in j["rewrite_coverage"]["kinds"]}
 assert rows == want, (rows, want)
+EOF
+
+# --known and --fail-fast with a planted fault: stopped at its first case; known, it does not fail the run
+kf=(--seed 1 --cases 600 --family patterns --no-shrink --property rewrite-fired --inject neg-neg-skipped)
+expect 1 "--fail-fast stopped at case [0-9]+" -- "$pc" suite "${kf[@]}" --out kf1 --fail-fast --json kf1.json
+printf 'rewrite-fired@end-to-end/neg_neg_removed\n' >known.txt
+expect 0 "rewrite-fired@end-to-end/neg_neg_removed \\[known\\]" -- "$pc" suite "${kf[@]}" --out kf2 --known known.txt --fail-fast --json kf2.json
+check "--fail-fast and --known in the JSON" python3 - kf1.json kf2.json <<'EOF'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+stop = a["stopped_early"]["order"]
+assert a["cases"] < 600 and a["failures"][0]["case"] == stop and a["known_failed"] == 0, a["stopped_early"]
+assert b["stopped_early"] is None and b["cases"] == 600 and b["known_failed"] == b["failed_cases"] > 0, b["cases"]
+assert b["failures"][0]["case"] == stop and all(s["known"] and s["repro"] is None for s in b["signatures"])
 EOF
 
 # --jobs 2 gives the same report (timing aside) and the same summary (last line aside)

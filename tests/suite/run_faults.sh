@@ -6,12 +6,14 @@
 # signature the baseline does not have must appear (so a finding the suite already reports without the fault — a
 # real bug in a pass — can't pass for the fault being caught, and the test does not depend on the baseline having
 # findings or not), its shrunk repro must have at most MAX_NODES nodes, and `passcheck suite --replay` of the repro
-# with the fault on must fail with the same signature.
+# with the fault on must fail with the same signature. The fault runs get the baseline's signatures as --known and
+# stop at the first case failing with another (--fail-fast): the same cases in the same order, so a fault is
+# caught exactly when the whole run would catch it, without running the cases after the catch.
 #
 # usage: run_faults.sh PASSCHECK [default|targeted]
 #   default (the default): `passcheck suite` with its defaults — every family, every property, seed 1, its default
-#     case count, jobs and shrink budget; only --inject, --out, --json and --quiet are added. ctest runs it from a
-#     Release build (label "suite"; ci/test builds one for it).
+#     case count, jobs and shrink budget; only --inject, --known, --fail-fast, --out, --json and --quiet are
+#     added. ctest runs it from a Release build (label "suite"; ci/test builds one for it).
 #   targeted: a reduced run for sanitizer builds, where checks are ~10x slower: CASES (default 600) cases with seed
 #     SEED (default 7), each fault's run (and its baseline) restricted to the family that exercises the faulted pass
 #     (annotated for the level-1 annotation faults, nhwc for the transpose-optimizer faults, qdq for the QDQ rewrite,
@@ -78,7 +80,9 @@ for fault in $faults; do
             "$(/usr/bin/python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["signatures"]))' \
                 "$tmp/baseline-$family.json")" "$secs"
     fi
-    run "$fault" "$family" --inject "$fault" || {
+    /usr/bin/python3 -c 'import json,sys; [print(s["signature"]) for s in json.load(open(sys.argv[1]))["signatures"]]' \
+        "$tmp/baseline-$family.json" >"$tmp/known-$family.txt"
+    run "$fault" "$family" --inject "$fault" --known "$tmp/known-$family.txt" --fail-fast || {
         status=1
         continue
     }

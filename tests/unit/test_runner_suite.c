@@ -816,10 +816,78 @@ static void test_isolated_matches_in_process(void)
     CHECK_STATUS(pc_case_check_isolated(&empty, &cc, 0, &r, &err), PC_ERR_USAGE, &err);
 }
 
+/* --known and --fail-fast on the synthetic run: the failures in the pass of the first failing case are known;
+ * the run must stop at the first case failing in another pass, having checked every case before it, whatever
+ * --jobs. */
+static void test_known_and_fail_fast(void)
+{
+    enum { N = 400 };
+    unsigned kp = 3; /* the known pass: p0, p1 or p2 */
+    uint64_t first_new = UINT64_MAX, known_before = 0, known_all = 0, failing_all = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        unsigned v = ref_value(42, i);
+        if (v % 7) continue;
+        if (kp == 3) kp = v % 3;
+        failing_all++;
+        known_all += v % 3 == kp;
+        if (v % 3 != kp && first_new == UINT64_MAX) first_new = i;
+        if (v % 3 == kp && first_new == UINT64_MAX) known_before++;
+    }
+    CHECK_MSG(first_new != UINT64_MAX && known_before > 0, "the synthetic cases need a known failure first");
+    pc_failure f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.property, sizeof f.property, "%s", pc_property_at(0)->name);
+    snprintf(f.pass, sizeof f.pass, "p%u", kp);
+    char known_sig[160];
+    pc_failure_signature(&f, known_sig, sizeof known_sig);
+    const char *known[] = {known_sig, "numerics@never/seen"};
+    /* --known alone: every case runs, the p0 failures are marked known and counted apart */
+    pc_suite_options o;
+    synth_options(&o, N, 2);
+    o.known = known;
+    o.n_known = 2;
+    pc_suite_report r;
+    if (!run(&o, &r)) return;
+    CHECK(r.cases == N && r.n_failed == failing_all && r.known_failed == known_all && !r.stopped_early);
+    for (size_t s = 0; s < r.n_signatures; s++) {
+        bool is_known = strcmp(r.signatures[s].signature, known_sig) == 0;
+        CHECK_MSG(r.signatures[s].known == is_known, "%s: known %d", r.signatures[s].signature,
+                  r.signatures[s].known);
+        CHECK(!is_known || strstr(r.signatures[s].rep.note, "known finding") != NULL);
+    }
+    char *j = json_of(&o, &r);
+    CHECK(j && strstr(j, "\"known\": true") && strstr(j, "\"stopped_early\": null"));
+    free(j);
+    pc_suite_report_free(&r);
+    /* --fail-fast: stops at first_new; with more jobs, cases after it may have finished too */
+    for (uint32_t jobs = 1; jobs <= 3; jobs += 2) {
+        synth_options(&o, N, jobs);
+        o.known = known;
+        o.n_known = 2;
+        o.fail_fast = true;
+        if (!run(&o, &r)) return;
+        CHECK_MSG(r.stopped_early && !r.stopped_replayed && r.stopped_order == first_new,
+                  "jobs %u: stopped %d at %llu, expected case %llu", jobs, r.stopped_early,
+                  (unsigned long long)r.stopped_order, (unsigned long long)first_new);
+        CHECK(jobs > 1 ? r.cases >= first_new + 1 && r.cases <= first_new + jobs : r.cases == first_new + 1);
+        CHECK(r.known_failed >= known_before && r.n_failed >= known_before + 1);
+        for (size_t k = 0; k < known_before + 1 && k < r.n_failed; k++) /* everything before was checked */
+            CHECK(r.failed[k].index <= first_new);
+        j = json_of(&o, &r);
+        char want[96];
+        snprintf(want, sizeof want, "\"stopped_early\": {\"replayed\": false, \"order\": %llu}",
+                 (unsigned long long)first_new);
+        CHECK_MSG(j && strstr(j, want), "JSON lacks %s", want);
+        free(j);
+        pc_suite_report_free(&r);
+    }
+}
+
 int main(void)
 {
     test_case_seeds();
     test_synthetic_run_and_jobs();
+    test_known_and_fail_fast();
     test_crash_and_hang();
     test_failure_db();
     test_replay_saved_repro();
