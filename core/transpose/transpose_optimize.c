@@ -128,13 +128,16 @@ static void input_cost(const tp_ctx *ctx, const pc_node *node, const pc_value *v
         if (!removed) cost_add(c, tp_value_cost_rank(v), 1); /* the composed one is a new node */
         return;
     }
-    /* a sibling Transpose with this perm is reused (tp_transpose_input) */
+    /* a sibling Transpose with this perm is reused (tp_transpose_input): free, unless the push removes it
+     * (node is its only reader: another input cancels it and was credited for that), for then reusing it
+     * keeps it, which costs what a new one does. Counting both the credit and the free reuse made
+     * Mul(T(x), x) -> T'(Mul(x, T(x))) look like a gain, and the push repeated forever. */
     for (uint32_t k = 0; k < v->n_consumers; k++) {
         const pc_node *u = v->consumers[k].node;
         size_t ur;
         if (u != node && !u->removed && u->graph == ctx->graph && v->consumers[k].index == 0 &&
             pc_pass_can_modify(ctx->opts, u) && tp_transpose_perm(u, q, &ur) && ur == rank &&
-            tp_perm_equal(q, perm, rank))
+            tp_perm_equal(q, perm, rank) && !removed_by_push(ctx, u, node))
             return;
     }
     cost_add(c, tp_value_cost_rank(v), 1);

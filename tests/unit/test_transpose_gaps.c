@@ -1018,6 +1018,56 @@ static void test_region_push_not_worse(void)
     pc_model_free(m);
 }
 
+/* Mul(T_p(x), x), with and without a Transpose T_q on its output, for every perm p and q of rank 4 (the
+ * pipeline fuzzer's find: AveragePool -> T -> Mul(., AveragePool), nhwc,cpu). Pushing T_p through the Mul
+ * puts T_p^-1 on x, where a sibling Transpose with that perm, T_p itself, could be reused when p is its own
+ * inverse; the cost counted both T_p's removal and the free reuse, so the push looked like a gain, repeated
+ * round after round, and a second optimize changed the graph again. Every graph: exact outputs, the oracle's
+ * optimum, and nothing left to change for a second run. */
+static void test_push_reused_sibling_idempotent(void)
+{
+    static const int64_t shapes[][4] = {{1, 2, 2, 1}, {2, 2, 2, 2}};
+    int64_t perms[24][4];
+    size_t n = 0;
+    for (int64_t a = 0; a < 4; a++)
+        for (int64_t b = 0; b < 4; b++)
+            for (int64_t c = 0; c < 4; c++)
+                for (int64_t d = 0; d < 4; d++)
+                    if (a != b && a != c && a != d && b != c && b != d && c != d) {
+                        int64_t *q = perms[n++];
+                        q[0] = a, q[1] = b, q[2] = c, q[3] = d;
+                    }
+    size_t graphs = 0, second_changed = 0;
+    for (size_t s = 0; s < 2; s++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j <= n; j++) /* j == n: no output Transpose */
+                for (int layout = 0; layout < 2; layout++) {
+                    pc_model *m = pt_model(13);
+                    pt_input(m, "x", PC_DTYPE_FLOAT, 4, shapes[s]);
+                    transpose(m, "x", "t", 4, perms[i]);
+                    pt_node(m, "Mul", "", "t,x", j < n ? "m" : "y", NULL);
+                    if (j < n) transpose(m, "m", "y", 4, perms[j]);
+                    pt_output(m, "y");
+                    pc_pass_options o = pt_pass_options("transpose_optimize");
+                    o.layout_cost_check = layout;
+                    char what[96];
+                    snprintf(what, sizeof what, "shape %zu, p %zu, q %zu, layout %d", s, i, j, layout);
+                    optimize_checked(m, &o, what);
+                    /* after the layout transformer's walk, the pipeline runs the plain optimizer: that one
+                     * must reach its fixed point at once (a layout walk pushes channel moves regardless of
+                     * cost every time it runs) */
+                    o.layout_cost_check = false;
+                    if (layout) optimize_checked(m, &o, what);
+                    bool again = pt_run_pass(pc_transpose_optimize, m, &o);
+                    CHECK_MSG(!again, "%s: a second run changed the graph again", what);
+                    second_changed += again;
+                    graphs++;
+                    pc_model_free(m);
+                }
+    printf("test_transpose_gaps: Mul(T_p(x), x): %zu graphs, %zu changed by a second run\n", graphs,
+           second_changed);
+}
+
 /* x -> T -> y0 and x -> (Q -> DQ -> Relu) x n -> T -> y1 (suite seed 2 case 4273, annotated: two NHWC
  * QLinearConvs' input wrappers on x and on the end of a QDQ chain): the second T moves above the whole chain
  * and shares the first (2 -> 1). The look-ahead stopped 4 levels up; a chain longer than the rounds must be
@@ -1112,6 +1162,7 @@ static void test_region_push_from_pad(void)
 
 int main(void)
 {
+    test_push_reused_sibling_idempotent();
     test_shared_layout_push();
     test_layout_push_split();
     test_concat_same_transpose_twice();
