@@ -139,13 +139,44 @@ bool match_node_same(const pc_node *a, const pc_node *b)
     return true;
 }
 
+/* The nodes of g and, after each node, those of its subgraph bodies (depth first): a pass that rewrites
+ * inside an If/Loop/Scan body is judged by the same rules as one on the main graph (names are unique
+ * model-wide: ONNX forbids a body from shadowing an outer name). */
+static uint32_t count_nodes(const pc_graph *g)
+{
+    uint32_t n = 0;
+    for (const pc_node *x = g->first; x; x = x->next) {
+        n++;
+        for (uint32_t a = 0; a < x->n_attrs; a++) {
+            const pc_attr *at = &x->attrs[a];
+            if (at->type == PC_ATTR_GRAPH && at->g) n += count_nodes(at->g);
+            for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                n += count_nodes(at->graphs[k]);
+        }
+    }
+    return n;
+}
+
+static void add_nodes(const pc_graph *g, const pc_node **out, uint32_t *n, uint32_t cap)
+{
+    for (const pc_node *x = g->first; x && *n < cap; x = x->next) {
+        out[(*n)++] = x;
+        for (uint32_t a = 0; a < x->n_attrs; a++) {
+            const pc_attr *at = &x->attrs[a];
+            if (at->type == PC_ATTR_GRAPH && at->g) add_nodes(at->g, out, n, cap);
+            for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++)
+                add_nodes(at->graphs[k], out, n, cap);
+        }
+    }
+}
+
 static pc_status collect(const pc_graph *g, const pc_node ***out, uint32_t *n, pc_error *err)
 {
     *n = 0;
-    *out = calloc(g->n_nodes ? g->n_nodes : 1, sizeof **out);
+    uint32_t cap = count_nodes(g);
+    *out = calloc(cap ? cap : 1, sizeof **out);
     if (!*out) return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
-    for (const pc_node *x = g->first; x && *n < g->n_nodes; x = x->next)
-        (*out)[(*n)++] = x;
+    add_nodes(g, *out, n, cap);
     return PC_OK;
 }
 

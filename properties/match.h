@@ -22,7 +22,7 @@
 
 typedef struct node_match {
     uint32_t n_before, n_after;
-    const pc_node **before, **after; /* main-graph nodes in graph order */
+    const pc_node **before, **after; /* every node in graph order, each body's after its node */
     int32_t *after_to_before;        /* index into before of the kept node, -1 for new nodes */
     int32_t *after_replaces; /* for new nodes: the before-node with the same identity (op changed), or -1 */
     bool *before_kept;       /* some after-node kept it (same op and domain) */

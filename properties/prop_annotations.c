@@ -170,6 +170,22 @@ static pc_prop_outcome check_pins(const pc_check_ctx *ctx, const node_match *m, 
         int32_t b = m->after_to_before[i] >= 0 ? m->after_to_before[i] : m->after_replaces[i];
         if (b < 0) continue;
         const char *ann = pc_node_annotation(m->before[b]);
+        if (a->graph != ctx->after->graph) {
+            /* body nodes are not offered to EPs (docs/ep.md): whatever their annotation, they run where the
+             * node owning the body runs */
+            const pc_node *own = a->graph->owner;
+            if (own && !match_str_eq(own->ep, a->ep)) {
+                *kind = "body-ep";
+                snprintf(
+                    msg, msg_size,
+                    "partition: node %s of a body of '%s' runs on '%s', its owner on '%s' (body nodes run "
+                    "where their owner runs)",
+                    match_node_label(a, l1, sizeof l1), own->name ? own->name : "", a->ep ? a->ep : "(none)",
+                    own->ep ? own->ep : "(none)");
+                return PC_PROP_FAIL;
+            }
+            continue;
+        }
         int32_t p = ep_index(ctx, pc_lro_ep_for(rules, ann));
         if (p < 0) continue;
         const pc_ep *pin = ctx->eps[p];

@@ -400,6 +400,82 @@ static pc_model *pinned_graph(const char *ann, const char *relu_ep, const char *
     return typed(m);
 }
 
+/* A body value reading the outer value `name` (as the loader links a body's reference to an outer name). */
+static pc_value *body_ref(pc_graph *body, pc_graph *outer, const char *name)
+{
+    pc_error err;
+    pc_value *o = pc_graph_find_value(outer, name), *v = pc_graph_add_value(body, name, NULL, &err);
+    if (!o || !v) pt_die(name, &err);
+    v->outer = o;
+    o->n_subgraph_refs++;
+    return v;
+}
+
+static pc_node *body_node(pc_model *m, pc_graph *body, const char *op, pc_value *a, pc_value *b,
+                          const char *out, const char *name, const char *ann)
+{
+    pc_error err;
+    pc_node *n = pc_graph_new_node(body, op, "");
+    pc_value *y = pc_graph_add_value(body, out, NULL, &err);
+    if (!n || !y) pt_die(op, &err);
+    n->name = pc_arena_strdup(&m->arena, name);
+    if (pc_node_add_input(n, a, &err) != PC_OK || (b && pc_node_add_input(n, b, &err) != PC_OK) ||
+        pc_node_append_output(n, y, &err) != PC_OK ||
+        (ann && pc_node_set_metadata(n, PC_LAYER_ANN_KEY, ann, &err) != PC_OK))
+        pt_die(op, &err);
+    return n;
+}
+
+/* If(c) whose then-branch holds the Reshape pair (annotations a1, a2), or its fusion into one Reshape named
+ * `fused`, and whose else-branch is Reshape(x, s2): fusion-sources must see the body as the main graph. */
+static pc_model *reshape_pair_in_if(const char *fused, const char *a1, const char *a2)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
+    pt_input(m, "c", PC_DTYPE_BOOL, 0, NULL);
+    pt_const_i64(m, "s1", 2, (int64_t[]){3, 16});
+    pt_const_i64(m, "s2", 1, (int64_t[]){48});
+    pc_node *iff = pt_node(m, "If", "", "c", "y", NULL);
+    pc_attr *attrs = pc_arena_array(&m->arena, 2, sizeof *attrs);
+    if (!attrs) pt_die("attrs", NULL);
+    static const char *const names[2] = {"then_branch", "else_branch"};
+    for (int b = 0; b < 2; b++) {
+        pc_graph *body = pc_graph_create(m, m->graph, iff);
+        if (!body) pt_die("body", NULL);
+        pc_value *x = body_ref(body, m->graph, "x"), *s2 = body_ref(body, m->graph, "s2");
+        pc_node *last;
+        if (b == 1)
+            last = body_node(m, body, "Reshape", x, s2, "ye", "ye", NULL);
+        else if (fused)
+            last = body_node(m, body, "Reshape", x, s2, "yt", fused, a2);
+        else {
+            pc_node *r1 = body_node(m, body, "Reshape", x, body_ref(body, m->graph, "s1"), "r1", "r1", a1);
+            last = body_node(m, body, "Reshape", r1->outputs[0], s2, "yt", "yt", a2);
+        }
+        if (pc_graph_add_output(body, last->outputs[0], &err) != PC_OK) pt_die("body output", &err);
+        attrs[b] = (pc_attr){.name = names[b], .type = PC_ATTR_GRAPH, .g = body};
+    }
+    iff->attrs = attrs;
+    iff->n_attrs = iff->cap_attrs = 2;
+    pt_output(m, "y");
+    pc_model *c = pt_clone(m);
+    pc_model_free(m);
+    return c;
+}
+
+/* Sets the If's EP and its bodies' nodes' EPs (static strings). */
+static pc_model *if_eps(pc_model *m, const char *owner_ep, const char *body_ep)
+{
+    for (pc_node *n = m->graph->first; n; n = n->next) {
+        n->ep = owner_ep;
+        for (uint32_t a = 0; a < n->n_attrs; a++)
+            for (pc_node *x = n->attrs[a].type == PC_ATTR_GRAPH ? n->attrs[a].g->first : NULL; x; x = x->next)
+                x->ep = body_ep;
+    }
+    return m;
+}
+
 static void test_annotations(void)
 {
     pair p = {.prop = &pc_prop_annotations, .pass = "fuse_reshape", .level = 1, .changed = true};
@@ -472,6 +548,14 @@ static void test_annotations(void)
     pc_model_free(p.after);
     p.after = pinned_graph(NULL, "cpu", "cpu");
     EXPECT(&p, PC_PROP_PASS, "");
+    pair_free(&p);
+    /* body nodes are not offered to EPs: pinned or not, they run where the If runs */
+    p.before = reshape_pair_in_if(NULL, "enc.block0", "enc.block0");
+    p.after = if_eps(reshape_pair_in_if(NULL, NULL, NULL), "cpu", "cpu");
+    EXPECT(&p, PC_PROP_PASS, "");
+    pc_model_free(p.after);
+    p.after = if_eps(reshape_pair_in_if(NULL, NULL, NULL), "cpu", "nhwc");
+    EXPECT(&p, PC_PROP_FAIL, "body-ep");
     pair_free(&p);
     /* the pin comes from the independent layer-rule oracle reading the case's text, not from core's matcher:
      * core rules that (wrongly) pin "dec" to nhwc change nothing */
@@ -990,10 +1074,26 @@ static void test_fusion_sources(void)
     pair_free(&p);
 }
 
+/* fusion-sources inside a body: before issue 14's third session the matcher saw main-graph nodes only, and
+ * this merge across annotations passed. */
+static void test_fusion_sources_in_body(void)
+{
+    pair p = {.prop = &pc_prop_fusion_sources, .pass = "fuse_reshape", .level = 1, .changed = true};
+    p.before = reshape_pair_in_if(NULL, "enc.block0", "enc.block0");
+    p.after = reshape_pair_in_if("yt/Reshape_pc0", "enc.block0", "enc.block0");
+    EXPECT(&p, PC_PROP_PASS, "");
+    pair_free(&p);
+    p.before = reshape_pair_in_if(NULL, "enc.block0", "dec.block0");
+    p.after = reshape_pair_in_if("yt/Reshape_pc0", NULL, "dec.block0");
+    EXPECT(&p, PC_PROP_FAIL, "mixed-annotations");
+    pair_free(&p);
+}
+
 int main(void)
 {
     test_numerics();
     test_fusion_sources();
+    test_fusion_sources_in_body();
     test_annotations();
     test_ep_assignment();
     test_validity();
