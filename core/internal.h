@@ -114,4 +114,9 @@ char *pc_strbuf_take(pc_strbuf *b);
 /* Frees s and leaves b as {0}, ready for reuse. */
 void pc_strbuf_free(pc_strbuf *b);
 
+/* A 64-bit fingerprint of everything the ONNX saver writes (core/ir/fingerprint.c): models whose saved bytes
+ * differ have different fingerprints, barring 64-bit collisions; equal bytes may still fingerprint apart.
+ * Costs one walk of the IR and no allocation, so "did this pass change the model?" needs no save. */
+uint64_t pc_model_fingerprint(const pc_model *m);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "properties/property.h"
 #include "reference/reference.h"
 
@@ -141,6 +142,7 @@ typedef struct runner {
     pc_model *before; /* loaded from before_bytes when a pass changes the graph */
     uint8_t *before_bytes;
     size_t before_size;
+    uint64_t before_fp; /* pc_model_fingerprint of the graph before_bytes holds */
     ref_slot slot_original, slot_before, slot_after;
     bool stop; /* a property failed, or stop_after_pass was reached: the hook stops the pipeline */
     char last_pass[64];
@@ -432,6 +434,17 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     uint8_t *bytes = NULL;
     size_t size = 0;
     pc_error serr;
+    bool stop_here = r->cfg->stop_after_pass && strcmp(r->cfg->stop_after_pass, pass) == 0;
+    /* Most passes change nothing: the fingerprint (which differs whenever the saved bytes would) says so
+     * without serializing the model. */
+    uint64_t fp = pc_model_fingerprint(model);
+    if (!changed && fp == r->before_fp) {
+        if (stop_here) {
+            r->stop = true;
+            return pc_error_set(err, PC_ERR_CHECK_FAILED, "stop");
+        }
+        return PC_OK;
+    }
     if (pc_model_save_bytes(model, &bytes, &size, &serr) != PC_OK) {
         ctx->pass = pass;
         char msg[700];
@@ -442,9 +455,9 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
         return pc_error_set(err, PC_ERR_CHECK_FAILED, "property failure");
     }
     bool bytes_changed = size != r->before_size || memcmp(bytes, r->before_bytes, size) != 0;
-    bool stop_here = r->cfg->stop_after_pass && strcmp(r->cfg->stop_after_pass, pass) == 0;
     if (!changed && !bytes_changed) {
         /* Nothing happened: the graph is the one already checked after the previous pass. */
+        r->before_fp = fp;
         free(bytes);
         if (stop_here) {
             r->stop = true;
@@ -486,6 +499,7 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     free(r->before_bytes);
     r->before_bytes = bytes;
     r->before_size = size;
+    r->before_fp = fp;
     pc_model_free(r->before);
     r->before = NULL;
     slot_clear(&r->slot_before);
@@ -561,6 +575,7 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
         goto done;
     }
     if ((st = pc_model_save_bytes(work, &r.before_bytes, &r.before_size, err)) != PC_OK) goto done;
+    r.before_fp = pc_model_fingerprint(work);
 
     pc_check_ctx *ctx = &r.ctx;
     ctx->kase = c;
