@@ -102,18 +102,12 @@ void pc_cmd_suite_help(FILE *out)
 /* ---------------------------------------------------------------------------------------------------------------
  * Options.
  */
-/* --known: the signatures read from the files. */
-typedef struct known_list {
-    char **items;
-    size_t n, cap;
-} known_list;
-
 typedef struct suite_args {
     const char *cases, *time, *seed, *jobs, *ep, *oracle, *shard, *junit, *json, *replay, *out, *inject;
     const char *max_nodes, *timeout, *shrink_time, *special_values;
     pc_cli_list family_list, property_list, known_files; /* as given */
     pc_strbuf families, properties;                      /* comma-joined; s NULL when not given */
-    known_list known;                                    /* the --known files' signatures */
+    pc_known_list known;                                 /* the --known files' signatures */
     bool list_faults, list_properties, list_families, no_shrink, quiet, stats, fail_fast;
 } suite_args;
 
@@ -135,79 +129,6 @@ static int parse_seconds(const char *opt, const char *s, double *out)
                                   MAX_SECONDS);
     *out = v;
     return PC_EXIT_OK;
-}
-
-/* --known files: one failure signature per line ('#' comments, blank lines and surrounding blanks ignored).
- * A line that is not a signature is a usage error naming the file and line. */
-static void known_list_free(known_list *k)
-{
-    for (size_t i = 0; i < k->n; i++)
-        free(k->items[i]);
-    free(k->items);
-    memset(k, 0, sizeof *k);
-}
-
-static int known_add(known_list *k, const char *sig, size_t len)
-{
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 16, bytes;
-        char **grown = pc_size_mul(cap, sizeof *grown, &bytes) ? realloc(k->items, bytes) : NULL;
-        if (!grown) return PC_EXIT_INTERNAL;
-        k->items = grown;
-        k->cap = cap;
-    }
-    char *copy = malloc(len + 1);
-    if (!copy) return PC_EXIT_INTERNAL;
-    memcpy(copy, sig, len);
-    copy[len] = '\0';
-    k->items[k->n++] = copy;
-    return PC_EXIT_OK;
-}
-
-static int known_load(const char *path, known_list *k)
-{
-    enum { MAX_FILE = 1 << 24, MAX_SIGNATURE = 159 };
-    char *text = NULL;
-    size_t size = 0;
-    pc_error err;
-    if (pc_file_read_all(path, MAX_FILE, &text, &size, &err) != PC_OK) {
-        int rc = err.status == PC_ERR_NOMEM ? PC_EXIT_INTERNAL
-                                            : pc_cli_usage_error(CMD, "--known: %s", err.message);
-        free(text);
-        return rc;
-    }
-    int rc = PC_EXIT_OK;
-    size_t line = 0;
-    for (size_t at = 0; at < size && rc == PC_EXIT_OK;) {
-        size_t end = at;
-        while (end < size && text[end] != '\n')
-            end++;
-        line++;
-        size_t b = at, e = end;
-        while (b < e && (text[b] == ' ' || text[b] == '\t'))
-            b++;
-        while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r'))
-            e--;
-        at = end + 1;
-        if (b == e || text[b] == '#') continue;
-        const char *sig = text + b;
-        size_t len = e - b;
-        const char *atsign = memchr(sig, '@', len);
-        bool blank = false;
-        for (size_t i = 0; i < len; i++)
-            blank |= sig[i] == ' ' || sig[i] == '\t' || sig[i] == '\0';
-        if (!atsign || atsign == sig || atsign == sig + len - 1 || blank || len > MAX_SIGNATURE) {
-            rc =
-                pc_cli_usage_error(CMD,
-                                   "--known %s:%zu: '%.*s' is not a failure signature (property@pass[/kind], "
-                                   "at most %d characters)",
-                                   path, line, (int)(len > 80 ? 80 : len), sig, MAX_SIGNATURE);
-            break;
-        }
-        rc = known_add(k, sig, len);
-    }
-    free(text);
-    return rc;
 }
 
 static int parse_args(int argc, char **argv, suite_args *a)
@@ -253,8 +174,12 @@ static int parse_args(int argc, char **argv, suite_args *a)
         pc_strbuf_printf(&a->properties, "%s%s", i ? "," : "", a->property_list.items[i]);
     pc_cli_list_free(&a->family_list);
     pc_cli_list_free(&a->property_list);
-    for (size_t i = 0; rc == PC_EXIT_OK && i < a->known_files.n; i++)
-        rc = known_load(a->known_files.items[i], &a->known);
+    for (size_t i = 0; rc == PC_EXIT_OK && i < a->known_files.n; i++) {
+        pc_error err;
+        if (pc_known_list_load(&a->known, a->known_files.items[i], &err) != PC_OK)
+            rc = err.status == PC_ERR_NOMEM ? PC_EXIT_INTERNAL
+                                            : pc_cli_usage_error(CMD, "--known %s", err.message);
+    }
     pc_cli_list_free(&a->known_files);
     if (rc == PC_EXIT_OK && (a->families.oom || a->properties.oom)) rc = PC_EXIT_INTERNAL;
     return rc;
@@ -664,6 +589,6 @@ done:
     pc_strbuf_free(&rerun);
     pc_strbuf_free(&a.families);
     pc_strbuf_free(&a.properties);
-    known_list_free(&a.known);
+    pc_known_list_free(&a.known);
     return rc;
 }

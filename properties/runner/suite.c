@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/internal.h"
 #include "properties/runner/repro.h"
 #include "properties/oracles/ort_oracle.h"
 #include "properties/runner/suite.h"
@@ -107,6 +108,76 @@ bool pc_suite_is_property_name(const pc_suite_options *o, const char *name, size
             return true;
         }
     return false;
+}
+
+void pc_known_list_free(pc_known_list *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->items[i]);
+    free(k->items);
+    memset(k, 0, sizeof *k);
+}
+
+bool pc_known_list_has(const pc_known_list *k, const char *signature)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->items[i], signature) == 0) return true;
+    return false;
+}
+
+static pc_status known_add(pc_known_list *k, const char *sig, size_t len, pc_error *err)
+{
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 16, bytes;
+        char **grown = pc_size_mul(cap, sizeof *grown, &bytes) ? realloc(k->items, bytes) : NULL;
+        if (!grown) return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading known findings");
+        k->items = grown;
+        k->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading known findings");
+    memcpy(copy, sig, len);
+    copy[len] = '\0';
+    k->items[k->n++] = copy;
+    return PC_OK;
+}
+
+pc_status pc_known_list_load(pc_known_list *k, const char *path, pc_error *err)
+{
+    enum { MAX_FILE = 1 << 24, MAX_SIGNATURE = 159 };
+    char *text = NULL;
+    size_t size = 0;
+    pc_status st = pc_file_read_all(path, MAX_FILE, &text, &size, err);
+    if (st != PC_OK) return st;
+    size_t line = 0;
+    for (size_t at = 0; at < size && st == PC_OK;) {
+        size_t end = at;
+        while (end < size && text[end] != '\n')
+            end++;
+        line++;
+        size_t b = at, e = end;
+        while (b < e && (text[b] == ' ' || text[b] == '\t'))
+            b++;
+        while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r'))
+            e--;
+        at = end + 1;
+        if (b == e || text[b] == '#') continue;
+        const char *sig = text + b;
+        size_t len = e - b;
+        const char *atsign = memchr(sig, '@', len);
+        bool blank = false;
+        for (size_t i = 0; i < len; i++)
+            blank |= sig[i] == ' ' || sig[i] == '\t' || sig[i] == '\0';
+        if (!atsign || atsign == sig || atsign == sig + len - 1 || blank || len > MAX_SIGNATURE)
+            st = pc_error_set(err, PC_ERR_VALUE,
+                              "%s:%zu: '%.*s' is not a failure signature (property@pass[/kind], at most %d "
+                              "characters)",
+                              path, line, (int)(len > 80 ? 80 : len), sig, MAX_SIGNATURE);
+        else
+            st = known_add(k, sig, len, err);
+    }
+    free(text);
+    return st;
 }
 
 bool pc_suite_is_known(const pc_suite_options *o, const char *signature)

@@ -258,6 +258,19 @@ typedef struct pc_suite_report {
     uint64_t rw_near_reason_cases[PC_RW_COUNT][PC_MISS_COUNT];
 } pc_suite_report;
 
+/* Known findings (--known files, PC_FUZZ_KNOWN): one failure signature per line; '#' comments, blank lines
+ * and surrounding blanks are ignored. A line that is not property@pass[/kind] (at most 159 characters, no
+ * blanks) is PC_ERR_VALUE naming "FILE:LINE"; an unreadable file is pc_file_read_all's error. Appends to k.
+ */
+typedef struct pc_known_list {
+    char **items; /* malloc'ed */
+    size_t n, cap;
+} pc_known_list;
+
+pc_status pc_known_list_load(pc_known_list *k, const char *path, pc_error *err);
+bool pc_known_list_has(const pc_known_list *k, const char *signature);
+void pc_known_list_free(pc_known_list *k);
+
 /* Whether `signature` is one of o->known. */
 bool pc_suite_is_known(const pc_suite_options *o, const char *signature);
 

@@ -39,7 +39,7 @@ expect 2 "unexpected argument 'extra'" -- "$pc" suite extra
 expect 2 "--stats given twice" -- "$pc" suite --stats --stats --cases 1
 expect 2 "--stats counts the rewrites of new cases: --replay runs none" -- "$pc" suite --replay . --stats
 expect 3 "cannot write --json file nodir/r.json" -- "$pc" suite --cases 1 --json nodir/r.json
-expect 2 "--known: .*missing.txt" -- "$pc" suite --cases 1 --known missing.txt
+expect 2 "--known .*missing.txt" -- "$pc" suite --cases 1 --known missing.txt
 printf '# known\nnumerics@fold_constants/values\nnot a signature\n' >bad-known.txt
 expect 2 "--known bad-known.txt:3: 'not a signature' is not a failure signature" -- "$pc" suite --cases 1 --known bad-known.txt
 expect 2 "--fail-fast given twice" -- "$pc" suite --fail-fast --fail-fast
