@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "properties/match.h"
+#include "properties/oracles/capability_oracle.h"
 #include "properties/oracles/layer_rules_oracle.h"
 #include "properties/property.h"
 
@@ -191,7 +192,9 @@ static pc_prop_outcome check_pins(const pc_check_ctx *ctx, const node_match *m, 
         const pc_ep *pin = ctx->eps[p];
         int32_t got = ep_index(ctx, a->ep);
         char why[256] = "";
-        bool claims = pc_ep_claims_node(pin, a, why, sizeof why);
+        bool claims = pc_capo_claims(pin, a); /* the independent oracle decides; core words the reason */
+        if (!claims && pc_ep_claims_node(pin, a, why, sizeof why))
+            snprintf(why, sizeof why, "core's capability check claims it, docs/ep.md's rules do not");
         if (claims && got != p) {
             *kind = "rule-ignored";
             snprintf(msg, msg_size,

@@ -8,6 +8,7 @@
 
 #include "core/internal.h"
 #include "properties/match.h"
+#include "properties/oracles/capability_oracle.h"
 #include "properties/property.h"
 
 static const pc_ep *ep_find(const pc_check_ctx *ctx, const char *name)
@@ -36,7 +37,10 @@ static pc_prop_outcome check_assigned(const pc_check_ctx *ctx, const pc_graph *g
                      ctx->pass, match_node_label(n, l1, sizeof l1), n->ep);
             return PC_PROP_FAIL;
         }
-        if (!pc_ep_claims_node(ep, n, why, sizeof why)) {
+        /* the verdict is the independent oracle's; core's capability check only words the reason */
+        if (!pc_capo_claims(ep, n)) {
+            if (pc_ep_claims_node(ep, n, why, sizeof why))
+                snprintf(why, sizeof why, "core's capability check claims it, docs/ep.md's rules do not");
             *kind = "unclaimed";
             snprintf(msg, msg_size, "%s: node %s is assigned to EP '%s', which cannot run it: %s", ctx->pass,
                      match_node_label(n, l1, sizeof l1), ep->name, why);

@@ -1,0 +1,90 @@
+/* The capability oracle (model in capability_oracle.h), written from docs/ep.md. */
+#include <string.h>
+
+#include "core/internal.h"
+#include "properties/oracles/capability_oracle.h"
+
+/* "ai.onnx" and "" name one domain. */
+static bool same_domain(const char *a, const char *b)
+{
+    if (strcmp(a, "ai.onnx") == 0) a = "";
+    if (strcmp(b, "ai.onnx") == 0) b = "";
+    return strcmp(a, b) == 0;
+}
+
+/* The model's opset for the domain; -1 when the model does not import it. */
+static int64_t opset_of(const pc_model *m, const char *domain)
+{
+    for (uint32_t i = 0; i < m->n_opsets; i++)
+        if (same_domain(m->opsets[i].domain, domain)) return m->opsets[i].version;
+    return -1;
+}
+
+static bool is_standard_domain(const char *domain)
+{
+    return same_domain(domain, "") || strcmp(domain, "ai.onnx.ml") == 0 ||
+           strcmp(domain, "ai.onnx.preview.training") == 0;
+}
+
+static bool calls_function(const pc_model *m, const char *domain, const char *op)
+{
+    for (uint32_t i = 0; i < m->n_functions; i++)
+        if (same_domain(m->functions[i].domain, domain) && strcmp(m->functions[i].name, op) == 0) return true;
+    return false;
+}
+
+static bool standard_claim(const pc_model *m, const char *domain, const char *op, int64_t opset)
+{
+    if (calls_function(m, domain, op)) return true;
+    if (!is_standard_domain(domain) || opset < 1) return false;
+    const pc_domain_info *info = pc_schema_domain(domain);
+    if (!info || !info->has_schemas) return false;
+    return opset > info->schema_max_opset || pc_schema_lookup(domain, op, opset) != NULL;
+}
+
+static bool row_claims(const pc_ep_op *row, const pc_node *node, const char *domain, int64_t opset)
+{
+    if (!same_domain(row->domain, domain)) return false;
+    if (strcmp(row->op_type, "*") != 0 && strcmp(row->op_type, node->op_type) != 0) return false;
+    if (opset < row->opset_min || opset > row->opset_max) return false;
+    if (row->dtypes) {
+        const pc_value *v = node->n_inputs ? node->inputs[0] : node->n_outputs ? node->outputs[0] : NULL;
+        if (!v || v->type.kind != PC_TYPE_TENSOR || v->type.elem == PC_DTYPE_UNDEFINED) return false;
+        if ((unsigned)v->type.elem >= 64 || !((row->dtypes >> (unsigned)v->type.elem) & 1u)) return false;
+    }
+    for (uint32_t r = 0; r < row->n_attr_rules; r++) {
+        const pc_ep_attr_rule *rule = &row->attr_rules[r];
+        int64_t value = 0;
+        bool have = false;
+        for (uint32_t a = 0; a < node->n_attrs; a++)
+            if (strcmp(node->attrs[a].name, rule->name) == 0) {
+                if (node->attrs[a].type != PC_ATTR_INT) return false;
+                value = node->attrs[a].i;
+                have = true;
+                break;
+            }
+        if (!have) {
+            if (!rule->has_default) return false;
+            value = rule->default_value;
+        }
+        bool listed = false;
+        for (uint32_t k = 0; k < rule->n_values; k++)
+            listed = listed || rule->values[k] == value;
+        if (!listed) return false;
+    }
+    return true;
+}
+
+bool pc_capo_claims(const pc_ep *ep, const pc_node *node)
+{
+    const char *domain = node->domain ? node->domain : "";
+    const pc_model *m = node->graph ? node->graph->model : NULL;
+    if (!m) return false;
+    int64_t opset = opset_of(m, domain);
+    if (same_domain(domain, "") && strcmp(node->op_type, "Transpose") == 0 && !ep->runs_transpose)
+        return false;
+    if (ep->all_standard_ops && standard_claim(m, domain, node->op_type, opset)) return true;
+    for (uint32_t i = 0; i < ep->n_ops; i++)
+        if (row_claims(&ep->ops[i], node, domain, opset)) return true;
+    return false;
+}
