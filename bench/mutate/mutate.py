@@ -461,14 +461,21 @@ class Runner:
         return rc, text, time.time() - t0
 
     def key(self, m):
-        # "new-signatures": killed means a failure signature the clean run lacks (older caches judged exit 1)
-        return hashlib.sha1("\0".join([m.id, self.cmd, self.tree, "new-signatures"]).encode()).hexdigest()
+        # "new-signatures+coverage": killed means a failure signature the clean run lacks, or a rewrite-coverage
+        # table that differs from the clean run's (older caches judged exit 1, then new signatures only)
+        return hashlib.sha1("\0".join([m.id, self.cmd, self.tree, "new-signatures+coverage"]).encode()).hexdigest()
 
     def save_cache(self):
         tmp = self.cache_path + ".tmp"
         with open(tmp, "w") as fh:
             json.dump(self.cache, fh, indent=1, sort_keys=True)
         os.replace(tmp, self.cache_path)
+
+    @staticmethod
+    def coverage(text):
+        # the summary's rewrite-coverage rows: "pass/kind  fired  near-miss  [<< ...]"
+        return {m.group(1): (int(m.group(2)), int(m.group(3)))
+                for m in re.finditer(r"^([a-z0-9_]+/[a-z0-9_]+)\s+(\d+)\s+(\d+)", text, re.M)}
 
     @staticmethod
     def signatures(text):
@@ -479,6 +486,9 @@ class Runner:
         self.timeout = self.args.timeout or 600
         rc, text, dt = self.suite()
         self.base_sigs = self.signatures(text)
+        self.base_cov = self.coverage(text)
+        if not self.base_cov:
+            sys.exit("the clean run printed no rewrite-coverage table (is --stats or --quiet without the table?)")
         self.log("clean run: exit %s in %.1f s; known findings: %s" % (rc, dt, " ".join(sorted(self.base_sigs))
                                                                         or "none"))
         # a real finding the suite already reports (exit 1) is the baseline, not a reason to stop: a mutant is
@@ -515,8 +525,17 @@ class Runner:
                 return {"status": "killed", "detail": "timeout", "seconds": round(dt, 1)}
             if isinstance(rc, int) and rc < 0:
                 return {"status": "killed", "detail": "signal %d" % -rc, "seconds": round(dt, 1)}
-            if rc == 0 or rc == 1:  # exit 1 with only the clean run's findings: nothing new caught it
-                return {"status": "survived", "seconds": round(dt, 1)}
+            if rc == 0 or rc == 1:
+                # the suite's rewrite-coverage table is deterministic: a mutant that changes where a rewrite
+                # fires or nearly fires is caught by the snapshot ctest (tests/suite/run_coverage.sh) even when
+                # no graph property fails
+                cov = self.coverage(text)
+                moved = sorted(k for k in set(cov) | set(self.base_cov) if cov.get(k) != self.base_cov.get(k))
+                if moved:
+                    k = moved[0]
+                    return {"status": "killed", "seconds": round(dt, 1),
+                            "detail": "coverage %s %s -> %s" % (k, self.base_cov.get(k), cov.get(k))}
+                return {"status": "survived", "seconds": round(dt, 1)}  # nothing new caught it
             return {"status": "error", "detail": "exit %s: %s" % (rc, text.strip().splitlines()[-1:]),
                     "seconds": round(dt, 1)}
         finally:
