@@ -27,14 +27,18 @@ static int node_key(const pc_node *n, const char **s)
     return 2;
 }
 
-static int key_cmp(int ka, const char *sa, int kb, const char *sb)
+/* Scope first (the graph a node lives in, see collect), then identity. */
+static int key_cmp(const char *ca, int ka, const char *sa, const char *cb, int kb, const char *sb)
 {
+    int c = strcmp(ca, cb);
+    if (c) return c;
     if (ka != kb) return ka < kb ? -1 : 1;
     return strcmp(sa, sb);
 }
 
-/* qsort has no context argument: sort (key, index) records instead. */
+/* qsort has no context argument: sort (scope, key, index) records instead. */
 typedef struct key_rec {
+    const char *scope;
     int kind;
     const char *s;
     uint32_t index;
@@ -43,11 +47,12 @@ typedef struct key_rec {
 static int rec_cmp(const void *a, const void *b)
 {
     const key_rec *x = a, *y = b;
-    int c = key_cmp(x->kind, x->s, y->kind, y->s);
+    int c = key_cmp(x->scope, x->kind, x->s, y->scope, y->kind, y->s);
     return c ? c : (x->index < y->index ? -1 : x->index > y->index);
 }
 
-static pc_status sorted_index(const pc_node **nodes, uint32_t n, uint32_t **out, pc_error *err)
+static pc_status sorted_index(const pc_node **nodes, const char **scopes, uint32_t n, uint32_t **out,
+                              pc_error *err)
 {
     key_rec *recs = calloc(n ? n : 1, sizeof *recs);
     *out = calloc(n ? n : 1, sizeof **out);
@@ -56,6 +61,7 @@ static pc_status sorted_index(const pc_node **nodes, uint32_t n, uint32_t **out,
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
     }
     for (uint32_t i = 0; i < n; i++) {
+        recs[i].scope = scopes[i];
         recs[i].kind = node_key(nodes[i], &recs[i].s);
         recs[i].index = i;
     }
@@ -66,15 +72,16 @@ static pc_status sorted_index(const pc_node **nodes, uint32_t n, uint32_t **out,
     return PC_OK;
 }
 
-/* Index of the unique node with this key in a sorted index, or -1. */
-static int32_t lookup(const pc_node **nodes, const uint32_t *sorted, uint32_t n, int kind, const char *s)
+/* Index of the unique node with this key in its scope, or -1. */
+static int32_t lookup(const pc_node **nodes, const char **scopes, const uint32_t *sorted, uint32_t n,
+                      const char *scope, int kind, const char *s)
 {
     uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         const char *ms;
         int mk = node_key(nodes[sorted[mid]], &ms);
-        if (key_cmp(mk, ms, kind, s) < 0)
+        if (key_cmp(scopes[sorted[mid]], mk, ms, scope, kind, s) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -82,24 +89,24 @@ static int32_t lookup(const pc_node **nodes, const uint32_t *sorted, uint32_t n,
     if (lo == n) return -1;
     const char *ms;
     int mk = node_key(nodes[sorted[lo]], &ms);
-    if (key_cmp(mk, ms, kind, s) != 0) return -1;
+    if (key_cmp(scopes[sorted[lo]], mk, ms, scope, kind, s) != 0) return -1;
     if (lo + 1 < n) {
         int nk = node_key(nodes[sorted[lo + 1]], &ms);
-        if (key_cmp(nk, ms, kind, s) == 0) return -1; /* not unique: no identity */
+        if (key_cmp(scopes[sorted[lo + 1]], nk, ms, scope, kind, s) == 0) return -1; /* not unique */
     }
     return (int32_t)sorted[lo];
 }
 
-int32_t match_find_before(const node_match *m, const char *name)
+int32_t match_find_before(const node_match *m, const char *scope, const char *name)
 {
     if (!name || !*name) return -1;
-    return lookup(m->before, m->before_sorted, m->n_before, 0, name);
+    return lookup(m->before, m->before_scope, m->before_sorted, m->n_before, scope, 0, name);
 }
 
-int32_t match_find_after(const node_match *m, const char *name)
+int32_t match_find_after(const node_match *m, const char *scope, const char *name)
 {
     if (!name || !*name) return -1;
-    return lookup(m->after, m->after_sorted, m->n_after, 0, name);
+    return lookup(m->after, m->after_scope, m->after_sorted, m->n_after, scope, 0, name);
 }
 
 static bool attrs_same(const pc_attr *a, const pc_attr *b)
@@ -140,43 +147,94 @@ bool match_node_same(const pc_node *a, const pc_node *b)
 }
 
 /* The nodes of g and, after each node, those of its subgraph bodies (depth first): a pass that rewrites
- * inside an If/Loop/Scan body is judged by the same rules as one on the main graph (names are unique
- * model-wide: ONNX forbids a body from shadowing an outer name). */
-static uint32_t count_nodes(const pc_graph *g)
+ * inside an If/Loop/Scan body is judged by the same rules as one on the main graph. Node names need not be
+ * unique (ONNX asks it of value names only; a body may hold a node named like one outside), so identity is
+ * scoped: a body node's scope names the path to it, "<scope>/<owner's key>.<attribute>[#k]"; main-graph nodes
+ * have "". */
+typedef struct collector {
+    const pc_node **nodes;
+    const char **scopes;
+    uint32_t n, cap;
+    char **owned; /* the scope strings, freed by match_free */
+    uint32_t n_owned, cap_owned;
+    bool oom;
+} collector;
+
+static uint32_t count_nodes(const pc_graph *g, uint32_t *n_bodies)
 {
     uint32_t n = 0;
     for (const pc_node *x = g->first; x; x = x->next) {
         n++;
         for (uint32_t a = 0; a < x->n_attrs; a++) {
             const pc_attr *at = &x->attrs[a];
-            if (at->type == PC_ATTR_GRAPH && at->g) n += count_nodes(at->g);
-            for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++)
-                n += count_nodes(at->graphs[k]);
+            if (at->type == PC_ATTR_GRAPH && at->g) {
+                n += count_nodes(at->g, n_bodies);
+                ++*n_bodies;
+            }
+            for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++) {
+                n += count_nodes(at->graphs[k], n_bodies);
+                ++*n_bodies;
+            }
         }
     }
     return n;
 }
 
-static void add_nodes(const pc_graph *g, const pc_node **out, uint32_t *n, uint32_t cap)
+static const char *body_scope(collector *c, const char *scope, const pc_node *owner, const char *attr, long k)
 {
-    for (const pc_node *x = g->first; x && *n < cap; x = x->next) {
-        out[(*n)++] = x;
+    if (c->n_owned == c->cap_owned) {
+        c->oom = true; /* count_nodes sized it: an internal mismatch, reported as out of memory */
+        return "";
+    }
+    const char *key;
+    node_key(owner, &key);
+    size_t len = strlen(scope) + strlen(key) + strlen(attr) + 32;
+    char *s = malloc(len);
+    if (!s) {
+        c->oom = true;
+        return "";
+    }
+    if (k < 0)
+        snprintf(s, len, "%s/%s.%s", scope, key, attr);
+    else
+        snprintf(s, len, "%s/%s.%s#%ld", scope, key, attr, k);
+    c->owned[c->n_owned++] = s;
+    return s;
+}
+
+static void add_nodes(collector *c, const pc_graph *g, const char *scope)
+{
+    for (const pc_node *x = g->first; x && c->n < c->cap && !c->oom; x = x->next) {
+        c->nodes[c->n] = x;
+        c->scopes[c->n++] = scope;
         for (uint32_t a = 0; a < x->n_attrs; a++) {
             const pc_attr *at = &x->attrs[a];
-            if (at->type == PC_ATTR_GRAPH && at->g) add_nodes(at->g, out, n, cap);
+            const char *name = at->name ? at->name : "";
+            if (at->type == PC_ATTR_GRAPH && at->g) add_nodes(c, at->g, body_scope(c, scope, x, name, -1));
             for (size_t k = 0; at->type == PC_ATTR_GRAPHS && k < at->n; k++)
-                add_nodes(at->graphs[k], out, n, cap);
+                add_nodes(c, at->graphs[k], body_scope(c, scope, x, name, (long)k));
         }
     }
 }
 
-static pc_status collect(const pc_graph *g, const pc_node ***out, uint32_t *n, pc_error *err)
+static pc_status collect(const pc_graph *g, const pc_node ***nodes, const char ***scopes, uint32_t *n,
+                         char ***owned, uint32_t *n_owned, pc_error *err)
 {
-    *n = 0;
-    uint32_t cap = count_nodes(g);
-    *out = calloc(cap ? cap : 1, sizeof **out);
-    if (!*out) return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
-    add_nodes(g, *out, n, cap);
+    uint32_t n_bodies = 0, cap = count_nodes(g, &n_bodies);
+    collector c = {0};
+    c.cap = cap;
+    c.cap_owned = n_bodies;
+    c.nodes = calloc(cap ? cap : 1, sizeof *c.nodes);
+    c.scopes = calloc(cap ? cap : 1, sizeof *c.scopes);
+    c.owned = calloc(n_bodies ? n_bodies : 1, sizeof *c.owned);
+    if (c.nodes && c.scopes && c.owned) add_nodes(&c, g, "");
+    *nodes = c.nodes;
+    *scopes = c.scopes;
+    *n = c.n;
+    *owned = c.owned;
+    *n_owned = c.n_owned;
+    if (!c.nodes || !c.scopes || !c.owned || c.oom)
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory matching nodes");
     return PC_OK;
 }
 
@@ -184,6 +242,14 @@ void match_free(node_match *m)
 {
     free(m->before);
     free(m->after);
+    free(m->before_scope);
+    free(m->after_scope);
+    for (uint32_t i = 0; i < m->n_owned_before; i++)
+        free(m->owned_before[i]);
+    for (uint32_t i = 0; i < m->n_owned_after; i++)
+        free(m->owned_after[i]);
+    free(m->owned_before);
+    free(m->owned_after);
     free(m->after_to_before);
     free(m->after_replaces);
     free(m->before_kept);
@@ -196,10 +262,12 @@ void match_free(node_match *m)
 pc_status match_build(const pc_graph *before, const pc_graph *after, node_match *m, pc_error *err)
 {
     memset(m, 0, sizeof *m);
-    pc_status st = collect(before, &m->before, &m->n_before, err);
-    if (st == PC_OK) st = collect(after, &m->after, &m->n_after, err);
-    if (st == PC_OK) st = sorted_index(m->before, m->n_before, &m->before_sorted, err);
-    if (st == PC_OK) st = sorted_index(m->after, m->n_after, &m->after_sorted, err);
+    pc_status st = collect(before, &m->before, &m->before_scope, &m->n_before, &m->owned_before,
+                           &m->n_owned_before, err);
+    if (st == PC_OK)
+        st = collect(after, &m->after, &m->after_scope, &m->n_after, &m->owned_after, &m->n_owned_after, err);
+    if (st == PC_OK) st = sorted_index(m->before, m->before_scope, m->n_before, &m->before_sorted, err);
+    if (st == PC_OK) st = sorted_index(m->after, m->after_scope, m->n_after, &m->after_sorted, err);
     if (st != PC_OK) {
         match_free(m);
         return st;
@@ -217,7 +285,9 @@ pc_status match_build(const pc_graph *before, const pc_graph *after, node_match 
         const pc_node *a = m->after[i];
         const char *s;
         int kind = node_key(a, &s);
-        int32_t b = kind < 2 ? lookup(m->before, m->before_sorted, m->n_before, kind, s) : -1;
+        int32_t b = kind < 2 ? lookup(m->before, m->before_scope, m->before_sorted, m->n_before,
+                                      m->after_scope[i], kind, s)
+                             : -1;
         /* an unnamed after-node never takes the identity of a named before-node (and vice versa): keys differ
          */
         m->after_to_before[i] = -1;
@@ -236,10 +306,12 @@ pc_status match_build(const pc_graph *before, const pc_graph *after, node_match 
     return PC_OK;
 }
 
-bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index,
-                           int32_t *after_index)
+bool match_declared_source(const node_match *m, uint32_t after_index, int32_t *before_index,
+                           int32_t *after_index_out)
 {
-    *before_index = *after_index = -1;
+    *before_index = *after_index_out = -1;
+    const pc_node *node = m->after[after_index];
+    const char *scope = m->after_scope[after_index];
     const char *name = node->name;
     if (!name || !*name) return false;
     /* "<source>/<op>_pc<digits>" */
@@ -257,11 +329,12 @@ bool match_declared_source(const node_match *m, const pc_node *node, int32_t *be
     if (!src) return false;
     memcpy(src, name, src_len);
     src[src_len] = '\0';
-    *before_index = match_find_before(m, src);
-    if (*before_index < 0) *after_index = match_find_after(m, src);
+    /* the source is a node of the same graph */
+    *before_index = match_find_before(m, scope, src);
+    if (*before_index < 0) *after_index_out = match_find_after(m, scope, src);
     free(src);
-    if (*after_index >= 0 && m->after[*after_index] == node) *after_index = -1;
-    return *before_index >= 0 || *after_index >= 0;
+    if (*after_index_out == (int32_t)after_index) *after_index_out = -1;
+    return *before_index >= 0 || *after_index_out >= 0;
 }
 
 static bool node_has_value(const pc_node *n, const char *name)

@@ -3,7 +3,8 @@
  * properties; prefix match_, type node_match, apart from core's pass matcher core/passes/pass_match.h).
  *
  * Identity: a node keeps its name through a pass (passes never rename nodes; pc_pass_add_node names new nodes
- * "<source>/<op>_pc<N>"). Unnamed nodes are identified by their first output's value name instead. An
+ * "<source>/<op>_pc<N>"). Unnamed nodes are identified by their first output's value name instead. Names are
+ * compared within a scope: the main graph, or one body of one node (names need not be unique model-wide). An
  * after-node whose identity exists before with the same op type and domain is "kept" (maybe modified); with a
  * different op or domain (the layout transformer's move into the NHWC domain) it is "new", derived from the
  * node it replaced. Before-nodes no after-node claims are "removed".
@@ -22,25 +23,30 @@
 
 typedef struct node_match {
     uint32_t n_before, n_after;
-    const pc_node **before, **after; /* every node in graph order, each body's after its node */
-    int32_t *after_to_before;        /* index into before of the kept node, -1 for new nodes */
-    int32_t *after_replaces; /* for new nodes: the before-node with the same identity (op changed), or -1 */
-    bool *before_kept;       /* some after-node kept it (same op and domain) */
-    bool *before_changed;    /* kept but its inputs, outputs or attributes differ */
+    const pc_node **before, **after;          /* every node in graph order, each body's after its node */
+    const char **before_scope, **after_scope; /* per node: "" in the main graph, else the path to its body */
+    char **owned_before, **owned_after;       /* the scope strings */
+    uint32_t n_owned_before, n_owned_after;
+    int32_t *after_to_before; /* index into before of the kept node, -1 for new nodes */
+    int32_t *after_replaces;  /* for new nodes: the before-node with the same identity (op changed), or -1 */
+    bool *before_kept;        /* some after-node kept it (same op and domain) */
+    bool *before_changed;     /* kept but its inputs, outputs or attributes differ */
     uint32_t *before_sorted, *after_sorted; /* indices sorted by name, for lookups */
 } node_match;
 
 pc_status match_build(const pc_graph *before, const pc_graph *after, node_match *m, pc_error *err);
 void match_free(node_match *m);
 
-/* The before-node / after-node with this (non-empty) name, or -1 (also when the name is not unique). */
-int32_t match_find_before(const node_match *m, const char *name);
-int32_t match_find_after(const node_match *m, const char *name);
+/* The before-node / after-node with this (non-empty) name in this scope ("": the main graph), or -1 (also
+ * when the name is not unique there). */
+int32_t match_find_before(const node_match *m, const char *scope, const char *name);
+int32_t match_find_after(const node_match *m, const char *scope, const char *name);
 
-/* The source a pass declared for a new node through its name ("<source>/<op>_pc<N>"): sets *before_index or
- * *after_index (the other is -1) and returns true when such a node exists. */
-bool match_declared_source(const node_match *m, const pc_node *node, int32_t *before_index,
-                           int32_t *after_index);
+/* The source a pass declared for new node m->after[after_index] through its name ("<source>/<op>_pc<N>", a
+ * node of the same graph): sets *before_index or *after_index_out (the other is -1) and returns true when
+ * such a node exists. */
+bool match_declared_source(const node_match *m, uint32_t after_index, int32_t *before_index,
+                           int32_t *after_index_out);
 
 /* Does before-node b share a value name (input or output) with after-node a? */
 bool match_nodes_adjacent(const pc_node *b, const pc_node *a);

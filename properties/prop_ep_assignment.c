@@ -146,7 +146,7 @@ static pc_prop_outcome check_level2(const pc_check_ctx *ctx, const node_match *m
         }
         int32_t sb, sa;
         const pc_node *src = NULL;
-        if (match_declared_source(m, a, &sb, &sa))
+        if (match_declared_source(m, i, &sb, &sa))
             src = sb >= 0 ? m->before[sb] : m->after[sa];
         else if (m->after_replaces[i] >= 0)
             src = m->before[m->after_replaces[i]];

@@ -83,7 +83,7 @@ static uint32_t fs_sources(const fs_ctx *f, uint32_t i, bool *src)
     /* the source a name declares is the one the node was made from: for a node the pass created. A kept node
      * was made by an earlier step (the layout transformer names its Transposes after the op they wrap, and
      * partitioning may give them another EP): this pass answers only for what it handed the node */
-    if (m->after_to_before[i] < 0 && match_declared_source(m, a, &sb, &sa) && sb >= 0) src[sb] = true;
+    if (m->after_to_before[i] < 0 && match_declared_source(m, i, &sb, &sa) && sb >= 0) src[sb] = true;
     for (uint32_t j = 0; j < m->n_before; j++)
         if (!m->before_kept[j] && fs_makes_output_of(a, m->before[j])) src[j] = true;
     /* one step only: a region's inner nodes feed its tail directly; going further would take in nodes that

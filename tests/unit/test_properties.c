@@ -15,6 +15,7 @@
 #include "tests/pass_test_util.h"
 #include "properties/property.h"
 #include "reference/reference.h"
+#include "properties/match.h"
 #include "tests/test_util.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -1074,6 +1075,35 @@ static void test_fusion_sources(void)
     pair_free(&p);
 }
 
+/* Node names need not be unique model-wide: a body node named like the If that owns it is still the same node
+ * after a pass that changed nothing (scoped identity). Unscoped, both names were ambiguous and both nodes
+ * looked removed and new (the pipeline fuzzer's ep-assignment@eliminate_identity/foreign-ep-modified). */
+static pc_model *rename_else_node(pc_model *m, const char *name)
+{
+    for (uint32_t a = 0; a < m->graph->first->n_attrs; a++)
+        if (strcmp(m->graph->first->attrs[a].name, "else_branch") == 0)
+            m->graph->first->attrs[a].g->first->name = name;
+    return m;
+}
+
+static void test_match_scoped_names(void)
+{
+    pc_model *before = rename_else_node(reshape_pair_in_if(NULL, "a", "a"), "y");
+    pc_model *after = rename_else_node(reshape_pair_in_if(NULL, "a", "a"), "y");
+    CHECK(strcmp(before->graph->first->name, "y") == 0); /* the If, named after its output */
+    node_match m;
+    pc_error err;
+    CHECK_OK(match_build(before->graph, after->graph, &m, &err), &err);
+    CHECK(m.n_before == 4 && m.n_after == 4);
+    for (uint32_t i = 0; i < m.n_after; i++)
+        CHECK_MSG(m.after_to_before[i] >= 0 && m.before[m.after_to_before[i]]->graph != NULL &&
+                      strcmp(m.after_scope[i], m.before_scope[m.after_to_before[i]]) == 0,
+                  "after-node %u (%s in '%s') not matched to itself", i, m.after[i]->name, m.after_scope[i]);
+    match_free(&m);
+    pc_model_free(before);
+    pc_model_free(after);
+}
+
 /* fusion-sources inside a body: before issue 14's third session the matcher saw main-graph nodes only, and
  * this merge across annotations passed. */
 static void test_fusion_sources_in_body(void)
@@ -1094,6 +1124,7 @@ int main(void)
     test_numerics();
     test_fusion_sources();
     test_fusion_sources_in_body();
+    test_match_scoped_names();
     test_annotations();
     test_ep_assignment();
     test_validity();
