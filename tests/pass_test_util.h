@@ -360,18 +360,4 @@ static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64
     return result;
 }
 
-/* Core's shape inference gives If/Loop/Scan outputs no type (a known gap: their types come from the bodies
- * the generator declares): values computed from one are not compared. Marks them in `dep` (by value id). */
-static inline void pt_mark_control_flow_dependent(const pc_graph *g, bool *dep)
-{
-    for (const pc_node *n = g->first; n; n = n->next) {
-        bool d = strcmp(n->op_type, "If") == 0 || strcmp(n->op_type, "Loop") == 0 ||
-                 strcmp(n->op_type, "Scan") == 0;
-        for (uint32_t i = 0; !d && i < n->n_inputs; i++)
-            d = n->inputs[i] && n->inputs[i]->graph == g && dep[n->inputs[i]->id];
-        for (uint32_t o = 0; o < n->n_outputs; o++)
-            if (n->outputs[o]) dep[n->outputs[o]->id] = d;
-    }
-}
-
 #endif

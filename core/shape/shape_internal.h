@@ -116,6 +116,10 @@ pc_status sh_window_dims(sh_ctx *c, sh_window_kind kind, const sh_shape *x, cons
 /* ---- op families ---- */
 /* infer_elementwise.c */
 pc_status sh_infer_same(sh_ctx *c);
+/* infer_control.c */
+pc_status sh_infer_if(sh_ctx *c);
+pc_status sh_infer_loop(sh_ctx *c);
+pc_status sh_infer_scan(sh_ctx *c);
 pc_status sh_infer_same_bool(sh_ctx *c);
 pc_status sh_infer_cast(sh_ctx *c);
 pc_status sh_infer_cast_like(sh_ctx *c);

@@ -489,6 +489,43 @@ static void check_reload(const char *what, const pc_case *c, pc_data *const *out
     pc_model_free(back);
 }
 
+static const char *type_text(const pc_type *t, char *buf, size_t size)
+{
+    int k = snprintf(buf, size, "kind %d elem %d rank %d [", (int)t->kind, (int)t->elem, (int)t->shape.rank);
+    for (int32_t d = 0; d < t->shape.rank && k > 0 && (size_t)k < size; d++)
+        k += snprintf(buf + k, size - (size_t)k, "%s%lld/%d", d ? "," : "", (long long)t->shape.dims[d].size,
+                      (int)t->shape.dims[d].kind);
+    if (k > 0 && (size_t)k < size) snprintf(buf + k, size - (size_t)k, "]");
+    return buf;
+}
+
+/* Core's shape inference on the control-flow node, its output types erased in a reloaded copy, must give back
+ * exactly the types the generator declared where it declared one (validity checks those against what the
+ * reference computes); the rest are judged by validity in the suite. */
+static void check_inferred(const char *what, const uint8_t *bytes, size_t size, const char *op)
+{
+    pc_model *m = NULL;
+    pc_error err;
+    if (pc_model_load_bytes(bytes, size, NULL, &m, &err) != PC_OK) return; /* check_reload reports it */
+    pc_node *n = (pc_node *)find_op(m->graph, op);
+    if (n) {
+        pc_type declared[8], none = {.kind = PC_TYPE_NONE};
+        uint32_t k = n->n_outputs < 8 ? n->n_outputs : 8;
+        for (uint32_t o = 0; o < k; o++) {
+            declared[o] = n->outputs[o]->type;
+            CHECK_OK(pc_value_set_type(n->outputs[o], &none, &err), &err);
+        }
+        CHECK_MSG(pc_node_infer_shapes(n, &err) == PC_OK, "%s: inferring %s: %s", what, op, err.message);
+        for (uint32_t o = 0; o < k; o++) {
+            char d1[160], d2[160];
+            CHECK_MSG(declared[o].kind == PC_TYPE_NONE || pc_type_equal(&declared[o], &n->outputs[o]->type),
+                      "%s: %s output %u: inferred %s, declared %s", what, op, o,
+                      type_text(&n->outputs[o]->type, d2, sizeof d2), type_text(&declared[o], d1, sizeof d1));
+        }
+    }
+    pc_model_free(m);
+}
+
 static void random_cases(reach *r)
 {
     int checked = 0;
@@ -519,6 +556,7 @@ static void random_cases(reach *r)
             size_t na = 0, nb = 0;
             CHECK_MSG(save(c.model, &a, &na), "%s: save", what);
             if (a) check_reload(what, &c, outs, a, na);
+            if (a) check_inferred(what, a, na, units[u].op);
             if (outs) pc_ref_free_outputs(c.model, outs);
 
             /* replay: the same bytes */

@@ -49,20 +49,16 @@ static bool shapes_agree(const pc_model *m, char *why, size_t why_size)
         snprintf(why, why_size, "inference failed: %s", err.message);
         ok = false;
     }
-    bool *dep = calloc(m->graph->n_values ? m->graph->n_values : 1, sizeof *dep);
-    if (!dep) ok = false;
-    if (dep) pt_mark_control_flow_dependent(m->graph, dep);
     for (pc_node *n = m->graph->first; ok && n; n = n->next)
         for (uint32_t o = 0; ok && o < n->n_outputs; o++) {
             const pc_value *v = n->outputs[o];
-            const pc_value *w = v && !dep[v->id] ? pc_graph_find_value(c->graph, v->name) : NULL;
-            if (v && !dep[v->id] && (!w || !pc_type_equal(&v->type, &w->type))) {
+            const pc_value *w = v ? pc_graph_find_value(c->graph, v->name) : NULL;
+            if (v && (!w || !pc_type_equal(&v->type, &w->type))) {
                 snprintf(why, why_size, "value '%s' (output of %s '%s'): declared and inferred types differ",
                          v->name, n->op_type, n->name);
                 ok = false;
             }
         }
-    free(dep);
     pc_model_free(c);
     return ok;
 }

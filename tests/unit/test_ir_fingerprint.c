@@ -464,7 +464,7 @@ static void test_mutations(void)
         size_t i = 0;
         for (struct dirent *e = readdir(d); e; e = readdir(d)) {
             if (e->d_name[0] == '.' || i++ % 7) continue; /* every 7th case: ~150 models */
-            char model_path[1200];
+            char model_path[1536];
             snprintf(model_path, sizeof model_path, "%s/%s/model.onnx", path, e->d_name);
             char *data = NULL;
             size_t size = 0;

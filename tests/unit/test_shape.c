@@ -910,7 +910,7 @@ static void test_table(void)
     CHECK(pc_shape_rule_find("", "Conv") && pc_shape_rule_find("ai.onnx", "Conv"));
     CHECK(pc_shape_rule_find(PC_NHWC_DOMAIN, "MaxPool") &&
           pc_shape_rule_find(PC_NHWC_DOMAIN, "MaxPool")->nhwc);
-    CHECK(!pc_shape_rule_find("", "Loop") && !pc_shape_rule_find("com.example", "Conv"));
+    CHECK(!pc_shape_rule_find("", "NoSuchOp") && !pc_shape_rule_find("com.example", "Conv"));
     /* every row can be found (the order bsearch relies on) */
     size_t found = 0;
     for (size_t i = 0; i < pc_shape_rule_count(); i++) {
@@ -1016,9 +1016,58 @@ static void test_backend_data(void)
     CHECK(st.models == 0 || st.full > 0);
 }
 
+/* If: an output takes what both branches agree on (a dim they give differently is unknown); branches giving
+ * different element types are an error naming the node. Each branch returns a graph input of the main graph
+ * (an outer reference) through Identity. */
+static pc_model *if_of(pc_dtype then_elem, const int64_t *then_dims, pc_dtype else_elem,
+                       const int64_t *else_dims)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "c", PC_DTYPE_BOOL, 0, NULL);
+    pt_input(m, "a", then_elem, 2, then_dims);
+    pt_input(m, "b", else_elem, 2, else_dims);
+    pc_node *iff = pt_node(m, "If", "", "c", "y", NULL);
+    pc_attr *attrs = pc_arena_array(&m->arena, 2, sizeof *attrs);
+    static const char *const names[2] = {"then_branch", "else_branch"}, *const ins[2] = {"a", "b"};
+    for (int k = 0; k < 2; k++) {
+        pc_graph *g = pc_graph_create(m, m->graph, iff);
+        pc_value *ref = pc_graph_add_value(g, ins[k], NULL, &err), *o = pc_graph_find_value(m->graph, ins[k]);
+        if (!g || !ref || !o) pt_die("body", &err);
+        ref->outer = o;
+        o->n_subgraph_refs++;
+        pc_node *id = pc_graph_add_node(g, "Identity", "", 1, &ref, 1, NULL, &err);
+        if (!id || pc_value_set_type(id->outputs[0], &ref->outer->type, &err) != PC_OK ||
+            pc_graph_add_output(g, id->outputs[0], &err) != PC_OK)
+            pt_die("body node", &err);
+        attrs[k] = (pc_attr){.name = names[k], .type = PC_ATTR_GRAPH, .g = g};
+    }
+    iff->attrs = attrs;
+    iff->n_attrs = iff->cap_attrs = 2;
+    pt_output(m, "y");
+    return m;
+}
+
+static void test_control_flow_if(void)
+{
+    pc_error err;
+    pc_model *m = if_of(PC_DTYPE_FLOAT, (int64_t[]){2, 3}, PC_DTYPE_FLOAT, (int64_t[]){2, 5});
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    const pc_type *t = &pc_graph_find_value(m->graph, "y")->type;
+    CHECK(t->kind == PC_TYPE_TENSOR && t->elem == PC_DTYPE_FLOAT && t->shape.rank == 2 &&
+          sh_dim_is(&t->shape.dims[0], 2) && t->shape.dims[1].kind == PC_DIM_UNKNOWN);
+    pc_model_free(m);
+    m = if_of(PC_DTYPE_FLOAT, (int64_t[]){2, 3}, PC_DTYPE_INT64, (int64_t[]){2, 3});
+    CHECK_STATUS(pc_graph_infer_shapes(m->graph, &err), PC_ERR_SHAPE, &err);
+    CHECK_MSG(strstr(err.message, "'y'") && strstr(err.message, "float") && strstr(err.message, "int64"),
+              "names the node and both types: %s", err.message);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_table();
+    test_control_flow_if();
     RUN_SPECS(elementwise_specs);
     RUN_SPECS(tensor_specs);
     RUN_SPECS(reduce_specs);
