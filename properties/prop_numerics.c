@@ -756,8 +756,11 @@ static pc_prop_outcome compare_outputs(pc_check_ctx *ctx, const pc_model *before
                      isinf(rt->atol[i]) ? "default float tolerance downstream" : "bounded");
         else if (requant)
             snprintf(why, sizeof why, "; %u steps once requantized downstream", to.quant_steps);
+        /* a tolerance only widens float comparisons: other outputs were compared exactly */
+        bool exact = to.mode == TOL_EXACT || (eo[i]->kind == PC_TYPE_TENSOR && !is_float(eo[i]->dtype) &&
+                                              !(to.mode == TOL_QUANT && is_small_int(eo[i]->dtype)));
         snprintf(msg, msg_size, "%s: output %u ('%s') differs (%s expected%s): %s", ctx->pass, i,
-                 bg->outputs[i]->name, mode_name(to.mode), why, r.what);
+                 bg->outputs[i]->name, exact ? "bit-exact" : mode_name(to.mode), why, r.what);
         return PC_PROP_FAIL;
     }
     return PC_PROP_PASS;

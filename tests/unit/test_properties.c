@@ -1106,6 +1106,31 @@ static void test_match_scoped_names(void)
 
 /* fusion-sources inside a body: before issue 14's third session the matcher saw main-graph nodes only, and
  * this merge across annotations passed. */
+/* x -> Cast(int64) -> op -> y */
+static pc_model *int_graph(const char *op)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
+    if (pc_node_set_attr_int(pt_node(m, "Cast", "", "x", "xi", NULL), "to", PC_DTYPE_INT64, &err) != PC_OK)
+        pt_die("to", &err);
+    pt_node(m, op, "", "xi", "y", NULL);
+    pt_output(m, "y");
+    return typed(m);
+}
+
+/* An integer output is compared exactly whatever the pass's float tolerance, and the message says so (it
+ * said "float tolerance expected"). */
+static void test_numerics_integer_message(void)
+{
+    pair p = {.prop = &pc_prop_numerics, .pass = "fuse_gelu", .level = 1, .changed = true};
+    p.before = int_graph("Neg");
+    p.after = int_graph("Abs");
+    EXPECT(&p, PC_PROP_FAIL, "values");
+    CHECK_MSG(strstr(p.msg, "bit-exact expected") && !strstr(p.msg, "float tolerance"), "%s", p.msg);
+    pair_free(&p);
+}
+
 static void test_fusion_sources_in_body(void)
 {
     pair p = {.prop = &pc_prop_fusion_sources, .pass = "fuse_reshape", .level = 1, .changed = true};
@@ -1124,6 +1149,7 @@ int main(void)
     test_numerics();
     test_fusion_sources();
     test_fusion_sources_in_body();
+    test_numerics_integer_message();
     test_match_scoped_names();
     test_annotations();
     test_ep_assignment();
