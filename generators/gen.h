@@ -188,7 +188,7 @@ struct pc_gen {
     pc_case *out;
     uint32_t n_ops; /* ops added so far (counted against cfg->max_nodes) */
     uint32_t n_pool, cap_pool;
-    pc_gen_value *pool;
+    pc_gen_value **pool; /* entries in the model's arena: pointers to them stay valid */
     /* data ranges of graph inputs, parallel to the non-initializer inputs in creation order */
     uint32_t n_ranges, cap_ranges;
     double *range_lo, *range_hi;

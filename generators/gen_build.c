@@ -94,13 +94,18 @@ static pc_gen_value *pool_add(pc_gen *g, pc_value *v, double lo, double hi, bool
 {
     if (g->n_pool == g->cap_pool) {
         uint32_t cap = g->cap_pool ? g->cap_pool * 2 : 32;
-        pc_gen_value *p = realloc(g->pool, (size_t)cap * sizeof *p);
+        pc_gen_value **p = realloc(g->pool, (size_t)cap * sizeof *p);
         if (!p) return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (value pool)"), NULL;
         g->pool = p;
         g->cap_pool = cap;
     }
-    pc_gen_value *e = &g->pool[g->n_pool++];
+    /* entries live in the model's arena: a pc_gen_value pointer stays valid while later values join the pool
+     * (an array of entries moved on growth, and a unit holding one entry while adding another read freed
+     * memory: the pipeline fuzzer's heap-use-after-free in unit_qdq_axis) */
+    pc_gen_value *e = pc_arena_alloc(&g->model->arena, sizeof *e);
+    if (!e) return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (value pool)"), NULL;
     *e = (pc_gen_value){.value = v, .lo = lo, .hi = hi, .is_const = is_const};
+    g->pool[g->n_pool++] = e;
     return e;
 }
 
@@ -217,7 +222,7 @@ pc_gen_value *pc_gen_const_f32(pc_gen *g, pc_dtype dtype, int32_t rank, const in
 pc_gen_value *pc_gen_lookup(pc_gen *g, const pc_value *value)
 {
     for (uint32_t i = g->n_pool; i-- > 0;)
-        if (g->pool[i].value == value) return &g->pool[i];
+        if (g->pool[i]->value == value) return g->pool[i];
     return NULL;
 }
 
@@ -269,12 +274,12 @@ pc_gen_value *pc_gen_pick(pc_gen *g, pc_gen_accept_fn accept, void *ctx)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < g->n_pool; i++)
-        if (!accept || accept(&g->pool[i], ctx)) n++;
+        if (!accept || accept(g->pool[i], ctx)) n++;
     if (n == 0) return NULL;
     uint32_t k = pc_draw(g->ch, n); /* 0: the most recent candidate */
     for (uint32_t i = g->n_pool; i-- > 0;)
-        if (!accept || accept(&g->pool[i], ctx)) {
-            if (k == 0) return &g->pool[i];
+        if (!accept || accept(g->pool[i], ctx)) {
+            if (k == 0) return g->pool[i];
             k--;
         }
     return NULL;
@@ -295,7 +300,7 @@ pc_status pc_gen_finish(pc_gen *g, pc_error *err)
     /* Outputs: every node output nothing consumes (in creation order). Unused inputs and constants stay out.
      */
     for (uint32_t i = 0; i < g->n_pool; i++) {
-        pc_value *v = g->pool[i].value;
+        pc_value *v = g->pool[i]->value;
         if (!v->producer || v->n_consumers > 0 || v->is_graph_output) continue;
         if (pc_graph_add_output(g->graph, v, err) != PC_OK) return err->status;
     }

@@ -1221,6 +1221,62 @@ static pc_status unit_int_arith(unit_ctx *u, pc_error *err)
                err);
 }
 
+/* ---- constant folding: an op core's evaluator implements, applied to a constant, so fold_constants
+ * evaluates it (core/eval) and numerics compares the folded value with the reference running the op. The
+ * evaluator's kernels were reached only through the few ops other units fold; reach, not a rewrite guarantee
+ * (an op whose other operand the op's builder makes a graph input does not fold). ---- */
+
+/* Ops of the generators' table that core/eval evaluates (core/eval/eval.c's table). */
+/* Ops of the generators' table that core/eval evaluates on float tensors (core/eval/eval.c's table; its
+ * reductions fold integers only, so they are not here). */
+static const char *const fold_ops[] = {
+    "Abs", "Add",        "Concat",  "Div",   "Expand", "Flatten", "Gather", "Max",       "Min",       "Mul",
+    "Neg", "Reciprocal", "Reshape", "Slice", "Sqrt",   "Squeeze", "Sub",    "Transpose", "Unsqueeze", "Where",
+};
+
+static pc_status unit_fold(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    const pc_gen_op *cand[sizeof fold_ops / sizeof fold_ops[0]];
+    uint32_t n = 0;
+    for (size_t i = 0; i < sizeof fold_ops / sizeof fold_ops[0]; i++) {
+        const pc_gen_op *op = pc_gen_op_find(fold_ops[i]);
+        if (op && op->min_nodes <= 2 && pc_gen_op_feasible(g, op)) cand[n++] = op;
+    }
+    if (n == 0) return PC_OK;
+    const pc_gen_op *op = cand[pc_draw(g->ch, n)];
+    /* a constant the op accepts: drawn dims, else all-1 dims of each allowed rank */
+    pc_gen_x x;
+    memset(&x, 0, sizeof x);
+    x.lo = op->in_lo;
+    x.hi = op->in_hi;
+    x.is_const = true;
+    int32_t hi_rank = op->max_rank < g->cfg->max_rank ? op->max_rank : g->cfg->max_rank;
+    x.rank = (int32_t)pc_draw_range(g->ch, op->min_rank, hi_rank > op->min_rank ? hi_rank : op->min_rank);
+    pc_gen_draw_dims(g, x.rank, false, x.dims);
+    if (op->fix) op->fix(x.rank, x.dims);
+    x.n_elements = dims_elements(x.rank, x.dims);
+    for (int32_t r = op->min_rank; !pc_gen_op_accepts(g, op, &x) && r <= hi_rank; r++) {
+        x.rank = r;
+        for (int32_t d = 0; d < r; d++)
+            x.dims[d] = 1;
+        if (op->fix) op->fix(x.rank, x.dims);
+        x.n_elements = dims_elements(x.rank, x.dims);
+    }
+    if (!pc_gen_op_accepts(g, op, &x)) return PC_OK;
+    pc_gen_value *c = pc_gen_const(g, PC_DTYPE_FLOAT, x.rank, x.dims, x.lo, x.hi, err);
+    if (!c) return err->status;
+    x.value = c->value;
+    pc_value *out = NULL;
+    pc_status st = pc_gen_op_apply(g, op, &x, &out, err);
+    /* a graph output's producer is never folded: a Relu (which the evaluator does not fold) reads it, so the
+     * folded value's shape and values reach a graph output unchanged (a broadcasting consumer would hide a
+     * wrong shape) */
+    pc_gen_x y;
+    if (st != PC_OK || !out || !pc_gen_x_get(g, out, &y)) return st;
+    return unary(u, "Relu", out, fmax(y.lo, 0), fmax(y.hi, 0), NULL, err);
+}
+
 /* ---- control flow (gen_control.c): If, Loop and Scan whose bodies read outer values, with annotated nodes
  * inside; reach, not rewrite guarantees ---- */
 
@@ -1272,6 +1328,7 @@ static const pattern_unit units[] = {
     {"cast", 9, 1, 8, unit_cast},
     {"cast_chain", 9, 1, 5, unit_cast_chain},
     {"int_arith", 10, 1, 6, unit_int_arith},
+    {"fold", 1, 1, 6, unit_fold},
     {"control_if", 11, 1, PC_GEN_CONTROL_MAX_NODES, unit_control_if},
     {"control_loop", 11, 1, PC_GEN_CONTROL_MAX_NODES, unit_control_loop},
     {"control_scan", 9, 1, PC_GEN_CONTROL_MAX_NODES, unit_control_scan},
