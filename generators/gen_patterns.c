@@ -1234,9 +1234,60 @@ static const char *const fold_ops[] = {
     "Neg", "Reciprocal", "Reshape", "Slice", "Sqrt",   "Squeeze", "Sub",    "Transpose", "Unsqueeze", "Where",
 };
 
+/* ReduceSum/Prod/Min/Max of an int32 or int64 constant (core/eval folds reductions of integers only,
+ * exactly), axes drawn (none: every axis; negative ones sometimes; an attribute or, from ReduceSum-13 and the
+ * others' 18, an input), keepdims absent, 0 or 1; a Neg reads it. Values stay small: a product of at most 81
+ * of {-1, 0, 1}. */
+static pc_status fold_int_reduce(unit_ctx *u, pc_error *err)
+{
+    static const char *const ops[] = {"ReduceSum", "ReduceProd", "ReduceMin", "ReduceMax"};
+    pc_gen *g = u->g;
+    uint32_t op = pc_draw(g->ch, 4);
+    pc_dtype dt = pc_draw_bool(g->ch, 50) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
+    int32_t max_r = g->cfg->max_rank < 4 ? g->cfg->max_rank : 4;
+    int32_t r = (int32_t)pc_draw_range(g->ch, 1, max_r > 1 ? max_r : 1);
+    int64_t dims[PC_MAX_RANK], vals[81];
+    uint64_t n = 1;
+    for (int32_t i = 0; i < r; i++) {
+        dims[i] = 1 + pc_draw(g->ch, 3);
+        n *= (uint64_t)dims[i];
+    }
+    if (n > g->cfg->max_elements) return PC_OK;
+    uint64_t seed = pc_draw(g->ch, UINT32_MAX);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t bits = pc_splitmix64(&seed);
+        vals[i] = op == 1 ? (int64_t)(bits % 3) - 1 : (int64_t)(bits % 9) - 4;
+    }
+    pc_gen_value *x = pc_gen_const_i64(g, dt, r, dims, vals, err);
+    if (!x) return err->status;
+    uint32_t mask = pc_draw(g->ch, 1u << r); /* 0: every axis */
+    bool negative = mask && pc_draw_bool(g->ch, 25);
+    int64_t axes[PC_MAX_RANK], na = 0;
+    for (int32_t i = 0; i < r; i++)
+        if (mask >> i & 1) axes[na++] = negative ? i - r : i;
+    int64_t opset = pc_gen_opset(g);
+    bool as_input = opset >= 18 || (op == 0 && opset >= 13);
+    pc_value *ins[2] = {x->value, NULL};
+    if (na && as_input) {
+        pc_gen_value *a = pc_gen_const_i64(g, PC_DTYPE_INT64, 1, &na, axes, err);
+        if (!a) return err->status;
+        ins[1] = a->value;
+    }
+    pc_node *nd = node(u, ops[op], ins[1] ? 2 : 1, ins, 1, err);
+    if (!nd) return err->status;
+    if (na && !as_input && pc_node_set_attr_ints(nd, "axes", (size_t)na, axes, err) != PC_OK)
+        return err->status;
+    uint32_t keep = pc_draw(g->ch, 3); /* 0: absent (1), 1: 0, 2: 1 given */
+    if (keep && pc_node_set_attr_int(nd, "keepdims", keep == 2, err) != PC_OK) return err->status;
+    pc_value *y = NULL;
+    pc_status st = end(u, nd, -400, 400, &y, err);
+    return st == PC_OK ? unary(u, "Neg", y, -400, 400, NULL, err) : st;
+}
+
 static pc_status unit_fold(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
+    if (pc_draw_bool(g->ch, 25)) return fold_int_reduce(u, err);
     const pc_gen_op *cand[sizeof fold_ops / sizeof fold_ops[0]];
     uint32_t n = 0;
     for (size_t i = 0; i < sizeof fold_ops / sizeof fold_ops[0]; i++) {
