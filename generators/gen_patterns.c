@@ -1284,10 +1284,31 @@ static pc_status fold_int_reduce(unit_ctx *u, pc_error *err)
     return st == PC_OK ? unary(u, "Neg", y, -400, 400, NULL, err) : st;
 }
 
+/* Range(start, limit, delta) of int32/int64 scalar constants, delta nonzero of either sign, at most 16
+ * elements (an empty range too), read by a Neg. */
+static pc_status fold_range(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    pc_dtype dt = pc_draw_bool(g->ch, 50) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
+    int64_t start = pc_draw_range(g->ch, -5, 5), delta = 1 + (int64_t)pc_draw(g->ch, 3);
+    if (pc_draw_bool(g->ch, 40)) delta = -delta;
+    int64_t count = (int64_t)pc_draw(g->ch, 17) - (pc_draw_bool(g->ch, 10) ? 1 : 0); /* -1: an empty range */
+    int64_t limit = start + delta * count;
+    pc_gen_value *a = pc_gen_const_i64(g, dt, 0, NULL, &start, err);
+    pc_gen_value *b = a ? pc_gen_const_i64(g, dt, 0, NULL, &limit, err) : NULL;
+    pc_gen_value *c = b ? pc_gen_const_i64(g, dt, 0, NULL, &delta, err) : NULL;
+    if (!c) return err->status;
+    pc_value *ins[3] = {a->value, b->value, c->value}, *y = NULL;
+    pc_status st = end(u, node(u, "Range", 3, ins, 1, err), -60, 60, &y, err);
+    return st == PC_OK ? unary(u, "Neg", y, -60, 60, NULL, err) : st;
+}
+
 static pc_status unit_fold(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
-    if (pc_draw_bool(g->ch, 25)) return fold_int_reduce(u, err);
+    uint32_t form = pc_draw(g->ch, 8); /* 0..4: a float op, 5..6: an integer reduction, 7: Range */
+    if (form == 7 && pc_gen_opset(g) >= 11) return fold_range(u, err);
+    if (form >= 5) return fold_int_reduce(u, err);
     const pc_gen_op *cand[sizeof fold_ops / sizeof fold_ops[0]];
     uint32_t n = 0;
     for (size_t i = 0; i < sizeof fold_ops / sizeof fold_ops[0]; i++) {
