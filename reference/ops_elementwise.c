@@ -215,10 +215,15 @@ static int64_t i_neg(int64_t x)
 {
     return (int64_t)(0 - (uint64_t)x);
 }
+/* max(0, x), with -0 -> +0 and NaN kept: the one Relu of the reference (fused activations use it too) */
+double ref_relu(double x)
+{
+    return x > 0 ? x : (x == 0 || x < 0 ? 0.0 : x);
+}
 static double f_relu(ref_ctx *c, double x)
 {
     (void)c;
-    return x > 0 ? x : (x == 0 || x < 0 ? 0.0 : x);
+    return ref_relu(x);
 }
 static int64_t i_relu(int64_t x)
 {

@@ -133,8 +133,8 @@ static pc_status apply_activation(ref_ctx *ctx, pc_data *y)
     for (uint64_t i = 0; i < y->n_elements; i++) {
         double v = ref_get_f64(y, i);
         switch (kind) {
-        case 0:
-            v = v < 0 ? 0 : v;
+        case 0: /* the standalone Relu's function: a fused Relu that kept -0 disagreed with Conv -> Relu */
+            v = ref_relu(v);
             break;
         case 1:
             v = 1.0 / (1.0 + exp(-v));

@@ -60,6 +60,8 @@ pc_status ref_unsupported(ref_ctx *ctx, const char *fmt, ...) PC_PRINTF(2, 3);
 
 /* ---- dtypes
  * -------------------------------------------------------------------------------------------------- */
+/* Relu on one value (ops_elementwise.c): -0 -> +0, NaN kept; shared with the fused activations. */
+double ref_relu(double x);
 bool ref_is_float(pc_dtype t);   /* float16, bfloat16, float, double */
 bool ref_is_int(pc_dtype t);     /* int8..int64, uint8..uint64 */
 bool ref_is_signed(pc_dtype t);  /* int8..int64 */

@@ -333,6 +333,22 @@ static void test_internal_composites(void)
     expect_output("FusedConv Relu", om, 2, ins2, PC_DTYPE_FLOAT, 4, dx2, want2, 0);
     unref_all(ins2, 2);
     pc_model_free(om.m);
+    /* a conv output of -0 (bias -0 plus -1 * 0): the fused Relu gives +0 as the Relu op does (it kept -0: the
+     * pipeline fuzzer's numerics@fuse_conv_activation/values, "0 before, -0 after") */
+    const pc_dtype fff[3] = {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT, PC_DTYPE_FLOAT};
+    om = one_op("com.microsoft", "FusedConv", 1, 3, fff, 1);
+    pc_node_set_attr_string(om.n, "activation", "Relu", &err);
+    int64_t one[1] = {1};
+    double x3[2] = {0, -4}, b3 = -0.0;
+    pc_data *ins3[3] = {tensor(PC_DTYPE_FLOAT, 4, dx2, x3), tensor(PC_DTYPE_FLOAT, 4, dw2, &w2),
+                        tensor(PC_DTYPE_FLOAT, 1, one, &b3)};
+    pc_data **outs3 = NULL;
+    CHECK_OK(pc_ref_run(om.m, 3, ins3, &outs3, &err), &err);
+    CHECK(outs3 && outs3[0]->n_elements == 2 && !signbit(((const float *)outs3[0]->data)[0]) &&
+          ((const float *)outs3[0]->data)[1] == 4.0f);
+    if (outs3) pc_ref_free_outputs(om.m, outs3);
+    unref_all(ins3, 3);
+    pc_model_free(om.m);
 }
 
 static void test_executor_errors(void)
