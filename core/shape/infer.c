@@ -271,7 +271,7 @@ bool sh_has_input(const sh_ctx *c, uint32_t i)
 }
 
 /* The tensor a value always holds: an initializer no graph input overrides, or a Constant node's `value`. */
-static const pc_tensor *value_tensor(const pc_value *v)
+const pc_tensor *sh_value_tensor(const pc_value *v)
 {
     if (!v) return NULL;
     if (v->initializer && !v->is_graph_input) return v->initializer;
@@ -288,7 +288,7 @@ pc_dtype sh_in_elem(const sh_ctx *c, uint32_t i)
     const pc_value *v = input_value(c, i);
     if (!v) return PC_DTYPE_UNDEFINED;
     if (v->type.kind == PC_TYPE_TENSOR && v->type.elem != PC_DTYPE_UNDEFINED) return v->type.elem;
-    const pc_tensor *t = value_tensor(v);
+    const pc_tensor *t = sh_value_tensor(v);
     return t ? t->dtype : PC_DTYPE_UNDEFINED;
 }
 
@@ -301,7 +301,7 @@ bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out)
     }
     const pc_value *v = input_value(c, i);
     if (!v) return false;
-    const pc_tensor *t = value_tensor(v);
+    const pc_tensor *t = sh_value_tensor(v);
     if (t) {
         out->rank = t->rank;
         for (int32_t d = 0; d < t->rank; d++)
@@ -319,7 +319,7 @@ bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out)
 }
 
 /* Little-endian element loads for the integer and float types shape arguments come in. */
-static bool tensor_int(const pc_tensor *t, uint64_t i, int64_t *out)
+bool sh_tensor_int(const pc_tensor *t, uint64_t i, int64_t *out)
 {
     const uint8_t *p = t->data;
     switch (t->dtype) {
@@ -365,7 +365,7 @@ bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_
 {
     *n = 0;
     const pc_value *v = input_value(c, i);
-    const pc_tensor *t = value_tensor(v);
+    const pc_tensor *t = sh_value_tensor(v);
     if (!t && v && v->producer && strcmp(v->producer->op_type, "Constant") == 0) {
         const pc_attr *a = pc_node_attr(v->producer, "value_ints");
         if (a && a->type == PC_ATTR_INTS && a->n <= cap) {
@@ -390,7 +390,7 @@ bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_
     }
     if (t->n_elements > cap || !t->data) return false;
     for (uint64_t k = 0; k < t->n_elements; k++)
-        if (!tensor_int(t, k, &vals[k])) return false;
+        if (!sh_tensor_int(t, k, &vals[k])) return false;
     *n = (size_t)t->n_elements;
     return true;
 }
@@ -398,7 +398,7 @@ bool sh_const_ints(const sh_ctx *c, uint32_t i, int64_t *vals, size_t cap, size_
 bool sh_const_floats(const sh_ctx *c, uint32_t i, double *vals, size_t cap, size_t *n)
 {
     *n = 0;
-    const pc_tensor *t = value_tensor(input_value(c, i));
+    const pc_tensor *t = sh_value_tensor(input_value(c, i));
     if (!t || t->n_elements > cap || !t->data) return false;
     for (uint64_t k = 0; k < t->n_elements; k++)
         if (!tensor_float(t, k, &vals[k])) return false;

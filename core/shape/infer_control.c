@@ -86,34 +86,20 @@ pc_status sh_infer_if(sh_ctx *c)
     return PC_OK;
 }
 
-/* The one-element tensor a value always holds: its initializer (or the outer value's, for a body's reference
- * to an outer name) that no graph input overrides, or a Constant node's `value`. */
+/* The one-element tensor a value always holds (sh_value_tensor), through a body's references to outer names.
+ */
 static const pc_tensor *const_scalar(const pc_value *v)
 {
     while (v && v->outer)
         v = v->outer;
-    const pc_tensor *t = v && v->initializer && !v->is_graph_input ? v->initializer : NULL;
-    if (!t && v && v->producer && strcmp(v->producer->op_type, "Constant") == 0 && !v->producer->domain[0]) {
-        const pc_attr *a = pc_node_attr(v->producer, "value");
-        t = a && a->type == PC_ATTR_TENSOR ? a->t : NULL;
-    }
+    const pc_tensor *t = sh_value_tensor(v);
     return t && t->n_elements == 1 && t->data ? t : NULL;
 }
 
 static bool const_int(const pc_value *v, int64_t *out)
 {
     const pc_tensor *t = const_scalar(v);
-    if (t && t->dtype == PC_DTYPE_INT64) {
-        memcpy(out, t->data, sizeof *out);
-        return true;
-    }
-    if (t && t->dtype == PC_DTYPE_INT32) {
-        int32_t x;
-        memcpy(&x, t->data, sizeof x);
-        *out = x;
-        return true;
-    }
-    return false;
+    return t && sh_tensor_int(t, 0, out);
 }
 
 static bool always_true(const pc_value *v)

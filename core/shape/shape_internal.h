@@ -60,6 +60,11 @@ bool pc_shape_table_check(char *why, size_t why_size);
 pc_status sh_fail(sh_ctx *c, const char *fmt, ...) PC_PRINTF(2, 3);
 pc_status sh_fail_status(sh_ctx *c, pc_status st, const char *fmt, ...) PC_PRINTF(3, 4);
 bool sh_has_input(const sh_ctx *c, uint32_t i);
+/* The tensor a value always holds: an initializer no graph input overrides, or a Constant node's `value`;
+ * NULL otherwise. */
+const pc_tensor *sh_value_tensor(const pc_value *v);
+/* Element i of an int32/int64 tensor (false for other types). */
+bool sh_tensor_int(const pc_tensor *t, uint64_t i, int64_t *out);
 pc_dtype sh_in_elem(const sh_ctx *c, uint32_t i);
 /* Input i's shape; false (and rank -1) when unknown or absent. */
 bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out);
