@@ -427,6 +427,14 @@ static pc_status after_pass(void *vctx, const char *pass, const char *provider, 
     return st;
 }
 
+/* A pass that left the graph as it was: nothing to check; a stop_after_pass stops here all the same. */
+static pc_status nothing_changed(runner *r, bool stop_here, pc_error *err)
+{
+    if (!stop_here) return PC_OK;
+    r->stop = true;
+    return pc_error_set(err, PC_ERR_CHECK_FAILED, "stop");
+}
+
 static pc_status after_pass_checks(runner *r, const char *pass, const char *provider, pc_model *model,
                                    bool changed, pc_error *err)
 {
@@ -438,13 +446,7 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     /* Most passes change nothing: the fingerprint (which differs whenever the saved bytes would) says so
      * without serializing the model. */
     uint64_t fp = pc_model_fingerprint(model);
-    if (!changed && fp == r->before_fp) {
-        if (stop_here) {
-            r->stop = true;
-            return pc_error_set(err, PC_ERR_CHECK_FAILED, "stop");
-        }
-        return PC_OK;
-    }
+    if (!changed && fp == r->before_fp) return nothing_changed(r, stop_here, err);
     if (pc_model_save_bytes(model, &bytes, &size, &serr) != PC_OK) {
         ctx->pass = pass;
         char msg[700];
@@ -459,11 +461,7 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
         /* Nothing happened: the graph is the one already checked after the previous pass. */
         r->before_fp = fp;
         free(bytes);
-        if (stop_here) {
-            r->stop = true;
-            return pc_error_set(err, PC_ERR_CHECK_FAILED, "stop");
-        }
-        return PC_OK;
+        return nothing_changed(r, stop_here, err);
     }
     r->res->stats.passes_changed++;
     /* The graph before this pass, as an object, for properties that compare structure. */
