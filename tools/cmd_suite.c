@@ -528,8 +528,7 @@ int pc_cmd_suite(int argc, char **argv)
     snprintf(db_dir, dlen, "%s/.db", o.out_dir);
     o.db_dir = db_dir;
     o.shrink = !a.no_shrink;
-    o.known = (const char *const *)a.known.items;
-    o.n_known = a.known.n;
+    o.known = &a.known;
     o.fail_fast = a.fail_fast;
     if ((rc = check_out_dir(o.out_dir)) != PC_EXIT_OK ||
         (rc = pc_cli_check_writable(CMD, "--json", a.json)) != PC_EXIT_OK ||

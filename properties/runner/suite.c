@@ -182,9 +182,7 @@ pc_status pc_known_list_load(pc_known_list *k, const char *path, pc_error *err)
 
 bool pc_suite_is_known(const pc_suite_options *o, const char *signature)
 {
-    for (size_t i = 0; i < o->n_known; i++)
-        if (strcmp(o->known[i], signature) == 0) return true;
-    return false;
+    return o->known && pc_known_list_has(o->known, signature);
 }
 
 static uint32_t family_index(const char *name)

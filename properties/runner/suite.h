@@ -144,6 +144,19 @@ typedef struct pc_suite_progress {
     const char *phase; /* "replay", "cases", "shrink" */
 } pc_suite_progress;
 
+/* Known findings (--known files, PC_FUZZ_KNOWN): one failure signature per line; '#' comments, blank lines
+ * and surrounding blanks are ignored. A line that is not property@pass[/kind] (at most 159 characters, no
+ * blanks) is PC_ERR_VALUE naming "FILE:LINE"; an unreadable file is pc_file_read_all's error. Appends to k.
+ */
+typedef struct pc_known_list {
+    char **items; /* malloc'ed */
+    size_t n, cap;
+} pc_known_list;
+
+pc_status pc_known_list_load(pc_known_list *k, const char *path, pc_error *err);
+bool pc_known_list_has(const pc_known_list *k, const char *signature);
+void pc_known_list_free(pc_known_list *k);
+
 typedef struct pc_suite_options {
     uint64_t seed;
     uint64_t n_cases; /* case indices 0..n_cases-1 (before sharding) */
@@ -169,8 +182,7 @@ typedef struct pc_suite_options {
     /* Known findings (--known): failure signatures that are expected. Cases failing with one are counted and
      * reported (marked known) but neither shrunk nor saved, and they are not new failures
      * (pc_suite_report.known_failed). */
-    const char *const *known;
-    size_t n_known;
+    const pc_known_list *known; /* NULL: none */
     /* Stop starting cases (and replays) once one fails with a signature that is not known (--fail-fast).
      * Cases already running finish, and cases start in index order, so every case before the first new
      * failure has been checked; the counts then depend on --jobs. */
@@ -257,19 +269,6 @@ typedef struct pc_suite_report {
     uint64_t rw_fired_cases[PC_RW_COUNT], rw_near_cases[PC_RW_COUNT];
     uint64_t rw_near_reason_cases[PC_RW_COUNT][PC_MISS_COUNT];
 } pc_suite_report;
-
-/* Known findings (--known files, PC_FUZZ_KNOWN): one failure signature per line; '#' comments, blank lines
- * and surrounding blanks are ignored. A line that is not property@pass[/kind] (at most 159 characters, no
- * blanks) is PC_ERR_VALUE naming "FILE:LINE"; an unreadable file is pc_file_read_all's error. Appends to k.
- */
-typedef struct pc_known_list {
-    char **items; /* malloc'ed */
-    size_t n, cap;
-} pc_known_list;
-
-pc_status pc_known_list_load(pc_known_list *k, const char *path, pc_error *err);
-bool pc_known_list_has(const pc_known_list *k, const char *signature);
-void pc_known_list_free(pc_known_list *k);
 
 /* Whether `signature` is one of o->known. */
 bool pc_suite_is_known(const pc_suite_options *o, const char *signature);

@@ -313,12 +313,12 @@ void pc_suite_print_coverage(FILE *out, const pc_suite_report *r)
 static void print_known_unseen(FILE *out, const pc_suite_options *o, const pc_suite_report *r)
 {
     bool any = false;
-    for (size_t k = 0; k < o->n_known; k++) {
+    for (size_t k = 0; o->known && k < o->known->n; k++) {
         bool seen = false;
         for (size_t i = 0; i < r->n_signatures && !seen; i++)
-            seen = strcmp(r->signatures[i].signature, o->known[k]) == 0;
+            seen = strcmp(r->signatures[i].signature, o->known->items[k]) == 0;
         if (seen) continue;
-        fprintf(out, "%s %s", any ? "," : "known findings this run did not fail with:", o->known[k]);
+        fprintf(out, "%s %s", any ? "," : "known findings this run did not fail with:", o->known->items[k]);
         any = true;
     }
     if (any) fputc('\n', out);

@@ -840,12 +840,13 @@ static void test_known_and_fail_fast(void)
     snprintf(f.pass, sizeof f.pass, "p%u", kp);
     char known_sig[160];
     pc_failure_signature(&f, known_sig, sizeof known_sig);
-    const char *known[] = {known_sig, "numerics@never/seen"};
+    char never[] = "numerics@never/seen";
+    char *known_items[] = {known_sig, never};
+    pc_known_list known = {known_items, 2, 2};
     /* --known alone: every case runs, the p0 failures are marked known and counted apart */
     pc_suite_options o;
     synth_options(&o, N, 2);
-    o.known = known;
-    o.n_known = 2;
+    o.known = &known;
     pc_suite_report r;
     if (!run(&o, &r)) return;
     CHECK(r.cases == N && r.n_failed == failing_all && r.known_failed == known_all && !r.stopped_early);
@@ -862,8 +863,7 @@ static void test_known_and_fail_fast(void)
     /* --fail-fast: stops at first_new; with more jobs, cases after it may have finished too */
     for (uint32_t jobs = 1; jobs <= 3; jobs += 2) {
         synth_options(&o, N, jobs);
-        o.known = known;
-        o.n_known = 2;
+        o.known = &known;
         o.fail_fast = true;
         if (!run(&o, &r)) return;
         CHECK_MSG(r.stopped_early && !r.stopped_replayed && r.stopped_order == first_new,
