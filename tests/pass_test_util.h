@@ -360,4 +360,20 @@ static inline int pt_equiv(const pc_model *before, const pc_model *after, uint64
     return result;
 }
 
+/* A random case of `family` (default generator config) drawn from `seed`; false (a failed check naming the
+ * family and seed) when generation fails. The caller frees *c with pc_case_free. */
+static inline bool pt_generate(const char *family, uint64_t seed, pc_case *c)
+{
+    pc_gen_config cfg;
+    pc_gen_config_default(&cfg);
+    cfg.family = family;
+    pc_choices ch;
+    pc_choices_init_random(&ch, seed);
+    pc_error err;
+    pc_status st = pc_case_generate(&cfg, &ch, c, &err);
+    CHECK_MSG(st == PC_OK, "generate %s, seed %llu: %s", family, (unsigned long long)seed, err.message);
+    pc_choices_free(&ch);
+    return st == PC_OK;
+}
+
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/internal.h"
 #include "generators/gen.h"
+#include "tests/pass_test_util.h"
 #include "tests/test_util.h"
 
 static uint8_t *save(const pc_model *m, size_t *size)
@@ -92,20 +93,11 @@ static void test_pipeline_steps(void)
     size_t total = 0, changed = 0;
     for (size_t f = 0; f < pc_gen_family_count(); f++)
         for (uint64_t seed = 1; seed <= 25; seed++) {
-            pc_gen_config cfg;
-            pc_gen_config_default(&cfg);
-            cfg.family = pc_gen_family_at(f)->name;
-            pc_choices ch;
-            pc_choices_init_random(&ch, seed * 7919 + f);
+            const char *family = pc_gen_family_at(f)->name;
             pc_case c;
-            if (pc_case_generate(&cfg, &ch, &c, &err) != PC_OK) {
-                CHECK_MSG(false, "generate %s seed %llu: %s", cfg.family, (unsigned long long)seed,
-                          err.message);
-                pc_choices_free(&ch);
-                continue;
-            }
+            if (!pt_generate(family, seed * 7919 + f, &c)) continue;
             char what[64];
-            snprintf(what, sizeof what, "%s seed %llu", cfg.family, (unsigned long long)seed);
+            snprintf(what, sizeof what, "%s seed %llu", family, (unsigned long long)seed);
             steps s = {.what = what};
             s.prev = save(c.model, &s.prev_size);
             s.prev_fp = pc_model_fingerprint(c.model);
@@ -122,7 +114,6 @@ static void test_pipeline_steps(void)
             changed += s.changed;
             free(s.prev);
             pc_case_free(&c);
-            pc_choices_free(&ch);
         }
     CHECK_MSG(changed > 50, "only %zu of %zu steps changed the bytes", changed, total);
     printf("test_ir_fingerprint: %zu pipeline steps, %zu changed the bytes\n", total, changed);
@@ -435,23 +426,17 @@ static void test_mutations(void)
     size_t models = 0;
     for (size_t f = 0; f < pc_gen_family_count(); f++)
         for (uint64_t seed = 1; seed <= 20; seed++) {
-            pc_gen_config cfg;
-            pc_gen_config_default(&cfg);
-            cfg.family = pc_gen_family_at(f)->name;
-            pc_choices ch;
-            pc_choices_init_random(&ch, seed * 104729 + f);
+            const char *family = pc_gen_family_at(f)->name;
             pc_case c;
-            if (pc_case_generate(&cfg, &ch, &c, &err) == PC_OK) {
-                char what[64];
-                snprintf(what, sizeof what, "%s seed %llu", cfg.family, (unsigned long long)seed);
-                size_t n;
-                uint8_t *b = save(c.model, &n);
-                if (b) mutate_all(b, n, what);
-                free(b);
-                models++;
-                pc_case_free(&c);
-            }
-            pc_choices_free(&ch);
+            if (!pt_generate(family, seed * 104729 + f, &c)) continue;
+            char what[64];
+            snprintf(what, sizeof what, "%s seed %llu", family, (unsigned long long)seed);
+            size_t n;
+            uint8_t *b = save(c.model, &n);
+            if (b) mutate_all(b, n, what);
+            free(b);
+            models++;
+            pc_case_free(&c);
         }
     /* the backend test models: doc strings, value_info, metadata and types the generators do not write */
     const char *dir = getenv("PC_TESTDATA_DIR");

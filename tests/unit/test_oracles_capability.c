@@ -69,18 +69,10 @@ static void test_against_core(void)
     size_t pairs = 0, claimed = 0, disagree = 0;
     for (size_t f = 0; f < pc_gen_family_count(); f++)
         for (uint64_t seed = 1; seed <= 60; seed++) {
-            pc_gen_config cfg;
-            pc_gen_config_default(&cfg);
-            cfg.family = pc_gen_family_at(f)->name;
-            pc_choices ch;
-            pc_choices_init_random(&ch, seed * 131 + f);
+            const char *family = pc_gen_family_at(f)->name;
             pc_case c;
+            if (!pt_generate(family, seed * 131 + f, &c)) continue;
             pc_error err;
-            if (pc_case_generate(&cfg, &ch, &c, &err) != PC_OK) {
-                CHECK_MSG(false, "generate: %s", err.message);
-                pc_choices_free(&ch);
-                continue;
-            }
             pc_ep_registry *reg = NULL;
             CHECK_OK(pc_ep_registry_create(&reg, &err), &err);
             if (c.ep_text) CHECK_OK(pc_ep_registry_load_text(reg, c.ep_text, "case EPs", &err), &err);
@@ -97,13 +89,12 @@ static void test_against_core(void)
                     pairs++;
                     claimed += oracle;
                     if (core != oracle && disagree++ < 10)
-                        CHECK_MSG(false, "%s seed %llu: EP %s, node %s (%s): core %d, oracle %d", cfg.family,
+                        CHECK_MSG(false, "%s seed %llu: EP %s, node %s (%s): core %d, oracle %d", family,
                                   (unsigned long long)seed, eps[e]->name, n->name ? n->name : "", n->op_type,
                                   core, oracle);
                 }
             pc_ep_registry_free(reg);
             pc_case_free(&c);
-            pc_choices_free(&ch);
         }
     CHECK(disagree == 0 && pairs > 5000 && claimed > 1000 && claimed < pairs);
     printf("test_oracles_capability: %zu node x EP pairs, %zu claimed, %zu disagreements\n", pairs, claimed,
