@@ -1803,7 +1803,7 @@ pc_status pc_gen_ops_try(pc_gen *g, const char *op_type, pc_value *x, pc_value *
     return pc_gen_op_apply(g, op, &xv, out, err);
 }
 
-pc_status pc_gen_op_new_input(pc_gen *g, const pc_gen_op *op, int32_t rank_pref, pc_gen_x *x, pc_error *err)
+pc_status pc_gen_op_draw_x(pc_gen *g, const pc_gen_op *op, int32_t rank_pref, pc_gen_x *x, pc_error *err)
 {
     int32_t lo = op->min_rank, hi = max_rank_of(g, op), rank;
     if (rank_pref >= lo && rank_pref <= hi) {
@@ -1838,10 +1838,17 @@ pc_status pc_gen_op_new_input(pc_gen *g, const pc_gen_op *op, int32_t rank_pref,
         if (!found)
             return pc_error_set(err, PC_ERR_INTERNAL, "generator: no input shape satisfies %s", op->op_type);
     }
-    pc_gen_value *v = pc_gen_input(g, PC_DTYPE_FLOAT, probe.rank, probe.dims, op->in_lo, op->in_hi, err);
-    if (!v) return err->status;
-    probe.value = v->value;
     *x = probe;
+    return PC_OK;
+}
+
+pc_status pc_gen_op_new_input(pc_gen *g, const pc_gen_op *op, int32_t rank_pref, pc_gen_x *x, pc_error *err)
+{
+    pc_status st = pc_gen_op_draw_x(g, op, rank_pref, x, err);
+    if (st != PC_OK) return st;
+    pc_gen_value *v = pc_gen_input(g, PC_DTYPE_FLOAT, x->rank, x->dims, x->lo, x->hi, err);
+    if (!v) return err->status;
+    x->value = v->value;
     return PC_OK;
 }
 

@@ -97,6 +97,9 @@ pc_status pc_gen_ops_try(pc_gen *g, const char *op_type, pc_value *x, pc_value *
 /* A new float graph input the op accepts (backward growth). rank_pref >= 0 asks for that rank when allowed.
  */
 pc_status pc_gen_op_new_input(pc_gen *g, const pc_gen_op *op, int32_t rank_pref, pc_gen_x *x, pc_error *err);
+/* The shape part of pc_gen_op_new_input: x gets a rank, dims and interval [op->in_lo, op->in_hi] the op
+ * accepts, and no value (the caller makes one: a graph input, a constant). */
+pc_status pc_gen_op_draw_x(pc_gen *g, const pc_gen_op *op, int32_t rank_pref, pc_gen_x *x, pc_error *err);
 /* Picks a pooled value satisfying accept: with probability chain_percent (and on the value 0) the newest one,
  * so chains grow long; otherwise pc_gen_pick's draw over every candidate (branches, fan-out). */
 pc_gen_value *pc_gen_pick_chain(pc_gen *g, pc_gen_accept_fn accept, void *ctx, uint32_t chain_percent);

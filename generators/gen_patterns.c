@@ -1317,30 +1317,16 @@ static pc_status unit_fold(unit_ctx *u, pc_error *err)
     }
     if (n == 0) return PC_OK;
     const pc_gen_op *op = cand[pc_draw(g->ch, n)];
-    /* a constant the op accepts: drawn dims, else all-1 dims of each allowed rank */
+    /* a constant of a shape the op accepts, drawn as a new input of the op would be */
     pc_gen_x x;
-    memset(&x, 0, sizeof x);
-    x.lo = op->in_lo;
-    x.hi = op->in_hi;
+    pc_status st = pc_gen_op_draw_x(g, op, -1, &x, err);
+    if (st != PC_OK) return st;
     x.is_const = true;
-    int32_t hi_rank = op->max_rank < g->cfg->max_rank ? op->max_rank : g->cfg->max_rank;
-    x.rank = (int32_t)pc_draw_range(g->ch, op->min_rank, hi_rank > op->min_rank ? hi_rank : op->min_rank);
-    pc_gen_draw_dims(g, x.rank, false, x.dims);
-    if (op->fix) op->fix(x.rank, x.dims);
-    x.n_elements = dims_elements(x.rank, x.dims);
-    for (int32_t r = op->min_rank; !pc_gen_op_accepts(g, op, &x) && r <= hi_rank; r++) {
-        x.rank = r;
-        for (int32_t d = 0; d < r; d++)
-            x.dims[d] = 1;
-        if (op->fix) op->fix(x.rank, x.dims);
-        x.n_elements = dims_elements(x.rank, x.dims);
-    }
-    if (!pc_gen_op_accepts(g, op, &x)) return PC_OK;
     pc_gen_value *c = pc_gen_const(g, PC_DTYPE_FLOAT, x.rank, x.dims, x.lo, x.hi, err);
     if (!c) return err->status;
     x.value = c->value;
     pc_value *out = NULL;
-    pc_status st = pc_gen_op_apply(g, op, &x, &out, err);
+    st = pc_gen_op_apply(g, op, &x, &out, err);
     /* a graph output's producer is never folded: a Relu (which the evaluator does not fold) reads it, so the
      * folded value's shape and values reach a graph output unchanged (a broadcasting consumer would hide a
      * wrong shape) */
