@@ -1064,9 +1064,37 @@ static void test_control_flow_if(void)
     pc_model_free(m);
 }
 
+/* Control-flow nodes inference cannot read: each error names the node and what is wrong (the verifier
+ * normally refuses such nodes first; inference must not trust that). */
+static void test_control_flow_errors(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(17);
+    pt_input(m, "c", PC_DTYPE_BOOL, 0, NULL);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    pc_node *iff = pt_node(m, "If", "", "c", "y", NULL); /* no branches */
+    CHECK_STATUS(pc_node_infer_shapes(iff, &err), PC_ERR_SHAPE, &err);
+    CHECK_MSG(strstr(err.message, "'y'") && strstr(err.message, "then_branch"), "%s", err.message);
+    pc_node *loop = pt_node(m, "Loop", "", ",,x", "l", NULL); /* no body */
+    CHECK_STATUS(pc_node_infer_shapes(loop, &err), PC_ERR_SHAPE, &err);
+    CHECK_MSG(strstr(err.message, "'l'") && strstr(err.message, "body"), "%s", err.message);
+    pc_node *scan = pt_node(m, "Scan", "", "x", "s", NULL);
+    pc_graph *body = pc_graph_create(m, m->graph, scan);
+    pc_attr *attrs = pc_arena_array(&m->arena, 1, sizeof *attrs);
+    if (!body || !attrs) pt_die("scan body", NULL);
+    attrs[0] = (pc_attr){.name = "body", .type = PC_ATTR_GRAPH, .g = body};
+    scan->attrs = attrs;
+    scan->n_attrs = scan->cap_attrs = 1;
+    CHECK_OK(pc_node_set_attr_int(scan, "num_scan_inputs", 5, &err), &err); /* 5 of its 1 input */
+    CHECK_STATUS(pc_node_infer_shapes(scan, &err), PC_ERR_SHAPE, &err);
+    CHECK_MSG(strstr(err.message, "'s'") && strstr(err.message, "num_scan_inputs 5"), "%s", err.message);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_table();
+    test_control_flow_errors();
     test_control_flow_if();
     RUN_SPECS(elementwise_specs);
     RUN_SPECS(tensor_specs);
