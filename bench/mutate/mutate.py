@@ -159,6 +159,7 @@ class Mutant:
     def __init__(self, file, offset, original, replacement, op, line):
         self.file, self.offset, self.original, self.replacement = file, offset, original, replacement
         self.op, self.line = op, line
+        self.rule = None  # set when an equivalence rule (RULES) proves the mutant equivalent: it is not run
         h = hashlib.sha1("\0".join([file, str(offset), original, replacement]).encode())
         self.id = h.hexdigest()[:16]
 
@@ -209,6 +210,88 @@ def _in_function_mask(toks, match):
     return mask
 
 
+# Equivalence rules: mutants that no test can kill, recognized from the tokens alone. Each rule is a proof
+# sketch; the report names the rule for every mutant it classifies.
+RULES = {
+    "R1": "pc_status is an enum whose first constant PC_OK is 0 and whose others are positive (core/passcheck.h, "
+    "PC_STATUS_LIST); a status only holds those constants, so `x != PC_OK` is `x > PC_OK` and `x == PC_OK` is "
+    "`x <= PC_OK`",
+    "R2": "a counted loop `for (U i = 0; i < n; i++)` with i of an unsigned type, neither i nor n written in the "
+    "body (no assignment, increment or address-of; n a plain local or a field of a local struct value): i takes "
+    "0, 1, ... and stops at the first i == n under either test, so `i < n` is `i != n`",
+}
+UNSIGNED = {"size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "unsigned"}
+WRITES = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
+
+
+def _rule_status(toks, k, repl):
+    """R1: `!=` -> `>` or `==` -> `<=` where one operand is the single token PC_OK."""
+    if (toks[k].text, repl) not in (("!=", ">"), ("==", "<=")):
+        return None
+    prev_ok = k > 0 and toks[k - 1].text == "PC_OK"
+    next_ok = k + 1 < len(toks) and toks[k + 1].text == "PC_OK" and (k + 2 >= len(toks) or toks[k + 2].text in
+                                                                    (")", ";", "&&", "||", "?", ","))
+    return "R1" if prev_ok or next_ok else None
+
+
+def _written(toks, lo, hi, name, fieldless):
+    """True when tokens [lo, hi) may write `name`: assigned, incremented, or its address taken."""
+    for q in range(lo, hi):
+        if toks[q].text != name or toks[q].kind != "id":
+            continue
+        if q > lo and toks[q - 1].text in ("&", "++", "--"):
+            return True
+        r = q + 1
+        if not fieldless:  # `s.n = ...` writes the bound `s.n`; skip a `.f` chain to the operator
+            while r + 1 < hi and toks[r].text == "." and toks[r + 1].kind == "id":
+                r += 2
+        if r < hi and toks[r].text in WRITES:
+            return True
+    return False
+
+
+def _rule_counted_loop(toks, k, repl, match):
+    """R2: `i < n` -> `i != n` in the header `for (U i = 0; i < n; i++)` (see RULES)."""
+    if toks[k].text != "<" or repl != "!=" or k < 8:
+        return None
+    # for ( U i = 0 ; i < n ; i ++ )  — the comparison is the whole condition
+    i_tok, semi = toks[k - 1], toks[k - 2]
+    if i_tok.kind != "id" or semi.text != ";":
+        return None
+    init = k - 6  # U i = 0 ;
+    if not (toks[init].text in UNSIGNED and toks[init + 1].text == i_tok.text and toks[init + 2].text == "=" and
+            toks[init + 3].text == "0" and toks[init + 4].text == ";" and init + 5 == k - 1):
+        return None
+    if not (toks[init - 1].text == "(" and toks[init - 2].text == "for" and (init - 1) in match):
+        return None
+    close = match[init - 1]
+    # the bound: `n` or `s.f`, then `; i ++ )` or `; ++ i )`
+    q, bound = k + 1, []
+    while q < close and toks[q].text != ";":
+        bound.append(toks[q])
+        q += 1
+    names = [t.text for t in bound]
+    plain = len(names) == 1 and bound[0].kind == "id"
+    field = len(names) == 3 and bound[0].kind == "id" and names[1] == "." and bound[2].kind == "id"
+    if not (plain or field):
+        return None
+    step = [t.text for t in toks[q + 1 : close]]
+    if step not in ([i_tok.text, "++"], ["++", i_tok.text]):
+        return None
+    body_lo = close + 1
+    if body_lo >= len(toks):
+        return None
+    body_hi = match.get(body_lo, body_lo) + 1 if toks[body_lo].text == "{" else None
+    if body_hi is None:  # a single-statement body: up to its ';' at this depth
+        body_hi = body_lo
+        while body_hi < len(toks) and toks[body_hi].text != ";":
+            body_hi = match.get(body_hi, body_hi) + 1 if toks[body_hi].text in "([{" else body_hi + 1
+        body_hi += 1
+    if _written(toks, body_lo, body_hi, i_tok.text, True) or _written(toks, body_lo, body_hi, names[0], False):
+        return None
+    return "R2"
+
+
 def _is_operand_end(t):
     return t.kind in ("id", "num", "str", "chr") and t.text not in KEYWORDS_BEFORE_UNARY or t.text in (")", "]")
 
@@ -224,7 +307,11 @@ def generate(path_rel, text, line_ranges=None):
         line = toks[tok_start].line
         if line_ranges and not any(a <= line <= b for a, b in line_ranges):
             return
-        out.append(Mutant(path_rel, s, text[s:e], replacement, op, line))
+        m = Mutant(path_rel, s, text[s:e], replacement, op, line)
+        if op == "ROR":
+            m.rule = _rule_status(toks, tok_start, replacement) or \
+                _rule_counted_loop(toks, tok_start, replacement, match)
+        out.append(m)
 
     # paren depth of each token (for statement starts outside for(...) headers)
     pdepth, d = [], 0
@@ -386,6 +473,9 @@ class Runner:
         self.work = os.path.abspath(args.work_dir)
         self.src = os.path.join(self.work, "src")
         self.build = os.path.join(self.work, "build")
+        # LeakSanitizer costs the suite ~4x (every forked case checks for leaks at exit), so it judges only
+        # the mutants the plain build's suite lets survive, in its own build directory
+        self.leak_build = os.path.join(self.work, "build-leak") if args.sanitize == "leak" else None
         self.cache_path = os.path.abspath(args.cache or os.path.join(self.work, "cache.json"))
         self.cache = {}
         if os.path.exists(self.cache_path):
@@ -426,16 +516,20 @@ class Runner:
                 self.log("restoring %s (left mutated by an interrupted run)" % rel)
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(want)
-        if not os.path.exists(os.path.join(self.build, "CMakeCache.txt")):
-            r = sh(["cmake", "-S", self.src, "-B", self.build, "-DCMAKE_BUILD_TYPE=Release"])
-            if r.returncode:
-                sys.exit("configure failed:\n" + r.stdout.decode(errors="replace")[-3000:])
-        ok, out = self.compile()
-        if not ok:
-            sys.exit("the unmutated tree does not build:\n" + out[-3000:])
+        for build in filter(None, (self.build, self.leak_build)):
+            if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+                cfg = ["cmake", "-S", self.src, "-B", build, "-DCMAKE_BUILD_TYPE=Release"]
+                if build == self.leak_build:
+                    cfg += ["-DCMAKE_C_FLAGS=-fsanitize=leak", "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=leak"]
+                r = sh(cfg)
+                if r.returncode:
+                    sys.exit("configure failed:\n" + r.stdout.decode(errors="replace")[-3000:])
+            ok, out = self.compile(build)
+            if not ok:
+                sys.exit("the unmutated tree does not build:\n" + out[-3000:])
 
-    def compile(self):
-        r = sh(["cmake", "--build", self.build, "--target", "passcheck", "-j%d" % self.args.build_jobs])
+    def compile(self, build=None):
+        r = sh(["cmake", "--build", build or self.build, "--target", "passcheck", "-j%d" % self.args.build_jobs])
         return r.returncode == 0, r.stdout.decode(errors="replace")
 
     def object_hash(self, rel):
@@ -447,13 +541,15 @@ class Runner:
                         return hashlib.sha1(fh.read()).hexdigest()
         return None
 
-    def suite(self, extra=""):
+    def suite(self, extra="", build=None, timeout=None):
         out = tempfile.mkdtemp(prefix="suite-", dir=self.work)
-        cmd = self.cmd.format(passcheck=os.path.join(self.build, "passcheck"), out=out) + extra
+        cmd = self.cmd.format(passcheck=os.path.join(build or self.build, "passcheck"), out=out) + extra
+        # unsymbolized leak reports: symbolizing thousands of forked cases' reports takes minutes
+        env = dict(os.environ, LSAN_OPTIONS="symbolize=0")
         t0 = time.time()
         try:
             r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               timeout=self.timeout, start_new_session=True)
+                               timeout=timeout or self.timeout, start_new_session=True, env=env)
             rc, text = r.returncode, r.stdout.decode(errors="replace")
         except subprocess.TimeoutExpired as e:
             rc, text = "timeout", (e.stdout or b"").decode(errors="replace")
@@ -463,7 +559,11 @@ class Runner:
     def key(self, m):
         # "new-signatures+coverage": killed means a failure signature the clean run lacks, or a rewrite-coverage
         # table that differs from the clean run's (older caches judged exit 1, then new signatures only)
-        return hashlib.sha1("\0".join([m.id, self.cmd, self.tree, "new-signatures+coverage"]).encode()).hexdigest()
+        # a sanitizer setting other than none joins the key: the same mutant may die only under LeakSanitizer
+        parts = [m.id, self.cmd, self.tree, "new-signatures+coverage"]
+        if self.args.sanitize != "none":
+            parts.append("sanitize=leak-survivors")
+        return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
     def save_cache(self):
         tmp = self.cache_path + ".tmp"
@@ -501,6 +601,14 @@ class Runner:
         self.log("sanity run (--inject %s): exit %s in %.1f s" % (self.args.sanity_fault, rc, dt))
         if rc != 1 or not (self.signatures(text) - self.base_sigs):
             sys.exit("the sanity run with a planted fault must be killed (a new signature); it exited %s" % rc)
+        if self.leak_build:  # the unmutated tree must not leak: a leak finding there would judge nothing
+            self.leak_timeout = self.timeout
+            rc, text, dt = self.suite(build=self.leak_build, timeout=self.leak_timeout)
+            self.log("LeakSanitizer run: exit %s in %.1f s" % (rc, dt))
+            if rc not in (0, 1) or self.signatures(text) != self.base_sigs:
+                sys.exit("the clean LeakSanitizer run differs from the plain one (exit %s):\n%s" % (rc, text[-3000:]))
+            if not self.args.timeout:
+                self.leak_timeout = max(60.0, 10 * dt)
 
     def run_one(self, m):
         path = os.path.join(self.src, m.file)
@@ -517,35 +625,48 @@ class Runner:
             if base_obj is not None and self.object_hash(m.file) == base_obj:
                 # trivial compiler equivalence: the same object code as the original
                 return {"status": "equivalent", "detail": "TCE: identical object file"}
-            rc, text, dt = self.suite()
-            new = sorted(self.signatures(text) - self.base_sigs)
-            if rc == 1 and new:
-                return {"status": "killed", "detail": "exit 1 " + new[0], "seconds": round(dt, 1)}
-            if rc == "timeout":
-                return {"status": "killed", "detail": "timeout", "seconds": round(dt, 1)}
-            if isinstance(rc, int) and rc < 0:
-                return {"status": "killed", "detail": "signal %d" % -rc, "seconds": round(dt, 1)}
-            if rc == 0 or rc == 1:
-                # the suite's rewrite-coverage table is deterministic: a mutant that changes where a rewrite
-                # fires or nearly fires is caught by the snapshot ctest (tests/suite/run_coverage.sh) even when
-                # no graph property fails
-                cov = self.coverage(text)
-                moved = sorted(k for k in set(cov) | set(self.base_cov) if cov.get(k) != self.base_cov.get(k))
-                if moved:
-                    k = moved[0]
-                    return {"status": "killed", "seconds": round(dt, 1),
-                            "detail": "coverage %s %s -> %s" % (k, self.base_cov.get(k), cov.get(k))}
-                return {"status": "survived", "seconds": round(dt, 1)}  # nothing new caught it
-            return {"status": "error", "detail": "exit %s: %s" % (rc, text.strip().splitlines()[-1:]),
-                    "seconds": round(dt, 1)}
+            res = self.judge(*self.suite())
+            if res["status"] == "survived" and self.leak_build:
+                ok, out = self.compile(self.leak_build)
+                if not ok:
+                    return {"status": "error", "detail": "the LeakSanitizer build failed"}
+                leak = self.judge(*self.suite(build=self.leak_build, timeout=self.leak_timeout))
+                if leak["status"] != "survived":
+                    leak["detail"] = "LeakSanitizer build: " + leak.get("detail", "")
+                    return leak
+            return res
         finally:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(orig)
 
+    def judge(self, rc, text, dt):
+        new = sorted(self.signatures(text) - self.base_sigs)
+        if rc == 1 and new:
+            return {"status": "killed", "detail": "exit 1 " + new[0], "seconds": round(dt, 1)}
+        if rc == "timeout":
+            return {"status": "killed", "detail": "timeout", "seconds": round(dt, 1)}
+        if isinstance(rc, int) and rc < 0:
+            return {"status": "killed", "detail": "signal %d" % -rc, "seconds": round(dt, 1)}
+        if rc == 0 or rc == 1:
+            # the suite's rewrite-coverage table is deterministic: a mutant that changes where a rewrite fires
+            # or nearly fires is caught by the snapshot ctest (tests/suite/run_coverage.sh) even when no graph
+            # property fails
+            cov = self.coverage(text)
+            moved = sorted(k for k in set(cov) | set(self.base_cov) if cov.get(k) != self.base_cov.get(k))
+            if moved:
+                k = moved[0]
+                return {"status": "killed", "seconds": round(dt, 1),
+                        "detail": "coverage %s %s -> %s" % (k, self.base_cov.get(k), cov.get(k))}
+            return {"status": "survived", "seconds": round(dt, 1)}  # nothing new caught it
+        return {"status": "error", "detail": "exit %s: %s" % (rc, text.strip().splitlines()[-1:]),
+                "seconds": round(dt, 1)}
+
     def run(self, muts):
         self.prepare(muts)
-        todo = [m for m in muts if self.key(m) not in self.cache]
-        self.log("%d mutants selected, %d cached, %d to run" % (len(muts), len(muts) - len(todo), len(todo)))
+        ruled = {m.id: {"status": "equivalent", "detail": "rule " + m.rule} for m in muts if m.rule}
+        todo = [m for m in muts if not m.rule and self.key(m) not in self.cache]
+        self.log("%d mutants selected, %d equivalent by rule, %d cached, %d to run" %
+                 (len(muts), len(ruled), len(muts) - len(ruled) - len(todo), len(todo)))
         if todo:
             self.baseline()
         t0 = time.time()
@@ -557,8 +678,9 @@ class Runner:
             self.save_cache()
             self.log("[%d/%d %.0fs] %s %s:%d %s %s %s" % (i + 1, len(todo), time.time() - t0, m.id, m.file, m.line,
                                                           m.op, m.describe(40), res["status"]))
-        self.compile()  # leave the private build unmutated
-        return {m.id: self.cache[self.key(m)] for m in muts}
+        for build in filter(None, (self.build, self.leak_build)):
+            self.compile(build)  # leave the private builds unmutated
+        return {m.id: ruled.get(m.id) or self.cache[self.key(m)] for m in muts}
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -607,6 +729,13 @@ def report(muts, results, eq):
                 src_cache[m.file] = head_text(m.file).splitlines()
             code = src_cache[m.file][m.line - 1].strip()
             lines.append("- `%s` %s:%d %s `%s` — `%s`" % (m.id, m.file, m.line, m.op, m.describe(), code[:110]))
+    used = sorted({m.rule for m in muts if m.rule})
+    if used:
+        lines.append("")
+        lines.append("Equivalent by rule (not run; bench/mutate/mutate.py, RULES):")
+        lines.append("")
+        for r in used:
+            lines.append("- %s (%d mutants): %s" % (r, sum(m.rule == r for m in muts), RULES[r]))
     errs = [m for m in muts if results[m.id]["status"] == "error"]
     if errs:
         lines.append("")
@@ -681,7 +810,19 @@ def self_test():
     assert not generate("snippet.c", SNIPPET, [(13, 13)])[1:], "line ranges select"
     # the pointer declarator and the unary minus are not AOR sites
     assert not [m for m in generate("t.c", "int g(void)\n{\n    int *q = 0;\n    return -f(q);\n}\n") if m.op == "AOR"]
-    print("self-test passed: %d mutants of the snippet as expected" % len(muts))
+    # the equivalence rules: what they accept and, as importantly, what they must refuse
+    rules = "pc_status g(int *p, size_t n, int s)\n{\n" \
+        "    for (size_t i = 0; i < n; i++) p[i] = 0;\n" \
+        "    for (size_t i = 0; i < n; i++) n--;\n" \
+        "    for (size_t i = 0; i < n; i++) { i++; }\n" \
+        "    for (int i = 0; i < n; i++) p[i] = 1;\n" \
+        "    for (size_t i = 0; i < n; i++) h(&n);\n" \
+        "    if (s != PC_OK) return s;\n" \
+        "    return s == PC_OK ? PC_OK : s;\n}\n"
+    ruled = sorted((m.line, m.original, m.replacement, m.rule) for m in generate("r.c", rules) if m.rule)
+    want_rules = [(3, "<", "!=", "R2"), (8, "!=", ">", "R1"), (9, "==", "<=", "R1")]
+    assert ruled == want_rules, "equivalence rules: got %s, want %s" % (ruled, want_rules)
+    print("self-test passed: %d mutants of the snippet as expected, %d by rule" % (len(muts), len(ruled)))
 
 
 def main():
@@ -700,6 +841,9 @@ def main():
     ap.add_argument("--suite-cmd", help="suite command with {passcheck} and {out}; default: " + DEFAULT_SUITE)
     ap.add_argument("--timeout", type=float, help="seconds per suite run (default 10x the clean run, >= 60)")
     ap.add_argument("--build-jobs", type=int, default=2)
+    ap.add_argument("--sanitize", choices=["none", "leak"], default="leak",
+                    help="build the mutants with LeakSanitizer (default; no run-time cost, a leak fails the "
+                    "suite as under ci/test's ASan build) or without")
     ap.add_argument("--sanity-fault", default=SANITY_FAULT)
     ap.add_argument("--equivalent", default=os.path.join(HERE, "equivalent.txt"))
     ap.add_argument("--report", help="also write the markdown report to this file")
@@ -718,7 +862,8 @@ def main():
         signal.signal(sig, lambda *_: sys.exit("mutate.py: terminated"))
     runner = Runner(args)
     if args.command == "report":
-        results = {m.id: runner.cache[runner.key(m)] for m in muts if runner.key(m) in runner.cache}
+        results = {m.id: {"status": "equivalent", "detail": "rule " + m.rule} if m.rule else
+                   runner.cache[runner.key(m)] for m in muts if m.rule or runner.key(m) in runner.cache}
         muts = [m for m in muts if m.id in results]
     else:
         results = runner.run(muts)
