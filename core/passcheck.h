@@ -138,7 +138,8 @@ void pc_error_clear(pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Memory: one hook for all model memory. `budget` caps live bytes (0 = unlimited); `fail_after` makes the
- * N-th allocation from now fail (0 = never), the seam for OOM-injection tests.
+ * N-th allocation from now fail (0 = never), the seam for OOM-injection tests; arena allocations count as
+ * allocations there even when their chunk has room, so every node, value and name allocation can fail.
  */
 typedef struct pc_mem {
     size_t budget;
@@ -1018,7 +1019,10 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
     X(PC_FAULT_FOLD_INT_DIV_FLOOR, "fold-int-div-floor",                                                     \
       "the constant evaluator's integer Div rounds toward -inf instead of toward zero (fold_constants)")     \
     X(PC_FAULT_LAYER_RULE_CONTAINS, "layer-rule-contains",                                                   \
-      "a prefix layer-assignment pattern matches any annotation that contains it, not only those it starts")
+      "a prefix layer-assignment pattern matches any annotation that contains it, not only those it starts") \
+    X(PC_FAULT_FOLD_SKIPS_ERRORS, "fold-skips-errors",                                                       \
+      "fold_constants takes every evaluator failure, out-of-memory included, for 'cannot fold' and skips "   \
+      "the node")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

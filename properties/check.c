@@ -13,7 +13,8 @@
 static const pc_property *const properties[] = {
     &pc_prop_numerics,   &pc_prop_annotations,    &pc_prop_ep_assignment, &pc_prop_transpose_minimal,
     &pc_prop_validity,   &pc_prop_idempotence,    &pc_prop_roundtrip,     &pc_prop_determinism,
-    &pc_prop_ort_oracle, &pc_prop_fusion_sources, &pc_prop_rewrite_fired,
+    &pc_prop_ort_oracle, &pc_prop_fusion_sources, &pc_prop_rewrite_fired, &pc_prop_alloc_failure,
+    &pc_prop_evaluator,
 };
 #define N_PROPERTIES (sizeof properties / sizeof properties[0])
 _Static_assert(N_PROPERTIES < (size_t)PC_MAX_PROPERTIES,
@@ -599,7 +600,9 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
      * pipeline's own verifier so an invalid graph never reaches the next pass. */
     oo.verify_each_pass = !cfg->enabled[property_index(&pc_prop_validity)];
     pc_error perr;
+    uint64_t allocs_before = work->mem.n_allocs;
     pc_status pst = pc_model_optimize(work, &oo, NULL, &perr);
+    ctx->pipeline_allocs = work->mem.n_allocs - allocs_before;
     if (pst != PC_OK && !r.stop) {
         /* A pass (or partitioning) failed on a valid graph: that is a bug in the pipeline, reported as a
          * failure. */

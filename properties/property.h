@@ -72,6 +72,7 @@ typedef struct pc_check_ctx {
     size_t before_size, after_size;
     pc_check_stats *stats;
     const pc_rewrite_counts *rewrites; /* the rewrites of this run's passes so far */
+    uint64_t pipeline_allocs;          /* final: model allocations the checked pipeline run made */
     void *priv;                        /* the runner's caches */
 } pc_check_ctx;
 
@@ -118,7 +119,8 @@ const pc_property *pc_property_find(const char *name);
 /* The properties (one .c each under properties/). */
 extern const pc_property pc_prop_numerics, pc_prop_annotations, pc_prop_ep_assignment,
     pc_prop_transpose_minimal, pc_prop_validity, pc_prop_idempotence, pc_prop_roundtrip, pc_prop_determinism,
-    pc_prop_ort_oracle, pc_prop_fusion_sources, pc_prop_rewrite_fired;
+    pc_prop_ort_oracle, pc_prop_fusion_sources, pc_prop_rewrite_fired, pc_prop_alloc_failure,
+    pc_prop_evaluator;
 
 /* The numerics property's per-pass tolerance table (prop_numerics.c), for the test that every pipeline pass
  * and partitioning has a row of its own: a pass without one would silently get the default float tolerance.

@@ -16,6 +16,7 @@ void pc_arena_init(pc_arena *arena, pc_mem *mem)
 
 void *pc_arena_alloc_uninit(pc_arena *arena, size_t size)
 {
+    if (pc_mem_inject(arena->mem)) return NULL;
     size_t need;
     if (!pc_size_add(size, ARENA_ALIGN - 1, &need)) return NULL;
     need &= ~(size_t)(ARENA_ALIGN - 1);

@@ -8,6 +8,11 @@
  * message, array element and string it allocates): zeroing first only doubled the writes to fresh memory. */
 void *pc_arena_alloc_uninit(pc_arena *arena, size_t size);
 
+/* One OOM-injection point (pc_mem.fail_after) that allocates nothing itself: counts it in n_allocs and
+ * returns true (setting failed) when the injection makes it fail. pc_mem_alloc and every arena allocation are
+ * points, so a pass's node or name allocation fails even when its arena chunk has room. */
+bool pc_mem_inject(pc_mem *mem);
+
 struct pc_arena_chunk {
     pc_arena_chunk *next;
     size_t size, used;

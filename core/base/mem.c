@@ -35,15 +35,18 @@ bool pc_u64_mul(uint64_t a, uint64_t b, uint64_t *out)
 
 enum { HUGE_PAGE = 2 << 20 };
 
-static bool mem_should_fail(pc_mem *mem, size_t size)
+bool pc_mem_inject(pc_mem *mem)
 {
     mem->n_allocs++;
-    if (mem->fail_after) {
-        if (mem->n_allocs >= mem->fail_after) {
-            if (!mem->fail_forever) mem->fail_after = 0;
-            return true;
-        }
-    }
+    if (!mem->fail_after || mem->n_allocs < mem->fail_after) return false;
+    if (!mem->fail_forever) mem->fail_after = 0;
+    mem->failed = true;
+    return true;
+}
+
+static bool mem_should_fail(pc_mem *mem, size_t size)
+{
+    if (pc_mem_inject(mem)) return true;
     if (mem->budget && (size > mem->budget || mem->used > mem->budget - size)) {
         mem->over_budget = true;
         return true;

@@ -56,7 +56,10 @@ static pc_status fold_node(pc_graph *g, const pc_pass_options *opts, pc_node *n,
     pc_tensor **outs = calloc(n->n_outputs ? n->n_outputs : 1, sizeof *outs);
     if (!outs) return pc_error_set(err, PC_ERR_NOMEM, "out of memory folding node '%s'", pm_label(n));
     pc_status st = pc_eval_node(n, ins, n->n_inputs, outs, max_elements, err);
-    if (st == PC_ERR_UNSUPPORTED || st == PC_ERR_BUDGET) {
+    /* planted bug (--inject fold-skips-errors): an allocation failure read as "cannot fold", so the pass
+     * succeeds with the node left in place (only the alloc-failure property sees it) */
+    bool skip_any = st != PC_OK && pc_fault_active(PC_FAULT_FOLD_SKIPS_ERRORS);
+    if (st == PC_ERR_UNSUPPORTED || st == PC_ERR_BUDGET || skip_any) {
         pc_pass_near_miss(opts, PC_RW_CONST_FOLDED, st == PC_ERR_BUDGET ? PC_MISS_TYPE : PC_MISS_OTHER);
         pc_error_clear(err);
         free(outs);

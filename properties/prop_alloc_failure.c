@@ -1,0 +1,78 @@
+/* alloc-failure (end to end): a fresh copy of the original is optimized again with its k-th model allocation
+ * failing (the pc_mem OOM-injection seam), k drawn from the case among the allocations the checked run made.
+ * The pipeline must report the failure as out-of-memory, or succeed with the checked run's graph when the
+ * failed allocation was one it could do without. SQLite's OOM testing, per case: every generated graph tries
+ * another error path of the passes, and a pass that ignores a failed status (`st != PC_OK` tested as
+ * `st < PC_OK`, a loop continuing past an error) either crashes here, returns some other status or returns a
+ * different graph. Leaks on those paths are LeakSanitizer's (the sanitizer build of ci/test). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "properties/match.h"
+#include "properties/property.h"
+
+static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
+{
+    if (ctx->pipeline_allocs == 0) return PC_PROP_PASS; /* nothing to fail */
+    /* the case decides which allocation fails, so a replay fails the same one */
+    uint64_t k = 1 + pc_model_fingerprint(ctx->original) % ctx->pipeline_allocs;
+    pc_model *m = NULL;
+    pc_error err;
+    if (match_load_bytes(ctx->before_bytes, ctx->before_size, &m, &err) != PC_OK) {
+        *kind = "load-failed";
+        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status), err.message);
+        return PC_PROP_ERROR;
+    }
+    m->mem.fail_after = m->mem.n_allocs + k;
+    pc_status st = match_optimize_like_case(ctx, m, NULL, NULL, &err);
+    bool hit = m->mem.failed;
+    pc_prop_outcome o = PC_PROP_PASS;
+    if (st == PC_OK && hit) {
+        /* succeeding is right only when the result does not depend on the allocation that failed */
+        uint8_t *bytes = NULL;
+        size_t size = 0;
+        pc_error serr;
+        m->mem.fail_after = 0;
+        if (pc_model_save_bytes(m, &bytes, &size, &serr) != PC_OK) {
+            *kind = "save-failed";
+            snprintf(msg, msg_size, "saving the result failed: %s: %s", pc_status_name(serr.status),
+                     serr.message);
+            o = PC_PROP_ERROR;
+        } else if (size != ctx->after_size || memcmp(bytes, ctx->after_bytes, size) != 0) {
+            *kind = "swallowed";
+            snprintf(msg, msg_size,
+                     "model allocation %llu of %llu failed and the pipeline still returned ok, with a graph "
+                     "that differs from the checked run's (%zu vs %zu bytes): a pass ignored the failure",
+                     (unsigned long long)k, (unsigned long long)ctx->pipeline_allocs, size, ctx->after_size);
+            o = PC_PROP_FAIL;
+        }
+        free(bytes);
+    } else if (st != PC_OK && !hit) {
+        *kind = "pipeline-failed";
+        snprintf(msg, msg_size,
+                 "optimizing a fresh copy of the original failed before the injected failure (allocation %llu "
+                 "of %llu) where the checked run succeeded: %s: %s",
+                 (unsigned long long)k, (unsigned long long)ctx->pipeline_allocs, pc_status_name(err.status),
+                 err.message);
+        o = PC_PROP_FAIL;
+    } else if (st != PC_OK && err.status != PC_ERR_NOMEM) {
+        *kind = "wrong-status";
+        snprintf(msg, msg_size,
+                 "model allocation %llu of %llu failed and the pipeline reported %s, not out-of-memory: %s",
+                 (unsigned long long)k, (unsigned long long)ctx->pipeline_allocs, pc_status_name(err.status),
+                 err.message);
+        o = PC_PROP_FAIL;
+    }
+    pc_model_free(m);
+    return o;
+}
+
+const pc_property pc_prop_alloc_failure = {
+    "alloc-failure",
+    "a fresh optimization with one model allocation failing (chosen by the case) reports out-of-memory, or "
+    "succeeds with the checked run's graph",
+    NULL,
+    alloc_failure_final,
+};
