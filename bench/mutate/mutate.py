@@ -16,7 +16,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -450,9 +449,11 @@ def select_mutants(args):
         ops = set(args.operators.split(","))
         muts = [m for m in muts if m.op in ops]
     if args.sample:
-        rnd = random.Random(args.seed)
-        picked = sorted(rnd.sample(range(len(muts)), min(args.sample, len(muts))))
-        muts = [muts[i] for i in picked]
+        # the N mutants whose ids hash lowest under the seed: an edit to one file changes only that file's
+        # mutants in the sample (sampling by list position shifted every later file's picks)
+        rank = {m.id: hashlib.sha1(("%d:%s" % (args.seed, m.id)).encode()).hexdigest() for m in muts}
+        keep = set(sorted(rank, key=rank.get)[: args.sample])
+        muts = [m for m in muts if m.id in keep]
     if args.limit:
         muts = muts[: args.limit]
     return muts
