@@ -13,7 +13,9 @@
  * Draws, in order: annotate at all (0: no annotation and no rules: the simplest case); per node none / same
  * as the previous / a new one (top, depth, block, leaf); rules at all; per pattern which annotation, its form
  * (component prefix, exact, a prefix ending inside a component, an inner part), its length, which EP, and
- * whether it opens a rule of its own; then the order of the rules. */
+ * whether it opens a rule of its own; then the order of the rules; then whitespace: none (0) or 1-4 characters
+ * of every kind C's isspace knows, each at a drawn position, inside names and patterns too (docs/ep.md: ignored
+ * anywhere). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +108,26 @@ static char *format_rules(const pattern *pats, uint32_t n, const uint32_t *order
         if (open) pc_strbuf_puts(&b, ")");
     }
     return pc_strbuf_take(&b); /* NULL when out of memory */
+}
+
+/* Inserts the drawn whitespace into *text (see the header); false when out of memory (*text unchanged). */
+static bool sprinkle_whitespace(pc_choices *ch, char **text)
+{
+    static const char ws[] = {' ', '\t', '\n', '\r', '\f', '\v'};
+    if (!pc_draw_bool(ch, 25)) return true;
+    uint32_t n = 1 + pc_draw(ch, 4);
+    size_t len = strlen(*text);
+    char *out = malloc(len + n + 1);
+    if (!out) return false;
+    memcpy(out, *text, len + 1);
+    for (uint32_t k = 0; k < n; k++, len++) {
+        size_t at = (size_t)pc_draw(ch, (uint32_t)len + 1);
+        memmove(out + at + 1, out + at, len - at + 1);
+        out[at] = ws[pc_draw(ch, sizeof ws)];
+    }
+    free(*text);
+    *text = out;
+    return true;
 }
 
 /* A pattern's text from annotation `ann` in one of four forms (draw 0: a prefix of whole components). */
@@ -233,7 +255,7 @@ pc_status pc_gen_annotate(pc_gen *g, pc_error *err)
         }
         free(g->out->layer_assignment);
         g->out->layer_assignment = format_rules(pats, n_pats, order, n_rules, eps);
-        if (!g->out->layer_assignment)
+        if (!g->out->layer_assignment || !sprinkle_whitespace(ch, &g->out->layer_assignment))
             st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (layer rules)");
     }
     free(ep_buf);
