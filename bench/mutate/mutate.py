@@ -474,9 +474,10 @@ class Runner:
         self.work = os.path.abspath(args.work_dir)
         self.src = os.path.join(self.work, "src")
         self.build = os.path.join(self.work, "build")
-        # LeakSanitizer costs the suite ~4x (every forked case checks for leaks at exit), so it judges only
-        # the mutants the plain build's suite lets survive, in its own build directory
-        self.leak_build = os.path.join(self.work, "build-leak") if args.sanitize == "leak" else None
+        # a sanitizer costs the suite 4-8x (every forked case checks for leaks at exit; ASan's shadow memory
+        # makes each fork dear), so it judges only the mutants the plain build's suite lets survive, in its own
+        # build directory
+        self.san_build = os.path.join(self.work, "build-" + args.sanitize) if args.sanitize != "none" else None
         self.cache_path = os.path.abspath(args.cache or os.path.join(self.work, "cache.json"))
         self.cache = {}
         if os.path.exists(self.cache_path):
@@ -517,11 +518,12 @@ class Runner:
                 self.log("restoring %s (left mutated by an interrupted run)" % rel)
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(want)
-        for build in filter(None, (self.build, self.leak_build)):
+        for build in filter(None, (self.build, self.san_build)):
             if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
                 cfg = ["cmake", "-S", self.src, "-B", build, "-DCMAKE_BUILD_TYPE=Release"]
-                if build == self.leak_build:
-                    cfg += ["-DCMAKE_C_FLAGS=-fsanitize=leak", "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=leak"]
+                if build == self.san_build:
+                    flag = "-fsanitize=" + self.args.sanitize
+                    cfg += ["-DCMAKE_C_FLAGS=" + flag, "-DCMAKE_EXE_LINKER_FLAGS=" + flag]
                 r = sh(cfg)
                 if r.returncode:
                     sys.exit("configure failed:\n" + r.stdout.decode(errors="replace")[-3000:])
@@ -545,8 +547,8 @@ class Runner:
     def suite(self, extra="", build=None, timeout=None):
         out = tempfile.mkdtemp(prefix="suite-", dir=self.work)
         cmd = self.cmd.format(passcheck=os.path.join(build or self.build, "passcheck"), out=out) + extra
-        # unsymbolized leak reports: symbolizing thousands of forked cases' reports takes minutes
-        env = dict(os.environ, LSAN_OPTIONS="symbolize=0")
+        # unsymbolized reports: symbolizing thousands of forked cases' reports takes minutes
+        env = dict(os.environ, LSAN_OPTIONS="symbolize=0", ASAN_OPTIONS="symbolize=0:detect_leaks=1")
         t0 = time.time()
         try:
             r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -560,10 +562,10 @@ class Runner:
     def key(self, m):
         # "new-signatures+coverage": killed means a failure signature the clean run lacks, or a rewrite-coverage
         # table that differs from the clean run's (older caches judged exit 1, then new signatures only)
-        # a sanitizer setting other than none joins the key: the same mutant may die only under LeakSanitizer
+        # a sanitizer setting other than none joins the key: the same mutant may die only under it
         parts = [m.id, self.cmd, self.tree, "new-signatures+coverage"]
         if self.args.sanitize != "none":
-            parts.append("sanitize=leak-survivors")
+            parts.append("sanitize=%s-survivors" % self.args.sanitize)
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
     def save_cache(self):
@@ -602,14 +604,14 @@ class Runner:
         self.log("sanity run (--inject %s): exit %s in %.1f s" % (self.args.sanity_fault, rc, dt))
         if rc != 1 or not (self.signatures(text) - self.base_sigs):
             sys.exit("the sanity run with a planted fault must be killed (a new signature); it exited %s" % rc)
-        if self.leak_build:  # the unmutated tree must not leak: a leak finding there would judge nothing
-            self.leak_timeout = self.timeout
-            rc, text, dt = self.suite(build=self.leak_build, timeout=self.leak_timeout)
-            self.log("LeakSanitizer run: exit %s in %.1f s" % (rc, dt))
+        if self.san_build:  # the unmutated tree must be clean under the sanitizer too, or it judges nothing
+            self.san_timeout = self.timeout
+            rc, text, dt = self.suite(build=self.san_build, timeout=self.san_timeout)
+            self.log("sanitizer (%s) run: exit %s in %.1f s" % (self.args.sanitize, rc, dt))
             if rc not in (0, 1) or self.signatures(text) != self.base_sigs:
-                sys.exit("the clean LeakSanitizer run differs from the plain one (exit %s):\n%s" % (rc, text[-3000:]))
+                sys.exit("the clean sanitizer run differs from the plain one (exit %s):\n%s" % (rc, text[-3000:]))
             if not self.args.timeout:
-                self.leak_timeout = max(60.0, 10 * dt)
+                self.san_timeout = max(60.0, 10 * dt)
 
     def run_one(self, m):
         path = os.path.join(self.src, m.file)
@@ -627,14 +629,14 @@ class Runner:
                 # trivial compiler equivalence: the same object code as the original
                 return {"status": "equivalent", "detail": "TCE: identical object file"}
             res = self.judge(*self.suite())
-            if res["status"] == "survived" and self.leak_build:
-                ok, out = self.compile(self.leak_build)
+            if res["status"] == "survived" and self.san_build:
+                ok, out = self.compile(self.san_build)
                 if not ok:
-                    return {"status": "error", "detail": "the LeakSanitizer build failed"}
-                leak = self.judge(*self.suite(build=self.leak_build, timeout=self.leak_timeout))
-                if leak["status"] != "survived":
-                    leak["detail"] = "LeakSanitizer build: " + leak.get("detail", "")
-                    return leak
+                    return {"status": "error", "detail": "the sanitizer build failed"}
+                san = self.judge(*self.suite(build=self.san_build, timeout=self.san_timeout))
+                if san["status"] != "survived":
+                    san["detail"] = "-fsanitize=%s build: %s" % (self.args.sanitize, san.get("detail", ""))
+                    return san
             return res
         finally:
             with open(path, "w", encoding="utf-8") as fh:
@@ -679,7 +681,7 @@ class Runner:
             self.save_cache()
             self.log("[%d/%d %.0fs] %s %s:%d %s %s %s" % (i + 1, len(todo), time.time() - t0, m.id, m.file, m.line,
                                                           m.op, m.describe(40), res["status"]))
-        for build in filter(None, (self.build, self.leak_build)):
+        for build in filter(None, (self.build, self.san_build)):
             self.compile(build)  # leave the private builds unmutated
         return {m.id: ruled.get(m.id) or self.cache[self.key(m)] for m in muts}
 
@@ -842,9 +844,9 @@ def main():
     ap.add_argument("--suite-cmd", help="suite command with {passcheck} and {out}; default: " + DEFAULT_SUITE)
     ap.add_argument("--timeout", type=float, help="seconds per suite run (default 10x the clean run, >= 60)")
     ap.add_argument("--build-jobs", type=int, default=2)
-    ap.add_argument("--sanitize", choices=["none", "leak"], default="leak",
-                    help="build the mutants with LeakSanitizer (default; no run-time cost, a leak fails the "
-                    "suite as under ci/test's ASan build) or without")
+    ap.add_argument("--sanitize", choices=["none", "leak", "address"], default="address",
+                    help="judge the plain suite's survivors again in a build with this sanitizer (default "
+                    "address: out-of-bounds reads and leaks fail the suite, as in ci/test's ASan build)")
     ap.add_argument("--sanity-fault", default=SANITY_FAULT)
     ap.add_argument("--equivalent", default=os.path.join(HERE, "equivalent.txt"))
     ap.add_argument("--report", help="also write the markdown report to this file")
