@@ -8,9 +8,10 @@
 
 /* Opsets the family draws (0: the model default 17). 11 and 12 keep the attribute forms (Squeeze axes, Split
  * sizes, Reduce axes) and Resize's required roi; 18 moves every Reduce's axes to an input; 20 has ai.onnx
- * Gelu. */
-static const int64_t opsets[] = {17, 13, 11, 18, 20};
-static const uint32_t opset_weights[] = {6, 3, 2, 2, 1};
+ * Gelu; 9 and 10 the older forms still (Slice's starts/ends/axes and Pad's pads as attributes, Upsample-era
+ * ops absent: the table's min_opset keeps out what those opsets lack). */
+static const int64_t opsets[] = {17, 13, 11, 18, 20, 10, 9};
+static const uint32_t opset_weights[] = {6, 3, 2, 2, 1, 1, 1};
 
 /* Percent of ops that extend the newest value they accept (the rest pick any: branches and fan-out). */
 enum { CHAIN = 40 };

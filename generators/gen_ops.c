@@ -1131,7 +1131,8 @@ static pc_status gemm_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, p
     iv br = iv_sym(1.0 / sqrt((double)k));
     pc_value *ins[3] = {x->value, const_random(g, 2, bd, br, err), NULL};
     if (!ins[1]) return err->status;
-    uint32_t cform = pc_draw(g->ch, 5); /* 0 none, 1 [N], 2 [1], 3 [M, N], 4 scalar */
+    uint32_t cform = pc_draw(g->ch, 5);                /* 0 none, 1 [N], 2 [1], 3 [M, N], 4 scalar */
+    if (cform == 0 && pc_gen_opset(g) < 11) cform = 1; /* C is optional from Gemm-11 */
     if (cform) {
         int64_t cd[2] = {cform == 3 ? m : cform == 2 ? 1 : nn, nn};
         int32_t crank = cform == 4 ? 0 : cform == 3 ? 2 : 1;
@@ -1498,22 +1499,28 @@ static pc_status pad_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, pc
     bool any = false;
     for (int32_t i = 0; i < 2 * x->rank; i++)
         any |= pads[i] != 0;
-    pc_value *ins[3] = {x->value, const_ints(g, (size_t)x->rank * 2, pads, err), NULL};
-    if (!ins[1]) return err->status;
+    /* before Pad-11, pads and the constant value are attributes */
+    bool attrs = pc_gen_opset(g) < 11;
+    pc_value *ins[3] = {x->value, attrs ? NULL : const_ints(g, (size_t)x->rank * 2, pads, err), NULL};
+    if (!attrs && !ins[1]) return err->status;
     iv r = x_iv(x);
+    double cv = 0;
+    bool has_cv = false;
     if (mode == 0) {
-        double cv = 0;
-        if (pc_draw_bool(g->ch, 40)) {
+        if ((has_cv = pc_draw_bool(g->ch, 40))) {
             static const double cvs[] = {0.5, -1, 1};
             cv = pick_double(g, cvs, 3);
-            if (!(ins[2] = const_scalar(g, (float)cv, err))) return err->status;
+            if (!attrs && !(ins[2] = const_scalar(g, (float)cv, err))) return err->status;
         }
         if (any) r = iv_union(r, (iv){cv, cv});
     }
-    pc_node *n = begin(g, "Pad", ins[2] ? 3 : 2, ins, 1, err);
+    pc_node *n = begin(g, "Pad", attrs ? 1 : ins[2] ? 3 : 2, ins, 1, err);
     if (!n) return err->status;
     static const char *const modes[] = {"constant", "reflect", "edge"};
     if (mode && pc_node_set_attr_string(n, "mode", modes[mode], err) != PC_OK) return err->status;
+    if (attrs && (pc_node_set_attr_ints(n, "pads", 2 * (size_t)x->rank, pads, err) != PC_OK ||
+                  (has_cv && pc_node_set_attr_float(n, "value", (float)cv, err) != PC_OK)))
+        return err->status;
     return end(g, n, r, out, err);
 }
 
@@ -1522,6 +1529,7 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     (void)op;
     int32_t k = (int32_t)pc_draw_range(g->ch, 1, x->rank);
     int64_t starts[PC_MAX_RANK], ends[PC_MAX_RANK], axes[PC_MAX_RANK], steps[PC_MAX_RANK];
+    bool attrs = pc_gen_opset(g) < 10; /* Slice-1: starts, ends and axes are attributes, no steps */
     bool taken[PC_MAX_RANK] = {false}, in_order = true, unit = true;
     for (int32_t j = 0; j < k; j++) {
         uint32_t pick = pc_draw(g->ch, (uint32_t)(x->rank - j));
@@ -1538,7 +1546,9 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
         int64_t d = x->dims[a];
         axes[j] = axis_form(g, a, x->rank);
         steps[j] = 1;
-        switch (pc_draw(g->ch, 5)) {
+        uint32_t form = pc_draw(g->ch, 5);
+        if (attrs && form >= 3) form = 1; /* no steps before Slice-10 */
+        switch (form) {
         case 0: /* everything: eliminate_slice removes it when every axis is like this */
             starts[j] = 0;
             ends[j] = pc_draw_bool(g->ch, 50) ? INT64_MAX : d;
@@ -1568,6 +1578,15 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
             break;
         }
         unit &= steps[j] == 1;
+    }
+    if (attrs) {
+        pc_node *n = begin(g, "Slice", 1, &x->value, 1, err);
+        bool omit_axes = in_order && pc_draw_bool(g->ch, 30);
+        if (!n || pc_node_set_attr_ints(n, "starts", (size_t)k, starts, err) != PC_OK ||
+            pc_node_set_attr_ints(n, "ends", (size_t)k, ends, err) != PC_OK ||
+            (!omit_axes && pc_node_set_attr_ints(n, "axes", (size_t)k, axes, err) != PC_OK))
+            return err->status;
+        return end(g, n, x_iv(x), out, err);
     }
     pc_value *ins[5] = {x->value, const_ints(g, (size_t)k, starts, err), NULL, NULL, NULL};
     if (!ins[1] || !(ins[2] = const_ints(g, (size_t)k, ends, err))) return err->status;
@@ -1715,8 +1734,8 @@ static const pc_gen_op ops[] = {
     {"Unsqueeze", F | N, 0, 0, 4, 1, 99, 1, -1, 1, unsqueeze_accept, NULL, unsqueeze_build},
     {"Concat", F | N, 0, 1, 5, 4, 99, 1, -1, 1, concat_accept, NULL, concat_build},
     {"Split", F | N, 0, 1, 5, 2, 99, 1, -1, 1, split_accept, split_fix, split_build},
-    {"Pad", F | N, 0, 1, 5, 11, 99, 1, -1, 1, pool_accept, NULL, pad_build},
-    {"Slice", F | N, 0, 1, 5, 10, 99, 1, -1, 1, NULL, NULL, slice_build},
+    {"Pad", F | N, 0, 1, 5, 2, 99, 1, -1, 1, pool_accept, NULL, pad_build},
+    {"Slice", F | N, 0, 1, 5, 1, 99, 1, -1, 1, NULL, NULL, slice_build},
     {"GeluPattern", F | N | P, 0, 0, 5, 1, 99, 5, -1, 1, gelu_pattern_accept, NULL, gelu_pattern_build},
 };
 enum { N_OPS = sizeof ops / sizeof ops[0] };

@@ -185,6 +185,7 @@ static void run_pipeline(pc_ep_registry *reg, pc_case *c, pass_log *log, const c
 typedef struct family_stats {
     hist ops, passes;
     uint32_t nodes, max_nodes_seen, cases, multi_output, multi_input, shared_const, shared_conv_w;
+    uint32_t pad_attr, slice_attr; /* the forms before Pad-11 and Slice-10 (pads, starts as attributes) */
 } family_stats;
 
 static void run_family(const char *family, int n_seeds, pc_ep_registry *reg, family_stats *fs)
@@ -229,8 +230,11 @@ static void run_family(const char *family, int n_seeds, pc_ep_registry *reg, fam
                 break;
             }
         }
-        for (pc_node *n = c.model->graph->first; n; n = n->next)
+        for (pc_node *n = c.model->graph->first; n; n = n->next) {
             hist_add(&fs->ops, intern_op(n->op_type));
+            fs->pad_attr += strcmp(n->op_type, "Pad") == 0 && pc_node_attr(n, "pads");
+            fs->slice_attr += strcmp(n->op_type, "Slice") == 0 && pc_node_attr(n, "starts");
+        }
 
         size_t n1 = 0, n2 = 0, n3 = 0;
         uint8_t *b1 = save(c.model, &n1);
@@ -450,6 +454,11 @@ int main(void)
         CHECK_MSG(s->multi_output > 0 && s->multi_input > 0 && s->shared_const > 0,
                   "%s: no multi-output, multi-input or shared-initializer case", names[f]);
     }
+    /* the float family draws opsets 9 and 10: the attribute forms of Pad and Slice reach the passes */
+    printf("float: Pad with a pads attribute %u, Slice with a starts attribute %u\n", fl.pad_attr,
+           fl.slice_attr);
+    CHECK_MSG(fl.pad_attr > 0 && fl.slice_attr > 0, "float family: no attribute-form Pad (%u) or Slice (%u)",
+              fl.pad_attr, fl.slice_attr);
 
     /* coverage: every table op appears in the families that draw it (Gelu needs opset 20: float only) */
     for (size_t i = 0; i < pc_gen_op_count(); i++) {
