@@ -13,9 +13,9 @@
  * Draws, in order: annotate at all (0: no annotation and no rules: the simplest case); per node none / same
  * as the previous / a new one (top, depth, block, leaf); rules at all; per pattern which annotation, its form
  * (component prefix, exact, a prefix ending inside a component, an inner part), its length, which EP, and
- * whether it opens a rule of its own; then the order of the rules; then whitespace: none (0) or 1-4 characters
- * of every kind C's isspace knows, each at a drawn position, inside names and patterns too (docs/ep.md: ignored
- * anywhere). */
+ * whether it opens a rule of its own; then the order of the rules; then whitespace: none (0) or 1-4
+ * characters of every kind C's isspace knows, each at a drawn position, inside names and patterns too
+ * (docs/ep.md: ignored anywhere). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,8 @@ static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t 
     pc_error err;
     if (match_load_bytes(ctx->before_bytes, ctx->before_size, &m, &err) != PC_OK) {
         *kind = "load-failed";
-        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status), err.message);
+        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status),
+                 err.message);
         return PC_PROP_ERROR;
     }
     m->mem.fail_after = m->mem.n_allocs + k;
@@ -51,11 +52,12 @@ static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t 
         free(bytes);
     } else if (st != PC_OK && !hit) {
         *kind = "pipeline-failed";
-        snprintf(msg, msg_size,
-                 "optimizing a fresh copy of the original failed before the injected failure (allocation %llu "
-                 "of %llu) where the checked run succeeded: %s: %s",
-                 (unsigned long long)k, (unsigned long long)ctx->pipeline_allocs, pc_status_name(err.status),
-                 err.message);
+        snprintf(
+            msg, msg_size,
+            "optimizing a fresh copy of the original failed before the injected failure (allocation %llu "
+            "of %llu) where the checked run succeeded: %s: %s",
+            (unsigned long long)k, (unsigned long long)ctx->pipeline_allocs, pc_status_name(err.status),
+            err.message);
         o = PC_PROP_FAIL;
     } else if (st != PC_OK && err.status != PC_ERR_NOMEM) {
         *kind = "wrong-status";

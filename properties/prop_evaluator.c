@@ -45,7 +45,8 @@ static void check_node(void *vctx, const pc_node *node, pc_data *const *inputs, 
     const pc_tensor *ins[EVAL_MAX_INPUTS];
     for (uint32_t i = 0; i < node->n_inputs; i++) {
         ins[i] = NULL;
-        if (inputs[i] && !view_of(inputs[i], &views[i])) return; /* a sequence or optional: not the evaluator's */
+        if (inputs[i] && !view_of(inputs[i], &views[i]))
+            return; /* a sequence or optional: not the evaluator's */
         if (inputs[i]) ins[i] = &views[i];
     }
     pc_tensor *outs[16] = {NULL};
@@ -70,7 +71,8 @@ static void check_node(void *vctx, const pc_node *node, pc_data *const *inputs, 
         if (!outs[i]) {
             ec->failed = true;
             ec->kind = "eval-missing-output";
-            snprintf(ec->msg, sizeof ec->msg, "%s '%s': the evaluator made no output %u", node->op_type, label, i);
+            snprintf(ec->msg, sizeof ec->msg, "%s '%s': the evaluator made no output %u", node->op_type,
+                     label, i);
             break;
         }
         pc_data *got = pc_data_wrap_tensor(outs[i], &err);
@@ -101,7 +103,8 @@ static pc_prop_outcome evaluator_final(pc_check_ctx *ctx, char *msg, size_t msg_
     /* a private copy: the evaluator creates its outputs in the node's model */
     if (match_load_bytes(ctx->before_bytes, ctx->before_size, &m, &err) != PC_OK) {
         *kind = "load-failed";
-        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status), err.message);
+        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status),
+                 err.message);
         return PC_PROP_ERROR;
     }
     eval_check ec = {0};
@@ -132,7 +135,8 @@ static pc_prop_outcome evaluator_final(pc_check_ctx *ctx, char *msg, size_t msg_
 
 const pc_property pc_prop_evaluator = {
     "evaluator",
-    "core's constant evaluator agrees bit for bit with the reference on every node of the original it supports "
+    "core's constant evaluator agrees bit for bit with the reference on every node of the original it "
+    "supports "
     "(the reference's actual inputs)",
     NULL,
     evaluator_final,
