@@ -171,6 +171,7 @@ static const ev_op ops[] = {
     {"Less", ev_less},
     {"Max", ev_max},
     {"Min", ev_min},
+    {"Mod", ev_mod},
     {"Mul", ev_mul},
     {"Neg", ev_neg},
     {"Not", ev_not},
@@ -224,6 +225,7 @@ bool pc_eval_supports(const pc_node *node)
     const ev_dtype *xd = ev_dtype_of(x);
     if (op->run == ev_reduce) return ev_reduce_supported(node, x);
     if ((op->run == ev_sqrt || op->run == ev_reciprocal) && xd && !xd->is_float) return false;
+    if (op->run == ev_mod && xd && xd->is_float && pc_node_attr_int(node, "fmod", 0) == 0) return false;
     if (op->run == ev_cast) {
         int64_t to = pc_node_attr_int(node, "to", 0);
         return ev_dtype_of((pc_dtype)to) && (x == PC_DTYPE_UNDEFINED || ev_cast_supported(x, (pc_dtype)to));

@@ -59,6 +59,7 @@ pc_status ev_add(ev_ctx *c);
 pc_status ev_sub(ev_ctx *c);
 pc_status ev_mul(ev_ctx *c);
 pc_status ev_div(ev_ctx *c);
+pc_status ev_mod(ev_ctx *c);
 pc_status ev_min(ev_ctx *c);
 pc_status ev_max(ev_ctx *c);
 pc_status ev_equal(ev_ctx *c);

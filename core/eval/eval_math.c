@@ -203,6 +203,44 @@ BINARY(greater, f_gt, i_gt, IN_NUMERIC, true, false)
 BINARY(and, NULL, i_and, IN_BOOL, true, false)
 BINARY(or, NULL, i_or, IN_BOOL, true, false)
 
+/* Mod: fmod 0 (the default) takes the divisor's sign (numpy's mod), integers only; fmod 1 the dividend's (C's
+ * % and fmod, exact in double so one rounding to the element type gives fmodf's result). x % -1 is 0 (C's
+ * INT64_MIN % -1 overflows). */
+static bool i_mod(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    if (b == 0) return false;
+    if (u) {
+        *o = (int64_t)((uint64_t)a % (uint64_t)b);
+        return true;
+    }
+    int64_t r = b == -1 ? 0 : a % b;
+    *o = r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    return true;
+}
+static bool i_fmod(int64_t a, int64_t b, bool u, int64_t *o)
+{
+    if (b == 0) return false;
+    *o = u ? (int64_t)((uint64_t)a % (uint64_t)b) : b == -1 ? 0 : a % b;
+    return true;
+}
+static double f_fmod(double a, double b)
+{
+    return fmod(a, b);
+}
+
+pc_status ev_mod(ev_ctx *c)
+{
+    static const binop floor_op = {NULL, i_mod, IN_NUMERIC, false, false};
+    static const binop trunc_op = {f_fmod, i_fmod, IN_NUMERIC, false, false};
+    bool fm = pc_node_attr_int(c->node, "fmod", 0) != 0;
+    const ev_dtype *dt;
+    pc_status st = ev_need(c, 0, &dt);
+    if (st != PC_OK) return st;
+    if (dt->is_float && !fm)
+        return ev_fail(c, PC_ERR_UNSUPPORTED, "Mod of %s with fmod 0", pc_dtype_name(dt->dtype));
+    return run_binary(c, fm ? &trunc_op : &floor_op);
+}
+
 /* ---- unary ---- */
 
 typedef struct unop {

@@ -231,6 +231,24 @@ static void test_elementwise(void)
                 snprintf(what, sizeof what, "%s %s shapes#%zu", arith[o], pc_dtype_name(num[d]), s);
                 tc_check(&t, what);
             }
+    /* Mod: fmod 0 (integers only) and 1, every sign combination the random fills give */
+    static const pc_dtype mod_types[] = {PC_DTYPE_INT8,   PC_DTYPE_UINT8, PC_DTYPE_INT32, PC_DTYPE_INT64,
+                                         PC_DTYPE_UINT64, PC_DTYPE_FLOAT, PC_DTYPE_DOUBLE};
+    for (int fm = 0; fm < 2; fm++)
+        for (size_t d = 0; d < N_OF(mod_types); d++)
+            for (size_t s = 0; s < N_OF(bin_shapes); s++) {
+                bool is_float = mod_types[d] == PC_DTYPE_FLOAT || mod_types[d] == PC_DTYPE_DOUBLE;
+                tcase t = tc_new(17);
+                tc_rand(&t, mod_types[d], bin_shapes[s][0].rank, bin_shapes[s][0].dims, FILL_ANY);
+                tc_rand(&t, mod_types[d], bin_shapes[s][1].rank, bin_shapes[s][1].dims, FILL_NONZERO);
+                pc_node *n = tc_node(&t, "Mod", 1);
+                pc_node_set_attr_int(n, "fmod", fm, NULL);
+                snprintf(what, sizeof what, "Mod fmod=%d %s shapes#%zu", fm, pc_dtype_name(mod_types[d]), s);
+                if (is_float && !fm)
+                    tc_expect(&t, what, 1 << 20, PC_ERR_UNSUPPORTED, "fmod 0");
+                else
+                    tc_check(&t, what);
+            }
     static const char *cmp[] = {"Equal", "Less", "Greater", "Min", "Max"};
     static const pc_dtype cnum[] = {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT16, PC_DTYPE_INT32, PC_DTYPE_INT64,
                                     PC_DTYPE_UINT64};
