@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "core/eval/eval.h" /* the constant evaluator: the evaluator property compares it with the reference */
 #include "core/passcheck.h"
 #include "core/schema/schema.h"
 

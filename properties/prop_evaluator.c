@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/eval/eval.h"
+#include "core/internal.h"
 #include "properties/match.h"
 #include "properties/property.h"
 #include "reference/reference.h"
