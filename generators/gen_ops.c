@@ -1590,16 +1590,16 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     }
     pc_value *ins[5] = {x->value, const_ints(g, (size_t)k, starts, err), NULL, NULL, NULL};
     if (!ins[1] || !(ins[2] = const_ints(g, (size_t)k, ends, err))) return err->status;
-    bool omit_axes = in_order && unit && pc_draw_bool(g->ch, 30);
+    /* axes [0, k) may be left to their default, also when steps follow (an omitted input in the middle) */
+    bool omit_axes = in_order && pc_draw_bool(g->ch, 30);
     for (int32_t j = 0; omit_axes && j < k; j++)
         omit_axes = axes[j] == j;
     uint32_t n_in = 3;
-    if (!omit_axes || !unit) {
+    if (!omit_axes) {
         if (!(ins[3] = const_ints(g, (size_t)k, axes, err))) return err->status;
         n_in = 4;
     }
     if (!unit || pc_draw_bool(g->ch, 20)) {
-        if (!ins[3] && !(ins[3] = const_ints(g, (size_t)k, axes, err))) return err->status;
         if (!(ins[4] = const_ints(g, (size_t)k, steps, err))) return err->status;
         n_in = 5;
     }
