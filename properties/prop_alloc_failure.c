@@ -1,10 +1,11 @@
 /* alloc-failure (end to end): a fresh copy of the original is optimized again with its k-th model allocation
- * failing (the pc_mem OOM-injection seam), k drawn from the case among the allocations the checked run made.
- * The pipeline must report the failure as out-of-memory, or succeed with the checked run's graph when the
- * failed allocation was one it could do without. SQLite's OOM testing, per case: every generated graph tries
- * another error path of the passes, and a pass that ignores a failed status (`st != PC_OK` tested as
- * `st < PC_OK`, a loop continuing past an error) either crashes here, returns some other status or returns a
- * different graph. Leaks on those paths are LeakSanitizer's (the sanitizer build of ci/test). */
+ * failing (the pc_mem OOM-injection seam), k drawn from the case among the allocations the checked run made
+ * (each k in turn when the run made few: ALLOC_EXHAUSTIVE_MAX). The pipeline must report the failure
+ * as out-of-memory, or succeed with the checked run's graph when the failed allocation was one it could do
+ * without. SQLite's OOM testing, per case: every generated graph tries another error path of the passes, and
+ * a pass that ignores a failed status (`st != PC_OK` tested as `st < PC_OK`, a loop continuing past an error)
+ * either crashes here, returns some other status or returns a different graph. Leaks on those paths are
+ * LeakSanitizer's (the sanitizer build of ci/test). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,9 @@
 #include "properties/match.h"
 #include "properties/property.h"
 
-static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
+/* One fresh optimization with model allocation k failing. */
+static pc_prop_outcome fail_one(pc_check_ctx *ctx, uint64_t k, char *msg, size_t msg_size, const char **kind)
 {
-    if (ctx->pipeline_allocs == 0) return PC_PROP_PASS; /* nothing to fail */
-    /* the case decides which allocation fails, so a replay fails the same one */
-    uint64_t k = 1 + pc_model_fingerprint(ctx->original) % ctx->pipeline_allocs;
     pc_model *m = NULL;
     pc_error err;
     if (match_load_bytes(ctx->before_bytes, ctx->before_size, &m, &err) != PC_OK) {
@@ -68,6 +67,24 @@ static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t 
         o = PC_PROP_FAIL;
     }
     pc_model_free(m);
+    return o;
+}
+
+/* Small pipelines (shrunk repros among them) try every allocation: a shrinker's candidate changes the
+ * fingerprint, and with one drawn point a smaller graph that still has the bug would pass by luck of the
+ * draw, so shrinking stalled (fold-skips-errors stopped at 7 nodes). Larger ones try the point the
+ * fingerprint draws, so a replay fails the same one. */
+enum { ALLOC_EXHAUSTIVE_MAX = 16 };
+
+static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
+{
+    uint64_t n = ctx->pipeline_allocs;
+    if (n == 0) return PC_PROP_PASS; /* nothing to fail */
+    if (n > ALLOC_EXHAUSTIVE_MAX)
+        return fail_one(ctx, 1 + pc_model_fingerprint(ctx->original) % n, msg, msg_size, kind);
+    pc_prop_outcome o = PC_PROP_PASS;
+    for (uint64_t k = 1; k <= n && o == PC_PROP_PASS; k++)
+        o = fail_one(ctx, k, msg, msg_size, kind);
     return o;
 }
 
