@@ -28,6 +28,13 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_FILES = ["core/passes/*.c", "core/transpose/*.c", "core/ep/*.c", "core/eval/*.c"]
 DEFAULT_SUITE = "{passcheck} suite --cases 3000 --jobs 2 --no-shrink --quiet --seed 1 --out {out}"
 SANITY_FAULT = "transpose-skip-cancel"
+# --unit-tests: the ctest unit tests that judge each folder's code directly (malformed nodes, parser errors)
+UNIT_TESTS = {
+    "core/ep/": r"^(test_ep.*|test_partition.*|test_layer.*|test_oracles_capability|test_oracles_layer_rules)$",
+    "core/eval/": r"^test_eval.*$",
+    "core/passes/": r"^test_passes.*$",
+    "core/transpose/": r"^test_transpose.*$",
+}
 
 # ----------------------------------------------------------------------------------------------------------
 # Tokenizer
@@ -566,6 +573,8 @@ class Runner:
         parts = [m.id, self.cmd, self.tree, "new-signatures+coverage"]
         if self.args.sanitize != "none":
             parts.append("sanitize=%s-survivors" % self.args.sanitize)
+        if self.args.unit_tests:
+            parts.append("unit-tests")
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
     def save_cache(self):
@@ -637,10 +646,48 @@ class Runner:
                 if san["status"] != "survived":
                     san["detail"] = "-fsanitize=%s build: %s" % (self.args.sanitize, san.get("detail", ""))
                     return san
+            if res["status"] == "survived" and self.args.unit_tests:
+                failed = self.unit_tests(m.file)
+                if failed:  # killed, but not by the default suite: the report keeps the two rates apart
+                    return {"status": "killed", "stage": "unit", "detail": "unit tests: " + failed,
+                            "seconds": res.get("seconds")}
             return res
         finally:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(orig)
+
+    def unit_names(self, rel):
+        """The unit tests (ctest names, which are their targets' names) of rel's folder."""
+        pat = next((p for d, p in UNIT_TESTS.items() if rel.startswith(d)), None)
+        if pat is None:
+            return []
+        if not hasattr(self, "all_tests"):
+            out = sh(["ctest", "--test-dir", self.build, "-N"]).stdout.decode(errors="replace")
+            self.all_tests = re.findall(r"Test +#\d+: (\S+)", out)
+        return [t for t in self.all_tests if re.match(pat, t)]
+
+    def unit_tests(self, rel):
+        """Builds and runs rel's folder's unit tests on the mutated tree; the names that failed ('' if none).
+        The first call per folder runs them on the clean tree too: a test failing there judges nothing."""
+        names = self.unit_names(rel)
+        if not names:
+            return ""
+        r = sh(["cmake", "--build", self.build, "-j%d" % self.args.build_jobs, "--target"] + names)
+        if r.returncode:
+            return "build failed"
+        regex = "^(%s)$" % "|".join(re.escape(n) for n in names)
+        r = sh(["ctest", "--test-dir", self.build, "-R", regex, "--timeout", "300"], timeout=1800)
+        text = r.stdout.decode(errors="replace")
+        return " ".join(re.findall(r"\d+ - (\S+) \(", text)) or ("ctest exit %d" % r.returncode if r.returncode
+                                                                    else "")
+
+    def unit_baseline(self, muts):
+        for folder in sorted({d for m in muts for d in UNIT_TESTS if m.file.startswith(d)}):
+            rel = next(m.file for m in muts if m.file.startswith(folder))
+            failed = self.unit_tests(rel)
+            self.log("unit tests of %s on the clean tree: %s" % (folder, "fail: " + failed if failed else "pass"))
+            if failed:
+                sys.exit("the unit tests of %s fail on the unmutated tree: %s" % (folder, failed))
 
     def judge(self, rc, text, dt):
         new = sorted(self.signatures(text) - self.base_sigs)
@@ -672,6 +719,8 @@ class Runner:
                  (len(muts), len(ruled), len(muts) - len(ruled) - len(todo), len(todo)))
         if todo:
             self.baseline()
+            if self.args.unit_tests:
+                self.unit_baseline(todo)
         t0 = time.time()
         for i, m in enumerate(todo):
             res = self.run_one(m)
@@ -703,9 +752,10 @@ def load_equivalent(path):
 
 def report(muts, results, eq):
     lines, files = [], {}
+    by_unit = {m.id for m in muts if results[m.id].get("stage") == "unit"}
     for m in muts:
         r = results[m.id]
-        st = r["status"]
+        st = "survived" if m.id in by_unit else r["status"]  # the table is the default suite's verdict
         if st == "survived" and m.id in eq:
             st = "equivalent"
         f = files.setdefault(m.file, {"mutants": 0, "stillborn": 0, "killed": 0, "survived": 0, "equivalent": 0,
@@ -721,7 +771,14 @@ def report(muts, results, eq):
             tot[k] += f[k]
         lines.append(_row(name, f))
     lines.append(_row("**total**", tot))
-    surv = [m for m in muts if results[m.id]["status"] == "survived" and m.id not in eq]
+    unit = [m for m in muts if m.id in by_unit and m.id not in eq]
+    if unit:
+        k = tot["killed"] + len(unit)
+        lines.append("")
+        lines.append("With the unit tests of the mutated folder (`--unit-tests`): %d more killed, %d of %d, %.1f%%."
+                     % (len(unit), k, tot["killed"] + tot["survived"],
+                        100.0 * k / max(1, tot["killed"] + tot["survived"])))
+    surv = [m for m in muts if (results[m.id]["status"] == "survived" or m.id in by_unit) and m.id not in eq]
     if surv:
         lines.append("")
         lines.append("Survivors (%d):" % len(surv))
@@ -731,7 +788,8 @@ def report(muts, results, eq):
             if m.file not in src_cache:
                 src_cache[m.file] = head_text(m.file).splitlines()
             code = src_cache[m.file][m.line - 1].strip()
-            lines.append("- `%s` %s:%d %s `%s` — `%s`" % (m.id, m.file, m.line, m.op, m.describe(), code[:110]))
+            by = " (killed by the %s)" % results[m.id]["detail"] if m.id in by_unit else ""
+            lines.append("- `%s` %s:%d %s `%s` — `%s`%s" % (m.id, m.file, m.line, m.op, m.describe(), code[:110], by))
     used = sorted({m.rule for m in muts if m.rule})
     if used:
         lines.append("")
@@ -850,6 +908,9 @@ def main():
     ap.add_argument("--sanity-fault", default=SANITY_FAULT)
     ap.add_argument("--equivalent", default=os.path.join(HERE, "equivalent.txt"))
     ap.add_argument("--report", help="also write the markdown report to this file")
+    ap.add_argument("--unit-tests", action="store_true",
+                    help="judge the suite's survivors by the mutated folder's unit tests too (UNIT_TESTS); "
+                    "reported as a second rate: the goal is the default suite's")
     args = ap.parse_args()
     if args.self_test:
         self_test()
