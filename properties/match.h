@@ -68,4 +68,9 @@ pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_afte
 /* Loads a model from bytes (verification skipped: the caller judges the graph). */
 pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);
 
+/* A final property's private copy of the original (ctx->before_bytes): PC_PROP_PASS with *out set, or
+ * PC_PROP_ERROR of kind "load-failed" with the reason in msg. */
+pc_prop_outcome match_load_original(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size,
+                                    const char **kind);
+
 #endif

@@ -18,13 +18,9 @@
 static pc_prop_outcome fail_one(pc_check_ctx *ctx, uint64_t k, char *msg, size_t msg_size, const char **kind)
 {
     pc_model *m = NULL;
+    pc_prop_outcome loaded = match_load_original(ctx, &m, msg, msg_size, kind);
+    if (loaded != PC_PROP_PASS) return loaded;
     pc_error err;
-    if (match_load_bytes(ctx->before_bytes, ctx->before_size, &m, &err) != PC_OK) {
-        *kind = "load-failed";
-        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status),
-                 err.message);
-        return PC_PROP_ERROR;
-    }
     m->mem.fail_after = m->mem.n_allocs + k;
     pc_status st = match_optimize_like_case(ctx, m, NULL, NULL, &err);
     bool hit = m->mem.failed;

@@ -99,14 +99,10 @@ static void check_node(void *vctx, const pc_node *node, pc_data *const *inputs, 
 static pc_prop_outcome evaluator_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
     pc_model *m = NULL;
-    pc_error err;
     /* a private copy: the evaluator creates its outputs in the node's model */
-    if (match_load_bytes(ctx->before_bytes, ctx->before_size, &m, &err) != PC_OK) {
-        *kind = "load-failed";
-        snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status),
-                 err.message);
-        return PC_PROP_ERROR;
-    }
+    pc_prop_outcome loaded = match_load_original(ctx, &m, msg, msg_size, kind);
+    if (loaded != PC_PROP_PASS) return loaded;
+    pc_error err;
     eval_check ec = {0};
     pc_ref_options ro = {.on_node = check_node, .on_node_ctx = &ec};
     pc_data **outs = NULL;
