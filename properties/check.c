@@ -140,7 +140,8 @@ typedef struct runner {
     pc_check_result *res;
     pc_check_ctx ctx;
     pc_model *original;
-    pc_model *before; /* loaded from before_bytes when a pass changes the graph */
+    pc_model *before;   /* loaded from before_bytes when a pass changes the graph */
+    pc_model *reloaded; /* this pass's after_bytes loaded by a property (pc_check_offer_reloaded) */
     uint8_t *before_bytes;
     size_t before_size;
     uint64_t before_fp; /* pc_model_fingerprint of the graph before_bytes holds */
@@ -408,6 +409,16 @@ static bool run_properties(runner *r, bool final)
     return true;
 }
 
+void pc_check_offer_reloaded(pc_check_ctx *ctx, pc_model *m)
+{
+    runner *r = ctx->priv;
+    if (r->reloaded || ctx->is_final) {
+        pc_model_free(m);
+        return;
+    }
+    r->reloaded = m;
+}
+
 static pc_status load_copy(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err)
 {
     pc_load_options lo;
@@ -500,7 +511,8 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     r->before_size = size;
     r->before_fp = fp;
     pc_model_free(r->before);
-    r->before = NULL;
+    r->before = r->reloaded;
+    r->reloaded = NULL;
     slot_clear(&r->slot_before);
     if (r->slot_after.done) {
         r->slot_before = r->slot_after;
@@ -655,6 +667,7 @@ done:
     slot_clear(&r.slot_before);
     slot_clear(&r.slot_after);
     pc_model_free(r.before);
+    pc_model_free(r.reloaded);
     pc_model_free(r.original);
     pc_model_free(work);
     free(r.before_bytes);

@@ -367,7 +367,7 @@ const char *match_node_label(const pc_node *n, char *buf, size_t size)
 }
 
 pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook,
-                                   void *hook_ctx, pc_error *err)
+                                   void *hook_ctx, bool verify, pc_error *err)
 {
     pc_optimize_options oo;
     pc_optimize_options_default(&oo);
@@ -377,6 +377,7 @@ pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_afte
     oo.layer_assignment = ctx->kase ? ctx->kase->layer_assignment : NULL;
     oo.after_pass = hook;
     oo.after_pass_ctx = hook_ctx;
+    oo.verify_each_pass = verify;
     return pc_model_optimize(m, &oo, NULL, err);
 }
 

@@ -61,9 +61,10 @@ const char *match_node_label(const pc_node *n, char *buf, size_t size);
 bool match_str_eq(const char *a, const char *b);
 
 /* Runs pc_model_optimize on m with the options the case runner used (level, the case's EPs, its layer
- * assignment), plus an optional after_pass hook. Used by idempotence and determinism. */
+ * assignment), plus an optional after_pass hook; `verify` keeps the pipeline's verifier after every pass.
+ * Used by idempotence, determinism and alloc-failure. */
 pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_after_pass_fn hook,
-                                   void *hook_ctx, pc_error *err);
+                                   void *hook_ctx, bool verify, pc_error *err);
 
 /* Loads a model from bytes (verification skipped: the caller judges the graph). */
 pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);

@@ -80,6 +80,10 @@ typedef struct pc_check_ctx {
  * free. PC_ERR_UNSUPPORTED when the reference cannot run it (an op it lacks: properties SKIP on it); other
  * codes are run failures the message explains. */
 pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***outputs, pc_error *err);
+/* Hands the runner a model loaded (with default options) from ctx->after_bytes and left unmodified; after a
+ * pass it becomes the next pass's `before`, which the runner would otherwise load from the same bytes. Takes
+ * ownership (frees m when the runner has no use for it). */
+void pc_check_offer_reloaded(pc_check_ctx *ctx, pc_model *m);
 
 /* What the cached reference run of a model made for one node output (subgraph nodes included). */
 typedef struct pc_check_ref_type {

@@ -301,7 +301,6 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
 {
     pc_status st = PC_OK;
     uint8_t *saved = c->seen;
-    c->seen = calloc(g->next_node_id ? g->next_node_id : 1, 1);
     /* Use lists, fast path: walking the nodes in order, each input slot (n, i) reading v should be the next
      * unmatched entry of v's use list (lists built in node order, as the loader and most edits leave them),
      * so matched[v] never exceeds v's list length. If every slot matches that way and the lists of all values
@@ -309,17 +308,17 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
      * that reads its value and each slot is listed, so the lists are exact. Otherwise check_use_lists
      * decides. A node's output values are read while the node is (produced[]), so the pass over all values
      * only has to visit the others (inputs, initializers, outer references, orphans): no second miss per
-     * value. */
-    size_t n_ids = g->n_values ? g->n_values : 1;
-    uint32_t *matched = calloc(n_ids, sizeof *matched);
-    uint8_t *produced = calloc(n_ids, 1);
-    if (!c->seen || !matched || !produced) {
-        free(c->seen);
-        free(matched);
-        free(produced);
-        c->seen = saved;
-        return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
-    }
+     * value. The three tables share one allocation: the verifier runs after every pass, and under ASan each
+     * allocation costs a stack unwind. */
+    size_t n_ids = g->n_values ? g->n_values : 1, n_seen = g->next_node_id ? g->next_node_id : 1;
+    size_t matched_bytes, table_bytes;
+    uint32_t *matched = NULL;
+    if (pc_size_mul(n_ids, sizeof *matched, &matched_bytes) &&
+        pc_size_add(matched_bytes, n_ids, &table_bytes) && pc_size_add(table_bytes, n_seen, &table_bytes))
+        matched = calloc(1, table_bytes);
+    if (!matched) return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
+    uint8_t *produced = (uint8_t *)matched + matched_bytes;
+    c->seen = produced + n_ids;
     bool lists_in_order = true;
     uint64_t n_matched = 0, n_listed = 0; /* slots matched; entries in the use lists of all values */
     uint32_t count = 0;
@@ -381,8 +380,6 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
             st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
                               "graph '%s': outer reference '%s' resolves to nothing", gname(g), v->name);
     }
-    free(matched);
-    free(produced);
     if (st == PC_OK && (!lists_in_order || n_matched != n_listed)) st = check_use_lists(c, g);
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {
         const pc_value *v = g->outputs[i];
@@ -399,7 +396,7 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
                 pc_error_set(c->err, PC_ERR_INTERNAL,
                              "graph '%s': initializer list names '%s', which has no data", gname(g), v->name);
     }
-    free(c->seen);
+    free(matched);
     c->seen = saved;
     return st;
 }

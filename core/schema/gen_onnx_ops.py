@@ -122,7 +122,7 @@ def main(argv):
         outs = arity(s, s.outputs, s.min_output, s.max_output, "output")
         rows.append((s.domain, s.name, int(s.since_version), bool(s.deprecated), ins, outs, attrs))
 
-    # Byte order of ASCII strings == strcmp order, which is what the C lookup binary-searches with.
+    # Byte order of ASCII strings == strcmp order, which pc_schema_check_table checks.
     rows.sort(key=lambda r: (r[0].encode(), r[1].encode(), r[2]))
     for a, b in zip(rows, rows[1:]):
         if a[:3] == b[:3]:
@@ -142,7 +142,7 @@ def main(argv):
       ", ".join("%s %d" % (d or '"" (ai.onnx)', max_opset[d]) for d in sorted(max_opset)))
     w(" *")
     w(" * Included by schema.c only. pc_onnx_ops is sorted by (domain, op_type, since_version), strings in")
-    w(" * strcmp order, so lookups binary-search it; each op's attributes are sorted by name. */")
+    w(" * strcmp order, so an op's versions are adjacent; each op's attributes are sorted by name. */")
     w("")
     w('#define PC_ONNX_OPS_SOURCE "onnx %s"' % onnx.__version__)
     w("")

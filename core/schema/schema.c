@@ -1,17 +1,20 @@
 /* schema.c — operator schema lookup over the generated table in onnx_ops.inc, plus the table of domains
  * passcheck accepts in opset_import.
  *
- * The table is sorted by (domain, op_type, since_version) with strings in strcmp order; every lookup is a
- * binary search comparing with strcmp, so a lookup costs O(log n) string comparisons and never trusts a hash
- * alone. pc_schema_check_table() verifies the sort order and the other invariants the lookups rely on; debug
- * builds (PC_DEBUG_CHECKS) run it once before the first lookup and abort on a broken table, and test_schema
- * calls it. */
+ * The table is sorted by (domain, op_type, since_version) with strings in strcmp order. A lookup hashes
+ * (domain, op_type) into an index of each op's first entry, built once, confirms the candidate with strcmp
+ * (a hash is never trusted alone) and walks the op's few versions: the verifier looks up every node after
+ * every pass, and the binary search it replaces cost ~18 strcmp calls per lookup. pc_schema_check_table()
+ * verifies the sort order and the other invariants the lookups rely on; debug builds (PC_DEBUG_CHECKS) run it
+ * once before the first lookup and abort on a broken table, and test_schema calls it. */
 #include "core/schema/schema.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <threads.h>
 
 #ifdef PC_DEBUG_CHECKS
 #include <stdatomic.h>
@@ -58,24 +61,56 @@ static int key_compare(const pc_op_schema *s, const char *domain, const char *op
     return (s->since_version > version) - (s->since_version < version);
 }
 
-/* Index of the first entry whose key is greater than (domain, op_type, version); PC_ONNX_OPS_COUNT if none.
- */
-static size_t upper_bound(const char *domain, const char *op_type, int64_t version)
-{
-    size_t lo = 0, hi = PC_ONNX_OPS_COUNT;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (key_compare(&pc_onnx_ops[mid], domain, op_type, version) <= 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static bool same_op(const pc_op_schema *s, const char *domain, const char *op_type)
 {
     return strcmp(s->domain, domain) == 0 && strcmp(s->op_type, op_type) == 0;
+}
+
+/* The op index: open addressing over the first entry of each (domain, op_type), at most half full. */
+enum { OP_INDEX_SIZE = 4096, OP_INDEX_EMPTY = 0xffff };
+_Static_assert(OP_INDEX_SIZE >= 2 * PC_ONNX_OPS_COUNT, "the op index must stay at most half full");
+_Static_assert(PC_ONNX_OPS_COUNT < OP_INDEX_EMPTY, "entry indices must fit the index's uint16_t slots");
+static uint16_t op_index[OP_INDEX_SIZE];
+static uint16_t op_last[PC_ONNX_OPS_COUNT]; /* for an op's first entry: the index of its newest entry */
+static once_flag op_index_once = ONCE_FLAG_INIT;
+
+/* FNV-1a over domain, a 0 byte and op_type. */
+static uint32_t op_hash(const char *domain, const char *op_type)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)domain; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    h *= 16777619u;
+    for (const unsigned char *p = (const unsigned char *)op_type; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+static void op_index_build(void)
+{
+    memset(op_index, 0xff, sizeof op_index);
+    for (size_t i = 0; i < PC_ONNX_OPS_COUNT; i++) {
+        const pc_op_schema *s = &pc_onnx_ops[i];
+        if (i > 0 && same_op(&pc_onnx_ops[i - 1], s->domain, s->op_type)) continue;
+        size_t last = i;
+        while (last + 1 < PC_ONNX_OPS_COUNT && same_op(&pc_onnx_ops[last + 1], s->domain, s->op_type))
+            last++;
+        op_last[i] = (uint16_t)last;
+        uint32_t slot = op_hash(s->domain, s->op_type) & (OP_INDEX_SIZE - 1);
+        while (op_index[slot] != OP_INDEX_EMPTY)
+            slot = (slot + 1) & (OP_INDEX_SIZE - 1);
+        op_index[slot] = (uint16_t)i;
+    }
+}
+
+/* Index of the op's oldest entry; PC_ONNX_OPS_COUNT when the table has no such op. */
+static size_t op_first(const char *domain, const char *op_type)
+{
+    call_once(&op_index_once, op_index_build);
+    uint32_t slot = op_hash(domain, op_type) & (OP_INDEX_SIZE - 1);
+    for (; op_index[slot] != OP_INDEX_EMPTY; slot = (slot + 1) & (OP_INDEX_SIZE - 1))
+        if (same_op(&pc_onnx_ops[op_index[slot]], domain, op_type)) return op_index[slot];
+    return PC_ONNX_OPS_COUNT;
 }
 
 #ifdef PC_DEBUG_CHECKS
@@ -100,10 +135,12 @@ const pc_op_schema *pc_schema_lookup(const char *domain, const char *op_type, in
     DEBUG_CHECK_ONCE();
     if (op_type == NULL) return NULL;
     domain = canonical_domain(domain);
-    size_t i = upper_bound(domain, op_type, opset);
-    if (i == 0) return NULL;
-    const pc_op_schema *s = &pc_onnx_ops[i - 1]; /* the greatest key <= (domain, op_type, opset) */
-    return same_op(s, domain, op_type) ? s : NULL;
+    size_t i = op_first(domain, op_type);
+    if (i == PC_ONNX_OPS_COUNT || pc_onnx_ops[i].since_version > opset) return NULL;
+    /* the newest version <= opset: the op's entries are adjacent and sorted by since_version */
+    for (size_t last = op_last[i]; i < last && pc_onnx_ops[i + 1].since_version <= opset;)
+        i++;
+    return &pc_onnx_ops[i];
 }
 
 /* Returns the oldest version, so a caller that got NULL from pc_schema_lookup can report the opset an op
@@ -112,13 +149,8 @@ const pc_op_schema *pc_schema_lookup_any(const char *domain, const char *op_type
 {
     DEBUG_CHECK_ONCE();
     if (op_type == NULL) return NULL;
-    domain = canonical_domain(domain);
-    /* since_version >= 1 for every entry, so the first entry after (domain, op_type, 0) is the oldest
-     * version. */
-    size_t i = upper_bound(domain, op_type, 0);
-    if (i == PC_ONNX_OPS_COUNT) return NULL;
-    const pc_op_schema *s = &pc_onnx_ops[i];
-    return same_op(s, domain, op_type) ? s : NULL;
+    size_t i = op_first(canonical_domain(domain), op_type);
+    return i == PC_ONNX_OPS_COUNT ? NULL : &pc_onnx_ops[i];
 }
 
 /* Attributes are few (at most a couple of dozen) and sorted by name; a linear scan with strcmp is enough. */

@@ -78,6 +78,24 @@ static void test_table_invariants(void)
             missed++;
     }
     CHECK(missed == 0);
+
+    /* The hashed lookup against a linear scan of the table, for every op at every opset 0..30 (the rule: the
+     * newest entry of that domain and op with since_version <= opset). */
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pc_op_schema *s = pc_schema_at(i);
+        for (int64_t opset = 0; opset <= 30; opset++) {
+            const pc_op_schema *want = NULL;
+            for (size_t j = 0; j < n; j++) {
+                const pc_op_schema *t = pc_schema_at(j);
+                if (strcmp(t->domain, s->domain) == 0 && strcmp(t->op_type, s->op_type) == 0 &&
+                    t->since_version <= opset && (!want || t->since_version > want->since_version))
+                    want = t;
+            }
+            if (pc_schema_lookup(s->domain, s->op_type, opset) != want) wrong++;
+        }
+    }
+    CHECK(wrong == 0);
 }
 
 static void test_version_resolution(void)
