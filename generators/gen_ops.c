@@ -1757,7 +1757,7 @@ const pc_gen_op *pc_gen_op_at(size_t i)
 const pc_gen_op *pc_gen_op_find(const char *op_type)
 {
     for (size_t i = 0; op_type && i < N_OPS; i++)
-        if (strcmp(ops[i].op_type, op_type) == 0) return &ops[i];
+        if (ops[i].op_type[0] == op_type[0] && strcmp(ops[i].op_type, op_type) == 0) return &ops[i];
     return NULL;
 }
 

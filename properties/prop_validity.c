@@ -231,10 +231,9 @@ static pc_prop_outcome check_shapes(const pc_check_ctx *ctx, char *msg, size_t m
         pc_model_free(copy);
         return PC_PROP_FAIL;
     }
-    pc_model_free(copy);
-    copy = NULL;
-    if ((o = load(ctx, &copy, msg, msg_size)) != PC_PROP_PASS) return o;
-    /* then from scratch: every node output's type erased */
+    /* then from scratch: every node output's type erased, in the same copy (inference with the declared
+     * types agreed with them, so what it left on the values it does not erase — inputs, initializers, the
+     * bodies' values — is what a fresh load gives, at most refined) */
     pc_graph *g = copy->graph;
     pc_type none = {.kind = PC_TYPE_NONE, .shape = {.rank = -1}};
     for (uint32_t i = 0; i < g->n_values; i++) {

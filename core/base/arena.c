@@ -5,7 +5,7 @@
 
 #include "core/base/base_internal.h"
 
-enum { ARENA_ALIGN = 16, ARENA_MIN_CHUNK = 64 * 1024 };
+enum { ARENA_ALIGN = 16, ARENA_MIN_CHUNK = 4 * 1024 };
 
 void pc_arena_init(pc_arena *arena, pc_mem *mem)
 {

@@ -100,7 +100,9 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
     for (uint32_t i = 0; i < ep->n_ops; i++) {
         const pc_ep_op *op = &ep->ops[i];
         if (strcmp(op->domain, domain) != 0) continue;
-        if (strcmp(op->op_type, "*") != 0 && strcmp(op->op_type, node->op_type) != 0) continue;
+        bool any_op = op->op_type[0] == '*' && op->op_type[1] == '\0';
+        if (!any_op && (op->op_type[0] != node->op_type[0] || strcmp(op->op_type, node->op_type) != 0))
+            continue;
         /* later rows may cover other opset ranges of the same op: the first failure is the reason given */
         bool first = !op_known;
         op_known = true;

@@ -14,20 +14,40 @@ typedef struct fp {
     uint64_t h;
 } fp;
 
-/* splitmix64's finalizer per word: cheap, and every input bit reaches every output bit */
-static void mix(fp *f, uint64_t v)
+static uint64_t rotl64(uint64_t x, int r)
 {
-    uint64_t z = f->h ^ (v + 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    f->h = z ^ (z >> 31);
+    return (x << r) | (x >> (64 - r));
 }
 
+/* One round per word (xor, rotate, multiply by an odd constant): for a given word a bijection of the state,
+ * and for a given state injective in the word, so a model that differs from another in one field always
+ * hashes differently; pc_model_fingerprint spreads the bits once at the end (splitmix64's finalizer). The
+ * round is a third of a full finalizer per word, and the runner hashes the model after every pass. */
+static void mix(fp *f, uint64_t v)
+{
+    f->h = rotl64(f->h ^ v, 27) * 0x9e3779b185ebca87ull;
+}
+
+/* Bytes (names, tensor data): mix() per word, the length first; inputs of 32 bytes or more run in four
+ * independent lanes (xxHash64's round), so the multiplies overlap instead of forming one chain. */
 static void mix_bytes(fp *f, const void *data, size_t n)
 {
+    const uint64_t p1 = 0x9e3779b185ebca87ull, p2 = 0xc2b2ae3d27d4eb4full;
     const uint8_t *p = data;
     mix(f, n);
+    uint64_t h = f->h;
     size_t i = 0;
+    if (n >= 32) {
+        uint64_t lane[4] = {h + p1 + p2, h + p2, h, h - p1};
+        for (; i + 32 <= n; i += 32)
+            for (int k = 0; k < 4; k++) {
+                uint64_t w;
+                memcpy(&w, p + i + 8 * (size_t)k, 8);
+                lane[k] = rotl64(lane[k] + w * p2, 31) * p1;
+            }
+        h = rotl64(lane[0], 1) + rotl64(lane[1], 7) + rotl64(lane[2], 12) + rotl64(lane[3], 18);
+    }
+    f->h = h;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
@@ -259,5 +279,8 @@ uint64_t pc_model_fingerprint(const pc_model *m)
         mix_str(&f, m->functions[i].name);
     }
     if (m->graph) mix_graph(&f, m->graph);
-    return f.h;
+    uint64_t z = f.h;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
 }

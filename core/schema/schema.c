@@ -68,8 +68,10 @@ static bool same_op(const pc_op_schema *s, const char *domain, const char *op_ty
 
 /* The op index: open addressing over the first entry of each (domain, op_type), at most half full. */
 enum { OP_INDEX_SIZE = 4096, OP_INDEX_EMPTY = 0xffff };
-_Static_assert(OP_INDEX_SIZE >= 2 * PC_ONNX_OPS_COUNT, "the op index must stay at most half full");
-_Static_assert(PC_ONNX_OPS_COUNT < OP_INDEX_EMPTY, "entry indices must fit the index's uint16_t slots");
+_Static_assert((size_t)OP_INDEX_SIZE >= 2 * (size_t)PC_ONNX_OPS_COUNT,
+               "the op index must stay at most half full");
+_Static_assert((size_t)PC_ONNX_OPS_COUNT < (size_t)OP_INDEX_EMPTY,
+               "entry indices must fit the index's uint16_t slots");
 static uint16_t op_index[OP_INDEX_SIZE];
 static uint16_t op_last[PC_ONNX_OPS_COUNT]; /* for an op's first entry: the index of its newest entry */
 static once_flag op_index_once = ONCE_FLAG_INIT;
