@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "core/base/half.h" /* float16/bfloat16 encoding, for generators storing constants of those types */
 #include "core/eval/eval.h" /* the constant evaluator: the evaluator property compares it with the reference */
 #include "core/passcheck.h"
 #include "core/schema/schema.h"

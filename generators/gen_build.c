@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "generators/gen.h"
 
 static double unit_random(uint64_t *s)
@@ -21,6 +22,9 @@ static bool store_element(pc_dtype dt, void *data, uint64_t k, double x)
         return true;
     case PC_DTYPE_DOUBLE:
         ((double *)data)[k] = x;
+        return true;
+    case PC_DTYPE_FLOAT16:
+        ((uint16_t *)data)[k] = pc_half_from_double(x);
         return true;
     case PC_DTYPE_INT8:
         ((int8_t *)data)[k] = (int8_t)fmin(fmax(r, -128), 127);

@@ -569,7 +569,7 @@ static pc_value *const_subgraph(pc_gen *g, int32_t rank, const int64_t *dims, iv
     if (rank >= 1 && dims[0] == 1) {
         pc_value *c = const_random(g, rank - 1, dims + 1, r, err);
         if (!c) return NULL;
-        int64_t axis = 0;
+        int64_t axis = axis_form(g, 0, rank); /* 0 or -rank: the folding pass normalizes both */
         pc_value *ins[2] = {c, NULL};
         bool attr = pc_gen_opset(g) < 13;
         if (!attr && !(ins[1] = const_ints(g, 1, &axis, err))) return NULL;

@@ -107,19 +107,6 @@ static pc_value *ints_const(unit_ctx *u, int32_t rank, size_t n, const int64_t *
     return v ? v->value : NULL;
 }
 
-static pc_value *float_const(unit_ctx *u, int32_t rank, const int64_t *dims, float value, pc_error *err)
-{
-    uint64_t n = 1;
-    for (int32_t i = 0; i < rank; i++)
-        n *= (uint64_t)dims[i];
-    float vals[64];
-    if (n > 64) return pc_error_set(err, PC_ERR_INTERNAL, "patterns: constant over 64 elements"), NULL;
-    for (uint64_t i = 0; i < n; i++)
-        vals[i] = value;
-    pc_gen_value *v = pc_gen_const_f32(u->g, PC_DTYPE_FLOAT, rank, dims, vals, err);
-    return v ? v->value : NULL;
-}
-
 static pc_status annotate(pc_node *n, const char *ann, pc_error *err)
 {
     return pc_node_set_metadata(n, PC_LAYER_ANN_KEY, ann, err);
@@ -253,9 +240,14 @@ static pc_status unit_castlike(unit_ctx *u, pc_error *err)
     return unary(u, "Relu", y, 0, 1, NULL, err);
 }
 
-/* x * 1, 1 * x, x / 1, x - 0, x + (-0) -> Relu. Near: the constant broadcasts x to a larger shape, or is +0
- * added to a float (-0 + 0 is +0: not neutral), or the result is a graph output read straight from a graph
- * input. */
+static pc_status cast(unit_ctx *u, pc_value *x, pc_dtype to, double lo, double hi, pc_value **out,
+                      pc_error *err);
+
+/* x * 1, 1 * x, x / 1, x - 0, x + (-0) -> Relu (floats) or Cast to float, in every element type Add, Sub, Mul
+ * and Div take at the opset (integers: x + 0 too, their 0 has no sign), with a constant of one element or
+ * many (the pass reads each element by its type's width). Near: the constant broadcasts x to a larger shape,
+ * or is +0 added to a float (-0 + 0 is +0: not neutral), or holds one element off the neutral value at a
+ * drawn position, or the result is a graph output read straight from a graph input. */
 static pc_status unit_prune(unit_ctx *u, pc_error *err)
 {
     static const struct {
@@ -268,12 +260,27 @@ static pc_status unit_prune(unit_ctx *u, pc_error *err)
         {"Div", 1.0f, false, PC_RW_PRUNE_MUL_DIV_ONE},   {"Sub", 0.0f, false, PC_RW_PRUNE_ADD_SUB_ZERO},
         {"Add", -0.0f, false, PC_RW_PRUNE_ADD_SUB_ZERO}, {"Add", -0.0f, true, PC_RW_PRUNE_ADD_SUB_ZERO},
     };
+    /* float first (the all-zero draw); 8- and 16-bit integers from opset 14 */
+    static const pc_dtype types[] = {PC_DTYPE_FLOAT,  PC_DTYPE_DOUBLE, PC_DTYPE_INT32, PC_DTYPE_INT64,
+                                     PC_DTYPE_UINT32, PC_DTYPE_UINT64, PC_DTYPE_INT8,  PC_DTYPE_UINT8,
+                                     PC_DTYPE_INT16,  PC_DTYPE_UINT16};
     uint32_t f = pc_draw(u->g->ch, sizeof forms / sizeof forms[0]);
+    uint32_t n_types = u->opset >= 14 ? sizeof types / sizeof types[0] : 6;
+    pc_dtype dt = pc_draw_bool(u->g->ch, 50) ? PC_DTYPE_FLOAT : types[pc_draw(u->g->ch, n_types)];
+    bool is_float = dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE;
+    bool is_unsigned =
+        dt == PC_DTYPE_UINT8 || dt == PC_DTYPE_UINT16 || dt == PC_DTYPE_UINT32 || dt == PC_DTYPE_UINT64;
+    /* x's values: floats [-1, 1]; integers [-5, 5], unsigned [1, 9] (x - 1 must not wrap) */
+    double lo = is_float ? -1 : is_unsigned ? 1 : -5, hi = is_float ? 1 : is_unsigned ? 9 : 5;
     int64_t dims[PC_MAX_RANK];
     int32_t r = draw_rank(u, 1, 3);
-    pc_value *x = float_input(u, r, 1, dims, err);
-    if (!x) return err->status;
-    uint32_t how = u->near ? pc_draw(u->g->ch, 3) : 0;
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 1, 3);
+    fit_dims(u, r, 1, dims);
+    pc_gen_value *xv = pc_gen_input(u->g, dt, r, dims, lo, hi, err);
+    if (!xv) return err->status;
+    pc_value *x = xv->value;
+    uint32_t how = u->near ? pc_draw(u->g->ch, 4) : 0;
     float value = forms[f].value;
     int32_t cr = (int32_t)pc_draw_range(u->g->ch, 0, r); /* the constant's rank: trailing dims of x */
     int64_t cdims[PC_MAX_RANK];
@@ -287,32 +294,76 @@ static pc_status unit_prune(unit_ctx *u, pc_error *err)
         for (int32_t i = 0; i < r; i++)
             cdims[i + 1] = dims[i];
     }
-    if (how == 2 && strcmp(forms[f].op, "Add") == 0) value = 0.0f; /* +0 added to a float: not neutral */
-    pc_value *c = float_const(u, cr, cdims, value, err);
-    if (!c) return err->status;
+    if (how == 2 && (!is_float || strcmp(forms[f].op, "Add") != 0)) how = 3; /* +0 is neutral there */
+    if (how == 3) { /* one element off: the constant takes x's whole shape, which must hold two or more */
+        cr = r;
+        memcpy(cdims, dims, (size_t)r * sizeof *dims);
+        if (dims_elements(r, dims) < 2) how = 0;
+    }
+    if (how == 2) value = 0.0f; /* +0 added to a float: not neutral */
+    uint64_t n = dims_elements(cr, cdims);
+    if (n > 64)
+        return pc_error_set(err, PC_ERR_INTERNAL, "patterns: prune constant of %llu elements",
+                            (unsigned long long)n);
+    float fv[64];
+    int64_t iv[64];
+    for (uint64_t i = 0; i < n; i++) {
+        fv[i] = value;
+        iv[i] = value == 1.0f ? 1 : 0;
+    }
+    /* off by a value that keeps y in range: 2 for Mul and Div, 1 (floats 0.5) for Add and Sub */
+    bool scales = forms[f].op[0] == 'M' || forms[f].op[0] == 'D';
+    double ylo = lo, yhi = hi;
+    if (how == 3) {
+        uint64_t at = pc_draw(u->g->ch, (uint32_t)n);
+        fv[at] = scales ? 2.0f : 0.5f;
+        iv[at] = scales ? 2 : 1;
+        if (scales && forms[f].op[0] == 'M') ylo = 2 * lo < lo ? 2 * lo : lo, yhi = 2 * hi;
+        if (!scales) ylo = lo - 1, yhi = hi + 1;
+    }
+    pc_gen_value *cv = is_float ? pc_gen_const_f32(u->g, dt, cr, cdims, fv, err)
+                                : pc_gen_const_i64(u->g, dt, cr, cdims, iv, err);
+    if (!cv) return err->status;
+    pc_value *c = cv->value;
     pc_value *ins[2] = {forms[f].const_first ? c : x, forms[f].const_first ? x : c}, *y = NULL;
-    pc_status st = end(u, node(u, forms[f].op, 2, ins, 1, err), -1, 1, &y, err);
-    if (st != PC_OK || (u->near && how != 1)) return st;
+    pc_status st = end(u, node(u, forms[f].op, 2, ins, 1, err), ylo, yhi, &y, err);
+    if (st != PC_OK || (u->near && how == 0)) return st;
     if (!u->near) expect(u, forms[f].kind);
-    return unary(u, "Relu", y, 0, 1, NULL, err);
+    if (dt == PC_DTYPE_FLOAT) return unary(u, "Relu", y, 0, yhi, NULL, err);
+    return cast(u, y, PC_DTYPE_FLOAT, ylo, yhi, NULL, err);
 }
 
 /* ---- level 0/1 fusions ------------------------------------------------------------------------------------
  */
 
 /* Relu -> Clip (relu_clip_merged) or Clip -> Relu (clip_relu_merged), Clip bounds as attributes (opset < 11)
- * or constant inputs. The pair is one Clip exactly (-0 included) when min > 0, or for Relu -> Clip when
- * max < 0 (fuse_relu_clip.c): the canonical bounds. Near: min <= 0 (the -0 rule refuses), the first node's
- * output has a second consumer, Clip's min is a graph input (not constant), or the two nodes carry
- * different annotations. */
+ * or constant inputs, on float or double. The pair is one Clip exactly (-0 included) when min > 0, or for
+ * Relu -> Clip when max < 0 (fuse_relu_clip.c): the canonical bounds. Near: min <= 0 (the -0 rule refuses),
+ * the first node's output has a second consumer, Clip's min is a graph input (not constant), the two nodes
+ * carry different annotations, or x is of a type the pass leaves alone (float16; signed integers from
+ * opset 14, where Relu takes them). */
 static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
 {
+    static const pc_dtype ints[] = {PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_INT8, PC_DTYPE_INT16};
     bool relu_first = !pc_draw_bool(u->g->ch, 50);
     int64_t dims[PC_MAX_RANK];
     int32_t r = draw_rank(u, 1, 4);
-    pc_value *x = float_input(u, r, 1, dims, err);
-    if (!x) return err->status;
-    uint32_t how = u->near ? pc_draw(u->g->ch, 4) : 4;
+    uint32_t how = u->near ? pc_draw(u->g->ch, 5) : 5;
+    pc_dtype dt = PC_DTYPE_FLOAT;
+    if (how == 5 && pc_draw_bool(u->g->ch, 25)) dt = PC_DTYPE_DOUBLE;
+    if (how == 4)
+        dt = u->opset >= 14 && pc_draw_bool(u->g->ch, 50) ? ints[pc_draw(u->g->ch, 4)] : PC_DTYPE_FLOAT16;
+    bool is_int = dt != PC_DTYPE_FLOAT && dt != PC_DTYPE_DOUBLE && dt != PC_DTYPE_FLOAT16;
+    double xlo = is_int ? -5 : -1, xhi = is_int ? 5 : 1;
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 1, 3);
+    fit_dims(u, r, 1, dims);
+    pc_gen_value *xv =
+        pc_gen_input(u->g, dt == PC_DTYPE_FLOAT16 ? PC_DTYPE_FLOAT : dt, r, dims, xlo, xhi, err);
+    if (!xv) return err->status;
+    pc_value *x = xv->value;
+    pc_status st;
+    if (dt == PC_DTYPE_FLOAT16 && (st = cast(u, x, PC_DTYPE_FLOAT16, xlo, xhi, &x, err)) != PC_OK) return st;
     if (how == 1 && u->opset < 11) how = 0; /* attribute bounds are always constant */
     float lo = 0.125f * (float)(1 + pc_draw(u->g->ch, 4)),
           hi = lo + 0.25f * (float)(1 + pc_draw(u->g->ch, 3));
@@ -324,14 +375,17 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
         lo = -0.25f * (float)pc_draw(u->g->ch, 3);
         hi = 0.5f;
     }
-    pc_status st;
+    if (is_int) { /* whole bounds inside x's range */
+        lo = (float)(1 + pc_draw(u->g->ch, 2));
+        hi = lo + (float)(1 + pc_draw(u->g->ch, 2));
+    }
     pc_value *y = NULL, *z = NULL;
     pc_node *clip_node = NULL;
     for (int step = 0; step < 2; step++) {
         bool relu = (step == 0) == relu_first;
         pc_value *in = step == 0 ? x : y;
         if (relu) {
-            st = unary(u, "Relu", in, 0, 1, step == 0 ? &y : &z, err);
+            st = unary(u, "Relu", in, 0, xhi, step == 0 ? &y : &z, err);
         } else {
             pc_value *ins[3] = {in, NULL, NULL};
             uint32_t n_in = 1;
@@ -343,10 +397,12 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
                     ins[1] = m->value;
                     hi = 0.5f;
                 } else {
-                    ins[1] = float_const(u, 0, &one, lo, err);
+                    pc_gen_value *m = pc_gen_const_f32(u->g, dt, 0, &one, &lo, err);
+                    ins[1] = m ? m->value : NULL;
                 }
-                ins[2] = ins[1] ? float_const(u, 0, &one, hi, err) : NULL;
-                if (!ins[2]) return err->status;
+                pc_gen_value *m = ins[1] ? pc_gen_const_f32(u->g, dt, 0, &one, &hi, err) : NULL;
+                if (!m) return err->status;
+                ins[2] = m->value;
                 n_in = 3;
             }
             clip_node = node(u, "Clip", n_in, ins, 1, err);
@@ -354,15 +410,17 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
                 (pc_node_set_attr_float(clip_node, "min", lo, err) != PC_OK ||
                  pc_node_set_attr_float(clip_node, "max", hi, err) != PC_OK))
                 return err->status;
-            st = end(u, clip_node, -1, 1, step == 0 ? &y : &z, err);
+            st = end(u, clip_node, xlo, xhi, step == 0 ? &y : &z, err);
         }
         if (st != PC_OK) return st;
     }
     if (how == 0) st = unary(u, "Sigmoid", y, 0, 1, NULL, err); /* a second consumer of the first */
     if (how == 2) st = annotate(clip_node, "layer_clip", err);
     if (st != PC_OK) return st;
-    if (how == 4) expect(u, relu_first ? PC_RW_RELU_CLIP_MERGED : PC_RW_CLIP_RELU_MERGED);
-    return unary(u, "Abs", z, 0, 1, NULL, err);
+    if (how == 5) expect(u, relu_first ? PC_RW_RELU_CLIP_MERGED : PC_RW_CLIP_RELU_MERGED);
+    if (dt == PC_DTYPE_FLOAT) return unary(u, "Abs", z, 0, xhi, NULL, err);
+    if ((st = unary(u, "Abs", z, 0, xhi, &z, err)) != PC_OK) return st;
+    return cast(u, z, PC_DTYPE_FLOAT, 0, xhi, NULL, err); /* every case ends in float outputs */
 }
 
 /* The exact-erf GELU subgraph at opset 20 (ai.onnx Gelu). Near: one of its five nodes carries another
@@ -1365,7 +1423,7 @@ typedef struct pattern_unit {
 static const pattern_unit units[] = {
     {"neg_neg", 1, 1, 3, unit_neg_neg},
     {"prune", 7, 1, 2, unit_prune},
-    {"relu_clip", 6, 1, 4, unit_relu_clip},
+    {"relu_clip", 6, 1, 5, unit_relu_clip},
     {"castlike", 15, 1, 3, unit_castlike},
     {"gelu", 13, 1, 5, unit_gelu},
     {"push_arg", 13, 2, 5, unit_push_arg},
