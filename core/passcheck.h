@@ -1022,7 +1022,9 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "a prefix layer-assignment pattern matches any annotation that contains it, not only those it starts") \
     X(PC_FAULT_FOLD_SKIPS_ERRORS, "fold-skips-errors",                                                       \
       "fold_constants takes every evaluator failure, out-of-memory included, for 'cannot fold' and skips "   \
-      "the node")
+      "the node")                                                                                            \
+    X(PC_FAULT_EP_FILE_BLOCK_BOUND, "ep-file-block-bound",                                                   \
+      "the EP-file parser accepts block=1025 (its bound is off by one; only malformed files reach it)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

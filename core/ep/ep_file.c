@@ -35,8 +35,8 @@ typedef struct parser {
     uint32_t cap_ops;
     pc_ep_op *cur_op; /* last op of cur_ep */
     uint32_t cap_rules;
-    /* where the current EP's layout and block fields were given, for the closing checks */
-    uint32_t ep_line, layout_col, block_col;
+    /* where the current EP's layout and block fields were given, for the messages */
+    uint32_t layout_col, block_col;
 } parser;
 
 static pc_status fail(parser *p, uint32_t col, const char *fmt, ...) PC_PRINTF(3, 4);
@@ -134,26 +134,9 @@ static pc_status check_once(parser *p, const token *key, unsigned *seen, unsigne
     return PC_OK;
 }
 
-/* Checks the EP being closed: block sizes only with (and always with) the blocked layout. */
-static pc_status finish_ep(parser *p)
-{
-    pc_ep *ep = p->cur_ep;
-    if (!ep) return PC_OK;
-    uint32_t line = p->line;
-    p->line = p->ep_line;
-    pc_status st = PC_OK;
-    if (ep->layout == PC_LAYOUT_BLOCKED && ep->block_size == 0)
-        st = fail(p, p->layout_col, "field 'layout': layout=blocked needs block=N");
-    else if (ep->layout != PC_LAYOUT_BLOCKED && p->block_col)
-        st = fail(p, p->block_col, "field 'block': only meaningful with layout=blocked");
-    p->line = line;
-    return st;
-}
-
 static pc_status parse_ep_line(parser *p, const token *tk, uint32_t n)
 {
-    pc_status st = finish_ep(p);
-    if (st != PC_OK) return st;
+    pc_status st = PC_OK;
     if (n < 2) return fail(p, tk[0].col + 2, "field 'name': missing EP name");
     const token *name = &tk[1];
     if (memchr(name->s, '=', name->len))
@@ -177,7 +160,6 @@ static pc_status parse_ep_line(parser *p, const token *tk, uint32_t n)
     p->cur_ep = ep;
     p->cur_op = NULL;
     p->cap_ops = 0;
-    p->ep_line = p->line;
     p->layout_col = p->block_col = 0;
     unsigned seen = 0;
     for (uint32_t i = 2; i < n; i++) {
@@ -197,7 +179,9 @@ static pc_status parse_ep_line(parser *p, const token *tk, uint32_t n)
         } else if (tok_is(&key, "block")) {
             if ((st = check_once(p, &key, &seen, 2u)) != PC_OK) return st;
             int64_t b;
-            if (!parse_i64(v.s, v.len, &b) || b < 1 || b > 1024)
+            /* planted bug (--inject ep-file-block-bound): the bound off by one */
+            int64_t max_block = pc_fault_active(PC_FAULT_EP_FILE_BLOCK_BOUND) ? 1025 : 1024;
+            if (!parse_i64(v.s, v.len, &b) || b < 1 || b > max_block)
                 return fail(p, v.col, "field 'block': expected a number in 1..1024, got '%.*s'", (int)v.len,
                             v.s);
             ep->block_size = (uint32_t)b;
@@ -218,6 +202,11 @@ static pc_status parse_ep_line(parser *p, const token *tk, uint32_t n)
                         (int)key.len, key.s);
         }
     }
+    /* both fields are on this line: checked here, so the first error reported is the first in the file */
+    if (ep->layout == PC_LAYOUT_BLOCKED && ep->block_size == 0)
+        return fail(p, p->layout_col, "field 'layout': layout=blocked needs block=N");
+    if (ep->layout != PC_LAYOUT_BLOCKED && p->block_col)
+        return fail(p, p->block_col, "field 'block': only meaningful with layout=blocked");
     p->eps[p->n_eps++] = ep;
     return PC_OK;
 }
@@ -429,7 +418,6 @@ pc_status pc_ep_registry_load_text(pc_ep_registry *reg, const char *text, const 
         st = parse_line(&p, s, l);
         s += len + (end ? 1 : 0);
     }
-    if (st == PC_OK) st = finish_ep(&p);
     if (st == PC_OK && p.n_eps == 0)
         st = pc_error_set(err, PC_ERR_USAGE, "%s: no 'ep' line: the file defines no EP", p.source);
     if (st != PC_OK) return st;

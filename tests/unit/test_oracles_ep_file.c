@@ -1,0 +1,128 @@
+/* The independent EP-file oracle (properties/oracles/ep_file_oracle.c) and the ep-file property's judgement:
+ * hand-written files from docs/ep.md (the documented example, every optional field, every documented error with
+ * the line it must be reported on), each also read by core's parser, which must accept the same files, reject
+ * the same ones on the same line and register the fields the oracle read; pc_efo_same must notice a field that
+ * differs. */
+#include <string.h>
+
+#include "properties/oracles/ep_file_oracle.h"
+#include "tests/test_util.h"
+
+static const char *const TAKEN[] = {"cpu", "nhwc"};
+
+/* Both parsers on text: want_line 0 = both accept (and agree on every field), > 0 = both reject naming that
+ * line; -1 = both reject, no line (a file-level error). */
+static void check_file(const char *text, int want_line, const char *what)
+{
+    pc_efo_file *f = NULL;
+    pc_error oe, ce;
+    pc_error_clear(&oe);
+    pc_error_clear(&ce);
+    pc_status ost = pc_efo_parse(text, TAKEN, 2, &f, &oe);
+    pc_ep_registry *reg = NULL;
+    CHECK(pc_ep_registry_create(&reg, &ce) == PC_OK);
+    pc_status cst = pc_ep_registry_load_text(reg, text, "t.ep", &ce);
+    if (want_line == 0) {
+        CHECK_MSG(ost == PC_OK, "%s: the oracle rejects it: %s", what, oe.message);
+        CHECK_MSG(cst == PC_OK, "%s: core rejects it: %s", what, ce.message);
+        char why[300] = "";
+        if (ost == PC_OK && cst == PC_OK) CHECK_MSG(pc_efo_same(f, reg, why, sizeof why), "%s: %s", what, why);
+    } else {
+        CHECK_MSG(ost == PC_ERR_USAGE, "%s: the oracle gives %s", what, pc_status_name(ost));
+        CHECK_MSG(cst == PC_ERR_USAGE, "%s: core gives %s", what, pc_status_name(cst));
+        if (want_line > 0 && ost == PC_ERR_USAGE && cst == PC_ERR_USAGE) {
+            char want[32];
+            snprintf(want, sizeof want, "t.ep:%d:", want_line);
+            CHECK_MSG(strncmp(ce.message, want, strlen(want)) == 0, "%s: core says '%s', want line %d", what,
+                      ce.message, want_line);
+            CHECK_MSG(atoi(oe.message) == want_line, "%s: the oracle says '%s', want line %d", what, oe.message,
+                      want_line);
+        }
+    }
+    pc_efo_free(f);
+    pc_ep_registry_free(reg);
+}
+
+static void test_accepted(void)
+{
+    check_file("# an NPU that wants NHWC, fuses what it runs, and cannot run Transpose\n"
+               "ep npu layout=nhwc compiles=yes transpose=no\n"
+               "op Conv domain= opset=11..21 types=float,float16\n"
+               "attr group values=1 default=1\n"
+               "op Conv domain=com.ms.internal.nhwc opset=1.. types=float,float16\n"
+               "op Relu types=float,float16\n"
+               "op Add\n"
+               "\n"
+               "ep blk layout=blocked block=8\n"
+               "op * domain=ai.onnx opset=13\n",
+               0, "the documented example");
+    check_file("ep a standard=yes\tcompiles=no  # tabs and a trailing comment\r\nop X opset=1..1\r\n", 0, "CRLF");
+    check_file("ep b layout=nchw transpose=yes\nop MaxPool\nattr storage_order values=0,-1,7\n"
+               "attr ceil_mode values=0 default=0\n",
+               0, "attribute rules");
+    check_file("ep c layout=blocked block=1024\nep d layout=blocked block=1\n", 0, "block bounds");
+    check_file("ep e\nop Y opset=9223372036854775807\nattr k values=-9223372036854775808\n", 0, "int64 bounds");
+}
+
+static void test_rejected(void)
+{
+    check_file("", -1, "an empty file");
+    check_file("# only a comment\n", -1, "no ep line");
+    check_file("ep a\nfoo b\n", 2, "an unknown line kind");
+    check_file("ep a colour=red\n", 1, "an unknown field");
+    check_file("ep a compiles=yes compiles=no\n", 1, "a field twice");
+    check_file("ep a yes\n", 1, "a value without key=");
+    check_file("ep a\nop X opset=x\n", 2, "a bad number");
+    check_file("ep a\nop X opset=0..3\n", 2, "opset below 1");
+    check_file("ep a\nop X opset=5..4\n", 2, "minimum > maximum");
+    check_file("ep a\nop X opset=9223372036854775808\n", 2, "past int64");
+    check_file("ep a\nop X types=float,floot\n", 2, "an unknown type");
+    check_file("ep a\nop X types=float,float\n", 2, "a repeated type");
+    check_file("ep a\nop X types=float,\n", 2, "an empty type name");
+    check_file("ep cpu\n", 1, "a built-in's name");
+    check_file("ep a\nep a\n", 2, "a name twice");
+    check_file("ep a/b\n", 1, "a bad character");
+    check_file("ep a\nop X/Y\n", 2, "a bad op type");
+    check_file("ep a\nop domain=x\n", 2, "an op line without its op type");
+    check_file("op X\nep a\n", 1, "op before ep");
+    check_file("ep a\nattr k values=1\n", 2, "attr before op");
+    check_file("ep a\nop X\nep b\nattr k values=1\n", 4, "attr after a new ep");
+    check_file("ep a\nop X\nattr k default=1\n", 3, "attr without values=");
+    check_file("ep a\nop X\nattr k values=1\nattr k values=2\n", 4, "an attribute constrained twice");
+    check_file("ep a\nop X\nattr k values=1,,2\n", 3, "an empty value");
+    check_file("ep a layout=blocked\nop X\n", 1, "blocked without block");
+    check_file("ep a block=8\nop X\n", 1, "block without blocked");
+    check_file("ep a layout=blocked block=1025\n", 1, "block past 1024");
+    check_file("ep a layout=blocked\nfoo\n", 1, "the first error in file order");
+}
+
+static void test_same_notices(void)
+{
+    pc_efo_file *f = NULL;
+    pc_error err;
+    CHECK(pc_efo_parse("ep z layout=nhwc\nop Conv opset=11..\n", TAKEN, 2, &f, &err) == PC_OK);
+    CHECK(pc_efo_ep_count(f) == 1);
+    static const char *const others[] = {
+        "ep z layout=nchw\nop Conv opset=11..\n",           "ep z layout=nhwc\nop Conv opset=11..12\n",
+        "ep z layout=nhwc\nop Conv opset=11.. types=float\n", "ep z layout=nhwc\nop Relu opset=11..\n",
+        "ep z layout=nhwc compiles=yes\nop Conv opset=11..\n", "ep y layout=nhwc\nop Conv opset=11..\n",
+        "ep z layout=nhwc\nop Conv opset=11..\nattr a values=1\n",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        pc_ep_registry *reg = NULL;
+        CHECK(pc_ep_registry_create(&reg, &err) == PC_OK);
+        CHECK(pc_ep_registry_load_text(reg, others[i], "other", &err) == PC_OK);
+        char why[300] = "";
+        CHECK_MSG(!pc_efo_same(f, reg, why, sizeof why), "difference %zu not noticed", i);
+        pc_ep_registry_free(reg);
+    }
+    pc_efo_free(f);
+}
+
+int main(void)
+{
+    test_accepted();
+    test_rejected();
+    test_same_notices();
+    return pc_test_finish("test_oracles_ep_file");
+}
