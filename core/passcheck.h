@@ -1024,7 +1024,10 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "fold_constants takes every evaluator failure, out-of-memory included, for 'cannot fold' and skips "   \
       "the node")                                                                                            \
     X(PC_FAULT_EP_FILE_BLOCK_BOUND, "ep-file-block-bound",                                                   \
-      "the EP-file parser accepts block=1025 (its bound is off by one; only malformed files reach it)")
+      "the EP-file parser accepts block=1025 (its bound is off by one; only malformed files reach it)")      \
+    X(PC_FAULT_CAPABILITY_OPSET_MIN, "capability-refuses-min-opset",                                         \
+      "an EP's op row refuses nodes at exactly its minimum opset (they move to a later EP that claims "      \
+      "them: no assignment is wrong, only the partition)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

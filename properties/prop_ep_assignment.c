@@ -204,8 +204,44 @@ static pc_prop_outcome ep_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size
     return check_assigned(ctx, ctx->after->graph, msg, msg_size, kind);
 }
 
+/* Core's capability check (pc_ep_claims_node, which the partitioner asks) and the oracle agree on every node
+ * of g for every EP of the case, and a refusal says why: a node core wrongly refuses goes to a later EP,
+ * which check_assigned cannot see. */
+static pc_prop_outcome check_claims_agree(const pc_check_ctx *ctx, const pc_graph *g, const char *which,
+                                          char *msg, size_t msg_size, const char **kind)
+{
+    char l1[160], why[256];
+    for (const pc_node *n = g->first; n; n = n->next)
+        for (uint32_t j = 0; j < ctx->n_eps; j++) {
+            const pc_ep *ep = ctx->eps[j];
+            why[0] = '\0';
+            bool core = pc_ep_claims_node(ep, n, why, sizeof why), oracle = pc_capo_claims(ep, n);
+            if (core != oracle) {
+                *kind = "claims-disagree";
+                snprintf(
+                    msg, msg_size,
+                    "EP '%s' and node %s of the %s: core's capability check %s it, docs/ep.md's rules %s "
+                    "it%s%s",
+                    ep->name, match_node_label(n, l1, sizeof l1), which, core ? "claims" : "refuses",
+                    oracle ? "claim" : "refuse", core ? "" : ": ", core ? "" : why);
+                return PC_PROP_FAIL;
+            }
+            if (!core && !why[0]) {
+                *kind = "no-reason";
+                snprintf(msg, msg_size, "EP '%s' refuses node %s of the %s without a reason", ep->name,
+                         match_node_label(n, l1, sizeof l1), which);
+                return PC_PROP_FAIL;
+            }
+        }
+    return PC_PROP_PASS;
+}
+
 static pc_prop_outcome ep_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
+    pc_prop_outcome o = check_claims_agree(ctx, ctx->original->graph, "original", msg, msg_size, kind);
+    if (o == PC_PROP_PASS)
+        o = check_claims_agree(ctx, ctx->after->graph, "optimized graph", msg, msg_size, kind);
+    if (o != PC_PROP_PASS) return o;
     if (!ctx->config || ctx->config->level < PC_LEVEL_LAYOUT) return PC_PROP_PASS;
     return check_assigned(ctx, ctx->after->graph, msg, msg_size, kind);
 }

@@ -1,10 +1,10 @@
-/* ep-file (end to end, cases with an EP file): core's parser (core/ep/ep_file.c) reads the case's EP file, and
- * EPF_MUTANTS mutants of it drawn from the case, as the independent oracle (properties/oracles/ep_file_oracle.h,
- * written from docs/ep.md) does: both accept or both reject; a rejection is PC_ERR_USAGE naming the line of
- * the oracle's first error; an accepted file registers every EP with the fields the oracle read. The mutants
- * (a byte deleted, a separator or character inserted, a number replaced by a bound, a line repeated or two
- * swapped) are the malformed files the parser's guards exist for, which no valid case reaches; a case
- * without an EP file passes. */
+/* ep-file (end to end, cases with an EP file): core's parser (core/ep/ep_file.c) reads the case's EP file,
+ * and EPF_MUTANTS mutants of it drawn from the case, as the independent oracle
+ * (properties/oracles/ep_file_oracle.h, written from docs/ep.md) does: both accept or both reject; a
+ * rejection is PC_ERR_USAGE naming the line of the oracle's first error; an accepted file registers every EP
+ * with the fields the oracle read. The mutants (a byte deleted, a separator or character inserted, a number
+ * replaced by a bound, a line repeated or two swapped) are the malformed files the parser's guards exist for,
+ * which no valid case reaches; a case without an EP file passes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +20,18 @@ static const char *const builtin_names[] = {"cpu", "nhwc"};
 
 /* Bounds of the file's numbers: block (1..1024), opsets (>= 1), int64 and past it, empty, long. */
 static const char *const bounds[] = {
-    "0",    "1",    "-1",   "1023", "1024", "1025", "9223372036854775807", "9223372036854775808",
-    "-9223372036854775808", "",     "18446744073709551616000",             "007",
+    "0",
+    "1",
+    "-1",
+    "1023",
+    "1024",
+    "1025",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "",
+    "18446744073709551616000",
+    "007",
 };
 static const char inserts[] = " \t=,.#\nx-09";
 
@@ -79,7 +89,8 @@ static char *mutate(const char *text, uint64_t *seed)
     case 3: { /* a number (a maximal digit run) replaced by a bound: twice as often, bounds are what break */
         size_t runs = 0;
         for (size_t i = 0; i < n; i++)
-            if (text[i] >= '0' && text[i] <= '9' && (i == 0 || text[i - 1] < '0' || text[i - 1] > '9')) runs++;
+            if (text[i] >= '0' && text[i] <= '9' && (i == 0 || text[i - 1] < '0' || text[i - 1] > '9'))
+                runs++;
         if (runs == 0) break;
         size_t pick = (size_t)(next(seed) % runs), at = 0;
         for (size_t i = 0, k = 0; i < n; i++)
@@ -131,7 +142,8 @@ static void show(const char *text, char *out, size_t size)
     if (o < size) out[o] = '\0';
 }
 
-static pc_prop_outcome judge(const char *text, const char *what, char *msg, size_t msg_size, const char **kind)
+static pc_prop_outcome judge(const char *text, const char *what, char *msg, size_t msg_size,
+                             const char **kind)
 {
     pc_ep_registry *reg = NULL;
     pc_error ce, oe;
@@ -155,11 +167,13 @@ static pc_prop_outcome judge(const char *text, const char *what, char *msg, size
     } else if ((cst == PC_OK) != (ost == PC_OK)) {
         *kind = cst == PC_OK ? "accepts-bad" : "rejects-good";
         if (cst == PC_OK)
-            snprintf(msg, msg_size, "the %s: core accepts it, the documented grammar rejects it (line %.300s): \"%s\"",
-                     what, oe.message, shown);
+            snprintf(msg, msg_size,
+                     "the %s: core accepts it, the documented grammar rejects it (line %.300s): \"%s\"", what,
+                     oe.message, shown);
         else
-            snprintf(msg, msg_size, "the %s: core rejects it (%.400s), the documented grammar accepts it: \"%s\"",
-                     what, ce.message, shown);
+            snprintf(msg, msg_size,
+                     "the %s: core rejects it (%.400s), the documented grammar accepts it: \"%s\"", what,
+                     ce.message, shown);
         o = PC_PROP_FAIL;
     } else if (cst != PC_OK) {
         unsigned line = (unsigned)strtoul(oe.message, NULL, 10);
@@ -167,10 +181,11 @@ static pc_prop_outcome judge(const char *text, const char *what, char *msg, size
         snprintf(want, sizeof want, "ep-file:%u:", line);
         if (cst != PC_ERR_USAGE || (line > 0 && strncmp(ce.message, want, strlen(want)) != 0)) {
             *kind = "error-line";
-            snprintf(msg, msg_size,
-                     "the %s: core rejects it with %s '%.400s', the oracle's first error is on line %u (%.200s): "
-                     "\"%s\"",
-                     what, pc_status_name(cst), ce.message, line, oe.message, shown);
+            snprintf(
+                msg, msg_size,
+                "the %s: core rejects it with %s '%.400s', the oracle's first error is on line %u (%.200s): "
+                "\"%s\"",
+                what, pc_status_name(cst), ce.message, line, oe.message, shown);
             o = PC_PROP_FAIL;
         }
     } else {

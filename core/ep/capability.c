@@ -107,7 +107,9 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
         bool first = !op_known;
         op_known = true;
         char *w = first ? why : NULL;
-        if (opset < op->opset_min || opset > op->opset_max) {
+        /* planted bug (--inject capability-refuses-min-opset): the minimum off by one */
+        int64_t min = op->opset_min + (pc_fault_active(PC_FAULT_CAPABILITY_OPSET_MIN) ? 1 : 0);
+        if (opset < min || opset > op->opset_max) {
             if (opset < 0)
                 set_why(w, why_size, "domain '%s' is not imported by the model", SHOW_DOMAIN(domain));
             else

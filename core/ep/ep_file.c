@@ -434,7 +434,7 @@ pc_status pc_ep_registry_load_file(pc_ep_registry *reg, const char *path, pc_err
     size_t len = 0;
     pc_status st = pc_file_read_all(path, EP_FILE_MAX_BYTES, &buf, &len, err);
     if (st == PC_ERR_BUDGET)
-        st = pc_error_set(err, PC_ERR_BUDGET, "%s: larger than 16 MiB: not an EP description", path);
+        st = pc_error_set(err, PC_ERR_BUDGET, "%s: 32 MiB or larger: not an EP description", path);
     if (st == PC_OK) {
         const char *nul = memchr(buf, '\0', len);
         if (nul)

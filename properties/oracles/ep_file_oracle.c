@@ -84,9 +84,10 @@ static pc_status bad(pc_error *err, uint32_t line, const char *fmt, ...)
     return pc_error_set(err, PC_ERR_USAGE, "%u: %s", line, msg);
 }
 
-/* An optional '-' and one or more digits, within int64. */
+/* An optional '-' and one or more digits, at most 20 characters in all, within int64. */
 static bool parse_int(tok t, int64_t *out)
 {
+    if (t.n > 20) return false;
     size_t i = 0;
     bool neg = t.n > 0 && t.s[0] == '-';
     if (neg) i = 1;
@@ -148,7 +149,8 @@ static pc_status fields(const tok *t, uint32_t n, uint32_t first, const char *co
 {
     for (uint32_t i = first; i < n; i++) {
         tok key, value;
-        if (!split_kv(t[i], &key, &value)) return bad(err, line, "'%.*s' is not key=value", (int)t[i].n, t[i].s);
+        if (!split_kv(t[i], &key, &value))
+            return bad(err, line, "'%.*s' is not key=value", (int)t[i].n, t[i].s);
         int k = key_index(key, keys);
         if (k < 0) return bad(err, line, "unknown field '%.*s'", (int)key.n, key.s);
         if (given[k]) return bad(err, line, "field '%.*s' given twice", (int)key.n, key.s);
@@ -181,8 +183,10 @@ static bool name_taken(const pc_efo_file *f, const char *const *taken, uint32_t 
 static pc_status line_ep(pc_efo_file *f, const tok *t, uint32_t n, const char *const *taken, uint32_t n_taken,
                          uint32_t line, pc_error *err)
 {
-    if (n < 2 || !name_ok(t[1])) return bad(err, line, "ep: a name of letters, digits, '_', '-', '.' expected");
-    if (name_taken(f, taken, n_taken, t[1])) return bad(err, line, "ep: name '%.*s' taken", (int)t[1].n, t[1].s);
+    if (n < 2 || !name_ok(t[1]))
+        return bad(err, line, "ep: a name of letters, digits, '_', '-', '.' expected");
+    if (name_taken(f, taken, n_taken, t[1]))
+        return bad(err, line, "ep: name '%.*s' taken", (int)t[1].n, t[1].s);
     static const char *const keys[] = {"layout", "block", "compiles", "transpose", "standard", NULL};
     tok v[5];
     bool given[5] = {false};
@@ -409,10 +413,14 @@ static bool differs(char *why, size_t size, const char *fmt, ...)
 
 static bool same_attr(const efo_attr *a, const pc_ep_attr_rule *r, const char *where, char *why, size_t size)
 {
-    if (strcmp(a->name, r->name) != 0) return differs(why, size, "%s: attr '%s' read as '%s'", where, a->name, r->name);
-    if (a->n_values != r->n_values) return differs(why, size, "%s: attr '%s' has %u values, core %u", where, a->name, a->n_values, r->n_values);
+    if (strcmp(a->name, r->name) != 0)
+        return differs(why, size, "%s: attr '%s' read as '%s'", where, a->name, r->name);
+    if (a->n_values != r->n_values)
+        return differs(why, size, "%s: attr '%s' has %u values, core %u", where, a->name, a->n_values,
+                       r->n_values);
     for (uint32_t i = 0; i < a->n_values; i++)
-        if (a->values[i] != r->values[i]) return differs(why, size, "%s: attr '%s' value %u differs", where, a->name, i);
+        if (a->values[i] != r->values[i])
+            return differs(why, size, "%s: attr '%s' value %u differs", where, a->name, i);
     if (a->has_default != r->has_default || (a->has_default && a->def != r->default_value))
         return differs(why, size, "%s: attr '%s' default differs", where, a->name);
     return true;
@@ -426,7 +434,8 @@ bool pc_efo_same(const pc_efo_file *f, const pc_ep_registry *reg, char *why, siz
         if (!c) return differs(why, size, "ep '%s' is not registered", e->name);
         if (c->layout != e->layout || (e->layout == PC_LAYOUT_BLOCKED && c->block_size != e->block))
             return differs(why, size, "ep '%s': layout or block differs", e->name);
-        if (c->compiles != e->compiles || c->runs_transpose != e->transpose || c->all_standard_ops != e->standard)
+        if (c->compiles != e->compiles || c->runs_transpose != e->transpose ||
+            c->all_standard_ops != e->standard)
             return differs(why, size, "ep '%s': compiles, transpose or standard differs", e->name);
         if (c->n_ops != e->n_ops)
             return differs(why, size, "ep '%s': %u op rows, core has %u", e->name, e->n_ops, c->n_ops);
@@ -444,7 +453,8 @@ bool pc_efo_same(const pc_efo_file *f, const pc_ep_registry *reg, char *why, siz
             if (o->n_attrs != co->n_attr_rules)
                 return differs(why, size, "%s: %u attr rules, core %u", where, o->n_attrs, co->n_attr_rules);
             for (uint32_t a = 0; a < o->n_attrs; a++)
-                if (!same_attr(&f->attrs[o->first_attr + a], &co->attr_rules[a], where, why, size)) return false;
+                if (!same_attr(&f->attrs[o->first_attr + a], &co->attr_rules[a], where, why, size))
+                    return false;
         }
     }
     return true;

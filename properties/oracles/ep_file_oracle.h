@@ -1,7 +1,8 @@
 /*
- * ep_file_oracle.h — an independent parser for EP description files (--ep-file), written from docs/ep.md alone
- * (not from core/ep/ep_file.c), and a comparison with what core's parser registered, so that the parser's
- * bounds, error paths and field handling are judged by the suite instead of by hand-written cases only.
+ * ep_file_oracle.h — an independent parser for EP description files (--ep-file), written from docs/ep.md
+ * alone (not from core/ep/ep_file.c), and a comparison with what core's parser registered, so that the
+ * parser's bounds, error paths and field handling are judged by the suite instead of by hand-written cases
+ * only.
  *
  * Worked example: does core read this text as the documentation says?
  *
@@ -9,7 +10,8 @@
  *     pc_efo_file *f = NULL;
  *     pc_error err;
  *     pc_status st = pc_efo_parse("ep npu layout=nhwc\nop Conv opset=11..\n", taken, 2, &f, &err);
- *     // st == PC_OK; on PC_ERR_USAGE, err.message starts with "LINE: " (the line of the first error, 1-based;
+ *     // st == PC_OK; on PC_ERR_USAGE, err.message starts with "LINE: " (the line of the first error,
+ * 1-based;
  *     // 0 when the error has no line: a file without an ep line)
  *     char why[256];
  *     if (!pc_efo_same(f, reg, why, sizeof why)) ...    // reg: a registry core loaded the same text into
@@ -17,12 +19,13 @@
  *
  * The grammar (docs/ep.md, "EP description files"): lines split at '\n' (a '\r' before it dropped), '#'
  * starts a comment, fields are separated by spaces or tabs, blank lines are ignored; a word with '=' is a
- * field, so a line whose name is one (`op domain=x`) lacks its name. Three line kinds: `ep NAME [layout=nchw|nhwc|blocked]
- * [block=N] [compiles=yes|no] [transpose=yes|no] [standard=yes|no]`, `op OP_TYPE|* [domain=D] [opset=A..B|A..|A]
- * [types=t1,t2,...]`, `attr NAME values=V,V,... [default=V]`. An op belongs to the last ep, an attr to the last
- * op of that ep. Errors: unknown line kinds, unknown fields, a field twice, a value without `key=`, bad numbers
- * (an optional '-' and digits, within int64), opset A < 1 or A > B, unknown, repeated or empty type names, an EP
- * name taken (built-ins included), a bad EP name, op type (other than `*`) or attribute name (letters, digits,
+ * field, so a line whose name is one (`op domain=x`) lacks its name. Three line kinds: `ep NAME
+ * [layout=nchw|nhwc|blocked] [block=N] [compiles=yes|no] [transpose=yes|no] [standard=yes|no]`, `op OP_TYPE|*
+ * [domain=D] [opset=A..B|A..|A] [types=t1,t2,...]`, `attr NAME values=V,V,... [default=V]`. An op belongs to
+ * the last ep, an attr to the last op of that ep. Errors: unknown line kinds, unknown fields, a field twice,
+ * a value without `key=`, bad numbers (an optional '-' and digits, at most 20 characters, within int64),
+ * opset A < 1 or A > B, unknown, repeated or empty type names, an EP name taken (built-ins included), a bad
+ * EP name, op type (other than `*`) or attribute name (letters, digits,
  * '_', '-', '.'), op before any ep, attr before any op,
  * attr without values=, one attribute constrained twice on one op, layout=blocked without block (1..1024) or
  * block without layout=blocked, no ep line at all. The first error in file order is the one reported.

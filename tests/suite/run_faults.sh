@@ -17,7 +17,7 @@
 #   targeted: a reduced run for sanitizer builds, where checks are ~10x slower: CASES (default 600) cases with seed
 #     SEED (default 7), each fault's run (and its baseline) restricted to the family that exercises the faulted pass
 #     (annotated for the level-1 annotation faults, nhwc for the transpose-optimizer faults, qdq for the QDQ rewrite,
-#     eps for the EP-file parser,
+#     eps for the EP-file parser and the capability check,
 #     patterns for the faults only the pattern library reaches, every family otherwise) and SHRINK_TIME (default 15) seconds of shrinking per signature.
 # Environment: MAX_NODES (default 6); FAULTS (default: every fault) to run a subset; SUITE_ARGS, extra arguments
 # for every suite run (e.g. "--cases 5000" for a quick local run).
@@ -43,7 +43,7 @@ family_for() {
     fusion-drops-annotation | fusion-merges-annotations | layer-rule-contains) echo annotated ;;
     concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any) echo nhwc ;;
     qdq-wrong-rounding) echo qdq ;;
-    ep-file-block-bound) echo eps ;;
+    ep-file-block-bound | capability-refuses-min-opset) echo eps ;;
     neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor) echo patterns ;;
     *) echo all ;;
     esac

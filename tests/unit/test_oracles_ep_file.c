@@ -1,8 +1,8 @@
 /* The independent EP-file oracle (properties/oracles/ep_file_oracle.c) and the ep-file property's judgement:
- * hand-written files from docs/ep.md (the documented example, every optional field, every documented error with
- * the line it must be reported on), each also read by core's parser, which must accept the same files, reject
- * the same ones on the same line and register the fields the oracle read; pc_efo_same must notice a field that
- * differs. */
+ * hand-written files from docs/ep.md (the documented example, every optional field, every documented error
+ * with the line it must be reported on), each also read by core's parser, which must accept the same files,
+ * reject the same ones on the same line and register the fields the oracle read; pc_efo_same must notice a
+ * field that differs. */
 #include <string.h>
 
 #include "properties/oracles/ep_file_oracle.h"
@@ -26,7 +26,8 @@ static void check_file(const char *text, int want_line, const char *what)
         CHECK_MSG(ost == PC_OK, "%s: the oracle rejects it: %s", what, oe.message);
         CHECK_MSG(cst == PC_OK, "%s: core rejects it: %s", what, ce.message);
         char why[300] = "";
-        if (ost == PC_OK && cst == PC_OK) CHECK_MSG(pc_efo_same(f, reg, why, sizeof why), "%s: %s", what, why);
+        if (ost == PC_OK && cst == PC_OK)
+            CHECK_MSG(pc_efo_same(f, reg, why, sizeof why), "%s: %s", what, why);
     } else {
         CHECK_MSG(ost == PC_ERR_USAGE, "%s: the oracle gives %s", what, pc_status_name(ost));
         CHECK_MSG(cst == PC_ERR_USAGE, "%s: core gives %s", what, pc_status_name(cst));
@@ -35,8 +36,8 @@ static void check_file(const char *text, int want_line, const char *what)
             snprintf(want, sizeof want, "t.ep:%d:", want_line);
             CHECK_MSG(strncmp(ce.message, want, strlen(want)) == 0, "%s: core says '%s', want line %d", what,
                       ce.message, want_line);
-            CHECK_MSG(atoi(oe.message) == want_line, "%s: the oracle says '%s', want line %d", what, oe.message,
-                      want_line);
+            CHECK_MSG(atoi(oe.message) == want_line, "%s: the oracle says '%s', want line %d", what,
+                      oe.message, want_line);
         }
     }
     pc_efo_free(f);
@@ -56,12 +57,14 @@ static void test_accepted(void)
                "ep blk layout=blocked block=8\n"
                "op * domain=ai.onnx opset=13\n",
                0, "the documented example");
-    check_file("ep a standard=yes\tcompiles=no  # tabs and a trailing comment\r\nop X opset=1..1\r\n", 0, "CRLF");
+    check_file("ep a standard=yes\tcompiles=no  # tabs and a trailing comment\r\nop X opset=1..1\r\n", 0,
+               "CRLF");
     check_file("ep b layout=nchw transpose=yes\nop MaxPool\nattr storage_order values=0,-1,7\n"
                "attr ceil_mode values=0 default=0\n",
                0, "attribute rules");
     check_file("ep c layout=blocked block=1024\nep d layout=blocked block=1\n", 0, "block bounds");
-    check_file("ep e\nop Y opset=9223372036854775807\nattr k values=-9223372036854775808\n", 0, "int64 bounds");
+    check_file("ep e\nop Y opset=9223372036854775807\nattr k values=-9223372036854775808\n", 0,
+               "int64 bounds");
 }
 
 static void test_rejected(void)
@@ -76,6 +79,7 @@ static void test_rejected(void)
     check_file("ep a\nop X opset=0..3\n", 2, "opset below 1");
     check_file("ep a\nop X opset=5..4\n", 2, "minimum > maximum");
     check_file("ep a\nop X opset=9223372036854775808\n", 2, "past int64");
+    check_file("ep a\nop X opset=000000000000000000001\n", 2, "a number of 21 characters");
     check_file("ep a\nop X types=float,floot\n", 2, "an unknown type");
     check_file("ep a\nop X types=float,float\n", 2, "a repeated type");
     check_file("ep a\nop X types=float,\n", 2, "an empty type name");
@@ -103,9 +107,12 @@ static void test_same_notices(void)
     CHECK(pc_efo_parse("ep z layout=nhwc\nop Conv opset=11..\n", TAKEN, 2, &f, &err) == PC_OK);
     CHECK(pc_efo_ep_count(f) == 1);
     static const char *const others[] = {
-        "ep z layout=nchw\nop Conv opset=11..\n",           "ep z layout=nhwc\nop Conv opset=11..12\n",
-        "ep z layout=nhwc\nop Conv opset=11.. types=float\n", "ep z layout=nhwc\nop Relu opset=11..\n",
-        "ep z layout=nhwc compiles=yes\nop Conv opset=11..\n", "ep y layout=nhwc\nop Conv opset=11..\n",
+        "ep z layout=nchw\nop Conv opset=11..\n",
+        "ep z layout=nhwc\nop Conv opset=11..12\n",
+        "ep z layout=nhwc\nop Conv opset=11.. types=float\n",
+        "ep z layout=nhwc\nop Relu opset=11..\n",
+        "ep z layout=nhwc compiles=yes\nop Conv opset=11..\n",
+        "ep y layout=nhwc\nop Conv opset=11..\n",
         "ep z layout=nhwc\nop Conv opset=11..\nattr a values=1\n",
     };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
