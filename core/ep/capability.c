@@ -112,6 +112,9 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
         if (opset < min || opset > op->opset_max) {
             if (opset < 0)
                 set_why(w, why_size, "domain '%s' is not imported by the model", SHOW_DOMAIN(domain));
+            else if (op->opset_max == INT64_MAX) /* written A.. in EP files: no maximum */
+                set_why(w, why_size, "opset %lld of '%s' is below %lld..", (long long)opset,
+                        SHOW_DOMAIN(domain), (long long)op->opset_min);
             else
                 set_why(w, why_size, "opset %lld of '%s' is outside %lld..%lld", (long long)opset,
                         SHOW_DOMAIN(domain), (long long)op->opset_min, (long long)op->opset_max);

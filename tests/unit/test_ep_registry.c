@@ -71,6 +71,16 @@ static void test_builtins(void)
     CHECK(!pc_ep_claims_node(nhwc, r, why, sizeof why));
     CHECK_MSG(strcmp(why, "opset 9 of 'ai.onnx' is outside 11..21") == 0, "%s", why);
     CHECK(pc_ep_claims_node(cpu, r, why, sizeof why));
+    /* a range without a maximum is shown as written (A..), not with INT64_MAX */
+    {
+        pc_ep_registry *reg2 = NULL;
+        pc_error e2;
+        CHECK(pc_ep_registry_create(&reg2, &e2) == PC_OK);
+        CHECK(pc_ep_registry_load_text(reg2, "ep open\nop Relu opset=13..\n", "open.ep", &e2) == PC_OK);
+        CHECK(!pc_ep_claims_node(pc_ep_registry_find(reg2, "open"), r, why, sizeof why));
+        CHECK_MSG(strcmp(why, "opset 9 of 'ai.onnx' is below 13..") == 0, "%s", why);
+        pc_ep_registry_free(reg2);
+    }
     /* an op the schema does not know at opset 9 (Gelu is opset 20): cpu refuses it */
     pc_node *g = pt_node(m, "Gelu", "", "x", "g", NULL);
     CHECK(!pc_ep_claims_node(cpu, g, why, sizeof why));
