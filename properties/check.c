@@ -142,6 +142,9 @@ typedef struct runner {
     pc_model *original;
     pc_model *before;   /* loaded from before_bytes when a pass changes the graph */
     pc_model *reloaded; /* this pass's after_bytes loaded by a property (pc_check_offer_reloaded) */
+    /* allocation bookkeeping of the checked run: its count at the start, after the previous step, and what
+     * the hooks themselves allocated in the model (not the pipeline's: a fresh run without hooks lacks it) */
+    uint64_t allocs_start, allocs_step, allocs_hooks;
     uint8_t *before_bytes;
     size_t before_size;
     uint64_t before_fp; /* pc_model_fingerprint of the graph before_bytes holds */
@@ -434,7 +437,18 @@ static pc_status after_pass(void *vctx, const char *pass, const char *provider, 
 {
     runner *r = vctx;
     snprintf(r->last_pass, sizeof r->last_pass, "%s", pass);
+    /* the step's allocations, 1-based within the run without the hooks' own */
+    uint64_t now = model->mem.n_allocs, first = r->allocs_step + 1 - r->allocs_hooks - r->allocs_start;
+    uint64_t last = now - r->allocs_hooks - r->allocs_start;
+    pc_check_ctx *ctx = &r->ctx;
+    if (changed && last >= first && ctx->n_rewrite_ranges < PC_MAX_REWRITE_RANGES) {
+        ctx->rewrite_ranges[ctx->n_rewrite_ranges][0] = first;
+        ctx->rewrite_ranges[ctx->n_rewrite_ranges][1] = last;
+        ctx->n_rewrite_ranges++;
+    }
     pc_status st = after_pass_checks(r, pass, provider, model, changed, err);
+    r->allocs_hooks += model->mem.n_allocs - now;
+    r->allocs_step = model->mem.n_allocs;
     if (r->cfg->on_pass) r->cfg->on_pass(r->cfg->on_pass_ctx, pass);
     return st;
 }
@@ -612,9 +626,9 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
      * pipeline's own verifier so an invalid graph never reaches the next pass. */
     oo.verify_each_pass = !cfg->enabled[property_index(&pc_prop_validity)];
     pc_error perr;
-    uint64_t allocs_before = work->mem.n_allocs;
+    r.allocs_start = r.allocs_step = work->mem.n_allocs;
     pc_status pst = pc_model_optimize(work, &oo, NULL, &perr);
-    ctx->pipeline_allocs = work->mem.n_allocs - allocs_before;
+    ctx->pipeline_allocs = work->mem.n_allocs - r.allocs_start - r.allocs_hooks;
     if (pst != PC_OK && !r.stop) {
         /* A pass (or partitioning) failed on a valid graph: that is a bug in the pipeline, reported as a
          * failure. */

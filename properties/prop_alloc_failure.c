@@ -21,13 +21,32 @@ static pc_prop_outcome fail_one(pc_check_ctx *ctx, uint64_t k, char *msg, size_t
     pc_prop_outcome loaded = match_load_original(ctx, &m, msg, msg_size, kind);
     if (loaded != PC_PROP_PASS) return loaded;
     pc_error err;
-    m->mem.fail_after = m->mem.n_allocs + k;
+    /* as the checked run did before counting: its allocation k is this run's */
+    if (pc_graph_infer_shapes(m->graph, &err) != PC_OK) {
+        *kind = "pipeline-failed";
+        snprintf(msg, msg_size, "shape inference on a fresh copy of the original failed: %s: %s",
+                 pc_status_name(err.status), err.message);
+        pc_model_free(m);
+        return PC_PROP_FAIL;
+    }
+    uint64_t start = m->mem.n_allocs;
+    m->mem.fail_after = start + k;
     /* the verifier stays on: a pass that swallows the failure can leave use lists the saved bytes do not
      * show */
     pc_status st = match_optimize_like_case(ctx, m, NULL, NULL, true, &err);
     bool hit = m->mem.failed;
     pc_prop_outcome o = PC_PROP_PASS;
-    if (st == PC_OK && hit) {
+    if (st == PC_OK && !hit) {
+        /* k is at most the checked run's count: a fresh run that never got there counts differently, and
+         * the injection points this property picks would not be the ones it means */
+        *kind = "count-differs";
+        snprintf(msg, msg_size,
+                 "a fresh optimization of the original made %llu model allocations, the checked run %llu: "
+                 "allocation %llu was never reached",
+                 (unsigned long long)(m->mem.n_allocs - start), (unsigned long long)ctx->pipeline_allocs,
+                 (unsigned long long)k);
+        o = PC_PROP_ERROR;
+    } else if (st == PC_OK && hit) {
         /* succeeding is right only when the result does not depend on the allocation that failed */
         uint8_t *bytes = NULL;
         size_t size = 0;
@@ -78,8 +97,16 @@ static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t 
 {
     uint64_t n = ctx->pipeline_allocs;
     if (n == 0) return PC_PROP_PASS; /* nothing to fail */
-    if (n > ALLOC_EXHAUSTIVE_MAX)
-        return fail_one(ctx, 1 + pc_model_fingerprint(ctx->original) % n, msg, msg_size, kind);
+    if (n > ALLOC_EXHAUSTIVE_MAX) {
+        /* half the cases fail an allocation of a step that changed the graph (a rewrite's own error paths,
+         * which a point drawn over the whole run seldom lands on), the other half any allocation */
+        uint64_t h = pc_model_fingerprint(ctx->original), k = 1 + h % n;
+        if ((h >> 40 & 1) && ctx->n_rewrite_ranges) {
+            const uint64_t *range = ctx->rewrite_ranges[(h >> 20) % ctx->n_rewrite_ranges];
+            k = range[0] + (h >> 44) % (range[1] - range[0] + 1);
+        }
+        return fail_one(ctx, k, msg, msg_size, kind);
+    }
     pc_prop_outcome o = PC_PROP_PASS;
     for (uint64_t k = 1; k <= n && o == PC_PROP_PASS; k++)
         o = fail_one(ctx, k, msg, msg_size, kind);

@@ -50,6 +50,8 @@ typedef struct pc_check_stats {
 
 typedef struct pc_check_config pc_check_config;
 
+enum { PC_MAX_REWRITE_RANGES = 32 };
+
 /* What a property sees. `before`/`after` are private copies: properties must not modify them. */
 typedef struct pc_check_ctx {
     const pc_case *kase;
@@ -73,7 +75,11 @@ typedef struct pc_check_ctx {
     pc_check_stats *stats;
     const pc_rewrite_counts *rewrites; /* the rewrites of this run's passes so far */
     uint64_t pipeline_allocs;          /* final: model allocations the checked pipeline run made */
-    void *priv;                        /* the runner's caches */
+    /* final: the allocations (1-based, as counted in pipeline_allocs) of the steps that changed the graph,
+     * one [first, last] range per step, the first PC_MAX_REWRITE_RANGES of them: where rewrites ran */
+    uint32_t n_rewrite_ranges;
+    uint64_t rewrite_ranges[PC_MAX_REWRITE_RANGES][2];
+    void *priv; /* the runner's caches */
 } pc_check_ctx;
 
 /* Reference outputs of `m` (one of ctx->original/before/after) on the case inputs, cached per model: do not
