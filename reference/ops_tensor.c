@@ -1872,6 +1872,15 @@ static void resize_tap_at(const resize_plan *p, int32_t d, int64_t in_len, int64
     }
 }
 
+/* A total order on doubles for the canonical sums below: by value, -0 before +0, NaN last. */
+static int cmp_term(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
+    if (a != b) return a < b ? -1 : 1;
+    return (signbit(b) != 0) - (signbit(a) != 0);
+}
+
 static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p, pc_data **out)
 {
     int32_t r = x->rank;
@@ -1903,6 +1912,24 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
     int64_t xstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0};
     ref_strides(r, x->dims, xstr);
     pc_status st = PC_OK;
+    /* Room for one output's terms: the product over the axes of their most taps (1, 2 or 4 each). */
+    size_t max_terms = 1;
+    for (int32_t d = 0; d < r && p->mode != RS_NEAREST; d++) {
+        int most = 1;
+        for (int64_t o = 0; o < p->dims[d]; o++)
+            if (base[d][o].n > most) most = base[d][o].n;
+        if (max_terms > ((size_t)1 << 24) / (size_t)most) {
+            free(taps);
+            return drop(y,
+                        ref_fail(ctx, PC_ERR_UNSUPPORTED, "more than 2^24 interpolation terms per output"));
+        }
+        max_terms *= (size_t)most;
+    }
+    double *terms = p->mode != RS_NEAREST ? malloc(max_terms * sizeof *terms) : NULL;
+    if (p->mode != RS_NEAREST && !terms) {
+        free(taps);
+        return drop(y, ref_fail(ctx, PC_ERR_NOMEM, "out of memory"));
+    }
     for (uint64_t i = 0; i < y->n_elements && st == PC_OK; i++, index_next(r, p->dims, idx)) {
         const resize_tap *t[PC_MAX_RANK];
         bool outside = false, none = false;
@@ -1923,17 +1950,24 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
             st = copy_at(ctx, y, i, x, (uint64_t)off);
             continue;
         }
-        /* Separable weights: sum over every combination of the axes' taps. */
+        /* Separable weights: sum over every combination of the axes' taps. In a canonical order — each
+         * product's factors sorted, then the terms sorted — so the result does not depend on the order of the
+         * axes: a Resize over permuted axes (the transpose optimizer pushes Transposes through Resize) gives
+         * bit-identical values, as it does in real arithmetic. */
         int k[PC_MAX_RANK] = {0};
-        double acc = 0;
+        size_t n_terms = 0;
         for (;;) {
-            double w = 1;
+            double f[PC_MAX_RANK];
             int64_t off = 0;
             for (int32_t d = 0; d < r; d++) {
-                w *= t[d]->w[k[d]];
+                f[d] = t[d]->w[k[d]];
                 off += t[d]->idx[k[d]] * xstr[d];
             }
-            acc += w * ref_get_f64(x, (uint64_t)off);
+            qsort(f, (size_t)r, sizeof *f, cmp_term);
+            double w = 1;
+            for (int32_t d = 0; d < r; d++)
+                w *= f[d];
+            terms[n_terms++] = w * ref_get_f64(x, (uint64_t)off);
             int32_t d = r - 1;
             for (; d >= 0; d--) {
                 if (++k[d] < t[d]->n) break;
@@ -1941,8 +1975,13 @@ static pc_status resize_run(ref_ctx *ctx, const pc_data *x, const resize_plan *p
             }
             if (d < 0) break;
         }
+        qsort(terms, n_terms, sizeof *terms, cmp_term);
+        double acc = 0;
+        for (size_t j = 0; j < n_terms; j++)
+            acc += terms[j];
         ref_set_f64(y, i, acc);
     }
+    free(terms);
     free(taps);
     if (st != PC_OK) return drop(y, st);
     out[0] = y;
