@@ -76,6 +76,12 @@ static size_t count_lines(const char *text)
     return n;
 }
 
+/* Whether a maximal run of digits starts at text[i]. */
+static bool run_starts(const char *text, size_t i)
+{
+    return text[i] >= '0' && text[i] <= '9' && (i == 0 || text[i - 1] < '0' || text[i - 1] > '9');
+}
+
 /* One mutant of text. */
 static char *mutate(const char *text, uint64_t *seed)
 {
@@ -89,13 +95,11 @@ static char *mutate(const char *text, uint64_t *seed)
     case 3: { /* a number (a maximal digit run) replaced by a bound: twice as often, bounds are what break */
         size_t runs = 0;
         for (size_t i = 0; i < n; i++)
-            if (text[i] >= '0' && text[i] <= '9' && (i == 0 || text[i - 1] < '0' || text[i - 1] > '9'))
-                runs++;
+            runs += run_starts(text, i);
         if (runs == 0) break;
         size_t pick = (size_t)(next(seed) % runs), at = 0;
         for (size_t i = 0, k = 0; i < n; i++)
-            if (text[i] >= '0' && text[i] <= '9' && (i == 0 || text[i - 1] < '0' || text[i - 1] > '9') &&
-                k++ == pick) {
+            if (run_starts(text, i) && k++ == pick) {
                 at = i;
                 break;
             }

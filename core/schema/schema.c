@@ -16,6 +16,8 @@
 
 #include <threads.h>
 
+#include "core/base/strmap.h"
+
 #ifdef PC_DEBUG_CHECKS
 #include <stdatomic.h>
 #endif
@@ -76,16 +78,11 @@ static uint16_t op_index[OP_INDEX_SIZE];
 static uint16_t op_last[PC_ONNX_OPS_COUNT]; /* for an op's first entry: the index of its newest entry */
 static once_flag op_index_once = ONCE_FLAG_INIT;
 
-/* FNV-1a over domain, a 0 byte and op_type. */
+/* core's string hash (core/base/strmap.h) of each name; the domain is "" for almost every op */
 static uint32_t op_hash(const char *domain, const char *op_type)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)domain; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    h *= 16777619u;
-    for (const unsigned char *p = (const unsigned char *)op_type; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return h;
+    uint64_t h = pc_str_hash(op_type) ^ pc_str_hash(domain) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h ^ h >> 32);
 }
 
 static void op_index_build(void)

@@ -188,15 +188,21 @@ static void judge(const pc_model *model, pc_data *in, perturb p)
     pc_case_free(&c);
 }
 
+/* m with shapes inferred, and *opt a copy after transpose_optimize. */
+static pc_model *with_optimized(pc_model *m, pc_model **opt)
+{
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    *opt = pt_clone(m);
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK(pt_run_pass(pc_transpose_optimize, *opt, &o));
+    return m;
+}
+
 /* terms: S / max|x| (the number of terms, or 1 for interpolation weights summing to 1); steps: K. */
 static void calibrate(const char *name, pc_model *(*make)(void), bool spread, double terms, double steps)
 {
-    pc_model *m = make();
-    pc_error err;
-    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
-    pc_model *opt = pt_clone(m);
-    pc_pass_options o = pt_pass_options("transpose_optimize");
-    CHECK(pt_run_pass(pc_transpose_optimize, opt, &o));
+    pc_model *opt = NULL, *m = with_optimized(make(), &opt);
     int differing = 0, judged = 0;
     for (uint64_t seed = 1; seed <= 60 && differing < 3; seed++) {
         pc_data *in = input_for(m, seed, spread);
@@ -241,12 +247,7 @@ static void calibrate(const char *name, pc_model *(*make)(void), bool spread, do
  */
 static void resize_invariant(void)
 {
-    pc_model *m = resize_graph();
-    pc_error err;
-    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
-    pc_model *opt = pt_clone(m);
-    pc_pass_options o = pt_pass_options("transpose_optimize");
-    CHECK(pt_run_pass(pc_transpose_optimize, opt, &o));
+    pc_model *opt = NULL, *m = with_optimized(resize_graph(), &opt);
     int differing = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         pc_data *in = input_for(m, seed, false);
