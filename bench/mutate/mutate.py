@@ -27,6 +27,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_FILES = ["core/passes/*.c", "core/transpose/*.c", "core/ep/*.c", "core/eval/*.c"]
 DEFAULT_SUITE = "{passcheck} suite --cases 3000 --jobs 2 --no-shrink --quiet --seed 1 --out {out}"
+# the issue's goal is the default suite's kill rate: the reduced suite's survivors are judged again by the whole
+# default run (30,000 cases; case i depends only on (seed, i), so the reduced run is its prefix and a mutant it
+# kills the default run kills too)
+FULL_SUITE = "{passcheck} suite --jobs 2 --no-shrink --quiet --seed 1 --out {out}"
 SANITY_FAULT = "transpose-skip-cancel"
 # --unit-tests: the ctest unit tests that judge each folder's code directly (malformed nodes, parser errors)
 UNIT_TESTS = {
@@ -493,6 +497,7 @@ class Runner:
         head = sh(["git", "-C", REPO, "rev-parse", "HEAD", "HEAD^{tree}"]).stdout.decode().split()
         self.head, self.tree = head[0], head[1]
         self.cmd = args.suite_cmd or DEFAULT_SUITE
+        self.full_cmd = None if args.no_full_suite or args.suite_cmd else FULL_SUITE
 
     def log(self, *a):
         print(*a, file=sys.stderr, flush=True)
@@ -551,9 +556,9 @@ class Runner:
                         return hashlib.sha1(fh.read()).hexdigest()
         return None
 
-    def suite(self, extra="", build=None, timeout=None):
+    def suite(self, extra="", build=None, timeout=None, cmd=None):
         out = tempfile.mkdtemp(prefix="suite-", dir=self.work)
-        cmd = self.cmd.format(passcheck=os.path.join(build or self.build, "passcheck"), out=out) + extra
+        cmd = (cmd or self.cmd).format(passcheck=os.path.join(build or self.build, "passcheck"), out=out) + extra
         # unsymbolized reports: symbolizing thousands of forked cases' reports takes minutes
         env = dict(os.environ, LSAN_OPTIONS="symbolize=0", ASAN_OPTIONS="symbolize=0:detect_leaks=1")
         t0 = time.time()
@@ -566,7 +571,7 @@ class Runner:
         shutil.rmtree(out, ignore_errors=True)
         return rc, text, time.time() - t0
 
-    def key(self, m):
+    def key(self, m, full=True):
         # "new-signatures+coverage": killed means a failure signature the clean run lacks, or a rewrite-coverage
         # table that differs from the clean run's (older caches judged exit 1, then new signatures only)
         # a sanitizer setting other than none joins the key: the same mutant may die only under it
@@ -575,6 +580,8 @@ class Runner:
             parts.append("sanitize=%s-survivors" % self.args.sanitize)
         if self.args.unit_tests:
             parts.append("unit-tests")
+        if self.full_cmd and full:
+            parts.append("full-suite-survivors")
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
     def save_cache(self):
@@ -613,6 +620,14 @@ class Runner:
         self.log("sanity run (--inject %s): exit %s in %.1f s" % (self.args.sanity_fault, rc, dt))
         if rc != 1 or not (self.signatures(text) - self.base_sigs):
             sys.exit("the sanity run with a planted fault must be killed (a new signature); it exited %s" % rc)
+        if self.full_cmd:  # the default run's own known findings and coverage table, judged the same way
+            rc, text, dt = self.suite(cmd=self.full_cmd)
+            self.full_sigs, self.full_cov = self.signatures(text), self.coverage(text)
+            self.log("clean default run: exit %s in %.1f s; known findings: %s" %
+                     (rc, dt, " ".join(sorted(self.full_sigs)) or "none"))
+            if rc not in (0, 1) or (rc == 1) != bool(self.full_sigs) or not self.full_cov:
+                sys.exit("the clean default run could not judge; it exited %s:\n%s" % (rc, text[-3000:]))
+            self.full_timeout = max(120.0, 10 * dt)
         if self.san_build:  # the unmutated tree must be clean under the sanitizer too, or it judges nothing
             self.san_timeout = self.timeout
             rc, text, dt = self.suite(build=self.san_build, timeout=self.san_timeout)
@@ -638,6 +653,12 @@ class Runner:
                 # trivial compiler equivalence: the same object code as the original
                 return {"status": "equivalent", "detail": "TCE: identical object file"}
             res = self.judge(*self.suite())
+            if res["status"] == "survived" and self.full_cmd:
+                full = self.judge(*self.suite(cmd=self.full_cmd, timeout=self.full_timeout),
+                                  base=(self.full_sigs, self.full_cov))
+                if full["status"] != "survived":
+                    full["detail"] = "default suite: " + full.get("detail", "")
+                    return full
             if res["status"] == "survived" and self.san_build:
                 ok, out = self.compile(self.san_build)
                 if not ok:
@@ -689,8 +710,9 @@ class Runner:
             if failed:
                 sys.exit("the unit tests of %s fail on the unmutated tree: %s" % (folder, failed))
 
-    def judge(self, rc, text, dt):
-        new = sorted(self.signatures(text) - self.base_sigs)
+    def judge(self, rc, text, dt, base=None):
+        base_sigs, base_cov = base or (self.base_sigs, self.base_cov)
+        new = sorted(self.signatures(text) - base_sigs)
         if rc == 1 and new:
             return {"status": "killed", "detail": "exit 1 " + new[0], "seconds": round(dt, 1)}
         if rc == "timeout":
@@ -702,17 +724,27 @@ class Runner:
             # or nearly fires is caught by the snapshot ctest (tests/suite/run_coverage.sh) even when no graph
             # property fails
             cov = self.coverage(text)
-            moved = sorted(k for k in set(cov) | set(self.base_cov) if cov.get(k) != self.base_cov.get(k))
+            moved = sorted(k for k in set(cov) | set(base_cov) if cov.get(k) != base_cov.get(k))
             if moved:
                 k = moved[0]
                 return {"status": "killed", "seconds": round(dt, 1),
-                        "detail": "coverage %s %s -> %s" % (k, self.base_cov.get(k), cov.get(k))}
+                        "detail": "coverage %s %s -> %s" % (k, base_cov.get(k), cov.get(k))}
             return {"status": "survived", "seconds": round(dt, 1)}  # nothing new caught it
         return {"status": "error", "detail": "exit %s: %s" % (rc, text.strip().splitlines()[-1:]),
                 "seconds": round(dt, 1)}
 
+    def reuse(self, m):
+        """A reduced-suite verdict cached before the default-suite stage existed still holds when the reduced
+        suite killed the mutant (the default run has it as a prefix) or it never ran (stillborn, TCE)."""
+        if self.full_cmd and self.key(m) not in self.cache:
+            old = self.cache.get(self.key(m, full=False))
+            if old and old["status"] in ("killed", "stillborn", "equivalent") and old.get("stage") != "unit":
+                self.cache[self.key(m)] = old
+
     def run(self, muts):
         self.prepare(muts)
+        for m in muts:
+            self.reuse(m)
         ruled = {m.id: {"status": "equivalent", "detail": "rule " + m.rule} for m in muts if m.rule}
         todo = [m for m in muts if not m.rule and self.key(m) not in self.cache]
         self.log("%d mutants selected, %d equivalent by rule, %d cached, %d to run" %
@@ -900,6 +932,9 @@ def main():
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "pc-mutate"))
     ap.add_argument("--cache", help="result cache (default WORK_DIR/cache.json)")
     ap.add_argument("--suite-cmd", help="suite command with {passcheck} and {out}; default: " + DEFAULT_SUITE)
+    ap.add_argument("--no-full-suite", action="store_true",
+                    help="do not judge the reduced suite's survivors again by the default 30,000-case suite "
+                    "(implied by --suite-cmd)")
     ap.add_argument("--timeout", type=float, help="seconds per suite run (default 10x the clean run, >= 60)")
     ap.add_argument("--build-jobs", type=int, default=2)
     ap.add_argument("--sanitize", choices=["none", "leak", "address"], default="address",
@@ -926,6 +961,8 @@ def main():
         signal.signal(sig, lambda *_: sys.exit("mutate.py: terminated"))
     runner = Runner(args)
     if args.command == "report":
+        for m in muts:
+            runner.reuse(m)
         results = {m.id: {"status": "equivalent", "detail": "rule " + m.rule} if m.rule else
                    runner.cache[runner.key(m)] for m in muts if m.rule or runner.key(m) in runner.cache}
         muts = [m for m in muts if m.id in results]
