@@ -16,7 +16,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/base/half.h" /* float16/bfloat16 encoding, for generators storing constants of those types */
+#include "core/base/half.h"   /* float16/bfloat16 encoding, for generators storing constants of those types */
+#include "core/base/strmap.h" /* pc_name_cmp for op-table lookups, pc_str_hash */
 #include "core/eval/eval.h" /* the constant evaluator: the evaluator property compares it with the reference */
 #include "core/passcheck.h"
 #include "core/schema/schema.h"

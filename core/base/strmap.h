@@ -3,6 +3,8 @@
 #ifndef PC_STRMAP_H
 #define PC_STRMAP_H
 
+#include <string.h>
+
 #include "core/passcheck.h"
 
 typedef struct pc_strmap_slot {
@@ -20,6 +22,21 @@ typedef struct pc_strmap {
 /* Hash of a NUL-terminated string, 8 bytes per step (names are long and alike:
  * "/blocks.12/mlp/Mul_output_0"). */
 uint64_t pc_str_hash(const char *s);
+
+/* strcmp's order, the first byte tested inline. Op tables are searched by name (bsearch), opsets and
+ * attributes by a scan, for every node in every pass and check; most of those comparisons differ at the first
+ * byte, where a call to strcmp (intercepted, and traced by libFuzzer, in the sanitizer builds) costs many
+ * times the test. */
+static inline int pc_name_cmp(const char *a, const char *b)
+{
+    if (a[0] != b[0]) return (unsigned char)a[0] - (unsigned char)b[0];
+    return a[0] ? strcmp(a + 1, b + 1) : 0;
+}
+
+static inline bool pc_name_eq(const char *a, const char *b)
+{
+    return pc_name_cmp(a, b) == 0;
+}
 
 void pc_strmap_init(pc_strmap *map, pc_arena *arena);
 void *pc_strmap_get(const pc_strmap *map, const char *key);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/strmap.h"
 #include "core/ep/ep_internal.h"
 #include "core/ir/ir_internal.h"
 #include "core/schema/schema.h"
@@ -93,16 +94,15 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
 {
     if (why && why_size) why[0] = '\0';
     const pc_model *model = node->graph ? node->graph->model : NULL;
-    if (!ep->runs_transpose && domain[0] == '\0' && strcmp(node->op_type, "Transpose") == 0)
+    if (!ep->runs_transpose && domain[0] == '\0' && pc_name_eq(node->op_type, "Transpose"))
         return set_why(why, why_size, "EP does not run Transpose");
     if (ep->all_standard_ops && model && standard_op(node, domain, opset)) return true;
     bool op_known = false;
     for (uint32_t i = 0; i < ep->n_ops; i++) {
         const pc_ep_op *op = &ep->ops[i];
-        if (strcmp(op->domain, domain) != 0) continue;
+        if (!pc_name_eq(op->domain, domain)) continue;
         bool any_op = op->op_type[0] == '*' && op->op_type[1] == '\0';
-        if (!any_op && (op->op_type[0] != node->op_type[0] || strcmp(op->op_type, node->op_type) != 0))
-            continue;
+        if (!any_op && !pc_name_eq(op->op_type, node->op_type)) continue;
         /* later rows may cover other opset ranges of the same op: the first failure is the reason given */
         bool first = !op_known;
         op_known = true;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/half.h"
+#include "core/base/strmap.h"
 #include "core/eval/eval_internal.h"
 
 /* ---- element access ---- */
@@ -196,12 +197,12 @@ static const ev_op ops[] = {
 
 static int op_cmp(const void *key, const void *elem)
 {
-    return strcmp(key, ((const ev_op *)elem)->op_type);
+    return pc_name_cmp(key, ((const ev_op *)elem)->op_type);
 }
 
 static const ev_op *op_find(const pc_node *node)
 {
-    if (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0) return NULL;
+    if (node->domain[0] && !pc_name_eq(node->domain, "ai.onnx")) return NULL;
     return bsearch(node->op_type, ops, sizeof ops / sizeof ops[0], sizeof ops[0], op_cmp);
 }
 

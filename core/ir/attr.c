@@ -1,6 +1,7 @@
 /* Node attributes: lookup and typed setters. */
 #include <string.h>
 
+#include "core/base/strmap.h"
 #include "core/ir/ir_internal.h"
 
 static const char *const attr_type_names[PC_ATTR_TYPE_COUNT] = {
@@ -30,7 +31,7 @@ const char *pc_attr_type_name(pc_attr_type type)
 const pc_attr *pc_node_attr(const pc_node *node, const char *name)
 {
     for (uint32_t i = 0; i < node->n_attrs; i++)
-        if (strcmp(node->attrs[i].name, name) == 0) return &node->attrs[i];
+        if (pc_name_eq(node->attrs[i].name, name)) return &node->attrs[i];
     return NULL;
 }
 

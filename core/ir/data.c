@@ -6,15 +6,25 @@
 
 #include "core/passcheck.h"
 
+/* A value and room for a tensor's dims in one allocation: the reference executor makes a value per node
+ * output per run, and the harness runs it several times per case. dims points into the block (never freed
+ * alone). */
+typedef struct data_block {
+    pc_data d;
+    int64_t dims[PC_MAX_RANK];
+} data_block;
+
 static pc_data *data_alloc(pc_type_kind kind, pc_error *err)
 {
-    pc_data *d = calloc(1, sizeof *d);
-    if (!d) {
+    data_block *b = calloc(1, sizeof *b);
+    if (!b) {
         pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a runtime value");
         return NULL;
     }
+    pc_data *d = &b->d;
     d->kind = kind;
     d->refs = 1;
+    d->dims = b->dims;
     return d;
 }
 
@@ -60,9 +70,8 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
     d->rank = rank;
     d->n_elements = n;
     d->n_bytes = bytes;
-    d->dims = calloc(rank ? (size_t)rank : 1, sizeof *d->dims);
     d->data = calloc(bytes ? bytes : 1, 1);
-    if (!d->dims || !d->data) {
+    if (!d->data) {
         pc_data_unref(d);
         pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a %s tensor of %zu bytes",
                      pc_dtype_name(dtype), bytes);
@@ -82,10 +91,10 @@ pc_data *pc_data_wrap_tensor(const pc_tensor *t, pc_error *err)
     d->n_bytes = t->n_bytes;
     d->data = t->data;
     d->borrowed = true;
-    d->dims = calloc(t->rank ? (size_t)t->rank : 1, sizeof *d->dims);
-    if (!d->dims) {
+    if (t->rank < 0 || t->rank > PC_MAX_RANK) {
         pc_data_unref(d);
-        pc_error_set(err, PC_ERR_NOMEM, "out of memory wrapping tensor '%s'", t->name ? t->name : "");
+        pc_error_set(err, PC_ERR_ARITY, "cannot wrap tensor '%s' of rank %d (limit %d)",
+                     t->name ? t->name : "", (int)t->rank, PC_MAX_RANK);
         return NULL;
     }
     if (t->rank) memcpy(d->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
@@ -191,8 +200,7 @@ void pc_data_unref(pc_data *d)
         }
         free(d->data);
     }
-    free(d->dims);
-    free(d);
+    free((data_block *)d);
 }
 
 const char *pc_data_describe(const pc_data *d, char *buf, size_t size)

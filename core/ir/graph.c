@@ -143,9 +143,9 @@ long pc_model_function_index(const pc_model *model, const char *domain, const ch
 
 int64_t pc_model_opset(const pc_model *model, const char *domain)
 {
-    if (strcmp(domain, "ai.onnx") == 0) domain = "";
+    if (pc_name_eq(domain, "ai.onnx")) domain = "";
     for (uint32_t i = 0; i < model->n_opsets; i++)
-        if (strcmp(model->opsets[i].domain, domain) == 0) return model->opsets[i].version;
+        if (pc_name_eq(model->opsets[i].domain, domain)) return model->opsets[i].version;
     return -1;
 }
 

@@ -308,14 +308,20 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
      * that reads its value and each slot is listed, so the lists are exact. Otherwise check_use_lists
      * decides. A node's output values are read while the node is (produced[]), so the pass over all values
      * only has to visit the others (inputs, initializers, outer references, orphans): no second miss per
-     * value. The three tables share one allocation: the verifier runs after every pass, and under ASan each
-     * allocation costs a stack unwind. */
+     * value. The three tables share one block, on the stack for a small graph: the verifier runs after every
+     * pass, and under ASan each allocation costs a stack unwind. */
     size_t n_ids = g->n_values ? g->n_values : 1, n_seen = g->next_node_id ? g->next_node_id : 1;
     size_t matched_bytes, table_bytes;
-    uint32_t *matched = NULL;
+    uint32_t *matched = NULL, small[256];
     if (pc_size_mul(n_ids, sizeof *matched, &matched_bytes) &&
-        pc_size_add(matched_bytes, n_ids, &table_bytes) && pc_size_add(table_bytes, n_seen, &table_bytes))
-        matched = calloc(1, table_bytes);
+        pc_size_add(matched_bytes, n_ids, &table_bytes) && pc_size_add(table_bytes, n_seen, &table_bytes)) {
+        if (table_bytes <= sizeof small) {
+            memset(small, 0, table_bytes);
+            matched = small;
+        } else {
+            matched = calloc(1, table_bytes);
+        }
+    }
     if (!matched) return pc_error_set(c->err, PC_ERR_NOMEM, "out of memory verifying graph '%s'", gname(g));
     uint8_t *produced = (uint8_t *)matched + matched_bytes;
     c->seen = produced + n_ids;
@@ -396,7 +402,7 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
                 pc_error_set(c->err, PC_ERR_INTERNAL,
                              "graph '%s': initializer list names '%s', which has no data", gname(g), v->name);
     }
-    free(matched);
+    if (matched != small) free(matched);
     c->seen = saved;
     return st;
 }

@@ -114,17 +114,22 @@ static inline pc_status pm_copy_attrs(pc_node *dst, const pc_node *src, pc_error
     return PC_OK;
 }
 
-/* The live nodes in order, so a pass can remove nodes while it walks (a removed node loses its links). */
+/* The live nodes in order, so a pass can remove nodes while it walks (a removed node loses its links). Every
+ * pass takes one per graph per round: a small graph's list lives in the struct (not to be copied), a larger
+ * one on the heap. */
 typedef struct pm_nodes {
     pc_node **items;
     uint32_t n;
+    pc_node *few[32];
 } pm_nodes;
 
 static inline pc_status pm_nodes_snapshot(pc_graph *g, pm_nodes *out, pc_error *err)
 {
     out->n = 0;
-    out->items = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *out->items);
-    if (!out->items) return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing the nodes of a graph");
+    if (g->n_nodes <= sizeof out->few / sizeof out->few[0])
+        out->items = out->few;
+    else if (!(out->items = malloc(g->n_nodes * sizeof *out->items)))
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing the nodes of a graph");
     for (pc_node *n = g->first; n && out->n < g->n_nodes; n = n->next)
         out->items[out->n++] = n;
     return PC_OK;
@@ -132,7 +137,7 @@ static inline pc_status pm_nodes_snapshot(pc_graph *g, pm_nodes *out, pc_error *
 
 static inline void pm_nodes_free(pm_nodes *s)
 {
-    free(s->items);
+    if (s->items != s->few) free(s->items);
     s->items = NULL;
 }
 

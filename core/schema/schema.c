@@ -65,7 +65,7 @@ static int key_compare(const pc_op_schema *s, const char *domain, const char *op
 
 static bool same_op(const pc_op_schema *s, const char *domain, const char *op_type)
 {
-    return strcmp(s->domain, domain) == 0 && strcmp(s->op_type, op_type) == 0;
+    return pc_name_eq(s->domain, domain) && pc_name_eq(s->op_type, op_type);
 }
 
 /* The op index: open addressing over the first entry of each (domain, op_type), at most half full. */
@@ -157,7 +157,7 @@ const pc_attr_schema *pc_schema_attr(const pc_op_schema *schema, const char *nam
 {
     if (schema == NULL || name == NULL) return NULL;
     for (uint16_t i = 0; i < schema->n_attrs; i++) {
-        int c = strcmp(schema->attrs[i].name, name);
+        int c = pc_name_cmp(schema->attrs[i].name, name);
         if (c == 0) return &schema->attrs[i];
         if (c > 0) break;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/strmap.h"
 #include "core/shape/shape_internal.h"
 
 /* ---- the table: sorted by (domain, op_type) ---- */
@@ -192,8 +193,8 @@ static const size_t n_rules = sizeof rules / sizeof rules[0];
 
 static int rule_cmp(const char *domain, const char *op, const sh_rule *r)
 {
-    int d = strcmp(domain, r->domain);
-    return d ? d : strcmp(op, r->op_type);
+    int d = pc_name_cmp(domain, r->domain);
+    return d ? d : pc_name_cmp(op, r->op_type);
 }
 
 static int rule_key_cmp(const void *key, const void *elem)
@@ -601,7 +602,7 @@ static pc_status merge_output(sh_ctx *c, uint32_t i)
 static int64_t node_opset(const pc_node *n)
 {
     const pc_model *m = n->graph->model;
-    if (strcmp(n->domain, PC_NHWC_DOMAIN) == 0) {
+    if (pc_name_eq(n->domain, PC_NHWC_DOMAIN)) {
         int64_t v = pc_model_opset(m, n->domain);
         if (v > 0) return v;
     }
@@ -636,9 +637,14 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
                 .n_out = node->n_outputs,
                 .err = err};
     c.in0.rank = -1;
-    c.out = calloc(node->n_outputs, sizeof *c.out);
-    if (!c.out)
+    /* this runs for every node after every pass: nodes with few outputs (almost all) use the stack */
+    sh_out few[4];
+    if (node->n_outputs <= sizeof few / sizeof few[0]) {
+        memset(few, 0, node->n_outputs * sizeof few[0]);
+        c.out = few;
+    } else if (!(c.out = calloc(node->n_outputs, sizeof *c.out))) {
         return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inferring shapes", node->name);
+    }
     pc_status st = PC_OK;
     if (c.nhwc) {
         c.nhwc = false; /* read input 0 as declared */
@@ -656,7 +662,7 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
     for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++)
         st = merge_output(&c, i);
     if (st == PC_OK && values && !rule->nhwc) sh_values_propagate(&c, values);
-    free(c.out);
+    if (c.out != few) free(c.out);
     return st;
 }
 

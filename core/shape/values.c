@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/strmap.h"
 #include "core/shape/shape_internal.h"
 
 struct sh_values {
@@ -250,7 +251,7 @@ static const prop_rule props[] = {
 
 static int prop_cmp(const void *key, const void *elem)
 {
-    return strcmp(key, ((const prop_rule *)elem)->op_type);
+    return pc_name_cmp(key, ((const prop_rule *)elem)->op_type);
 }
 
 void sh_values_propagate(sh_ctx *c, sh_values *t)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/strmap.h"
 #include "core/transpose/transpose_internal.h"
 
 pc_status tp_push_plain(tp_push *p)
@@ -842,8 +843,8 @@ static int handler_cmp(const void *key, const void *elem)
 {
     const pc_node *n = key;
     const tp_handler *h = elem;
-    int c = strcmp(n->domain, h->domain);
-    return c ? c : strcmp(n->op_type, h->op);
+    int c = pc_name_cmp(n->domain, h->domain);
+    return c ? c : pc_name_cmp(n->op_type, h->op);
 }
 
 const tp_handler *tp_handler_find(const pc_node *node, int64_t opset)

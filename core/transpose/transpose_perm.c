@@ -1,6 +1,7 @@
 /* Perm arithmetic and the graph edits shared by the transpose optimizer's handlers (transpose_internal.h). */
 #include <string.h>
 
+#include "core/base/strmap.h"
 #include "core/transpose/transpose_internal.h"
 
 bool tp_perm_valid(const int64_t *perm, size_t rank)
@@ -40,7 +41,7 @@ bool tp_perm_equal(const int64_t *a, const int64_t *b, size_t rank)
 
 bool tp_transpose_perm(const pc_node *node, int64_t *perm, size_t *rank)
 {
-    if (strcmp(node->op_type, "Transpose") != 0 || node->domain[0] || node->n_inputs < 1 ||
+    if (!pc_name_eq(node->op_type, "Transpose") || node->domain[0] || node->n_inputs < 1 ||
         !node->inputs[0] || node->n_outputs < 1 || !node->outputs[0])
         return false;
     int32_t in_rank = pc_value_rank(node->inputs[0]);

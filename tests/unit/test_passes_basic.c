@@ -110,6 +110,30 @@ static void test_identity(void)
     pc_model_free(m);
 }
 
+/* A chain longer than the passes' in-struct node list (32) and the verifier's stack tables (1 KiB): the heap
+ * forms of both are taken, and alternating Relu/Identity nodes keep every removal next to a survivor. */
+static void test_identity_long_chain(void)
+{
+    pc_model *m = pt_model(17);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, d23);
+    char in[32] = "x", out[32];
+    enum { N_PAIRS = 150 };
+    for (int i = 0; i < N_PAIRS; i++) {
+        snprintf(out, sizeof out, "r%d", i);
+        pt_node(m, "Relu", "", in, out, NULL);
+        snprintf(in, sizeof in, "i%d", i);
+        pt_node(m, "Identity", "", out, in, NULL);
+    }
+    pt_output(m, in);
+    CHECK(m->graph->n_nodes == 2 * N_PAIRS && m->graph->n_values > 256);
+    pc_error err;
+    CHECK(pc_model_verify(m, &err) == PC_OK);
+    check_fires_exact(pc_pass_eliminate_identity, m, "identity, long chain");
+    CHECK(pt_count_op(m, "Identity") == 0 && m->graph->n_nodes == N_PAIRS);
+    CHECK(pc_model_verify(m, &err) == PC_OK);
+    pc_model_free(m);
+}
+
 /* ---- eliminate_dropout
  * ------------------------------------------------------------------------------------- */
 
@@ -584,6 +608,7 @@ static void test_remove_dq_q(void)
 int main(void)
 {
     test_identity();
+    test_identity_long_chain();
     test_dropout();
     test_cast();
     test_slice();
