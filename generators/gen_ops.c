@@ -289,9 +289,39 @@ static double sigmoid(double v)
     return 1.0 / (1.0 + exp(-v));
 }
 
+/* Dropout's inputs from opset 12: data alone (inference), a constant ratio, a constant training_mode false
+ * after a ratio or an omitted one (inference: eliminate_dropout removes the node), or training_mode true with
+ * ratio 0 (training that drops nothing, the identity: the pass must keep it). */
+static pc_status dropout_inputs(pc_gen *g, pc_value **ins, uint32_t *n_in, pc_error *err)
+{
+    *n_in = 1;
+    if (pc_gen_opset(g) < 12) return PC_OK;
+    static const float ratios[] = {0.5f, 0.1f, 0.0f};
+    uint32_t form = pc_draw(g->ch, 5); /* 0 data only, 1 ratio, 2 ratio + false, 3 false only, 4 0 + true */
+    if (form == 0) return PC_OK;
+    int64_t one = 1;
+    float ratio = form == 4 ? 0.0f : ratios[pc_draw(g->ch, 3)];
+    if (form != 3 && !(ins[1] = const_floats(g, 0, &one, &ratio, err))) return err->status;
+    *n_in = 2;
+    if (form >= 2) {
+        int64_t training = form == 4;
+        pc_gen_value *t = pc_gen_const_i64(g, PC_DTYPE_BOOL, 0, NULL, &training, err);
+        if (!t) return err->status;
+        ins[2] = t->value;
+        *n_in = 3;
+    }
+    return PC_OK;
+}
+
 static pc_status unary_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, pc_value **out, pc_error *err)
 {
-    pc_node *n = begin(g, op->op_type, 1, &x->value, 1, err);
+    pc_value *ins[3] = {x->value, NULL, NULL};
+    uint32_t n_in = 1;
+    if (op->kind == U_DROPOUT) {
+        pc_status st = dropout_inputs(g, ins, &n_in, err);
+        if (st != PC_OK) return st;
+    }
+    pc_node *n = begin(g, op->op_type, n_in, ins, 1, err);
     if (!n) return err->status;
     iv a = x_iv(x), r = a;
     pc_status st = PC_OK;
@@ -1546,8 +1576,8 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
         int64_t d = x->dims[a];
         axes[j] = axis_form(g, a, x->rank);
         steps[j] = 1;
-        uint32_t form = pc_draw(g->ch, 5);
-        if (attrs && form >= 3) form = 1; /* no steps before Slice-10 */
+        uint32_t form = pc_draw(g->ch, 6);
+        if (attrs && (form == 3 || form == 4)) form = 1; /* no steps before Slice-10 */
         switch (form) {
         case 0: /* everything: eliminate_slice removes it when every axis is like this */
             starts[j] = 0;
@@ -1571,10 +1601,18 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
             ends[j] = INT64_MAX;
             steps[j] = 2;
             break;
-        default: /* reversed */
+        case 4: /* reversed */
             starts[j] = pc_draw_bool(g->ch, 50) ? -1 : d - 1;
             ends[j] = INT64_MIN;
             steps[j] = -1;
+            break;
+        default: /* bounds outside [-d, d], clamped: a start below -d reads from 0, an end past d stops at d
+                  */
+            starts[j] = pc_draw_bool(g->ch, 50) ? -d - 1 - (int64_t)pc_draw(g->ch, 3) : 0;
+            ends[j] = pc_draw_bool(g->ch, 50)
+                          ? d + 1 + (int64_t)pc_draw(g->ch, 3)
+                          : pc_draw_range(g->ch, 1, d) - (pc_draw_bool(g->ch, 50) ? d : 0);
+            if (ends[j] == 0) ends[j] = d + 1;
             break;
         }
         unit &= steps[j] == 1;

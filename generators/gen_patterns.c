@@ -1360,10 +1360,150 @@ static pc_status fold_range(unit_ctx *u, pc_error *err)
     return st == PC_OK ? unary(u, "Neg", y, -60, 60, NULL, err) : st;
 }
 
+/* Greater, Less or Equal of two integer constants (int32 and int64 of both signs, uint8 and uint32), the
+ * second full size or a scalar; sometimes Not, And or Or with a second comparison; a Where of two float graph
+ * inputs reads the mask, so the folded value reaches a graph output. Values in a small range make ties
+ * common. The near form makes the first operand a graph input (nothing folds). */
+static pc_status fold_int_compare(unit_ctx *u, pc_error *err)
+{
+    static const char *const cmps[] = {"Greater", "Less", "Equal"};
+    static const pc_dtype types[] = {PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_UINT8, PC_DTYPE_UINT32};
+    pc_gen *g = u->g;
+    pc_dtype dt = types[pc_draw(g->ch, 4)];
+    bool is_unsigned = dt == PC_DTYPE_UINT8 || dt == PC_DTYPE_UINT32;
+    int64_t dims[PC_MAX_RANK], va[27], vb[27];
+    int32_t r = draw_rank(u, 1, 3);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(g->ch, 1, 3);
+    fit_dims(u, r, 1, dims);
+    uint64_t n = 1;
+    for (int32_t i = 0; i < r; i++)
+        n *= (uint64_t)dims[i];
+    if (n > sizeof va / sizeof va[0]) return PC_OK;
+    uint32_t combine = pc_draw(g->ch, 4); /* 0: the comparison, 1: Not of it, 2: And, 3: Or with a second */
+    pc_value *mask = NULL;
+    for (uint32_t k = 0; k < (combine >= 2 ? 2u : 1u); k++) {
+        uint64_t seed = pc_draw(g->ch, UINT32_MAX);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t bits = pc_splitmix64(&seed);
+            va[i] = is_unsigned ? (int64_t)(bits % 6) : (int64_t)(bits % 7) - 3;
+            vb[i] = is_unsigned ? (int64_t)(bits >> 32 & 7) : (int64_t)((bits >> 32) % 7) - 3;
+        }
+        bool scalar_b = pc_draw_bool(g->ch, 30);
+        pc_gen_value *a = u->near && k == 0 ? pc_gen_input(g, dt, r, dims, is_unsigned ? 0 : -3, 5, err)
+                                            : pc_gen_const_i64(g, dt, r, dims, va, err);
+        pc_gen_value *b = a ? pc_gen_const_i64(g, dt, scalar_b ? 0 : r, dims, vb, err) : NULL;
+        if (!b) return err->status;
+        pc_value *ins[2] = {a->value, b->value}, *c = NULL;
+        pc_status st = end(u, node(u, cmps[pc_draw(g->ch, 3)], 2, ins, 1, err), 0, 1, &c, err);
+        if (st != PC_OK) return st;
+        if (k == 0) {
+            mask = c;
+        } else {
+            pc_value *both[2] = {mask, c};
+            if ((st = end(u, node(u, combine == 2 ? "And" : "Or", 2, both, 1, err), 0, 1, &mask, err)) !=
+                PC_OK)
+                return st;
+        }
+    }
+    if (combine == 1) {
+        pc_status st = unary(u, "Not", mask, 0, 1, &mask, err);
+        if (st != PC_OK) return st;
+    }
+    if (!u->near) expect(u, PC_RW_CONST_FOLDED);
+    pc_gen_value *x = pc_gen_input(g, PC_DTYPE_FLOAT, r, dims, -5, 5, err);
+    pc_gen_value *y = x ? pc_gen_input(g, PC_DTYPE_FLOAT, r, dims, -5, 5, err) : NULL;
+    if (!y) return err->status;
+    pc_value *ins[3] = {mask, x->value, y->value};
+    return end(u, node(u, "Where", 3, ins, 1, err), -5, 5, NULL, err);
+}
+
+/* A rank-1 float tensor attribute of n values (the model owns the tensor). */
+static pc_status attr_floats_tensor(pc_node *nd, const char *name, int64_t n, const float *vals,
+                                    pc_error *err)
+{
+    pc_tensor *t = pc_tensor_create(nd->graph->model, "", PC_DTYPE_FLOAT, 1, &n, err);
+    if (!t) return err->status;
+    memcpy(t->data, vals, (size_t)n * sizeof *vals);
+    return pc_node_set_attr_tensor(nd, name, t, err);
+}
+
+/* The constant-making ops core's evaluator folds: a Constant in each attribute form (value; from opset 12
+ * value_float, value_floats, value_int, value_ints), Size or Shape of a float constant, ConstantOfShape of a
+ * constant shape with its value given or left to the default 0.0f; an Add (or Mul) with a graph input of the
+ * result's type reads it. */
+static pc_status fold_const_forms(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    bool opset12 = pc_gen_opset(g) >= 12;
+    uint32_t form = pc_draw(g->ch, opset12 ? 8 : 4); /* 0 value, 1 Size, 2 Shape, 3 ConstantOfShape, 4.. */
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 3);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(g->ch, 1, 3);
+    fit_dims(u, r, 1, dims);
+    pc_node *nd = NULL;
+    pc_dtype out_dt = PC_DTYPE_FLOAT;
+    int32_t out_rank = 0;
+    int64_t out_dims[PC_MAX_RANK] = {0};
+    int64_t ivals[3] = {pc_draw_range(g->ch, -9, 9), pc_draw_range(g->ch, -9, 9),
+                        pc_draw_range(g->ch, -9, 9)};
+    float fvals[3] = {(float)ivals[0] / 4, (float)ivals[1] / 4, (float)ivals[2] / 4};
+    int64_t nvals = pc_draw_range(g->ch, 1, 3);
+    pc_status st = PC_OK;
+    if (form == 1 || form == 2) {
+        pc_gen_value *c = pc_gen_const(g, PC_DTYPE_FLOAT, r, dims, -3, 3, err);
+        if (!c) return err->status;
+        nd = node(u, form == 1 ? "Size" : "Shape", 1, &c->value, 1, err);
+        out_dt = PC_DTYPE_INT64;
+        out_rank = form == 1 ? 0 : 1;
+        out_dims[0] = r;
+    } else if (form == 3) {
+        pc_value *shape = ints_const(u, 1, (size_t)r, dims, err);
+        if (!shape) return err->status;
+        nd = node(u, "ConstantOfShape", 1, &shape, 1, err);
+        out_rank = r;
+        memcpy(out_dims, dims, (size_t)r * sizeof dims[0]);
+        if (nd && pc_draw_bool(g->ch, 70)) /* value given: a one-element float tensor */
+            st = attr_floats_tensor(nd, "value", 1, fvals, err);
+    } else {
+        nd = node(u, "Constant", 0, NULL, 1, err);
+        if (!nd) return err->status;
+        bool ints = form == 6 || form == 7, list = form == 5 || form == 7;
+        out_dt = ints ? PC_DTYPE_INT64 : PC_DTYPE_FLOAT;
+        out_rank = list ? 1 : 0;
+        out_dims[0] = nvals;
+        if (form == 0) {
+            out_rank = 1;
+            st = attr_floats_tensor(nd, "value", nvals, fvals, err);
+        } else if (form == 4) {
+            st = pc_node_set_attr_float(nd, "value_float", fvals[0], err);
+        } else if (form == 5) {
+            st = pc_node_set_attr_floats(nd, "value_floats", (size_t)nvals, fvals, err);
+        } else if (form == 6) {
+            st = pc_node_set_attr_int(nd, "value_int", ivals[0], err);
+        } else {
+            st = pc_node_set_attr_ints(nd, "value_ints", (size_t)nvals, ivals, err);
+        }
+    }
+    if (!nd) return err->status;
+    if (st != PC_OK) return st;
+    pc_value *c = NULL;
+    if ((st = end(u, nd, -9, 9, &c, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_CONST_FOLDED);
+    pc_gen_value *x = pc_gen_input(g, out_dt, out_rank, out_dims, -5, 5, err);
+    if (!x) return err->status;
+    pc_value *ins[2] = {c, x->value};
+    return end(u, node(u, pc_draw_bool(g->ch, 50) ? "Add" : "Mul", 2, ins, 1, err), -50, 50, NULL, err);
+}
+
 static pc_status unit_fold(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
-    uint32_t form = pc_draw(g->ch, 8); /* 0..4: a float op, 5..6: an integer reduction, 7: Range */
+    /* 0..4: a float op, 5..6: an integer reduction, 7: Range, 8: integer comparisons, 9: constant makers */
+    uint32_t form = pc_draw(g->ch, 10);
+    if (form == 9) return fold_const_forms(u, err);
+    if (form == 8) return fold_int_compare(u, err);
     if (form == 7 && pc_gen_opset(g) >= 11) return fold_range(u, err);
     if (form >= 5) return fold_int_reduce(u, err);
     const pc_gen_op *cand[sizeof fold_ops / sizeof fold_ops[0]];

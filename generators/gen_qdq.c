@@ -199,11 +199,24 @@ pc_status pc_genq_register(pc_genq *s, pc_value *q, pc_value *scale, pc_value *z
     return PC_OK;
 }
 
+/* How many inputs a Q or DQ of these parameters takes: 2 sometimes when the zero point may be left to its
+ * default (every element 0; for a Q also the default output type, uint8), so the passes meet Q/DQ nodes
+ * without one (an absent zero point is 0: remove_dq_q must compare it equal to a given 0, the QLinear fusions
+ * must supply the input their ops require). The pool keeps the zero point's initializer either way. */
+static uint32_t qdq_arity(pc_genq *s, const pc_value *zp, pc_dtype type, bool is_q)
+{
+    const pc_tensor *t = zp ? zp->initializer : NULL;
+    if (!t || (is_q && type != PC_DTYPE_UINT8)) return 3;
+    for (uint64_t i = 0; i < t->n_bytes; i++)
+        if (((const uint8_t *)t->data)[i]) return 3;
+    return pc_draw_bool(s->g->ch, 30) ? 2 : 3;
+}
+
 static pc_status quantize_with(pc_genq *s, pc_value *x, double lo, double hi, const pc_genq_params *p,
                                pc_value *scale, pc_value *zp, pc_genq_value **out, pc_error *err)
 {
     pc_value *ins[3] = {x, scale, zp};
-    pc_node *n = pc_gen_node_begin(s->g, "QuantizeLinear", "", 3, ins, 1, err);
+    pc_node *n = pc_gen_node_begin(s->g, "QuantizeLinear", "", qdq_arity(s, zp, p->type, true), ins, 1, err);
     if (!n) return err->status;
     if (p->axis >= 0 && pc_node_set_attr_int(n, "axis", p->axis, err) != PC_OK) return err->status;
     int64_t tlo, thi;
@@ -243,7 +256,8 @@ pc_status pc_genq_dequantize(pc_genq *s, pc_genq_value *v, bool share, pc_value 
         return PC_OK;
     }
     pc_value *ins[3] = {v->q, v->scale, v->zp};
-    pc_node *n = pc_gen_node_begin(s->g, "DequantizeLinear", "", 3, ins, 1, err);
+    pc_node *n =
+        pc_gen_node_begin(s->g, "DequantizeLinear", "", qdq_arity(s, v->zp, v->type, false), ins, 1, err);
     if (!n) return err->status;
     if (v->axis >= 0 && pc_node_set_attr_int(n, "axis", v->axis, err) != PC_OK) return err->status;
     pc_status st = pc_gen_node_end(s->g, n, v->lo, v->hi, err);

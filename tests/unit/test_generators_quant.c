@@ -106,7 +106,8 @@ static bool const_equal(const pc_value *a, const pc_value *b)
 }
 
 typedef struct stats {
-    int per_axis, per_tensor, int8, uint8, dq_q_equal, dq_q_different, dq_shared, bias, relu_after_conv;
+    int per_axis, per_tensor, int8, uint8, dq_q_equal, dq_q_different, dq_shared, bias, relu_after_conv,
+        zp_absent;
     uint64_t q_elems, q_saturated;
     int max_nodes, cases;
 } stats;
@@ -130,6 +131,7 @@ static void note_params(stats *st, const pc_model *m)
             st->uint8 += n->inputs[0]->type.elem == PC_DTYPE_UINT8;
         }
         if (!q && !dq) continue;
+        st->zp_absent += n->n_inputs < 3 || !n->inputs[2];
         const pc_tensor *s = n->inputs[1]->initializer;
         if (s && s->n_elements > 1)
             st->per_axis++;
@@ -140,7 +142,9 @@ static void note_params(stats *st, const pc_model *m)
         st->uint8 += t == PC_DTYPE_UINT8;
         if (q && n->inputs[0]->producer && strcmp(n->inputs[0]->producer->op_type, "DequantizeLinear") == 0) {
             const pc_node *d = n->inputs[0]->producer;
-            bool eq = const_equal(d->inputs[1], n->inputs[1]) && const_equal(d->inputs[2], n->inputs[2]) &&
+            const pc_value *dz = d->n_inputs > 2 ? d->inputs[2] : NULL,
+                           *qz = n->n_inputs > 2 ? n->inputs[2] : NULL;
+            bool eq = const_equal(d->inputs[1], n->inputs[1]) && const_equal(dz, qz) &&
                       pc_node_attr_int(d, "axis", 1) == pc_node_attr_int(n, "axis", 1);
             if (eq)
                 st->dq_q_equal++;
@@ -244,14 +248,15 @@ static void check_family(const char *family, const char *const *want_ops, size_t
         CHECK_MSG(st.dq_q_equal > 0 && st.dq_q_different > 0, "qdq: DQ->Q equal %d, different %d",
                   st.dq_q_equal, st.dq_q_different);
         CHECK_MSG(remove_fired > 0, "qdq: remove_dq_q never fired");
+        CHECK_MSG(st.zp_absent > 0, "qdq: no Q or DQ left its zero point to the default");
         CHECK_MSG(st.dq_shared > 0 && st.bias > 0 && st.relu_after_conv > 0,
                   "qdq: shared DQ %d, bias %d, relu %d", st.dq_shared, st.bias, st.relu_after_conv);
     }
     printf(
         "%s: %d cases, largest %d nodes, %llu/%llu quantized outputs saturated, per-axis %d, DQ->Q equal %d "
-        "different %d, remove_dq_q fired on %d\n",
+        "different %d, remove_dq_q fired on %d, zero point absent %d\n",
         family, st.cases, st.max_nodes, (unsigned long long)st.q_saturated, (unsigned long long)st.q_elems,
-        st.per_axis, st.dq_q_equal, st.dq_q_different, remove_fired);
+        st.per_axis, st.dq_q_equal, st.dq_q_different, remove_fired, st.zp_absent);
 }
 
 /* The all-zero sequence is one node, valid and runnable. */
