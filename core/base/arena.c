@@ -34,6 +34,7 @@ void *pc_arena_alloc_uninit(pc_arena *arena, size_t size)
         if (!n) return NULL;
         n->size = csize;
         n->used = 0;
+        PC_ARENA_POISON(n->data, csize);
         if (c && csize == need && c->size - c->used > ARENA_MIN_CHUNK) {
             /* keep the current chunk on top: it still has room for small objects */
             n->next = c->next;
@@ -46,6 +47,7 @@ void *pc_arena_alloc_uninit(pc_arena *arena, size_t size)
     }
     void *p = (char *)c->data + c->used;
     c->used += need;
+    PC_ARENA_UNPOISON(p, size);
     return p;
 }
 
@@ -101,6 +103,7 @@ void pc_arena_free(pc_arena *arena)
     pc_arena_chunk *c = arena->head;
     while (c) {
         pc_arena_chunk *next = c->next;
+        PC_ARENA_UNPOISON(c->data, c->size);
         pc_mem_free(arena->mem, c);
         c = next;
     }
