@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "generators/gen_ops.h"
 
 #define MAG          PC_GEN_OPS_MAX_MAGNITUDE
@@ -1795,7 +1796,7 @@ const pc_gen_op *pc_gen_op_at(size_t i)
 const pc_gen_op *pc_gen_op_find(const char *op_type)
 {
     for (size_t i = 0; op_type && i < N_OPS; i++)
-        if (ops[i].op_type[0] == op_type[0] && strcmp(ops[i].op_type, op_type) == 0) return &ops[i];
+        if (pc_name_eq(ops[i].op_type, op_type)) return &ops[i];
     return NULL;
 }
 

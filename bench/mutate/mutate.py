@@ -26,11 +26,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_FILES = ["core/passes/*.c", "core/transpose/*.c", "core/ep/*.c", "core/eval/*.c"]
-DEFAULT_SUITE = "{passcheck} suite --cases 3000 --jobs 2 --no-shrink --quiet --seed 1 --out {out}"
 # the goal is the default suite's kill rate: the reduced suite's survivors are judged again by the whole
 # default run (30,000 cases; case i depends only on (seed, i), so the reduced run is its prefix and a mutant it
-# kills the default run kills too)
+# kills the default run kills too). The reduced command is the default one with --cases, so they cannot drift.
 FULL_SUITE = "{passcheck} suite --jobs 2 --no-shrink --quiet --seed 1 --out {out}"
+DEFAULT_SUITE = FULL_SUITE.replace(" suite ", " suite --cases 3000 ", 1)
 SANITY_FAULT = "transpose-skip-cancel"
 # --unit-tests: the ctest unit tests that judge each folder's code directly (malformed nodes, parser errors)
 UNIT_TESTS = {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/base/half.h"
+#include "core/base/strmap.h"
 #include "core/passes/pass.h"
 
 static inline const char *pm_label(const pc_node *n)
@@ -20,9 +21,7 @@ static inline const char *pm_label(const pc_node *n)
 /* An ai.onnx node of this op type that is still in the graph. */
 static inline bool pm_is_op(const pc_node *n, const char *op_type)
 {
-    /* the first-byte test spares most strcmp calls, which sanitizer and fuzzer builds intercept */
-    return n && !n->removed && n->domain[0] == '\0' && n->op_type[0] == op_type[0] &&
-           strcmp(n->op_type, op_type) == 0;
+    return n && !n->removed && n->domain[0] == '\0' && pc_name_eq(n->op_type, op_type);
 }
 
 static inline int64_t pm_onnx_opset(const pc_node *n)

@@ -10,9 +10,8 @@
  *     pc_efo_file *f = NULL;
  *     pc_error err;
  *     pc_status st = pc_efo_parse("ep npu layout=nhwc\nop Conv opset=11..\n", taken, 2, &f, &err);
- *     // st == PC_OK; on PC_ERR_USAGE, err.message starts with "LINE: " (the line of the first error,
- * 1-based;
- *     // 0 when the error has no line: a file without an ep line)
+ *     // st == PC_OK; on PC_ERR_USAGE, err.message starts with "LINE: ", the line of the first
+ *     // error (1-based; 0 when the error has no line: a file without an ep line)
  *     char why[256];
  *     if (!pc_efo_same(f, reg, why, sizeof why)) ...    // reg: a registry core loaded the same text into
  *     pc_efo_free(f);

@@ -11,6 +11,24 @@
 #include "reference/reference.h"
 #include "tests/test_util.h"
 
+/* Marks "y" as m's output, runs m (no inputs) on the reference with opts (NULL: defaults) and frees it; the
+ * output, or NULL after a failed check. */
+static pc_data *run_y(pc_model *m, const pc_ref_options *opts)
+{
+    pc_error err;
+    pt_output(m, "y");
+    pc_data **outs = NULL;
+    pc_data *y = NULL;
+    pc_status st = pc_ref_run_with_options(m, opts, 0, NULL, &outs, &err);
+    CHECK_OK(st, &err);
+    if (st == PC_OK) {
+        y = pc_data_ref(outs[0]);
+        pc_ref_free_outputs(m, outs);
+    }
+    pc_model_free(m);
+    return y;
+}
+
 /* x (float[1,1,1,n], x[i] = i) resized along the last axis to `size` elements (the 'sizes' input, or the
  * 'scales' input when scale > 0). The output of the one run is returned (free with pc_data_unref). */
 static pc_data *resize_row(int64_t n, int64_t size, float scale, const char *coord, const char *mode,
@@ -36,17 +54,7 @@ static pc_data *resize_row(int64_t n, int64_t size, float scale, const char *coo
         pc_node_set_attr_string(r, "mode", mode, &err) != PC_OK ||
         (nearest && pc_node_set_attr_string(r, "nearest_mode", nearest, &err) != PC_OK))
         pt_die("attr", &err);
-    pt_output(m, "y");
-    pc_data **outs = NULL;
-    pc_data *y = NULL;
-    pc_status st = pc_ref_run_with_options(m, opts, 0, NULL, &outs, &err);
-    CHECK_OK(st, &err);
-    if (st == PC_OK) {
-        y = pc_data_ref(outs[0]);
-        pc_ref_free_outputs(m, outs);
-    }
-    pc_model_free(m);
-    return y;
+    return run_y(m, opts);
 }
 
 /* y must be float[1,1,1,len(want)] holding want[]. */
@@ -205,17 +213,7 @@ static pc_data *resize_nd(const int64_t *dims, const float *vals, const float *s
     pt_const_f(m, "scales", 1, (int64_t[]){4}, scales);
     pc_node *r = pt_node(m, "Resize", "", "x,,scales", "y", NULL);
     if (pc_node_set_attr_string(r, "mode", mode, &err) != PC_OK) pt_die("attr", &err);
-    pt_output(m, "y");
-    pc_data **outs = NULL;
-    pc_data *y = NULL;
-    pc_status st = pc_ref_run(m, 0, NULL, &outs, &err);
-    CHECK_OK(st, &err);
-    if (st == PC_OK) {
-        y = pc_data_ref(outs[0]);
-        pc_ref_free_outputs(m, outs);
-    }
-    pc_model_free(m);
-    return y;
+    return run_y(m, NULL);
 }
 
 /* The offset in a tensor of dims src_dims of element j (flat) of its permutation by perm (dims dims). */
