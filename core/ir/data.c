@@ -6,17 +6,17 @@
 
 #include "core/passcheck.h"
 
-/* A value and room for a tensor's dims in one allocation: the reference executor makes a value per node
- * output per run, and the harness runs it several times per case. dims points into the block (never freed
- * alone). */
+/* A value and its rank's dims in one allocation: the reference executor makes a value per node output per
+ * run, and the harness runs it several times per case. dims points into the block (never freed alone). rank
+ * is at most PC_MAX_RANK (checked by the callers). */
 typedef struct data_block {
     pc_data d;
-    int64_t dims[PC_MAX_RANK];
+    int64_t dims[];
 } data_block;
 
-static pc_data *data_alloc(pc_type_kind kind, pc_error *err)
+static pc_data *data_alloc(pc_type_kind kind, int32_t rank, pc_error *err)
 {
-    data_block *b = calloc(1, sizeof *b);
+    data_block *b = calloc(1, sizeof *b + (size_t)rank * sizeof b->dims[0]);
     if (!b) {
         pc_error_set(err, PC_ERR_NOMEM, "out of memory allocating a runtime value");
         return NULL;
@@ -64,7 +64,7 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
                      pc_dtype_name(dtype));
         return NULL;
     }
-    pc_data *d = data_alloc(PC_TYPE_TENSOR, err);
+    pc_data *d = data_alloc(PC_TYPE_TENSOR, rank, err);
     if (!d) return NULL;
     d->dtype = dtype;
     d->rank = rank;
@@ -83,7 +83,12 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
 
 pc_data *pc_data_wrap_tensor(const pc_tensor *t, pc_error *err)
 {
-    pc_data *d = data_alloc(PC_TYPE_TENSOR, err);
+    if (t->rank < 0 || t->rank > PC_MAX_RANK) {
+        pc_error_set(err, PC_ERR_ARITY, "cannot wrap tensor '%s' of rank %d (limit %d)",
+                     t->name ? t->name : "", (int)t->rank, PC_MAX_RANK);
+        return NULL;
+    }
+    pc_data *d = data_alloc(PC_TYPE_TENSOR, t->rank, err);
     if (!d) return NULL;
     d->dtype = t->dtype;
     d->rank = t->rank;
@@ -91,12 +96,6 @@ pc_data *pc_data_wrap_tensor(const pc_tensor *t, pc_error *err)
     d->n_bytes = t->n_bytes;
     d->data = t->data;
     d->borrowed = true;
-    if (t->rank < 0 || t->rank > PC_MAX_RANK) {
-        pc_data_unref(d);
-        pc_error_set(err, PC_ERR_ARITY, "cannot wrap tensor '%s' of rank %d (limit %d)",
-                     t->name ? t->name : "", (int)t->rank, PC_MAX_RANK);
-        return NULL;
-    }
     if (t->rank) memcpy(d->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
     return d;
 }
@@ -104,7 +103,7 @@ pc_data *pc_data_wrap_tensor(const pc_tensor *t, pc_error *err)
 pc_data *pc_data_clone(const pc_data *src, pc_error *err)
 {
     if (src->kind != PC_TYPE_TENSOR) {
-        pc_data *d = data_alloc(src->kind, err);
+        pc_data *d = data_alloc(src->kind, 0, err);
         if (!d) return NULL;
         d->dtype = src->dtype;
         d->item_kind = src->item_kind;
@@ -151,7 +150,7 @@ pc_data *pc_data_clone(const pc_data *src, pc_error *err)
 static pc_data *container_new(pc_type_kind kind, pc_type_kind item_kind, pc_dtype dtype, uint32_t n,
                               pc_data *const *items, pc_error *err)
 {
-    pc_data *d = data_alloc(kind, err);
+    pc_data *d = data_alloc(kind, 0, err);
     if (!d) return NULL;
     d->item_kind = item_kind;
     d->dtype = dtype;
