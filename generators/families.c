@@ -78,10 +78,14 @@ static pc_status gen_layered(pc_gen *g, pc_error *err)
 static pc_status expect_fired_write(pc_gen *g, pc_error *err)
 {
     pc_strbuf b = {0};
-    for (int k = 0; k < PC_RW_COUNT; k++)
-        if (g->expect_fired[k])
-            pc_strbuf_printf(&b, "%s%s=%u", b.len ? " " : "", pc_rewrite_kind_name((pc_rewrite_kind)k),
-                             g->expect_fired[k]);
+    for (int k = 0; k < PC_RW_COUNT; k++) {
+        const char *kind = pc_rewrite_kind_name((pc_rewrite_kind)k);
+        if (g->expect.fired[k]) pc_strbuf_printf(&b, "%s%s=%u", b.len ? " " : "", kind, g->expect.fired[k]);
+        for (int r = 0; r < PC_MISS_COUNT; r++)
+            if (g->expect.near[k][r])
+                pc_strbuf_printf(&b, "%s%s~%s=%u", b.len ? " " : "", kind,
+                                 pc_miss_reason_name((pc_miss_reason)r), g->expect.near[k][r]);
+    }
     pc_status st = PC_OK;
     if (b.oom)
         st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (rewrite guarantees)");
@@ -91,9 +95,28 @@ static pc_status expect_fired_write(pc_gen *g, pc_error *err)
     return st;
 }
 
-pc_status pc_expect_fired_read(const pc_model *m, uint32_t *counts, bool *present, pc_error *err)
+/* The index of the name of length len among count names, or count. */
+static int name_index(const char *s, size_t len, int count, const char *(*name)(int))
 {
-    memset(counts, 0, PC_RW_COUNT * sizeof *counts);
+    int k = 0;
+    while (k < count && !(strlen(name(k)) == len && memcmp(name(k), s, len) == 0))
+        k++;
+    return k;
+}
+
+static const char *kind_name(int k)
+{
+    return pc_rewrite_kind_name((pc_rewrite_kind)k);
+}
+
+static const char *reason_name(int r)
+{
+    return pc_miss_reason_name((pc_miss_reason)r);
+}
+
+pc_status pc_expect_fired_read(const pc_model *m, pc_expect_fired *e, bool *present, pc_error *err)
+{
+    memset(e, 0, sizeof *e);
     const char *v = pc_model_metadata(m, PC_EXPECT_FIRED_KEY);
     *present = v != NULL;
     for (const char *p = v; p && *p;) {
@@ -102,19 +125,23 @@ pc_status pc_expect_fired_read(const pc_model *m, uint32_t *counts, bool *presen
         if (!*p) break;
         size_t len = strcspn(p, " ");
         const char *eq = memchr(p, '=', len);
-        int k = 0;
-        while (eq && k < PC_RW_COUNT &&
-               !(strlen(pc_rewrite_kind_name((pc_rewrite_kind)k)) == (size_t)(eq - p) &&
-                 memcmp(pc_rewrite_kind_name((pc_rewrite_kind)k), p, (size_t)(eq - p)) == 0))
-            k++;
+        const char *tilde = eq ? memchr(p, '~', (size_t)(eq - p)) : NULL;
+        const char *kind_end = tilde ? tilde : eq;
+        int k = eq ? name_index(p, (size_t)(kind_end - p), PC_RW_COUNT, kind_name) : PC_RW_COUNT;
+        int r = tilde ? name_index(tilde + 1, (size_t)(eq - tilde - 1), PC_MISS_COUNT, reason_name) : -1;
         char *end = NULL;
         unsigned long n = eq ? strtoul(eq + 1, &end, 10) : 0;
-        if (!eq || k == PC_RW_COUNT || end != p + len || eq + 1 == end || n > UINT32_MAX)
+        if (!eq || k == PC_RW_COUNT || r == PC_MISS_COUNT || end != p + len || eq + 1 == end ||
+            n > UINT32_MAX)
             return pc_error_set(err, PC_ERR_VALUE,
-                                "model metadata %s: bad entry '%.*s' (want pass/kind=N with a kind of "
-                                "PC_REWRITE_KINDS)",
+                                "model metadata %s: bad entry '%.*s' (want pass/kind=N or "
+                                "pass/kind~reason=N with a kind of PC_REWRITE_KINDS and a reason of "
+                                "PC_MISS_REASONS)",
                                 PC_EXPECT_FIRED_KEY, (int)len, p);
-        counts[k] += (uint32_t)n;
+        if (r < 0)
+            e->fired[k] += (uint32_t)n;
+        else
+            e->near[k][r] += (uint32_t)n;
         p += len;
     }
     return PC_OK;

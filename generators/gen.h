@@ -116,12 +116,18 @@ typedef struct pc_case {
 /* Rewrites a model's canonical pattern units guarantee (the patterns family, gen_patterns.c) travel in the
  * model itself, so repro folders, replays and the choice-sequence shrinker keep them: model metadata key
  * PC_EXPECT_FIRED_KEY, value "pass/kind=N ..." (PC_REWRITE_KINDS names): kind fires at least N times in a
- * pipeline run on the case's own EPs (the rewrite-fired property). Never set by the annotated/eps layers;
- * the shrinker's graph edits drop it (an edited graph no longer carries the guarantee). */
+ * pipeline run on the case's own EPs (the rewrite-fired property); "pass/kind~reason=N" (PC_MISS_REASONS
+ * names): the pass reports at least N near misses of kind for that reason (a near-miss unit's guarantee).
+ * Never set by the annotated/eps layers; the shrinker's graph edits drop it (an edited graph no longer
+ * carries the guarantee). */
 #define PC_EXPECT_FIRED_KEY "passcheck.expect_fired"
-/* counts[PC_RW_COUNT] from m's key (all 0 when absent; *present says which); PC_ERR_VALUE naming the token
- * when the value is malformed or names an unknown kind. */
-pc_status pc_expect_fired_read(const pc_model *m, uint32_t *counts, bool *present, pc_error *err);
+typedef struct pc_expect_fired {
+    uint32_t fired[PC_RW_COUNT];
+    uint32_t near[PC_RW_COUNT][PC_MISS_COUNT];
+} pc_expect_fired;
+/* *e from m's key (all 0 when absent; *present says which); PC_ERR_VALUE naming the token when the value is
+ * malformed or names an unknown kind or reason. */
+pc_status pc_expect_fired_read(const pc_model *m, pc_expect_fired *e, bool *present, pc_error *err);
 
 void pc_case_free(pc_case *c); /* NULL members are fine; leaves *c zeroed */
 
@@ -189,11 +195,12 @@ struct pc_gen {
     uint32_t n_ops; /* ops added so far (counted against cfg->max_nodes) */
     uint32_t n_pool, cap_pool;
     pc_gen_value **pool; /* entries in the model's arena: pointers to them stay valid */
+    uint32_t pick_floor; /* operands are picked from pool[pick_floor..] only (a pattern unit's own values) */
     /* data ranges of graph inputs, parallel to the non-initializer inputs in creation order */
     uint32_t n_ranges, cap_ranges;
     double *range_lo, *range_hi;
-    void *family_state;                 /* free for the family's own use */
-    uint32_t expect_fired[PC_RW_COUNT]; /* canonical pattern units' guarantees (PC_EXPECT_FIRED_KEY) */
+    void *family_state;     /* free for the family's own use */
+    pc_expect_fired expect; /* pattern units' guarantees (PC_EXPECT_FIRED_KEY) */
 };
 
 /* A new graph input with a static shape; its data will be drawn from [lo, hi] (integer types: rounded). */

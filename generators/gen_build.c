@@ -26,6 +26,9 @@ static bool store_element(pc_dtype dt, void *data, uint64_t k, double x)
     case PC_DTYPE_FLOAT16:
         ((uint16_t *)data)[k] = pc_half_from_double(x);
         return true;
+    case PC_DTYPE_BFLOAT16:
+        ((uint16_t *)data)[k] = pc_bfloat16_from_double(x);
+        return true;
     case PC_DTYPE_INT8:
         ((int8_t *)data)[k] = (int8_t)fmin(fmax(r, -128), 127);
         return true;
@@ -277,11 +280,11 @@ pc_status pc_gen_node_end(pc_gen *g, pc_node *node, double lo, double hi, pc_err
 pc_gen_value *pc_gen_pick(pc_gen *g, pc_gen_accept_fn accept, void *ctx)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < g->n_pool; i++)
+    for (uint32_t i = g->pick_floor; i < g->n_pool; i++)
         if (!accept || accept(g->pool[i], ctx)) n++;
     if (n == 0) return NULL;
     uint32_t k = pc_draw(g->ch, n); /* 0: the most recent candidate */
-    for (uint32_t i = g->n_pool; i-- > 0;)
+    for (uint32_t i = g->n_pool; i-- > g->pick_floor;)
         if (!accept || accept(g->pool[i], ctx)) {
             if (k == 0) return g->pool[i];
             k--;

@@ -560,7 +560,7 @@ static bool binary_accept(const pc_gen *g, const pc_gen_op *op, const pc_gen_x *
 static uint32_t count_candidates(pc_gen *g, pc_gen_accept_fn f, void *ctx)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < g->n_pool; i++)
+    for (uint32_t i = g->pick_floor; i < g->n_pool; i++)
         if (f(g->pool[i], ctx)) n++;
     return n;
 }
@@ -1928,7 +1928,7 @@ pc_gen_value *pc_gen_pick_chain(pc_gen *g, pc_gen_accept_fn accept, void *ctx, u
 {
     /* the value 0 chains (the newest candidate, as pc_gen_pick's own 0 does) */
     if (!pc_draw_bool(g->ch, chain_percent >= 100 ? 0 : 100 - chain_percent)) {
-        for (uint32_t i = g->n_pool; i-- > 0;)
+        for (uint32_t i = g->n_pool; i-- > g->pick_floor;)
             if (!accept || accept(g->pool[i], ctx)) return g->pool[i];
         return NULL;
     }

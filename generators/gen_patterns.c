@@ -37,7 +37,13 @@ typedef pc_status (*unit_fn)(unit_ctx *u, pc_error *err);
 
 static void expect(unit_ctx *u, pc_rewrite_kind k)
 {
-    u->g->expect_fired[k]++;
+    u->g->expect.fired[k]++;
+}
+
+/* A near-miss unit whose one condition off is certain to be the reason the pass reports. */
+static void expect_near(unit_ctx *u, pc_rewrite_kind k, pc_miss_reason why)
+{
+    u->g->expect.near[k][why]++;
 }
 
 /* ---- small builders ----------------------------------------------------------------------------------- */
@@ -186,8 +192,9 @@ static pc_status close_perm(unit_ctx *u, pc_value *t, pc_value *y, int32_t r, co
 /* ---- level 0 eliminations --------------------------------------------------------------------------------
  */
 
-/* Neg(Neg(x)) -> Relu. Near: the Negs carry different annotations, or the outer Neg is a graph output whose
- * replacement would be a graph input (nothing can take its name over). */
+/* Neg(Neg(x)) -> Relu. Near: the Negs carry different annotations ("annotation-ep"); or, firing all the same,
+ * the outer Neg is a graph output whose replacement is a graph input (an Identity keeps the output's name).
+ */
 static pc_status unit_neg_neg(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK];
@@ -201,11 +208,115 @@ static pc_status unit_neg_neg(unit_ctx *u, pc_error *err)
         expect(u, PC_RW_PRUNE_NEG_NEG);
         return unary(u, pc_draw_bool(u->g->ch, 50) ? "Abs" : "Relu", b, 0, 1, NULL, err);
     }
-    if (pc_draw_bool(u->g->ch, 50)) return PC_OK; /* b is a graph output */
+    if (pc_draw_bool(u->g->ch, 50)) { /* b is a graph output: an Identity of x keeps its name */
+        expect(u, PC_RW_PRUNE_NEG_NEG);
+        return PC_OK;
+    }
     pc_node *inner = a->producer, *outer = b->producer;
     if ((st = annotate(outer, "layer_b", err)) != PC_OK) return st;
     if (pc_draw_bool(u->g->ch, 50) && (st = annotate(inner, "layer_a", err)) != PC_OK) return st;
+    expect_near(u, PC_RW_PRUNE_NEG_NEG, PC_MISS_ANNOTATION);
     return unary(u, "Relu", b, 0, 1, NULL, err);
+}
+
+/* Dropout(x) in inference mode -> Relu: at opset 11 with its ratio attribute or none, from opset 12 with the
+ * ratio input given or omitted and training_mode omitted or a constant false (eliminate_dropout removes it).
+ * Near: training_mode a constant true with ratio 0 (training that drops nothing: kept, "attribute"),
+ * training_mode a bool graph input fed false ("constant"), or the mask output read (a graph output,
+ * "shared"). */
+static pc_status unit_dropout(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 4);
+    pc_value *x = float_input(u, r, 1, dims, err);
+    if (!x) return err->status;
+    bool inputs = u->opset >= 12;
+    uint32_t how = !u->near ? 0 : inputs ? 1 + pc_draw(u->g->ch, 3) : 3; /* near: 1 true, 2 input, 3 mask */
+    pc_value *ins[3] = {x, NULL, NULL};
+    uint32_t n_in = 1;
+    float ratio = how == 1 ? 0.0f : pc_draw_bool(u->g->ch, 50) ? 0.5f : 0.1f;
+    int64_t one = 1, training = how == 1;
+    if (inputs && (how == 1 || pc_draw_bool(u->g->ch, 50))) {
+        pc_gen_value *rv = pc_gen_const_f32(u->g, PC_DTYPE_FLOAT, 0, &one, &ratio, err);
+        if (!rv) return err->status;
+        ins[n_in++] = rv->value;
+    }
+    if (inputs && (how == 1 || how == 2 || pc_draw_bool(u->g->ch, 50))) {
+        if (n_in == 1) n_in++; /* the ratio omitted: an empty input */
+        pc_gen_value *tv = how == 2 ? pc_gen_input(u->g, PC_DTYPE_BOOL, 0, NULL, 0, 0, err)
+                                    : pc_gen_const_i64(u->g, PC_DTYPE_BOOL, 0, NULL, &training, err);
+        if (!tv) return err->status;
+        ins[n_in++] = tv->value;
+    }
+    pc_node *n = node(u, "Dropout", n_in, ins, how == 3 ? 2 : 1, err);
+    if (n && !inputs && pc_draw_bool(u->g->ch, 50) && pc_node_set_attr_float(n, "ratio", ratio, err) != PC_OK)
+        return err->status;
+    pc_value *y = NULL;
+    pc_status st = end(u, n, -1, 1, &y, err);
+    if (st != PC_OK) return st;
+    static const pc_miss_reason why[] = {PC_MISS_OTHER, PC_MISS_ATTRIBUTE, PC_MISS_NOT_CONSTANT,
+                                         PC_MISS_SHARED};
+    if (how)
+        expect_near(u, PC_RW_DROPOUT_REMOVED, why[how]);
+    else
+        expect(u, PC_RW_DROPOUT_REMOVED);
+    return unary(u, "Relu", y, 0, 1, NULL, err);
+}
+
+/* Reshape(Reshape(x, s1), s2) -> one Reshape (fuse_reshape), s2 a [n, 1], a [1, -1] or a [0, rest] whose 0
+ * copies an intermediate dim. Near: the intermediate has a second reader ("shared"), or x holds no elements
+ * and s2 copies the intermediate's 0 dim with a 0, which the fused Reshape would read as "copy" again
+ * ("type-shape"). */
+static pc_status unit_reshape(unit_ctx *u, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK], mid[2], s2[2];
+    uint32_t how = u->near ? 1 + pc_draw(u->g->ch, 2) : 0; /* near: 1 shared, 2 empty */
+    int32_t r = draw_rank(u, 1, 3);
+    pc_value *x = NULL;
+    if (how == 2) { /* x [d0, 0] */
+        r = 2;
+        dims[0] = pc_draw_range(u->g->ch, 1, 3);
+        dims[1] = 0;
+        pc_gen_value *xv = pc_gen_input(u->g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
+        x = xv ? xv->value : NULL;
+    } else {
+        x = float_input(u, r, 1, dims, err);
+    }
+    if (!x) return err->status;
+    /* s1: x's elements as [n] or [last dim, n / last dim]; empty x: [d0, 0] */
+    int64_t n_el = (int64_t)dims_elements(r, dims);
+    int32_t mr = 2;
+    if (how == 2) {
+        mid[0] = dims[0];
+        mid[1] = 0;
+    } else if (r >= 2 && pc_draw_bool(u->g->ch, 50)) {
+        mid[0] = dims[r - 1];
+        mid[1] = n_el / dims[r - 1];
+    } else {
+        mr = 1;
+        mid[0] = n_el;
+    }
+    pc_value *c1 = ints_const(u, 1, (size_t)mr, mid, err), *m = NULL, *y = NULL;
+    if (!c1) return err->status;
+    pc_value *ins[2] = {x, c1};
+    pc_status st = end(u, node(u, "Reshape", 2, ins, 1, err), -1, 1, &m, err);
+    if (st != PC_OK) return st;
+    uint32_t form = how == 2 ? 3 : pc_draw(u->g->ch, 3); /* 0 [n, 1], 1 [1, -1], 2 [0, n / mid0], 3 [d0, 0] */
+    s2[0] = form == 0 ? n_el : form == 1 ? 1 : form == 2 ? 0 : dims[0];
+    s2[1] = form == 0 ? 1 : form == 1 ? -1 : form == 2 ? n_el / mid[0] : 0;
+    pc_value *c2 = ints_const(u, 1, 2, s2, err);
+    if (!c2) return err->status;
+    ins[0] = m;
+    ins[1] = c2;
+    if ((st = end(u, node(u, "Reshape", 2, ins, 1, err), -1, 1, &y, err)) != PC_OK) return st;
+    if (how == 1)
+        expect_near(u, PC_RW_RESHAPE_FUSED, PC_MISS_SHARED);
+    else if (how == 2)
+        expect_near(u, PC_RW_RESHAPE_FUSED, PC_MISS_TYPE);
+    else
+        expect(u, PC_RW_RESHAPE_FUSED);
+    if (how == 1 && (st = share(u, m, err)) != PC_OK) return st;
+    return unary(u, "Relu", y, 0, 1, NULL, err);
 }
 
 /* CastLike(x, like) with like of x's type (opset >= 15) -> Relu. Near: the CastLike is a graph output of a
@@ -244,10 +355,11 @@ static pc_status cast(unit_ctx *u, pc_value *x, pc_dtype to, double lo, double h
                       pc_error *err);
 
 /* x * 1, 1 * x, x / 1, x - 0, x + (-0) -> Relu (floats) or Cast to float, in every element type Add, Sub, Mul
- * and Div take at the opset (integers: x + 0 too, their 0 has no sign), with a constant of one element or
- * many (the pass reads each element by its type's width). Near: the constant broadcasts x to a larger shape,
- * or is +0 added to a float (-0 + 0 is +0: not neutral), or holds one element off the neutral value at a
- * drawn position, or the result is a graph output read straight from a graph input. */
+ * and Div take at the opset (integers: x + 0 too, their 0 has no sign; float16 and bfloat16 too), with a
+ * constant of one element or many (the pass reads each element by its type's width). Near: the constant
+ * broadcasts x to a larger shape, or is +0 added to a float (-0 + 0 is +0: not neutral), or holds one element
+ * off the neutral value at a drawn position (or, in a half type, the other half type's bits of 1 in every
+ * element), or the result is a graph output read straight from a graph input. */
 static pc_status unit_prune(unit_ctx *u, pc_error *err)
 {
     static const struct {
@@ -267,7 +379,10 @@ static pc_status unit_prune(unit_ctx *u, pc_error *err)
     uint32_t f = pc_draw(u->g->ch, sizeof forms / sizeof forms[0]);
     uint32_t n_types = u->opset >= 14 ? sizeof types / sizeof types[0] : 6;
     pc_dtype dt = types[pc_draw(u->g->ch, n_types)]; /* float is also the float family's */
-    bool is_float = dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE;
+    /* the half types: 1 is 0x3c00 in float16 and 0x3f80 in bfloat16 (Add-13 takes bfloat16) */
+    bool half = pc_draw_bool(u->g->ch, 15);
+    if (half) dt = u->opset >= 13 && pc_draw_bool(u->g->ch, 50) ? PC_DTYPE_BFLOAT16 : PC_DTYPE_FLOAT16;
+    bool is_float = dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE || half;
     bool is_unsigned =
         dt == PC_DTYPE_UINT8 || dt == PC_DTYPE_UINT16 || dt == PC_DTYPE_UINT32 || dt == PC_DTYPE_UINT64;
     /* x's values: floats [-1, 1]; integers [-5, 5], unsigned [1, 9] (x - 1 must not wrap) */
@@ -321,6 +436,14 @@ static pc_status unit_prune(unit_ctx *u, pc_error *err)
         iv[at] = scales ? 2 : 1;
         if (scales && forms[f].op[0] == 'M') ylo = 2 * lo < lo ? 2 * lo : lo, yhi = 2 * hi;
         if (!scales) ylo = lo - 1, yhi = hi + 1;
+        /* a half type's constant holding the other half type's bits of 1 in every element: 0x3f80 is
+         * 1.875 in float16, 0x3c00 is 0.0078125 in bfloat16 */
+        if (half && scales && pc_draw_bool(u->g->ch, 50)) {
+            float other_one = dt == PC_DTYPE_FLOAT16 ? 1.875f : 0.0078125f;
+            for (uint64_t i = 0; i < n; i++)
+                fv[i] = other_one;
+            if (forms[f].op[0] == 'D' && other_one < 1) ylo = lo / other_one, yhi = hi / other_one;
+        }
     }
     pc_gen_value *cv = is_float ? pc_gen_const_f32(u->g, dt, cr, cdims, fv, err)
                                 : pc_gen_const_i64(u->g, dt, cr, cdims, iv, err);
@@ -515,8 +638,8 @@ static pc_status unit_push_gather(unit_ctx *u, pc_error *err)
     return close_perm(u, t, y, r - 1, q, -1, 1, err);
 }
 
-/* Shape(T(x)) (opset >= 15: start/end drawn). Near: the Transpose has a second reader (a Relu), so the push
- * adds a Gather and keeps the Transpose. */
+/* Shape(T(x)) (opset >= 15: start/end drawn, also outside [-r, r]). Near: the Transpose has a second reader
+ * (a Relu), so the push adds a Gather and keeps the Transpose. */
 static pc_status unit_push_shape(unit_ctx *u, pc_error *err)
 {
     int32_t r;
@@ -526,7 +649,7 @@ static pc_status unit_push_shape(unit_ctx *u, pc_error *err)
     if (st != PC_OK) return st;
     pc_node *n = node(u, "Shape", 1, &t, 1, err);
     if (n && u->opset >= 15 && pc_draw_bool(u->g->ch, 40)) {
-        int64_t s = pc_draw_range(u->g->ch, -r, r - 1), e = pc_draw_range(u->g->ch, -r, r);
+        int64_t s = pc_draw_range(u->g->ch, -r - 1, r), e = pc_draw_range(u->g->ch, -r - 1, r + 1);
         if (pc_node_set_attr_int(n, "start", s, err) != PC_OK ||
             pc_node_set_attr_int(n, "end", e, err) != PC_OK)
             return err->status;
@@ -1458,6 +1581,18 @@ static pc_status fold_const_forms(unit_ctx *u, pc_error *err)
         out_dt = PC_DTYPE_INT64;
         out_rank = form == 1 ? 0 : 1;
         out_dims[0] = r;
+        /* Shape-15's start and end, anywhere in [-r-2, r+2]: outside [-r, r] they clamp */
+        if (nd && form == 2 && pc_gen_opset(g) >= 15 && pc_draw_bool(g->ch, 60)) {
+            int64_t s = pc_draw_range(g->ch, -r - 2, r + 2), e = pc_draw_range(g->ch, -r - 2, r + 2);
+            if ((st = pc_node_set_attr_int(nd, "start", s, err)) != PC_OK ||
+                (st = pc_node_set_attr_int(nd, "end", e, err)) != PC_OK)
+                return st;
+            s = s < 0 ? s + r : s;
+            e = e < 0 ? e + r : e;
+            s = s < 0 ? 0 : s > r ? r : s;
+            e = e < 0 ? 0 : e > r ? r : e;
+            out_dims[0] = e > s ? e - s : 0;
+        }
     } else if (form == 3) {
         pc_value *shape = ints_const(u, 1, (size_t)r, dims, err);
         if (!shape) return err->status;
@@ -1565,6 +1700,8 @@ static const pattern_unit units[] = {
     {"neg_neg", 1, 1, 3, unit_neg_neg},
     {"prune", 13, 1, 2, unit_prune},
     {"relu_clip", 6, 1, 5, unit_relu_clip},
+    {"dropout", 7, 1, 4, unit_dropout},
+    {"reshape", 5, 1, 6, unit_reshape},
     {"castlike", 15, 1, 3, unit_castlike},
     {"gelu", 13, 1, 5, unit_gelu},
     {"push_arg", 13, 2, 5, unit_push_arg},
@@ -1613,8 +1750,11 @@ static pc_status build_unit(unit_ctx *u, const uint32_t *feasible, uint32_t n, p
 {
     const pattern_unit *unit = &units[feasible[pc_draw(u->g->ch, n)]];
     u->near = pc_draw_bool(u->g->ch, NEAR_PERCENT);
-    uint32_t before = u->g->n_ops;
+    uint32_t before = u->g->n_ops, floor = u->g->pick_floor;
+    /* units are disjoint: an op a unit applies through gen_ops picks its operands among the unit's values */
+    u->g->pick_floor = u->g->n_pool;
     pc_status st = unit->build(u, err);
+    u->g->pick_floor = floor;
     if (st == PC_OK && u->g->n_ops - before > unit->max_nodes)
         st = pc_error_set(err, PC_ERR_INTERNAL, "made %u nodes, declared at most %u", u->g->n_ops - before,
                           unit->max_nodes);

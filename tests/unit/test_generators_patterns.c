@@ -241,11 +241,11 @@ int main(void)
         }
         CHECK_OK(pc_model_verify(c.model, &err), &err);
         note_casts(&r, c.model);
-        uint32_t counts[PC_RW_COUNT];
+        pc_expect_fired e;
         bool present;
-        CHECK_OK(pc_expect_fired_read(c.model, counts, &present, &err), &err);
-        r.expect_cast_removed += (int)counts[PC_RW_CAST_REMOVED];
-        r.expect_folded += (int)counts[PC_RW_CONST_FOLDED];
+        CHECK_OK(pc_expect_fired_read(c.model, &e, &present, &err), &err);
+        r.expect_cast_removed += (int)e.fired[PC_RW_CAST_REMOVED];
+        r.expect_folded += (int)e.fired[PC_RW_CONST_FOLDED];
 
         pc_ref_options o = {.on_node = on_node, .on_node_ctx = &r};
         pc_data **outs = NULL;

@@ -1,6 +1,7 @@
 /* The rewrite-fired property (properties/prop_rewrite_fired.c) on hand-built models whose guarantee is
  * written by hand: the oracle is the graph itself (a Neg pair prune_simple must remove, or none), not the
- * generator. Also: the guarantee the pattern library writes reads back, a malformed one is a harness error
+ * generator. Also: a near-miss guarantee fails when the near miss is not reported, the guarantees the
+ * pattern library writes read back and hold (fired and near-miss ones), a malformed one is a harness error
  * naming the entry, --ep makes the property skip, and the planted neg-neg-skipped fault fails it. */
 #include "properties/property.h"
 #include "tests/pass_test_util.h"
@@ -64,6 +65,14 @@ int main(void)
     CHECK_MSG(strcmp(f.kind, "neg_neg_removed") == 0 && strstr(f.message, "(1 of 2)"), "%s: %s", f.kind,
               f.message);
     pc_case_free(&c);
+    /* a near-miss guarantee: the pair fires, so no near miss of it is reported and the guarantee fails */
+    c = neg_case(true, "prune_simple/neg_neg_removed=1 prune_simple/neg_neg_removed~shared=1");
+    CHECK(check_case(&c, NULL, &f) == PC_PROP_FAIL);
+    CHECK_MSG(strcmp(f.kind, "neg_neg_removed") == 0 &&
+                  strstr(f.message, "neg_neg_removed~shared (0 of 1)") &&
+                  !strstr(f.message, "neg_neg_removed (1 of 1)"),
+              "%s: %s", f.kind, f.message);
+    pc_case_free(&c);
     /* no pair: the guarantee cannot hold */
     c = neg_case(false, "prune_simple/neg_neg_removed=1");
     CHECK(check_case(&c, NULL, &f) == PC_PROP_FAIL);
@@ -77,8 +86,10 @@ int main(void)
     CHECK(check_case(&c, "nhwc,cpu", &f) == PC_PROP_SKIP);
     pc_case_free(&c);
     /* a malformed guarantee is a harness error naming the entry */
-    static const char *const bad[] = {"prune_simple/no_such_kind=1", "prune_simple/neg_neg_removed",
-                                      "prune_simple/neg_neg_removed=x", "prune_simple/neg_neg_removed=1x"};
+    static const char *const bad[] = {"prune_simple/no_such_kind=1",        "prune_simple/neg_neg_removed",
+                                      "prune_simple/neg_neg_removed=x",     "prune_simple/neg_neg_removed=1x",
+                                      "prune_simple/neg_neg_removed~x=1",   "prune_simple/neg_neg_removed~=1",
+                                      "prune_simple/neg_neg_removed~shared"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         c = neg_case(true, bad[i]);
         CHECK(check_case(&c, NULL, &f) == PC_PROP_ERROR);
@@ -94,7 +105,7 @@ int main(void)
     pc_case_free(&c);
     pc_fault_reset();
     /* the pattern library's guarantees read back, and hold, on generated cases */
-    uint32_t total = 0;
+    uint32_t total = 0, near_total = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         pc_gen_config cfg;
         pc_gen_config_default(&cfg);
@@ -102,15 +113,19 @@ int main(void)
         pc_choices ch;
         pc_choices_init_random(&ch, seed);
         CHECK_STATUS(pc_case_generate(&cfg, &ch, &c, &err), PC_OK, &err);
-        uint32_t counts[PC_RW_COUNT];
+        pc_expect_fired e;
         bool present;
-        CHECK_STATUS(pc_expect_fired_read(c.model, counts, &present, &err), PC_OK, &err);
-        for (int k = 0; k < PC_RW_COUNT; k++)
-            total += counts[k];
+        CHECK_STATUS(pc_expect_fired_read(c.model, &e, &present, &err), PC_OK, &err);
+        for (int k = 0; k < PC_RW_COUNT; k++) {
+            total += e.fired[k];
+            for (int r = 0; r < PC_MISS_COUNT; r++)
+                near_total += e.near[k][r];
+        }
         CHECK(check_case(&c, NULL, &f) == PC_PROP_PASS);
         pc_case_free(&c);
         pc_choices_free(&ch);
     }
     CHECK_MSG(total >= 40, "60 patterns cases guarantee only %u rewrites", total);
+    CHECK_MSG(near_total >= 5, "60 patterns cases guarantee only %u near misses", near_total);
     return pc_test_finish("test_properties_rewrite_fired");
 }
