@@ -1,7 +1,8 @@
 /* The random EP layer (pc_gen_random_eps): one or two EPs described in the EP file format (docs/ep.md,
  * core/ep/ep_file.c) that claim random subsets of the ops the graph uses, with a random layout preference,
- * compile flag, Transpose support, element types, opset ranges and, for Conv, a `group` rule; the EP list
- * puts them first and `cpu` last, so every node still has an EP that can run it.
+ * compile flag, Transpose support, element types, opset ranges, sometimes a first row of the op for other
+ * opsets, and attribute rules (Conv's `group`, or one on a node's int attribute, or on one it lacks); the EP
+ * list puts them first and `cpu` last, so every node still has an EP that can run it.
  *
  * An NHWC EP that claims a layout-sensitive op mostly also claims its com.ms.internal.nhwc form with the same
  * limits, so the layout transformer moves such a node it owns into that domain; now and then (15%) it claims
@@ -9,7 +10,8 @@
  * hand too).
  *
  * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per
- * distinct op in graph order include, types, opset range, Conv's group rule, NHWC form refused, FusedConv. */
+ * distinct op in graph order include, types, opset range, an earlier row for other opsets, Conv's group rule
+ * or an attribute rule, NHWC form refused, FusedConv. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,30 @@ static pc_dtype first_elem(const pc_node *n)
 static void op_line(pc_strbuf *b, const char *domain, const char *op, const char *types, const char *opset)
 {
     pc_strbuf_printf(b, "op %s%s%s%s%s\n", op, domain[0] ? " domain=" : "", domain, opset, types);
+}
+
+/* An `attr` rule line on one of n's int attributes (the first int attribute from a drawn start), or, when it
+ * has none, on an attribute it lacks: the node's value listed (claims), its value + 1 only (refuses), or,
+ * when absent, a default listed or none (refuses: absent without a default). Names come from the node, so
+ * they fit the EP file's name rules. */
+static void attr_rule(pc_choices *ch, const pc_node *n, char *out, size_t size)
+{
+    const pc_attr *a = NULL;
+    uint32_t start = n->n_attrs ? pc_draw(ch, n->n_attrs) : 0;
+    for (uint32_t k = 0; k < n->n_attrs && !a; k++) {
+        const pc_attr *c = &n->attrs[(start + k) % n->n_attrs];
+        if (c->type == PC_ATTR_INT && c->i > -1000000 && c->i < 1000000 && strlen(c->name) < 40) a = c;
+    }
+    uint32_t form = pc_draw(ch, 2); /* 0 claims, 1 refuses */
+    if (!a) {
+        snprintf(out, size, "attr pc_absent values=0%s\n", form == 0 ? " default=0" : "");
+        return;
+    }
+    long long v = (long long)a->i;
+    if (form == 0)
+        snprintf(out, size, "attr %s values=%lld,%lld\n", a->name, v, v + 7);
+    else
+        snprintf(out, size, "attr %s values=%lld\n", a->name, v + 1);
 }
 
 enum { MAX_OPS = 64, MAX_EPS = 2 };
@@ -109,15 +135,30 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
             default:
                 break;
             }
+            /* now and then a first row of the op for other opsets only: it refuses, the next row decides, and
+             * a refusal names the first row's reason (docs/ep.md) */
+            if (pc_draw_bool(ch, 15)) {
+                char other[48];
+                if (v > 1)
+                    snprintf(other, sizeof other, " opset=1..%lld", (long long)v - 1);
+                else
+                    snprintf(other, sizeof other, " opset=%lld..", (long long)v + 1);
+                op_line(&text, n->domain, n->op_type, "", other);
+            }
             op_line(&text, n->domain, n->op_type, types, opset);
             bool conv = strcmp(n->op_type, "Conv") == 0 && n->domain[0] == '\0';
             bool group_rule = conv && pc_draw_bool(ch, 20);
-            if (group_rule) pc_strbuf_printf(&text, "attr group values=1 default=1\n");
+            char rule[96] = "";
+            if (group_rule)
+                snprintf(rule, sizeof rule, "attr group values=1 default=1\n");
+            else if (pc_draw_bool(ch, 15))
+                attr_rule(ch, n, rule, sizeof rule);
+            pc_strbuf_printf(&text, "%s", rule);
             /* now and then an NHWC EP claims only the NCHW form: the layout transformer must keep such a node
              * in NCHW (and the EP still runs it) */
             if (layout == 1 && pc_op_is_layout_sensitive(n->domain, n->op_type) && !pc_draw_bool(ch, 15)) {
                 op_line(&text, PC_NHWC_DOMAIN, n->op_type, types, opset);
-                if (group_rule) pc_strbuf_printf(&text, "attr group values=1 default=1\n");
+                pc_strbuf_printf(&text, "%s", rule);
             }
             if (conv && pc_draw_bool(ch, 50)) {
                 /* level 2 fuses Conv + activation into FusedConv only where the EP claims it */

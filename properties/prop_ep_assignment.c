@@ -205,8 +205,9 @@ static pc_prop_outcome ep_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size
 }
 
 /* Core's capability check (pc_ep_claims_node, which the partitioner asks) and the oracle agree on every node
- * of g for every EP of the case, and a refusal says why: a node core wrongly refuses goes to a later EP,
- * which check_assigned cannot see. */
+ * of g for every EP of the case, and a refusal says why, naming the first rule that fails: a node core
+ * wrongly refuses goes to a later EP, which check_assigned cannot see, and a wrong reason misleads whoever
+ * reads the partitioner's error. */
 static pc_prop_outcome check_claims_agree(const pc_check_ctx *ctx, const pc_graph *g, const char *which,
                                           char *msg, size_t msg_size, const char **kind)
 {
@@ -215,7 +216,8 @@ static pc_prop_outcome check_claims_agree(const pc_check_ctx *ctx, const pc_grap
         for (uint32_t j = 0; j < ctx->n_eps; j++) {
             const pc_ep *ep = ctx->eps[j];
             why[0] = '\0';
-            bool core = pc_ep_claims_node(ep, n, why, sizeof why), oracle = pc_capo_claims(ep, n);
+            pc_capo_reason reason = pc_capo_decide(ep, n);
+            bool core = pc_ep_claims_node(ep, n, why, sizeof why), oracle = reason == PC_CAPO_CLAIMS;
             if (core != oracle) {
                 *kind = "claims-disagree";
                 snprintf(
@@ -230,6 +232,16 @@ static pc_prop_outcome check_claims_agree(const pc_check_ctx *ctx, const pc_grap
                 *kind = "no-reason";
                 snprintf(msg, msg_size, "EP '%s' refuses node %s of the %s without a reason", ep->name,
                          match_node_label(n, l1, sizeof l1), which);
+                return PC_PROP_FAIL;
+            }
+            /* the reason the partitioner reports is the first rule that fails, by the oracle's reading */
+            const char *phrase = pc_capo_reason_phrase(reason);
+            if (!core && !strstr(why, phrase)) {
+                *kind = "wrong-reason";
+                snprintf(msg, msg_size,
+                         "EP '%s' refuses node %s of the %s saying \"%s\"; docs/ep.md's first "
+                         "failing rule is the one worded \"%s...\"",
+                         ep->name, match_node_label(n, l1, sizeof l1), which, why, phrase);
                 return PC_PROP_FAIL;
             }
         }

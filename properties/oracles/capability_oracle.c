@@ -42,15 +42,16 @@ static bool standard_claim(const pc_model *m, const char *domain, const char *op
     return opset > info->schema_max_opset || pc_schema_lookup(domain, op, opset) != NULL;
 }
 
-static bool row_claims(const pc_ep_op *row, const pc_node *node, const char *domain, int64_t opset)
+/* Why a row whose op type and domain match does not claim the node (PC_CAPO_CLAIMS: it does). */
+static pc_capo_reason row_refusal(const pc_ep_op *row, const pc_node *node, int64_t opset)
 {
-    if (!same_domain(row->domain, domain)) return false;
-    if (strcmp(row->op_type, "*") != 0 && strcmp(row->op_type, node->op_type) != 0) return false;
-    if (opset < row->opset_min || opset > row->opset_max) return false;
+    if (opset < 0) return PC_CAPO_NOT_IMPORTED;
+    if (opset < row->opset_min || opset > row->opset_max) return PC_CAPO_OPSET;
     if (row->dtypes) {
         const pc_value *v = node->n_inputs ? node->inputs[0] : node->n_outputs ? node->outputs[0] : NULL;
-        if (!v || v->type.kind != PC_TYPE_TENSOR || v->type.elem == PC_DTYPE_UNDEFINED) return false;
-        if ((unsigned)v->type.elem >= 64 || !((row->dtypes >> (unsigned)v->type.elem) & 1u)) return false;
+        if (!v || v->type.kind != PC_TYPE_TENSOR || v->type.elem == PC_DTYPE_UNDEFINED) return PC_CAPO_DTYPE;
+        if ((unsigned)v->type.elem >= 64 || !((row->dtypes >> (unsigned)v->type.elem) & 1u))
+            return PC_CAPO_DTYPE;
     }
     for (uint32_t r = 0; r < row->n_attr_rules; r++) {
         const pc_ep_attr_rule *rule = &row->attr_rules[r];
@@ -58,33 +59,64 @@ static bool row_claims(const pc_ep_op *row, const pc_node *node, const char *dom
         bool have = false;
         for (uint32_t a = 0; a < node->n_attrs; a++)
             if (strcmp(node->attrs[a].name, rule->name) == 0) {
-                if (node->attrs[a].type != PC_ATTR_INT) return false;
+                if (node->attrs[a].type != PC_ATTR_INT) return PC_CAPO_ATTRIBUTE;
                 value = node->attrs[a].i;
                 have = true;
                 break;
             }
         if (!have) {
-            if (!rule->has_default) return false;
+            if (!rule->has_default) return PC_CAPO_ATTRIBUTE;
             value = rule->default_value;
         }
         bool listed = false;
         for (uint32_t k = 0; k < rule->n_values; k++)
             listed = listed || rule->values[k] == value;
-        if (!listed) return false;
+        if (!listed) return PC_CAPO_ATTRIBUTE;
     }
-    return true;
+    return PC_CAPO_CLAIMS;
+}
+
+static bool row_matches_op(const pc_ep_op *row, const pc_node *node, const char *domain)
+{
+    return same_domain(row->domain, domain) &&
+           (strcmp(row->op_type, "*") == 0 || strcmp(row->op_type, node->op_type) == 0);
+}
+
+pc_capo_reason pc_capo_decide(const pc_ep *ep, const pc_node *node)
+{
+    const char *domain = node->domain ? node->domain : "";
+    const pc_model *m = node->graph ? node->graph->model : NULL;
+    if (!m) return PC_CAPO_NOT_LISTED;
+    int64_t opset = opset_of(m, domain);
+    if (same_domain(domain, "") && strcmp(node->op_type, "Transpose") == 0 && !ep->runs_transpose)
+        return PC_CAPO_TRANSPOSE;
+    if (ep->all_standard_ops && standard_claim(m, domain, node->op_type, opset)) return PC_CAPO_CLAIMS;
+    /* any row claiming decides; otherwise the first row of the op says why */
+    pc_capo_reason first = PC_CAPO_NOT_LISTED;
+    for (uint32_t i = 0; i < ep->n_ops; i++) {
+        if (!row_matches_op(&ep->ops[i], node, domain)) continue;
+        pc_capo_reason r = row_refusal(&ep->ops[i], node, opset);
+        if (r == PC_CAPO_CLAIMS) return r;
+        if (first == PC_CAPO_NOT_LISTED) first = r;
+    }
+    return first;
 }
 
 bool pc_capo_claims(const pc_ep *ep, const pc_node *node)
 {
-    const char *domain = node->domain ? node->domain : "";
-    const pc_model *m = node->graph ? node->graph->model : NULL;
-    if (!m) return false;
-    int64_t opset = opset_of(m, domain);
-    if (same_domain(domain, "") && strcmp(node->op_type, "Transpose") == 0 && !ep->runs_transpose)
-        return false;
-    if (ep->all_standard_ops && standard_claim(m, domain, node->op_type, opset)) return true;
-    for (uint32_t i = 0; i < ep->n_ops; i++)
-        if (row_claims(&ep->ops[i], node, domain, opset)) return true;
-    return false;
+    return pc_capo_decide(ep, node) == PC_CAPO_CLAIMS;
+}
+
+const char *pc_capo_reason_phrase(pc_capo_reason r)
+{
+    static const char *const phrases[PC_CAPO_REASON_COUNT] = {
+        [PC_CAPO_CLAIMS] = "",
+        [PC_CAPO_TRANSPOSE] = "does not run Transpose",
+        [PC_CAPO_NOT_LISTED] = "is not in the EP's op list",
+        [PC_CAPO_NOT_IMPORTED] = "is not imported by the model",
+        [PC_CAPO_OPSET] = "opset ",
+        [PC_CAPO_DTYPE] = "element type ",
+        [PC_CAPO_ATTRIBUTE] = "attribute '",
+    };
+    return (unsigned)r < PC_CAPO_REASON_COUNT ? phrases[r] : "?";
 }

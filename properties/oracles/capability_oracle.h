@@ -16,15 +16,31 @@
  * (unknown types fail), and every attribute rule (the node's int attribute, or the rule's default when
  * absent; absent without a default, or not an int, fails) one of the listed values.
  *
- * Deliberately simple: linear scans, no reasons. The schema table (core/schema, facts from ONNX 1.12) and
- * the EP's parsed rows are data it shares with core; the decision is its own. Prefix pc_capo_ (private to
- * the properties).
+ * Deliberately simple: linear scans; the reason is the rule that failed, by class (docs/ep.md words each).
+ * The schema table (core/schema, facts from ONNX 1.12) and the EP's parsed rows are data it shares with core;
+ * the decision is its own. Prefix pc_capo_ (private to the properties).
  */
 #ifndef PC_PROPERTIES_ORACLES_CAPABILITY_ORACLE_H
 #define PC_PROPERTIES_ORACLES_CAPABILITY_ORACLE_H
 
 #include "core/passcheck.h"
 
-bool pc_capo_claims(const pc_ep *ep, const pc_node *node);
+/* Why the EP refuses the node, by docs/ep.md's rules: the first reason (a row of the op that claims wins; of
+ * the rows of the op, the first says why; no row of it: not listed). */
+typedef enum pc_capo_reason {
+    PC_CAPO_CLAIMS,       /* it claims the node */
+    PC_CAPO_TRANSPOSE,    /* an ai.onnx Transpose for an EP that does not run Transposes */
+    PC_CAPO_NOT_LISTED,   /* no row of the op and domain (and no all_standard_ops claim) */
+    PC_CAPO_NOT_IMPORTED, /* the model does not import the domain */
+    PC_CAPO_OPSET,        /* the model's opset is outside the first row's range */
+    PC_CAPO_DTYPE,        /* the element type is unknown or not in the first row's set */
+    PC_CAPO_ATTRIBUTE,    /* an attribute rule of the first row fails */
+    PC_CAPO_REASON_COUNT
+} pc_capo_reason;
+
+pc_capo_reason pc_capo_decide(const pc_ep *ep, const pc_node *node);
+bool pc_capo_claims(const pc_ep *ep, const pc_node *node); /* pc_capo_decide(...) == PC_CAPO_CLAIMS */
+/* The words docs/ep.md's reason for r contains ("opset ", "is not in the EP's op list", ...). */
+const char *pc_capo_reason_phrase(pc_capo_reason r);
 
 #endif

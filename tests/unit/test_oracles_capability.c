@@ -1,6 +1,7 @@
 /* The capability oracle (properties/oracles/capability_oracle.c) on hand-written cases from docs/ep.md, and
  * differentially against core's pc_ep_claims_node: every node of generated cases of every family (their
- * random EP files included) against every EP of the case plus the built-ins must get the same verdict. */
+ * random EP files included) against every EP of the case plus the built-ins must get the same verdict, and a
+ * refusal core's wording of the same first failing rule. */
 #include <string.h>
 
 #include "generators/gen.h"
@@ -60,13 +61,37 @@ static void test_rules(void)
     /* an op the schema does not know at the opset: not a standard claim */
     pc_node *unknown = pt_node(m, "NoSuchOp", "", "x", "ns", NULL);
     CHECK(!pc_capo_claims(cpu, unknown) && !pc_ep_claims_node(cpu, unknown, NULL, 0));
+    /* reasons: the first rule that fails, and core's wording of it */
+    pc_node *other = pt_node(m, "Thing", "com.example", "x", "th", NULL);
+    for (uint32_t i = 0; i < m->n_opsets; i++) /* pt_node imported com.example: un-import it */
+        if (strcmp(m->opsets[i].domain, "com.example") == 0) m->opsets[i].domain = "com.elsewhere";
+    CHECK_OK(pc_node_set_attr_int(pool, "storage_order", 1, &aerr), &aerr);
+    const struct {
+        const pc_ep *ep;
+        const pc_node *n;
+        pc_capo_reason why;
+    } reasons[] = {
+        {npu, relu, PC_CAPO_CLAIMS},        {npu, tr, PC_CAPO_TRANSPOSE},
+        {npu, relu_int, PC_CAPO_DTYPE},     {npu, neg_unknown, PC_CAPO_NOT_LISTED},
+        {npu, sig, PC_CAPO_OPSET},          {npu, pool, PC_CAPO_ATTRIBUTE},
+        {npu, other, PC_CAPO_NOT_IMPORTED}, {cpu, unknown, PC_CAPO_NOT_LISTED},
+        {nhwc, relu_int, PC_CAPO_DTYPE},
+    };
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+        char why[256];
+        pc_capo_reason got = pc_capo_decide(reasons[i].ep, reasons[i].n);
+        bool core = pc_ep_claims_node(reasons[i].ep, reasons[i].n, why, sizeof why);
+        CHECK_MSG(got == reasons[i].why, "row %zu: reason %d, want %d", i, (int)got, (int)reasons[i].why);
+        CHECK_MSG(core == (got == PC_CAPO_CLAIMS) && strstr(why, pc_capo_reason_phrase(got)),
+                  "row %zu: core %d says '%s', want '%s'", i, core, why, pc_capo_reason_phrase(got));
+    }
     pc_model_free(m);
     pc_ep_registry_free(reg);
 }
 
 static void test_against_core(void)
 {
-    size_t pairs = 0, claimed = 0, disagree = 0;
+    size_t pairs = 0, claimed = 0, disagree = 0, refused_by[PC_CAPO_REASON_COUNT] = {0};
     for (size_t f = 0; f < pc_gen_family_count(); f++)
         for (uint64_t seed = 1; seed <= 60; seed++) {
             const char *family = pc_gen_family_at(f)->name;
@@ -85,20 +110,27 @@ static void test_against_core(void)
             CHECK_OK(pc_graph_infer_shapes(c.model->graph, &err), &err);
             for (const pc_node *n = c.model->graph->first; n; n = n->next)
                 for (uint32_t e = 0; e < n_eps; e++) {
-                    bool core = pc_ep_claims_node(eps[e], n, NULL, 0), oracle = pc_capo_claims(eps[e], n);
+                    char why[256];
+                    pc_capo_reason reason = pc_capo_decide(eps[e], n);
+                    bool core = pc_ep_claims_node(eps[e], n, why, sizeof why),
+                         oracle = reason == PC_CAPO_CLAIMS;
                     pairs++;
                     claimed += oracle;
-                    if (core != oracle && disagree++ < 10)
-                        CHECK_MSG(false, "%s seed %llu: EP %s, node %s (%s): core %d, oracle %d", family,
-                                  (unsigned long long)seed, eps[e]->name, n->name ? n->name : "", n->op_type,
-                                  core, oracle);
+                    refused_by[reason]++;
+                    if ((core != oracle || !strstr(why, pc_capo_reason_phrase(reason))) && disagree++ < 10)
+                        CHECK_MSG(false, "%s seed %llu: EP %s, node %s (%s): core %d ('%s'), oracle %d (%s)",
+                                  family, (unsigned long long)seed, eps[e]->name, n->name ? n->name : "",
+                                  n->op_type, core, why, oracle, pc_capo_reason_phrase(reason));
                 }
             pc_ep_registry_free(reg);
             pc_case_free(&c);
         }
     CHECK(disagree == 0 && pairs > 5000 && claimed > 1000 && claimed < pairs);
-    printf("test_oracles_capability: %zu node x EP pairs, %zu claimed, %zu disagreements\n", pairs, claimed,
-           disagree);
+    printf("test_oracles_capability: %zu node x EP pairs, %zu claimed, %zu disagreements; refused:", pairs,
+           claimed, disagree);
+    for (int r = 1; r < PC_CAPO_REASON_COUNT; r++)
+        printf(" '%s' %zu", pc_capo_reason_phrase((pc_capo_reason)r), refused_by[r]);
+    printf("\n");
 }
 
 int main(void)
