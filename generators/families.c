@@ -177,6 +177,14 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     if (st == PC_OK) st = pc_gen_finish(&g, err);
     if (st == PC_OK && cfg.annotate) st = pc_gen_annotate(&g, err);
     if (st == PC_OK && cfg.random_eps) st = pc_gen_random_eps(&g, err);
+    /* drawn last (0: static shapes); units' guarantees may rest on known dims */
+    bool guarantees = false;
+    for (int k = 0; k < PC_RW_COUNT && !guarantees; k++) {
+        guarantees = g.expect.fired[k] != 0;
+        for (int r = 0; r < PC_MISS_COUNT; r++)
+            guarantees = guarantees || g.expect.near[k][r] != 0;
+    }
+    if (st == PC_OK && !guarantees && pc_draw_bool(ch, 20)) st = pc_gen_symbolic_dims(&g, err);
     /* The units guarantee their rewrites on the cpu EP alone: another EP may rightly refuse a fused node (the
      * nhwc EP runs no QLinearConv), and annotations may rightly keep nodes apart. */
     if (st == PC_OK && !cfg.annotate && !cfg.random_eps && strcmp(base->default_eps, "cpu") == 0)

@@ -245,6 +245,11 @@ pc_status pc_gen_finish(pc_gen *g, pc_error *err);
  * pc_case_generate after pc_gen_finish when the config asks for them. */
 pc_status pc_gen_annotate(pc_gen *g, pc_error *err);
 pc_status pc_gen_random_eps(pc_gen *g, pc_error *err);
+/* The symbolic-dims layer (last; cases without pattern guarantees): some dims of the graph inputs become
+ * dim_params named by their size ("s3": every symbolic dim of size 3 is one symbol, which holds for the
+ * case's inputs), the node outputs' shapes are erased and inferred again from them, as a model exported with
+ * a dynamic batch arrives. The case inputs keep their sizes. */
+pc_status pc_gen_symbolic_dims(pc_gen *g, pc_error *err);
 
 #ifdef __cplusplus
 }

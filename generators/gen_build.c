@@ -368,3 +368,42 @@ pc_status pc_gen_finish(pc_gen *g, pc_error *err)
     }
     return PC_OK;
 }
+
+pc_status pc_gen_symbolic_dims(pc_gen *g, pc_error *err)
+{
+    static const char *const names[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"};
+    pc_graph *graph = g->graph;
+    bool any = false;
+    for (uint32_t i = 0; i < graph->n_inputs; i++) {
+        pc_value *v = graph->inputs[i];
+        if (v->initializer || v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank <= 0) continue;
+        pc_type t = v->type;
+        pc_dim dims[PC_MAX_RANK];
+        memcpy(dims, t.shape.dims, (size_t)t.shape.rank * sizeof *dims);
+        bool changed = false;
+        for (int32_t k = 0; k < t.shape.rank; k++) {
+            /* dim 0 (the batch) mostly; the others now and then */
+            if (dims[k].kind != PC_DIM_KNOWN || dims[k].size > 9 || !pc_draw_bool(g->ch, k == 0 ? 60 : 20))
+                continue;
+            dims[k] = (pc_dim){.kind = PC_DIM_SYMBOLIC, .symbol = names[dims[k].size]};
+            changed = true;
+        }
+        if (!changed) continue;
+        t.shape.dims = dims;
+        if (pc_value_set_type(v, &t, err) != PC_OK) return err->status;
+        any = true;
+    }
+    if (!any) return PC_OK;
+    pc_type none = {.kind = PC_TYPE_NONE, .shape = {.rank = -1}};
+    for (uint32_t i = 0; i < graph->n_values; i++) {
+        pc_value *v = graph->values[i];
+        if (v->producer && pc_value_set_type(v, &none, err) != PC_OK) return err->status;
+    }
+    pc_error ierr;
+    if (pc_graph_infer_shapes(graph, &ierr) != PC_OK)
+        return pc_error_set(err, PC_ERR_INTERNAL,
+                            "generator (%s family): shape inference rejects the graph once its inputs have "
+                            "symbolic dims: %s",
+                            g->cfg->family, ierr.message);
+    return PC_OK;
+}

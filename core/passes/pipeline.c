@@ -318,6 +318,11 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
             if (st != PC_OK) goto done;
         }
     }
+    /* and last: a pass that removes a node may leave types downstream less precise than inference now gets
+     * (a full Slice of a symbolic dim gave '?', its input has 's1'); the result is closed under inference,
+     * so optimizing it again changes nothing */
+    st = pc_graph_infer_shapes(model->graph, err);
+    if (st != PC_OK) pc_error_prefix(err, "shape inference after the passes: ");
 done:
     pc_layer_rules_free(rules);
     return st;

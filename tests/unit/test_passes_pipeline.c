@@ -438,6 +438,50 @@ static void test_annotation_scope(void)
     pc_model_free(m);
 }
 
+/* The optimized graph is closed under shape inference: removing a full Slice of a symbolic dim leaves the
+ * Transpose after it able to know 's1' where the Slice's output had '?'; the pipeline infers again at the
+ * end, so a second optimize changes nothing (the idempotence property found it on generated symbolic dims).
+ */
+static void test_optimize_closed_under_inference(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(13);
+    pc_value *x = pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 2, 2});
+    pc_dim dims[4] = {{.kind = PC_DIM_SYMBOLIC, .symbol = "s1"},
+                      {.kind = PC_DIM_KNOWN, .size = 5},
+                      {.kind = PC_DIM_KNOWN, .size = 2},
+                      {.kind = PC_DIM_KNOWN, .size = 2}};
+    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape = {.rank = 4, .dims = dims}};
+    CHECK_OK(pc_value_set_type(x, &t, &err), &err);
+    pt_const_i64(m, "starts", 1, (int64_t[]){0});
+    pt_const_i64(m, "ends", 1, (int64_t[]){INT64_MAX});
+    pt_const_i64(m, "axes", 1, (int64_t[]){-4});
+    pt_node(m, "Slice", "", "x,starts,ends,axes", "s", NULL);
+    pc_node *tr = pt_node(m, "Transpose", "", "s", "y", NULL);
+    CHECK_OK(pc_node_set_attr_ints(tr, "perm", 4, (int64_t[]){0, 3, 1, 2}, &err), &err);
+    pt_output(m, "y");
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    const pc_value *y = tr->outputs[0];
+    CHECK(y->type.shape.rank == 4 && y->type.shape.dims[0].kind != PC_DIM_SYMBOLIC); /* the Slice's '?' */
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    CHECK(pt_count_op(m, "Slice") == 0);
+    const pc_value *out = m->graph->outputs[0];
+    CHECK_MSG(out->type.shape.rank == 4 && out->type.shape.dims[0].kind == PC_DIM_SYMBOLIC &&
+                  strcmp(out->type.shape.dims[0].symbol, "s1") == 0,
+              "the output's dim 0 is not 's1' after optimizing");
+    uint8_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    CHECK_OK(pc_model_save_bytes(m, &a, &na, &err), &err);
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+    CHECK_OK(pc_model_save_bytes(m, &b, &nb, &err), &err);
+    CHECK_MSG(na == nb && memcmp(a, b, na) == 0, "a second optimize changed the model");
+    free(a);
+    free(b);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_annotation_scope();
@@ -450,5 +494,6 @@ int main(void)
     test_remove_dead();
     test_optimize_hooks();
     test_optimize_partitioned();
+    test_optimize_closed_under_inference();
     return pc_test_finish("test_passes_pipeline");
 }
