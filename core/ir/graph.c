@@ -414,6 +414,14 @@ pc_status pc_value_replace_uses(pc_value *from, pc_value *to)
 /* ---- types
  * ------------------------------------------------------------------------------------------------- */
 
+/* *dst = a copy of s in the model's arena; false when s is not NULL and the copy failed (a NULL would read
+ * as "no symbol", a different type). */
+static bool type_strdup(pc_model *model, const char **dst, const char *s)
+{
+    *dst = pc_arena_strdup(&model->arena, s);
+    return !s || *dst;
+}
+
 pc_status pc_type_copy(pc_model *model, pc_type *dst, const pc_type *src, pc_error *err)
 {
     pc_type t = *src;
@@ -422,13 +430,15 @@ pc_status pc_type_copy(pc_model *model, pc_type *dst, const pc_type *src, pc_err
         if (!t.shape.dims) return pc_model_alloc_error(model, err, "a shape");
         for (int32_t i = 0; i < src->shape.rank; i++) {
             t.shape.dims[i] = src->shape.dims[i];
-            t.shape.dims[i].symbol = pc_arena_strdup(&model->arena, src->shape.dims[i].symbol);
-            t.shape.dims[i].denotation = pc_arena_strdup(&model->arena, src->shape.dims[i].denotation);
+            if (!type_strdup(model, &t.shape.dims[i].symbol, src->shape.dims[i].symbol) ||
+                !type_strdup(model, &t.shape.dims[i].denotation, src->shape.dims[i].denotation))
+                return pc_model_alloc_error(model, err, "a dim's name");
         }
     }
-    t.denotation = pc_arena_strdup(&model->arena, src->denotation);
-    t.opaque_domain = pc_arena_strdup(&model->arena, src->opaque_domain);
-    t.opaque_name = pc_arena_strdup(&model->arena, src->opaque_name);
+    if (!type_strdup(model, &t.denotation, src->denotation) ||
+        !type_strdup(model, &t.opaque_domain, src->opaque_domain) ||
+        !type_strdup(model, &t.opaque_name, src->opaque_name))
+        return pc_model_alloc_error(model, err, "a type's name");
     if (src->inner) {
         t.inner = pc_arena_alloc(&model->arena, sizeof(pc_type));
         if (!t.inner) return pc_model_alloc_error(model, err, "a type");

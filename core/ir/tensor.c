@@ -46,6 +46,10 @@ pc_tensor *pc_tensor_create(pc_model *model, const char *name, pc_dtype dtype, i
     }
     if (rank) memcpy(d, dims, (size_t)rank * sizeof *d);
     t->name = pc_arena_strdup(&model->arena, name);
+    if (name && !t->name) {
+        pc_model_alloc_error(model, err, "a tensor's name");
+        return NULL;
+    }
     t->dtype = dtype;
     t->rank = rank;
     t->dims = d;

@@ -1578,6 +1578,11 @@ pc_status pc_model_load_file(const char *path, const pc_load_options *opts, pc_m
         return st;
     }
     (*out)->path = pc_arena_strdup(&(*out)->arena, path);
+    if (!(*out)->path) {
+        pc_model_free(*out);
+        *out = NULL;
+        return pc_error_set(err, PC_ERR_NOMEM, "%s: out of memory for the model's path", path);
+    }
     return PC_OK;
 }
 

@@ -661,7 +661,7 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
     }
     for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++)
         st = merge_output(&c, i);
-    if (st == PC_OK && values && !rule->nhwc) sh_values_propagate(&c, values);
+    if (st == PC_OK && values && !rule->nhwc) st = sh_values_propagate(&c, values);
     if (c.out != few) free(c.out);
     return st;
 }
@@ -674,6 +674,7 @@ pc_status pc_node_infer_shapes(pc_node *node, pc_error *err)
 pc_status pc_graph_infer_shapes(pc_graph *graph, pc_error *err)
 {
     sh_values *values = sh_values_create(graph);
+    if (!values) return pc_error_set(err, PC_ERR_NOMEM, "out of memory for shape inference's value table");
     pc_status st = PC_OK;
     for (pc_node *n = graph->first; n && st == PC_OK; n = n->next)
         st = infer_node(n, values, err);

@@ -103,13 +103,14 @@ int64_t sh_slice_count(int64_t dim, int64_t start, int64_t end, int64_t step, in
 void sh_dims_product(const sh_shape *s, int32_t from, int32_t to, pc_dim *d);
 
 /* ---- values.c: shape-value propagation within one graph walk ---- */
-sh_values *
-sh_values_create(const pc_graph *graph); /* NULL when out of memory (propagation is then skipped) */
+/* NULL when out of memory. Propagation refines what inference finds (a computed Reshape shape), so running
+ * without it would give another graph: out of memory here is an error like any other. */
+sh_values *sh_values_create(const pc_graph *graph);
 void sh_values_free(sh_values *values);
 const sh_ints *sh_values_get(const sh_values *values, const pc_value *v);
-/* After node c->node was inferred: records its output 0's value when the op computes one from known inputs.
- */
-void sh_values_propagate(sh_ctx *c, sh_values *values);
+/* After node c->node was inferred: records its output 0's value when the op computes one from known inputs;
+ * PC_ERR_NOMEM (in c->err) when it cannot. */
+pc_status sh_values_propagate(sh_ctx *c, sh_values *values);
 
 /* ---- window.c: the one conv/pool output-size computation ---- */
 typedef enum sh_window_kind { SH_WINDOW_CONV, SH_WINDOW_POOL, SH_WINDOW_CONV_TRANSPOSE } sh_window_kind;

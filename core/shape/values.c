@@ -41,13 +41,14 @@ const sh_ints *sh_values_get(const sh_values *t, const pc_value *v)
     return t && v && v->id < t->n ? t->by_id[v->id] : NULL;
 }
 
-static void values_set(sh_values *t, const pc_value *v, const sh_ints *x)
+static bool values_set(sh_values *t, const pc_value *v, const sh_ints *x)
 {
-    if (!v || v->id >= t->n || t->by_id[v->id]) return;
+    if (!v || v->id >= t->n || t->by_id[v->id]) return true;
     sh_ints *c = malloc(sizeof *c);
-    if (!c) return; /* propagation is an optimization: without memory the dims just stay unknown */
+    if (!c) return false;
     *c = *x;
     t->by_id[v->id] = c;
+    return true;
 }
 
 /* Input i as an int vector: a propagated value or an int constant (its rank from the tensor or the type). */
@@ -254,13 +255,16 @@ static int prop_cmp(const void *key, const void *elem)
     return pc_name_cmp(key, ((const prop_rule *)elem)->op_type);
 }
 
-void sh_values_propagate(sh_ctx *c, sh_values *t)
+pc_status sh_values_propagate(sh_ctx *c, sh_values *t)
 {
     const pc_node *n = c->node;
     if (!t || n->n_outputs < 1 || !n->outputs[0] || (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0))
-        return;
+        return PC_OK;
     const prop_rule *r =
         bsearch(n->op_type, props, sizeof props / sizeof props[0], sizeof props[0], prop_cmp);
     sh_ints y;
-    if (r && r->fn(c, &y) && y.n <= PC_MAX_RANK) values_set(t, n->outputs[0], &y);
+    if (r && r->fn(c, &y) && y.n <= PC_MAX_RANK && !values_set(t, n->outputs[0], &y))
+        return pc_error_set(c->err, PC_ERR_NOMEM, "node '%s': out of memory propagating shape values",
+                            n->name ? n->name : n->op_type);
+    return PC_OK;
 }

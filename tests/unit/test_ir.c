@@ -423,6 +423,54 @@ static void test_oom_injection(void)
     }
 }
 
+/* pc_value_set_type under every allocation failure: NOMEM, or a copy equal to the source (a dim's symbol,
+ * a denotation, a tensor's name lost to a failed copy would read as a different type: the symbolic-dims
+ * generator found it through the alloc-failure property). */
+static void test_type_copy_oom(void)
+{
+    pc_dim dims[2] = {{.kind = PC_DIM_SYMBOLIC, .symbol = "batch", .denotation = "DATA_BATCH"},
+                      {.kind = PC_DIM_KNOWN, .size = 3}};
+    pc_type src = {.kind = PC_TYPE_TENSOR,
+                   .elem = PC_DTYPE_FLOAT,
+                   .denotation = "TENSOR",
+                   .shape = {.rank = 2, .dims = dims}};
+    bool completed = false;
+    for (uint64_t n = 1; n < 100 && !completed; n++) {
+        pc_error err;
+        pc_model *m;
+        if (pc_model_create(&m, &err) != PC_OK) continue;
+        pc_value *x = pc_graph_add_value(m->graph, "x", NULL, &err);
+        if (!x) {
+            pc_model_free(m);
+            continue;
+        }
+        m->mem.fail_after = m->mem.n_allocs + n;
+        pc_status st = pc_value_set_type(x, &src, &err);
+        if (st == PC_OK && !m->mem.failed) completed = true;
+        CHECK_MSG(st == PC_ERR_NOMEM || (st == PC_OK && pc_type_equal(&x->type, &src)),
+                  "allocation %llu failing: %s, and the copy %s the source", (unsigned long long)n,
+                  pc_status_name(st),
+                  st == PC_OK && !pc_type_equal(&x->type, &src) ? "differs from" : "equals");
+        m->mem.fail_after = 0;
+        pc_tensor *t = pc_tensor_create(m, "w", PC_DTYPE_FLOAT, 0, NULL, &err);
+        CHECK(t && t->name && strcmp(t->name, "w") == 0);
+        pc_model_free(m);
+    }
+    CHECK(completed);
+    /* a tensor's name: NOMEM, never a nameless tensor */
+    for (uint64_t n = 1; n < 20; n++) {
+        pc_error err;
+        pc_model *m;
+        if (pc_model_create(&m, &err) != PC_OK) continue;
+        m->mem.fail_after = m->mem.n_allocs + n;
+        pc_tensor *t = pc_tensor_create(m, "weights", PC_DTYPE_FLOAT, 0, NULL, &err);
+        CHECK_MSG(t ? t->name && strcmp(t->name, "weights") == 0 : err.status == PC_ERR_NOMEM,
+                  "allocation %llu failing: tensor %s", (unsigned long long)n,
+                  t ? "without its name" : "error");
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_annotation_and_ep();
@@ -435,5 +483,6 @@ int main(void)
     test_save_load_ir_state();
     test_value_info_order();
     test_oom_injection();
+    test_type_copy_oom();
     return pc_test_finish("test_ir");
 }
