@@ -143,7 +143,8 @@ static pc_status parse_rule(scanner *s, const pc_ep *const *eps, uint32_t n_eps,
             free(text);
             char c = s->text[s->pos];
             if (c == '=') return bad(s, s->pos, "'=' may only start a pattern");
-            return bad(s, s->pos,
+            /* named where it starts: at its '=' when it has one */
+            return bad(s, exact ? pat_pos : s->pos,
                        c ? "empty pattern" : "empty pattern, then the end of the text (missing ')')");
         }
         for (uint32_t i = 0; i < r->n; i++)
@@ -192,9 +193,9 @@ pc_status pc_layer_rules_parse(const char *text, const pc_ep *const *eps, uint32
                 st = bad(&s, s.pos, c == ')' ? "unbalanced ')'" : "expected ';' between rules");
                 break;
             }
-            s.pos++;
+            size_t semi = s.pos++;
             if (peek(&s) == '\0') {
-                st = bad(&s, s.pos, "expected a rule after ';'");
+                st = bad(&s, semi, "a trailing ';' (expected a rule after it)");
                 break;
             }
         }

@@ -83,17 +83,21 @@ static pc_status parse_rule(lro_scan *sc, const char *const *ep_names, uint32_t 
     while (sc->i < sc->n && !strchr("(),;=", sc->s[sc->i]))
         sc->i++;
     size_t name_len = sc->i - start;
-    if (sc->i >= sc->n || sc->s[sc->i] != '(')
-        return pc_error_set(err, PC_ERR_USAGE,
-                            "layer assignment: position %zu: expected '(' after the EP name", scan_pos(sc));
+    /* the leftmost error is the one reported: a bad name before a missing '(' */
     const char *ep = NULL;
     for (uint32_t k = 0; k < n_eps && !ep; k++)
         if (strlen(ep_names[k]) == name_len && memcmp(ep_names[k], sc->s + start, name_len) == 0)
             ep = ep_names[k];
-    if (!ep)
+    if (!ep && name_len > 0)
         return pc_error_set(err, PC_ERR_USAGE,
-                            "layer assignment: position %zu: EP '%.*s' is not in the EP list",
-                            start < sc->n ? sc->pos[start] : sc->end_pos, (int)name_len, sc->s + start);
+                            "layer assignment: position %zu: EP '%.*s' is not in the EP list", sc->pos[start],
+                            (int)name_len, sc->s + start);
+    if (sc->i >= sc->n || sc->s[sc->i] != '(')
+        return pc_error_set(err, PC_ERR_USAGE,
+                            "layer assignment: position %zu: expected '(' after the EP name", scan_pos(sc));
+    if (!ep)
+        return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: EP '' is not in the EP list",
+                            scan_pos(sc));
     sc->i++; /* '(' */
     for (;;) {
         size_t at = scan_pos(sc);
@@ -102,16 +106,19 @@ static pc_status parse_rule(lro_scan *sc, const char *const *ep_names, uint32_t 
         size_t t0 = sc->i;
         while (sc->i < sc->n && !strchr("(),;=", sc->s[sc->i]))
             sc->i++;
+        /* leftmost first: an empty or repeated pattern is named at its start, what follows it after */
+        if (sc->i == t0 && !(sc->i < sc->n && sc->s[sc->i] == '='))
+            return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: empty pattern", at);
+        if (sc->i > t0) {
+            pc_status st = add_pattern(r, ep, exact, sc->s + t0, sc->i - t0, at, err);
+            if (st != PC_OK) return st;
+        }
         if (sc->i < sc->n && sc->s[sc->i] == '=')
             return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: '=' inside a pattern",
                                 scan_pos(sc));
-        if (sc->i == t0)
-            return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: empty pattern", at);
         if (sc->i >= sc->n || sc->s[sc->i] == '(' || sc->s[sc->i] == ';')
             return pc_error_set(err, PC_ERR_USAGE, "layer assignment: position %zu: expected ',' or ')'",
                                 scan_pos(sc));
-        pc_status st = add_pattern(r, ep, exact, sc->s + t0, sc->i - t0, at, err);
-        if (st != PC_OK) return st;
         char c = sc->s[sc->i++];
         if (c == ')') return PC_OK;
     }

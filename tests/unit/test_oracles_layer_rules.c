@@ -2,10 +2,14 @@
  * grammar in docs/ep.md (prefix, exact, a pattern that is a prefix of another, exact and prefix forms of one
  * name, rule order permuted, annotations that contain a pattern without starting with it, the documented
  * errors), then a seeded differential test against core's pc_layer_rules_parse / pc_layer_rules_match over
- * thousands of random rule strings (valid and broken) and annotations: accept/reject and every match must
- * agree. */
+ * thousands of random rule strings (valid and broken) and annotations: accept/reject, the error's position
+ * and every match must agree; and the layer-rules property on generated cases, planted fault included. */
+#include <stdlib.h>
+
 #include "generators/gen.h"
 #include "properties/oracles/layer_rules_oracle.h"
+#include "properties/property.h"
+#include "tests/pass_test_util.h"
 #include "tests/test_util.h"
 
 static const char *const EPS[] = {"nhwc", "cpu", "npu", "a.b", "x-1"};
@@ -197,8 +201,10 @@ static void test_differential(void)
                         s2 == PC_OK ? "" : e2.message);
             CHECK(false);
         } else if (s1 != PC_OK) {
-            CHECK_MSG(s1 == PC_ERR_USAGE && s2 == PC_ERR_USAGE, "'%s': %s / %s", text, e1.message,
-                      e2.message);
+            /* both name the leftmost error's position (docs/ep.md) */
+            const char *p1 = strstr(e1.message, "position "), *p2 = strstr(e2.message, "position ");
+            CHECK_MSG(s1 == PC_ERR_USAGE && s2 == PC_ERR_USAGE && p1 && p2 && atoi(p1 + 9) == atoi(p2 + 9),
+                      "'%s': %s / %s", text, e1.message, e2.message);
             rejected++;
         } else {
             accepted++;
@@ -232,9 +238,46 @@ static void test_differential(void)
     pc_ep_registry_free(reg);
 }
 
+/* The layer-rules property on generated annotated cases: it passes, and the planted fault
+ * layer-rule-contains (a prefix pattern matching any annotation containing it) fails it with a pin. */
+static void test_property(void)
+{
+    unsigned judged = 0, caught = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        pc_case c;
+        if (!pt_generate("annotated", seed, &c)) continue;
+        for (int faulty = 0; faulty < 2 && c.layer_assignment; faulty++) {
+            pc_error err;
+            if (faulty) CHECK_OK(pc_fault_enable_list("layer-rule-contains", &err), &err);
+            pc_check_config cc;
+            pc_check_config_default(&cc);
+            CHECK_OK(pc_check_config_select(&cc, "layer-rules", &err), &err);
+            pc_check_result res;
+            CHECK_OK(pc_case_check(&c, &cc, &res, &err), &err);
+            size_t idx = 0;
+            while (pc_property_at(idx) != &pc_prop_layer_rules)
+                idx++;
+            if (!faulty) {
+                CHECK_MSG(res.counts[idx][PC_PROP_PASS] == 1, "seed %llu: %s", (unsigned long long)seed,
+                          res.failure.message);
+                judged++;
+            } else if (res.counts[idx][PC_PROP_FAIL]) {
+                CHECK(strcmp(res.failure.kind, "pins") == 0);
+                caught++;
+            }
+            pc_check_result_free(&res);
+            pc_fault_reset();
+        }
+        pc_case_free(&c);
+    }
+    printf("property: %u cases judged, the planted fault caught in %u\n", judged, caught);
+    CHECK(judged >= 20 && caught >= 3);
+}
+
 int main(void)
 {
     test_hand_written();
     test_differential();
+    test_property();
     return pc_test_finish("test_oracles_layer_rules");
 }
