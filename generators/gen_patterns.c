@@ -992,13 +992,15 @@ static pc_status unit_dq_of_transpose(unit_ctx *u, pc_error *err)
 /* DQ(x) [per tensor], DQ(w) [int8, per tensor or per output channel] [, DQ(b) int32 at x_scale * w_scale]
  * -> Conv [-> Relu] -> Q(type of x): QLinearConv, or QLinearConvRelu when the Relu stays (the output zero
  * point is mid-range). Near (each refused by fuse_qdq_qlinear): the output type differs from x's, int8 x
- * with uint8 weights, the bias dequantized at a scale off by one ulp-scale step, or x per axis. */
+ * with uint8 weights, the bias dequantized at a scale off by one ulp-scale step, x per axis, or the output
+ * quantized per channel. */
 static pc_status unit_qlinear_conv(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
     int32_t r = draw_rank(u, 3, 4);
     if (r < 3) return PC_OK;
-    uint32_t how = u->near ? pc_draw(g->ch, 4) : 4;
+    uint32_t how = u->near ? pc_draw(g->ch, 5) : 4; /* near 4 is 5: per-axis output */
+    if (u->near && how == 4) how = 5;
     int64_t dims[PC_MAX_RANK];
     pc_genq_draw_dims(&u->q, r, 1, 2, dims);
     pc_dtype xt = how == 1 ? PC_DTYPE_INT8 : draw_qtype(u);
@@ -1048,7 +1050,8 @@ static pc_status unit_qlinear_conv(unit_ctx *u, pc_error *err)
     if (conv && pc_genq_conv_attrs(&c, conv, err) != PC_OK) conv = NULL;
     pc_value *y = NULL;
     if ((st = end(u, conv, -bound, bound, &y, err)) != PC_OK) goto done;
-    bool relu = pc_draw_bool(g->ch, 40);
+    /* a per-axis output has one zero point per channel: no Relu (its mid-range zero point is per tensor) */
+    bool y_axis = how == 5 && c.m > 1, relu = !y_axis && pc_draw_bool(g->ch, 40);
     double lo = -bound;
     if (relu) {
         if ((st = unary(u, "Relu", y, 0, bound, &y, err)) != PC_OK) goto done;
@@ -1056,8 +1059,8 @@ static pc_status unit_qlinear_conv(unit_ctx *u, pc_error *err)
     }
     pc_genq_params yp;
     pc_dtype yt = how == 0 ? (xt == PC_DTYPE_INT8 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8) : xt;
-    if ((st = pc_genq_params_draw(&u->q, yt, -1, 1, sqrt((double)c.kelems) * amax * wmax * 0.5 + bmag, &yp,
-                                  err)) != PC_OK)
+    if ((st = pc_genq_params_draw(&u->q, yt, y_axis ? 1 : -1, y_axis ? (uint32_t)c.m : 1,
+                                  sqrt((double)c.kelems) * amax * wmax * 0.5 + bmag, &yp, err)) != PC_OK)
         goto done;
     if (relu) yp.zps[0] = yt == PC_DTYPE_INT8 ? 0 : 128; /* mid-range: the Relu is not redundant */
     pc_genq_value *out;
