@@ -169,11 +169,16 @@ static pc_status end(pc_gen *g, pc_node *n, iv r, pc_value **out, pc_error *err)
     return st;
 }
 
-static pc_value *const_ints(pc_gen *g, size_t n, const int64_t *vals, pc_error *err)
+static pc_value *const_ints_as(pc_gen *g, pc_dtype dtype, size_t n, const int64_t *vals, pc_error *err)
 {
     int64_t d = (int64_t)n;
-    pc_gen_value *v = pc_gen_const_i64(g, PC_DTYPE_INT64, 1, &d, vals, err);
+    pc_gen_value *v = pc_gen_const_i64(g, dtype, 1, &d, vals, err);
     return v ? v->value : NULL;
+}
+
+static pc_value *const_ints(pc_gen *g, size_t n, const int64_t *vals, pc_error *err)
+{
+    return const_ints_as(g, PC_DTYPE_INT64, n, vals, err);
 }
 
 static pc_value *const_floats(pc_gen *g, int32_t rank, const int64_t *dims, const float *vals, pc_error *err)
@@ -1627,19 +1632,22 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
             return err->status;
         return end(g, n, x_iv(x), out, err);
     }
-    pc_value *ins[5] = {x->value, const_ints(g, (size_t)k, starts, err), NULL, NULL, NULL};
-    if (!ins[1] || !(ins[2] = const_ints(g, (size_t)k, ends, err))) return err->status;
+    /* the index inputs share one type (Tind): int64, or int32 now and then (bounds past int32 clamp to it,
+     * which Slice clamps the same) */
+    pc_dtype tind = pc_draw_bool(g->ch, 25) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
+    pc_value *ins[5] = {x->value, const_ints_as(g, tind, (size_t)k, starts, err), NULL, NULL, NULL};
+    if (!ins[1] || !(ins[2] = const_ints_as(g, tind, (size_t)k, ends, err))) return err->status;
     /* axes [0, k) may be left to their default, also when steps follow (an omitted input in the middle) */
     bool omit_axes = in_order && pc_draw_bool(g->ch, 30);
     for (int32_t j = 0; omit_axes && j < k; j++)
         omit_axes = axes[j] == j;
     uint32_t n_in = 3;
     if (!omit_axes) {
-        if (!(ins[3] = const_ints(g, (size_t)k, axes, err))) return err->status;
+        if (!(ins[3] = const_ints_as(g, tind, (size_t)k, axes, err))) return err->status;
         n_in = 4;
     }
     if (!unit || pc_draw_bool(g->ch, 20)) {
-        if (!(ins[4] = const_ints(g, (size_t)k, steps, err))) return err->status;
+        if (!(ins[4] = const_ints_as(g, tind, (size_t)k, steps, err))) return err->status;
         n_in = 5;
     }
     pc_node *n = begin(g, "Slice", n_in, ins, 1, err);

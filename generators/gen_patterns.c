@@ -106,11 +106,17 @@ static pc_status unary(unit_ctx *u, const char *op, pc_value *x, double lo, doub
     return end(u, node(u, op, 1, &x, 1, err), lo, hi, out, err);
 }
 
-static pc_value *ints_const(unit_ctx *u, int32_t rank, size_t n, const int64_t *vals, pc_error *err)
+static pc_value *ints_const_as(unit_ctx *u, pc_dtype dtype, int32_t rank, size_t n, const int64_t *vals,
+                               pc_error *err)
 {
     int64_t d = (int64_t)n;
-    pc_gen_value *v = pc_gen_const_i64(u->g, PC_DTYPE_INT64, rank, &d, vals, err);
+    pc_gen_value *v = pc_gen_const_i64(u->g, dtype, rank, &d, vals, err);
     return v ? v->value : NULL;
+}
+
+static pc_value *ints_const(unit_ctx *u, int32_t rank, size_t n, const int64_t *vals, pc_error *err)
+{
+    return ints_const_as(u, PC_DTYPE_INT64, rank, n, vals, err);
 }
 
 static pc_status annotate(pc_node *n, const char *ann, pc_error *err)
@@ -621,8 +627,9 @@ static pc_status unit_push_gather(unit_ctx *u, pc_error *err)
     if (st != PC_OK) return st;
     int32_t a = (int32_t)pc_draw(u->g->ch, (uint32_t)r);
     int64_t idx = pc_draw_range(u->g->ch, 0, td[a] - 1);
-    if (pc_draw_bool(u->g->ch, 25)) idx -= td[a]; /* negative index form */
-    pc_value *iv = ints_const(u, u->near ? 1 : 0, 1, &idx, err);
+    if (pc_draw_bool(u->g->ch, 25)) idx -= td[a];                                 /* negative index form */
+    pc_dtype tind = pc_draw_bool(u->g->ch, 25) ? PC_DTYPE_INT32 : PC_DTYPE_INT64; /* Gather takes both */
+    pc_value *iv = ints_const_as(u, tind, u->near ? 1 : 0, 1, &idx, err);
     if (!iv) return err->status;
     pc_value *ins[2] = {t, iv};
     pc_node *n = node(u, "Gather", 2, ins, 1, err);

@@ -305,6 +305,13 @@ static bool tensor_is_capped(const pc_value *v)
 {
     if (!v->initializer) return true;
     if (v->type.elem == PC_DTYPE_INT64) return false;
+    /* int32 index inputs (Slice's starts..steps, Gather's indices) are not data either */
+    if (v->type.elem == PC_DTYPE_INT32) {
+        bool index_only = v->n_consumers > 0;
+        for (uint32_t u = 0; u < v->n_consumers; u++)
+            index_only = index_only && v->consumers[u].index > 0;
+        if (index_only) return false;
+    }
     for (uint32_t u = 0; u < v->n_consumers; u++)
         if (strcmp(v->consumers[u].node->op_type, "Resize") != 0 || v->consumers[u].index == 0) return true;
     return false;
