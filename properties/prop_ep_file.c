@@ -3,8 +3,8 @@
  * (properties/oracles/ep_file_oracle.h, written from docs/ep.md) does: both accept or both reject; a
  * rejection is PC_ERR_USAGE naming the line of the oracle's first error; an accepted file registers every EP
  * with the fields the oracle read. The mutants (a byte deleted, a separator or character inserted, a number
- * replaced by a bound, a line repeated or two swapped) are the malformed files the parser's guards exist for,
- * which no valid case reaches; a case without an EP file passes. */
+ * replaced by a bound, a field given twice, a line repeated or two swapped) are the malformed files the
+ * parser's guards exist for, which no valid case reaches; a case without an EP file passes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +87,29 @@ static char *mutate(const char *text, uint64_t *seed)
 {
     size_t n = strlen(text);
     uint64_t r = next(seed);
-    switch (r % 5) {
+    switch (r % 6) {
     case 0: /* delete a byte */
         if (n > 0) return splice(text, (size_t)(next(seed) % n), 1, "", 0);
         break;
+    case 5: { /* a key=value field given again on its line (each field may appear once) */
+        size_t fields = 0;
+        for (size_t i = 1; i < n; i++)
+            fields += text[i - 1] == ' ' && text[i] != ' ' && memchr(text + i, '=', strcspn(text + i, " \n"));
+        if (fields == 0) break;
+        size_t pick = (size_t)(next(seed) % fields), at = 0;
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (text[i - 1] == ' ' && text[i] != ' ' && memchr(text + i, '=', strcspn(text + i, " \n")) &&
+                k++ == pick) {
+                at = i;
+                break;
+            }
+        size_t len = strcspn(text + at, " \n");
+        char put[128];
+        if (len + 1 > sizeof put) break;
+        put[0] = ' ';
+        memcpy(put + 1, text + at, len);
+        return splice(text, at + len, 0, put, len + 1);
+    }
     case 2:
     case 3: { /* a number (a maximal digit run) replaced by a bound: twice as often, bounds are what break */
         size_t runs = 0;
