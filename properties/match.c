@@ -398,3 +398,15 @@ pc_prop_outcome match_load_original(const pc_check_ctx *ctx, pc_model **out, cha
     snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status), err.message);
     return PC_PROP_ERROR;
 }
+
+char *match_text_splice(const char *text, size_t at, size_t cut, const char *put, size_t put_len)
+{
+    size_t n = strlen(text), total;
+    if (!pc_size_add(n - cut, put_len, &total) || !pc_size_add(total, 1, &total)) return NULL;
+    char *m = malloc(total);
+    if (!m) return NULL;
+    memcpy(m, text, at);
+    memcpy(m + at, put, put_len);
+    memcpy(m + at + put_len, text + at + cut, n - at - cut + 1);
+    return m;
+}

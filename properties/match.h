@@ -67,6 +67,9 @@ pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_afte
                                    void *hook_ctx, bool verify, pc_error *err);
 
 /* Loads a model from bytes (verification skipped: the caller judges the graph). */
+/* text with [at, at + cut) replaced by put[0, put_len): the mutants ep-file and layer-rules draw; NULL when
+ * out of memory. The caller frees it. */
+char *match_text_splice(const char *text, size_t at, size_t cut, const char *put, size_t put_len);
 pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);
 
 /* A final property's private copy of the original (ctx->before_bytes): PC_PROP_PASS with *out set, or

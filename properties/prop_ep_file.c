@@ -11,6 +11,7 @@
 
 #include "core/internal.h"
 #include "properties/oracles/ep_file_oracle.h"
+#include "properties/match.h"
 #include "properties/property.h"
 
 enum { EPF_MUTANTS = 16 };
@@ -38,19 +39,6 @@ static const char inserts[] = " \t=,.#\nx-09";
 static uint64_t next(uint64_t *s)
 {
     return pc_splitmix64(s);
-}
-
-/* text with [at, at + cut) replaced by `put` (put_len bytes); NULL when out of memory. */
-static char *splice(const char *text, size_t at, size_t cut, const char *put, size_t put_len)
-{
-    size_t n = strlen(text), total;
-    if (!pc_size_add(n - cut, put_len, &total) || !pc_size_add(total, 1, &total)) return NULL;
-    char *m = malloc(total);
-    if (!m) return NULL;
-    memcpy(m, text, at);
-    memcpy(m + at, put, put_len);
-    memcpy(m + at + put_len, text + at + cut, n - at - cut + 1);
-    return m;
 }
 
 /* The start of line k (0-based) and its length with the '\n'; false when there is no such line. */
@@ -89,7 +77,7 @@ static char *mutate(const char *text, uint64_t *seed)
     uint64_t r = next(seed);
     switch (r % 6) {
     case 0: /* delete a byte */
-        if (n > 0) return splice(text, (size_t)(next(seed) % n), 1, "", 0);
+        if (n > 0) return match_text_splice(text, (size_t)(next(seed) % n), 1, "", 0);
         break;
     case 5: { /* a key=value field given again on its line (each field may appear once) */
         size_t fields = 0;
@@ -108,7 +96,7 @@ static char *mutate(const char *text, uint64_t *seed)
         if (len + 1 > sizeof put) break;
         put[0] = ' ';
         memcpy(put + 1, text + at, len);
-        return splice(text, at + len, 0, put, len + 1);
+        return match_text_splice(text, at + len, 0, put, len + 1);
     }
     case 2:
     case 3: { /* a number (a maximal digit run) replaced by a bound: twice as often, bounds are what break */
@@ -126,7 +114,7 @@ static char *mutate(const char *text, uint64_t *seed)
         while (at + len < n && text[at + len] >= '0' && text[at + len] <= '9')
             len++;
         const char *b = bounds[next(seed) % (sizeof bounds / sizeof bounds[0])];
-        return splice(text, at, len, b, strlen(b));
+        return match_text_splice(text, at, len, b, strlen(b));
     }
     case 4: { /* a line repeated, or swapped with the next */
         size_t lines = count_lines(text), s1, l1, s2, l2;
@@ -134,7 +122,7 @@ static char *mutate(const char *text, uint64_t *seed)
         size_t k = (size_t)(next(seed) % lines);
         if (!line_at(text, k, &s1, &l1) || text[s1 + l1 - 1] != '\n') break;
         if (next(seed) % 2 == 0 || !line_at(text, k + 1, &s2, &l2) || text[s2 + l2 - 1] != '\n')
-            return splice(text, s1, 0, text + s1, l1);
+            return match_text_splice(text, s1, 0, text + s1, l1);
         char *swapped = malloc(n + 1);
         if (!swapped) return NULL;
         memcpy(swapped, text, n + 1);
@@ -147,7 +135,7 @@ static char *mutate(const char *text, uint64_t *seed)
     }
     /* insert a separator or character */
     char c = inserts[next(seed) % (sizeof inserts - 1)];
-    return splice(text, (size_t)(next(seed) % (n + 1)), 0, &c, 1);
+    return match_text_splice(text, (size_t)(next(seed) % (n + 1)), 0, &c, 1);
 }
 
 /* The text for a message: escaped, cut to fit. */

@@ -12,6 +12,7 @@
 
 #include "core/internal.h"
 #include "properties/oracles/layer_rules_oracle.h"
+#include "properties/match.h"
 #include "properties/property.h"
 
 enum { LR_MUTANTS = 12, LR_MAX_EPS = 64 };
@@ -23,26 +24,13 @@ static uint64_t next(uint64_t *s)
     return pc_splitmix64(s);
 }
 
-/* text with [at, at + cut) replaced by `put` (put_len bytes); NULL when out of memory. */
-static char *splice(const char *text, size_t at, size_t cut, const char *put, size_t put_len)
-{
-    size_t n = strlen(text), total;
-    if (!pc_size_add(n - cut, put_len, &total) || !pc_size_add(total, 1, &total)) return NULL;
-    char *m = malloc(total);
-    if (!m) return NULL;
-    memcpy(m, text, at);
-    memcpy(m + at, put, put_len);
-    memcpy(m + at + put_len, text + at + cut, n - at - cut + 1);
-    return m;
-}
-
 /* One mutant of text (never empty-handed: an insertion is the fallback). */
 static char *mutate(const char *text, uint64_t *seed)
 {
     size_t n = strlen(text);
     switch (next(seed) % 4) {
     case 0: /* delete a character */
-        if (n > 0) return splice(text, (size_t)(next(seed) % n), 1, "", 0);
+        if (n > 0) return match_text_splice(text, (size_t)(next(seed) % n), 1, "", 0);
         break;
     case 1: { /* a pattern given again: the text after a '(' or ',' up to the next ',' or ')', repeated */
         size_t starts[64], k = 0;
@@ -54,7 +42,7 @@ static char *mutate(const char *text, uint64_t *seed)
         if (len + 2 > sizeof put) break;
         memcpy(put, text + at, len);
         put[len] = ',';
-        return splice(text, at, 0, put, len + 1);
+        return match_text_splice(text, at, 0, put, len + 1);
     }
     case 2: { /* the rules swapped around the first ';' (the leftmost matching pattern decides) */
         const char *semi = strchr(text, ';');
@@ -72,7 +60,7 @@ static char *mutate(const char *text, uint64_t *seed)
         break;
     }
     char c = inserts[next(seed) % (sizeof inserts - 1)];
-    return splice(text, (size_t)(next(seed) % (n + 1)), 0, &c, 1);
+    return match_text_splice(text, (size_t)(next(seed) % (n + 1)), 0, &c, 1);
 }
 
 /* The number after "position " in an error message; 0 when there is none. */
