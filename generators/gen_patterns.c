@@ -547,7 +547,15 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
     if (how == 0) st = unary(u, "Sigmoid", y, 0, 1, NULL, err); /* a second consumer of the first */
     if (how == 2) st = annotate(clip_node, "layer_clip", err);
     if (st != PC_OK) return st;
-    if (how == 5) expect(u, relu_first ? PC_RW_RELU_CLIP_MERGED : PC_RW_CLIP_RELU_MERGED);
+    pc_rewrite_kind kind = relu_first ? PC_RW_RELU_CLIP_MERGED : PC_RW_CLIP_RELU_MERGED;
+    /* each near miss has one certain reason: shared, a bound from a graph input, another annotation, a
+     * min <= 0 (the -0 rule reads it as a constant it refuses), a type the pass leaves alone */
+    static const pc_miss_reason why[] = {PC_MISS_SHARED, PC_MISS_NOT_CONSTANT, PC_MISS_ANNOTATION,
+                                         PC_MISS_NOT_CONSTANT, PC_MISS_TYPE};
+    if (how == 5)
+        expect(u, kind);
+    else
+        expect_near(u, kind, why[how]);
     if (dt == PC_DTYPE_FLOAT) return unary(u, "Abs", z, 0, xhi, NULL, err);
     if ((st = unary(u, "Abs", z, 0, xhi, &z, err)) != PC_OK) return st;
     return cast(u, z, PC_DTYPE_FLOAT, 0, xhi, NULL, err); /* every case ends in float outputs */
@@ -1073,7 +1081,11 @@ static pc_status unit_qlinear_conv(unit_ctx *u, pc_error *err)
     pc_genq_value *out;
     st = pc_genq_quantize(&u->q, y, lo, bound, &yp, &out, err);
     pc_genq_params_free(&yp);
-    if (st == PC_OK && how == 4) expect(u, relu ? PC_RW_QLINEAR_CONV_RELU : PC_RW_QLINEAR_CONV);
+    pc_rewrite_kind kind = relu ? PC_RW_QLINEAR_CONV_RELU : PC_RW_QLINEAR_CONV;
+    if (st == PC_OK && how == 4) expect(u, kind);
+    /* the refusals with one certain reason (a per-channel output stops the pass before it matches) */
+    if (st == PC_OK && (how == 0 || how == 1 || (how == 3 && x_axis))) expect_near(u, kind, PC_MISS_TYPE);
+    if (st == PC_OK && how == 2) expect_near(u, kind, PC_MISS_NOT_CONSTANT);
 done:
     pc_genq_params_free(&wp);
     return st;
