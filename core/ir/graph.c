@@ -829,6 +829,11 @@ pc_status pc_graph_move_output(pc_node *src, uint32_t src_index, pc_node *dst, u
     if (v) {
         v->producer = dst;
         v->producer_output = dst_index;
+        /* the value keeps the type its old producer gave it, which the new one may not let inference find
+         * again (a fused Reshape pair whose first half made a '-1' resolvable): the saved model declares it,
+         * so optimizing the result again starts from the same types */
+        if (!v->is_graph_output && v->type.kind == PC_TYPE_TENSOR && v->type.shape.rank >= 0)
+            v->has_value_info = true;
     }
     if (w) {
         w->producer = src;
