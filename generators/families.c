@@ -177,18 +177,19 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     if (st == PC_OK) st = pc_gen_finish(&g, err);
     if (st == PC_OK && cfg.annotate) st = pc_gen_annotate(&g, err);
     if (st == PC_OK && cfg.random_eps) st = pc_gen_random_eps(&g, err);
-    /* drawn last (0: static shapes); units' guarantees may rest on known dims */
-    bool guarantees = false;
-    for (int k = 0; k < PC_RW_COUNT && !guarantees; k++) {
-        guarantees = g.expect.fired[k] != 0;
-        for (int r = 0; r < PC_MISS_COUNT; r++)
-            guarantees = guarantees || g.expect.near[k][r] != 0;
-    }
-    if (st == PC_OK && !guarantees && pc_draw_bool(ch, 20)) st = pc_gen_symbolic_dims(&g, err);
     /* The units guarantee their rewrites on the cpu EP alone: another EP may rightly refuse a fused node (the
      * nhwc EP runs no QLinearConv), and annotations may rightly keep nodes apart. */
-    if (st == PC_OK && !cfg.annotate && !cfg.random_eps && strcmp(base->default_eps, "cpu") == 0)
-        st = expect_fired_write(&g, err);
+    bool guaranteed = !cfg.annotate && !cfg.random_eps && strcmp(base->default_eps, "cpu") == 0;
+    bool any = false;
+    for (int k = 0; k < PC_RW_COUNT && !any; k++) {
+        any = g.expect.fired[k] != 0;
+        for (int r = 0; r < PC_MISS_COUNT; r++)
+            any = any || g.expect.near[k][r] != 0;
+    }
+    guaranteed = guaranteed && any;
+    /* drawn last (0: static shapes); a case's written guarantees may rest on known dims */
+    if (st == PC_OK && !guaranteed && pc_draw_bool(ch, 20)) st = pc_gen_symbolic_dims(&g, err);
+    if (st == PC_OK && guaranteed) st = expect_fired_write(&g, err);
     if (st == PC_OK && !out->ep_list) {
         /* annotated cases use the base family's EPs, plus nhwc so layer rules have two EPs to choose from */
         const char *eps =
