@@ -869,7 +869,9 @@ static void test_known_and_fail_fast(void)
         CHECK_MSG(r.stopped_early && !r.stopped_replayed && r.stopped_order == first_new,
                   "jobs %u: stopped %d at %llu, expected case %llu", jobs, r.stopped_early,
                   (unsigned long long)r.stopped_order, (unsigned long long)first_new);
-        CHECK(jobs > 1 ? r.cases >= first_new + 1 && r.cases <= first_new + jobs : r.cases == first_new + 1);
+        /* with more jobs the other workers go on taking cases until the failure's result arrives: how many
+         * depends on the schedule (a bound of first_new + jobs failed now and then under load) */
+        CHECK(jobs > 1 ? r.cases >= first_new + 1 && r.cases <= N : r.cases == first_new + 1);
         CHECK(r.known_failed >= known_before && r.n_failed >= known_before + 1);
         for (size_t k = 0; k < known_before + 1 && k < r.n_failed; k++) /* everything before was checked */
             CHECK(r.failed[k].index <= first_new);
