@@ -410,3 +410,11 @@ char *match_text_splice(const char *text, size_t at, size_t cut, const char *put
     memcpy(m + at + put_len, text + at + cut, n - at - cut + 1);
     return m;
 }
+
+uint64_t match_text_seed(const char *text, uint64_t salt)
+{
+    uint64_t seed = salt;
+    for (const char *p = text; *p; p++)
+        seed = (seed ^ (unsigned char)*p) * 0x100000001b3ull;
+    return seed;
+}

@@ -70,6 +70,9 @@ pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_afte
 /* text with [at, at + cut) replaced by put[0, put_len): the mutants ep-file and layer-rules draw; NULL when
  * out of memory. The caller frees it. */
 char *match_text_splice(const char *text, size_t at, size_t cut, const char *put, size_t put_len);
+/* The mutants' seed, drawn from the text alone (FNV-1a over its bytes from `salt`): shrinking the graph keeps
+ * a failing mutant. */
+uint64_t match_text_seed(const char *text, uint64_t salt);
 pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);
 
 /* A final property's private copy of the original (ctx->before_bytes): PC_PROP_PASS with *out set, or

@@ -219,10 +219,7 @@ static pc_prop_outcome ep_file_final(pc_check_ctx *ctx, char *msg, size_t msg_si
     if (!text) return PC_PROP_PASS;
     pc_prop_outcome o = judge(text, "case's EP file", msg, msg_size, kind);
     if (o == PC_PROP_SKIP) return o; /* the case's own file: nothing judged */
-    /* drawn from the text alone: shrinking the graph keeps the failing mutant */
-    uint64_t seed = 0x6570662d66696c65ull;
-    for (const char *p = text; *p; p++)
-        seed = (seed ^ (unsigned char)*p) * 0x100000001b3ull;
+    uint64_t seed = match_text_seed(text, 0x6570662d66696c65ull);
     for (int i = 0; i < EPF_MUTANTS && o == PC_PROP_PASS; i++) {
         char *m = mutate(text, &seed);
         if (!m) {

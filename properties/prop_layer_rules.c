@@ -166,10 +166,7 @@ static pc_prop_outcome layer_rules_final(pc_check_ctx *ctx, char *msg, size_t ms
         return PC_PROP_SKIP;
     }
     pc_prop_outcome o = judge(ctx, text, "case's layer assignment", msg, msg_size, kind);
-    /* drawn from the text alone: shrinking the graph keeps the failing mutant */
-    uint64_t seed = 0x6c617965722d7275ull;
-    for (const char *p = text; *p; p++)
-        seed = (seed ^ (unsigned char)*p) * 0x100000001b3ull;
+    uint64_t seed = match_text_seed(text, 0x6c617965722d7275ull);
     for (int i = 0; i < LR_MUTANTS && o == PC_PROP_PASS; i++) {
         char *m = mutate(text, &seed);
         if (!m) {
