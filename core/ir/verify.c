@@ -2,6 +2,7 @@
  * the graph, node and value involved. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
 #include "core/ir/ir_internal.h"
@@ -99,6 +100,129 @@ static size_t op_cache_slot(const char *domain, const char *op_type)
     return h & (OP_CACHE_SIZE - 1);
 }
 
+static unsigned kind_bit(pc_type_kind k)
+{
+    switch (k) {
+    case PC_TYPE_TENSOR:
+        return PC_KIND_TENSOR;
+    case PC_TYPE_SPARSE_TENSOR:
+        return PC_KIND_SPARSE_TENSOR;
+    case PC_TYPE_SEQUENCE:
+        return PC_KIND_SEQUENCE;
+    case PC_TYPE_MAP:
+        return PC_KIND_MAP;
+    case PC_TYPE_OPTIONAL:
+        return PC_KIND_OPTIONAL;
+    default:
+        return 0; /* no type given, or opaque: nothing to check */
+    }
+}
+
+/* The formal parameter behind actual input (output) i: a variadic last one stands for the rest. */
+static const pc_formal_schema *formal_at(const pc_op_schema *s, bool output, uint32_t i)
+{
+    uint16_t n = output ? s->n_formal_outputs : s->n_formal_inputs;
+    const pc_formal_schema *f = s->formals + (output ? s->n_formal_inputs : 0);
+    if (i < n) return &f[i];
+    bool variadic = (output ? s->max_outputs : s->max_inputs) == PC_SCHEMA_VARIADIC;
+    return variadic && n ? &f[n - 1] : NULL;
+}
+
+static void describe_allowed(const pc_formal_schema *f, char *buf, size_t size)
+{
+    static const char *const kinds[] = {"tensor", "sparse_tensor", "seq", "map", "optional"};
+    size_t at = 0;
+    buf[0] = 0;
+    for (unsigned k = 0; k < 5; k++) {
+        if (!(f->kinds >> k & 1)) continue;
+        if (k == 0 && f->elems) {
+            for (int d = 0; d < 32 && at < size; d++)
+                if (f->elems >> d & 1)
+                    at += (size_t)snprintf(buf + at, size - at, "%stensor(%s)", at ? ", " : "",
+                                           pc_dtype_name((pc_dtype)d));
+        } else if (at < size) {
+            at += (size_t)snprintf(buf + at, size - at, "%s%s", at ? ", " : "", kinds[k]);
+        }
+    }
+}
+
+static void describe_value_type(const pc_type *t, char *buf, size_t size)
+{
+    if (t->kind == PC_TYPE_TENSOR || t->kind == PC_TYPE_SPARSE_TENSOR)
+        snprintf(buf, size, "%s(%s)", t->kind == PC_TYPE_TENSOR ? "tensor" : "sparse_tensor",
+                 t->elem == PC_DTYPE_UNDEFINED ? "?" : pc_dtype_name(t->elem));
+    else
+        snprintf(buf, size, "%s",
+                 t->kind == PC_TYPE_SEQUENCE ? "seq"
+                 : t->kind == PC_TYPE_MAP    ? "map"
+                                             : "optional");
+}
+
+enum { MAX_TYPE_GROUPS = 16 }; /* gen_onnx_ops.py holds every schema below it */
+
+/* The schema's type constraints on the node's typed values: each value's kind is one its formal parameter
+ * allows, each input's tensor element type too, and values bound to one type parameter agree (ONNX Runtime
+ * refuses such a model at load: "Type parameter (T) of Optype (Concat) bound to different types"; a pass
+ * that breaks it made a graph no runtime accepts). Values without a type, or with an unknown element type,
+ * are not judged. */
+static pc_status check_types(verify_ctx *c, const pc_node *n, const pc_op_schema *s)
+{
+    if (!s->formals) return PC_OK;
+    const pc_value *bound[MAX_TYPE_GROUPS] = {0};
+    uint32_t bound_at[MAX_TYPE_GROUPS] = {0};
+    bool bound_out[MAX_TYPE_GROUPS] = {0}, mixed[MAX_TYPE_GROUPS] = {0};
+    for (uint32_t i = 0; i < (uint32_t)s->n_formal_inputs + s->n_formal_outputs; i++) {
+        const pc_formal_schema *f = &s->formals[i];
+        assert(f->group < MAX_TYPE_GROUPS);
+        if (!f->homogeneous) mixed[f->group] = true;
+    }
+    const pc_graph *g = n->graph;
+    for (int side = 0; side < 2; side++) {
+        bool output = side == 1;
+        uint32_t count = output ? n->n_outputs : n->n_inputs;
+        for (uint32_t i = 0; i < count; i++) {
+            const pc_value *v = output ? n->outputs[i] : n->inputs[i];
+            const pc_formal_schema *f = formal_at(s, output, i);
+            if (!v || !f) continue;
+            const pc_type *t = &v->type;
+            unsigned k = kind_bit(t->kind);
+            if (!k) continue;
+            bool elem_known = k != PC_KIND_TENSOR || t->elem != PC_DTYPE_UNDEFINED;
+            /* an output's element type is judged only against the inputs that bind its type parameter, as
+             * ONNX Runtime does at load: legacy exporters wrote int64 Constant-1 outputs (float-only in the
+             * schema), and ONNX's own test data and ORT keep them */
+            bool elem_bad = !output && k == PC_KIND_TENSOR && elem_known && !(f->elems >> t->elem & 1);
+            if (!(f->kinds & k) || elem_bad) {
+                char have[48], allowed[512];
+                describe_value_type(t, have, sizeof have);
+                describe_allowed(f, allowed, sizeof allowed);
+                return pc_error_set(c->err, PC_ERR_TYPE,
+                                    "graph '%s': node '%s' (%s-%d) %s %u '%s' is %s, which the operator does "
+                                    "not allow there (allowed: %s)",
+                                    gname(g), label(n), n->op_type, (int)s->since_version,
+                                    output ? "output" : "input", i, v->name, have, allowed);
+            }
+            if (mixed[f->group] || !elem_known) continue;
+            const pc_value *b = bound[f->group];
+            if (!b) {
+                bound[f->group] = v, bound_at[f->group] = i, bound_out[f->group] = output;
+                continue;
+            }
+            if (b->type.kind == t->kind && (k != PC_KIND_TENSOR || b->type.elem == t->elem)) continue;
+            char have[48], want[48];
+            describe_value_type(t, have, sizeof have);
+            describe_value_type(&b->type, want, sizeof want);
+            return pc_error_set(c->err, PC_ERR_TYPE,
+                                "graph '%s': node '%s' (%s-%d) %s %u '%s' is %s, but its type parameter is "
+                                "bound to %s by %s %u '%s'",
+                                gname(g), label(n), n->op_type, (int)s->since_version,
+                                output ? "output" : "input", i, v->name, have, want,
+                                bound_out[f->group] ? "output" : "input", bound_at[f->group], b->name);
+        }
+    }
+    return PC_OK;
+}
+
 static pc_status check_schema(verify_ctx *c, const pc_node *n)
 {
     const pc_graph *g = n->graph;
@@ -152,7 +276,7 @@ static pc_status check_schema(verify_ctx *c, const pc_node *n)
             return pc_error_set(c->err, PC_ERR_ATTRIBUTE,
                                 "graph '%s': node '%s' (%s-%d) lacks required attribute '%s'", gname(g),
                                 label(n), n->op_type, (int)s->since_version, s->attrs[i].name);
-    return PC_OK;
+    return check_types(c, n, s);
 }
 
 static pc_status verify_graph(verify_ctx *c, const pc_graph *g);

@@ -14,7 +14,11 @@ What is extracted, per (domain, op_type, since_version):
     parameter is mandatory and so is every parameter before it (an Optional one that precedes a mandatory one
     must still be present, as an empty name); trailing Optional parameters raise only the maximum; a Variadic
     parameter (always the last one) makes the maximum unbounded and adds its minimum arity to the minimum;
-  - attributes: name, AttributeProto type, required.
+  - attributes: name, AttributeProto type, required;
+  - type constraints, per formal parameter (inputs, then outputs): its group (parameters sharing a type
+    parameter such as T share a group; a parameter with a concrete type string has a group of its own), whether
+    a variadic one is homogeneous, the kinds of types it allows (tensor, sparse tensor, sequence, map,
+    optional) and the tensor element types it allows, as a mask over TensorProto.DataType numbers.
 
 The Python binding of onnx 1.12 does not expose a variadic parameter's minimum arity, so that one number is
 taken from the schema's own min_input/min_output; every other count is computed here and cross-checked against
@@ -49,6 +53,53 @@ ATTR_TYPE_NAMES = {
 DOMAIN_TAGS = {"": "onnx", "ai.onnx.ml": "ml", "ai.onnx.preview.training": "training"}
 
 VARIADIC = 0xFFFF  # PC_SCHEMA_VARIADIC
+
+# TensorProto.DataType numbers of the element type names in type strings (passcheck.h, PC_DTYPE_LIST).
+ELEM_TYPES = {
+    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8,
+    "bool": 9, "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "complex64": 14, "complex128": 15,
+    "bfloat16": 16,
+}
+# Kind bits (schema.h, PC_KIND_*), by a type string's outermost constructor.
+KIND_BITS = {"tensor": 1, "sparse_tensor": 2, "seq": 4, "map": 8, "optional": 16}
+TYPE_RE = re.compile(r"([a-z_]+)\((.*)\)\Z")
+
+
+def type_facts(types, where):
+    """(kind mask, tensor element mask) of a parameter's allowed type strings."""
+    kinds = elems = 0
+    for t in sorted(types):
+        m = TYPE_RE.match(t.replace(" ", ""))
+        if not m or m.group(1) not in KIND_BITS:
+            fail("%s: unknown type string %r" % (where, t))
+        kinds |= KIND_BITS[m.group(1)]
+        if m.group(1) == "tensor":
+            if m.group(2) not in ELEM_TYPES:
+                fail("%s: unknown element type in %r" % (where, t))
+            elems |= 1 << ELEM_TYPES[m.group(2)]
+    return kinds, elems
+
+
+def formals(schema):
+    """[(group, homogeneous, kinds, elems)] for the inputs, then the outputs."""
+    groups = {}
+    out = []
+    for what, params in (("input", schema.inputs), ("output", schema.outputs)):
+        for p in params:
+            where = "%s-%d %s %s" % (schema.name, schema.since_version, what, p.name)
+            key = p.typeStr if p.typeStr in {c.type_param_str for c in schema.type_constraints} else None
+            if key is None:
+                group = len(groups)
+                groups[("concrete", where)] = group
+            else:
+                group = groups.setdefault(key, len(groups))
+            if group >= 16:
+                fail("%s: more than 16 type groups (verify.c, MAX_TYPE_GROUPS)" % where)
+            homogeneous = bool(p.isHomogeneous) if p.option == onnx.defs.OpSchema.FormalParameterOption.Variadic \
+                else True
+            kinds, elems = type_facts(p.types, where)
+            out.append((group, homogeneous, kinds, elems))
+    return out
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -120,7 +171,8 @@ def main(argv):
             attrs.append((name, ATTR_TYPE_NAMES[t], bool(a.required)))
         ins = arity(s, s.inputs, s.min_input, s.max_input, "input")
         outs = arity(s, s.outputs, s.min_output, s.max_output, "output")
-        rows.append((s.domain, s.name, int(s.since_version), bool(s.deprecated), ins, outs, attrs))
+        rows.append((s.domain, s.name, int(s.since_version), bool(s.deprecated), ins, outs, attrs,
+                     (len(s.inputs), len(s.outputs), formals(s))))
 
     # Byte order of ASCII strings == strcmp order, which pc_schema_check_table checks.
     rows.sort(key=lambda r: (r[0].encode(), r[1].encode(), r[2]))
@@ -149,7 +201,7 @@ def main(argv):
 
     idents = set()
     refs = []
-    for domain, op, ver, _dep, _ins, _outs, attrs in rows:
+    for domain, op, ver, _dep, _ins, _outs, attrs, _formals in rows:
         if not attrs:
             refs.append("NULL")
             continue
@@ -162,12 +214,24 @@ def main(argv):
         for name, tname, req in attrs:
             w('    {"%s", %s, %s},' % (name, tname, c_bool(req)))
         w("};")
+    frefs = []
+    for domain, op, ver, _dep, _ins, _outs, _attrs, (_n_in, _n_out, fs) in rows:
+        if not fs:
+            frefs.append("NULL")
+            continue
+        ident = "pc_sformals_%s_%s_%d" % (DOMAIN_TAGS[domain], op, ver)
+        frefs.append(ident)
+        w("static const pc_formal_schema %s[] = {" % ident)
+        for group, homogeneous, kinds, elems in fs:
+            w("    {%d, %s, 0x%02x, 0x%05x}," % (group, c_bool(homogeneous), kinds, elems))
+        w("};")
     w("")
-    w("/* domain, op_type, since_version, deprecated, min/max inputs, min/max outputs, n_attrs, attrs */")
+    w("/* domain, op_type, since_version, deprecated, min/max inputs, min/max outputs, n_attrs, attrs,")
+    w(" * formal inputs, formal outputs, formals (inputs then outputs: group, homogeneous, kinds, elements) */")
     w("static const pc_op_schema pc_onnx_ops[] = {")
-    for (domain, op, ver, dep, ins, outs, attrs), ref in zip(rows, refs):
+    for (domain, op, ver, dep, ins, outs, attrs, (n_in, n_out, _fs)), ref, fref in zip(rows, refs, frefs):
         fields = ['"%s"' % domain, '"%s"' % op, str(ver), c_bool(dep), c_count(ins[0]), c_count(ins[1]),
-                  c_count(outs[0]), c_count(outs[1]), str(len(attrs)), ref]
+                  c_count(outs[0]), c_count(outs[1]), str(len(attrs)), ref, str(n_in), str(n_out), fref]
         w("    {%s}," % ", ".join(fields))
     w("};")
     text = "\n".join(out) + "\n"

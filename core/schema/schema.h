@@ -15,6 +15,25 @@ typedef struct pc_attr_schema {
     bool required;
 } pc_attr_schema;
 
+/* The kinds of type a formal parameter allows (pc_formal_schema.kinds). */
+enum {
+    PC_KIND_TENSOR = 1,
+    PC_KIND_SPARSE_TENSOR = 2,
+    PC_KIND_SEQUENCE = 4,
+    PC_KIND_MAP = 8,
+    PC_KIND_OPTIONAL = 16,
+};
+
+/* One formal input or output's type constraint. Parameters of one node bound to the same type parameter (T)
+ * share a group and must have one type, except the values of a variadic parameter that is not homogeneous;
+ * a parameter with a concrete type string has a group of its own. */
+typedef struct pc_formal_schema {
+    uint8_t group;
+    bool homogeneous;
+    uint8_t kinds;  /* PC_KIND_* */
+    uint32_t elems; /* tensor element types allowed: bit pc_dtype */
+} pc_formal_schema;
+
 typedef struct pc_op_schema {
     const char *domain; /* "" for ai.onnx */
     const char *op_type;
@@ -24,6 +43,10 @@ typedef struct pc_op_schema {
     uint16_t min_outputs, max_outputs;
     uint16_t n_attrs;
     const pc_attr_schema *attrs;
+    /* formal parameters: inputs[0..n_formal_inputs), then outputs; a variadic one is the last of its side
+     * and stands for every actual input (output) from its position on */
+    uint16_t n_formal_inputs, n_formal_outputs;
+    const pc_formal_schema *formals;
 } pc_op_schema;
 
 typedef struct pc_domain_info {

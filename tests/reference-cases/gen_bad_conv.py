@@ -8,15 +8,18 @@ are dummies.
 Usage: /usr/bin/python3 gen_bad_conv.py OUT_DIR
 """
 import numpy as np
+from onnx import TensorProto
 
 import casegen
 
 
 def main():
+    # an unsupported case declares its outputs' real types: with a float dummy, the loader would refuse the
+    # model first (an output type its inputs contradict), and the executor's refusal would go untested
     bad = casegen.BadCases(casegen.out_dir_from_argv())
 
-    def case(name, op, inputs, opset=13, nout=1, expect="error", why="", **attrs):
-        bad.single_node(name, op, inputs, opset, attrs, n_out=nout, expect=expect, why=why)
+    def case(name, op, inputs, opset=13, nout=1, expect="error", why="", out_type=TensorProto.FLOAT, **attrs):
+        bad.single_node(name, op, inputs, opset, attrs, n_out=nout, out_type=out_type, expect=expect, why=why)
 
     f = np.float32
     u = np.uint8
@@ -58,7 +61,7 @@ def main():
     case("gemm_noc_opset9", "Gemm", [np.ones((2, 3), f), np.ones((3, 4), f)], opset=9)
     case("gemm_opset6_nobcast", "Gemm", [np.ones((2, 3), f), np.ones((3, 4), f), np.ones((4,), f)], opset=6)
     case("gemm_int_alpha", "Gemm", [np.ones((2, 3), np.int32), np.ones((3, 4), np.int32)], alpha=0.5,
-         expect="unsupported", why="integer Gemm with a non-integral alpha: no exact integer result")
+         out_type=TensorProto.INT32, expect="unsupported", why="integer Gemm with a non-integral alpha: no exact integer result")
     # Einsum
     e = np.ones((2, 3), f)
     case("ein_noeq", "Einsum", [e], opset=12)
@@ -77,7 +80,7 @@ def main():
     # QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear
     case("q_axis_len", "QuantizeLinear", [x, np.ones(3, f), np.zeros(3, u)], axis=1)
     case("q_axis_range", "QuantizeLinear", [x, np.ones(4, f)], axis=4)
-    case("q_nan", "QuantizeLinear", [np.array([1, np.nan], f), np.array(1, f)],
+    case("q_nan", "QuantizeLinear", [np.array([1, np.nan], f), np.array(1, f)], out_type=TensorProto.UINT8,
          expect="unsupported", why="quantizing NaN is undefined")
     case("q_zp_shape", "QuantizeLinear", [x, np.ones(4, f), np.zeros(1, u)], axis=1)
     case("q_opset10_axis", "QuantizeLinear", [x, np.ones(4, f)], opset=10)
@@ -86,8 +89,8 @@ def main():
     case("dq_int32_zp", "DequantizeLinear", [np.ones(3, np.int32), np.array(1, f), np.array(2, np.int32)])
     case("dq_zptype", "DequantizeLinear", [np.ones(3, u), np.array(1, f), np.array(2, np.int8)])
     case("dq_scale_type", "DequantizeLinear", [np.ones(3, u), np.array(1, np.float64)])
-    case("dql_nan", "DynamicQuantizeLinear", [np.array([np.inf], f)], opset=11, nout=3,
-         expect="unsupported", why="a non-finite input has no defined range")
+    case("dql_nan", "DynamicQuantizeLinear", [np.array([np.inf], f)], opset=11,
+         out_type=[TensorProto.UINT8, TensorProto.FLOAT, TensorProto.UINT8], expect="unsupported", why="a non-finite input has no defined range")
     # integer convolution / matrix products
     img = np.ones((1, 2, 3, 3), u)
     case("convint_type", "ConvInteger", [np.ones((1, 1, 3, 3), np.int32), np.ones((1, 1, 1, 1), u)], opset=10)
@@ -102,7 +105,7 @@ def main():
          [x1, one_f, zero_u, w1, one_f, zero_u, one_f, zero_u, np.ones(2, np.int32)], opset=10)
     case("qmm_kscale", "QLinearMatMul",
          [np.ones((2, 3), u), np.ones((1, 3), f), zero_u, np.ones((3, 2), u), one_f, zero_u, one_f, zero_u],
-         opset=10,
+         opset=10, out_type=TensorProto.UINT8,
          expect="unsupported", why="a_scale varying along the reduced dimension K: no per-row requantization")
     case("mmi_zp_row", "MatMulInteger", [np.ones((2, 3), u), np.ones((3, 2), u), np.ones(3, u)], opset=10)
     bad.close()

@@ -155,7 +155,7 @@ static pc_model *dq_q_model(float s2)
     pt_const(m, "z2", PC_DTYPE_UINT8, 0, NULL, &zp);
     pt_node(m, "DequantizeLinear", "", "q,s1,z1", "f", NULL);
     pt_node(m, "QuantizeLinear", "", "f,s2,z2", "y", NULL);
-    pt_node(m, "Relu", "", "y", "out", NULL); /* y is no graph output */
+    pt_node(m, "Identity", "", "y", "out", NULL); /* y is no graph output (Relu takes no uint8) */
     pt_output(m, "out");
     return m;
 }

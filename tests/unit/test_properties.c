@@ -753,7 +753,8 @@ static void test_validity(void)
               "%s/%s: %s", pc_prop_outcome_name(p.outcome), p.kind, p.msg);
     CHECK_MSG(strstr(p.msg, "'r'") || strstr(p.msg, "Relu") || strstr(p.msg, "Neg"), "%s", p.msg);
     pc_model_free(p.after);
-    /* a declared element type that is wrong */
+    /* a declared element type that is wrong: where the inputs bind it (Relu's T), the verifier's type
+     * constraints refuse it; where nothing does (Shape's int64 output), inference finds it */
     {
         pc_model *m = pt_model(17);
         pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
@@ -761,6 +762,23 @@ static void test_validity(void)
         pt_output(m, "y");
         pc_error err;
         if (pt_set_tensor_type(pc_graph_find_value(m->graph, "y"), PC_DTYPE_DOUBLE, 4, X4, &err) != PC_OK)
+            pt_die("type", &err);
+        p.after = m;
+    }
+    judge(&p);
+    CHECK_MSG(p.outcome == PC_PROP_FAIL && !strcmp(p.kind, "verify") && strstr(p.msg, "bad-type") &&
+                  strstr(p.msg, "output 0 'y' is tensor(double), but its type parameter is bound to "
+                                "tensor(float) by input 0 'x'"),
+              "%s/%s: %s", pc_prop_outcome_name(p.outcome), p.kind, p.msg);
+    pc_model_free(p.after);
+    {
+        pc_model *m = pt_model(17);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, X4);
+        pt_node(m, "Shape", "", "x", "y", NULL);
+        pt_output(m, "y");
+        pc_error err;
+        if (pt_set_tensor_type(pc_graph_find_value(m->graph, "y"), PC_DTYPE_DOUBLE, 1, (int64_t[]){4},
+                               &err) != PC_OK)
             pt_die("type", &err);
         p.after = m;
     }

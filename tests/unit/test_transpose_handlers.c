@@ -503,11 +503,11 @@ static void test_pad_slice_tile(void)
     pc_model_free(before);
     pc_model_free(m);
 
-    /* Slice opset 13 with negative axes, int32 axes kept int32 and unsorted */
+    /* Slice opset 13 with negative axes, int32 axes kept int32 and unsorted (starts and ends share Tind) */
     m = pt_model(13);
     pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
-    pt_const_i64(m, "st", 2, (int64_t[]){1, 0});
-    pt_const_i64(m, "en", 2, (int64_t[]){3, 2});
+    pt_const(m, "st", PC_DTYPE_INT32, 1, (int64_t[]){2}, (int32_t[]){1, 0});
+    pt_const(m, "en", PC_DTYPE_INT32, 1, (int64_t[]){2}, (int32_t[]){3, 2});
     pt_const(m, "ax", PC_DTYPE_INT32, 1, (int64_t[]){2}, (int32_t[]){-1, 1});
     transpose(m, "x", "t", 4, P4_CL); /* [2,4,5,3] */
     pt_node(m, "Slice", "", "t,st,en,ax", "u", NULL);
