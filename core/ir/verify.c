@@ -183,7 +183,12 @@ static pc_status check_types(verify_ctx *c, const pc_node *n, const pc_op_schema
         for (uint32_t i = 0; i < count; i++) {
             const pc_value *v = output ? n->outputs[i] : n->inputs[i];
             const pc_formal_schema *f = formal_at(s, output, i);
-            if (!v || !f) continue;
+            if (!f) continue;
+            if (!v && f->single && i < (output ? s->n_formal_outputs : s->n_formal_inputs))
+                return pc_error_set(
+                    c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) %s %u is required but empty",
+                    gname(g), label(n), n->op_type, (int)s->since_version, output ? "output" : "input", i);
+            if (!v) continue;
             const pc_type *t = &v->type;
             unsigned k = kind_bit(t->kind);
             if (!k) continue;

@@ -15,9 +15,10 @@ What is extracted, per (domain, op_type, since_version):
     must still be present, as an empty name); trailing Optional parameters raise only the maximum; a Variadic
     parameter (always the last one) makes the maximum unbounded and adds its minimum arity to the minimum;
   - attributes: name, AttributeProto type, required;
-  - type constraints, per formal parameter (inputs, then outputs): its group (parameters sharing a type
-    parameter such as T share a group; a parameter with a concrete type string has a group of its own), whether
-    a variadic one is homogeneous, the kinds of types it allows (tensor, sparse tensor, sequence, map,
+  - per formal parameter (inputs, then outputs): whether it is Single (required: an empty name is refused, as
+    ONNX's checker does), and its type constraint: its group (parameters sharing a type parameter such as T
+    share a group; a parameter with a concrete type string has a group of its own), whether a variadic one is
+    homogeneous, the kinds of types it allows (tensor, sparse tensor, sequence, map,
     optional) and the tensor element types it allows, as a mask over TensorProto.DataType numbers.
 
 The Python binding of onnx 1.12 does not expose a variadic parameter's minimum arity, so that one number is
@@ -81,7 +82,7 @@ def type_facts(types, where):
 
 
 def formals(schema):
-    """[(group, homogeneous, kinds, elems)] for the inputs, then the outputs."""
+    """[(group, homogeneous, single, kinds, elems)] for the inputs, then the outputs."""
     groups = {}
     out = []
     for what, params in (("input", schema.inputs), ("output", schema.outputs)):
@@ -95,10 +96,10 @@ def formals(schema):
                 group = groups.setdefault(key, len(groups))
             if group >= 16:
                 fail("%s: more than 16 type groups (verify.c, MAX_TYPE_GROUPS)" % where)
-            homogeneous = bool(p.isHomogeneous) if p.option == onnx.defs.OpSchema.FormalParameterOption.Variadic \
-                else True
+            option = onnx.defs.OpSchema.FormalParameterOption
+            homogeneous = bool(p.isHomogeneous) if p.option == option.Variadic else True
             kinds, elems = type_facts(p.types, where)
-            out.append((group, homogeneous, kinds, elems))
+            out.append((group, homogeneous, p.option == option.Single, kinds, elems))
     return out
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -222,12 +223,13 @@ def main(argv):
         ident = "pc_sformals_%s_%s_%d" % (DOMAIN_TAGS[domain], op, ver)
         frefs.append(ident)
         w("static const pc_formal_schema %s[] = {" % ident)
-        for group, homogeneous, kinds, elems in fs:
-            w("    {%d, %s, 0x%02x, 0x%05x}," % (group, c_bool(homogeneous), kinds, elems))
+        for group, homogeneous, single, kinds, elems in fs:
+            w("    {%d, %s, %s, 0x%02x, 0x%05x}," % (group, c_bool(homogeneous), c_bool(single), kinds, elems))
         w("};")
     w("")
     w("/* domain, op_type, since_version, deprecated, min/max inputs, min/max outputs, n_attrs, attrs,")
-    w(" * formal inputs, formal outputs, formals (inputs then outputs: group, homogeneous, kinds, elements) */")
+    w(" * formal inputs, formal outputs, formals (inputs then outputs: group, homogeneous, single, kinds,")
+    w(" * elements) */")
     w("static const pc_op_schema pc_onnx_ops[] = {")
     for (domain, op, ver, dep, ins, outs, attrs, (n_in, n_out, _fs)), ref, fref in zip(rows, refs, frefs):
         fields = ['"%s"' % domain, '"%s"' % op, str(ver), c_bool(dep), c_count(ins[0]), c_count(ins[1]),

@@ -30,6 +30,7 @@ enum {
 typedef struct pc_formal_schema {
     uint8_t group;
     bool homogeneous;
+    bool single;    /* required: the node must name a value there (ONNX's checker refuses an empty name) */
     uint8_t kinds;  /* PC_KIND_* */
     uint32_t elems; /* tensor element types allowed: bit pc_dtype */
 } pc_formal_schema;

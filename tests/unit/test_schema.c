@@ -361,6 +361,9 @@ static void test_type_constraint_table(void)
     /* SequenceAt-11: input_sequence S is a sequence, position I, tensor T */
     s = pc_schema_lookup("", "SequenceAt", 11);
     CHECK(s && formal(s, false, 0)->kinds == PC_KIND_SEQUENCE && formal(s, true, 0)->kinds == PC_KIND_TENSOR);
+    /* Clip-13: input required, min and max optional */
+    s = pc_schema_lookup("", "Clip", 13);
+    CHECK(s && formal(s, false, 0)->single && !formal(s, false, 1)->single && !formal(s, false, 2)->single);
 }
 
 static pc_status verify(pc_model *m, pc_error *err)
@@ -454,6 +457,21 @@ static void test_type_constraints_verified(void)
     pt_output(m, "y");
     EXPECT_TYPE_ERROR(m,
                       "input 0 's' is tensor(float), which the operator does not allow there (allowed: seq)");
+    /* an empty name where the schema has a single (required) parameter; an omitted optional one is fine */
+    m = pt_model(13);
+    pt_input(m, "a", PC_DTYPE_FLOAT, 1, d2);
+    pt_node(m, "Add", "", ",a", "y", NULL);
+    pt_output(m, "y");
+    pc_error_clear(&err);
+    CHECK_MSG(verify(m, &err) == PC_ERR_ARITY &&
+                  strstr(err.message, "(Add-13) input 0 is required but empty"),
+              "%s", err.message);
+    m = pt_model(13);
+    pt_input(m, "a", PC_DTYPE_FLOAT, 1, d2);
+    pt_const_f(m, "hi", 0, NULL, (const float[]){6});
+    pt_node(m, "Clip", "", "a,,hi", "y", NULL);
+    pt_output(m, "y");
+    EXPECT_VALID(m);
     /* values without a type are not judged */
     m = pt_model(13);
     pt_input(m, "a", PC_DTYPE_UINT8, 1, d2);
