@@ -1092,18 +1092,21 @@ done:
 }
 
 /* DQ(a) [per tensor] , DQ(b) [int8 [K, N], per tensor or per column] -> MatMul -> Q(type of a):
- * QLinearMatMul. Near: b quantized along K (axis 0: the scale varies along the sum), or the output type
- * differs from a's. */
+ * QLinearMatMul. Near: b quantized along K (axis 0: the scale varies along the sum; attribute), the output
+ * type differs from a's (type), or a quantized per axis along K (type: QLinearMatMul takes a per tensor). */
 static pc_status unit_qlinear_matmul(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
     int32_t r = draw_rank(u, 1, 3);
-    uint32_t how = u->near ? pc_draw(g->ch, 2) : 2;
+    static const uint32_t nears[] = {0, 1, 3};
+    uint32_t how = u->near ? nears[pc_draw(g->ch, 3)] : 2;
     int64_t dims[PC_MAX_RANK];
     pc_genq_draw_dims(&u->q, r, 1, 1, dims);
+    if (how == 3 && dims[r - 1] < 2) how = 1; /* per-axis a needs K >= 2: the type near miss instead */
     pc_dtype at = draw_qtype(u);
     pc_genq_params ap;
-    pc_status st = pc_genq_params_draw(&u->q, at, -1, 1, 1.0, &ap, err);
+    pc_status st = how == 3 ? pc_genq_params_draw(&u->q, at, r - 1, (uint32_t)dims[r - 1], 1.0, &ap, err)
+                            : pc_genq_params_draw(&u->q, at, -1, 1, 1.0, &ap, err);
     pc_genq_value *a;
     if (st == PC_OK) st = pc_genq_input(&u->q, r, dims, &ap, &a, err);
     pc_genq_params_free(&ap);
@@ -1136,6 +1139,8 @@ static pc_status unit_qlinear_matmul(unit_ctx *u, pc_error *err)
     st = pc_genq_quantize(&u->q, y, -bound, bound, &yp, &out, err);
     pc_genq_params_free(&yp);
     if (st == PC_OK && how == 2) expect(u, PC_RW_QLINEAR_MATMUL);
+    if (st == PC_OK && how != 2)
+        expect_near(u, PC_RW_QLINEAR_MATMUL, how == 0 ? PC_MISS_ATTRIBUTE : PC_MISS_TYPE);
 done:
     pc_genq_params_free(&wp);
     return st;

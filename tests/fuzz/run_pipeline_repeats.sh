@@ -24,13 +24,13 @@ repeats_ok() {
     printf '%s\n' "$1" | awk '/^fuzz_pipeline: [0-9]+ inputs, [0-9]+ repeated/ { n = $2; r = $4; found = 1 }
         END { exit !(found && n >= 5 && r == n - 3) }'
 }
-out=$("$fuzzer" -runs=0 "$tmp/in" 2>&1)
+out=$("$fuzzer" -runs=0 -artifact_prefix="$tmp/" "$tmp/in" 2>&1)
 rc=$?
 check "five files, three cases: exit 0 and N - 3 repeats (exit $rc; $(printf '%s\n' "$out" | grep 'repeated'))" \
     test "$rc" -eq 0
 check "the report counts the repeats: $(printf '%s\n' "$out" | grep 'repeated')" repeats_ok "$out"
-out=$(PC_FUZZ_RECHECK=1 "$fuzzer" -runs=0 "$tmp/in" 2>&1)
+out=$(PC_FUZZ_RECHECK=1 "$fuzzer" -runs=0 -artifact_prefix="$tmp/" "$tmp/in" 2>&1)
 check "PC_FUZZ_RECHECK=1 checks the repeats: $(printf '%s\n' "$out" | grep 'repeated')" \
     grep -q 'repeated a case already checked (checked again: PC_FUZZ_RECHECK=1)' <<<"$out"
-expect 77 "bad PC_FUZZ_RECHECK 'yes' \(want 0 or 1\)" -- env PC_FUZZ_RECHECK=yes "$fuzzer" -runs=0 "$tmp/in"
+expect 77 "bad PC_FUZZ_RECHECK 'yes' \(want 0 or 1\)" -- env PC_FUZZ_RECHECK=yes "$fuzzer" -runs=0 -artifact_prefix="$tmp/" "$tmp/in"
 finish fuzz_pipeline_repeats
