@@ -114,6 +114,12 @@ static void test_parse_list(void)
     CHECK_STATUS(pc_ep_registry_parse_list(reg, "cpu,nhwc,cpu", &eps, &n, &err), PC_ERR_USAGE, &err);
     CHECK_MSG(strstr(err.message, "entry 3: EP 'cpu' is listed twice") != NULL, "%s", err.message);
     CHECK_STATUS(pc_ep_registry_parse_list(reg, "", &eps, &n, &err), PC_ERR_USAGE, &err);
+    /* only spaces and tabs are trimmed: another control character is part of the name */
+    CHECK_OK(pc_ep_registry_parse_list(reg, "\tnhwc ,\t cpu", &eps, &n, &err), &err);
+    CHECK(n == 2 && strcmp(eps[1]->name, "cpu") == 0);
+    CHECK_STATUS(pc_ep_registry_parse_list(reg, "nhwc,\ncpu", &eps, &n, &err), PC_ERR_USAGE, &err);
+    CHECK_MSG(strstr(err.message, "entry 2: unknown EP '\ncpu'") != NULL, "%s", err.message);
+    CHECK_STATUS(pc_ep_registry_parse_list(reg, "cpu\x1f", &eps, &n, &err), PC_ERR_USAGE, &err);
     pc_ep_registry_free(reg);
 }
 
