@@ -19,9 +19,11 @@
 #include "generators/gen_quant.h"
 
 /* Opsets the family draws (0: 17). 20 has ai.onnx Gelu (gelu_fused), 15 CastLike and Shape start/end, 13
- * moves Unsqueeze/Split axes and per-axis Q/DQ in, 18 Split's num_outputs, 11 the attribute forms. */
-static const int64_t opsets[] = {17, 13, 20, 15, 18, 11};
-static const uint32_t opset_weights[] = {4, 3, 3, 2, 2, 1};
+ * moves Unsqueeze/Split axes and per-axis Q/DQ in, 18 Split's num_outputs, 11 the attribute forms; 7 and 5
+ * the first versions of the units that exist there (Clip-6's attribute bounds, Dropout-7, Reshape-5, the
+ * folds), which no other family draws. */
+static const int64_t opsets[] = {17, 13, 20, 15, 18, 11, 7, 5};
+static const uint32_t opset_weights[] = {4, 3, 3, 2, 2, 1, 1, 1};
 
 /* Percent of units built as a near miss. */
 enum { NEAR_PERCENT = 40, MAX_UNITS = 3 };
@@ -1662,8 +1664,11 @@ static pc_status fold_const_forms(unit_ctx *u, pc_error *err)
 static pc_status unit_fold(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
-    /* 0..4: a float op, 5..6: an integer reduction, 7: Range, 8: integer comparisons, 9: constant makers */
+    /* 0..4: a float op, 5..6: an integer reduction, 7: Range, 8: integer comparisons, 9: constant makers.
+     * Below opset 9 only the float forms: the others read integers with Neg (ints from 6), Greater, Less,
+     * Where and ConstantOfShape (from 9), which the verifier's type constraints refuse earlier. */
     uint32_t form = pc_draw(g->ch, 10);
+    if (pc_gen_opset(g) < 9) form %= 5;
     if (form == 9) return fold_const_forms(u, err);
     if (form == 8) return fold_int_compare(u, err);
     if (form == 7 && pc_gen_opset(g) >= 11) return fold_range(u, err);
