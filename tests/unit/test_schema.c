@@ -472,13 +472,16 @@ static void test_type_constraints_verified(void)
     pt_node(m, "Clip", "", "a,,hi", "y", NULL);
     pt_output(m, "y");
     EXPECT_VALID(m);
-    /* values without a type are not judged */
+    /* a value without a type is not judged: Relu of a Cast to uint8 passes until inference types it */
     m = pt_model(13);
-    pt_input(m, "a", PC_DTYPE_UINT8, 1, d2);
-    pt_node(m, "Identity", "", "a", "i", NULL);
-    pt_node(m, "Identity", "", "i", "y", NULL);
+    pt_input(m, "a", PC_DTYPE_FLOAT, 1, d2);
+    CHECK(pc_node_set_attr_int(pt_node(m, "Cast", "", "a", "c", NULL), "to", PC_DTYPE_UINT8, &err) == PC_OK);
+    pt_node(m, "Relu", "", "c", "y", NULL);
     pt_output(m, "y");
-    EXPECT_VALID(m);
+    pc_error_clear(&err);
+    CHECK_MSG(pc_model_verify(m, &err) == PC_OK, "%s", err.message);
+    CHECK(pc_graph_infer_shapes(m->graph, &err) == PC_OK);
+    EXPECT_TYPE_ERROR(m, "input 0 'c' is tensor(uint8)");
 }
 
 int main(void)
