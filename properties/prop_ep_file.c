@@ -1,10 +1,11 @@
 /* ep-file (end to end, cases with an EP file): core's parser (core/ep/ep_file.c) reads the case's EP file,
  * and EPF_MUTANTS mutants of it drawn from the case, as the independent oracle
  * (properties/oracles/ep_file_oracle.h, written from docs/ep.md) does: both accept or both reject; a
- * rejection is PC_ERR_USAGE naming the line of the oracle's first error; an accepted file registers every EP
- * with the fields the oracle read. The mutants (a byte deleted, a separator or character inserted, a number
- * replaced by a bound, a field given twice, a line repeated or two swapped) are the malformed files the
- * parser's guards exist for, which no valid case reaches; a case without an EP file passes. */
+ * rejection is PC_ERR_USAGE naming the line and column of the oracle's first error; an accepted file
+ * registers every EP with the fields the oracle read. The mutants (a byte deleted, a separator or character
+ * inserted, a number replaced by a bound, a field given twice, a line repeated or two swapped) are the
+ * malformed files the parser's guards exist for, which no valid case reaches; a case without an EP file
+ * passes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,16 +189,17 @@ static pc_prop_outcome judge(const char *text, const char *what, char *msg, size
                      ce.message, shown);
         o = PC_PROP_FAIL;
     } else if (cst != PC_OK) {
-        unsigned line = (unsigned)strtoul(oe.message, NULL, 10);
-        char want[32];
-        snprintf(want, sizeof want, "ep-file:%u:", line);
+        unsigned line = 0, col = 0;
+        (void)sscanf(oe.message, "%u:%u:", &line, &col);
+        char want[48];
+        snprintf(want, sizeof want, "ep-file:%u:%u:", line, col);
         if (cst != PC_ERR_USAGE || (line > 0 && strncmp(ce.message, want, strlen(want)) != 0)) {
-            *kind = "error-line";
+            *kind = "error-position";
             snprintf(
                 msg, msg_size,
-                "the %s: core rejects it with %s '%.400s', the oracle's first error is on line %u (%.200s): "
-                "\"%s\"",
-                what, pc_status_name(cst), ce.message, line, oe.message, shown);
+                "the %s: core rejects it with %s '%.400s', the oracle's first error is at line %u column "
+                "%u (%.200s): \"%s\"",
+                what, pc_status_name(cst), ce.message, line, col, oe.message, shown);
             o = PC_PROP_FAIL;
         }
     } else {

@@ -42,7 +42,14 @@ struct pc_efo_file {
 typedef struct tok {
     const char *s;
     size_t n;
+    uint32_t col; /* 1-based byte column of s in its line */
 } tok;
+
+/* The part of t from byte i on (its column follows). */
+static tok tok_from(tok t, size_t i, size_t n)
+{
+    return (tok){t.s + i, n, t.col + (uint32_t)i};
+}
 
 static bool tok_eq(tok t, const char *s)
 {
@@ -72,16 +79,17 @@ static bool grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
     return true;
 }
 
-static pc_status bad(pc_error *err, uint32_t line, const char *fmt, ...) PC_PRINTF(3, 4);
+/* "LINE:COL: message" (0:0 for the file-level error). */
+static pc_status bad(pc_error *err, uint32_t line, uint32_t col, const char *fmt, ...) PC_PRINTF(4, 5);
 
-static pc_status bad(pc_error *err, uint32_t line, const char *fmt, ...)
+static pc_status bad(pc_error *err, uint32_t line, uint32_t col, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return pc_error_set(err, PC_ERR_USAGE, "%u: %s", line, msg);
+    return pc_error_set(err, PC_ERR_USAGE, "%u:%u: %s", line, col, msg);
 }
 
 /* An optional '-' and one or more digits, at most 20 characters in all, within int64. */
@@ -130,8 +138,9 @@ static bool split_kv(tok t, tok *key, tok *value)
 {
     const char *eq = memchr(t.s, '=', t.n);
     if (!eq) return false;
-    *key = (tok){t.s, (size_t)(eq - t.s)};
-    *value = (tok){eq + 1, t.n - (size_t)(eq - t.s) - 1};
+    size_t k = (size_t)(eq - t.s);
+    *key = tok_from(t, 0, k);
+    *value = tok_from(t, k + 1, t.n - k - 1);
     return true;
 }
 
@@ -143,20 +152,18 @@ static int key_index(tok key, const char *const *keys)
     return -1;
 }
 
-/* The fields of a line (tokens from `first`): each key=value, keys from `keys`, none twice. */
-static pc_status fields(const tok *t, uint32_t n, uint32_t first, const char *const *keys, tok *values,
-                        bool *given, uint32_t line, pc_error *err)
+/* Field token t of a line: key=value with a key from `keys` (NULL-terminated) not given before on the line.
+ * *k is the key's index. docs/ep.md: the error reported is the leftmost of its line, so each field is checked
+ * whole (form, key, repetition, value) before the next, and the checks relating two fields come last. */
+static pc_status next_field(tok t, const char *const *keys, bool *given, int *k, tok *value, uint32_t line,
+                            pc_error *err)
 {
-    for (uint32_t i = first; i < n; i++) {
-        tok key, value;
-        if (!split_kv(t[i], &key, &value))
-            return bad(err, line, "'%.*s' is not key=value", (int)t[i].n, t[i].s);
-        int k = key_index(key, keys);
-        if (k < 0) return bad(err, line, "unknown field '%.*s'", (int)key.n, key.s);
-        if (given[k]) return bad(err, line, "field '%.*s' given twice", (int)key.n, key.s);
-        given[k] = true;
-        values[k] = value;
-    }
+    tok key;
+    if (!split_kv(t, &key, value)) return bad(err, line, t.col, "'%.*s' is not key=value", (int)t.n, t.s);
+    *k = key_index(key, keys);
+    if (*k < 0) return bad(err, line, key.col, "unknown field '%.*s'", (int)key.n, key.s);
+    if (given[*k]) return bad(err, line, key.col, "field '%.*s' given twice", (int)key.n, key.s);
+    given[*k] = true;
     return PC_OK;
 }
 
@@ -167,7 +174,7 @@ static pc_status yes_no(tok v, bool *out, uint32_t line, pc_error *err)
     else if (tok_eq(v, "no"))
         *out = false;
     else
-        return bad(err, line, "expected yes or no, got '%.*s'", (int)v.n, v.s);
+        return bad(err, line, v.col, "expected yes or no, got '%.*s'", (int)v.n, v.s);
     return PC_OK;
 }
 
@@ -180,40 +187,59 @@ static bool name_taken(const pc_efo_file *f, const char *const *taken, uint32_t 
     return false;
 }
 
+/* The line's name (token 1); a missing one is reported just past the keyword. */
+static pc_status line_name(const tok *t, uint32_t n, bool star_ok, const char *what, uint32_t line,
+                           pc_error *err)
+{
+    if (n < 2) return bad(err, line, t[0].col + (uint32_t)t[0].n, "%s: a name expected", what);
+    if (!(star_ok && tok_eq(t[1], "*")) && !name_ok(t[1]))
+        return bad(err, line, t[1].col, "%s: a name of letters, digits, '_', '-', '.' expected", what);
+    return PC_OK;
+}
+
 static pc_status line_ep(pc_efo_file *f, const tok *t, uint32_t n, const char *const *taken, uint32_t n_taken,
                          uint32_t line, pc_error *err)
 {
-    if (n < 2 || !name_ok(t[1]))
-        return bad(err, line, "ep: a name of letters, digits, '_', '-', '.' expected");
-    if (name_taken(f, taken, n_taken, t[1]))
-        return bad(err, line, "ep: name '%.*s' taken", (int)t[1].n, t[1].s);
-    static const char *const keys[] = {"layout", "block", "compiles", "transpose", "standard", NULL};
-    tok v[5];
-    bool given[5] = {false};
-    pc_status st = fields(t, n, 2, keys, v, given, line, err);
+    pc_status st = line_name(t, n, false, "ep", line, err);
     if (st != PC_OK) return st;
+    if (name_taken(f, taken, n_taken, t[1]))
+        return bad(err, line, t[1].col, "ep: name '%.*s' taken", (int)t[1].n, t[1].s);
+    static const char *const keys[] = {"layout", "block", "compiles", "transpose", "standard", NULL};
+    bool given[5] = {false};
+    uint32_t layout_col = 0, block_col = 0;
     efo_ep e = {.layout = PC_LAYOUT_NCHW, .first_op = f->n_ops};
-    if (given[0]) {
-        if (tok_eq(v[0], "nchw"))
-            e.layout = PC_LAYOUT_NCHW;
-        else if (tok_eq(v[0], "nhwc"))
-            e.layout = PC_LAYOUT_NHWC;
-        else if (tok_eq(v[0], "blocked"))
-            e.layout = PC_LAYOUT_BLOCKED;
-        else
-            return bad(err, line, "unknown layout");
+    for (uint32_t i = 2; i < n; i++) {
+        int k;
+        tok v;
+        if ((st = next_field(t[i], keys, given, &k, &v, line, err)) != PC_OK) return st;
+        if (k == 0) {
+            layout_col = t[i].col;
+            if (tok_eq(v, "nchw"))
+                e.layout = PC_LAYOUT_NCHW;
+            else if (tok_eq(v, "nhwc"))
+                e.layout = PC_LAYOUT_NHWC;
+            else if (tok_eq(v, "blocked"))
+                e.layout = PC_LAYOUT_BLOCKED;
+            else
+                return bad(err, line, v.col, "unknown layout");
+        } else if (k == 1) {
+            block_col = t[i].col;
+            int64_t b;
+            if (!parse_int(v, &b) || b < 1 || b > 1024)
+                return bad(err, line, v.col, "block: 1..1024 expected");
+            e.block = (uint32_t)b;
+        } else if ((st = yes_no(v,
+                                k == 2   ? &e.compiles
+                                : k == 3 ? &e.transpose
+                                         : &e.standard,
+                                line, err)) != PC_OK) {
+            return st;
+        }
     }
-    if (given[1]) {
-        int64_t b;
-        if (!parse_int(v[1], &b) || b < 1 || b > 1024) return bad(err, line, "block: 1..1024 expected");
-        e.block = (uint32_t)b;
-    }
-    if ((e.layout == PC_LAYOUT_BLOCKED) != given[1])
-        return bad(err, line, "block= goes with layout=blocked, and only with it");
-    if ((given[2] && (st = yes_no(v[2], &e.compiles, line, err)) != PC_OK) ||
-        (given[3] && (st = yes_no(v[3], &e.transpose, line, err)) != PC_OK) ||
-        (given[4] && (st = yes_no(v[4], &e.standard, line, err)) != PC_OK))
-        return st;
+    if (e.layout == PC_LAYOUT_BLOCKED && !given[1])
+        return bad(err, line, layout_col, "layout=blocked needs block=");
+    if (e.layout != PC_LAYOUT_BLOCKED && given[1])
+        return bad(err, line, block_col, "block= goes with layout=blocked only");
     if (!grow((void **)&f->eps, f->n_eps, &f->cap_eps, sizeof *f->eps) || !(e.name = tok_dup(t[1])))
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
     f->eps[f->n_eps++] = e;
@@ -225,19 +251,19 @@ static pc_status opset_range(tok v, int64_t *lo, int64_t *hi, uint32_t line, pc_
     const char *dots = NULL;
     for (size_t i = 0; i + 1 < v.n && !dots; i++)
         if (v.s[i] == '.' && v.s[i + 1] == '.') dots = v.s + i;
-    tok a = {v.s, dots ? (size_t)(dots - v.s) : v.n};
-    if (!parse_int(a, lo) || *lo < 1) return bad(err, line, "opset: a minimum >= 1 expected");
+    tok a = tok_from(v, 0, dots ? (size_t)(dots - v.s) : v.n);
+    if (!parse_int(a, lo) || *lo < 1) return bad(err, line, v.col, "opset: a minimum >= 1 expected");
     if (!dots) {
         *hi = *lo;
         return PC_OK;
     }
-    tok b = {dots + 2, v.n - a.n - 2};
+    tok b = tok_from(v, a.n + 2, v.n - a.n - 2);
     if (b.n == 0) {
         *hi = INT64_MAX;
         return PC_OK;
     }
-    if (!parse_int(b, hi)) return bad(err, line, "opset: a bad maximum");
-    if (*lo > *hi) return bad(err, line, "opset: minimum > maximum");
+    if (!parse_int(b, hi) || *hi < 1) return bad(err, line, b.col, "opset: a bad maximum");
+    if (*lo > *hi) return bad(err, line, v.col, "opset: minimum > maximum");
     return PC_OK;
 }
 
@@ -247,10 +273,12 @@ static pc_status type_list(tok v, uint64_t *dtypes, uint32_t line, pc_error *err
     size_t start = 0;
     for (size_t i = 0; i <= v.n; i++) {
         if (i < v.n && v.s[i] != ',') continue;
-        tok name = {v.s + start, i - start};
+        tok name = tok_from(v, start, i - start);
         pc_dtype dt;
-        if (!dtype_of(name, &dt)) return bad(err, line, "types: '%.*s' is not a type", (int)name.n, name.s);
-        if (*dtypes & (1ull << dt)) return bad(err, line, "types: '%.*s' twice", (int)name.n, name.s);
+        if (!dtype_of(name, &dt))
+            return bad(err, line, name.col, "types: '%.*s' is not a type", (int)name.n, name.s);
+        if (*dtypes & (1ull << dt))
+            return bad(err, line, name.col, "types: '%.*s' twice", (int)name.n, name.s);
         *dtypes |= 1ull << dt;
         start = i + 1;
     }
@@ -259,17 +287,25 @@ static pc_status type_list(tok v, uint64_t *dtypes, uint32_t line, pc_error *err
 
 static pc_status line_op(pc_efo_file *f, const tok *t, uint32_t n, uint32_t line, pc_error *err)
 {
-    if (f->n_eps == 0) return bad(err, line, "op before any ep");
-    if (n < 2 || (!tok_eq(t[1], "*") && !name_ok(t[1]))) return bad(err, line, "op: an op type expected");
-    static const char *const keys[] = {"domain", "opset", "types", NULL};
-    tok v[3];
-    bool given[3] = {false};
-    pc_status st = fields(t, n, 2, keys, v, given, line, err);
+    if (f->n_eps == 0) return bad(err, line, t[0].col, "op before any ep");
+    pc_status st = line_name(t, n, true, "op", line, err);
     if (st != PC_OK) return st;
+    static const char *const keys[] = {"domain", "opset", "types", NULL};
+    bool given[3] = {false};
     efo_op o = {.lo = 1, .hi = INT64_MAX, .first_attr = f->n_attrs};
-    if (given[1] && (st = opset_range(v[1], &o.lo, &o.hi, line, err)) != PC_OK) return st;
-    if (given[2] && (st = type_list(v[2], &o.dtypes, line, err)) != PC_OK) return st;
-    tok domain = given[0] && !tok_eq(v[0], "ai.onnx") ? v[0] : (tok){"", 0};
+    tok domain = {"", 0, 0};
+    for (uint32_t i = 2; i < n; i++) {
+        int k;
+        tok v;
+        if ((st = next_field(t[i], keys, given, &k, &v, line, err)) != PC_OK) return st;
+        if (k == 0)
+            domain = tok_eq(v, "ai.onnx") ? (tok){"", 0, 0} : v;
+        else if (k == 1)
+            st = opset_range(v, &o.lo, &o.hi, line, err);
+        else
+            st = type_list(v, &o.dtypes, line, err);
+        if (st != PC_OK) return st;
+    }
     if (!grow((void **)&f->ops, f->n_ops, &f->cap_ops, sizeof *f->ops) || !(o.op_type = tok_dup(t[1])) ||
         !(o.domain = tok_dup(domain))) {
         free(o.op_type);
@@ -287,7 +323,8 @@ static pc_status value_list(tok v, efo_attr *a, uint32_t line, pc_error *err)
     for (size_t i = 0; i <= v.n; i++) {
         if (i < v.n && v.s[i] != ',') continue;
         int64_t x;
-        if (!parse_int((tok){v.s + start, i - start}, &x)) return bad(err, line, "values: a bad number");
+        tok num = tok_from(v, start, i - start);
+        if (!parse_int(num, &x)) return bad(err, line, num.col, "values: a bad number");
         if (!grow((void **)&a->values, a->n_values, &cap, sizeof *a->values))
             return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
         a->values[a->n_values++] = x;
@@ -299,24 +336,28 @@ static pc_status value_list(tok v, efo_attr *a, uint32_t line, pc_error *err)
 static pc_status line_attr(pc_efo_file *f, const tok *t, uint32_t n, uint32_t line, pc_error *err)
 {
     efo_op *op = f->n_eps && f->eps[f->n_eps - 1].n_ops ? &f->ops[f->n_ops - 1] : NULL;
-    if (!op) return bad(err, line, "attr before any op");
-    if (n < 2 || !name_ok(t[1])) return bad(err, line, "attr: a name expected");
-    for (uint32_t i = 0; i < op->n_attrs; i++)
-        if (tok_eq(t[1], f->attrs[op->first_attr + i].name)) return bad(err, line, "attr: constrained twice");
-    static const char *const keys[] = {"values", "default", NULL};
-    tok v[2];
-    bool given[2] = {false};
-    pc_status st = fields(t, n, 2, keys, v, given, line, err);
+    if (!op) return bad(err, line, t[0].col, "attr before any op");
+    pc_status st = line_name(t, n, false, "attr", line, err);
     if (st != PC_OK) return st;
-    if (!given[0]) return bad(err, line, "attr: values= is required");
+    for (uint32_t i = 0; i < op->n_attrs; i++)
+        if (tok_eq(t[1], f->attrs[op->first_attr + i].name))
+            return bad(err, line, t[1].col, "attr: constrained twice");
+    static const char *const keys[] = {"values", "default", NULL};
+    bool given[2] = {false};
     efo_attr a = {0};
-    if ((st = value_list(v[0], &a, line, err)) != PC_OK) {
+    for (uint32_t i = 2; i < n && st == PC_OK; i++) {
+        int k;
+        tok v;
+        if ((st = next_field(t[i], keys, given, &k, &v, line, err)) != PC_OK) break;
+        if (k == 0)
+            st = value_list(v, &a, line, err);
+        else if (!parse_int(v, &a.def))
+            st = bad(err, line, v.col, "default: a bad number");
+    }
+    if (st == PC_OK && !given[0]) st = bad(err, line, t[1].col, "attr: values= is required");
+    if (st != PC_OK) {
         free(a.values);
         return st;
-    }
-    if (given[1] && !parse_int(v[1], &a.def)) {
-        free(a.values);
-        return bad(err, line, "default: a bad number");
     }
     a.has_default = given[1];
     if (!grow((void **)&f->attrs, f->n_attrs, &f->cap_attrs, sizeof *f->attrs) || !(a.name = tok_dup(t[1]))) {
@@ -353,7 +394,7 @@ pc_status pc_efo_parse(const char *text, const char *const *taken, uint32_t n_ta
                 i++;
             if (i == s) break;
             if (n == EFO_MAX_TOKENS) st = pc_error_set(err, PC_ERR_UNSUPPORTED, "%u: too many fields", line);
-            if (st == PC_OK) t[n++] = (tok){p + s, i - s};
+            if (st == PC_OK) t[n++] = (tok){p + s, i - s, (uint32_t)s + 1};
         }
         if (st == PC_OK && n > 0) {
             if (tok_eq(t[0], "ep"))
@@ -363,11 +404,11 @@ pc_status pc_efo_parse(const char *text, const char *const *taken, uint32_t n_ta
             else if (tok_eq(t[0], "attr"))
                 st = line_attr(f, t, n, line, err);
             else
-                st = bad(err, line, "unknown line kind '%.*s'", (int)t[0].n, t[0].s);
+                st = bad(err, line, t[0].col, "unknown line kind '%.*s'", (int)t[0].n, t[0].s);
         }
         p = end ? end + 1 : p + strlen(p);
     }
-    if (st == PC_OK && f->n_eps == 0) st = bad(err, 0, "no ep line");
+    if (st == PC_OK && f->n_eps == 0) st = bad(err, 0, 0, "no ep line");
     if (st != PC_OK) {
         pc_efo_free(f);
         return st;

@@ -10,8 +10,8 @@
  *     pc_efo_file *f = NULL;
  *     pc_error err;
  *     pc_status st = pc_efo_parse("ep npu layout=nhwc\nop Conv opset=11..\n", taken, 2, &f, &err);
- *     // st == PC_OK; on PC_ERR_USAGE, err.message starts with "LINE: ", the line of the first
- *     // error (1-based; 0 when the error has no line: a file without an ep line)
+ *     // st == PC_OK; on PC_ERR_USAGE, err.message starts with "LINE:COL: ", where the first
+ *     // error is (1-based; 0:0 when the error has no line: a file without an ep line)
  *     char why[256];
  *     if (!pc_efo_same(f, reg, why, sizeof why)) ...    // reg: a registry core loaded the same text into
  *     pc_efo_free(f);
@@ -27,7 +27,12 @@
  * EP name, op type (other than `*`) or attribute name (letters, digits,
  * '_', '-', '.'), op before any ep, attr before any op,
  * attr without values=, one attribute constrained twice on one op, layout=blocked without block (1..1024) or
- * block without layout=blocked, no ep line at all. The first error in file order is the one reported.
+ * block without layout=blocked, no ep line at all. The first error in file order is the one reported: the
+ * leftmost of its line, each field checked whole before the next, and the checks relating two fields
+ * (layout=blocked without block, block without it, attr without values=) after the line's other checks.
+ * Columns count bytes from 1: a token's first byte, a value's first byte, the bad element of a list, an
+ * opset's maximum; a missing name just past its keyword; a cross-field error at the layout, block or
+ * attribute name it concerns.
  *
  * Deliberately simple: one pass over the lines, flat growable arrays. Element type names come from
  * pc_dtype_name (shared data, as the capability oracle shares the schema table). Prefix pc_efo_ (private to
@@ -41,7 +46,7 @@
 typedef struct pc_efo_file pc_efo_file;
 
 /* Parses text. taken: EP names already registered (a file may not reuse them). PC_ERR_USAGE for a bad file,
- * the message starting with the line number and ": "; PC_ERR_NOMEM. */
+ * the message starting with "LINE:COL: "; PC_ERR_NOMEM. */
 pc_status pc_efo_parse(const char *text, const char *const *taken, uint32_t n_taken, pc_efo_file **out,
                        pc_error *err);
 void pc_efo_free(pc_efo_file *f);

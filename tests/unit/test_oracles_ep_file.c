@@ -2,7 +2,7 @@
  * hand-written files from docs/ep.md (the documented example, every optional field, every documented error
  * with the line it must be reported on), each also read by core's parser, which must accept the same files,
  * reject the same ones on the same line and register the fields the oracle read; pc_efo_same must notice a
- * field that differs. */
+ * field that differs; and files with errors at hand-worked positions (line and column). */
 #include <string.h>
 
 #include "properties/oracles/ep_file_oracle.h"
@@ -126,10 +126,55 @@ static void test_same_notices(void)
     pc_efo_free(f);
 }
 
+/* Both parsers reject text at (line, col): docs/ep.md's position rules, worked by hand. */
+static void check_pos(const char *text, int line, int col, const char *what)
+{
+    pc_efo_file *f = NULL;
+    pc_error oe, ce;
+    pc_error_clear(&oe);
+    pc_error_clear(&ce);
+    pc_status ost = pc_efo_parse(text, TAKEN, 2, &f, &oe);
+    pc_ep_registry *reg = NULL;
+    CHECK(pc_ep_registry_create(&reg, &ce) == PC_OK);
+    pc_status cst = pc_ep_registry_load_text(reg, text, "t.ep", &ce);
+    char want_core[48], want_oracle[48];
+    snprintf(want_core, sizeof want_core, "t.ep:%d:%d:", line, col);
+    snprintf(want_oracle, sizeof want_oracle, "%d:%d:", line, col);
+    CHECK_MSG(cst == PC_ERR_USAGE && strncmp(ce.message, want_core, strlen(want_core)) == 0,
+              "%s: core says '%s', want %s", what, ce.message, want_core);
+    CHECK_MSG(ost == PC_ERR_USAGE && strncmp(oe.message, want_oracle, strlen(want_oracle)) == 0,
+              "%s: the oracle says '%s', want %s", what, oe.message, want_oracle);
+    pc_efo_free(f);
+    pc_ep_registry_free(reg);
+}
+
+static void test_positions(void)
+{
+    check_pos("ep", 1, 3, "a missing EP name: just past the keyword");
+    check_pos("ep a\nop", 2, 3, "a missing op type");
+    check_pos("ep a\nop X\nattr", 3, 5, "a missing attribute name");
+    check_pos("ep a\nop layout=x", 2, 4, "a field where the op type goes");
+    check_pos("ep a colour=red compiles=maybe", 1, 6, "two errors: the leftmost, an unknown key");
+    check_pos("ep a compiles=maybe colour=red", 1, 15, "two errors: the leftmost, a value");
+    check_pos("ep a\tcompiles=yes compiles=no", 1, 19,
+              "a repeated key at its second use (a tab is a column)");
+    check_pos("ep a layout=blocked colour=red", 1, 21, "a field error before the cross-field check");
+    check_pos("ep a layout=blocked", 1, 6, "layout=blocked without block=: at the layout field");
+    check_pos("ep a compiles=no block=8 layout=nhwc", 1, 18, "block= without blocked: at the block field");
+    check_pos("ep a\nop X types=float,int9", 2, 18, "a bad element of a type list");
+    check_pos("ep a\nop X opset=3..x", 2, 15, "a bad opset maximum");
+    check_pos("ep a\nop X opset=5..4", 2, 12, "minimum > maximum: at the value");
+    check_pos("ep a\nop X\nattr k default=1", 3, 6, "attr without values=: at the attribute name");
+    check_pos("ep a\nop X\nattr k values=1,x,2", 3, 17, "a bad element of a value list");
+    check_pos("ep a\nop X\nattr k values=1 default=z values=2", 3, 25, "a bad default before a repeated key");
+    check_pos("  # note\n  fo a", 2, 3, "an unknown line kind, indented");
+}
+
 int main(void)
 {
     test_accepted();
     test_rejected();
+    test_positions();
     test_same_notices();
     return pc_test_finish("test_oracles_ep_file");
 }
