@@ -12,16 +12,38 @@ static const char *const TAKEN[] = {"cpu", "nhwc"};
 
 /* Both parsers on text: want_line 0 = both accept (and agree on every field), > 0 = both reject naming that
  * line; -1 = both reject, no line (a file-level error). */
+/* Both parsers on text ("t.ep" for core). */
+typedef struct both {
+    pc_efo_file *f;
+    pc_ep_registry *reg;
+    pc_error oe, ce;
+    pc_status ost, cst;
+} both;
+
+static void parse_both(const char *text, both *b)
+{
+    memset(b, 0, sizeof *b);
+    pc_error_clear(&b->oe);
+    pc_error_clear(&b->ce);
+    b->ost = pc_efo_parse(text, TAKEN, 2, &b->f, &b->oe);
+    CHECK(pc_ep_registry_create(&b->reg, &b->ce) == PC_OK);
+    b->cst = pc_ep_registry_load_text(b->reg, text, "t.ep", &b->ce);
+}
+
+static void both_free(both *b)
+{
+    pc_efo_free(b->f);
+    pc_ep_registry_free(b->reg);
+}
+
 static void check_file(const char *text, int want_line, const char *what)
 {
-    pc_efo_file *f = NULL;
-    pc_error oe, ce;
-    pc_error_clear(&oe);
-    pc_error_clear(&ce);
-    pc_status ost = pc_efo_parse(text, TAKEN, 2, &f, &oe);
-    pc_ep_registry *reg = NULL;
-    CHECK(pc_ep_registry_create(&reg, &ce) == PC_OK);
-    pc_status cst = pc_ep_registry_load_text(reg, text, "t.ep", &ce);
+    both b;
+    parse_both(text, &b);
+    pc_efo_file *f = b.f;
+    pc_ep_registry *reg = b.reg;
+    pc_error oe = b.oe, ce = b.ce;
+    pc_status ost = b.ost, cst = b.cst;
     if (want_line == 0) {
         CHECK_MSG(ost == PC_OK, "%s: the oracle rejects it: %s", what, oe.message);
         CHECK_MSG(cst == PC_OK, "%s: core rejects it: %s", what, ce.message);
@@ -40,8 +62,7 @@ static void check_file(const char *text, int want_line, const char *what)
                       oe.message, want_line);
         }
     }
-    pc_efo_free(f);
-    pc_ep_registry_free(reg);
+    both_free(&b);
 }
 
 static void test_accepted(void)
@@ -129,45 +150,45 @@ static void test_same_notices(void)
 /* Both parsers reject text at (line, col): docs/ep.md's position rules, worked by hand. */
 static void check_pos(const char *text, int line, int col, const char *what)
 {
-    pc_efo_file *f = NULL;
-    pc_error oe, ce;
-    pc_error_clear(&oe);
-    pc_error_clear(&ce);
-    pc_status ost = pc_efo_parse(text, TAKEN, 2, &f, &oe);
-    pc_ep_registry *reg = NULL;
-    CHECK(pc_ep_registry_create(&reg, &ce) == PC_OK);
-    pc_status cst = pc_ep_registry_load_text(reg, text, "t.ep", &ce);
+    both b;
+    parse_both(text, &b);
     char want_core[48], want_oracle[48];
     snprintf(want_core, sizeof want_core, "t.ep:%d:%d:", line, col);
     snprintf(want_oracle, sizeof want_oracle, "%d:%d:", line, col);
-    CHECK_MSG(cst == PC_ERR_USAGE && strncmp(ce.message, want_core, strlen(want_core)) == 0,
-              "%s: core says '%s', want %s", what, ce.message, want_core);
-    CHECK_MSG(ost == PC_ERR_USAGE && strncmp(oe.message, want_oracle, strlen(want_oracle)) == 0,
-              "%s: the oracle says '%s', want %s", what, oe.message, want_oracle);
-    pc_efo_free(f);
-    pc_ep_registry_free(reg);
+    CHECK_MSG(b.cst == PC_ERR_USAGE && strncmp(b.ce.message, want_core, strlen(want_core)) == 0,
+              "%s: core says '%s', want %s", what, b.ce.message, want_core);
+    CHECK_MSG(b.ost == PC_ERR_USAGE && strncmp(b.oe.message, want_oracle, strlen(want_oracle)) == 0,
+              "%s: the oracle says '%s', want %s", what, b.oe.message, want_oracle);
+    both_free(&b);
 }
 
 static void test_positions(void)
 {
-    check_pos("ep", 1, 3, "a missing EP name: just past the keyword");
-    check_pos("ep a\nop", 2, 3, "a missing op type");
-    check_pos("ep a\nop X\nattr", 3, 5, "a missing attribute name");
-    check_pos("ep a\nop layout=x", 2, 4, "a field where the op type goes");
-    check_pos("ep a colour=red compiles=maybe", 1, 6, "two errors: the leftmost, an unknown key");
-    check_pos("ep a compiles=maybe colour=red", 1, 15, "two errors: the leftmost, a value");
-    check_pos("ep a\tcompiles=yes compiles=no", 1, 19,
-              "a repeated key at its second use (a tab is a column)");
-    check_pos("ep a layout=blocked colour=red", 1, 21, "a field error before the cross-field check");
-    check_pos("ep a layout=blocked", 1, 6, "layout=blocked without block=: at the layout field");
-    check_pos("ep a compiles=no block=8 layout=nhwc", 1, 18, "block= without blocked: at the block field");
-    check_pos("ep a\nop X types=float,int9", 2, 18, "a bad element of a type list");
-    check_pos("ep a\nop X opset=3..x", 2, 15, "a bad opset maximum");
-    check_pos("ep a\nop X opset=5..4", 2, 12, "minimum > maximum: at the value");
-    check_pos("ep a\nop X\nattr k default=1", 3, 6, "attr without values=: at the attribute name");
-    check_pos("ep a\nop X\nattr k values=1,x,2", 3, 17, "a bad element of a value list");
-    check_pos("ep a\nop X\nattr k values=1 default=z values=2", 3, 25, "a bad default before a repeated key");
-    check_pos("  # note\n  fo a", 2, 3, "an unknown line kind, indented");
+    static const struct {
+        const char *text;
+        int line, col;
+        const char *what;
+    } cases[] = {
+        {"ep", 1, 3, "a missing EP name: just past the keyword"},
+        {"ep a\nop", 2, 3, "a missing op type"},
+        {"ep a\nop X\nattr", 3, 5, "a missing attribute name"},
+        {"ep a\nop layout=x", 2, 4, "a field where the op type goes"},
+        {"ep a colour=red compiles=maybe", 1, 6, "two errors: the leftmost, an unknown key"},
+        {"ep a compiles=maybe colour=red", 1, 15, "two errors: the leftmost, a value"},
+        {"ep a\tcompiles=yes compiles=no", 1, 19, "a repeated key at its second use (a tab is a column)"},
+        {"ep a layout=blocked colour=red", 1, 21, "a field error before the cross-field check"},
+        {"ep a layout=blocked", 1, 6, "layout=blocked without block=: at the layout field"},
+        {"ep a compiles=no block=8 layout=nhwc", 1, 18, "block= without blocked: at the block field"},
+        {"ep a\nop X types=float,int9", 2, 18, "a bad element of a type list"},
+        {"ep a\nop X opset=3..x", 2, 15, "a bad opset maximum"},
+        {"ep a\nop X opset=5..4", 2, 12, "minimum > maximum: at the value"},
+        {"ep a\nop X\nattr k default=1", 3, 6, "attr without values=: at the attribute name"},
+        {"ep a\nop X\nattr k values=1,x,2", 3, 17, "a bad element of a value list"},
+        {"ep a\nop X\nattr k values=1 default=z values=2", 3, 25, "a bad default before a repeated key"},
+        {"  # note\n  fo a", 2, 3, "an unknown line kind, indented"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_pos(cases[i].text, cases[i].line, cases[i].col, cases[i].what);
 }
 
 int main(void)
