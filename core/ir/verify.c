@@ -170,12 +170,7 @@ static pc_status check_types(verify_ctx *c, const pc_node *n, const pc_op_schema
     if (!s->formals) return PC_OK;
     const pc_value *bound[MAX_TYPE_GROUPS] = {0};
     uint32_t bound_at[MAX_TYPE_GROUPS] = {0};
-    bool bound_out[MAX_TYPE_GROUPS] = {0}, mixed[MAX_TYPE_GROUPS] = {0};
-    for (uint32_t i = 0; i < (uint32_t)s->n_formal_inputs + s->n_formal_outputs; i++) {
-        const pc_formal_schema *f = &s->formals[i];
-        assert(f->group < MAX_TYPE_GROUPS);
-        if (!f->homogeneous) mixed[f->group] = true;
-    }
+    bool bound_out[MAX_TYPE_GROUPS] = {0};
     const pc_graph *g = n->graph;
     for (int side = 0; side < 2; side++) {
         bool output = side == 1;
@@ -207,7 +202,8 @@ static pc_status check_types(verify_ctx *c, const pc_node *n, const pc_op_schema
                                     gname(g), label(n), n->op_type, (int)s->since_version,
                                     output ? "output" : "input", i, v->name, have, allowed);
             }
-            if (mixed[f->group] || !elem_known) continue;
+            if (!f->homogeneous || !elem_known) continue;
+            assert(f->group < MAX_TYPE_GROUPS);
             const pc_value *b = bound[f->group];
             if (!b) {
                 bound[f->group] = v, bound_at[f->group] = i, bound_out[f->group] = output;

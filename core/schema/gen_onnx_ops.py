@@ -17,8 +17,8 @@ What is extracted, per (domain, op_type, since_version):
   - attributes: name, AttributeProto type, required;
   - per formal parameter (inputs, then outputs): whether it is Single (required: an empty name is refused, as
     ONNX's checker does), and its type constraint: its group (parameters sharing a type parameter such as T
-    share a group; a parameter with a concrete type string has a group of its own), whether a variadic one is
-    homogeneous, the kinds of types it allows (tensor, sparse tensor, sequence, map,
+    share a group; a parameter with a concrete type string has a group of its own), whether its group binds
+    one type (false when a parameter of the group is a heterogeneous variadic), the kinds of types it allows (tensor, sparse tensor, sequence, map,
     optional) and the tensor element types it allows, as a mask over TensorProto.DataType numbers.
 
 The Python binding of onnx 1.12 does not expose a variadic parameter's minimum arity, so that one number is
@@ -100,7 +100,10 @@ def formals(schema):
             homogeneous = bool(p.isHomogeneous) if p.option == option.Variadic else True
             kinds, elems = type_facts(p.types, where)
             out.append((group, homogeneous, p.option == option.Single, kinds, elems))
-    return out
+    # a group with one heterogeneous variadic parameter (Loop's V) binds no single type: none of its
+    # parameters is compared with the others, so the flag is the group's
+    mixed = {f[0] for f in out if not f[1]}
+    return [(g, g not in mixed, single, kinds, elems) for g, _h, single, kinds, elems in out]
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

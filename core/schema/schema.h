@@ -25,14 +25,15 @@ enum {
 };
 
 /* One formal input or output's type constraint. Parameters of one node bound to the same type parameter (T)
- * share a group and must have one type, except the values of a variadic parameter that is not homogeneous;
- * a parameter with a concrete type string has a group of its own. */
+ * share a group and must have one type, unless the group has a variadic parameter that is not homogeneous
+ * (homogeneous false on every parameter of such a group); a parameter with a concrete type string has a group
+ * of its own. */
 typedef struct pc_formal_schema {
     uint8_t group;
-    bool homogeneous;
-    bool single;    /* required: the node must name a value there (ONNX's checker refuses an empty name) */
-    uint8_t kinds;  /* PC_KIND_* */
-    uint32_t elems; /* tensor element types allowed: bit pc_dtype */
+    bool homogeneous; /* the group binds one type */
+    bool single;      /* required: the node must name a value there (ONNX's checker refuses an empty name) */
+    uint8_t kinds;    /* PC_KIND_* */
+    uint32_t elems;   /* tensor element types allowed: bit pc_dtype */
 } pc_formal_schema;
 
 typedef struct pc_op_schema {
