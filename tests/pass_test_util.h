@@ -72,6 +72,21 @@ static inline pc_value *pt_input(pc_model *m, const char *name, pc_dtype dt, int
     return v;
 }
 
+/* A graph input whose dim i is symbolic, named symbols[i], or known, dims[i], where symbols[i] is NULL. */
+static inline pc_value *pt_input_symbolic(pc_model *m, const char *name, pc_dtype dt, int32_t rank,
+                                          const int64_t *dims, const char *const *symbols)
+{
+    pc_error err;
+    pc_value *v = pt_input(m, name, dt, rank, dims);
+    pc_dim d[PC_MAX_RANK];
+    for (int32_t i = 0; i < rank; i++)
+        d[i] = symbols[i] ? (pc_dim){.kind = PC_DIM_SYMBOLIC, .symbol = symbols[i]}
+                          : (pc_dim){.kind = PC_DIM_KNOWN, .size = dims[i]};
+    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = dt, .shape = {.rank = rank, .dims = rank ? d : NULL}};
+    if (pc_value_set_type(v, &t, &err) != PC_OK) pt_die(name, &err);
+    return v;
+}
+
 /* A constant initializer with raw little-endian data (NULL: zeros). */
 static inline pc_value *pt_const(pc_model *m, const char *name, pc_dtype dt, int32_t rank,
                                  const int64_t *dims, const void *data)

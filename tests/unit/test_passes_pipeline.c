@@ -446,13 +446,8 @@ static void test_optimize_closed_under_inference(void)
 {
     pc_error err;
     pc_model *m = pt_model(13);
-    pc_value *x = pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 2, 2});
-    pc_dim dims[4] = {{.kind = PC_DIM_SYMBOLIC, .symbol = "s1"},
-                      {.kind = PC_DIM_KNOWN, .size = 5},
-                      {.kind = PC_DIM_KNOWN, .size = 2},
-                      {.kind = PC_DIM_KNOWN, .size = 2}};
-    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape = {.rank = 4, .dims = dims}};
-    CHECK_OK(pc_value_set_type(x, &t, &err), &err);
+    pt_input_symbolic(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 5, 2, 2},
+                      (const char *const[]){"s1", NULL, NULL, NULL});
     pt_const_i64(m, "starts", 1, (int64_t[]){0});
     pt_const_i64(m, "ends", 1, (int64_t[]){INT64_MAX});
     pt_const_i64(m, "axes", 1, (int64_t[]){-4});
@@ -490,14 +485,8 @@ static void test_optimize_twice_after_fusion(void)
 {
     pc_error err;
     pc_model *m = pt_model(17);
-    pc_value *x = pt_input(m, "x", PC_DTYPE_FLOAT, 5, (int64_t[]){1, 5, 3, 4, 2});
-    pc_dim dims[5] = {{.kind = PC_DIM_SYMBOLIC, .symbol = "s1"},
-                      {.kind = PC_DIM_SYMBOLIC, .symbol = "s5"},
-                      {.kind = PC_DIM_KNOWN, .size = 3},
-                      {.kind = PC_DIM_SYMBOLIC, .symbol = "s4"},
-                      {.kind = PC_DIM_SYMBOLIC, .symbol = "s2"}};
-    pc_type t = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape = {.rank = 5, .dims = dims}};
-    CHECK_OK(pc_value_set_type(x, &t, &err), &err);
+    pt_input_symbolic(m, "x", PC_DTYPE_FLOAT, 5, (int64_t[]){1, 5, 3, 4, 2},
+                      (const char *const[]){"s1", "s5", NULL, "s4", "s2"});
     pt_const_i64(m, "s_a", 5, (int64_t[]){5, 3, 4, 2, 1});
     pt_const_i64(m, "s_b", 5, (int64_t[]){5, -1, 3, 4, 2});
     pt_node(m, "Reshape", "", "x,s_a", "a", NULL);
