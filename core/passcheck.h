@@ -620,6 +620,11 @@ typedef struct pc_compare_result {
 
 pc_compare_outcome pc_data_compare(const pc_data *expected, const pc_data *actual, double rtol, double atol,
                                    pc_compare_result *result);
+/* The same with floats identical: NaN positions agree (any payload) and every other element has the same
+ * bits, so +0 against -0 differs. For results that must not change at all (a round trip, an evaluator against
+ * the reference, a pass that only moves data). */
+pc_compare_outcome pc_data_compare_exact(const pc_data *expected, const pc_data *actual,
+                                         pc_compare_result *result);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * ONNX loader and saver.
@@ -1027,7 +1032,10 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "the EP-file parser accepts block=1025 (its bound is off by one; only malformed files reach it)")      \
     X(PC_FAULT_CAPABILITY_OPSET_MIN, "capability-refuses-min-opset",                                         \
       "an EP's op row refuses nodes at exactly its minimum opset (they move to a later EP that claims "      \
-      "them: no assignment is wrong, only the partition)")
+      "them: no assignment is wrong, only the partition)")                                                   \
+    X(PC_FAULT_EVAL_TIE_LATER, "eval-tie-later",                                                             \
+      "the constant evaluator's float Min and Max return the later of two equal operands (a tie of +0 and "  \
+      "-0 gives the other zero)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

@@ -81,7 +81,7 @@ static void check_node(void *vctx, const pc_node *node, pc_data *const *inputs, 
             break;
         }
         pc_compare_result cr;
-        if (pc_data_compare(outputs[i], got, 0, 0, &cr) != PC_COMPARE_EQUAL) {
+        if (pc_data_compare_exact(outputs[i], got, &cr) != PC_COMPARE_EQUAL) {
             char want_s[96], got_s[96];
             ec->failed = true;
             ec->kind = "eval-differs";

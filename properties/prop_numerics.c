@@ -614,30 +614,17 @@ typedef struct cmp_out {
     char what[512];
 } cmp_out;
 
-/* Bitwise float comparison: NaN positions (any payload) and then the bits of every other element, so -0 vs +0
- * and inf signs count. */
+/* Bitwise float comparison (core's pc_data_compare_exact): NaN positions (any payload) and then the bits of
+ * every other element, so -0 vs +0 and inf signs count. */
 static void compare_exact_float(const pc_data *e, const pc_data *a, cmp_out *r)
 {
-    for (uint64_t k = 0; k < e->n_elements; k++) {
-        double x = elem_f(e, k), y = elem_f(a, k);
-        if (isnan(x) != isnan(y) || (isinf(x) && (!isinf(y) || signbit(x) != signbit(y)))) {
-            r->kind = "nan-position";
-            snprintf(r->what, sizeof r->what, "element %llu: %.9g before, %.9g after", (unsigned long long)k,
-                     x, y);
-            return;
-        }
-    }
-    size_t es = e->dtype == PC_DTYPE_DOUBLE ? 8 : 4;
-    for (uint64_t k = 0; k < e->n_elements; k++) {
-        double x = elem_f(e, k), y = elem_f(a, k);
-        if (isnan(x)) continue;
-        if (memcmp((const char *)e->data + k * es, (const char *)a->data + k * es, es) != 0) {
-            r->kind = "values";
-            snprintf(r->what, sizeof r->what, "element %llu: %.9g before, %.9g after (bit-exact expected%s)",
-                     (unsigned long long)k, x, y, x == y ? "; the sign of zero differs" : "");
-            return;
-        }
-    }
+    pc_compare_result cr;
+    if (pc_data_compare_exact(e, a, &cr) == PC_COMPARE_EQUAL) return;
+    double x = cr.worst_expected, y = cr.worst_actual;
+    bool nan_or_inf = isnan(x) != isnan(y) || (isinf(x) && (!isinf(y) || signbit(x) != signbit(y)));
+    r->kind = nan_or_inf ? "nan-position" : "values";
+    snprintf(r->what, sizeof r->what, "element %llu: %.9g before, %.9g after (bit-exact expected%s)",
+             (unsigned long long)cr.worst_index, x, y, x == y ? "; the sign of zero differs" : "");
 }
 
 static void compare_one(const pc_model *after, const pc_value *out_value, const pc_data *e, const pc_data *a,

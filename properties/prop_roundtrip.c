@@ -164,7 +164,7 @@ static bool data_identical(const pc_data *a, const pc_data *b)
         return !a->n_bytes || memcmp(a->data, b->data, a->n_bytes) == 0;
     }
     pc_compare_result r;
-    return pc_data_compare(a, b, 0, 0, &r) == PC_COMPARE_EQUAL;
+    return pc_data_compare_exact(a, b, &r) == PC_COMPARE_EQUAL;
 }
 
 static pc_prop_outcome roundtrip_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)

@@ -20,11 +20,13 @@
  * finite but not trusted, and the loader caps test data at 16 levels. */
 enum { COMPARE_MAX_DEPTH = 64 };
 
-/* The running state of one comparison: the public result plus whether any float element was compared (so that
- * worst_excess of a value without float elements stays 0 rather than a sentinel). */
+/* The running state of one comparison: the public result, whether any float element was compared (so that
+ * worst_excess of a value without float elements stays 0 rather than a sentinel), and whether floats must be
+ * identical (pc_data_compare_exact) rather than within a tolerance. */
 typedef struct compare_state {
     pc_compare_result *r;
     bool has_worst;
+    bool exact;
 } compare_state;
 
 static int severity(pc_compare_outcome o)
@@ -273,7 +275,8 @@ static pc_compare_outcome compare_floats(compare_state *c, const pc_data *e, con
     const uint64_t n = is_complex ? e->n_elements * 2 : e->n_elements;
     const char *fmt = e->dtype == PC_DTYPE_DOUBLE || e->dtype == PC_DTYPE_COMPLEX128 ? "%.17g" : "%.9g";
     bool have_nan_mismatch = false, have_inf_mismatch = false;
-    uint64_t nan_at = 0, inf_at = 0, n_nan_mismatch = 0, n_inf_mismatch = 0, n_out = 0;
+    uint64_t nan_at = 0, inf_at = 0, n_nan_mismatch = 0, n_inf_mismatch = 0, n_out = 0, n_zero_sign = 0,
+             zero_at = 0;
     for (uint64_t i = 0; i < n; i++) {
         double ev = float_at(e->dtype, e->data, i), av = float_at(a->dtype, a->data, i);
         if (isnan(ev) || isnan(av)) {
@@ -296,14 +299,17 @@ static pc_compare_outcome compare_floats(compare_state *c, const pc_data *e, con
         if (diff > r->max_abs_error) r->max_abs_error = diff;
         if (diff > allowed) n_out++;
         note_worst(c, i, ev, av, diff - allowed);
+        /* float_at widens every format exactly, so two non-NaN elements have the same bits when they compare
+         * equal and have the same sign: only the zeros need the sign */
+        if (c->exact && diff == 0 && signbit(ev) != signbit(av) && !n_zero_sign++) zero_at = i;
     }
-    if (!have_nan_mismatch && !have_inf_mismatch && !n_out) {
+    if (!have_nan_mismatch && !have_inf_mismatch && !n_out && !n_zero_sign) {
         if (is_complex) r->worst_index /= 2; /* component → element */
         return PC_COMPARE_EQUAL;
     }
 
     /* The element named in the message: the first NaN mismatch, else the first infinity mismatch, else the
-     * element furthest out of tolerance. */
+     * element furthest out of tolerance, else (exact) the first zero of the other sign. */
     uint64_t at;
     char reason[160];
     if (have_nan_mismatch || have_inf_mismatch) {
@@ -316,6 +322,13 @@ static pc_compare_outcome compare_floats(compare_state *c, const pc_data *e, con
         r->worst_index = is_complex ? at / 2 : at;
         r->worst_expected = float_at(e->dtype, e->data, at);
         r->worst_actual = float_at(a->dtype, a->data, at);
+    } else if (!n_out) {
+        at = zero_at;
+        r->worst_index = is_complex ? at / 2 : at;
+        r->worst_expected = float_at(e->dtype, e->data, at);
+        r->worst_actual = float_at(a->dtype, a->data, at);
+        snprintf(reason, sizeof reason, "the sign of zero differs; %" PRIu64 " of %" PRIu64 " elements",
+                 n_zero_sign, n);
     } else {
         at = r->worst_index;
         r->worst_index = is_complex ? at / 2 : at;
@@ -486,7 +499,7 @@ static pc_compare_outcome compare_items(compare_state *c, const pc_data *e, cons
     for (uint32_t i = 0; i < e->n_items; i++) {
         pc_compare_result item;
         memset(&item, 0, sizeof item);
-        compare_state ic = {&item, false};
+        compare_state ic = {&item, false, c->exact};
         pc_compare_outcome o = compare_value(&ic, e->items[i], a->items[i], rtol, atol, depth + 1);
         if (item.max_abs_error > r->max_abs_error) r->max_abs_error = item.max_abs_error;
         if (ic.has_worst)
@@ -543,13 +556,25 @@ static pc_compare_outcome compare_value(compare_state *c, const pc_data *e, cons
     }
 }
 
-pc_compare_outcome pc_data_compare(const pc_data *expected, const pc_data *actual, double rtol, double atol,
-                                   pc_compare_result *result)
+static pc_compare_outcome compare_top(const pc_data *expected, const pc_data *actual, double rtol,
+                                      double atol, bool exact, pc_compare_result *result)
 {
     memset(result, 0, sizeof *result);
-    compare_state c = {result, false};
+    compare_state c = {result, false, exact};
     pc_compare_outcome o = compare_value(&c, expected, actual, rtol, atol, 0);
     result->outcome = o;
     if (o == PC_COMPARE_EQUAL) result->detail[0] = '\0';
     return o;
+}
+
+pc_compare_outcome pc_data_compare(const pc_data *expected, const pc_data *actual, double rtol, double atol,
+                                   pc_compare_result *result)
+{
+    return compare_top(expected, actual, rtol, atol, false, result);
+}
+
+pc_compare_outcome pc_data_compare_exact(const pc_data *expected, const pc_data *actual,
+                                         pc_compare_result *result)
+{
+    return compare_top(expected, actual, 0, 0, true, result);
 }

@@ -163,7 +163,7 @@ static void tc_check(tcase *t, const char *what)
         for (uint32_t i = 0; i < t->n->n_outputs; i++) {
             pc_data *e = pc_data_wrap_tensor(outs[i], &err);
             pc_compare_result res;
-            pc_compare_outcome o = pc_data_compare(ref[i], e, 0, 0, &res);
+            pc_compare_outcome o = pc_data_compare_exact(ref[i], e, &res);
             char a[96], b[96];
             CHECK_MSG(o == PC_COMPARE_EQUAL, "%s: output %u: %s (reference %s, evaluator %s)", what, i,
                       res.detail, pc_data_describe(ref[i], a, sizeof a), pc_data_describe(e, b, sizeof b));

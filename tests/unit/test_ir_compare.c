@@ -379,8 +379,49 @@ static void test_sequences_and_optionals(void)
     CHECK(pc_data_compare(&some_seq, &some_x, RTOL, ATOL, &r) == PC_COMPARE_TYPE);
 }
 
+/* pc_data_compare_exact: NaN positions (any payload), then the bits: +0 against -0 differs, in every float
+ * format and inside containers; the tolerance compare takes them as equal. */
+static void test_exact_zero_signs(void)
+{
+    int64_t d3[1] = {3};
+    float e[3] = {1.5f, 0.0f, NAN}, a[3] = {1.5f, -0.0f, -NAN};
+    pc_data de = tensor(PC_DTYPE_FLOAT, 1, d3, e, sizeof e), da = tensor(PC_DTYPE_FLOAT, 1, d3, a, sizeof a);
+    pc_compare_result r;
+    CHECK(pc_data_compare(&de, &da, 0, 0, &r) == PC_COMPARE_EQUAL);
+    CHECK(pc_data_compare_exact(&de, &de, &r) == PC_COMPARE_EQUAL);
+    CHECK(pc_data_compare_exact(&de, &da, &r) == PC_COMPARE_DIFFERS);
+    CHECK(r.worst_index == 1 && r.worst_expected == 0 && !signbit(r.worst_expected) &&
+          signbit(r.worst_actual));
+    CHECK_DETAIL(r, "the sign of zero differs; 1 of 3 elements");
+    a[1] = 0.0f; /* NaN payloads and signs are not compared */
+    CHECK(pc_data_compare_exact(&de, &da, &r) == PC_COMPARE_EQUAL);
+    a[0] = nextafterf(1.5f, 2.0f);
+    CHECK(pc_data_compare_exact(&de, &da, &r) == PC_COMPARE_DIFFERS);
+    CHECK(r.worst_index == 0);
+    CHECK_DETAIL(r, "out of tolerance");
+
+    uint16_t he[2] = {0x0000, 0x3c00}, ha[2] = {0x8000, 0x3c00}; /* float16 +0 / -0, 1.0 */
+    int64_t d2[1] = {2};
+    pc_data hde = tensor(PC_DTYPE_FLOAT16, 1, d2, he, sizeof he),
+            hda = tensor(PC_DTYPE_FLOAT16, 1, d2, ha, sizeof ha);
+    CHECK(pc_data_compare(&hde, &hda, 0, 0, &r) == PC_COMPARE_EQUAL);
+    CHECK(pc_data_compare_exact(&hde, &hda, &r) == PC_COMPARE_DIFFERS);
+    CHECK(r.worst_index == 0);
+
+    double xe = -0.0, xa = 0.0;
+    int64_t d1[1] = {1};
+    pc_data ie = tensor(PC_DTYPE_DOUBLE, 1, d1, &xe, 8), ia = tensor(PC_DTYPE_DOUBLE, 1, d1, &xa, 8);
+    pc_data *ei[1] = {&ie}, *ai[1] = {&ia};
+    pc_data se = container(PC_TYPE_SEQUENCE, PC_TYPE_TENSOR, PC_DTYPE_DOUBLE, 1, ei);
+    pc_data sa = container(PC_TYPE_SEQUENCE, PC_TYPE_TENSOR, PC_DTYPE_DOUBLE, 1, ai);
+    CHECK(pc_data_compare(&se, &sa, 0, 0, &r) == PC_COMPARE_EQUAL);
+    CHECK(pc_data_compare_exact(&se, &sa, &r) == PC_COMPARE_DIFFERS);
+    CHECK_DETAIL(r, "item 0: ");
+}
+
 int main(void)
 {
+    test_exact_zero_signs();
     test_float_tolerance_edges();
     test_float_worst_element();
     test_nan_and_inf();
