@@ -66,20 +66,27 @@ static bool dtype_is_float(pc_dtype dt)
     return dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE;
 }
 
-/* Values drawn uniformly from [lo, hi] (infinite ends clamp to +-4); with allow_special, about one element in
- * 32 of a float tensor is NaN, +-Inf, -0 or huge. */
+/* Values drawn uniformly from [lo, hi] (infinite ends clamp to +-4). With allow_special, about one element in
+ * 32 of a float tensor is NaN, +-Inf, -0 or huge, and one float tensor in two is zero-heavy: half its
+ * elements are +0 or -0, so two such tensors meet in ties of opposite zeros (Min, Max, Clip, Relu must say
+ * which zero wins, as the reference does). */
 static bool fill_random(pc_dtype dt, void *data, uint64_t n, double lo, double hi, uint64_t *seed,
                         bool special)
 {
     if (!isfinite(lo)) lo = hi < -4 ? hi - 8 : -4;
     if (!isfinite(hi)) hi = lo > 4 ? lo + 8 : 4;
     if (hi < lo) hi = lo;
+    special = special && dtype_is_float(dt);
+    bool zeros = special && pc_splitmix64(seed) % 2 == 0;
     for (uint64_t k = 0; k < n; k++) {
         double x = lo + unit_random(seed) * (hi - lo);
-        if (special && dtype_is_float(dt)) {
+        if (special) {
             static const double specials[] = {NAN, INFINITY, -INFINITY, -0.0, 3.0e38, -3.0e38, 1e-40};
             uint64_t r = pc_splitmix64(seed);
-            if (r % 32 == 0) x = specials[(r >> 8) % (sizeof specials / sizeof specials[0])];
+            if (r % 32 == 0)
+                x = specials[(r >> 8) % (sizeof specials / sizeof specials[0])];
+            else if (zeros && r % 2 == 1)
+                x = (r >> 1) % 2 ? -0.0 : 0.0;
         }
         if (!store_element(dt, data, k, x)) return false;
     }
@@ -405,5 +412,38 @@ pc_status pc_gen_symbolic_dims(pc_gen *g, pc_error *err)
                             "generator (%s family): shape inference rejects the graph once its inputs have "
                             "symbolic dims: %s",
                             g->cfg->family, ierr.message);
+    return PC_OK;
+}
+
+/* Ops whose inputs are all plain data: a zero there is a value like any other (not a scale, a size, a step or
+ * a ratio whose zero would make the graph invalid or mean something else). */
+static bool reads_plain_data(const pc_node *n)
+{
+    static const char *const ops[] = {"Add",  "Sub", "Mul",   "Div",    "Min",   "Max",  "Sum",
+                                      "Mean", "Pow", "PRelu", "Concat", "Equal", "Less", "Greater"};
+    if (n->domain && n->domain[0]) return false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(n->op_type, ops[i]) == 0) return true;
+    return false;
+}
+
+pc_status pc_gen_zero_constants(pc_gen *g, pc_error *err)
+{
+    pc_graph *graph = g->graph;
+    for (uint32_t i = 0; i < graph->n_initializers; i++) {
+        pc_value *v = graph->initializers[i];
+        pc_tensor *t = v->initializer;
+        if (!t || !dtype_is_float(t->dtype) || !v->n_consumers) continue;
+        bool plain = true;
+        for (uint32_t k = 0; k < v->n_consumers && plain; k++)
+            plain = reads_plain_data(v->consumers[k].node);
+        if (!plain || !pc_draw_bool(g->ch, 50)) continue;
+        uint64_t seed = pc_draw(g->ch, UINT32_MAX);
+        for (uint64_t k = 0; k < t->n_elements; k++) {
+            uint64_t r = pc_splitmix64(&seed);
+            if (r % 2 == 1 && !store_element(t->dtype, t->data, k, (r >> 1) % 2 ? -0.0 : 0.0))
+                return pc_error_set(err, PC_ERR_INTERNAL, "generator: cannot store a zero in '%s'", v->name);
+        }
+    }
     return PC_OK;
 }

@@ -1661,14 +1661,52 @@ static pc_status fold_const_forms(unit_ctx *u, pc_error *err)
     return end(u, node(u, pc_draw_bool(g->ch, 50) ? "Add" : "Mul", 2, ins, 1, err), -50, 50, NULL, err);
 }
 
+/* Min or Max of two or three float constants of one shape whose elements are signed zeros and +-1: ties of +0
+ * and -0, which the evaluator must settle as the reference does (the earlier operand wins); an Add (or Mul)
+ * with a graph input reads the folded result. */
+static pc_status fold_min_max_ties(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    static const float vals[] = {0.0f, -0.0f, 1.0f, -1.0f};
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 1, 2);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(g->ch, 1, 4);
+    fit_dims(u, r, 1, dims);
+    uint64_t n = 1;
+    for (int32_t i = 0; i < r; i++)
+        n *= (uint64_t)dims[i];
+    float data[16];
+    pc_value *ins[3];
+    uint32_t n_in = 2 + pc_draw(g->ch, 2);
+    for (uint32_t k = 0; k < n_in; k++) {
+        for (uint64_t e = 0; e < n && e < 16; e++)
+            data[e] = vals[pc_draw(g->ch, 4)];
+        pc_gen_value *c = pc_gen_const_f32(g, PC_DTYPE_FLOAT, r, dims, data, err);
+        if (!c) return err->status;
+        ins[k] = c->value;
+    }
+    pc_value *y = NULL;
+    pc_status st =
+        end(u, node(u, pc_draw_bool(g->ch, 50) ? "Max" : "Min", n_in, ins, 1, err), -1, 1, &y, err);
+    if (st != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_CONST_FOLDED);
+    pc_gen_value *x = pc_gen_input(g, PC_DTYPE_FLOAT, r, dims, -5, 5, err);
+    if (!x) return err->status;
+    pc_value *ops[2] = {y, x->value};
+    return end(u, node(u, pc_draw_bool(g->ch, 50) ? "Add" : "Mul", 2, ops, 1, err), -6, 6, NULL, err);
+}
+
 static pc_status unit_fold(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
-    /* 0..4: a float op, 5..6: an integer reduction, 7: Range, 8: integer comparisons, 9: constant makers.
-     * Below opset 9 only the float forms: the others read integers with Neg (ints from 6), Greater, Less,
-     * Where and ConstantOfShape (from 9), which the verifier's type constraints refuse earlier. */
-    uint32_t form = pc_draw(g->ch, 10);
+    /* 0..4: a float op, 5..6: an integer reduction, 7: Range, 8: integer comparisons, 9: constant makers,
+     * 10..11: Min/Max ties of signed zeros. Below opset 9 only the float forms: the others read integers with
+     * Neg (ints from 6), Greater, Less, Where and ConstantOfShape (from 9), which the verifier's type
+     * constraints refuse earlier. */
+    uint32_t form = pc_draw(g->ch, 12);
     if (pc_gen_opset(g) < 9) form %= 5;
+    if (form >= 10) return fold_min_max_ties(u, err);
     if (form == 9) return fold_const_forms(u, err);
     if (form == 8) return fold_int_compare(u, err);
     if (form == 7 && pc_gen_opset(g) >= 11) return fold_range(u, err);

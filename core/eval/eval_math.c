@@ -38,10 +38,12 @@ static double f_div(double a, double b)
 }
 static double f_min(double a, double b)
 {
+    if (pc_fault_active(PC_FAULT_EVAL_TIE_LATER) && !isnan(a) && !isnan(b) && a == b) return b;
     return isnan(a) || isnan(b) ? NAN : b < a ? b : a;
 }
 static double f_max(double a, double b)
 {
+    if (pc_fault_active(PC_FAULT_EVAL_TIE_LATER) && !isnan(a) && !isnan(b) && a == b) return b;
     return isnan(a) || isnan(b) ? NAN : b > a ? b : a;
 }
 static double f_eq(double a, double b)
