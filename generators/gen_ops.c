@@ -1566,9 +1566,12 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     int32_t k = (int32_t)pc_draw_range(g->ch, 1, x->rank);
     int64_t starts[PC_MAX_RANK], ends[PC_MAX_RANK], axes[PC_MAX_RANK], steps[PC_MAX_RANK];
     bool attrs = pc_gen_opset(g) < 10; /* Slice-1: starts, ends and axes are attributes, no steps */
-    bool taken[PC_MAX_RANK] = {false}, in_order = true, unit = true;
+    bool taken[PC_MAX_RANK] = {false}, unit = true;
+    /* the leading k axes, in order, with axes left to their default (0..k-1) now and then: a handler must know
+     * the length of starts then, k == rank included */
+    bool lead = pc_draw_bool(g->ch, 30);
     for (int32_t j = 0; j < k; j++) {
-        uint32_t pick = pc_draw(g->ch, (uint32_t)(x->rank - j));
+        uint32_t pick = lead ? 0 : pc_draw(g->ch, (uint32_t)(x->rank - j));
         int32_t a = 0;
         for (int32_t p = 0; p < x->rank; p++) {
             if (taken[p]) continue;
@@ -1578,7 +1581,6 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
             }
         }
         taken[a] = true;
-        in_order &= a == j;
         int64_t d = x->dims[a];
         axes[j] = axis_form(g, a, x->rank);
         steps[j] = 1;
@@ -1625,7 +1627,7 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     }
     if (attrs) {
         pc_node *n = begin(g, "Slice", 1, &x->value, 1, err);
-        bool omit_axes = in_order && pc_draw_bool(g->ch, 30);
+        bool omit_axes = lead;
         if (!n || pc_node_set_attr_ints(n, "starts", (size_t)k, starts, err) != PC_OK ||
             pc_node_set_attr_ints(n, "ends", (size_t)k, ends, err) != PC_OK ||
             (!omit_axes && pc_node_set_attr_ints(n, "axes", (size_t)k, axes, err) != PC_OK))
@@ -1637,10 +1639,8 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     pc_dtype tind = pc_draw_bool(g->ch, 25) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
     pc_value *ins[5] = {x->value, const_ints_as(g, tind, (size_t)k, starts, err), NULL, NULL, NULL};
     if (!ins[1] || !(ins[2] = const_ints_as(g, tind, (size_t)k, ends, err))) return err->status;
-    /* axes [0, k) may be left to their default, also when steps follow (an omitted input in the middle) */
-    bool omit_axes = in_order && pc_draw_bool(g->ch, 30);
-    for (int32_t j = 0; omit_axes && j < k; j++)
-        omit_axes = axes[j] == j;
+    /* axes [0, k) left to their default, also when steps follow (an omitted input in the middle) */
+    bool omit_axes = lead;
     uint32_t n_in = 3;
     if (!omit_axes) {
         if (!(ins[3] = const_ints_as(g, tind, (size_t)k, axes, err))) return err->status;
