@@ -5,15 +5,16 @@
  * one Q.
  *
  * Units (one draw picks the next; index 0 is the simplest):
- *   0 unary    DQ -> Relu | Sigmoid -> Q (equal parameters, or new ones)
- *   1 conv     DQ(x), DQ(w)[, DQ(b)] -> Conv [-> Relu] -> Q
- *   2 matmul   DQ(x), DQ(w) -> MatMul -> Q
- *   3 binary   DQ(a), DQ(b) -> Add | Mul -> Q
- *   4 concat   DQ(a), DQ(b) -> Concat -> Q
- *   5 move     DQ -> Reshape | Transpose | MaxPool -> Q (equal parameters: ORT's drop-QDQ form, or new ones)
- *   6 requant  DQ -> Q with equal parameters (shared or copied initializers: remove_dq_q must fire) or
- * different ones (scale, zero point, type, per-axis: it must not) 7 output   DQ -> a float graph output A
- * unit without a fitting quantized value makes a new float input and quantizes it (growing backward). The
+ * - 0 unary: DQ -> Relu | Sigmoid -> Q (equal parameters, new ones, or equal ones in the other 8-bit type)
+ * - 1 conv: DQ(x), DQ(w)[, DQ(b)] -> Conv [-> Relu] -> Q
+ * - 2 matmul: DQ(x), DQ(w) -> MatMul -> Q
+ * - 3 binary: DQ(a), DQ(b) -> Add | Mul -> Q
+ * - 4 concat: DQ(a), DQ(b) -> Concat -> Q
+ * - 5 move: DQ -> Reshape | Transpose | MaxPool -> Q (equal parameters: ORT's drop-QDQ form, or new ones)
+ * - 6 requant: DQ -> Q with equal parameters (shared or copied initializers: remove_dq_q must fire) or
+ *   different ones (scale, zero point, type alone, per-axis: it must not)
+ * - 7 output: DQ -> a float graph output
+ * A unit without a fitting quantized value makes a new float input and quantizes it (growing backward). The
  * first node is always QuantizeLinear of a float input: the all-zero sequence is that one node.
  *
  * Values stay bounded: each Q's scale is drawn around the magnitude its input is expected to have (so outputs
@@ -458,7 +459,17 @@ static pc_status pick_or_new(pc_genq *s, const rank_rule *r, int64_t min_c, int6
     return new_quantized_input(s, rank, dims, out, err);
 }
 
-/* The output Q of a unit: equal to `like` (draw 0, when given), else new parameters for magnitude `mag`. */
+/* The other 8-bit type with every zero point clamped into [0, 127], where both types hold it: parameters that
+ * differ from the originals in the type alone (a rewrite comparing them must look at the type). */
+static void flip_type(pc_genq_params *p)
+{
+    p->type = p->type == PC_DTYPE_INT8 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8;
+    for (uint32_t i = 0; i < p->n; i++)
+        p->zps[i] = p->zps[i] < 0 ? 0 : p->zps[i] > 127 ? 127 : p->zps[i];
+}
+
+/* The output Q of a unit: equal to `like` (draw 0, when given), else new parameters for magnitude `mag`, or
+ * (allow_equal, one in five) like's scale and zero point in the other type. */
 static pc_status output_q(pc_genq *s, pc_value *y, double lo, double hi, const pc_genq_value *like,
                           bool allow_equal, pc_error *err)
 {
@@ -466,8 +477,15 @@ static pc_status output_q(pc_genq *s, pc_value *y, double lo, double hi, const p
     if (like && allow_equal && !pc_draw_bool(s->g->ch, 50))
         return pc_genq_quantize_like(s, y, lo, hi, like, &out, err);
     pc_genq_params p;
-    pc_status st =
-        pc_genq_params_draw(s, like ? like->type : PC_DTYPE_UNDEFINED, -1, 1, mag_of(lo, hi), &p, err);
+    pc_status st;
+    if (like && allow_equal && pc_draw_bool(s->g->ch, 40)) {
+        if ((st = pc_genq_params_of(like, &p, err)) != PC_OK) return st;
+        flip_type(&p);
+        st = pc_genq_quantize(s, y, lo, hi, &p, &out, err);
+        pc_genq_params_free(&p);
+        return st;
+    }
+    st = pc_genq_params_draw(s, like ? like->type : PC_DTYPE_UNDEFINED, -1, 1, mag_of(lo, hi), &p, err);
     if (st == PC_OK) st = pc_genq_quantize(s, y, lo, hi, &p, &out, err);
     pc_genq_params_free(&p);
     return st;
@@ -750,8 +768,7 @@ static pc_status unit_requant(pc_genq *s, pc_error *err)
         break;
     case 4:
         if (p.axis < 0) {
-            p.type = p.type == PC_DTYPE_INT8 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8;
-            p.zps[0] = 0;
+            flip_type(&p);
         } else {
             p.scales[0] *= 0.5f;
         }

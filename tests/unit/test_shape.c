@@ -522,6 +522,9 @@ static const char *const nn_specs[] = {
     "QuantizeLinear 21 | x:f[2,3] s:f[]=0.1 | output_dtype=3",
     "DequantizeLinear 13 | x:u[2,3] s:f[]=0.1 z:u[]=3",
     "DequantizeLinear 19 | x:u[2,3] s:f[]=0.1",
+    "DequantizeLinear 13 | x:u[2,3] s:f[3]=0.1,0.2,0.3 z:u[3]=1,2,3",
+    "QuantizeLinear 13 | x:f[2,3] s:f[2]=0.1,0.2 z:s[2]=1,-2 | axis=0",
+    "QuantizeLinear 13 | x:f[2,3] s:f[1]=0.1 z:u[1]=4 | axis=0",
     "QLinearMatMul 13 | a:u[2,3] as:f[]=0.1 az:u[]=1 b:u[3,4]=r bs:f[]=0.2 bz:u[]=2 ys:f[]=0.3 yz:u[]=4",
     ("QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 "
      "yz:u[]=4 | pads=[1,1,1,1]"),
@@ -780,6 +783,21 @@ static void test_merge(void)
         "Split>2 17 | x:f[5] s:i[2]=2,2",
         "MaxPool 17 | x:f[1,1,2,2] | kernel_shape=[3,3]",
         "Gemm 17 | a:f[2,3] b:f[2,3]",
+        /* quantization parameters: scalar or 1-D, the zero point shaped like the scale, per axis as long as
+         * the axis; QLinear ops' per-tensor ones a single value (ONNX Runtime refuses these when it runs
+         * them) */
+        "QuantizeLinear 13 | x:f[2,3] s:f[]=0.1 z:u[0]",
+        "QuantizeLinear 13 | x:f[2,3] s:f[1,1]=0.1",
+        "DequantizeLinear 13 | x:u[2,3] s:f[2]=0.1,0.2 z:u[2]=1,2",
+        "DequantizeLinear 13 | x:u[2,3] s:f[3]=0.1,0.2,0.3 z:u[]=1",
+        ("QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 "
+         "yz:u[0]"),
+        ("QLinearConv 13 | x:u[1,2,5,5] xs:f[2]=0.1,0.2 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 "
+         "ys:f[]=0.5 yz:u[]=4"),
+        ("QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[2]=0.01,0.02 wz:u[]=2 "
+         "ys:f[]=0.5 yz:u[]=4"),
+        "QLinearMatMul 13 | a:u[2,3] as:f[]=0.1 az:u[]=1 b:u[3,4]=r bs:f[]=0.2 bz:u[]=2 ys:f[]=0.3 "
+        "yz:u[2]=4,5",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         built b;
