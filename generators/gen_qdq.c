@@ -213,13 +213,23 @@ static uint32_t qdq_arity(pc_genq *s, const pc_value *zp, pc_dtype type, bool is
     return pc_draw_bool(s->g->ch, 30) ? 2 : 3;
 }
 
+/* A per-axis Q/DQ's axis attribute for data x: the axis, or now and then its negative form (axis - rank),
+ * which the passes must normalize. */
+static pc_status set_axis(pc_genq *s, pc_node *n, int32_t axis, const pc_value *x, pc_error *err)
+{
+    int64_t dims[PC_MAX_RANK];
+    int32_t rank = pc_gen_value_dims(x, dims);
+    int64_t a = rank > 0 && pc_draw_bool(s->g->ch, 30) ? (int64_t)axis - rank : axis;
+    return pc_node_set_attr_int(n, "axis", a, err);
+}
+
 static pc_status quantize_with(pc_genq *s, pc_value *x, double lo, double hi, const pc_genq_params *p,
                                pc_value *scale, pc_value *zp, pc_genq_value **out, pc_error *err)
 {
     pc_value *ins[3] = {x, scale, zp};
     pc_node *n = pc_gen_node_begin(s->g, "QuantizeLinear", "", qdq_arity(s, zp, p->type, true), ins, 1, err);
     if (!n) return err->status;
-    if (p->axis >= 0 && pc_node_set_attr_int(n, "axis", p->axis, err) != PC_OK) return err->status;
+    if (p->axis >= 0 && set_axis(s, n, p->axis, x, err) != PC_OK) return err->status;
     int64_t tlo, thi;
     type_range(p->type, &tlo, &thi);
     pc_status st = pc_gen_node_end(s->g, n, (double)tlo, (double)thi, err);
@@ -260,7 +270,7 @@ pc_status pc_genq_dequantize(pc_genq *s, pc_genq_value *v, bool share, pc_value 
     pc_node *n =
         pc_gen_node_begin(s->g, "DequantizeLinear", "", qdq_arity(s, v->zp, v->type, false), ins, 1, err);
     if (!n) return err->status;
-    if (v->axis >= 0 && pc_node_set_attr_int(n, "axis", v->axis, err) != PC_OK) return err->status;
+    if (v->axis >= 0 && set_axis(s, n, v->axis, v->q, err) != PC_OK) return err->status;
     pc_status st = pc_gen_node_end(s->g, n, v->lo, v->hi, err);
     if (st != PC_OK) return st;
     v->dq = *out = n->outputs[0];
@@ -557,11 +567,28 @@ static pc_status unit_conv(pc_genq *s, pc_error *err)
         for (uint32_t i = 0; i < wp.n; i++)
             bscales[i] = xs * wp.scales[i];
         int64_t dim = wp.n;
-        pc_gen_value *bs = pc_gen_const_f32(g, PC_DTYPE_FLOAT, wp.axis >= 0 ? 1 : 0, &dim, bscales, err);
+        int32_t brank = wp.axis >= 0 ? 1 : 0;
+        pc_gen_value *bs = pc_gen_const_f32(g, PC_DTYPE_FLOAT, brank, &dim, bscales, err);
         free(bscales);
-        pc_value *bins[2] = {b, bs ? bs->value : NULL};
-        pc_node *bn = bs ? pc_gen_node_begin(g, "DequantizeLinear", "", 2, bins, 1, err) : NULL;
-        if (!bn || (wp.axis >= 0 && pc_node_set_attr_int(bn, "axis", 0, err) != PC_OK) ||
+        /* its zero point absent (as quantizers write it) or given: zeros, the only value an int32 one may
+         * have */
+        pc_gen_value *bz = NULL;
+        if (bs && pc_draw_bool(g->ch, 30)) {
+            int64_t *zs = calloc(wp.n, sizeof *zs);
+            if (!zs) {
+                st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (bias zero points)");
+                goto done;
+            }
+            bz = pc_gen_const_i64(g, PC_DTYPE_INT32, brank, &dim, zs, err);
+            free(zs);
+            if (!bz) {
+                st = err->status;
+                goto done;
+            }
+        }
+        pc_value *bins[3] = {b, bs ? bs->value : NULL, bz ? bz->value : NULL};
+        pc_node *bn = bs ? pc_gen_node_begin(g, "DequantizeLinear", "", bz ? 3 : 2, bins, 1, err) : NULL;
+        if (!bn || (wp.axis >= 0 && set_axis(s, bn, 0, b, err) != PC_OK) ||
             pc_gen_node_end(g, bn, -bmag, bmag, err) != PC_OK) {
             st = err->status;
             goto done;
