@@ -1493,19 +1493,30 @@ static pc_status fold_int_reduce(unit_ctx *u, pc_error *err)
     return st == PC_OK ? unary(u, "Neg", y, -400, 400, NULL, err) : st;
 }
 
-/* Range(start, limit, delta) of int32/int64 scalar constants, delta nonzero of either sign, at most 16
- * elements (an empty range too), read by a Neg. */
+/* Range(start, limit, delta) of int64, int32, float or double scalar constants (halves for the floats), delta
+ * nonzero of either sign, at most 16 elements (empty ranges too, the limit at start or on its wrong side),
+ * read by a Neg. */
 static pc_status fold_range(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
-    pc_dtype dt = pc_draw_bool(g->ch, 50) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
+    static const pc_dtype types[] = {PC_DTYPE_INT64, PC_DTYPE_INT32, PC_DTYPE_FLOAT, PC_DTYPE_DOUBLE};
+    pc_dtype dt = types[pc_draw(g->ch, 4)];
     int64_t start = pc_draw_range(g->ch, -5, 5), delta = 1 + (int64_t)pc_draw(g->ch, 3);
     if (pc_draw_bool(g->ch, 40)) delta = -delta;
-    int64_t count = (int64_t)pc_draw(g->ch, 17) - (pc_draw_bool(g->ch, 10) ? 1 : 0); /* -1: an empty range */
+    /* a count below 0 puts the limit on the wrong side of start: an empty range, as is 0 */
+    int64_t count = pc_draw_bool(g->ch, 15) ? -1 - (int64_t)pc_draw(g->ch, 3) : (int64_t)pc_draw(g->ch, 17);
     int64_t limit = start + delta * count;
-    pc_gen_value *a = pc_gen_const_i64(g, dt, 0, NULL, &start, err);
-    pc_gen_value *b = a ? pc_gen_const_i64(g, dt, 0, NULL, &limit, err) : NULL;
-    pc_gen_value *c = b ? pc_gen_const_i64(g, dt, 0, NULL, &delta, err) : NULL;
+    pc_gen_value *a, *b = NULL, *c = NULL;
+    if (dt == PC_DTYPE_FLOAT || dt == PC_DTYPE_DOUBLE) {
+        /* halves: every value and the count exact in float32 */
+        float v[3] = {(float)start / 2, (float)limit / 2, (float)delta / 2};
+        if ((a = pc_gen_const_f32(g, dt, 0, NULL, &v[0], err)) &&
+            (b = pc_gen_const_f32(g, dt, 0, NULL, &v[1], err)))
+            c = pc_gen_const_f32(g, dt, 0, NULL, &v[2], err);
+    } else if ((a = pc_gen_const_i64(g, dt, 0, NULL, &start, err)) &&
+               (b = pc_gen_const_i64(g, dt, 0, NULL, &limit, err))) {
+        c = pc_gen_const_i64(g, dt, 0, NULL, &delta, err);
+    }
     if (!c) return err->status;
     pc_value *ins[3] = {a->value, b->value, c->value}, *y = NULL;
     pc_status st = end(u, node(u, "Range", 3, ins, 1, err), -60, 60, &y, err);
