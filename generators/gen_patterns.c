@@ -1305,12 +1305,16 @@ static void cast_interval(pc_dtype to, double lo, double hi, double *ylo, double
  * be bypassed (no name to take over). */
 static pc_status unit_cast(unit_ctx *u, pc_error *err)
 {
-    pc_dtype from = cast_types[pc_draw(u->g->ch, N_CAST_TYPES)], to[MAX_CAST_TARGETS];
+    uint32_t fi = pc_draw(u->g->ch, N_CAST_TYPES);
+    pc_dtype from = cast_types[fi], to[MAX_CAST_TARGETS];
     uint32_t n_to = 1 + pc_draw(u->g->ch, MAX_CAST_TARGETS);
     bool float_to_int = false;
     for (uint32_t k = 0; k < n_to; k++) {
-        /* a quarter of the targets are the source's own type (as well as 1 in 11 of the others) */
-        to[k] = pc_draw_bool(u->g->ch, 25) ? from : cast_types[pc_draw(u->g->ch, N_CAST_TYPES)];
+        /* a quarter of the targets are the source's own type, the others another one (no draw spent on the
+         * diagonal twice: the 110 other pairs come up sooner) */
+        to[k] = pc_draw_bool(u->g->ch, 25)
+                    ? from
+                    : cast_types[(fi + 1 + pc_draw(u->g->ch, N_CAST_TYPES - 1)) % N_CAST_TYPES];
         float_to_int = float_to_int || (type_is_float(from) && type_is_int(to[k]));
     }
     double lo, hi;
