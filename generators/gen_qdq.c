@@ -640,10 +640,12 @@ static pc_status unit_matmul(pc_genq *s, pc_error *err)
     out_dims[v->rank - 1] = n;
     if (!pc_gen_shape_fits(g, v->rank, out_dims) || !pc_gen_shape_fits(g, 2, wdims)) return PC_OK;
     bool per_axis = n > 1 && pc_draw_bool(g->ch, 50);
+    /* int8 weights; uint8 ones for some uint8 activations, as in the conv unit (ORT's selector refuses int8 a
+     * with uint8 b) */
+    pc_dtype wt = v->type == PC_DTYPE_UINT8 && pc_draw(g->ch, 4) == 3 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8;
     pc_genq_value w;
     pc_genq_params wp;
-    if ((st = pc_genq_weights(s, PC_DTYPE_INT8, 2, wdims, 1, per_axis ? (uint32_t)n : 1, &w, &wp, err)) !=
-        PC_OK)
+    if ((st = pc_genq_weights(s, wt, 2, wdims, 1, per_axis ? (uint32_t)n : 1, &w, &wp, err)) != PC_OK)
         return st;
     pc_value *ins[2];
     if ((st = pc_genq_dequantize(s, v, pc_draw_bool(g->ch, 30), &ins[0], err)) != PC_OK) goto done;
