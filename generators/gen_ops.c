@@ -407,7 +407,16 @@ static pc_status unary_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     return end(g, n, r, out, err);
 }
 
-/* Clip: bounds are constant scalar inputs (opset >= 11, the only opsets the families draw). */
+/* A Clip bound: a constant scalar, or now and then a scalar graph input holding the value (a computed bound,
+ * which the fusions that fold bounds must refuse). */
+static pc_value *clip_bound(pc_gen *g, float v, pc_error *err)
+{
+    if (!pc_draw_bool(g->ch, 15)) return const_scalar(g, v, err);
+    pc_gen_value *in = pc_gen_input(g, PC_DTYPE_FLOAT, 0, NULL, v, v, err);
+    return in ? in->value : NULL;
+}
+
+/* Clip: bounds are scalar inputs, mostly constant (opset >= 11, the only opsets the families draw). */
 static pc_status clip_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, pc_value **out, pc_error *err)
 {
     (void)op;
@@ -422,8 +431,8 @@ static pc_status clip_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, p
     }
     bool has_min = form == 1 || form == 3, has_max = form >= 2;
     pc_value *ins[3] = {x->value, NULL, NULL};
-    if (has_min && !(ins[1] = const_scalar(g, (float)mn, err))) return err->status;
-    if (has_max && !(ins[2] = const_scalar(g, (float)mx, err))) return err->status;
+    if (has_min && !(ins[1] = clip_bound(g, (float)mn, err))) return err->status;
+    if (has_max && !(ins[2] = clip_bound(g, (float)mx, err))) return err->status;
     uint32_t n_in = has_max ? 3 : has_min ? 2 : 1;
     pc_node *n = begin(g, "Clip", n_in, ins, 1, err);
     if (!n) return err->status;
@@ -1567,8 +1576,8 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
     int64_t starts[PC_MAX_RANK], ends[PC_MAX_RANK], axes[PC_MAX_RANK], steps[PC_MAX_RANK];
     bool attrs = pc_gen_opset(g) < 10; /* Slice-1: starts, ends and axes are attributes, no steps */
     bool taken[PC_MAX_RANK] = {false}, unit = true;
-    /* the leading k axes, in order, with axes left to their default (0..k-1) now and then: a handler must know
-     * the length of starts then, k == rank included */
+    /* the leading k axes, in order, with axes left to their default (0..k-1) now and then: a handler must
+     * know the length of starts then, k == rank included */
     bool lead = pc_draw_bool(g->ch, 30);
     for (int32_t j = 0; j < k; j++) {
         uint32_t pick = lead ? 0 : pc_draw(g->ch, (uint32_t)(x->rank - j));
