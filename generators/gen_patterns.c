@@ -1536,7 +1536,8 @@ static pc_status fold_int_compare(unit_ctx *u, pc_error *err)
     static const char *const cmps[] = {"Greater", "Less", "Equal"};
     static const pc_dtype types[] = {PC_DTYPE_INT32, PC_DTYPE_INT64, PC_DTYPE_UINT8, PC_DTYPE_UINT32};
     pc_gen *g = u->g;
-    pc_dtype dt = types[pc_draw(g->ch, 4)];
+    /* Equal-7 (opsets 7..10) takes bool, int32 and int64 only: unsigned operands from opset 11 */
+    pc_dtype dt = types[pc_draw(g->ch, pc_gen_opset(g) >= 11 ? 4 : 2)];
     bool is_unsigned = dt == PC_DTYPE_UINT8 || dt == PC_DTYPE_UINT32;
     int64_t dims[PC_MAX_RANK], va[27], vb[27];
     int32_t r = draw_rank(u, 1, 3);
