@@ -87,6 +87,21 @@ static int32_t draw_rank(unit_ctx *u, int32_t lo, int32_t hi)
     return (int32_t)pc_draw_range(u->g->ch, lo, hi);
 }
 
+/* A shape of rank in [min_r, max_r] with dims in [1, max_dim], shrunk to fit max_elements; *n its element
+ * count. Returns the rank. */
+static int32_t small_shape(unit_ctx *u, int32_t min_r, int32_t max_r, int64_t max_dim, int64_t *dims,
+                           uint64_t *n)
+{
+    int32_t r = draw_rank(u, min_r, max_r);
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(u->g->ch, 1, max_dim);
+    fit_dims(u, r, 1, dims);
+    *n = 1;
+    for (int32_t i = 0; i < r; i++)
+        *n *= (uint64_t)dims[i];
+    return r;
+}
+
 static pc_node *node(unit_ctx *u, const char *op, uint32_t n_in, pc_value *const *ins, uint32_t n_out,
                      pc_error *err)
 {
@@ -1540,13 +1555,8 @@ static pc_status fold_int_compare(unit_ctx *u, pc_error *err)
     pc_dtype dt = types[pc_draw(g->ch, pc_gen_opset(g) >= 11 ? 4 : 2)];
     bool is_unsigned = dt == PC_DTYPE_UINT8 || dt == PC_DTYPE_UINT32;
     int64_t dims[PC_MAX_RANK], va[27], vb[27];
-    int32_t r = draw_rank(u, 1, 3);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(g->ch, 1, 3);
-    fit_dims(u, r, 1, dims);
-    uint64_t n = 1;
-    for (int32_t i = 0; i < r; i++)
-        n *= (uint64_t)dims[i];
+    uint64_t n;
+    int32_t r = small_shape(u, 1, 3, 3, dims, &n);
     if (n > sizeof va / sizeof va[0]) return PC_OK;
     uint32_t combine = pc_draw(g->ch, 4); /* 0: the comparison, 1: Not of it, 2: And, 3: Or with a second */
     pc_value *mask = NULL;
@@ -1685,13 +1695,8 @@ static pc_status fold_min_max_ties(unit_ctx *u, pc_error *err)
     pc_gen *g = u->g;
     static const float vals[] = {0.0f, -0.0f, 1.0f, -1.0f};
     int64_t dims[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 1, 2);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(g->ch, 1, 4);
-    fit_dims(u, r, 1, dims);
-    uint64_t n = 1;
-    for (int32_t i = 0; i < r; i++)
-        n *= (uint64_t)dims[i];
+    uint64_t n;
+    int32_t r = small_shape(u, 1, 2, 4, dims, &n);
     float data[16];
     pc_value *ins[3];
     uint32_t n_in = 2 + pc_draw(g->ch, 2);
