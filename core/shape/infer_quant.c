@@ -37,7 +37,10 @@ static pc_status check_scale_zp(sh_ctx *c, uint32_t si, uint32_t zi, int64_t len
     if (has_z && z.rank > 1)
         return sh_fail(c, "%s zero point must be a scalar or 1-D, has rank %d", what, (int)z.rank);
     int64_t ns = has_s ? known_elements(&s) : -1, nz = has_z ? known_elements(&z) : -1;
-    if (zp_same_shape && has_s && has_z && (s.rank != z.rank || (ns >= 0 && nz >= 0 && ns != nz)))
+    /* one value each is per tensor whatever the ranks ([1] against a scalar): ONNX Runtime accepts that */
+    bool one_each = ns == 1 && nz == 1;
+    if (zp_same_shape && has_s && has_z && !one_each &&
+        (s.rank != z.rank || (ns >= 0 && nz >= 0 && ns != nz)))
         return sh_fail(c, "%s zero point's shape (rank %d, %lld elements) is not the scale's (rank %d, %lld)",
                        what, (int)z.rank, (long long)nz, (int)s.rank, (long long)ns);
     if (ns >= 0 && ns != 1 && len >= 0 && ns != len)

@@ -525,6 +525,8 @@ static const char *const nn_specs[] = {
     "DequantizeLinear 13 | x:u[2,3] s:f[3]=0.1,0.2,0.3 z:u[3]=1,2,3",
     "QuantizeLinear 13 | x:f[2,3] s:f[2]=0.1,0.2 z:s[2]=1,-2 | axis=0",
     "QuantizeLinear 13 | x:f[2,3] s:f[1]=0.1 z:u[1]=4 | axis=0",
+    "QuantizeLinear 13 | x:f[2,3] s:f[1]=0.1 z:u[]=4",
+    "DequantizeLinear 13 | x:u[2,3] s:f[]=0.1 z:u[1]=4",
     "QLinearMatMul 13 | a:u[2,3] as:f[]=0.1 az:u[]=1 b:u[3,4]=r bs:f[]=0.2 bz:u[]=2 ys:f[]=0.3 yz:u[]=4",
     ("QLinearConv 13 | x:u[1,2,5,5] xs:f[]=0.1 xz:u[]=1 w:u[3,2,3,3]=r ws:f[]=0.01 wz:u[]=2 ys:f[]=0.5 "
      "yz:u[]=4 | pads=[1,1,1,1]"),
