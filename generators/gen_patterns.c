@@ -87,8 +87,8 @@ static int32_t draw_rank(unit_ctx *u, int32_t lo, int32_t hi)
     return (int32_t)pc_draw_range(u->g->ch, lo, hi);
 }
 
-/* A shape of rank in [min_r, max_r] with dims in [1, max_dim], shrunk to fit max_elements; *n its element
- * count. Returns the rank. */
+/* A shape of rank in [min_r, max_r] with dims in [1, max_dim], shrunk to fit max_elements; *n (when given)
+ * its element count. Returns the rank. */
 static int32_t small_shape(unit_ctx *u, int32_t min_r, int32_t max_r, int64_t max_dim, int64_t *dims,
                            uint64_t *n)
 {
@@ -96,9 +96,11 @@ static int32_t small_shape(unit_ctx *u, int32_t min_r, int32_t max_r, int64_t ma
     for (int32_t i = 0; i < r; i++)
         dims[i] = pc_draw_range(u->g->ch, 1, max_dim);
     fit_dims(u, r, 1, dims);
-    *n = 1;
-    for (int32_t i = 0; i < r; i++)
-        *n *= (uint64_t)dims[i];
+    if (n) {
+        *n = 1;
+        for (int32_t i = 0; i < r; i++)
+            *n *= (uint64_t)dims[i];
+    }
     return r;
 }
 
@@ -411,10 +413,7 @@ static pc_status unit_prune(unit_ctx *u, pc_error *err)
     /* x's values: floats [-1, 1]; integers [-5, 5], unsigned [1, 9] (x - 1 must not wrap) */
     double lo = is_float ? -1 : is_unsigned ? 1 : -5, hi = is_float ? 1 : is_unsigned ? 9 : 5;
     int64_t dims[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 1, 3);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(u->g->ch, 1, 3);
-    fit_dims(u, r, 1, dims);
+    int32_t r = small_shape(u, 1, 3, 3, dims, NULL);
     pc_gen_value *xv = pc_gen_input(u->g, dt, r, dims, lo, hi, err);
     if (!xv) return err->status;
     pc_value *x = xv->value;
@@ -1263,10 +1262,7 @@ static void cast_draw_range(unit_ctx *u, pc_dtype from, double *lo, double *hi)
 static pc_value *cast_source(unit_ctx *u, pc_dtype from, bool as_const, double lo, double hi, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 1, 3);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(u->g->ch, 1, 3);
-    fit_dims(u, r, 1, dims);
+    int32_t r = small_shape(u, 1, 3, 3, dims, NULL);
     pc_dtype data = from == PC_DTYPE_FLOAT16 ? PC_DTYPE_FLOAT : from;
     pc_gen_value *v = as_const ? pc_gen_const(u->g, data, r, dims, lo, hi, err)
                                : pc_gen_input(u->g, data, r, dims, lo, hi, err);
@@ -1393,10 +1389,7 @@ static pc_status unit_int_arith(unit_ctx *u, pc_error *err)
     pc_gen *g = u->g;
     pc_dtype dt = pc_draw_bool(g->ch, 50) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
     int64_t dims[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 1, 3);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(g->ch, 1, 3);
-    fit_dims(u, r, 1, dims);
+    int32_t r = small_shape(u, 1, 3, 3, dims, NULL);
     double lo = -20, hi = 20;
     pc_gen_value *first =
         u->near ? pc_gen_input(g, dt, r, dims, lo, hi, err) : pc_gen_const(g, dt, r, dims, lo, hi, err);
@@ -1616,10 +1609,7 @@ static pc_status fold_const_forms(unit_ctx *u, pc_error *err)
     bool opset12 = pc_gen_opset(g) >= 12;
     uint32_t form = pc_draw(g->ch, opset12 ? 8 : 4); /* 0 value, 1 Size, 2 Shape, 3 ConstantOfShape, 4.. */
     int64_t dims[PC_MAX_RANK];
-    int32_t r = draw_rank(u, 1, 3);
-    for (int32_t i = 0; i < r; i++)
-        dims[i] = pc_draw_range(g->ch, 1, 3);
-    fit_dims(u, r, 1, dims);
+    int32_t r = small_shape(u, 1, 3, 3, dims, NULL);
     pc_node *nd = NULL;
     pc_dtype out_dt = PC_DTYPE_FLOAT;
     int32_t out_rank = 0;

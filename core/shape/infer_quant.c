@@ -1,13 +1,12 @@
 /* Shape inference: QuantizeLinear, DequantizeLinear, QLinearConv (and its fused Relu form), QLinearMatMul. */
 #include "core/shape/shape_internal.h"
 
-/* Elements of a shape whose dims are all known; -1 otherwise. */
+/* A shape's element count (sh_dims_product); -1 when unknown. */
 static int64_t known_elements(const sh_shape *s)
 {
-    int64_t n = 1;
-    for (int32_t i = 0; i < s->rank; i++)
-        if (s->dims[i].kind != PC_DIM_KNOWN || !sh_mul(n, s->dims[i].size, &n)) return -1;
-    return n;
+    pc_dim d;
+    sh_dims_product(s, 0, s->rank, &d);
+    return d.kind == PC_DIM_KNOWN ? d.size : -1;
 }
 
 /* A quantization parameter (scale or zero point, input i) that must hold one value: a scalar or a 1-D tensor
@@ -15,7 +14,7 @@ static int64_t known_elements(const sh_shape *s)
 static pc_status check_one_value(sh_ctx *c, uint32_t i, const char *what)
 {
     sh_shape s;
-    if (!sh_has_input(c, i) || !sh_in_shape(c, i, &s)) return PC_OK;
+    if (!sh_in_shape(c, i, &s)) return PC_OK; /* absent or unknown */
     int64_t n = known_elements(&s);
     if (s.rank > 1 || (n >= 0 && n != 1))
         return sh_fail(c, "%s must be a scalar or a 1-D tensor of one element (rank %d, %lld elements)", what,
@@ -31,7 +30,7 @@ static pc_status check_scale_zp(sh_ctx *c, uint32_t si, uint32_t zi, int64_t len
                                 const char *what)
 {
     sh_shape s, z;
-    bool has_s = sh_in_shape(c, si, &s), has_z = sh_has_input(c, zi) && sh_in_shape(c, zi, &z);
+    bool has_s = sh_in_shape(c, si, &s), has_z = sh_in_shape(c, zi, &z); /* false: absent or unknown */
     if (has_s && s.rank > 1)
         return sh_fail(c, "%s scale must be a scalar or 1-D, has rank %d", what, (int)s.rank);
     if (has_z && z.rank > 1)
