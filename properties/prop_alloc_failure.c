@@ -87,17 +87,17 @@ static pc_prop_outcome fail_one(pc_check_ctx *ctx, uint64_t k, char *msg, size_t
     return o;
 }
 
-/* Small pipelines (shrunk repros among them) try every allocation: a shrinker's candidate changes the
- * fingerprint, and with one drawn point a smaller graph that still has the bug would pass by luck of the
- * draw, so shrinking stalled (fold-skips-errors stopped at 7 nodes). Larger ones try the point the
- * fingerprint draws, so a replay fails the same one. */
+/* Small pipelines try every allocation; larger ones the point the fingerprint draws, so a replay fails the
+ * same one — unless the config asks for every point (alloc_every: the shrinker's candidates, whose
+ * fingerprints all differ). */
 enum { ALLOC_EXHAUSTIVE_MAX = 16 };
 
 static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
     uint64_t n = ctx->pipeline_allocs;
     if (n == 0) return PC_PROP_PASS; /* nothing to fail */
-    if (n > ALLOC_EXHAUSTIVE_MAX) {
+    uint64_t every_max = ctx->config->alloc_every ? PC_ALLOC_EVERY_MAX : ALLOC_EXHAUSTIVE_MAX;
+    if (n > every_max) {
         /* half the cases fail an allocation of a step that changed the graph (a rewrite's own error paths,
          * which a point drawn over the whole run seldom lands on), the other half any allocation */
         uint64_t h = pc_model_fingerprint(ctx->original), k = 1 + h % n;

@@ -50,7 +50,7 @@ typedef struct pc_check_stats {
 
 typedef struct pc_check_config pc_check_config;
 
-enum { PC_MAX_REWRITE_RANGES = 32 };
+enum { PC_MAX_REWRITE_RANGES = 32, PC_ALLOC_EVERY_MAX = 4096 };
 
 /* What a property sees. `before`/`after` are private copies: properties must not modify them. */
 typedef struct pc_check_ctx {
@@ -151,6 +151,12 @@ struct pc_check_config {
     const char *ort_dir;             /* node_modules holding onnxruntime-node (NULL: default cache) */
     const char *stop_after_pass;     /* NULL: whole pipeline; else stop checking after this pass */
     uint32_t exact_oracle_max_nodes; /* transpose-minimality exact search bound (default 12) */
+    /* alloc-failure tries every allocation of the run in turn (up to PC_ALLOC_EVERY_MAX), not the one point
+     * the case draws above ALLOC_EXHAUSTIVE_MAX. Off by default (it multiplies the property's cost by the
+     * allocation count); the shrinker turns it on for an alloc-failure target — each candidate draws another
+     * point, so a smaller graph with the bug passed by luck of the draw and shrinking stalled — and the repro
+     * records it, so replay judges the same way. */
+    bool alloc_every;
     /* Checked after the enabled catalogue properties, counted in counts[pc_property_count()]: custom checks,
      * and tests' synthetic failure predicates (e.g. "the graph still has a Conv followed by a Relu") for the
      * shrinker. */

@@ -108,6 +108,10 @@ int pc_cmd_shrink(int argc, char **argv)
         return pc_cli_usage_error(SHRINK_CMD, "--property: %s", err.message);
     cc.level = args.level;
     cc.stop_after_pass = args.pass; /* nothing after the target pass matters */
+    /* alloc-failure is judged at every allocation, as the shrinker judges it: a model whose bug sits at a few
+     * of its allocations would pass at the one point its fingerprint draws */
+    for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++)
+        if (pc_property_at(i) == &pc_prop_alloc_failure && cc.enabled[i]) cc.alloc_every = true;
     if (args.inject && pc_fault_enable_list(args.inject, &err) != PC_OK)
         return pc_cli_usage_error(SHRINK_CMD, "--inject: %s", err.message);
 

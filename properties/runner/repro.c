@@ -328,6 +328,7 @@ static void write_case_txt(pc_strbuf *b, const pc_shrink_result *r, const pc_rep
             pc_strbuf_printf(b, "\n");
         }
         pc_strbuf_printf(b, "exact_oracle_max_nodes=%" PRIu32 "\n", cc->exact_oracle_max_nodes);
+        if (cc->alloc_every || r->alloc_every) pc_strbuf_printf(b, "alloc_every=1\n");
     }
     if (info->inject && *info->inject) {
         pc_strbuf_printf(b, "inject=");
@@ -431,8 +432,11 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
         pc_strbuf_printf(b, "- properties:");
         for (size_t i = 0; i < pc_property_count() && i < PC_MAX_PROPERTIES; i++)
             if (info->check->enabled[i]) pc_strbuf_printf(b, " %s", pc_property_at(i)->name);
-        pc_strbuf_printf(b, "; pipeline level %d%s\n", info->check->level,
-                         info->check->oracle_ort ? "; ONNX Runtime oracle on" : "");
+        pc_strbuf_printf(b, "; pipeline level %d%s%s\n", info->check->level,
+                         info->check->oracle_ort ? "; ONNX Runtime oracle on" : "",
+                         info->check->alloc_every || r->alloc_every
+                             ? "; alloc-failure tries every allocation (case.txt alloc_every)"
+                             : "");
     }
     pc_strbuf_printf(b, "- injected faults: %s\n\n", info->inject && *info->inject ? info->inject : "none");
 
@@ -811,6 +815,8 @@ static pc_status case_field(pc_repro_case *rc, const char *dir, const char *key,
     } else if (!strcmp(key, "exact_oracle_max_nodes")) {
         if (!case_u64(v, UINT32_MAX, &u)) return BAD();
         rc->exact_oracle_max_nodes = (uint32_t)u;
+    } else if (!strcmp(key, "alloc_every")) {
+        if (!parse_bool(v, &rc->alloc_every)) return BAD();
     } else if (!strcmp(key, "inject")) {
         return set_string(&rc->inject, v, err);
     } else if (!strcmp(key, "model")) {
@@ -910,6 +916,7 @@ pc_status pc_repro_case_check_config(const pc_repro_case *rc, pc_check_config *c
     cc->ort_dir = rc->ort_dir;
     cc->stop_after_pass = rc->stop_after_pass;
     if (rc->exact_oracle_max_nodes) cc->exact_oracle_max_nodes = rc->exact_oracle_max_nodes;
+    cc->alloc_every = rc->alloc_every;
     return PC_OK;
 }
 

@@ -41,6 +41,7 @@
  *   oracle_ort              0/1;  ort_dir: the onnxruntime-node folder when one was given
  *   stop_after_pass         absent when the whole pipeline ran
  *   exact_oracle_max_nodes  transpose-minimality exact search bound
+ *   alloc_every             1: alloc-failure tries every allocation (the shrinker judged it so); absent: 0
  *   inject                  comma-separated injected faults (absent when none)
  *   model                   repro.onnx
  *   inputs                  number of input files: input_0.pb .. input_{n-1}.pb, in graph-input order
@@ -74,6 +75,7 @@ typedef struct pc_repro_case {
     char *ort_dir;         /* NULL: default */
     char *stop_after_pass; /* NULL: whole pipeline */
     uint32_t exact_oracle_max_nodes;
+    bool alloc_every;
     char *inject;     /* NULL: no faults */
     char *model_path; /* DIR/repro.onnx */
     uint32_t n_inputs;

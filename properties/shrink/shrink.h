@@ -50,12 +50,17 @@ typedef struct pc_shrink_result {
     double seconds;
     uint32_t nodes_before, nodes_after;
     bool budget_exhausted; /* stopped by max_seconds/max_checks rather than at a local minimum */
+    /* the candidates were judged with alloc_every on (an alloc-failure target whose starting case fails that
+     * way too): the repro must replay with it (pc_repro_write records it) */
+    bool alloc_every;
 } pc_shrink_result;
 
 void pc_shrink_result_free(pc_shrink_result *r);
 
 /* Both phases, starting from a generated case's choices. PC_ERR_CHECK_FAILED when the starting case does not
- * fail the same way (a flaky or mis-recorded failure): nothing is shrunk. */
+ * fail the same way (a flaky or mis-recorded failure): nothing is shrunk. An alloc-failure target is shrunk
+ * with cc's alloc_every on when its starting case fails the same way so (out->alloc_every), with cc as given
+ * otherwise. */
 pc_status pc_shrink_case(const pc_gen_config *gen, const uint32_t *choices, size_t n_choices,
                          const pc_check_config *cc, const pc_failure *target, const pc_shrink_options *opts,
                          pc_shrink_result *out, pc_error *err);

@@ -89,4 +89,15 @@ fi
 expect 0 "nodes 60 -> 2" -- "$pc" shrink "$chain" "${P[@]}" --out "$out" --time 60
 check "a rerun lands in the same folder" test "$(ls -d "$out"/*/ | wc -l)" -eq 1
 
+# --- an alloc-failure target is judged at every allocation -----------------------------------------------------
+# fold_padded20: Transpose(constant) + x beside 20 unary outputs; under fold-skips-errors it breaks at a few of
+# its allocations, none the one its fingerprint draws (judged at that point alone it passes: exit 1 before)
+padded=$tmp/fold_padded20.onnx
+expect 0 "fails alloc-failure@end-to-end/swallowed: .*nodes 22 -> 2, " -- "$pc" shrink "$padded" \
+    --property alloc-failure --inject fold-skips-errors --out "$tmp/af" --time 60
+afrepro=$(ls -d "$tmp"/af/alloc-failure@end-to-end-swallowed-* 2>/dev/null | head -1)
+check "alloc-failure repro written" test -n "$afrepro"
+check "case.txt records alloc_every" grep -q '^alloc_every=1$' "$afrepro/case.txt"
+expect 1 "1 failed" -- "$pc" suite --replay "$afrepro" --out "$tmp/af-replay"
+
 finish "shrink CLI"

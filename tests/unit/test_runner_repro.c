@@ -332,6 +332,24 @@ static void test_repro_folder(void)
     CHECK_OK(pc_repro_case_check_config(&rc, &cc2, &err), &err);
     CHECK(memcmp(cc2.enabled, cc.enabled, sizeof cc.enabled) == 0 && cc2.level == 2 &&
           strcmp(cc2.stop_after_pass, "fuse_conv_bn") == 0);
+    CHECK(!rc.alloc_every && !cc2.alloc_every);
+    {
+        /* a shrink judged at every allocation replays that way */
+        char dir2[600];
+        snprintf(dir2, sizeof dir2, "%s/alloc-every", g_tmp);
+        r.alloc_every = true;
+        CHECK_OK(pc_repro_write(dir2, &r, &info, &err), &err);
+        r.alloc_every = false;
+        pc_repro_case rc2;
+        CHECK_OK(pc_repro_case_load(dir2, &rc2, &err), &err);
+        pc_check_config cc3;
+        CHECK_OK(pc_repro_case_check_config(&rc2, &cc3, &err), &err);
+        CHECK(rc2.alloc_every && cc3.alloc_every);
+        char *readme2 = slurp(dir2, "README.md");
+        CHECK(readme2 && strstr(readme2, "alloc-failure tries every allocation"));
+        free(readme2);
+        pc_repro_case_free(&rc2);
+    }
     pc_case kase;
     CHECK_OK(pc_repro_case_load_case(&rc, &kase, &err), &err);
     char diff[256] = "";

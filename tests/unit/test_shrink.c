@@ -350,6 +350,96 @@ static void test_through_runner(void)
     pc_case_free(&c);
 }
 
+/* ---- an alloc-failure target: judged at every allocation while shrinking
+ * -------------------------------------- */
+
+/* Transpose(c) + x, where c is a constant constant folding replaces (its allocations fail under the
+ * injected fold-skips-errors, which ignores the failure), next to `pad` unary ops on x, each a graph output
+ * of its own, that only add allocations (no rewrites: a later pass would redo a fold the fault skipped).
+ * The repro is the fold: at most the Transpose and the Add; the shrinker removes the others one by one. */
+static void build_fold_padded(pc_case *c, int pad)
+{
+    memset(c, 0, sizeof *c);
+    pc_model *m = pt_model(17);
+    int64_t cd[2] = {2, 3}, xd[2] = {3, 2};
+    float cv[6] = {1, -2, 3, -4, 5, -6};
+    pt_const_f(m, "c", 2, cd, cv);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, xd);
+    pc_node *t = pt_node(m, "Transpose", "", "c", "ct", NULL);
+    pc_error err;
+    int64_t perm[2] = {1, 0};
+    if (pc_node_set_attr_ints(t, "perm", 2, perm, &err) != PC_OK) pt_die("perm", &err);
+    pt_node(m, "Add", "", "ct,x", "y", NULL);
+    pt_output(m, "y");
+    static const char *const unary[] = {"Relu", "Neg", "Abs", "Sigmoid", "Tanh"};
+    for (int i = 0; i < pad; i++) {
+        char out[16];
+        snprintf(out, sizeof out, "p%d", i);
+        pt_node(m, unary[i % 5], "", "x", out, NULL);
+        pt_output(m, out);
+    }
+    if (pc_graph_infer_shapes(m->graph, &err) != PC_OK) pt_die("infer", &err);
+    if (pc_model_verify(m, &err) != PC_OK) pt_die("verify", &err);
+    c->model = m;
+    c->n_inputs = 1;
+    c->inputs = calloc(1, sizeof *c->inputs);
+    uint64_t s = 7;
+    c->inputs[0] = pt_random_input(m->graph->inputs[0], &s);
+    c->ep_list = strdup("cpu");
+    c->family = "test";
+    if (!c->inputs[0] || !c->ep_list) pt_die("case", NULL);
+}
+
+/* With one drawn allocation per case, each candidate of a bigger model draws another point, and a smaller
+ * graph with the bug passes by luck of the draw: a fold-skips-errors catch stayed at 10 nodes. The shrinker
+ * judges an alloc-failure target at every allocation, and the repro replays that way. The target here is
+ * found that way too: of these paddings, 11 and 16 fail at their drawn point, 6 and 20 do not (judged as
+ * the suite judges, their starting case would not fail and nothing would shrink). */
+static void test_alloc_failure_every(void)
+{
+    pc_error err;
+    pc_fault_reset();
+    CHECK_OK(pc_fault_enable_list("fold-skips-errors", &err), &err);
+    pc_check_config cc, every;
+    pc_check_config_default(&cc);
+    CHECK_OK(pc_check_config_select(&cc, "alloc-failure", &err), &err);
+    every = cc;
+    every.alloc_every = true;
+    static const int pads[] = {6, 11, 16, 20};
+    for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++) {
+        pc_case c;
+        build_fold_padded(&c, pads[i]);
+        pc_check_result res;
+        CHECK_OK(pc_case_check(&c, &every, &res, &err), &err);
+        pc_failure target = res.failure;
+        CHECK_MSG(res.failed && strcmp(target.kind, "swallowed") == 0, "padding %d: %s", pads[i],
+                  res.failed ? target.message : "passes");
+        pc_check_result_free(&res);
+        CHECK_OK(pc_case_check(&c, &cc, &res, &err), &err);
+        bool drawn = res.failed;
+        pc_check_result_free(&res);
+        pc_shrink_options o;
+        pc_shrink_options_default(&o);
+        o.max_seconds = 30;
+        o.isolate = false;
+        pc_shrink_result r;
+        CHECK_OK(pc_shrink_model(&c, &cc, &target, &o, &r, &err), &err);
+        CHECK(r.alloc_every);
+        CHECK_MSG(r.nodes_after <= 2, "padding %d: %u -> %u nodes", pads[i], r.nodes_before, r.nodes_after);
+        if (r.kase.model) {
+            CHECK_OK(pc_case_check(&r.kase, &every, &res, &err), &err);
+            CHECK(res.failed && pc_failure_same(&res.failure, &target));
+            pc_check_result_free(&res);
+        }
+        printf("  alloc-failure/swallowed, padding %d (%s at its drawn point): %u -> %u nodes, %u checks, "
+               "%.2f s\n",
+               pads[i], drawn ? "fails" : "passes", r.nodes_before, r.nodes_after, r.checks, r.seconds);
+        pc_shrink_result_free(&r);
+        pc_case_free(&c);
+    }
+    pc_fault_reset();
+}
+
 /* ---- phase 1 on generated cases
  * ----------------------------------------------------------------------------------- */
 
@@ -917,6 +1007,18 @@ static int write_models(const char *dir)
             return 1;
         }
     }
+    /* a fold fault-skips-errors breaks at a few of its 20-odd allocations, none of them the drawn point */
+    pc_case c;
+    build_fold_padded(&c, 20);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fold_padded20.onnx", dir);
+    pc_error err;
+    pc_status st = pc_model_save_file(c.model, path, &err);
+    pc_case_free(&c);
+    if (st != PC_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
     return 0;
 }
 
@@ -927,6 +1029,7 @@ int main(int argc, char **argv)
     test_replace_keeps_numerics();
     test_start_and_budget();
     test_through_runner();
+    test_alloc_failure_every();
     test_choices_to_zero();
     test_choices_keep_op();
     test_faults_shrink();
