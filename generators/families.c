@@ -189,6 +189,7 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     guaranteed = guaranteed && any;
     /* a unit's guarantee may rest on its constants' values (an Add of zeros is pruned, not pushed) */
     if (st == PC_OK && !guaranteed && cfg.allow_special) st = pc_gen_zero_constants(&g, err);
+    if (st == PC_OK && !guaranteed) st = pc_gen_empty_inputs(&g, err);
     /* drawn last (0: static shapes); a case's written guarantees may rest on known dims */
     if (st == PC_OK && !guaranteed && pc_draw_bool(ch, 20)) st = pc_gen_symbolic_dims(&g, err);
     if (st == PC_OK && guaranteed) st = expect_fired_write(&g, err);

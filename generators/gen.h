@@ -249,6 +249,10 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err);
  * plain-data ops read (Add, Min, Concat, ...) get +0 or -0 in about half their elements, so a Min or Max of
  * a zero-heavy input and a constant meets ties of opposite zeros, and `x + 0` / `x * 0` forms appear. */
 pc_status pc_gen_zero_constants(pc_gen *g, pc_error *err);
+/* The empty-inputs layer (cases without pattern guarantees): now and then a node of the main graph whose
+ * schema takes more (optional) inputs than it has gets one or more trailing inputs named "" — absent, as an
+ * exporter writes Squeeze(x, "") — so every pass must read an empty name as no input. */
+pc_status pc_gen_empty_inputs(pc_gen *g, pc_error *err);
 /* The symbolic-dims layer (last; cases without pattern guarantees): some dims of the graph inputs become
  * dim_params named by their size ("s3": every symbolic dim of size 3 is one symbol, which holds for the
  * case's inputs), the node outputs' shapes are erased and inferred again from them, as a model exported with

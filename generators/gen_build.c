@@ -447,3 +447,17 @@ pc_status pc_gen_zero_constants(pc_gen *g, pc_error *err)
     }
     return PC_OK;
 }
+
+pc_status pc_gen_empty_inputs(pc_gen *g, pc_error *err)
+{
+    for (pc_node *n = g->graph->first; n; n = n->next) {
+        const pc_op_schema *s = pc_schema_lookup(n->domain, n->op_type, pc_model_opset(g->model, n->domain));
+        if (!s || s->max_inputs == PC_SCHEMA_VARIADIC || n->n_inputs >= s->max_inputs ||
+            !pc_draw_bool(g->ch, 10))
+            continue;
+        uint32_t add = 1 + pc_draw(g->ch, (uint32_t)(s->max_inputs - n->n_inputs));
+        for (uint32_t k = 0; k < add; k++)
+            if (pc_node_add_input(n, NULL, err) != PC_OK) return err->status;
+    }
+    return PC_OK;
+}
