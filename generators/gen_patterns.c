@@ -577,6 +577,83 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
     return cast(u, z, PC_DTYPE_FLOAT, 0, xhi, NULL, err); /* every case ends in float outputs */
 }
 
+/* Conv(x, W[, B]) -> BatchNormalization in inference form -> one Conv, at every BN version from 7: before
+ * opset 9 `spatial` absent or 1, from 14 `training_mode` absent or 0, epsilon and momentum given or not.
+ * Near: a BN parameter that is a graph input, or W one (constant); the Conv output read by a Relu too
+ * (shared); before opset 9 spatial=0 with per-activation parameters [M, spatial...], from 14
+ * training_mode=1 (attribute; between, a parameter input again). */
+static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    int32_t r = draw_rank(u, 3, 4);
+    uint32_t how = u->near ? pc_draw(g->ch, 4) : 0;
+    bool attr_near = u->near && how == 3 && (u->opset < 9 || u->opset >= 14);
+    if (u->near && how == 3 && !attr_near) how = 0;
+    int64_t xd[PC_MAX_RANK], wd[PC_MAX_RANK], yd[PC_MAX_RANK], m = pc_draw_range(g->ch, 1, 3);
+    pc_value *x = float_input(u, r, 1, xd, err);
+    if (!x) return err->status;
+    wd[0] = yd[0] = m;
+    wd[1] = xd[1];
+    int64_t taps = xd[1];
+    for (int32_t i = 2; i < r; i++) {
+        wd[i] = pc_draw_range(g->ch, 1, xd[i] < 2 ? xd[i] : 2);
+        yd[i] = xd[i] - wd[i] + 1;
+        taps *= wd[i];
+    }
+    if (!pc_gen_shape_fits(g, r, wd)) return PC_OK; /* over the element cap: nothing */
+    bool has_b = pc_draw_bool(g->ch, 50);
+    pc_gen_value *w = u->near && how == 1 ? pc_gen_input(g, PC_DTYPE_FLOAT, r, wd, -1, 1, err)
+                                          : pc_gen_const(g, PC_DTYPE_FLOAT, r, wd, -1, 1, err);
+    pc_gen_value *b = has_b && w ? pc_gen_const(g, PC_DTYPE_FLOAT, 1, &m, -1, 1, err) : NULL;
+    if (!w || (has_b && !b)) return err->status;
+    pc_value *cins[3] = {x, w->value, b ? b->value : NULL};
+    pc_value *y = NULL;
+    double mag = (double)taps + 1;
+    pc_status st = end(u, node(u, "Conv", has_b ? 3 : 2, cins, 1, err), -mag, mag, &y, err);
+    if (st != PC_OK) return st;
+    /* scale, bias, mean, var: var >= 0.5 keeps 1/sqrt(var + eps) <= 1.4143 */
+    static const double lo[4] = {-1.5, -1, -1, 0.5}, hi[4] = {1.5, 1, 1, 2};
+    bool per_activation = attr_near && u->opset < 9;
+    int64_t pd[PC_MAX_RANK];
+    int32_t pr = per_activation ? r - 1 : 1;
+    pd[0] = m;
+    for (int32_t i = 1; i < pr; i++)
+        pd[i] = yd[i + 1];
+    uint32_t as_input = u->near && how == 0 ? pc_draw(g->ch, 4) : 4;
+    pc_value *ins[5] = {y};
+    for (uint32_t i = 0; i < 4; i++) {
+        pc_gen_value *v = i == as_input ? pc_gen_input(g, PC_DTYPE_FLOAT, pr, pd, lo[i], hi[i], err)
+                                        : pc_gen_const(g, PC_DTYPE_FLOAT, pr, pd, lo[i], hi[i], err);
+        if (!v) return err->status;
+        ins[i + 1] = v->value;
+    }
+    pc_node *bn = node(u, "BatchNormalization", 5, ins, 1, err);
+    if (!bn) return err->status;
+    if (pc_draw_bool(g->ch, 30) && pc_node_set_attr_float(bn, "epsilon", 1e-3f, err) != PC_OK)
+        return err->status;
+    if (pc_draw_bool(g->ch, 30) && pc_node_set_attr_float(bn, "momentum", 0.5f, err) != PC_OK)
+        return err->status;
+    if (u->opset < 9 && (per_activation || pc_draw_bool(g->ch, 50)) &&
+        pc_node_set_attr_int(bn, "spatial", per_activation ? 0 : 1, err) != PC_OK)
+        return err->status;
+    if (u->opset >= 14 && (attr_near || pc_draw_bool(g->ch, 30)) &&
+        pc_node_set_attr_int(bn, "training_mode", attr_near ? 1 : 0, err) != PC_OK)
+        return err->status;
+    double bound = mag * 1.5 * 1.4143 + 1;
+    if ((st = end(u, bn, -bound, bound, NULL, err)) != PC_OK) return st;
+    if (u->near && how == 2) st = share(u, y, err);
+    if (st != PC_OK) return st;
+    if (!u->near)
+        expect(u, PC_RW_CONV_BN_FOLDED);
+    else if (how == 2)
+        expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_SHARED);
+    else if (how == 3)
+        expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_ATTRIBUTE);
+    else
+        expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_NOT_CONSTANT);
+    return PC_OK;
+}
+
 /* The exact-erf GELU subgraph at opset 20 (ai.onnx Gelu). Near: one of its five nodes carries another
  * annotation. */
 static pc_status unit_gelu(unit_ctx *u, pc_error *err)
@@ -1785,6 +1862,7 @@ static const pattern_unit units[] = {
     {"reshape", 5, 1, 6, unit_reshape},
     {"castlike", 15, 1, 3, unit_castlike},
     {"gelu", 13, 1, 5, unit_gelu},
+    {"conv_bn", 7, 3, 3, unit_conv_bn},
     {"push_arg", 13, 2, 5, unit_push_arg},
     {"push_gather", 13, 3, 5, unit_push_gather},
     {"push_shape", 13, 2, 3, unit_push_shape},
