@@ -1667,7 +1667,7 @@ static pc_status slice_build(pc_gen *g, const pc_gen_op *op, const pc_gen_x *x, 
 /* ---------------------------------------------------------------------------------------------------------------
  * GELU subgraph.
  */
-pc_status pc_gen_gelu_pattern(pc_gen *g, const pc_gen_x *x, pc_value **out, pc_error *err)
+pc_status pc_gen_gelu_pattern(pc_gen *g, const pc_gen_x *x, bool squared, pc_value **out, pc_error *err)
 {
     iv a = x_iv(x);
     bool by_mul = pc_draw_bool(g->ch, 30), half_first = pc_draw_bool(g->ch, 30);
@@ -1687,6 +1687,13 @@ pc_status pc_gen_gelu_pattern(pc_gen *g, const pc_gen_x *x, pc_value **out, pc_e
         return err->status;
     if (!(half = const_scalar(g, 0.5f, err))) return err->status;
     iv gelu = iv_widen((iv){fmax(fmin(a.lo, 0), -0.171), fmax(a.hi, 0)});
+    if (squared) {
+        pc_value *sq_in[2] = {sum, sum}, *h_in[2] = {NULL, half};
+        if (!(n = begin(g, "Mul", 2, sq_in, 1, err)) || end(g, n, (iv){0, 4.0005}, &h_in[0], err) != PC_OK ||
+            !(n = begin(g, "Mul", 2, h_in, 1, err)))
+            return err->status;
+        return end(g, n, (iv){0, 2.0003}, out, err);
+    }
     if (half_first) { /* Mul(x, 0.5) -> Mul(., sum) */
         pc_value *h_in[2] = {x->value, half};
         if (!(n = begin(g, "Mul", 2, h_in, 1, err)) ||
@@ -1716,7 +1723,7 @@ static pc_status gelu_pattern_build(pc_gen *g, const pc_gen_op *op, const pc_gen
                                     pc_error *err)
 {
     (void)op;
-    return pc_gen_gelu_pattern(g, x, out, err);
+    return pc_gen_gelu_pattern(g, x, false, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

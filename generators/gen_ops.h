@@ -114,7 +114,8 @@ pc_status pc_gen_op_grow(pc_gen *g, const pc_gen_op *op, uint32_t fresh_percent,
 pc_status pc_gen_transpose(pc_gen *g, const pc_gen_x *x, const int64_t *perm, pc_value **out, pc_error *err);
 /* The exact-erf GELU subgraph fuse_gelu matches: Div(x, sqrt2) | Mul(x, 1/sqrt2) -> Erf -> Add(1) -> Mul(x)
  * -> Mul(0.5) (5 nodes, operand orders drawn). */
-pc_status pc_gen_gelu_pattern(pc_gen *g, const pc_gen_x *x, pc_value **out, pc_error *err);
+/* squared: the near miss whose x * (1 + erf) Mul reads the Add twice, (1 + erf)^2 * 0.5 — not a GELU */
+pc_status pc_gen_gelu_pattern(pc_gen *g, const pc_gen_x *x, bool squared, pc_value **out, pc_error *err);
 /* Add or Mul of x (rank >= 2, channels at dim 1) and a per-channel constant ([C,1,..], [1,C,1,..], [1] or a
  * scalar: the forms fuse_conv_add/fuse_conv_mul fold into a Conv). *out NULL when the interval rules refuse.
  */

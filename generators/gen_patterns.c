@@ -655,7 +655,7 @@ static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
 }
 
 /* The exact-erf GELU subgraph at opset 20 (ai.onnx Gelu). Near: one of its five nodes carries another
- * annotation. */
+ * annotation, or the Mul after the Add squares it ((1 + erf)^2 * 0.5: the same five ops, not a GELU). */
 static pc_status unit_gelu(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK];
@@ -666,13 +666,13 @@ static pc_status unit_gelu(unit_ctx *u, pc_error *err)
         return x ? pc_error_set(err, PC_ERR_INTERNAL, "patterns: gelu input") : err->status;
     pc_node *before = u->g->graph->last;
     pc_value *y = NULL;
-    pc_status st = pc_gen_gelu_pattern(u->g, &gx, &y, err);
-    if (st != PC_OK) return st;
+    uint32_t k = u->near ? pc_draw(u->g->ch, 6) : 0;
+    pc_status st = pc_gen_gelu_pattern(u->g, &gx, u->near && k == 5, &y, err);
+    if (st != PC_OK || k == 5) return st;
     if (!u->near) {
         expect(u, u->opset >= 20 ? PC_RW_GELU_FUSED : PC_RW_GELU_FUSED_MS);
         return PC_OK;
     }
-    uint32_t k = pc_draw(u->g->ch, 5);
     for (pc_node *n = before ? before->next : u->g->graph->first; n; n = n->next)
         if (k-- == 0) return annotate(n, "layer_gelu", err);
     return PC_OK;
