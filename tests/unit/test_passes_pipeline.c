@@ -257,6 +257,23 @@ static void test_optimize_hooks(void)
     }
     pc_model_free(m);
 
+    /* a model shape inference refuses is refused before any pass runs, the message saying where: Add of
+     * float[2] and float[3] (neither broadcasts) */
+    m = pt_model(17);
+    pt_input(m, "a", PC_DTYPE_FLOAT, 1, (int64_t[]){2});
+    pt_input(m, "b", PC_DTYPE_FLOAT, 1, (int64_t[]){3});
+    pt_node(m, "Add", "", "a,b", "y", NULL);
+    pt_output(m, "y");
+    log.n = 0;
+    pc_optimize_options_default(&o);
+    o.after_pass = log_pass;
+    o.after_pass_ctx = &log;
+    CHECK_STATUS(pc_model_optimize(m, &o, NULL, &err), PC_ERR_SHAPE, &err);
+    CHECK_MSG(strncmp(err.message, "shape inference: ", 17) == 0 && strstr(err.message, "Add"), "%s",
+              err.message);
+    CHECK(log.n == 0);
+    pc_model_free(m);
+
     /* a hook error stops the pipeline and names the pass */
     m = small_annotated_model();
     hook_log fail = {.fail_at = "fold_constants"};
