@@ -752,6 +752,35 @@ static void test_errors(void)
     pc_node_set_attr_ints(tc_node(&t, "Transpose", 1), "perm", 2, (int64_t[]){0, 0}, NULL);
     tc_expect(&t, "Transpose perm 0,0", 1 << 20, PC_ERR_ATTRIBUTE, "permutation");
 
+    /* index inputs the evaluator cannot read: more values than any rank, or not integers (a bad status
+     * must stop the op: its counts are unset) */
+    {
+        int64_t zeros[PC_MAX_RANK + 1] = {0}, ones[PC_MAX_RANK + 1];
+        for (int i = 0; i <= PC_MAX_RANK; i++)
+            ones[i] = 1;
+        t = tc_new(13);
+        tc_rand(&t, PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3}, FILL_ANY);
+        tc_ints(&t, PC_DTYPE_INT64, PC_MAX_RANK + 1, zeros, false);
+        tc_ints(&t, PC_DTYPE_INT64, PC_MAX_RANK + 1, ones, false);
+        tc_node(&t, "Slice", 1);
+        char needle[40];
+        snprintf(needle, sizeof needle, "starts has %d values", PC_MAX_RANK + 1);
+        tc_expect(&t, "Slice with more starts than any rank", 1 << 20, PC_ERR_SHAPE, needle);
+    }
+
+    t = tc_new(13);
+    tc_rand(&t, PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3}, FILL_ANY);
+    tc_ints(&t, PC_DTYPE_INT64, 1, (int64_t[]){0}, false);
+    tc_ints(&t, PC_DTYPE_FLOAT, 1, (int64_t[]){1}, false);
+    tc_node(&t, "Slice", 1);
+    tc_expect(&t, "Slice with float ends", 1 << 20, PC_ERR_TYPE, "ends must be int32 or int64");
+
+    /* a negative output dim is refused where outputs are made, naming it */
+    t = tc_new(13);
+    tc_ints(&t, PC_DTYPE_INT64, 2, (int64_t[]){2, -1}, false);
+    tc_node(&t, "ConstantOfShape", 1);
+    tc_expect(&t, "ConstantOfShape [2, -1]", 1 << 20, PC_ERR_SHAPE, "dim 1 would be -1");
+
     /* what pc_eval_supports refuses before reading inputs */
     t = tc_new(13);
     tc_rand(&t, PC_DTYPE_INT32, 1, (int64_t[]){2}, FILL_ANY);
