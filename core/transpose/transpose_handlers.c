@@ -97,13 +97,17 @@ static pc_status handle_split(tp_push *p, bool *done)
 static pc_status handle_softmax(tp_push *p, bool *done)
 {
     if (p->ctx->opset >= 13) return handle_axis(p, done, "axis", -1, false);
-    /* < 13: the input is coerced to 2-D at `axis`; the push is exact only when every axis stays on its side
-     */
+    /* < 13: the input is coerced to 2-D at `axis`; the push is exact only when every axis stays on its side,
+     * and for Hardmax when a row's axes (from `axis` on) also stay in place: it marks the first maximum of
+     * each row in flattened order, so a reordered row picks another element among ties (rows may move) */
     int64_t axis;
     if (!tp_axis_normalize(pc_node_attr_int(p->node, "axis", 1), p->rank, &axis)) return PC_OK;
-    for (size_t i = 0; i < p->rank; i++)
+    bool row_order = strcmp(p->node->op_type, "Hardmax") == 0;
+    for (size_t i = 0; i < p->rank; i++) {
         if (((int64_t)i < axis) != (p->perm[i] < axis) && !pc_fault_active(PC_FAULT_SOFTMAX_OLD_OPSET))
             return PC_OK; /* the fault (--inject softmax-push-old-opset) pushes across the coercion point */
+        if (row_order && (int64_t)i >= axis && p->perm[i] != (int64_t)i) return PC_OK;
+    }
     return push_and_outputs(p, done);
 }
 

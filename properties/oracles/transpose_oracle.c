@@ -328,6 +328,8 @@ typedef struct tpo_desc {
     tpo_shape shape;
     bool axes[TPO_RANK_CAP]; /* removed (over rank) or inserted (over out_rank) */
     int64_t side_axis;       /* >= 0: Softmax < 13, sigma must keep every axis on its side */
+    bool row_fixed; /* Hardmax < 13 also keeps the axes from side_axis on in place: each coerced row's first
+                       maximum wins, so a row read in another order picks another element among ties */
 } tpo_desc;
 
 typedef struct tpo_ref {
@@ -568,6 +570,7 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
         uint32_t ax;
         if (!axis_normalize(pc_node_attr_int(n, "axis", opset >= 13 ? -1 : 1), r, &ax)) return false;
         if (opset < 13) d->side_axis = ax;
+        d->row_fixed = opset < 13 && strcmp(n->op_type, "Hardmax") == 0;
         break;
     }
     case K_REDUCE: {
@@ -788,8 +791,10 @@ static tpo_perm desc_out_perm(const tpo_desc *d, const tpo_perm *sigma)
 static bool desc_allows(const tpo_desc *d, const tpo_perm *sigma)
 {
     if (d->side_axis < 0) return true;
-    for (uint32_t i = 0; i < sigma->rank; i++)
+    for (uint32_t i = 0; i < sigma->rank; i++) {
         if (((int64_t)i < d->side_axis) != ((int64_t)sigma->p[i] < d->side_axis)) return false;
+        if (d->row_fixed && (int64_t)i >= d->side_axis && sigma->p[i] != i) return false;
+    }
     return true;
 }
 

@@ -176,6 +176,15 @@ static void test_oracle_hand(void)
     CHECK_OK(pc_node_set_attr_int(m->graph->first->next, "axis", 2, &err), &err);
     CHECK(oracle(m, NULL, NULL, 0) == 0);
     pc_model_free(m);
+    /* Hardmax < 13 marks each row's first maximum: with axis 1 the channel moves keep the sides but read
+     * the rows in another order (another element wins a tie), so nothing moves; at 13 the pair cancels */
+    m = sandwich(11, "Hardmax");
+    CHECK_OK(pc_node_set_attr_int(m->graph->first->next, "axis", 1, &err), &err);
+    CHECK(oracle(m, NULL, NULL, 0) == 2);
+    pc_model_free(m);
+    m = sandwich(13, "Hardmax");
+    CHECK(oracle(m, NULL, NULL, 0) == 0);
+    pc_model_free(m);
 
     /* the op in the middle decides: another layout-agnostic one lets the pair cancel, a layout-sensitive one
      * (pinned) needs both */

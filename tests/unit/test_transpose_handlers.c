@@ -296,6 +296,29 @@ static void test_softmax(void)
     pc_model_free(before);
     pc_model_free(m);
 
+    /* Hardmax 11, axis 1, perm (0,2,3,1): the sides hold but each row is read in another order, and the
+     * first maximum of a row wins: with ties another element would win (suite seed 1, case 3730 of the
+     * patterns family: a -0/0 tie). Blocked, graph unchanged */
+    m = sandwich(11, PC_DTYPE_FLOAT, "Hardmax", &mid);
+    sandwich_end(m);
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,Hardmax,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+    /* Hardmax 11, axis 2 of [2,3,4], perm (1,0,2): rows move, each row keeps its order: pushed, exact */
+    m = pt_model(11);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    transpose(m, "x", "t", 3, (int64_t[]){1, 0, 2});
+    mid = pt_node(m, "Hardmax", "", "t", "u", NULL);
+    CHECK_OK(pc_node_set_attr_int(mid, "axis", 2, &err), &err);
+    transpose(m, "u", "y", 3, (int64_t[]){1, 0, 2});
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Hardmax") == 0, "%s", ops(m));
+    check_exact(before, m, "Hardmax 11, rows moved");
+    pc_model_free(before);
+    pc_model_free(m);
+
     /* opset 11, axis 2: perm (0,2,3,1) moves dim 1 across the coercion point: blocked, graph unchanged */
     m = sandwich(11, PC_DTYPE_FLOAT, "Softmax", &mid);
     CHECK_OK(pc_node_set_attr_int(mid, "axis", 2, &err), &err);
