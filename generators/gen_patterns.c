@@ -17,6 +17,7 @@
 #include "generators/gen_control.h"
 #include "generators/gen_ops.h"
 #include "generators/gen_quant.h"
+#include "core/internal.h"
 
 /* Opsets the family draws (0: 17). 20 has ai.onnx Gelu (gelu_fused), 15 CastLike and Shape start/end, 13
  * moves Unsqueeze/Split axes and per-axis Q/DQ in, 18 Split's num_outputs, 11 the attribute forms; 7 and 5
@@ -865,6 +866,298 @@ static pc_status unit_push_unsqueeze(unit_ctx *u, pc_error *err)
         out_p[kept[i]] = kept[p[i]];
     if (!u->near) expect(u, PC_RW_TP_PUSH_UNSQUEEZE);
     return close_perm(u, t, y, out_r, out_p, -1, 1, err);
+}
+
+/* The axes a rank-reducing op drops (flags over its input rank): the perm the push leaves on its output is p
+ * without them, renumbered. */
+static int32_t perm_drop_all(const int64_t *p, int32_t r, const bool *dropped, int64_t *out)
+{
+    int64_t cur[PC_MAX_RANK], next[PC_MAX_RANK];
+    memcpy(cur, p, (size_t)r * sizeof *cur);
+    int32_t n = r;
+    for (int32_t a = r - 1; a >= 0; a--) /* from the last: earlier positions keep their index */
+        if (dropped[a]) {
+            perm_drop(cur, n, a, next);
+            memcpy(cur, next, (size_t)--n * sizeof *cur);
+        }
+    memcpy(out, cur, (size_t)n * sizeof *out);
+    return n;
+}
+
+/* k distinct positions out of r in drawn order (draw 0: 0, 1, ...): the j-th still free per draw. */
+static void draw_axes(unit_ctx *u, int32_t r, int32_t k, int64_t *axes)
+{
+    bool used[PC_MAX_RANK] = {false};
+    for (int32_t i = 0; i < k; i++) {
+        uint32_t j = pc_draw(u->g->ch, (uint32_t)(r - i));
+        int32_t a = 0;
+        for (uint32_t seen = 0;; a++)
+            if (!used[a] && seen++ == j) break;
+        used[a] = true;
+        axes[i] = a;
+    }
+}
+
+/* Op(t) with axes: a constant input from opset `from` (given), the attribute before; none when !given. */
+static pc_node *axes_node(unit_ctx *u, const char *op, pc_value *t, int64_t from, bool given, int32_t k,
+                          const int64_t *axes, pc_error *err)
+{
+    pc_value *ins[2] = {t, NULL};
+    bool input = given && u->opset >= from;
+    if (input && !(ins[1] = ints_const(u, 1, (size_t)k, axes, err))) return NULL;
+    pc_node *n = node(u, op, input ? 2 : 1, ins, 1, err);
+    if (n && given && !input && pc_node_set_attr_ints(n, "axes", (size_t)k, axes, err) != PC_OK) return NULL;
+    return n;
+}
+
+/* Slice(T(x)) on k of its r axes (k = r too): starts, ends (negative and past-the-end forms) and steps (1,
+ * 2 or -1) constant, axes given in drawn order (some negative) or left to their default (the leading k);
+ * from opset 10 inputs (int32 or int64; steps given or not, an omitted axes input between), before it
+ * attributes. */
+static pc_status unit_push_slice(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 4, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    pc_gen *g = u->g;
+    int32_t k = 1 + (int32_t)pc_draw(g->ch, (uint32_t)r);
+    bool given = pc_draw_bool(g->ch, 60), inputs = u->opset >= 10, any_step = false, all_kept = true;
+    pc_dtype tind = inputs && pc_draw_bool(g->ch, 25) ? PC_DTYPE_INT32 : PC_DTYPE_INT64;
+    int64_t big = tind == PC_DTYPE_INT32 ? INT32_MAX : INT64_MAX;
+    int64_t axes[PC_MAX_RANK], starts[PC_MAX_RANK], ends[PC_MAX_RANK], steps[PC_MAX_RANK];
+    if (given)
+        draw_axes(u, r, k, axes);
+    else
+        for (int32_t i = 0; i < k; i++)
+            axes[i] = i;
+    for (int32_t i = 0; i < k; i++) {
+        int64_t d = td[axes[i]];
+        steps[i] = inputs && pc_draw_bool(g->ch, 30) ? (pc_draw_bool(g->ch, 50) ? 2 : -1) : 1;
+        any_step |= steps[i] != 1;
+        int64_t s = pc_draw_range(g->ch, 0, d - 1), e;
+        if (steps[i] > 0) {
+            e = pc_draw_range(g->ch, s + 1, d);
+            if (e == d && pc_draw_bool(g->ch, 30)) e = big; /* past the end */
+        } else {
+            e = pc_draw_range(g->ch, -1, s - 1);
+            if (e == -1) e = -d - 1; /* before the first element (clamps to -1) */
+        }
+        /* keeping every element of every axis, eliminate_slice would remove it first: the last axis
+         * then drops its last element (every dim here is at least 2) */
+        all_kept &= steps[i] == 1 && s == 0 && e >= d;
+        if (i == k - 1 && all_kept) e = d - 1;
+        if (pc_draw_bool(g->ch, 25)) s -= d; /* negative start form */
+        starts[i] = s;
+        ends[i] = e;
+        if (given && pc_draw_bool(g->ch, 25)) axes[i] -= r;
+    }
+    bool with_steps = inputs && (any_step || pc_draw_bool(g->ch, 20));
+    pc_node *n;
+    if (inputs) {
+        pc_value *ins[5] = {t, ints_const_as(u, tind, 1, (size_t)k, starts, err), NULL, NULL, NULL};
+        if (!ins[1] || !(ins[2] = ints_const_as(u, tind, 1, (size_t)k, ends, err)) ||
+            (given && !(ins[3] = ints_const_as(u, tind, 1, (size_t)k, axes, err))) ||
+            (with_steps && !(ins[4] = ints_const_as(u, tind, 1, (size_t)k, steps, err))))
+            return err->status;
+        n = node(u, "Slice", with_steps ? 5 : given ? 4 : 3, ins, 1, err);
+    } else {
+        n = node(u, "Slice", 1, &t, 1, err);
+        if (n && (pc_node_set_attr_ints(n, "starts", (size_t)k, starts, err) != PC_OK ||
+                  pc_node_set_attr_ints(n, "ends", (size_t)k, ends, err) != PC_OK ||
+                  (given && pc_node_set_attr_ints(n, "axes", (size_t)k, axes, err) != PC_OK)))
+            return err->status;
+    }
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_SLICE);
+    return close_perm(u, t, y, r, p, -1, 1, err);
+}
+
+/* Pad(T(x)) with constant pads in [-1, 1] (a -1 only in constant mode, on a dim of at least 2), mode
+ * constant (value given or not), edge or reflect; from opset 11 inputs, before it attributes. */
+static pc_status unit_push_pad(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK], pads[2 * PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 3, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    pc_gen *g = u->g;
+    static const char *const modes[] = {"constant", "edge", "reflect"};
+    uint32_t mode = pc_draw(g->ch, 3);
+    uint64_t n_out = 1;
+    for (int32_t i = 0; i < r; i++) {
+        int64_t b = pc_draw_range(g->ch, mode == 0 ? -1 : 0, 1), e = pc_draw_range(g->ch, 0, 1);
+        if (b + e + td[i] < 1) b = 0;
+        pads[i] = b;
+        pads[r + i] = e;
+        n_out *= (uint64_t)(td[i] + b + e);
+    }
+    if (n_out > g->cfg->max_elements)
+        for (int32_t i = 0; i < 2 * r; i++)
+            pads[i] = 0;
+    bool value = mode == 0 && pc_draw_bool(g->ch, 50);
+    pc_node *n;
+    if (u->opset >= 11) {
+        float v = 0.5f;
+        int64_t one = 1;
+        pc_value *ins[3] = {t, ints_const(u, 1, (size_t)(2 * r), pads, err), NULL};
+        pc_gen_value *cv = value && ins[1] ? pc_gen_const_f32(g, PC_DTYPE_FLOAT, 0, &one, &v, err) : NULL;
+        if (!ins[1] || (value && !cv)) return err->status;
+        if (cv) ins[2] = cv->value;
+        n = node(u, "Pad", value ? 3 : 2, ins, 1, err);
+    } else {
+        n = node(u, "Pad", 1, &t, 1, err);
+        if (n && (pc_node_set_attr_ints(n, "pads", (size_t)(2 * r), pads, err) != PC_OK ||
+                  (value && pc_node_set_attr_float(n, "value", 0.5f, err) != PC_OK)))
+            return err->status;
+    }
+    if (n && (mode != 0 || pc_draw_bool(g->ch, 30)) &&
+        pc_node_set_attr_string(n, "mode", modes[mode], err) != PC_OK)
+        return err->status;
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_PAD);
+    return close_perm(u, t, y, r, p, -1, 1, err);
+}
+
+/* Squeeze(T(x)) of x with size-1 dims: axes given (an input from opset 13, the attribute before; some
+ * negative) — all the size-1 dims or some — or absent (every size-1 dim). The perm moves data: it reorders
+ * the dims of at least 2. */
+static pc_status unit_push_squeeze(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    int32_t r = draw_rank(u, 3, 4), ones = 1 + (int32_t)pc_draw(g->ch, (uint32_t)(r - 2));
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK], one_at[PC_MAX_RANK];
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(g->ch, 2, 3);
+    draw_axes(u, r, ones, one_at);
+    for (int32_t i = 0; i < ones; i++)
+        dims[one_at[i]] = 1;
+    fit_dims(u, r, 1, dims);
+    draw_perm(u, r, p);
+    /* the first two positions of T(x) holding dims of x >= 2 must come in the other order than in x */
+    int32_t big[PC_MAX_RANK], nb = 0;
+    for (int32_t i = 0; i < r; i++)
+        if (dims[p[i]] > 1) big[nb++] = i;
+    bool moves = false;
+    for (int32_t i = 0; i + 1 < nb; i++)
+        moves |= p[big[i]] > p[big[i + 1]];
+    if (!moves && nb >= 2) {
+        int64_t tmp = p[big[0]];
+        p[big[0]] = p[big[1]];
+        p[big[1]] = tmp;
+    }
+    pc_gen_value *xv = pc_gen_input(g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
+    pc_value *t = NULL, *y = NULL;
+    if (!xv) return err->status;
+    pc_status st = transpose(u, xv->value, r, p, -1, 1, &t, err);
+    if (st != PC_OK) return st;
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    bool dropped[PC_MAX_RANK] = {false}, given = pc_draw_bool(g->ch, 70);
+    int64_t axes[PC_MAX_RANK];
+    int32_t k = 0;
+    for (int32_t i = 0; i < r; i++)
+        if (td[i] == 1 && (!given || k == 0 || pc_draw_bool(g->ch, 70))) {
+            dropped[i] = true;
+            axes[k++] = pc_draw_bool(g->ch, 25) ? i - r : i;
+        }
+    if ((st = end(u, axes_node(u, "Squeeze", t, 13, given, k, axes, err), -1, 1, &y, err)) != PC_OK)
+        return st;
+    int64_t q[PC_MAX_RANK];
+    int32_t out_r = perm_drop_all(p, r, dropped, q);
+    if (!u->near) expect(u, PC_RW_TP_PUSH_SQUEEZE);
+    return close_perm(u, t, y, out_r, q, -1, 1, err);
+}
+
+/* Reduce*(T(x)): axes given (an input for ReduceSum from 13 and the others from 18, the attribute before;
+ * some negative) or absent (all; from those opsets noop_with_empty_axes now and then), keepdims 1 or 0. */
+static pc_status unit_push_reduce(unit_ctx *u, pc_error *err)
+{
+    static const char *const ops[] = {"ReduceSum", "ReduceMean",      "ReduceMax",
+                                      "ReduceMin", "ReduceProd",      "ReduceL1",
+                                      "ReduceL2",  "ReduceSumSquare", "ReduceLogSumExp"};
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 4, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    pc_gen *g = u->g;
+    const char *op = ops[pc_draw(g->ch, sizeof ops / sizeof ops[0])];
+    int64_t from = strcmp(op, "ReduceSum") == 0 ? 13 : 18;
+    bool given = pc_draw_bool(g->ch, 80), keep = pc_draw_bool(g->ch, 50);
+    bool noop = !given && u->opset >= from && pc_draw_bool(g->ch, 30);
+    int32_t k = given ? 1 + (int32_t)pc_draw(g->ch, (uint32_t)r) : 0;
+    int64_t axes[PC_MAX_RANK];
+    bool dropped[PC_MAX_RANK] = {false};
+    draw_axes(u, r, k, axes);
+    for (int32_t i = 0; i < k; i++) {
+        dropped[axes[i]] = true;
+        if (pc_draw_bool(g->ch, 25)) axes[i] -= r;
+    }
+    pc_node *n = axes_node(u, op, t, from, given, k, axes, err);
+    if (n && ((!keep && pc_node_set_attr_int(n, "keepdims", 0, err) != PC_OK) ||
+              (noop && pc_node_set_attr_int(n, "noop_with_empty_axes", 1, err) != PC_OK)))
+        return err->status;
+    if ((st = end(u, n, -30, 30, &y, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_REDUCE);
+    if (!given && !noop) return PC_OK; /* reduced to one value: nothing left to transpose */
+    if (keep || noop) return close_perm(u, t, y, r, p, -30, 30, err);
+    int64_t q[PC_MAX_RANK];
+    int32_t out_r = perm_drop_all(p, r, dropped, q);
+    return out_r >= 2 ? close_perm(u, t, y, out_r, q, -30, 30, err) : PC_OK;
+}
+
+/* Softmax, LogSoftmax or Hardmax(T(x), axis): from opset 13 any axis (default -1, negative forms); before,
+ * where the input is coerced to 2-D at `axis` (default 1), a perm that keeps every axis on its side of it
+ * (Hardmax: one that moves only the axes before it, rows, never the order within one).
+ * Near (before 13): a perm across it, which the handler must refuse (the numerics property judges a push). */
+static pc_status unit_push_softmax(unit_ctx *u, pc_error *err)
+{
+    static const char *const ops[] = {"Softmax", "LogSoftmax", "Hardmax"};
+    pc_gen *g = u->g;
+    int32_t r = draw_rank(u, 2, 4);
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK];
+    for (int32_t i = 0; i < r; i++)
+        dims[i] = pc_draw_range(g->ch, 2, 3);
+    fit_dims(u, r, 2, dims);
+    bool old = u->opset < 13, given = pc_draw_bool(g->ch, 60);
+    const char *op = ops[pc_draw(g->ch, 3)];
+    bool rows_fixed = old && strcmp(op, "Hardmax") == 0;          /* each row's first maximum wins a tie */
+    if (rows_fixed && r == 2) op = "Softmax", rows_fixed = false; /* no room for a perm of rows alone */
+    int64_t a = given ? (int64_t)pc_draw(g->ch, (uint32_t)r) : old ? 1 : r - 1;
+    draw_perm(u, r, p);
+    if (old && !u->near) {
+        /* a perm within [0, a) and (but for Hardmax) within [a, r): the blocks' sizes allow one unless both
+         * are 1 */
+        if (rows_fixed && a < 2) a = 2;
+        if (a == 1 && r == 2) a = 0;
+        int64_t lo[PC_MAX_RANK], hi[PC_MAX_RANK];
+        bool lo_perm = a >= 2, hi_perm = !rows_fixed && r - a >= 2;
+        if (lo_perm) draw_perm(u, (int32_t)a, lo);
+        if (hi_perm) draw_perm(u, (int32_t)(r - a), hi);
+        for (int32_t i = 0; i < r; i++)
+            p[i] = i < a ? (lo_perm ? lo[i] : i) : a + (hi_perm ? hi[i - a] : i - a);
+        given = given || a != 1;
+    }
+    pc_gen_value *xv = pc_gen_input(g, PC_DTYPE_FLOAT, r, dims, -1, 1, err);
+    pc_value *t = NULL, *y = NULL;
+    if (!xv) return err->status;
+    pc_status st = transpose(u, xv->value, r, p, -1, 1, &t, err);
+    if (st != PC_OK) return st;
+    pc_node *n = node(u, op, 1, &t, 1, err);
+    if (n && given && pc_node_set_attr_int(n, "axis", pc_draw_bool(g->ch, 25) ? a - r : a, err) != PC_OK)
+        return err->status;
+    double lo = strcmp(op, "LogSoftmax") == 0 ? -10 : 0;
+    if ((st = end(u, n, lo, 1, &y, err)) != PC_OK) return st;
+    if (!u->near) expect(u, PC_RW_TP_PUSH_SOFTMAX);
+    if (old && u->near) { /* across the coercion point: the closing Transpose alone */
+        int64_t inv[PC_MAX_RANK];
+        perm_invert(p, r, inv);
+        return transpose(u, y, r, inv, lo, 1, NULL, err);
+    }
+    return close_perm(u, t, y, r, p, lo, 1, err);
 }
 
 /* Concat of two or three inputs, each T(p) of a graph input, along a drawn axis. */
@@ -1869,6 +2162,11 @@ static const pattern_unit units[] = {
     {"push_tile", 13, 2, 5, unit_push_tile},
     {"push_split", 11, 2, 7, unit_push_split},
     {"push_unsqueeze", 11, 2, 5, unit_push_unsqueeze},
+    {"push_slice", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_slice},
+    {"push_pad", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_pad},
+    {"push_squeeze", PC_TRANSPOSE_OPSET_MIN, 3, 5, unit_push_squeeze},
+    {"push_reduce", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_reduce},
+    {"push_softmax", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_softmax},
     {"qdq_axis", 13, 2, 5, unit_qdq_axis},
     {"above_dq", 13, 2, 3, unit_above_dq},
     {"dq_of_transpose", 13, 2, 5, unit_dq_of_transpose},
