@@ -571,13 +571,14 @@ class Runner:
         shutil.rmtree(out, ignore_errors=True)
         return rc, text, time.time() - t0
 
-    def key(self, m, full=True):
+    def key(self, m, full=True, sanitize=None):
         # "new-signatures+coverage": killed means a failure signature the clean run lacks, or a rewrite-coverage
         # table that differs from the clean run's (older caches judged exit 1, then new signatures only)
         # a sanitizer setting other than none joins the key: the same mutant may die only under it
         parts = [m.id, self.cmd, self.tree, "new-signatures+coverage"]
-        if self.args.sanitize != "none":
-            parts.append("sanitize=%s-survivors" % self.args.sanitize)
+        sanitize = self.args.sanitize if sanitize is None else sanitize
+        if sanitize != "none":
+            parts.append("sanitize=%s-survivors" % sanitize)
         if self.args.unit_tests:
             parts.append("unit-tests")
         if self.full_cmd and full:
@@ -637,7 +638,8 @@ class Runner:
             if not self.args.timeout:
                 self.san_timeout = max(60.0, 10 * dt)
 
-    def run_one(self, m):
+    def run_one(self, m, plain=None):
+        """plain: the verdict of a run without the sanitizer (cache), which the sanitizer stage starts from."""
         path = os.path.join(self.src, m.file)
         with open(path, encoding="utf-8") as fh:
             orig = fh.read()
@@ -652,8 +654,8 @@ class Runner:
             if base_obj is not None and self.object_hash(m.file) == base_obj:
                 # trivial compiler equivalence: the same object code as the original
                 return {"status": "equivalent", "detail": "TCE: identical object file"}
-            res = self.judge(*self.suite())
-            if res["status"] == "survived" and self.full_cmd:
+            res = plain or self.judge(*self.suite())
+            if res["status"] == "survived" and self.full_cmd and not plain:
                 full = self.judge(*self.suite(cmd=self.full_cmd, timeout=self.full_timeout),
                                   base=(self.full_sigs, self.full_cov))
                 if full["status"] != "survived":
@@ -667,7 +669,7 @@ class Runner:
                 if san["status"] != "survived":
                     san["detail"] = "-fsanitize=%s build: %s" % (self.args.sanitize, san.get("detail", ""))
                     return san
-            if res["status"] == "survived" and self.args.unit_tests:
+            if res["status"] == "survived" and self.args.unit_tests and not plain:
                 failed = self.unit_tests(m.file)
                 if failed:  # killed, but not by the default suite: the report keeps the two rates apart
                     return {"status": "killed", "stage": "unit", "detail": "unit tests: " + failed,
@@ -735,11 +737,25 @@ class Runner:
 
     def reuse(self, m):
         """A reduced-suite verdict cached before the default-suite stage existed still holds when the reduced
-        suite killed the mutant (the default run has it as a prefix) or it never ran (stillborn, TCE)."""
+        suite killed the mutant (the default run has it as a prefix) or it never ran (stillborn, TCE). A
+        verdict of the same run without a sanitizer holds for a run with one unless the mutant survived it:
+        the sanitizer stage judges only survivors (run_one starts from the plain survivor's verdict)."""
         if self.full_cmd and self.key(m) not in self.cache:
             old = self.cache.get(self.key(m, full=False))
             if old and old["status"] in ("killed", "stillborn", "equivalent") and old.get("stage") != "unit":
                 self.cache[self.key(m)] = old
+        if self.san_build and self.key(m) not in self.cache:
+            old = self.cache.get(self.key(m, sanitize="none"))
+            if old and old["status"] != "survived":
+                self.cache[self.key(m)] = old
+
+    def plain_survivor(self, m):
+        """The cached verdict without a sanitizer when the mutant survived it (the suite stages then need no
+        rerun), else None."""
+        if not self.san_build:
+            return None
+        old = self.cache.get(self.key(m, sanitize="none"))
+        return old if old and old["status"] == "survived" else None
 
     def run(self, muts):
         self.prepare(muts)
@@ -755,7 +771,7 @@ class Runner:
                 self.unit_baseline(todo)
         t0 = time.time()
         for i, m in enumerate(todo):
-            res = self.run_one(m)
+            res = self.run_one(m, plain=self.plain_survivor(m))
             res.update({"file": m.file, "line": m.line, "op": m.op, "original": m.original,
                         "replacement": m.replacement, "id": m.id})
             self.cache[self.key(m)] = res
