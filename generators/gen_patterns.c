@@ -655,6 +655,85 @@ static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
     return PC_OK;
 }
 
+/* Conv(x, W[, B]) -> an activation -> FusedConv (level 2, the cpu EP claims it): Relu, Sigmoid, Tanh,
+ * LeakyRelu and HardSigmoid with their attributes given or left to their defaults, Clip with attribute bounds
+ * (opset < 11) or constant scalar inputs (either, both or none); W a constant or a graph input. Near: the
+ * Conv output read by a second activation (shared); a Clip bound that is a graph input (constant); the Conv
+ * in double (type-shape). */
+static pc_status unit_conv_act(unit_ctx *u, pc_error *err)
+{
+    static const char *const acts[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "Clip"};
+    pc_gen *g = u->g;
+    uint32_t how = u->near ? pc_draw(g->ch, 3) : 0;
+    uint32_t ai = pc_draw(g->ch, 6);
+    if (u->near && how == 1 && u->opset < 11) how = 0; /* attribute bounds are always constant */
+    if (u->near && how == 1) ai = 5;
+    pc_dtype dt = u->near && how == 2 ? PC_DTYPE_DOUBLE : PC_DTYPE_FLOAT;
+    int32_t r = draw_rank(u, 3, 4);
+    int64_t xd[PC_MAX_RANK], wd[PC_MAX_RANK], m = pc_draw_range(g->ch, 1, 3);
+    for (int32_t i = 0; i < r; i++)
+        xd[i] = pc_draw_range(g->ch, 1, 3);
+    fit_dims(u, r, 1, xd);
+    wd[0] = m;
+    wd[1] = xd[1];
+    int64_t taps = xd[1];
+    for (int32_t i = 2; i < r; i++) {
+        wd[i] = pc_draw_range(g->ch, 1, xd[i] < 2 ? xd[i] : 2);
+        taps *= wd[i];
+    }
+    if (!pc_gen_shape_fits(g, r, wd)) return PC_OK; /* over the element cap: nothing */
+    pc_gen_value *x = pc_gen_input(g, dt, r, xd, -1, 1, err);
+    pc_gen_value *w = !x                        ? NULL
+                      : pc_draw_bool(g->ch, 25) ? pc_gen_input(g, dt, r, wd, -1, 1, err)
+                                                : pc_gen_const(g, dt, r, wd, -1, 1, err);
+    bool has_b = w && pc_draw_bool(g->ch, 50);
+    pc_gen_value *b = has_b ? pc_gen_const(g, dt, 1, &m, -1, 1, err) : NULL;
+    if (!w || (has_b && !b)) return err->status;
+    pc_value *cins[3] = {x->value, w->value, b ? b->value : NULL}, *y = NULL;
+    double mag = (double)taps + 1;
+    pc_status st = end(u, node(u, "Conv", has_b ? 3 : 2, cins, 1, err), -mag, mag, &y, err);
+    if (st != PC_OK) return st;
+    const char *op = acts[ai];
+    pc_value *ins[3] = {y, NULL, NULL};
+    uint32_t n_in = 1;
+    float lo = -0.5f, hi = 0.5f;
+    if (ai == 5 && u->opset >= 11) {
+        int64_t one = 1;
+        bool has_lo = pc_draw_bool(g->ch, 70), has_hi = pc_draw_bool(g->ch, 70);
+        pc_gen_value *lv = NULL, *hv = NULL;
+        if (has_lo || (u->near && how == 1))
+            lv = u->near && how == 1 ? pc_gen_input(g, dt, 0, &one, -0.5, -0.5, err)
+                                     : pc_gen_const_f32(g, dt, 0, &one, &lo, err);
+        if (has_hi) hv = pc_gen_const_f32(g, dt, 0, &one, &hi, err);
+        if (((has_lo || (u->near && how == 1)) && !lv) || (has_hi && !hv)) return err->status;
+        ins[1] = lv ? lv->value : NULL;
+        ins[2] = hv ? hv->value : NULL;
+        n_in = hv ? 3 : lv ? 2 : 1;
+    }
+    pc_node *n = node(u, op, n_in, ins, 1, err);
+    if (!n) return err->status;
+    bool attrs = pc_draw_bool(g->ch, 50);
+    if (ai == 3 && attrs && pc_node_set_attr_float(n, "alpha", 0.25f, err) != PC_OK) return err->status;
+    if (ai == 4 && attrs &&
+        (pc_node_set_attr_float(n, "alpha", 0.3f, err) != PC_OK ||
+         pc_node_set_attr_float(n, "beta", 0.4f, err) != PC_OK))
+        return err->status;
+    if (ai == 5 && u->opset < 11 && attrs &&
+        (pc_node_set_attr_float(n, "min", lo, err) != PC_OK ||
+         pc_node_set_attr_float(n, "max", hi, err) != PC_OK))
+        return err->status;
+    if ((st = end(u, n, -mag, mag, NULL, err)) != PC_OK) return st;
+    if (u->near && how == 0 && (st = unary(u, "Sigmoid", y, 0, 1, NULL, err)) != PC_OK) return st;
+    pc_rewrite_kind kind = ai == 0   ? PC_RW_CONV_RELU_FUSED
+                           : ai == 5 ? PC_RW_CONV_CLIP_FUSED
+                                     : PC_RW_CONV_ACT_FUSED;
+    if (!u->near)
+        expect(u, kind);
+    else
+        expect_near(u, kind, how == 0 ? PC_MISS_SHARED : how == 1 ? PC_MISS_NOT_CONSTANT : PC_MISS_TYPE);
+    return PC_OK;
+}
+
 /* The exact-erf GELU subgraph at opset 20 (ai.onnx Gelu). Near: one of its five nodes carries another
  * annotation, or the Mul after the Add squares it ((1 + erf)^2 * 0.5: the same five ops, not a GELU). */
 static pc_status unit_gelu(unit_ctx *u, pc_error *err)
@@ -2156,6 +2235,7 @@ static const pattern_unit units[] = {
     {"castlike", 15, 1, 3, unit_castlike},
     {"gelu", 13, 1, 5, unit_gelu},
     {"conv_bn", 7, 3, 3, unit_conv_bn},
+    {"conv_act", 7, 3, 3, unit_conv_act},
     {"push_arg", 13, 2, 5, unit_push_arg},
     {"push_gather", 13, 3, 5, unit_push_gather},
     {"push_shape", 13, 2, 3, unit_push_shape},
