@@ -50,7 +50,10 @@ typedef struct pc_check_stats {
 
 typedef struct pc_check_config pc_check_config;
 
-enum { PC_MAX_REWRITE_RANGES = 32, PC_ALLOC_EVERY_MAX = 4096 };
+/* alloc_every tries every allocation of runs of up to PC_ALLOC_EVERY_MAX (each a whole pipeline run: a
+ * 12-node case makes ~130, a 200-node one thousands, which would spend a shrink budget on one check); above
+ * it, the drawn point */
+enum { PC_MAX_REWRITE_RANGES = 32, PC_ALLOC_EVERY_MAX = 256 };
 
 /* What a property sees. `before`/`after` are private copies: properties must not modify them. */
 typedef struct pc_check_ctx {
