@@ -582,14 +582,17 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
  * opset 9 `spatial` absent or 1, from 14 `training_mode` absent or 0, epsilon and momentum given or not.
  * Near: a BN parameter that is a graph input, or W one (constant); the Conv output read by a Relu too
  * (shared); before opset 9 spatial=0 with per-activation parameters [M, spatial...], from 14
- * training_mode=1 (attribute; between, a parameter input again). */
+ * training_mode=1 (attribute; between, a parameter input again); from 15 a parameter pair in double
+ * (type-shape). */
 static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
     int32_t r = draw_rank(u, 3, 4);
-    uint32_t how = u->near ? pc_draw(g->ch, 4) : 0;
+    uint32_t how = u->near ? pc_draw(g->ch, 5) : 0;
     bool attr_near = u->near && how == 3 && (u->opset < 9 || u->opset >= 14);
     if (u->near && how == 3 && !attr_near) how = 0;
+    if (u->near && how == 4 && u->opset < 15) how = 0; /* BN-15 types its parameter pairs apart from X */
+    uint32_t wide_pair = how == 4 ? pc_draw(g->ch, 2) : 2; /* scale and B, or mean and var, in double */
     int64_t xd[PC_MAX_RANK], wd[PC_MAX_RANK], yd[PC_MAX_RANK], m = pc_draw_range(g->ch, 1, 3);
     pc_value *x = float_input(u, r, 1, xd, err);
     if (!x) return err->status;
@@ -623,8 +626,9 @@ static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
     uint32_t as_input = u->near && how == 0 ? pc_draw(g->ch, 4) : 4;
     pc_value *ins[5] = {y};
     for (uint32_t i = 0; i < 4; i++) {
-        pc_gen_value *v = i == as_input ? pc_gen_input(g, PC_DTYPE_FLOAT, pr, pd, lo[i], hi[i], err)
-                                        : pc_gen_const(g, PC_DTYPE_FLOAT, pr, pd, lo[i], hi[i], err);
+        pc_dtype pt = i / 2 == wide_pair ? PC_DTYPE_DOUBLE : PC_DTYPE_FLOAT;
+        pc_gen_value *v = i == as_input ? pc_gen_input(g, pt, pr, pd, lo[i], hi[i], err)
+                                        : pc_gen_const(g, pt, pr, pd, lo[i], hi[i], err);
         if (!v) return err->status;
         ins[i + 1] = v->value;
     }
@@ -650,6 +654,8 @@ static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
         expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_SHARED);
     else if (how == 3)
         expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_ATTRIBUTE);
+    else if (how == 4)
+        expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_TYPE);
     else
         expect_near(u, PC_RW_CONV_BN_FOLDED, PC_MISS_NOT_CONSTANT);
     return PC_OK;
