@@ -203,6 +203,26 @@ static void test_identity_and_transpose(void)
     pc_model_free(m);
 }
 
+/* A Cast whose input type is unknown (a value no shape inference has typed yet: the pipeline's own new
+ * nodes between inference runs) cannot be judged a no-op: a near miss for the type, not a removal. */
+static void test_cast_unknown_input(void)
+{
+    static const int64_t d[] = {2, 3};
+    bool changed;
+    pc_error err;
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, d);
+    pt_node(m, "Relu", "", "x", "u", NULL);
+    pc_node *c = pt_node(m, "Cast", "", "u", "y", NULL);
+    CHECK_OK(pc_node_set_attr_int(c, "to", PC_DTYPE_FLOAT, &err), &err);
+    pt_output(m, "y");
+    m->graph->first->outputs[0]->type.elem = PC_DTYPE_UNDEFINED;
+    pc_rewrite_counts rc = run_counted(pc_pass_eliminate_cast, m, &changed);
+    CHECK(!changed && rc.near_reason[PC_RW_CAST_REMOVED][PC_MISS_TYPE] == 1 && total_near(&rc) == 1);
+    CHECK(pt_count_op(m, "Cast") == 1);
+    pc_model_free(m);
+}
+
 /* The whole pipeline counts through pc_optimize_options.rewrites, and its result is the same either way. */
 static void test_pipeline_counts(void)
 {
@@ -259,6 +279,7 @@ int main(void)
     test_relu_clip();
     test_dq_q();
     test_identity_and_transpose();
+    test_cast_unknown_input();
     test_pipeline_counts();
     return pc_test_finish("test_passes_rewrite_coverage");
 }
