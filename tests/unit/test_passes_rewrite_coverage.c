@@ -268,7 +268,12 @@ static void test_table(void)
     }
     for (size_t r = 0; r < PC_MISS_COUNT; r++)
         CHECK(strcmp(pc_miss_reason_name((pc_miss_reason)r), "?") != 0);
+    /* out of range (PC_RW_COUNT itself included): "?", never a read past the tables */
     CHECK(strcmp(pc_rewrite_kind_name(PC_RW_COUNT), "?") == 0);
+    CHECK(strcmp(pc_rewrite_kind_pass(PC_RW_COUNT), "?") == 0);
+    CHECK(strcmp(pc_rewrite_kind_description(PC_RW_COUNT), "?") == 0);
+    CHECK(!pc_rewrite_kind_has_near_miss(PC_RW_COUNT));
+    CHECK(strcmp(pc_miss_reason_name(PC_MISS_COUNT), "?") == 0);
     CHECK(strcmp(pc_rewrite_kind_name(PC_RW_CONV_BN_FOLDED), "fuse_conv_bn/conv_bn_folded") == 0);
 }
 
