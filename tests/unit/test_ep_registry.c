@@ -173,6 +173,11 @@ static void test_ep_file_good(void)
     CHECK_MSG(strcmp(why, "attribute 'group' = 2 is not supported") == 0, "%s", why);
     CHECK(!pc_ep_claims_node(npu, t, why, sizeof why));
     CHECK_MSG(strcmp(why, "EP does not run Transpose") == 0, "%s", why);
+    /* a rule on an int attribute refuses one of another type (a malformed node), naming the type */
+    pc_node *c3 = pt_node(m, "Conv", "", "x,w", "c3", NULL);
+    CHECK_OK(pc_node_set_attr_float(c3, "group", 1.0f, &err), &err);
+    CHECK(!pc_ep_claims_node(npu, c3, why, sizeof why));
+    CHECK_MSG(strcmp(why, "attribute 'group' is not an int (FLOAT)") == 0, "%s", why);
     CHECK(pc_ep_claims_node(blk, c2, why, sizeof why));
     pc_model_free(m);
 
@@ -224,6 +229,9 @@ static const bad_case bad_files[] = {
     {"ep a\nop Conv domain\n", "f.ep:2:9: expected key=value, got 'domain'"},
     {"ep a\nkernel Conv\n", "f.ep:2:1: unknown line kind 'kernel' (expected ep, op or attr)"},
     {"# nothing\n", "f.ep: no 'ep' line: the file defines no EP"},
+    /* 17 fields: the error names the 17th's column */
+    {"ep a\nop Conv k1=1 k2=1 k3=1 k4=1 k5=1 k6=1 k7=1 k8=1 k9=1 k10=1 k11=1 k12=1 k13=1 k14=1 k15=1\n",
+     "f.ep:2:84: too many fields (at most 16)"},
 };
 
 static void test_ep_file_errors(void)
