@@ -591,7 +591,7 @@ static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
     uint32_t how = u->near ? pc_draw(g->ch, 5) : 0;
     bool attr_near = u->near && how == 3 && (u->opset < 9 || u->opset >= 14);
     if (u->near && how == 3 && !attr_near) how = 0;
-    if (u->near && how == 4 && u->opset < 15) how = 0; /* BN-15 types its parameter pairs apart from X */
+    if (u->near && how == 4 && u->opset < 15) how = 0;     /* BN-15 types its parameter pairs apart from X */
     uint32_t wide_pair = how == 4 ? pc_draw(g->ch, 2) : 2; /* scale and B, or mean and var, in double */
     int64_t xd[PC_MAX_RANK], wd[PC_MAX_RANK], yd[PC_MAX_RANK], m = pc_draw_range(g->ch, 1, 3);
     pc_value *x = float_input(u, r, 1, xd, err);
