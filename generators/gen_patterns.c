@@ -910,49 +910,6 @@ static pc_status unit_push_split(unit_ctx *u, pc_error *err)
     return PC_OK;
 }
 
-/* Unsqueeze(T(x), axes) (constant input at opset >= 13, attribute before). */
-static pc_status unit_push_unsqueeze(unit_ctx *u, pc_error *err)
-{
-    int32_t r;
-    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK];
-    pc_value *t = NULL, *y = NULL;
-    pc_status st = transposed_input(u, 2, 3, &r, p, td, &t, err);
-    if (st != PC_OK) return st;
-    int32_t n_ax = (int32_t)pc_draw_range(u->g->ch, 1, 2), out_r = r + n_ax;
-    bool inserted[PC_MAX_RANK] = {false};
-    int64_t axes[2];
-    for (int32_t k = 0; k < n_ax; k++) {
-        /* the j-th position still free: one draw per axis, fresh or replayed alike (draw 0: the first) */
-        uint32_t j = pc_draw(u->g->ch, (uint32_t)(out_r - k));
-        int32_t pos = 0;
-        for (uint32_t seen = 0;; pos++)
-            if (!inserted[pos] && seen++ == j) break;
-        inserted[pos] = true;
-        axes[k] = pos;
-    }
-    pc_node *n;
-    if (u->opset >= 13) {
-        pc_value *av = ints_const(u, 1, (size_t)n_ax, axes, err);
-        pc_value *ins[2] = {t, av};
-        n = av ? node(u, "Unsqueeze", 2, ins, 1, err) : NULL;
-    } else {
-        n = node(u, "Unsqueeze", 1, &t, 1, err);
-        if (n && pc_node_set_attr_ints(n, "axes", (size_t)n_ax, axes, err) != PC_OK) return err->status;
-    }
-    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
-    /* the push leaves P: inserted axes stay, the others take p over the kept positions */
-    int64_t kept[PC_MAX_RANK], out_p[PC_MAX_RANK];
-    int32_t nk = 0;
-    for (int32_t j = 0; j < out_r; j++)
-        if (!inserted[j]) kept[nk++] = j;
-    for (int32_t j = 0; j < out_r; j++)
-        out_p[j] = j;
-    for (int32_t i = 0; i < r; i++)
-        out_p[kept[i]] = kept[p[i]];
-    if (!u->near) expect(u, PC_RW_TP_PUSH_UNSQUEEZE);
-    return close_perm(u, t, y, out_r, out_p, -1, 1, err);
-}
-
 /* The axes a rank-reducing op drops (flags over its input rank): the perm the push leaves on its output is p
  * without them, renumbered. */
 static int32_t perm_drop_all(const int64_t *p, int32_t r, const bool *dropped, int64_t *out)
@@ -993,6 +950,35 @@ static pc_node *axes_node(unit_ctx *u, const char *op, pc_value *t, int64_t from
     pc_node *n = node(u, op, input ? 2 : 1, ins, 1, err);
     if (n && given && !input && pc_node_set_attr_ints(n, "axes", (size_t)k, axes, err) != PC_OK) return NULL;
     return n;
+}
+
+/* Unsqueeze(T(x), axes) (constant input at opset >= 13, attribute before). */
+static pc_status unit_push_unsqueeze(unit_ctx *u, pc_error *err)
+{
+    int32_t r;
+    int64_t p[PC_MAX_RANK], td[PC_MAX_RANK];
+    pc_value *t = NULL, *y = NULL;
+    pc_status st = transposed_input(u, 2, 3, &r, p, td, &t, err);
+    if (st != PC_OK) return st;
+    int32_t n_ax = (int32_t)pc_draw_range(u->g->ch, 1, 2), out_r = r + n_ax;
+    bool inserted[PC_MAX_RANK] = {false};
+    int64_t axes[2];
+    draw_axes(u, out_r, n_ax, axes);
+    for (int32_t k = 0; k < n_ax; k++)
+        inserted[axes[k]] = true;
+    if ((st = end(u, axes_node(u, "Unsqueeze", t, 13, true, n_ax, axes, err), -1, 1, &y, err)) != PC_OK)
+        return st;
+    /* the push leaves P: inserted axes stay, the others take p over the kept positions */
+    int64_t kept[PC_MAX_RANK], out_p[PC_MAX_RANK];
+    int32_t nk = 0;
+    for (int32_t j = 0; j < out_r; j++)
+        if (!inserted[j]) kept[nk++] = j;
+    for (int32_t j = 0; j < out_r; j++)
+        out_p[j] = j;
+    for (int32_t i = 0; i < r; i++)
+        out_p[kept[i]] = kept[p[i]];
+    if (!u->near) expect(u, PC_RW_TP_PUSH_UNSQUEEZE);
+    return close_perm(u, t, y, out_r, out_p, -1, 1, err);
 }
 
 /* Slice(T(x)) on k of its r axes (k = r too): starts, ends (negative and past-the-end forms) and steps (1,
