@@ -578,6 +578,24 @@ static pc_status unit_relu_clip(unit_ctx *u, pc_error *err)
     return cast(u, z, PC_DTYPE_FLOAT, 0, xhi, NULL, err); /* every case ends in float outputs */
 }
 
+/* The weights of a Conv on x dims xd (rank r): wd = [m, C, k...] with each kernel dim drawn in [1, min(dim,
+ * 2)] (no pads, unit strides: the output keeps every dim >= 1); yd (when given) the output's spatial dims.
+ * Returns the taps per output element (C * prod k), which bounds the output by the product of the input
+ * bounds. */
+static int64_t conv_weight_dims(unit_ctx *u, int32_t r, const int64_t *xd, int64_t m, int64_t *wd,
+                                int64_t *yd)
+{
+    wd[0] = m;
+    wd[1] = xd[1];
+    int64_t taps = xd[1];
+    for (int32_t i = 2; i < r; i++) {
+        wd[i] = pc_draw_range(u->g->ch, 1, xd[i] < 2 ? xd[i] : 2);
+        if (yd) yd[i] = xd[i] - wd[i] + 1;
+        taps *= wd[i];
+    }
+    return taps;
+}
+
 /* Conv(x, W[, B]) -> BatchNormalization in inference form -> one Conv, at every BN version from 7: before
  * opset 9 `spatial` absent or 1, from 14 `training_mode` absent or 0, epsilon and momentum given or not.
  * Near: a BN parameter that is a graph input, or W one (constant); the Conv output read by a Relu too
@@ -596,14 +614,8 @@ static pc_status unit_conv_bn(unit_ctx *u, pc_error *err)
     int64_t xd[PC_MAX_RANK], wd[PC_MAX_RANK], yd[PC_MAX_RANK], m = pc_draw_range(g->ch, 1, 3);
     pc_value *x = float_input(u, r, 1, xd, err);
     if (!x) return err->status;
-    wd[0] = yd[0] = m;
-    wd[1] = xd[1];
-    int64_t taps = xd[1];
-    for (int32_t i = 2; i < r; i++) {
-        wd[i] = pc_draw_range(g->ch, 1, xd[i] < 2 ? xd[i] : 2);
-        yd[i] = xd[i] - wd[i] + 1;
-        taps *= wd[i];
-    }
+    yd[0] = m;
+    int64_t taps = conv_weight_dims(u, r, xd, m, wd, yd);
     if (!pc_gen_shape_fits(g, r, wd)) return PC_OK; /* over the element cap: nothing */
     bool has_b = pc_draw_bool(g->ch, 50);
     pc_gen_value *w = u->near && how == 1 ? pc_gen_input(g, PC_DTYPE_FLOAT, r, wd, -1, 1, err)
@@ -680,13 +692,7 @@ static pc_status unit_conv_act(unit_ctx *u, pc_error *err)
     for (int32_t i = 0; i < r; i++)
         xd[i] = pc_draw_range(g->ch, 1, 3);
     fit_dims(u, r, 1, xd);
-    wd[0] = m;
-    wd[1] = xd[1];
-    int64_t taps = xd[1];
-    for (int32_t i = 2; i < r; i++) {
-        wd[i] = pc_draw_range(g->ch, 1, xd[i] < 2 ? xd[i] : 2);
-        taps *= wd[i];
-    }
+    int64_t taps = conv_weight_dims(u, r, xd, m, wd, NULL);
     if (!pc_gen_shape_fits(g, r, wd)) return PC_OK; /* over the element cap: nothing */
     pc_gen_value *x = pc_gen_input(g, dt, r, xd, -1, 1, err);
     pc_gen_value *w = !x                        ? NULL
