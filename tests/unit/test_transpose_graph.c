@@ -59,6 +59,27 @@ static pc_node *transpose(pc_model *m, const char *in, const char *out, size_t r
 
 static const int64_t CL[] = {0, 2, 3, 1}, CF[] = {0, 3, 1, 2};
 
+/* ORT's metric: per Transpose, the output dims that are not a known 1 (an empty dim counts: 0 is not 1), 5
+ * for an unknown rank; a subgraph's Transposes count too. */
+static void test_cost_metric(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 1, 5});
+    pt_input(m, "e", PC_DTYPE_FLOAT, 4, (int64_t[]){0, 3, 1, 1});
+    transpose(m, "x", "tx", 4, CL); /* [1,1,5,3]: 2 */
+    transpose(m, "e", "te", 4, CL); /* [0,1,1,3]: 2 */
+    pt_node(m, "Add", "", "tx,te", "y", NULL);
+    pt_output(m, "y");
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    CHECK_MSG(pc_graph_transpose_cost(m->graph) == 4, "cost %llu",
+              (unsigned long long)pc_graph_transpose_cost(m->graph));
+    nth_op(m, "Transpose", 1)->outputs[0]->type.shape.rank = -1; /* unknown: 5 */
+    CHECK_MSG(pc_graph_transpose_cost(m->graph) == 7, "cost %llu",
+              (unsigned long long)pc_graph_transpose_cost(m->graph));
+    pc_model_free(m);
+}
+
 /* T on one input of Add whose other input is a full-rank graph input: cancelling one Transpose costs another,
  * no strict decrease, no push. The layout cost check does not push it either: its push may not add a
  * Transpose (z would need one). */
@@ -607,6 +628,7 @@ static void test_scale(void)
 
 int main(void)
 {
+    test_cost_metric();
     test_cost_no_push();
     test_cancel_through_binary();
     test_shared_initializer();
