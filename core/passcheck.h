@@ -910,6 +910,10 @@ typedef struct pc_pass_options {
      * no right EP for the result). */
     bool scoped;
     const char *annotation;
+    /* the transpose optimizer plans every node's layout over the whole graph, solves it (exactly per region
+     * within a step budget) and applies it, instead of pushing Transposes round by round (issue 20's
+     * engine, docs/transpose.md "Plan, solve, apply") */
+    bool transpose_plan;
 } pc_pass_options;
 
 typedef pc_status (*pc_pass_fn)(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
@@ -958,6 +962,7 @@ typedef struct pc_optimize_options {
     pc_after_pass_fn after_pass;
     void *after_pass_ctx;
     pc_rewrite_counts *rewrites; /* NULL: none; else every pass run adds its rewrites and near misses */
+    bool transpose_plan;         /* pc_pass_options.transpose_plan for every pass */
 } pc_optimize_options;
 
 void pc_optimize_options_default(pc_optimize_options *opts);

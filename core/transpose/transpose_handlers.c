@@ -10,6 +10,26 @@
 #include "core/base/strmap.h"
 #include "core/transpose/transpose_internal.h"
 
+/* A handler asked to plan stops here, at its first edit: it accepts with its outputs in out_perm (NULL: no
+ * Transpose after them). */
+static bool planned(tp_push *p, bool *done, const int64_t *out_perm, size_t out_rank)
+{
+    if (!p->plan) return false;
+    *done = true;
+    p->plan->has_out = out_perm != NULL;
+    p->plan->out_rank = out_perm ? out_rank : 0;
+    if (out_perm) memcpy(p->plan->out_perm, out_perm, out_rank * sizeof *out_perm);
+    return true;
+}
+
+/* Same with the outputs in the pushed perm after the `removed` axes (flags over the input) are dropped. */
+static bool planned_squeezed(tp_push *p, bool *done, const bool *removed)
+{
+    int64_t out_perm[PC_MAX_RANK];
+    size_t n = tp_perm_squeeze(p->perm, p->rank, removed, out_perm);
+    return planned(p, done, out_perm, n);
+}
+
 pc_status tp_push_plain(tp_push *p)
 {
     for (uint32_t k = 0; k < p->n_carry; k++) {
@@ -21,6 +41,7 @@ pc_status tp_push_plain(tp_push *p)
 
 static pc_status push_and_outputs(tp_push *p, bool *done)
 {
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     pc_status st = tp_push_plain(p);
     if (st != PC_OK) return st;
     *done = true;
@@ -40,6 +61,7 @@ static pc_status handle_broadcast(tp_push *p, bool *done)
         int32_t r = pc_value_rank(p->node->inputs[p->carry[k]]);
         if (r < 0 || (size_t)r > p->rank) return PC_OK;
     }
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     for (uint32_t k = 0; k < p->n_carry; k++) {
         int32_t r = pc_value_rank(p->node->inputs[p->carry[k]]);
         pc_status st = tp_unsqueeze_input(p->ctx, p->node, p->carry[k], p->rank - (size_t)r);
@@ -69,6 +91,7 @@ static pc_status handle_axis(tp_push *p, bool *done, const char *name, int64_t f
     if ((!a && required) || (a && a->type != PC_ATTR_INT) ||
         !tp_axis_normalize(a ? a->i : fallback, p->rank, &axis))
         return PC_OK;
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     bool ok;
     pc_status st = remap_axis_attr(p, name, fallback, required, &ok);
     if (st != PC_OK) return st;
@@ -82,6 +105,7 @@ static pc_status handle_concat(tp_push *p, bool *done)
         const pc_attr *a = pc_node_attr(p->node, "axis");
         int64_t axis;
         if (!a || a->type != PC_ATTR_INT || !tp_axis_normalize(a->i, p->rank, &axis)) return PC_OK;
+        if (planned(p, done, p->perm, p->rank)) return PC_OK;
         pc_status st = pc_node_set_attr_int(p->node, "axis", p->perm_inv[axis], p->ctx->err);
         if (st != PC_OK) return st;
         return push_and_outputs(p, done);
@@ -117,7 +141,7 @@ static pc_status handle_qdq(tp_push *p, bool *done)
     if (!tp_qdq_kind(p->ctx, p->node, &per_axis)) return PC_OK;
     if (!per_axis) return push_and_outputs(p, done);
     pc_status st = handle_axis(p, done, "axis", 1, false);
-    if (st == PC_OK && *done) pc_pass_note(p->ctx->opts, PC_RW_TP_QDQ_AXIS);
+    if (st == PC_OK && *done && !p->plan) pc_pass_note(p->ctx->opts, PC_RW_TP_QDQ_AXIS);
     return st;
 }
 
@@ -134,12 +158,13 @@ static pc_status handle_arg(tp_push *p, bool *done)
     int64_t axis;
     if (!tp_axis_normalize(pc_node_attr_int(p->node, "axis", 0), p->rank, &axis)) return PC_OK;
     int64_t keep = pc_node_attr_int(p->node, "keepdims", 1);
+    bool removed[PC_MAX_RANK] = {false};
+    removed[axis] = !keep;
+    if (planned_squeezed(p, done, removed)) return PC_OK;
     pc_status st = pc_node_set_attr_int(p->node, "axis", p->perm[axis], p->ctx->err);
     if (st != PC_OK || (st = tp_push_plain(p)) != PC_OK) return st;
     *done = true;
     if (keep) return tp_transpose_outputs(p->ctx, p->node, p->perm, p->rank);
-    bool removed[PC_MAX_RANK] = {false};
-    removed[axis] = true;
     return transpose_squeezed_outputs(p, removed);
 }
 
@@ -200,6 +225,10 @@ static pc_status handle_reduce(tp_push *p, bool *done)
     int64_t keep = pc_node_attr_int(p->node, "keepdims", 1);
     bool noop = input_axes && pc_node_attr_int(p->node, "noop_with_empty_axes", 0) != 0;
     pc_status st;
+    bool removed[PC_MAX_RANK] = {false};
+    for (size_t k = 0; k < n && !keep; k++)
+        removed[axes[k]] = true;
+    if (n == 0 && !noop ? planned(p, done, NULL, 0) : planned_squeezed(p, done, removed)) return PC_OK;
     if (n == 0) {
         if ((st = tp_push_plain(p)) != PC_OK) return st;
         *done = true;
@@ -207,11 +236,8 @@ static pc_status handle_reduce(tp_push *p, bool *done)
          * scalar */
         return noop ? tp_transpose_outputs(p->ctx, p->node, p->perm, p->rank) : PC_OK;
     }
-    bool removed[PC_MAX_RANK] = {false};
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n; k++)
         new_axes[k] = p->perm[axes[k]];
-        removed[axes[k]] = true;
-    }
     if ((st = write_axes(p, input_axes, new_axes, n, dtype)) != PC_OK || (st = tp_push_plain(p)) != PC_OK)
         return st;
     *done = true;
@@ -240,6 +266,7 @@ static pc_status handle_squeeze(tp_push *p, bool *done)
         new_axes[k] = p->perm[axes[k]];
         removed[axes[k]] = true;
     }
+    if (planned_squeezed(p, done, removed)) return PC_OK;
     pc_status st;
     if ((st = write_axes(p, input_axes, new_axes, n, dtype)) != PC_OK || (st = tp_push_plain(p)) != PC_OK)
         return st;
@@ -270,6 +297,7 @@ static pc_status handle_unsqueeze(tp_push *p, bool *done)
         inserted[axes[k]] = true;
     int64_t out_perm[PC_MAX_RANK];
     tp_perm_unsqueeze(p->perm, p->rank, inserted, out_rank, out_perm);
+    if (planned(p, done, out_perm, out_rank)) return PC_OK;
     pc_status st = tp_push_plain(p);
     if (st != PC_OK) return st;
     *done = true;
@@ -293,6 +321,7 @@ static pc_status handle_pad(tp_push *p, bool *done)
     if (p->ctx->opset < 11) {
         const pc_attr *a = pc_node_attr(p->node, "pads");
         if (!a || a->type != PC_ATTR_INTS || a->n != 2 * p->rank) return PC_OK;
+        if (planned(p, done, p->perm, p->rank)) return PC_OK;
         permute_groups(a->ints, 2, p->perm_inv, p->rank, np);
         if ((st = pc_node_set_attr_ints(p->node, "pads", 2 * p->rank, np, p->ctx->err)) != PC_OK) return st;
         return push_and_outputs(p, done);
@@ -301,6 +330,7 @@ static pc_status handle_pad(tp_push *p, bool *done)
     const pc_tensor *t = p->node->n_inputs > 1 ? pc_value_const(p->node->inputs[1]) : NULL;
     if (!t || t->n_elements != 2 * p->rank || !pc_tensor_read_ints(t, pads, 2 * PC_MAX_RANK, &n))
         return PC_OK;
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     permute_groups(pads, 2, p->perm_inv, p->rank, np);
     if ((st = tp_replace_input_ints(p->ctx, p->node, 1, t->dtype, n, np)) != PC_OK) return st;
     return push_and_outputs(p, done);
@@ -312,6 +342,7 @@ static pc_status handle_tile(tp_push *p, bool *done)
     size_t n;
     pc_dtype dtype;
     if (!tp_const_ints(p->node, 1, reps, &n, &dtype) || n != p->rank) return PC_OK;
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     permute_groups(reps, 1, p->perm_inv, p->rank, nr);
     pc_status st = tp_replace_input_ints(p->ctx, p->node, 1, dtype, n, nr);
     if (st != PC_OK) return st;
@@ -350,6 +381,7 @@ static pc_status handle_slice(tp_push *p, bool *done)
         seen[axes[k]] = true;
         axes[k] = p->perm[axes[k]]; /* not sorted: stays aligned with starts/ends/steps */
     }
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     if (p->ctx->opset < 10)
         st = pc_node_set_attr_ints(p->node, "axes", n, axes, p->ctx->err);
     else
@@ -367,11 +399,12 @@ static pc_status handle_gather(tp_push *p, bool *done)
         return PC_OK;
     /* planted bug (--inject gather-push-wrong-axis): the inverse perm; numerics catch it */
     int64_t to = pc_fault_active(PC_FAULT_GATHER_AXIS) ? p->perm_inv[axis] : p->perm[axis];
+    bool removed[PC_MAX_RANK] = {false};
+    removed[axis] = true;
+    if (planned_squeezed(p, done, removed)) return PC_OK;
     pc_status st = pc_node_set_attr_int(p->node, "axis", to, p->ctx->err);
     if (st != PC_OK || (st = tp_push_plain(p)) != PC_OK) return st;
     *done = true;
-    bool removed[PC_MAX_RANK] = {false};
-    removed[axis] = true;
     return transpose_squeezed_outputs(p, removed);
 }
 
@@ -390,6 +423,7 @@ static pc_status handle_shape(tp_push *p, bool *done)
     }
     pc_value *out = p->node->outputs[0];
     if (!out) return PC_OK;
+    if (planned(p, done, NULL, 0)) return PC_OK; /* its output keeps its layout: a Gather reorders it */
     tp_ctx *ctx = p->ctx;
     pc_status st;
     pc_value *idx = pc_pass_add_ints(ctx->graph, "perm", (size_t)(end - start), p->perm + start, ctx->err);
@@ -429,6 +463,7 @@ pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node)
 /* Transpose(p2) after Transpose(p1): one Transpose with p1[p2[i]], or nothing when that is the identity. */
 static pc_status handle_transpose(tp_push *p, bool *done)
 {
+    if (p->plan) return PC_OK; /* a Transpose is a relabeling in the plan, not a node that runs in a layout */
     int64_t p2[PC_MAX_RANK], c[PC_MAX_RANK];
     size_t r2;
     if (!tp_transpose_perm(p->node, p2, &r2) || r2 != p->rank) return PC_OK;
@@ -449,6 +484,7 @@ static pc_status handle_transpose(tp_push *p, bool *done)
  * concrete). */
 static pc_status handle_reshape(tp_push *p, bool *done)
 {
+    if (p->plan) return PC_OK; /* the plan pins Reshape (it is no perm-equivariant op) */
     pc_node *node = p->node;
     pc_value *tv = node->inputs[0];
     pc_node *first = tv->producer;
@@ -569,6 +605,7 @@ static pc_status handle_resize(tp_push *p, bool *done)
         if (t->n_elements != 4 || (t->dtype != PC_DTYPE_FLOAT && t->dtype != PC_DTYPE_INT64)) return PC_OK;
         ts[i - first] = t;
     }
+    if (planned(p, done, p->perm, p->rank)) return PC_OK;
     for (uint32_t k = 0; k < 2; k++) {
         const pc_tensor *t = ts[k];
         if (!t) continue;
@@ -663,7 +700,7 @@ static bool reduce_axes_count(const tp_ctx *ctx, const pc_node *node, size_t ran
 {
     if (strncmp(node->op_type, "Reduce", 6) != 0) return false;
     bool input_axes = strcmp(node->op_type, "ReduceSum") == 0 ? ctx->opset >= 13 : ctx->opset >= 18;
-    tp_push p = {(tp_ctx *)ctx, (pc_node *)node, NULL, NULL, rank, 0, NULL}; /* read_axes only reads */
+    tp_push p = {(tp_ctx *)ctx, (pc_node *)node, NULL, NULL, rank, 0, NULL, NULL}; /* read_axes only reads */
     int64_t axes[PC_MAX_RANK];
     bool present;
     pc_dtype dtype;

@@ -24,6 +24,7 @@ typedef struct tp_ctx {
     int64_t opset; /* ai.onnx */
     pc_error *err;
     bool changed;
+    bool cleanup_only; /* after a plan: rounds only merge, cancel and fold Transposes (no push, no move up) */
     bool
         layout_push; /* this round pushes channel moves through handled ops regardless of cost (not Concat) */
     /* per value id (ids >= n_marks are values made during this round: not marked) */
@@ -99,12 +100,24 @@ bool tp_axis_normalize(int64_t axis, size_t rank, int64_t *out);
 /* Per-axis DQ/Q: *per_axis when the scale is 1-D; false when it cannot be told or is blocked. */
 bool tp_qdq_kind(tp_ctx *ctx, const pc_node *node, bool *per_axis);
 
+/* ---- transpose_plan.c ---- */
+/* Plans every node's layout over the whole graph (exactly per region within a step budget), then runs each
+ * handler for its node's layout; the Transposes left for the clean-up to merge, cancel and fold. */
+pc_status tp_plan_run(tp_ctx *ctx, bool *changed);
+
 /* ---- transpose_handlers.c ---- */
 typedef enum tp_inputs {
     TP_IN_FIRST = 0, /* input 0 */
     TP_IN_ALL,       /* every present input */
     TP_IN_NONSCALAR, /* every present input whose rank is not 0 (broadcast ops) */
 } tp_inputs;
+
+/* What a handler asked to plan (tp_push.plan) reports instead of editing: the perm its outputs get. */
+typedef struct tp_plan_report {
+    bool has_out; /* false: the outputs get no Transpose (a reduce-all, Shape's Gather) */
+    size_t out_rank;
+    int64_t out_perm[PC_MAX_RANK]; /* every output's (a Split's outputs all get the pushed perm) */
+} tp_plan_report;
 
 typedef struct tp_push {
     tp_ctx *ctx;
@@ -114,6 +127,9 @@ typedef struct tp_push {
     size_t rank;
     uint32_t n_carry;
     const uint32_t *carry; /* inputs that carry the Transpose */
+    /* non-NULL: check only. The handler runs every check it runs before its first edit, edits nothing,
+     * and on acceptance sets *done and fills the report (transpose_plan.c asks this of every candidate) */
+    tp_plan_report *plan;
 } tp_push;
 
 /* Returns PC_OK with *done false when the push is refused (nothing edited); errors only for real failures.

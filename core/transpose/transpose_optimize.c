@@ -160,7 +160,7 @@ static bool squeeze_absorbs(tp_ctx *ctx, const pc_node *ct, const int64_t *perm,
     const tp_handler *ch = tp_handler_find(ct, ctx->opset);
     int64_t sq[PC_MAX_RANK];
     size_t sr;
-    tp_push at = {ctx, (pc_node *)ct, perm, perm_inv, rank, 0, NULL};
+    tp_push at = {ctx, (pc_node *)ct, perm, perm_inv, rank, 0, NULL, NULL};
     if (ch && ch->dropped_axes && tp_reduce_all(ctx, ct, rank)) return true;
     return ch && ch->dropped_axes && tp_handler_output_perm(ch, &at, sq, &sr) && tp_perm_is_identity(sq, sr);
 }
@@ -442,7 +442,7 @@ static bool should_push(tp_ctx *ctx, pc_node *node, const tp_handler *h, pc_node
     /* a rank-reducing op whose squeezed perm is the identity gets no Transpose after it */
     int64_t out_perm[PC_MAX_RANK];
     size_t out_rank;
-    tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry};
+    tp_push probe = {ctx, node, perm, perm_inv, rank, n_carry, carry, NULL};
     if (cost_negative(cost) && tp_handler_output_perm(h, &probe, out_perm, &out_rank) &&
         tp_perm_is_identity(out_perm, out_rank))
         return true;
@@ -573,7 +573,7 @@ static pc_status push_member(tp_ctx *ctx, pc_node *n, const int64_t *perm, const
     *pushed = false;
     pc_status st = carry_list(ctx, n, h, small, &carry, &n_carry);
     if (st != PC_OK) return st;
-    tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry};
+    tp_push push = {ctx, n, perm, perm_inv, rank, n_carry, carry, NULL};
     const char *op = n->op_type, *name = n->name;
     st = h->fn(&push, pushed);
     carry_free(carry, small);
@@ -742,7 +742,7 @@ static pc_status try_push(tp_ctx *ctx, pc_node *node, uint32_t i, pc_node *t, co
     if (carries && !accept) push_near_miss(ctx, node, h, PC_MISS_COST);
     if (accept) {
         const char *tname = t->name, *nname = node->name, *op = node->op_type;
-        tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry};
+        tp_push push = {ctx, node, perm, perm_inv, rank, n_carry, carry, NULL};
         st = h->fn(&push, done);
         if (st == PC_OK && *done) {
             ctx->changed = true;
@@ -1099,7 +1099,7 @@ static pc_status try_pull_up(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_
      * which t then cancels */
     int64_t inv[PC_MAX_RANK];
     tp_perm_invert(perm, rank, inv);
-    tp_push push = {ctx, node, inv, perm, rank, n_carry, carry};
+    tp_push push = {ctx, node, inv, perm, rank, n_carry, carry, NULL};
     const char *tname = t->name, *nname = node->name, *op = node->op_type;
     /* the twins' input values: after the push each is made by a Transpose(perm^-1) that its twin cancels */
     pc_value *small_ys[PC_MAX_RANK], **ys = small_ys;
@@ -1208,6 +1208,7 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
     for (uint32_t k = 0; k < n_nodes; k++) {
         pc_node *n = nodes[k];
         if (n->removed || !pc_pass_can_modify(ctx->opts, n)) continue;
+        if (ctx->cleanup_only && strcmp(n->op_type, "Transpose") != 0) continue;
         pc_status st;
         if (tp_transpose_perm(n, perm, &r) &&
             (tp_perm_is_identity(perm, r) || tp_perm_moves_unit_axes_only(n->inputs[0], perm, r))) {
@@ -1244,7 +1245,7 @@ static pc_status push_and_cancel(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes)
             pc_pass_note(ctx->opts, PC_RW_TP_TWIN_MERGED);
             continue;
         }
-        if (tp_transpose_perm(n, perm, &r)) {
+        if (!ctx->cleanup_only && tp_transpose_perm(n, perm, &r)) {
             bool pulled;
             if ((st = try_pull_up(ctx, n, perm, r, &pulled)) != PC_OK) return st;
             if (pulled) continue;
@@ -1430,7 +1431,18 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
         return PC_OK;
     }
     tp_ctx ctx = {.graph = graph, .opts = opts, .opset = opset, .err = err};
-    pc_status st = run_rounds(&ctx);
+    pc_status st;
+    if (opts && opts->transpose_plan) {
+        /* plan, solve, apply; then the rounds only merge, cancel and fold what the pushes left */
+        bool planned = false;
+        st = tp_plan_run(&ctx, &planned);
+        if (st == PC_OK && planned) st = pc_graph_sort(graph, err);
+        ctx.cleanup_only = true;
+        if (st == PC_OK) st = run_rounds(&ctx);
+        ctx.changed = ctx.changed || planned;
+    } else {
+        st = run_rounds(&ctx);
+    }
     if (st == PC_OK) {
         bool rounds_changed = ctx.changed;
         st = reshape_unit_transposes(&ctx);
