@@ -33,9 +33,9 @@
 #include "core/transpose/transpose_internal.h"
 
 enum {
-    PLAN_MAX_RANK = 15,     /* perms are packed 4 bits an entry into a 64-bit key */
-    PLAN_GROUP_CAP = 48,    /* candidates per rank */
-    PLAN_CLOSE_ROUNDS = 4,  /* rank-change closure rounds */
+    PLAN_MAX_RANK = 15,    /* perms are packed 4 bits an entry into a 64-bit key */
+    PLAN_GROUP_CAP = 48,   /* candidates per rank */
+    PLAN_CLOSE_ROUNDS = 4, /* rank-change closure rounds */
     PLAN_REGION_STEPS = 200000,
     PLAN_DESCENT_ROUNDS = 8,
 };
@@ -152,10 +152,10 @@ typedef struct need {
 } need;
 
 typedef struct option {
-    uint32_t sigma;                /* perm id; option 0 of every variable is the identity */
-    uint32_t first_need, n_needs;  /* into plan.needs: what its carrying inputs need */
-    uint32_t first_prod, n_prods;  /* into plan.needs: (class, perm) its outputs make */
-    uint32_t priv_count;           /* Transposes of its own (after an Unsqueeze) */
+    uint32_t sigma;               /* perm id; option 0 of every variable is the identity */
+    uint32_t first_need, n_needs; /* into plan.needs: what its carrying inputs need */
+    uint32_t first_prod, n_prods; /* into plan.needs: (class, perm) its outputs make */
+    uint32_t priv_count;          /* Transposes of its own (after an Unsqueeze) */
     uint64_t priv_weight;
 } option;
 
@@ -437,8 +437,8 @@ static uint32_t var_rank(const pc_node *n, const tp_handler *h, uint32_t *carry,
 }
 
 /* Asks the handler whether node runs in sigma; the report has its outputs' perm. */
-static bool handler_accepts(plan *pl, pc_node *n, const tp_handler *h, const uint32_t *carry, uint32_t n_carry,
-                            uint32_t sigma, tp_plan_report *rep)
+static bool handler_accepts(plan *pl, pc_node *n, const tp_handler *h, const uint32_t *carry,
+                            uint32_t n_carry, uint32_t sigma, tp_plan_report *rep)
 {
     int64_t perm[PC_MAX_RANK], inv[PC_MAX_RANK];
     size_t r = perm_get(&pl->perms, sigma, perm);
@@ -472,7 +472,8 @@ static pc_status candidates_build(plan *pl, uint32_t *carry)
             if (!r) continue;
             for (uint32_t i = 0; i < pl->n_cand[r]; i++) {
                 tp_plan_report rep;
-                if (!handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][i], &rep) || !rep.has_out) continue;
+                if (!handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][i], &rep) || !rep.has_out)
+                    continue;
                 if (rep.out_rank != r && rep.out_rank >= 2 && rep.out_rank <= PLAN_MAX_RANK) {
                     uint32_t id = perm_id(&pl->perms, rep.out_perm, rep.out_rank);
                     if (id == NONE || !cand_add(pl, rep.out_rank, id, &added))
@@ -600,7 +601,8 @@ static pc_status model_build(plan *pl)
         if (movable_transpose(pl, n, perm, &rank)) continue; /* a relabeling */
         const tp_handler *h = tp_handler_find(n, pl->ctx->opset);
         uint32_t n_carry = 0, r = 0;
-        if (h && !has_subgraph(n) && pc_pass_can_modify(pl->ctx->opts, n)) r = var_rank(n, h, carry, &n_carry);
+        if (h && !has_subgraph(n) && pc_pass_can_modify(pl->ctx->opts, n))
+            r = var_rank(n, h, carry, &n_carry);
         uint32_t id = r ? perm_identity_id(&pl->perms, r) : NONE;
         /* options: the identity, then every candidate the handler accepts */
         if (r && pl->n_cand[r]) {
@@ -665,7 +667,8 @@ typedef struct best {
 
 static bool better(const plan *pl, const best *b)
 {
-    return pl->weight <= b->limit && (pl->count < b->count || (pl->count == b->count && pl->weight < b->weight));
+    return pl->weight <= b->limit &&
+           (pl->count < b->count || (pl->count == b->count && pl->weight < b->weight));
 }
 
 static void best_take(const plan *pl, best *b, const uint32_t *vs, uint32_t n)
