@@ -842,17 +842,11 @@ typedef struct pc_trace {
       "Transpose pushed into its inverse")                                                                   \
     X(PC_RW_TP_MERGE, "transpose_optimize", "transposes_merged", false,                                      \
       "Transpose pushed into another: composed")                                                             \
-    X(PC_RW_TP_LAYOUT_PUSH, "transpose_optimize", "layout_push", false,                                      \
-      "channel move pushed in a layout round (layout transformer)")                                          \
-    X(PC_RW_TP_REGION_PUSH, "transpose_optimize", "region_push", true,                                       \
-      "Transpose pushed through a whole region")                                                             \
     X(PC_RW_TP_IDENTITY_REMOVED, "transpose_optimize", "noop_removed", false,                                \
       "identity Transpose (or one moving only size-1 axes) removed")                                         \
     X(PC_RW_TP_CONST_FOLDED, "transpose_optimize", "const_folded", false, "Transpose of a constant folded")  \
     X(PC_RW_TP_TWIN_MERGED, "transpose_optimize", "twin_merged", false,                                      \
       "duplicate Transpose of a value merged")                                                               \
-    X(PC_RW_TP_MOVED_UP, "transpose_optimize", "moved_up", true,                                             \
-      "Transpose moved above the node making its input")                                                     \
     X(PC_RW_TP_TO_RESHAPE, "transpose_optimize", "became_reshape", false,                                    \
       "Transpose moving size-1 dims -> Reshape")                                                             \
     X(PC_RW_NHWC_MOVED, "partition", "node_moved_nhwc", true,                                                \
@@ -910,10 +904,6 @@ typedef struct pc_pass_options {
      * no right EP for the result). */
     bool scoped;
     const char *annotation;
-    /* the transpose optimizer plans every node's layout over the whole graph, solves it (exactly per region
-     * within a step budget) and applies it, instead of pushing Transposes round by round (issue 20's
-     * engine, docs/transpose.md "Plan, solve, apply") */
-    bool transpose_plan;
 } pc_pass_options;
 
 typedef pc_status (*pc_pass_fn)(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err);
@@ -962,7 +952,6 @@ typedef struct pc_optimize_options {
     pc_after_pass_fn after_pass;
     void *after_pass_ctx;
     pc_rewrite_counts *rewrites; /* NULL: none; else every pass run adds its rewrites and near misses */
-    bool transpose_plan;         /* pc_pass_options.transpose_plan for every pass */
 } pc_optimize_options;
 
 void pc_optimize_options_default(pc_optimize_options *opts);

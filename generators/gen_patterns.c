@@ -1295,7 +1295,7 @@ static pc_status unit_region(unit_ctx *u, pc_error *err)
         return st;
     perm_invert(p, r, inv);
     if (!u->near)
-        expect(u, PC_RW_TP_REGION_PUSH);
+        expect(u, PC_RW_TP_PUSH_BROADCAST);    /* the region's ops run in T's layout */
     else if ((st = share(u, a, err)) != PC_OK) /* a read outside the region too: +1, the push saves nothing */
         return st;
     return transpose(u, m, r, inv, -3, 3, NULL, err);
@@ -1423,7 +1423,7 @@ static pc_status unit_above_dq(unit_ctx *u, pc_error *err)
     ins[1] = ins[0] == t ? xv->value : t;
     if ((st = end(u, node(u, "Add", 2, ins, 1, err), w.lo - 1, w.hi + 1, &y, err)) != PC_OK) goto done;
     if (!u->near) {
-        expect(u, PC_RW_TP_MOVED_UP);
+        expect(u, PC_RW_TP_PUSH_QDQ); /* the DQ runs in T's layout: its constant is permuted */
         if (axis >= 0) expect(u, PC_RW_TP_QDQ_AXIS);
     }
 done:

@@ -622,7 +622,6 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     oo.after_pass = after_pass;
     oo.after_pass_ctx = &r;
     oo.rewrites = &res->rewrites; /* rewrite coverage: observed only */
-    oo.transpose_plan = cfg->transpose_plan;
     /* The validity property verifies after every pass itself (and names the pass); without it, keep the
      * pipeline's own verifier so an invalid graph never reaches the next pass. */
     oo.verify_each_pass = !cfg->enabled[property_index(&pc_prop_validity)];

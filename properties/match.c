@@ -378,7 +378,6 @@ pc_status match_optimize_like_case(const pc_check_ctx *ctx, pc_model *m, pc_afte
     oo.after_pass = hook;
     oo.after_pass_ctx = hook_ctx;
     oo.verify_each_pass = verify;
-    oo.transpose_plan = ctx->config && ctx->config->transpose_plan;
     return pc_model_optimize(m, &oo, NULL, err);
 }
 

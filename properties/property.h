@@ -160,7 +160,6 @@ struct pc_check_config {
      * point, so a smaller graph with the bug passed by luck of the draw and shrinking stalled — and the repro
      * records it, so replay judges the same way. */
     bool alloc_every;
-    bool transpose_plan; /* the pipeline's transpose optimizer plans globally (pc_pass_options) */
     /* Checked after the enabled catalogue properties, counted in counts[pc_property_count()]: custom checks,
      * and tests' synthetic failure predicates (e.g. "the graph still has a Conv followed by a Relu") for the
      * shrinker. */

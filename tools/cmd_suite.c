@@ -108,7 +108,7 @@ typedef struct suite_args {
     pc_cli_list family_list, property_list, known_files; /* as given */
     pc_strbuf families, properties;                      /* comma-joined; s NULL when not given */
     pc_known_list known;                                 /* the --known files' signatures */
-    bool list_faults, list_properties, list_families, no_shrink, quiet, stats, fail_fast, transpose_plan;
+    bool list_faults, list_properties, list_families, no_shrink, quiet, stats, fail_fast;
 } suite_args;
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -164,7 +164,6 @@ static int parse_args(int argc, char **argv, suite_args *a)
         SUITE_OPT("--no-shrink", PC_CLI_FLAG, no_shrink),
         SUITE_OPT("--quiet", PC_CLI_FLAG, quiet),
         SUITE_OPT("--stats", PC_CLI_FLAG, stats),
-        SUITE_OPT("--transpose-plan", PC_CLI_FLAG, transpose_plan),
     };
 #undef SUITE_OPT
     int rc = pc_cli_parse_args(CMD, argc, argv, opts, sizeof opts / sizeof opts[0], a, NULL);
@@ -486,7 +485,6 @@ int pc_cmd_suite(int argc, char **argv)
         }
         o.check.oracle_ort = true;
     }
-    o.check.transpose_plan = a.transpose_plan;
     if (a.ep) {
         pc_ep_registry *reg = NULL;
         const pc_ep **eps = NULL;

@@ -158,7 +158,6 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
     po->max_fold_elements = opts->max_fold_elements;
     po->trace = opts->trace;
     po->rewrites = opts->rewrites;
-    po->transpose_plan = opts->transpose_plan;
 }
 
 /* Appends the layer_ann values of g's nodes, and of the nodes of every body they hold, not yet in *out

@@ -693,60 +693,18 @@ static bool dropped_squeeze(tp_push *p, bool *removed)
     return any;
 }
 
-/* How many axes a Reduce names (attribute or constant input) and whether empty axes mean "no op"; false for
- * other ops and unreadable axes. */
-static bool reduce_axes_count(const tp_ctx *ctx, const pc_node *node, size_t rank, size_t *n,
-                              bool *noop_empty)
-{
-    if (strncmp(node->op_type, "Reduce", 6) != 0) return false;
-    bool input_axes = strcmp(node->op_type, "ReduceSum") == 0 ? ctx->opset >= 13 : ctx->opset >= 18;
-    tp_push p = {(tp_ctx *)ctx, (pc_node *)node, NULL, NULL, rank, 0, NULL, NULL}; /* read_axes only reads */
-    int64_t axes[PC_MAX_RANK];
-    bool present;
-    pc_dtype dtype;
-    if (!read_axes(&p, input_axes, rank, axes, n, &present, &dtype)) return false;
-    *noop_empty = input_axes && pc_node_attr_int(node, "noop_with_empty_axes", 0) != 0;
-    return true;
-}
-
-bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank)
-{
-    size_t n;
-    bool noop_empty;
-    if (!reduce_axes_count(ctx, node, rank, &n, &noop_empty) || !pc_node_attr_int(node, "keepdims", 1))
-        return false;
-    return n > 0 || noop_empty;
-}
-
-bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank)
-{
-    size_t n;
-    bool noop_empty;
-    return reduce_axes_count(ctx, node, rank, &n, &noop_empty) && n == 0 && !noop_empty;
-}
-
-bool tp_handler_output_perm(const tp_handler *h, tp_push *p, int64_t *out, size_t *rank)
-{
-    bool removed[PC_MAX_RANK] = {false};
-    if (h->dropped_axes && h->dropped_axes(p, removed)) {
-        *rank = tp_perm_squeeze(p->perm, p->rank, removed, out);
-        return true;
-    }
-    return false;
-}
-
 /* Sorted by (domain, op) for bsearch; checked once at first use. */
 #define SIMPLE(op, min)                                                                                      \
     {                                                                                                        \
-        "", op, handle_simple, TP_IN_ALL, true, min, true, NULL                                              \
+        "", op, handle_simple, TP_IN_ALL, min, NULL                                                          \
     }
 #define BCAST(op, min)                                                                                       \
     {                                                                                                        \
-        "", op, handle_broadcast, TP_IN_NONSCALAR, true, min, true, NULL                                     \
+        "", op, handle_broadcast, TP_IN_NONSCALAR, min, NULL                                                 \
     }
-#define FIRST(op, fn, outs, min)                                                                             \
+#define FIRST(op, fn, min)                                                                                   \
     {                                                                                                        \
-        "", op, fn, TP_IN_FIRST, outs, min, false, NULL                                                      \
+        "", op, fn, TP_IN_FIRST, min, NULL                                                                   \
     }
 static const tp_handler handlers[] = {
     SIMPLE("Abs", 1),
@@ -754,35 +712,35 @@ static const tp_handler handlers[] = {
     SIMPLE("Acosh", 9),
     BCAST("Add", 7),
     BCAST("And", 7),
-    {"", "ArgMax", handle_arg, TP_IN_FIRST, true, 1, false, dropped_arg},
-    {"", "ArgMin", handle_arg, TP_IN_FIRST, true, 1, false, dropped_arg},
+    {"", "ArgMax", handle_arg, TP_IN_FIRST, 1, dropped_arg},
+    {"", "ArgMin", handle_arg, TP_IN_FIRST, 1, dropped_arg},
     SIMPLE("Asin", 7),
     SIMPLE("Asinh", 9),
     SIMPLE("Atan", 7),
     SIMPLE("Atanh", 9),
     BCAST("BitShift", 11),
     SIMPLE("Cast", 1),
-    {"", "CastLike", handle_simple, TP_IN_FIRST, true, 15, true, NULL},
+    {"", "CastLike", handle_simple, TP_IN_FIRST, 15, NULL},
     SIMPLE("Ceil", 1),
     SIMPLE("Celu", 12),
-    {"", "Clip", handle_simple, TP_IN_FIRST, true, 1, true, NULL},
-    {"", "Concat", handle_concat, TP_IN_ALL, true, 1, false, NULL},
+    {"", "Clip", handle_simple, TP_IN_FIRST, 1, NULL},
+    {"", "Concat", handle_concat, TP_IN_ALL, 1, NULL},
     SIMPLE("Cos", 7),
     SIMPLE("Cosh", 9),
-    FIRST("DequantizeLinear", handle_qdq, true, 10),
+    FIRST("DequantizeLinear", handle_qdq, 10),
     BCAST("Div", 7),
     SIMPLE("Elu", 1),
     BCAST("Equal", 7),
     SIMPLE("Erf", 9),
     SIMPLE("Exp", 1),
     SIMPLE("Floor", 1),
-    {"", "Gather", handle_gather, TP_IN_FIRST, true, 1, false, dropped_gather},
+    {"", "Gather", handle_gather, TP_IN_FIRST, 1, dropped_gather},
     SIMPLE("Gelu", 20),
     BCAST("Greater", 7),
     BCAST("GreaterOrEqual", 12),
     SIMPLE("HardSigmoid", 1),
     SIMPLE("HardSwish", 14),
-    FIRST("Hardmax", handle_softmax, true, 1),
+    FIRST("Hardmax", handle_softmax, 1),
     SIMPLE("Identity", 1),
     SIMPLE("IsInf", 10),
     SIMPLE("IsNaN", 9),
@@ -790,7 +748,7 @@ static const tp_handler handlers[] = {
     BCAST("Less", 7),
     BCAST("LessOrEqual", 12),
     SIMPLE("Log", 1),
-    FIRST("LogSoftmax", handle_softmax, true, 1),
+    FIRST("LogSoftmax", handle_softmax, 1),
     BCAST("Max", 8),
     BCAST("Mean", 8),
     BCAST("Min", 8),
@@ -800,46 +758,46 @@ static const tp_handler handlers[] = {
     SIMPLE("Not", 1),
     BCAST("Or", 7),
     BCAST("PRelu", 7),
-    FIRST("Pad", handle_pad, true, 2),
+    FIRST("Pad", handle_pad, 2),
     BCAST("Pow", 7),
-    FIRST("QuantizeLinear", handle_qdq, true, 10),
+    FIRST("QuantizeLinear", handle_qdq, 10),
     SIMPLE("Reciprocal", 1),
-    {"", "ReduceL1", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceL2", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceLogSum", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceLogSumExp", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceMax", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceMean", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceMin", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceProd", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceSum", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
-    {"", "ReduceSumSquare", handle_reduce, TP_IN_FIRST, true, 1, false, dropped_reduce},
+    {"", "ReduceL1", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceL2", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceLogSum", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceLogSumExp", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceMax", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceMean", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceMin", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceProd", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceSum", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
+    {"", "ReduceSumSquare", handle_reduce, TP_IN_FIRST, 1, dropped_reduce},
     SIMPLE("Relu", 1),
-    FIRST("Reshape", handle_reshape, false, 5),
-    FIRST("Resize", handle_resize, true, 10),
+    FIRST("Reshape", handle_reshape, 5),
+    FIRST("Resize", handle_resize, 10),
     SIMPLE("Round", 11),
     SIMPLE("Selu", 1),
-    FIRST("Shape", handle_shape, false, 1),
+    FIRST("Shape", handle_shape, 1),
     SIMPLE("Shrink", 9),
     SIMPLE("Sigmoid", 1),
     SIMPLE("Sign", 9),
     SIMPLE("Sin", 7),
     SIMPLE("Sinh", 9),
-    FIRST("Slice", handle_slice, true, 1),
-    FIRST("Softmax", handle_softmax, true, 1),
+    FIRST("Slice", handle_slice, 1),
+    FIRST("Softmax", handle_softmax, 1),
     SIMPLE("Softplus", 1),
     SIMPLE("Softsign", 1),
-    FIRST("Split", handle_split, true, 2),
+    FIRST("Split", handle_split, 2),
     SIMPLE("Sqrt", 1),
-    {"", "Squeeze", handle_squeeze, TP_IN_FIRST, true, 1, false, dropped_squeeze},
+    {"", "Squeeze", handle_squeeze, TP_IN_FIRST, 1, dropped_squeeze},
     BCAST("Sub", 7),
     BCAST("Sum", 8),
     SIMPLE("Tan", 7),
     SIMPLE("Tanh", 1),
     SIMPLE("ThresholdedRelu", 10),
-    FIRST("Tile", handle_tile, true, 6),
-    FIRST("Transpose", handle_transpose, false, 1),
-    FIRST("Unsqueeze", handle_unsqueeze, true, 1),
+    FIRST("Tile", handle_tile, 6),
+    FIRST("Transpose", handle_transpose, 1),
+    FIRST("Unsqueeze", handle_unsqueeze, 1),
     BCAST("Where", 9),
     BCAST("Xor", 7),
 };

@@ -4,8 +4,9 @@
  * (constant permuted, cancel/compose with a producing Transpose, reuse of a sibling, or a new node),
  *                      transposing outputs, unsqueezing inputs, replacing constant int lists.
  * transpose_handlers.c the handler table keyed by (domain, op) and one function per op family.
- * transpose_optimize.c the passes (outputs leading to transposes, push and cancel, move above DQ, final
- * sweep), the cost model, the opset gate, pc_transpose_optimize and pc_graph_transpose_cost.
+ * transpose_plan.c     the layout model, its solver and the apply step (plan, solve, apply).
+ * transpose_optimize.c the pass: the opset gate, plan, the clean-up sweeps (merge, cancel, fold, twins,
+ * size-1 moves as Reshape), pc_transpose_optimize and pc_graph_transpose_cost.
  *
  * Perm convention (ONNX): out.shape[i] = in.shape[perm[i]]. Transpose(p2) after Transpose(p1) equals
  * Transpose(c) with c[i] = p1[p2[i]].
@@ -24,22 +25,6 @@ typedef struct tp_ctx {
     int64_t opset; /* ai.onnx */
     pc_error *err;
     bool changed;
-    bool cleanup_only; /* after a plan: rounds only merge, cancel and fold Transposes (no push, no move up) */
-    bool
-        layout_push; /* this round pushes channel moves through handled ops regardless of cost (not Concat) */
-    /* per value id (ids >= n_marks are values made during this round: not marked) */
-    uint32_t n_marks;
-    uint8_t *leads_to_transpose; /* the value flows (through handled ops) into a Transpose */
-    pc_node *
-        *cancel_at; /* a single-consumer chain of elementwise ops from the value ends at this Transpose */
-    /* try_region_push's scratch, kept across calls (each call clears what it set), so a graph of many refused
-     * pushes costs each one its region, not the graph's size */
-    uint8_t *region_in;     /* per value id: in the region */
-    uint8_t *region_member; /* per node id: a member */
-    uint32_t region_values_cap, region_nodes_cap;
-    pc_node **region_members; /* the members, in the order they joined */
-    pc_value **region_work;   /* values whose readers are still to look at */
-    uint32_t region_members_cap, region_work_cap;
 } tp_ctx;
 
 /* ---- transpose_perm.c ---- */
@@ -141,22 +126,11 @@ typedef struct tp_handler {
     const char *op;
     tp_handler_fn fn;
     tp_inputs inputs;
-    bool transposes_outputs;
     int64_t min_opset;
-    bool elementwise; /* output perm = input perm, one output: a chain link for the cancel credit */
     /* rank-reducing ops: the axes (flags over the input rank) the output drops; false when none or unknown */
     bool (*dropped_axes)(tp_push *push, bool *removed);
 } tp_handler;
 
-/* The perm the node's output 0 gets after the push (false when the handler does not say). */
-bool tp_handler_output_perm(const tp_handler *h, tp_push *push, int64_t *out, size_t *rank);
-
-/* A Reduce* with keepdims 1 and constant axes (a listed axis, or none with noop_with_empty_axes): a push
- * transposes its output with the pushed perm (the reduce-all's all-1 output gets none). */
-bool tp_reduce_keeps_layout(const tp_ctx *ctx, const pc_node *node, size_t rank);
-/* A Reduce* over every axis (no axes, no noop_with_empty_axes): it takes any Transpose with nothing after it
- * (its output is a scalar or all 1s). */
-bool tp_reduce_all(const tp_ctx *ctx, const pc_node *node, size_t rank);
 const tp_handler *tp_handler_find(const pc_node *node, int64_t opset);
 /* The rewrite kind a push through h's op reports (PC_RW_COUNT: Transpose, which reports cancel or merge). */
 pc_rewrite_kind tp_handler_kind(const tp_handler *h);

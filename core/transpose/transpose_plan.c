@@ -178,7 +178,8 @@ typedef struct cls {
     uint32_t made_by;  /* var index, NONE when fixed */
     uint32_t made;     /* the perm made (NONE: undecided) */
     uint32_t identity; /* the identity perm of the class's rank */
-    slot *slots;       /* needs with their counts (count 0 entries stay) */
+    uint32_t rank;
+    slot *slots; /* needs with their counts (count 0 entries stay) */
     uint32_t n_slots, cap_slots;
     uint32_t distinct; /* slots with count > 0 */
     uint32_t region;
@@ -310,7 +311,7 @@ static void option_undo(plan *pl, var *v)
 static bool movable_transpose(const plan *pl, const pc_node *n, int64_t *perm, size_t *rank)
 {
     return tp_transpose_perm(n, perm, rank) && *rank <= PLAN_MAX_RANK && n->graph == pl->ctx->graph &&
-           pc_pass_can_modify(pl->ctx->opts, n) && pc_value_rank(n->inputs[0]) == (int32_t)*rank;
+           pc_pass_can_modify(pl->ctx->opts, n);
 }
 
 static pc_status oom(plan *pl, const char *what)
@@ -338,13 +339,16 @@ static uint32_t class_new(plan *pl, const pc_value *root, size_t rank)
     c->made_by = NONE;
     c->made = id;
     c->identity = id;
+    c->rank = (uint32_t)rank;
     c->region = NONE;
     return pl->n_classes++;
 }
 
-/* The class and Q of v (roots get a class on first sight); false when out of memory or v's rank is not
- * known (such a value is in no class: whoever reads it is pinned). */
-static bool value_class(plan *pl, const pc_value *v, uint32_t *ci, uint32_t *q)
+/* The class and Q of v (roots get a class on first sight, of v's rank, else of rank `hint` when that is not
+ * negative: what the handler or the Transpose reading it says); false when out of memory or no rank is known
+ * (such a value is in no class: whoever reads it is pinned). Shapes may be missing (a model saved without
+ * value_info): a Transpose's perm gives its ranks. */
+static bool value_class(plan *pl, const pc_value *v, int32_t hint, uint32_t *ci, uint32_t *q)
 {
     if (v->id >= pl->n_values) return false; /* made after the plan started: not modelled */
     if (pl->val_cls[v->id] != NONE) {
@@ -358,11 +362,12 @@ static bool value_class(plan *pl, const pc_value *v, uint32_t *ci, uint32_t *q)
     int32_t vr = pc_value_rank(v);
     if (p && movable_transpose(pl, p, perm, &rank)) {
         uint32_t pc_, pq;
-        if (!value_class(pl, p->inputs[0], &pc_, &pq)) return false;
+        if (!value_class(pl, p->inputs[0], (int32_t)rank, &pc_, &pq)) return false;
         uint32_t tid = perm_id(&pl->perms, perm, rank);
         *ci = pc_;
         if (tid == NONE || (*q = perm_then(&pl->perms, pq, tid)) == NONE) return !(pl->oom = true);
     } else {
+        if (vr < 0) vr = hint;
         if (vr < 0 || vr > PLAN_MAX_RANK) return false;
         if ((*ci = class_new(pl, v, (size_t)vr)) == NONE) return !(pl->oom = true);
         *q = pl->classes[*ci].identity;
@@ -410,6 +415,17 @@ static bool cand_add(plan *pl, size_t r, uint32_t pid, bool *added)
     }
 }
 
+/* A node the plan left as it is although it could have moved (PC_MISS_COST: no layout lowers the cost) or
+ * whose handler refused every candidate layout (PC_MISS_OTHER): a near miss of its handler's kind, and of the
+ * per-axis remap for a per-axis Q/DQ. */
+static void near_miss(plan *pl, const pc_node *n, const tp_handler *h, pc_miss_reason why)
+{
+    pc_pass_near_miss(pl->ctx->opts, tp_handler_kind(h), why);
+    bool per_axis = false;
+    if (tp_handler_kind(h) == PC_RW_TP_PUSH_QDQ && tp_qdq_kind(pl->ctx, n, &per_axis) && per_axis)
+        pc_pass_near_miss(pl->ctx->opts, PC_RW_TP_QDQ_AXIS, why);
+}
+
 static bool has_subgraph(const pc_node *n)
 {
     for (uint32_t a = 0; a < n->n_attrs; a++)
@@ -417,23 +433,27 @@ static bool has_subgraph(const pc_node *n)
     return false;
 }
 
+/* v's rank: its shape's, else its class's (a Transpose's output); -1 when neither is known. */
+static int32_t value_rank(plan *pl, const pc_value *v)
+{
+    uint32_t ci, q;
+    int32_t r = pc_value_rank(v);
+    if (r >= 0 || !value_class(pl, v, -1, &ci, &q)) return r;
+    return (int32_t)pl->classes[ci].rank;
+}
+
 /* The working rank of a node under h: its carrying inputs' largest (every one known); 0 when it cannot be a
  * variable. carry gets the carrying inputs. */
-static uint32_t var_rank(const pc_node *n, const tp_handler *h, uint32_t *carry, uint32_t *n_carry)
+static uint32_t var_rank(plan *pl, const pc_node *n, const tp_handler *h, uint32_t *carry, uint32_t *n_carry)
 {
     *n_carry = tp_handler_inputs(h, n, carry, n->n_inputs);
     int32_t rank = 0;
     for (uint32_t k = 0; k < *n_carry; k++) {
-        int32_t r = pc_value_rank(n->inputs[carry[k]]);
+        int32_t r = value_rank(pl, n->inputs[carry[k]]);
         if (r < 0) return 0;
         if (r > rank) rank = r;
     }
-    if (rank < 2 || rank > PLAN_MAX_RANK || *n_carry == 0) return 0;
-    for (uint32_t k = 0; k < n->n_outputs; k++) {
-        int32_t r = n->outputs[k] ? pc_value_rank(n->outputs[k]) : 0;
-        if (r < 0 || r > PLAN_MAX_RANK) return 0;
-    }
-    return (uint32_t)rank;
+    return rank < 2 || rank > PLAN_MAX_RANK || *n_carry == 0 ? 0 : (uint32_t)rank;
 }
 
 /* Asks the handler whether node runs in sigma; the report has its outputs' perm. */
@@ -468,7 +488,7 @@ static pc_status candidates_build(plan *pl, uint32_t *carry)
         for (pc_node *n = pl->ctx->graph->first; n; n = n->next) {
             const tp_handler *h = tp_handler_find(n, pl->ctx->opset);
             if (!h || has_subgraph(n) || !pc_pass_can_modify(pl->ctx->opts, n)) continue;
-            uint32_t n_carry, r = var_rank(n, h, carry, &n_carry);
+            uint32_t n_carry, r = var_rank(pl, n, h, carry, &n_carry);
             if (!r) continue;
             for (uint32_t i = 0; i < pl->n_cand[r]; i++) {
                 tp_plan_report rep;
@@ -518,7 +538,7 @@ static bool need_push(plan *pl, uint32_t ci, uint32_t pid)
 static bool fixed_read(plan *pl, const pc_value *v, bool by_name)
 {
     uint32_t ci, q;
-    if (!value_class(pl, v, &ci, &q)) return !pl->oom;
+    if (!value_class(pl, v, -1, &ci, &q)) return !pl->oom;
     cls *c = &pl->classes[ci];
     if (c->constant && !by_name) return true;
     return slot_add(pl, c, q, 1); /* the totals are summed once the model is built */
@@ -543,9 +563,9 @@ static bool option_build(plan *pl, var *v, const uint32_t *carry, uint32_t n_car
         if (seen) continue;
         const pc_value *x = v->node->inputs[carry[k]];
         uint32_t ci, q;
-        if (!value_class(pl, x, &ci, &q)) return false;
+        if (!value_class(pl, x, -1, &ci, &q)) return false;
         const cls *c = &pl->classes[ci];
-        if ((uint32_t)pc_value_rank(x) == v->rank) {
+        if ((uint32_t)value_rank(pl, x) == v->rank) {
             if (c->constant) continue;
             uint32_t need_pid = perm_then(&pl->perms, q, inv);
             if (need_pid == NONE || !need_push(pl, ci, need_pid)) return false;
@@ -564,10 +584,13 @@ static bool option_build(plan *pl, var *v, const uint32_t *carry, uint32_t n_car
         const pc_value *y = v->node->outputs[k];
         if (!y) continue;
         uint32_t ci, q;
-        if (!value_class(pl, y, &ci, &q)) return false;
+        if (!value_class(pl, y, rep->has_out ? (int32_t)rep->out_rank : -1, &ci, &q)) {
+            if (pl->oom) return false;
+            continue; /* no rank known: in no class, its readers are pinned */
+        }
         cls *c = &pl->classes[ci];
         uint32_t made = c->identity;
-        if (rep->has_out && rep->out_rank == (size_t)pc_value_rank(y)) {
+        if (rep->has_out && rep->out_rank == c->rank) {
             uint32_t lid = perm_id(&pl->perms, rep->out_perm, rep->out_rank);
             if (lid == NONE || (made = perm_inverse(&pl->perms, lid)) == NONE) return false;
         }
@@ -602,18 +625,25 @@ static pc_status model_build(plan *pl)
         const tp_handler *h = tp_handler_find(n, pl->ctx->opset);
         uint32_t n_carry = 0, r = 0;
         if (h && !has_subgraph(n) && pc_pass_can_modify(pl->ctx->opts, n))
-            r = var_rank(n, h, carry, &n_carry);
+            r = var_rank(pl, n, h, carry, &n_carry);
         uint32_t id = r ? perm_identity_id(&pl->perms, r) : NONE;
         /* options: the identity, then every candidate the handler accepts */
         if (r && pl->n_cand[r]) {
             if (!grow((void **)&pl->vars, &pl->cap_vars, pl->n_vars + 1, sizeof *pl->vars)) goto nomem;
             var *v = &pl->vars[pl->n_vars];
             *v = (var){.node = n, .h = h, .rank = r, .first_opt = pl->n_opts, .region = NONE, .chosen = NONE};
-            tp_plan_report rep = {.has_out = true, .out_rank = r};
-            for (uint32_t i = 0; i < r; i++)
-                rep.out_perm[i] = (int64_t)i;
-            if (id == NONE || !option_build(pl, v, carry, n_carry, id, &rep)) goto nomem;
-            for (uint32_t i = 0; i < pl->n_cand[r]; i++) {
+            /* the identity's outputs have the ranks the handler reports for any layout it accepts */
+            tp_plan_report rep, ident = {0};
+            bool any = false;
+            for (uint32_t i = 0; i < pl->n_cand[r] && !any; i++)
+                any =
+                    pl->cand[r][i] != id && handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][i], &ident);
+            if (any) {
+                for (size_t i = 0; i < ident.out_rank; i++)
+                    ident.out_perm[i] = (int64_t)i;
+                if (id == NONE || !option_build(pl, v, carry, n_carry, id, &ident)) goto nomem;
+            }
+            for (uint32_t i = 0; any && i < pl->n_cand[r]; i++) {
                 if (pl->cand[r][i] == id || !handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][i], &rep))
                     continue;
                 if (!option_build(pl, v, carry, n_carry, pl->cand[r][i], &rep)) goto nomem;
@@ -630,11 +660,12 @@ static pc_status model_build(plan *pl)
                 pl->n_vars++;
                 continue;
             }
-            /* only the identity: pinned after all (its outputs' classes are fixed, made as they are) */
+            /* no layout but the identity: pinned after all (its outputs' classes are made as they are) */
+            if (pl->n_cand[r] > 1 || pl->cand[r][0] != id) near_miss(pl, n, h, PC_MISS_OTHER);
             pl->n_opts = v->first_opt;
             for (uint32_t k = 0; k < n->n_outputs; k++) {
                 uint32_t ci, q;
-                if (n->outputs[k] && value_class(pl, n->outputs[k], &ci, &q)) {
+                if (n->outputs[k] && value_class(pl, n->outputs[k], -1, &ci, &q)) {
                     pl->classes[ci].made_by = NONE;
                     pl->classes[ci].made = pl->classes[ci].identity;
                 }
@@ -823,6 +854,7 @@ static pc_status apply(plan *pl, uint32_t *n_applied)
     pc_status st = PC_OK;
     for (uint32_t i = 0; i < pl->n_vars && st == PC_OK; i++) {
         var *v = &pl->vars[i];
+        if (!v->chosen) near_miss(pl, v->node, v->h, PC_MISS_COST);
         if (!v->chosen || v->node->removed) continue;
         int64_t perm[PC_MAX_RANK], inv[PC_MAX_RANK];
         size_t r = perm_get(&pl->perms, pl->opts[v->first_opt + v->chosen].sigma, perm);
@@ -874,7 +906,7 @@ pc_status tp_plan_run(tp_ctx *ctx, bool *changed)
         uint32_t n_regions, n_proven, n_applied = 0;
         st = solve(&pl, &n_regions, &n_proven);
         if (st == PC_OK) st = apply(&pl, &n_applied);
-        if (st == PC_OK && n_regions)
+        if (st == PC_OK && n_applied)
             pc_pass_explain(ctx->opts,
                             "plan: %u variables in %u regions (%u solved exactly), %u Transposes predicted, "
                             "%u nodes moved",
