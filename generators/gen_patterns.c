@@ -1266,10 +1266,10 @@ static pc_status unit_push_concat(unit_ctx *u, pc_error *err)
     return close_perm(u, ts[0], y, r, p, -1, 1, err);
 }
 
-/* The region push (transpose_optimize.c): t = T(p)(x) read by two elementwise ops with constants, a = op1(t,
- * c1) and m = op2(t, c2), joined by out = op3(m, a), with m also read by T(p^-1). No single push pays (t
- * stays for its other reader); the region {op1, op2, op3} does: t and the T(p^-1) go, out gets one Transpose.
- */
+/* A region only a whole plan pays for: t = T(p)(x) read by two elementwise ops with constants, a = op1(t, c1)
+ * and m = op2(t, c2), joined by out = op3(m, a), with m also read by T(p^-1). No one op moved alone pays (t
+ * stays for its other reader); the three in T's layout do: t and the T(p^-1) go, out gets one Transpose (a
+ * greedy push walk needed a region push for it). */
 static pc_status unit_region(unit_ctx *u, pc_error *err)
 {
     static const char *const ops[] = {"Mul", "Add", "Sub"};
@@ -1387,9 +1387,8 @@ done:
 }
 
 /* T(p) of DequantizeLinear(constant int8/uint8 weights), per tensor or along an axis -> Add with a float
- * input: the Transpose moves above the DQ (the pull of the push walk, moved_up; a per-axis DQ's axis is
- * remapped) and folds into the constant. Near: the DQ reads a graph input (nothing to fold into or merge
- * with). */
+ * input: the DQ runs in T's layout (push_qdq; a per-axis DQ's axis is remapped), the Transpose folds into the
+ * constant. Near: the DQ reads a graph input (nothing to fold into or merge with). */
 static pc_status unit_above_dq(unit_ctx *u, pc_error *err)
 {
     int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
