@@ -25,6 +25,7 @@ typedef struct tp_ctx {
     int64_t opset; /* ai.onnx */
     pc_error *err;
     bool changed;
+    bool reshape_merged; /* the clean-up turned a Reshape into a Transpose the plan has not seen */
 } tp_ctx;
 
 /* ---- transpose_perm.c ---- */

@@ -66,11 +66,20 @@ static pc_status reshape_after_transpose(tp_ctx *ctx, pc_node *n, bool *any)
     bool done = false;
     pc_status st = h->fn(&push, &done);
     if (st != PC_OK || !done) return st;
-    *any = true;
+    *any = ctx->reshape_merged = true;
     pc_pass_note(ctx->opts, PC_RW_TP_PUSH_RESHAPE);
     pc_pass_explain(ctx->opts, "pushed Transpose '%s' through Reshape '%s' (it moves only size-1 dims)",
                     tname, name);
     return PC_OK;
+}
+
+/* v is read by something besides n: another node, the graph's outputs, a subgraph. */
+static bool read_elsewhere(const pc_value *v, const pc_node *n)
+{
+    if (v->is_graph_output || v->n_subgraph_refs) return true;
+    for (uint32_t k = 0; k < v->n_consumers; k++)
+        if (v->consumers[k].node != n) return true;
+    return false;
 }
 
 /* One clean-up sweep over the Transposes this run may edit; *any when it changed something. */
@@ -120,10 +129,12 @@ static pc_status clean_sweep(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes, boo
             pc_pass_note(ctx->opts, PC_RW_TP_TWIN_MERGED);
             continue;
         }
-        /* reading a Transpose this run may edit: one Transpose of that one's input, or none */
+        /* reading a Transpose: one Transpose of that one's input, or none. Another run's Transpose (another
+         * EP, another annotation group) is left as it is, so only while something else still reads it: n then
+         * reads its input instead, and no node of another run is left dead */
         pc_node *t = n->inputs[0]->producer;
-        if (!t || t->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, t) ||
-            !tp_transpose_perm(t, q, &qr) || qr != r)
+        if (!t || t->graph != ctx->graph || !tp_transpose_perm(t, q, &qr) || qr != r ||
+            (!pc_pass_can_modify(ctx->opts, t) && !read_elsewhere(t->outputs[0], n)))
             continue;
         tp_perm_compose(q, perm, r, c);
         if (tp_perm_is_identity(c, r) && pc_fault_active(PC_FAULT_SKIP_CANCEL) && !fault_skipped) {
@@ -281,11 +292,17 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
         return PC_OK;
     }
     tp_ctx ctx = {.graph = graph, .opts = opts, .opset = opset, .err = err};
-    bool planned = false;
-    pc_status st = tp_plan_run(&ctx, &planned);
-    if (st == PC_OK && planned) st = pc_graph_sort(graph, err);
-    ctx.changed = planned;
-    if (st == PC_OK) st = clean_up(&ctx);
+    pc_status st = PC_OK;
+    for (int round = 0; round < TP_MAX_ROUNDS && st == PC_OK; round++) {
+        bool planned = false;
+        ctx.reshape_merged = false;
+        st = tp_plan_run(&ctx, &planned);
+        if (st == PC_OK && planned) st = pc_graph_sort(graph, err);
+        ctx.changed = ctx.changed || planned;
+        if (st == PC_OK) st = clean_up(&ctx);
+        /* a Reshape merged with a Transpose left one the plan has not seen: plan again */
+        if (!ctx.reshape_merged) break;
+    }
     if (st == PC_OK) st = reshape_unit_transposes(&ctx);
     if (changed) *changed = ctx.changed;
     return st;

@@ -746,8 +746,10 @@ static void descend(plan *pl, const uint32_t *vs, uint32_t n, best *b)
                 if (o == was) continue;
                 option_undo(pl, v);
                 option_apply(pl, v, o);
-                if (better(pl, b)) {
-                    best_take(pl, b, vs, n);
+                if (better(pl, b)) { /* only variable k changed: the rest of b's assignment stands */
+                    b->count = pl->count;
+                    b->weight = pl->weight;
+                    b->choice[k] = o;
                     moved = true;
                 } else {
                     option_undo(pl, v);

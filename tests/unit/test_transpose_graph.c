@@ -280,6 +280,61 @@ static void test_eps_and_annotations(void)
     }
 }
 
+/* A Transpose reading another run's Transpose (another EP's here) reads that one's input instead, so the pair
+ * cancels, as long as something else still reads the other one: it is left as it is, never dead. The suite's
+ * shrunk case (seed 3, case 2614, annotated: x -> T(decoder) -> {output, T -> Conv(decoder)}; 2 Transposes
+ * where the exact oracle needs 1). */
+static void test_other_runs_transpose(void)
+{
+    for (int shared = 0; shared < 2; shared++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        pc_node *t1 = transpose(m, "x", "t", 4, CL);
+        pc_node *t2 = transpose(m, "t", "u", 4, CF);
+        pc_node *r = pt_node(m, "Relu", "", "u", "y", NULL);
+        pt_output(m, "y");
+        if (shared) pt_output(m, "t");
+        t1->ep = "nhwc";
+        t2->ep = r->ep = "cpu";
+        pc_model *before = pt_clone(m);
+        pc_pass_options o = opts_plain();
+        o.provider = "cpu";
+        CHECK(run_opts(m, &o) == (shared != 0));
+        CHECK(!t1->removed && perm_is(t1, 4, CL) && strcmp(t1->ep, "nhwc") == 0);
+        CHECK_MSG(pt_count_op(m, "Transpose") == (shared ? 1 : 2), "shared %d: %d Transposes", shared,
+                  pt_count_op(m, "Transpose"));
+        CHECK(shared ? r->inputs[0] == t1->inputs[0] : r->inputs[0]->producer == t2);
+        check_exact(before, m, shared ? "another EP's Transpose, shared" : "another EP's Transpose");
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
+/* A Transpose into a Reshape that only moves a size-1 dim becomes one Transpose in the clean-up, after the
+ * plan: the plan runs again with it, so x -> T(0,2,1,3) -> Reshape -> Relu -> T(0,3,1,2) ends with no
+ * Transpose (the Reshape and T compose to T(0,2,3,1)). Suite seed 4, case 1365 (nhwc): a Transpose and its
+ * inverse left across one Relu (transpose-minimal leftover). */
+static void test_replan_after_reshape(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 1});
+    transpose(m, "x", "t", 4, (int64_t[]){0, 2, 1, 3}); /* [2,4,3,1] */
+    pt_const_i64(m, "shape", 4, (int64_t[]){2, 4, 1, 3});
+    pt_node(m, "Reshape", "", "t,shape", "r", NULL);
+    pt_node(m, "Relu", "", "r", "u", NULL);
+    transpose(m, "u", "y", 4, CF);
+    pt_output(m, "y");
+    pc_error err;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(pt_count_op(m, "Transpose") == 0 && pt_count_op(m, "Reshape") == 0,
+              "%d Transposes, %d Reshapes", pt_count_op(m, "Transpose"), pt_count_op(m, "Reshape"));
+    check_exact(before, m, "replan after a Reshape merge");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
 /* Malformed perms are not Transposes to push: nothing changes and nothing breaks. */
 static void test_malformed_perms(void)
 {
@@ -629,6 +684,8 @@ static void test_scale(void)
 int main(void)
 {
     test_cost_metric();
+    test_other_runs_transpose();
+    test_replan_after_reshape();
     test_cost_no_push();
     test_cancel_through_binary();
     test_shared_initializer();
