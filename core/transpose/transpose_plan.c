@@ -617,9 +617,19 @@ static pc_status model_build(plan *pl)
         return oom(pl, "value arrays");
     }
     memset(pl->val_cls, 0xff, (pl->n_values ? pl->n_values : 1) * sizeof *pl->val_cls);
-    pc_status st = candidates_build(pl, carry);
     int64_t perm[PC_MAX_RANK];
     size_t rank;
+    /* classes along Transpose chains in graph order, so value_class never recurses more than one level (a
+     * chain of a million Transposes would otherwise be a million frames deep) */
+    for (pc_node *n = g->first; n; n = n->next) {
+        uint32_t ci, q;
+        if (movable_transpose(pl, n, perm, &rank) && !value_class(pl, n->outputs[0], -1, &ci, &q) &&
+            pl->oom) {
+            free(carry);
+            return oom(pl, "value classes");
+        }
+    }
+    pc_status st = candidates_build(pl, carry);
     for (pc_node *n = g->first; n && st == PC_OK; n = n->next) {
         if (movable_transpose(pl, n, perm, &rank)) continue; /* a relabeling */
         const tp_handler *h = tp_handler_find(n, pl->ctx->opset);

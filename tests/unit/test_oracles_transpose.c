@@ -531,7 +531,7 @@ static void test_property_fails(void)
                   strstr(r.msg, "Transpose(z,[0,3,1,2])"),
               "%s", r.msg);
     CHECK(r.stats.transpose_oracle_cases == 1 && r.stats.transpose_at_optimum == 0);
-    /* the optimizer reaches it (its cancel credit) */
+    /* the optimizer reaches it (its plan moves the Add and the Relu) */
     pc_model *orig = pt_clone(m);
     optimize(m);
     prop_check(orig, orig, m, NULL, 1, &r);

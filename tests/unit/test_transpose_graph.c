@@ -335,6 +335,30 @@ static void test_replan_after_reshape(void)
     pc_model_free(m);
 }
 
+/* A chain of 100,000 Transposes (alternating CL and CF) around a Relu: the plan's classes follow the chain
+ * without recursing along it (a frame per link overflowed the stack), and the clean-up collapses it in one
+ * sweep. */
+static void test_long_chain(void)
+{
+    enum { LINKS = 100000 };
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+    char in[32] = "x", out[32];
+    for (int k = 0; k < LINKS; k++) {
+        snprintf(out, sizeof out, "t%d", k);
+        transpose(m, in, out, 4, k % 2 ? CF : CL);
+        memcpy(in, out, sizeof in);
+    }
+    pt_node(m, "Relu", "", in, "y", NULL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(pt_count_op(m, "Transpose") == 0, "%d Transposes left", pt_count_op(m, "Transpose"));
+    check_exact(before, m, "a chain of 100,000 Transposes");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
 /* Malformed perms are not Transposes to push: nothing changes and nothing breaks. */
 static void test_malformed_perms(void)
 {
@@ -686,6 +710,7 @@ int main(void)
     test_cost_metric();
     test_other_runs_transpose();
     test_replan_after_reshape();
+    test_long_chain();
     test_cost_no_push();
     test_cancel_through_binary();
     test_shared_initializer();
