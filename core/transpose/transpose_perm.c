@@ -141,6 +141,11 @@ pc_status tp_set_permuted_type(pc_value *dst, const pc_value *src, const int64_t
         t.shape.rank = -1;
         t.shape.dims = NULL;
     }
+    /* the saved model declares what the optimizer knew (as pc_graph_move_output does): re-inferred from a
+     * reload, a shape can come out unknown (a Squeeze without axes of a symbolic dim), and the plan's
+     * tie-break on ORT's metric would then see another cost and move again (suite seed 6, case 24982:
+     * idempotence) */
+    if (t.shape.rank >= 0 && !dst->is_graph_output) dst->has_value_info = true;
     return pc_value_set_type(dst, &t, err);
 }
 

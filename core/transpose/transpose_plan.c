@@ -920,9 +920,10 @@ pc_status tp_plan_run(tp_ctx *ctx, bool *changed)
         if (st == PC_OK) st = apply(&pl, &n_applied);
         if (st == PC_OK && n_applied)
             pc_pass_explain(ctx->opts,
-                            "plan: %u variables in %u regions (%u solved exactly), %u Transposes predicted, "
-                            "%u nodes moved",
-                            pl.n_vars, n_regions, n_proven, (unsigned)pl.count, n_applied);
+                            "plan: %u variables in %u regions (%u solved exactly), %u Transposes predicted "
+                            "(rank metric %llu), %u nodes moved",
+                            pl.n_vars, n_regions, n_proven, (unsigned)pl.count, (unsigned long long)pl.weight,
+                            n_applied);
         *changed = n_applied > 0;
     }
     plan_free(&pl);
