@@ -260,9 +260,36 @@ static void resize_invariant(void)
     pc_model_free(m);
 }
 
+/* Special values: a group of the reduction holds +-3e38 (the small terms round away against them in another
+ * order, by far more than the default float tolerance) and another group an infinity (the same infinity in
+ * any order). The bound comes from the finite terms; an infinity anywhere used to give the whole output the
+ * default float tolerance, and the property failed a correct push (suite seed 10, case 25430). */
+static void huge_and_infinite(void)
+{
+    pc_model *opt = NULL, *m = with_optimized(reduce_graph(), &opt);
+    int differing = 0;
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        pc_data *in = input_for(m, seed, true);
+        float *x = in->data;
+        x[((0 * 3 + 1) * 4 + 0) * 5 + 0] = 3e38f;
+        x[((0 * 3 + 0) * 4 + 1) * 5 + 0] = -3e38f;
+        x[((1 * 3 + 2) * 4 + 3) * 5 + 4] = INFINITY;
+        double ymax;
+        if (run_diff(m, opt, in, 0, &ymax) > 1e-3) differing++;
+        judge(m, in, P_NONE);
+        CHECK_MSG(g_outcome == PC_PROP_PASS, "seed %llu: %s/%s: %s", (unsigned long long)seed,
+                  pc_prop_outcome_name(g_outcome), g_kind, g_msg);
+        pc_data_unref(in);
+    }
+    CHECK_MSG(differing > 0, "+-3e38: no input changes by more than 1e-3: the test exercises nothing");
+    pc_model_free(opt);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     resize_invariant();
     calibrate("ReduceSum over two swapped axes", reduce_graph, true, 12, 12); /* 3 x 4 terms */
+    huge_and_infinite();
     return pc_test_finish("test_properties_calibration");
 }
