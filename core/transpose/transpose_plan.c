@@ -876,9 +876,13 @@ static pc_status apply(plan *pl, uint32_t *n_applied)
         const char *name = v->node->name, *op = v->node->op_type;
         bool done = false;
         if ((st = v->h->fn(&push, &done)) != PC_OK) break;
-        if (!done) { /* the handler accepted this layout when asked to plan: a bug, but the graph is intact */
-            pc_pass_explain(pl->ctx->opts, "plan: the %s handler refused '%s' at apply", op, name);
-            continue;
+        if (!done) { /* the same checks accepted this layout when asked to plan: the model and the rewrite
+                        disagree (the graph is intact, but the plan's count no longer holds) */
+            st = pc_error_set(pl->ctx->err, PC_ERR_INTERNAL,
+                              "transpose plan: the %s handler refused node '%s' at apply after accepting its "
+                              "layout when planning",
+                              op, name ? name : "");
+            break;
         }
         (*n_applied)++;
         pc_pass_explain(pl->ctx->opts, "plan: %s '%s' runs in a permuted layout", op, name);

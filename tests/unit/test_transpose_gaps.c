@@ -1002,6 +1002,33 @@ static void test_region_push(void)
     }
 }
 
+/* The region above plus a node of the same region that must stay as it is: x also feeds Relu -> out2 (moved,
+ * the Relu would need a Transpose on its output). No single move pays, so the descent stays put; the exact
+ * search must try the identity of each variable too (a search skipping it finds no assignment below 2
+ * Transposes). */
+static void test_region_with_a_fixed_member(void)
+{
+    static const float kv[] = {1.4142135f}, cv[] = {0.5f};
+    static const int64_t p[] = {0, 2, 1};
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 2, 3});
+    pt_const_f(m, "k", 0, NULL, kv);
+    pt_const_f(m, "c", 0, NULL, cv);
+    transpose(m, "x", "b", 3, p);
+    pt_node(m, "Div", "", "b,k", "d", NULL);
+    pt_node(m, "Mul", "", "b,c", "mm", NULL);
+    pt_node(m, "Mul", "", "mm,d", "out", NULL);
+    transpose(m, "mm", "y", 3, p);
+    pt_node(m, "Relu", "", "x", "out2", NULL);
+    pt_output(m, "out");
+    pt_output(m, "y");
+    pt_output(m, "out2");
+    pc_pass_options o = pt_pass_options("transpose_optimize");
+    CHECK_MSG(optimize_checked(m, &o, "T -> {Div, Mul} -> Mul -> out, T^-1; x -> Relu") == 1, "%d Transposes",
+              pt_count_op(m, "Transpose"));
+    pc_model_free(m);
+}
+
 /* The region push must not pay for a region that does not lower the cost: T -> {Relu -> out1, Neg -> out2}
  * stays one Transpose (pushed, it would be two). */
 static void test_region_push_not_worse(void)
@@ -1202,6 +1229,7 @@ int main(void)
     test_push_shared_into_merging_readers();
     test_push_shared_split_cancel();
     test_region_push();
+    test_region_with_a_fixed_member();
     test_region_push_not_worse();
     test_pull_up_long_chain();
     test_region_push_split();

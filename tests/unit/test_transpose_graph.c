@@ -390,6 +390,25 @@ static void test_idempotent_after_reload(void)
     pc_model_free(m);
 }
 
+/* A "Transpose" of another domain (com.microsoft has none: an op the verifier lets through as opaque) is some
+ * other op: never a relabeling, never merged or cancelled, even with a perm attribute the ai.onnx Transpose
+ * after it would cancel. Kills transpose_perm.c:44 `domain[0] ||` -> `&&` (mutation sample, seed 10). */
+static void test_other_domain_transpose(void)
+{
+    pc_model *m = pt_model(13);
+    pc_error err;
+    CHECK_OK(pc_model_set_opset(m, "com.microsoft", 1, &err), &err);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pc_node *c = pt_node(m, "Transpose", "com.microsoft", "x", "t", NULL);
+    CHECK_OK(pc_node_set_attr_ints(c, "perm", 4, CL, &err), &err);
+    transpose(m, "t", "y", 4, CF);
+    pt_output(m, "y");
+    CHECK(!run(m));
+    CHECK(!c->removed && pt_count_op(m, "Transpose") == 2 &&
+          nth_op(m, "Transpose", 1)->inputs[0] == c->outputs[0]);
+    pc_model_free(m);
+}
+
 /* Malformed perms are not Transposes to push: nothing changes and nothing breaks. */
 static void test_malformed_perms(void)
 {
@@ -749,6 +768,7 @@ int main(void)
     test_duplicate_transposes();
     test_eps_and_annotations();
     test_malformed_perms();
+    test_other_domain_transpose();
     test_opset_gate();
     test_tf_chain();
     test_random_graphs();
