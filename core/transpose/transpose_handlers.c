@@ -637,8 +637,8 @@ static pc_status handle_resize(tp_push *p, bool *done)
     return push_and_outputs(p, done);
 }
 
-/* Axes a rank-reducing op drops (for the cost model: an output whose squeezed perm is the identity needs no
- * Transpose). These read the same attributes the handlers read. */
+/* Axes a rank-reducing op drops (the plan lifts an output candidate to the input's rank with them in place).
+ * These read the same attributes the handlers read. */
 static bool dropped_arg(tp_push *p, bool *removed)
 {
     int64_t axis;

@@ -45,26 +45,51 @@ static pc_status merge_twin(tp_ctx *ctx, pc_node *n, pc_node *twin)
     return pc_pass_remove_dead(ctx->graph, n, ctx->err);
 }
 
+/* The graph's nodes as they are now (a sweep edits the list as it goes); NULL on out of memory, with err set.
+ */
+static pc_node **nodes_snapshot(tp_ctx *ctx, uint32_t *n_nodes)
+{
+    pc_graph *g = ctx->graph;
+    pc_node **nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
+    if (!nodes) {
+        pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: node list of %u nodes", g->n_nodes);
+        return NULL;
+    }
+    *n_nodes = 0;
+    for (pc_node *n = g->first; n; n = n->next)
+        nodes[(*n_nodes)++] = n;
+    return nodes;
+}
+
+/* Pushes Transpose(q), the one making n's input 0, through n with n's handler (a Transpose merges, a
+ * size-1-moving Reshape merges or cancels). */
+static pc_status push_producer(tp_ctx *ctx, pc_node *n, const int64_t *q, size_t rank, bool *done)
+{
+    *done = false;
+    const tp_handler *h = tp_handler_find(n, ctx->opset);
+    if (!h) return PC_OK;
+    int64_t inv[PC_MAX_RANK];
+    uint32_t carry = 0;
+    tp_perm_invert(q, rank, inv);
+    tp_push push = {ctx, n, q, inv, rank, 1, &carry, NULL};
+    return h->fn(&push, done);
+}
+
 /* A Reshape that only moves size-1 dims reading a Transpose read by nothing else: the two become one
  * Transpose, or none when they cancel (the Reshape handler's merge). The plan pins Reshape, so this is where
  * a Transpose meets one. */
 static pc_status reshape_after_transpose(tp_ctx *ctx, pc_node *n, bool *any)
 {
-    int64_t q[PC_MAX_RANK], inv[PC_MAX_RANK];
+    int64_t q[PC_MAX_RANK];
     size_t qr;
     pc_value *v = n->inputs[0];
     pc_node *t = v ? v->producer : NULL;
-    const tp_handler *h = tp_handler_find(n, ctx->opset);
-    if (!h || !t || t->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, t) ||
-        !tp_transpose_perm(t, q, &qr) || pc_value_single_consumer(v) != n || v->is_graph_output ||
-        v->n_subgraph_refs)
+    if (!t || t->graph != ctx->graph || !pc_pass_can_modify(ctx->opts, t) || !tp_transpose_perm(t, q, &qr) ||
+        pc_value_single_consumer(v) != n || v->is_graph_output || v->n_subgraph_refs)
         return PC_OK;
-    uint32_t carry = 0;
-    tp_perm_invert(q, qr, inv);
-    tp_push push = {ctx, n, q, inv, qr, 1, &carry, NULL};
     const char *tname = t->name, *name = n->name;
-    bool done = false;
-    pc_status st = h->fn(&push, &done);
+    bool done;
+    pc_status st = push_producer(ctx, n, q, qr, &done);
     if (st != PC_OK || !done) return st;
     *any = ctx->reshape_merged = true;
     pc_pass_note(ctx->opts, PC_RW_TP_PUSH_RESHAPE);
@@ -85,7 +110,7 @@ static bool read_elsewhere(const pc_value *v, const pc_node *n)
 /* One clean-up sweep over the Transposes this run may edit; *any when it changed something. */
 static pc_status clean_sweep(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes, bool *any)
 {
-    int64_t perm[PC_MAX_RANK], q[PC_MAX_RANK], c[PC_MAX_RANK], inv[PC_MAX_RANK];
+    int64_t perm[PC_MAX_RANK], q[PC_MAX_RANK], c[PC_MAX_RANK];
     size_t r, qr;
     bool fault_skipped = false; /* --inject transpose-skip-cancel: the sweep's first T -> T^-1 pair stays */
     for (uint32_t k = 0; k < n_nodes; k++) {
@@ -141,13 +166,9 @@ static pc_status clean_sweep(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes, boo
             fault_skipped = true;
             continue;
         }
-        const tp_handler *h = tp_handler_find(n, ctx->opset);
-        uint32_t carry = 0;
-        tp_perm_invert(q, r, inv);
-        tp_push push = {ctx, n, q, inv, r, 1, &carry, NULL};
         const char *tname = t->name;
-        bool done = false;
-        if (!h || (st = h->fn(&push, &done)) != PC_OK) return h ? st : PC_OK;
+        bool done;
+        if ((st = push_producer(ctx, n, q, r, &done)) != PC_OK) return st;
         if (done) {
             *any = true;
             pc_pass_explain(ctx->opts, "merged Transpose '%s' into Transpose '%s'", tname, name);
@@ -162,13 +183,9 @@ static pc_status clean_up(tp_ctx *ctx)
     pc_graph *g = ctx->graph;
     pc_status st = PC_OK;
     for (int round = 0; round < TP_MAX_ROUNDS && st == PC_OK; round++) {
-        pc_node **nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
-        if (!nodes)
-            return pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: node list of %u nodes",
-                                g->n_nodes);
-        uint32_t n_nodes = 0;
-        for (pc_node *n = g->first; n; n = n->next)
-            nodes[n_nodes++] = n;
+        uint32_t n_nodes;
+        pc_node **nodes = nodes_snapshot(ctx, &n_nodes);
+        if (!nodes) return ctx->err->status;
         bool any = false;
         st = clean_sweep(ctx, nodes, n_nodes, &any);
         free(nodes);
@@ -219,12 +236,9 @@ static pc_status reshape_transpose(tp_ctx *ctx, pc_node *t, pc_value *src, const
 static pc_status reshape_unit_transposes(tp_ctx *ctx)
 {
     pc_graph *g = ctx->graph;
-    pc_node **nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
-    if (!nodes)
-        return pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: node list of %u nodes", g->n_nodes);
-    uint32_t n_nodes = 0;
-    for (pc_node *n = g->first; n; n = n->next)
-        nodes[n_nodes++] = n;
+    uint32_t n_nodes;
+    pc_node **nodes = nodes_snapshot(ctx, &n_nodes);
+    if (!nodes) return ctx->err->status;
     pc_status st = PC_OK;
     bool any = false;
     for (uint32_t k = 0; k < n_nodes && st == PC_OK; k++) {

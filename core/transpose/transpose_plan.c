@@ -164,7 +164,6 @@ typedef struct var {
     const tp_handler *h;
     uint32_t rank;
     uint32_t first_opt, n_opts;
-    uint32_t region;
     uint32_t chosen; /* option index; NONE while undecided */
 } var;
 
@@ -182,7 +181,7 @@ typedef struct cls {
     slot *slots; /* needs with their counts (count 0 entries stay) */
     uint32_t n_slots, cap_slots;
     uint32_t distinct; /* slots with count > 0 */
-    uint32_t region;
+    uint32_t region;   /* the first variable seen touching it (union-find: solve's region anchor) */
 } cls;
 
 typedef struct plan {
@@ -641,19 +640,24 @@ static pc_status model_build(plan *pl)
         if (r && pl->n_cand[r]) {
             if (!grow((void **)&pl->vars, &pl->cap_vars, pl->n_vars + 1, sizeof *pl->vars)) goto nomem;
             var *v = &pl->vars[pl->n_vars];
-            *v = (var){.node = n, .h = h, .rank = r, .first_opt = pl->n_opts, .region = NONE, .chosen = NONE};
-            /* the identity's outputs have the ranks the handler reports for any layout it accepts */
-            tp_plan_report rep, ident = {0};
-            bool any = false;
-            for (uint32_t i = 0; i < pl->n_cand[r] && !any; i++)
-                any =
-                    pl->cand[r][i] != id && handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][i], &ident);
-            if (any) {
+            *v = (var){.node = n, .h = h, .rank = r, .first_opt = pl->n_opts, .chosen = NONE};
+            /* the identity's outputs have the ranks the handler reports for any layout it accepts: the first
+             * accepted one's report serves both, and the handler is asked once per candidate */
+            tp_plan_report rep, ident;
+            uint32_t first = 0;
+            while (first < pl->n_cand[r] &&
+                   (pl->cand[r][first] == id ||
+                    !handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][first], &rep)))
+                first++;
+            if (first < pl->n_cand[r]) {
+                ident = rep;
                 for (size_t i = 0; i < ident.out_rank; i++)
                     ident.out_perm[i] = (int64_t)i;
-                if (id == NONE || !option_build(pl, v, carry, n_carry, id, &ident)) goto nomem;
+                if (id == NONE || !option_build(pl, v, carry, n_carry, id, &ident) ||
+                    !option_build(pl, v, carry, n_carry, pl->cand[r][first], &rep))
+                    goto nomem;
             }
-            for (uint32_t i = 0; any && i < pl->n_cand[r]; i++) {
+            for (uint32_t i = first + 1; i < pl->n_cand[r]; i++) {
                 if (pl->cand[r][i] == id || !handler_accepts(pl, n, h, carry, n_carry, pl->cand[r][i], &rep))
                     continue;
                 if (!option_build(pl, v, carry, n_carry, pl->cand[r][i], &rep)) goto nomem;
