@@ -562,12 +562,21 @@ class Runner:
         # unsymbolized reports: symbolizing thousands of forked cases' reports takes minutes
         env = dict(os.environ, LSAN_OPTIONS="symbolize=0", ASAN_OPTIONS="symbolize=0:detect_leaks=1")
         t0 = time.time()
+        # the suite runs in a session of its own, and a timeout kills that whole process group: subprocess.run
+        # would kill only the shell, leaving the suite and its forked cases running (a mutant that loops
+        # kept two cores busy for an hour after the 7420362 sample)
+        p = subprocess.Popen(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             start_new_session=True, env=env)
         try:
-            r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               timeout=timeout or self.timeout, start_new_session=True, env=env)
-            rc, text = r.returncode, r.stdout.decode(errors="replace")
-        except subprocess.TimeoutExpired as e:
-            rc, text = "timeout", (e.stdout or b"").decode(errors="replace")
+            out, _ = p.communicate(timeout=timeout or self.timeout)
+            rc, text = p.returncode, out.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, _ = p.communicate()
+            rc, text = "timeout", (out or b"").decode(errors="replace")
         shutil.rmtree(out, ignore_errors=True)
         return rc, text, time.time() - t0
 
