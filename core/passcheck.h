@@ -1029,7 +1029,10 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "them: no assignment is wrong, only the partition)")                                                   \
     X(PC_FAULT_EVAL_TIE_LATER, "eval-tie-later",                                                             \
       "the constant evaluator's float Min and Max return the later of two equal operands (a tie of +0 and "  \
-      "-0 gives the other zero)")
+      "-0 gives the other zero)")                                                                            \
+    X(PC_FAULT_GATHER_PERM_ORDER, "gather-perm-order",                                                       \
+      "the transpose optimizer reorders computed pads/repeats/scales with a Gather of the perm instead of "  \
+      "its inverse")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

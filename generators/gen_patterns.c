@@ -139,6 +139,38 @@ static pc_value *ints_const(unit_ctx *u, int32_t rank, size_t n, const int64_t *
     return ints_const_as(u, PC_DTYPE_INT64, rank, n, vals, err);
 }
 
+/* Constant ints, and now and then (draw 0: never) a computed twin, Add(constant, a scalar graph input holding
+ * 0), which no pass folds: the form a Transpose handler must take without reading the values (a Gather on the
+ * perm, as ORT inserts). The node is built on the constant, so shape inference gives its output a static
+ * type (kept as the declared one, as exporters write value_info), and then reads the twin (use_twins). */
+static pc_value *ints_maybe_computed(unit_ctx *u, bool allowed, pc_dtype dtype, size_t n, const int64_t *vals,
+                                     pc_value **twin, pc_error *err)
+{
+    *twin = NULL;
+    pc_value *c = ints_const_as(u, dtype, 1, n, vals, err);
+    if (!c || !allowed || !pc_draw_bool(u->g->ch, 20)) return c;
+    pc_gen_value *zero = pc_gen_input(u->g, dtype, 0, NULL, 0, 0, err);
+    if (!zero) return NULL;
+    pc_value *ins[2] = {c, zero->value};
+    int64_t lo = 0, hi = 0;
+    for (size_t k = 0; k < n; k++) {
+        lo = k == 0 || vals[k] < lo ? vals[k] : lo;
+        hi = k == 0 || vals[k] > hi ? vals[k] : hi;
+    }
+    if (end(u, node(u, "Add", 2, ins, 1, err), (double)lo, (double)hi, twin, err) != PC_OK) return NULL;
+    return c;
+}
+
+static pc_status use_twins(pc_node *n, pc_value *const *twins, uint32_t count, pc_error *err)
+{
+    for (uint32_t i = 0; n && i < count; i++)
+        if (twins[i] && i < n->n_inputs) {
+            pc_status st = pc_node_set_input(n, i, twins[i], err);
+            if (st != PC_OK) return st;
+        }
+    return PC_OK;
+}
+
 static pc_status annotate(pc_node *n, const char *ann, pc_error *err)
 {
     return pc_node_set_metadata(n, PC_LAYER_ANN_KEY, ann, err);
@@ -860,7 +892,7 @@ static pc_status unit_push_shape(unit_ctx *u, pc_error *err)
     return PC_OK;
 }
 
-/* Tile(T(x), constant repeats of 1 or 2). */
+/* Tile(T(x), repeats of 1 or 2, constant or computed). */
 static pc_status unit_push_tile(unit_ctx *u, pc_error *err)
 {
     int32_t r;
@@ -876,10 +908,12 @@ static pc_status unit_push_tile(unit_ctx *u, pc_error *err)
     if (n_out > u->g->cfg->max_elements)
         for (int32_t i = 0; i < r; i++)
             reps[i] = 1;
-    pc_value *rv = ints_const(u, 1, (size_t)r, reps, err);
+    pc_value *twins[2] = {NULL, NULL};
+    pc_value *rv = ints_maybe_computed(u, true, PC_DTYPE_INT64, (size_t)r, reps, &twins[1], err);
     if (!rv) return err->status;
     pc_value *ins[2] = {t, rv};
-    if ((st = end(u, node(u, "Tile", 2, ins, 1, err), -1, 1, &y, err)) != PC_OK) return st;
+    pc_node *n = node(u, "Tile", 2, ins, 1, err);
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK || (st = use_twins(n, twins, 2, err)) != PC_OK) return st;
     if (!u->near) expect(u, PC_RW_TP_PUSH_TILE);
     return close_perm(u, t, y, r, p, -1, 1, err);
 }
@@ -988,9 +1022,9 @@ static pc_status unit_push_unsqueeze(unit_ctx *u, pc_error *err)
 }
 
 /* Slice(T(x)) on k of its r axes (k = r too): starts, ends (negative and past-the-end forms) and steps (1,
- * 2 or -1) constant, axes given in drawn order (some negative) or left to their default (the leading k);
- * from opset 10 inputs (int32 or int64; steps given or not, an omitted axes input between), before it
- * attributes. */
+ * 2 or -1); starts, ends and axes (from opset 11) constant or computed, axes given in drawn order (some
+ * negative) or left to their default (the leading k); from opset 10 inputs (int32 or int64; steps given or
+ * not, an omitted axes input between), before it attributes. */
 static pc_status unit_push_slice(unit_ctx *u, pc_error *err)
 {
     int32_t r;
@@ -1032,10 +1066,14 @@ static pc_status unit_push_slice(unit_ctx *u, pc_error *err)
     }
     bool with_steps = inputs && (any_step || pc_draw_bool(g->ch, 20));
     pc_node *n;
+    pc_value *twins[5] = {NULL, NULL, NULL, NULL, NULL};
     if (inputs) {
-        pc_value *ins[5] = {t, ints_const_as(u, tind, 1, (size_t)k, starts, err), NULL, NULL, NULL};
-        if (!ins[1] || !(ins[2] = ints_const_as(u, tind, 1, (size_t)k, ends, err)) ||
-            (given && !(ins[3] = ints_const_as(u, tind, 1, (size_t)k, axes, err))) ||
+        /* starts and ends computed or not; axes computed from opset 11 (Gather-11 maps negative ones) */
+        pc_value *ins[5] = {t, ints_maybe_computed(u, true, tind, (size_t)k, starts, &twins[1], err), NULL,
+                            NULL, NULL};
+        if (!ins[1] || !(ins[2] = ints_maybe_computed(u, true, tind, (size_t)k, ends, &twins[2], err)) ||
+            (given &&
+             !(ins[3] = ints_maybe_computed(u, u->opset >= 11, tind, (size_t)k, axes, &twins[3], err))) ||
             (with_steps && !(ins[4] = ints_const_as(u, tind, 1, (size_t)k, steps, err))))
             return err->status;
         n = node(u, "Slice", with_steps ? 5 : given ? 4 : 3, ins, 1, err);
@@ -1046,13 +1084,14 @@ static pc_status unit_push_slice(unit_ctx *u, pc_error *err)
                   (given && pc_node_set_attr_ints(n, "axes", (size_t)k, axes, err) != PC_OK)))
             return err->status;
     }
-    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK || (st = use_twins(n, twins, 5, err)) != PC_OK) return st;
     if (!u->near) expect(u, PC_RW_TP_PUSH_SLICE);
     return close_perm(u, t, y, r, p, -1, 1, err);
 }
 
-/* Pad(T(x)) with constant pads in [-1, 1] (a -1 only in constant mode, on a dim of at least 2), mode
- * constant (value given or not), edge or reflect; from opset 11 inputs, before it attributes. */
+/* Pad(T(x)) with pads in [-1, 1] (from opset 11 constant or computed) (a -1 only in constant mode, on a dim
+ * of at least 2), mode constant (value given or not), edge or reflect; from opset 11 inputs, before it
+ * attributes. */
 static pc_status unit_push_pad(unit_ctx *u, pc_error *err)
 {
     int32_t r;
@@ -1076,10 +1115,12 @@ static pc_status unit_push_pad(unit_ctx *u, pc_error *err)
             pads[i] = 0;
     bool value = mode == 0 && pc_draw_bool(g->ch, 50);
     pc_node *n;
+    pc_value *twins[3] = {NULL, NULL, NULL};
     if (u->opset >= 11) {
         float v = 0.5f;
         int64_t one = 1;
-        pc_value *ins[3] = {t, ints_const(u, 1, (size_t)(2 * r), pads, err), NULL};
+        pc_value *ins[3] = {
+            t, ints_maybe_computed(u, true, PC_DTYPE_INT64, (size_t)(2 * r), pads, &twins[1], err), NULL};
         pc_gen_value *cv = value && ins[1] ? pc_gen_const_f32(g, PC_DTYPE_FLOAT, 0, &one, &v, err) : NULL;
         if (!ins[1] || (value && !cv)) return err->status;
         if (cv) ins[2] = cv->value;
@@ -1093,7 +1134,7 @@ static pc_status unit_push_pad(unit_ctx *u, pc_error *err)
     if (n && (mode != 0 || pc_draw_bool(g->ch, 30)) &&
         pc_node_set_attr_string(n, "mode", modes[mode], err) != PC_OK)
         return err->status;
-    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK) return st;
+    if ((st = end(u, n, -1, 1, &y, err)) != PC_OK || (st = use_twins(n, twins, 3, err)) != PC_OK) return st;
     if (!u->near) expect(u, PC_RW_TP_PUSH_PAD);
     return close_perm(u, t, y, r, p, -1, 1, err);
 }
@@ -2236,11 +2277,11 @@ static const pattern_unit units[] = {
     {"push_arg", 13, 2, 5, unit_push_arg},
     {"push_gather", 13, 3, 5, unit_push_gather},
     {"push_shape", 13, 2, 3, unit_push_shape},
-    {"push_tile", 13, 2, 5, unit_push_tile},
+    {"push_tile", 13, 2, 6, unit_push_tile},
     {"push_split", 11, 2, 7, unit_push_split},
     {"push_unsqueeze", 11, 2, 5, unit_push_unsqueeze},
-    {"push_slice", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_slice},
-    {"push_pad", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_pad},
+    {"push_slice", PC_TRANSPOSE_OPSET_MIN, 2, 8, unit_push_slice},
+    {"push_pad", PC_TRANSPOSE_OPSET_MIN, 2, 6, unit_push_pad},
     {"push_squeeze", PC_TRANSPOSE_OPSET_MIN, 3, 5, unit_push_squeeze},
     {"push_reduce", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_reduce},
     {"push_softmax", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_softmax},

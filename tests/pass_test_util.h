@@ -241,6 +241,24 @@ static inline uint64_t pt_rand(uint64_t *s)
     return pc_splitmix64(s);
 }
 
+/* A generated value's declared type against the one shape inference gives from scratch: equal, except that a
+ * declaration may know dims inference cannot (an exporter's value_info on a node reading computed pads,
+ * repeats or starts: the generators declare what the values make). */
+static inline bool pt_type_refines(const pc_type *declared, const pc_type *inferred)
+{
+    if (pc_type_equal(declared, inferred)) return true;
+    if (declared->kind != PC_TYPE_TENSOR || inferred->kind != PC_TYPE_TENSOR ||
+        declared->elem != inferred->elem || declared->shape.rank != inferred->shape.rank ||
+        declared->shape.rank < 0)
+        return false;
+    for (int32_t k = 0; k < declared->shape.rank; k++) {
+        const pc_dim *d = &declared->shape.dims[k], *i = &inferred->shape.dims[k];
+        if (i->kind == PC_DIM_UNKNOWN) continue;
+        if (d->kind != i->kind || (d->kind == PC_DIM_KNOWN && d->size != i->size)) return false;
+    }
+    return true;
+}
+
 /* Random data for one graph input: floats in [-2, 2) with a few exact zeros and negative zeros; integers in
  * [-5, 5] (unsigned [0, 10]); bools. Unknown dims become 2. NULL for types it cannot make. */
 static inline pc_data *pt_random_input(const pc_value *v, uint64_t *seed)

@@ -128,3 +128,21 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
         set_why(why, why_size, "op %s:%s is not in the EP's op list", SHOW_DOMAIN(domain), node->op_type);
     return false;
 }
+
+bool pc_ep_claims_new_node(const pc_ep *ep, pc_graph *graph, const char *op_type, pc_dtype first_input)
+{
+    /* a stand-in with no attributes: the claim reads op, domain, opset and the first input's element type */
+    pc_value in = {0};
+    in.name = "";
+    in.type.kind = PC_TYPE_TENSOR;
+    in.type.elem = first_input;
+    in.type.shape.rank = -1;
+    pc_value *ins[1] = {&in};
+    pc_node stub = {0};
+    stub.op_type = op_type;
+    stub.domain = "";
+    stub.n_inputs = 1;
+    stub.inputs = ins;
+    stub.graph = graph;
+    return pc_ep_claims_node(ep, &stub, NULL, 0);
+}

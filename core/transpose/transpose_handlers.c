@@ -58,8 +58,12 @@ static pc_status handle_simple(tp_push *p, bool *done)
 static pc_status handle_broadcast(tp_push *p, bool *done)
 {
     for (uint32_t k = 0; k < p->n_carry; k++) {
-        int32_t r = pc_value_rank(p->node->inputs[p->carry[k]]);
+        const pc_value *v = p->node->inputs[p->carry[k]];
+        int32_t r = pc_value_rank(v);
         if (r < 0 || (size_t)r > p->rank) return PC_OK;
+        if ((size_t)r < p->rank && tp_unsqueeze_adds_node(p->ctx, p->node, p->carry[k]) &&
+            !tp_can_add(p->ctx, p->node, "Unsqueeze", v->type.elem))
+            return PC_OK;
     }
     if (planned(p, done, p->perm, p->rank)) return PC_OK;
     for (uint32_t k = 0; k < p->n_carry; k++) {
@@ -304,6 +308,23 @@ static pc_status handle_unsqueeze(tp_push *p, bool *done)
     return tp_transpose_outputs(p->ctx, p->node, out_perm, out_rank);
 }
 
+/* A computed 1-D int64 input of n values (as far as its static type tells): Gather can reorder it. */
+static bool computed_ints(const pc_value *v, size_t n)
+{
+    if (!v || pc_value_const(v) || v->type.kind != PC_TYPE_TENSOR || v->type.elem != PC_DTYPE_INT64 ||
+        v->type.shape.rank != 1)
+        return false;
+    const pc_dim *d = &v->type.shape.dims[0];
+    return d->kind != PC_DIM_KNOWN || d->size == (int64_t)n;
+}
+
+/* Computed per-axis values are reordered as constants are, new[j] = old[perm_inv[j]]: a Gather by perm_inv.
+ * Planted bug (--inject gather-perm-order): by perm; numerics catch it where perm is no involution. */
+static const int64_t *gather_order(const tp_push *p)
+{
+    return pc_fault_active(PC_FAULT_GATHER_PERM_ORDER) ? p->perm : p->perm_inv;
+}
+
 /* new[j] = old[perm_inv[j]] per group of `rank` values (pads has two groups: begins, ends). */
 static void permute_groups(const int64_t *old, size_t groups, const int64_t *perm_inv, size_t rank,
                            int64_t *out)
@@ -327,9 +348,23 @@ static pc_status handle_pad(tp_push *p, bool *done)
         return push_and_outputs(p, done);
     }
     if (p->node->n_inputs > 3 && p->node->inputs[3]) return PC_OK; /* opset 18 axes: not handled */
-    const pc_tensor *t = p->node->n_inputs > 1 ? pc_value_const(p->node->inputs[1]) : NULL;
-    if (!t || t->n_elements != 2 * p->rank || !pc_tensor_read_ints(t, pads, 2 * PC_MAX_RANK, &n))
-        return PC_OK;
+    pc_value *pv = p->node->n_inputs > 1 ? p->node->inputs[1] : NULL;
+    const pc_tensor *t = pv ? pc_value_const(pv) : NULL;
+    if (!t) {
+        /* computed pads: Gather(pads, [perm_inv, rank + perm_inv]) */
+        if (!computed_ints(pv, 2 * p->rank) || !tp_can_add(p->ctx, p->node, "Gather", PC_DTYPE_INT64))
+            return PC_OK;
+        if (planned(p, done, p->perm, p->rank)) return PC_OK;
+        int64_t order[2 * PC_MAX_RANK];
+        const int64_t *by = gather_order(p);
+        for (size_t j = 0; j < p->rank; j++) {
+            order[j] = by[j];
+            order[p->rank + j] = (int64_t)p->rank + by[j];
+        }
+        if ((st = tp_gather_input(p->ctx, p->node, 1, 2 * p->rank, order)) != PC_OK) return st;
+        return push_and_outputs(p, done);
+    }
+    if (t->n_elements != 2 * p->rank || !pc_tensor_read_ints(t, pads, 2 * PC_MAX_RANK, &n)) return PC_OK;
     if (planned(p, done, p->perm, p->rank)) return PC_OK;
     permute_groups(pads, 2, p->perm_inv, p->rank, np);
     if ((st = tp_replace_input_ints(p->ctx, p->node, 1, t->dtype, n, np)) != PC_OK) return st;
@@ -341,6 +376,16 @@ static pc_status handle_tile(tp_push *p, bool *done)
     int64_t reps[PC_MAX_RANK], nr[PC_MAX_RANK];
     size_t n;
     pc_dtype dtype;
+    pc_value *rv = p->node->n_inputs > 1 ? p->node->inputs[1] : NULL;
+    if (rv && !pc_value_const(rv)) {
+        /* computed repeats: Gather(repeats, perm_inv) */
+        if (!computed_ints(rv, p->rank) || !tp_can_add(p->ctx, p->node, "Gather", PC_DTYPE_INT64))
+            return PC_OK;
+        if (planned(p, done, p->perm, p->rank)) return PC_OK;
+        pc_status st = tp_gather_input(p->ctx, p->node, 1, p->rank, gather_order(p));
+        if (st != PC_OK) return st;
+        return push_and_outputs(p, done);
+    }
     if (!tp_const_ints(p->node, 1, reps, &n, &dtype) || n != p->rank) return PC_OK;
     if (planned(p, done, p->perm, p->rank)) return PC_OK;
     permute_groups(reps, 1, p->perm_inv, p->rank, nr);
@@ -362,18 +407,29 @@ static pc_status handle_slice(tp_push *p, bool *done)
         n = st_a->n;
         for (size_t k = 0; k < n; k++)
             axes[k] = ax ? ax->ints[k] : (int64_t)k;
+    } else if (p->node->n_inputs > 3 && p->node->inputs[3] && !pc_value_const(p->node->inputs[3])) {
+        /* computed axes: Gather(perm, axes) maps each (negative ones too, from Gather-11) */
+        pc_value *av = p->node->inputs[3];
+        if (p->ctx->opset < 11 || av->type.kind != PC_TYPE_TENSOR || av->type.shape.rank != 1 ||
+            (av->type.elem != PC_DTYPE_INT64 && av->type.elem != PC_DTYPE_INT32) ||
+            !tp_can_add(p->ctx, p->node, "Gather", av->type.elem))
+            return PC_OK;
+        if (planned(p, done, p->perm, p->rank)) return PC_OK;
+        if ((st = tp_map_input(p->ctx, p->node, 3, av->type.elem, p->rank, p->perm)) != PC_OK) return st;
+        return push_and_outputs(p, done);
+    } else if (p->node->n_inputs > 3 && p->node->inputs[3]) {
+        if (!tp_const_ints(p->node, 3, axes, &n, &dtype)) return PC_OK;
     } else {
-        int64_t starts[PC_MAX_RANK];
-        size_t ns;
-        if (p->node->n_inputs > 3 && p->node->inputs[3]) {
-            if (!tp_const_ints(p->node, 3, axes, &n, &dtype)) return PC_OK; /* non-constant axes: blocked */
-        } else {
-            /* absent axes are 0..len(starts)-1: the length must be known */
-            if (!tp_const_ints(p->node, 1, starts, &ns, &dtype) || ns > p->rank) return PC_OK;
-            n = ns;
-            for (size_t k = 0; k < n; k++)
-                axes[k] = (int64_t)k;
-        }
+        /* absent axes are 0..len(starts)-1: the length must be known (starts computed or not) */
+        pc_value *sv = p->node->n_inputs > 1 ? p->node->inputs[1] : NULL;
+        if (!sv || sv->type.kind != PC_TYPE_TENSOR || sv->type.shape.rank != 1 ||
+            sv->type.shape.dims[0].kind != PC_DIM_KNOWN || sv->type.shape.dims[0].size > (int64_t)p->rank ||
+            (sv->type.elem != PC_DTYPE_INT64 && sv->type.elem != PC_DTYPE_INT32))
+            return PC_OK;
+        n = (size_t)sv->type.shape.dims[0].size;
+        dtype = sv->type.elem;
+        for (size_t k = 0; k < n; k++)
+            axes[k] = (int64_t)k;
     }
     bool seen[PC_MAX_RANK] = {false};
     for (size_t k = 0; k < n; k++) {
@@ -422,7 +478,7 @@ static pc_status handle_shape(tp_push *p, bool *done)
         if (end < start) end = start;
     }
     pc_value *out = p->node->outputs[0];
-    if (!out) return PC_OK;
+    if (!out || !tp_can_add(p->ctx, p->node, "Gather", PC_DTYPE_INT64)) return PC_OK;
     if (planned(p, done, NULL, 0)) return PC_OK; /* its output keeps its layout: a Gather reorders it */
     tp_ctx *ctx = p->ctx;
     pc_status st;
@@ -596,11 +652,22 @@ static pc_status handle_resize(tp_push *p, bool *done)
         return PC_OK; /* roi and axes would need remapping */
     uint32_t first = p->ctx->opset >= 11 ? 2 : 1;
     const pc_tensor *ts[2] = {NULL, NULL};
+    bool gathered[2] = {false, false};
     for (uint32_t i = first; i < p->node->n_inputs && i < first + 2; i++) {
         pc_value *v = p->node->inputs[i];
         if (!v) continue;
         const pc_tensor *t = pc_value_const(v);
-        if (!t || t->rank != 1) return PC_OK;
+        if (!t) {
+            /* computed scales or sizes: Gather(v, perm_inv); an empty one (the other is used) stays */
+            if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank != 1 ||
+                v->type.shape.dims[0].kind != PC_DIM_KNOWN ||
+                (v->type.shape.dims[0].size != 0 && v->type.shape.dims[0].size != 4) ||
+                (v->type.shape.dims[0].size == 4 && !tp_can_add(p->ctx, p->node, "Gather", v->type.elem)))
+                return PC_OK;
+            gathered[i - first] = v->type.shape.dims[0].size == 4;
+            continue;
+        }
+        if (t->rank != 1) return PC_OK;
         if (t->n_elements == 0) continue;
         if (t->n_elements != 4 || (t->dtype != PC_DTYPE_FLOAT && t->dtype != PC_DTYPE_INT64)) return PC_OK;
         ts[i - first] = t;
@@ -608,9 +675,10 @@ static pc_status handle_resize(tp_push *p, bool *done)
     if (planned(p, done, p->perm, p->rank)) return PC_OK;
     for (uint32_t k = 0; k < 2; k++) {
         const pc_tensor *t = ts[k];
-        if (!t) continue;
         uint32_t i = first + k;
         pc_status st;
+        if (gathered[k] && (st = tp_gather_input(p->ctx, p->node, i, 4, gather_order(p))) != PC_OK) return st;
+        if (!t) continue;
         if (t->dtype == PC_DTYPE_INT64) {
             int64_t v[4], nv[4];
             size_t n;

@@ -73,6 +73,18 @@ pc_status tp_unsqueeze_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n_le
  * node is the only consumer of a local constant. */
 pc_status tp_replace_input_ints(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, size_t n,
                                 const int64_t *values);
+/* Can a node of op_type (first input of element type first_input) the handler adds next to source run where
+ * it lands? In a per-EP run it takes source's EP, which must claim it (an int32 Gather on an EP that runs
+ * only int64 ones would be left to nobody); elsewhere partitioning decides later. */
+bool tp_can_add(tp_ctx *ctx, const pc_node *source, const char *op_type, pc_dtype first_input);
+/* Does tp_unsqueeze_input add an Unsqueeze node for input i (not a constant, nor DQ of one)? */
+bool tp_unsqueeze_adds_node(tp_ctx *ctx, const pc_node *node, uint32_t i);
+/* A computed (non-constant) 1-D input reordered or remapped by a Gather, as ORT does for Pad's pads, Tile's
+ * repeats, Resize's scales: tp_gather_input makes input i Gather(input, order) (int64 order); tp_map_input
+ * makes it Gather(table, input) (Slice's axes through perm; table in the input's dtype). */
+pc_status tp_gather_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n, const int64_t *order);
+pc_status tp_map_input(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, size_t n,
+                       const int64_t *table);
 /* Removes a node when none of its outputs is used (and what became unused behind it). */
 pc_status tp_fold_const_transpose(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done);
 pc_status tp_remove_if_dead(tp_ctx *ctx, pc_node *node);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "core/base/strmap.h"
+#include "core/ep/ep_internal.h"
 #include "core/transpose/transpose_internal.h"
 
 bool tp_perm_valid(const int64_t *perm, size_t rank)
@@ -413,6 +414,22 @@ pc_status tp_transpose_outputs(tp_ctx *ctx, pc_node *node, const int64_t *perm, 
     return PC_OK;
 }
 
+bool tp_can_add(tp_ctx *ctx, const pc_node *source, const char *op_type, pc_dtype first_input)
+{
+    const pc_pass_options *o = ctx->opts;
+    if (!o || !o->ep || o->new_nodes_unassigned || !source->ep) return true;
+    return pc_ep_claims_new_node(o->ep, ctx->graph, op_type, first_input);
+}
+
+bool tp_unsqueeze_adds_node(tp_ctx *ctx, const pc_node *node, uint32_t i)
+{
+    const pc_value *v = node->inputs[i];
+    const pc_tensor *t = pc_value_const(v);
+    int32_t r = t ? t->rank : pc_value_rank(v);
+    if (t && tensor_bytewise(t)) return false;
+    return r < 0 || !const_dq(ctx, node, v, (size_t)r);
+}
+
 pc_status tp_unsqueeze_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n_lead)
 {
     pc_value *v = node->inputs[i];
@@ -437,6 +454,25 @@ pc_status tp_unsqueeze_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n_le
         if (!nt) return ctx->err->status;
         if (t->n_bytes) memcpy(nt->data, t->data, t->n_bytes);
         return install_const(ctx, node, i, v, nt);
+    }
+    /* a constant behind a DQ: reshape the constant and shift a per-axis axis, so the input stays DQ(constant)
+     * and a Transpose after folds into it too (an Unsqueeze node would block that, as ORT's leaves none) */
+    pc_node *dq = const_dq(ctx, node, v, (size_t)r);
+    if (dq) {
+        bool per_axis = false;
+        int64_t axis = 0;
+        tp_qdq_kind(ctx, dq, &per_axis);
+        if (per_axis && !tp_axis_normalize(pc_node_attr_int(dq, "axis", 1), (size_t)r, &axis))
+            return pc_error_set(ctx->err, PC_ERR_INTERNAL, "node '%s': axis checked by const_dq", dq->name);
+        if ((st = tp_unsqueeze_input(ctx, dq, 0, n_lead)) != PC_OK) return st;
+        if (per_axis && (st = pc_node_set_attr_int(dq, "axis", axis + (int64_t)n_lead, ctx->err)) != PC_OK)
+            return st;
+        const pc_tensor *q = pc_value_const(dq->inputs[0]);
+        pc_dtype elem = v->type.kind == PC_TYPE_TENSOR ? v->type.elem : PC_DTYPE_FLOAT; /* DQ-19+: scale's */
+        if (v->type.kind != PC_TYPE_TENSOR && dq->n_inputs > 1 && dq->inputs[1] &&
+            dq->inputs[1]->type.kind == PC_TYPE_TENSOR)
+            elem = dq->inputs[1]->type.elem;
+        return set_type_dims(v, elem, q->rank, q->dims, ctx->err);
     }
     pc_value *ins[2] = {v, NULL};
     uint32_t n_in = 1;
@@ -482,4 +518,47 @@ pc_status tp_replace_input_ints(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype
         }
     }
     return install_const(ctx, node, i, v, nt);
+}
+
+/* Node input i becomes Gather(table, input) (as_indices: the input picks from the constant table, e.g. perm
+ * mapping computed axes) or Gather(input, table) (the table picks the input's elements, e.g. perm_inv
+ * reordering computed pads). The table is a 1-D int32/int64 constant of n values; the Gather reads axis 0. */
+static pc_status gather_input(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, size_t n,
+                              const int64_t *table, bool as_indices)
+{
+    pc_value *v = node->inputs[i];
+    int64_t dim = (int64_t)n;
+    pc_tensor *t = pc_tensor_create(ctx->graph->model, NULL, dtype, 1, &dim, ctx->err);
+    if (!t) return ctx->err->status;
+    for (size_t k = 0; k < n; k++) {
+        int32_t x32 = (int32_t)table[k];
+        if (dtype == PC_DTYPE_INT32)
+            memcpy((uint8_t *)t->data + k * 4, &x32, 4);
+        else
+            memcpy((uint8_t *)t->data + k * 8, &table[k], 8);
+    }
+    pc_value *tv = pc_pass_add_initializer(ctx->graph, as_indices ? "perm" : "perm_inv", t, ctx->err);
+    if (!tv) return ctx->err->status;
+    pc_value *ins[2] = {as_indices ? tv : v, as_indices ? v : tv};
+    pc_node *g = pc_pass_add_node(ctx->graph, ctx->opts, "Gather", "", 2, ins, 1, node, ctx->err);
+    if (!g) return ctx->err->status;
+    /* the result: the data's element type, the indices' shape */
+    pc_status st;
+    const pc_value *data = ins[0], *idx = ins[1];
+    if (data->type.kind == PC_TYPE_TENSOR && idx->type.kind == PC_TYPE_TENSOR) {
+        pc_type ty = idx->type;
+        ty.elem = data->type.elem;
+        if ((st = pc_value_set_type(g->outputs[0], &ty, ctx->err)) != PC_OK) return st;
+    }
+    return pc_node_set_input(node, i, g->outputs[0], ctx->err);
+}
+
+pc_status tp_gather_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n, const int64_t *order)
+{
+    return gather_input(ctx, node, i, PC_DTYPE_INT64, n, order, false);
+}
+
+pc_status tp_map_input(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, size_t n, const int64_t *table)
+{
+    return gather_input(ctx, node, i, dtype, n, table, true);
 }

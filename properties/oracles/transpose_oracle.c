@@ -286,6 +286,18 @@ static bool const_ints(const pc_node *n, uint32_t i, int64_t *out, size_t *count
     return t && t->rank <= 1 && pc_tensor_read_ints(t, out, 2 * TPO_RANK_CAP, count);
 }
 
+/* Input i is computed (not a constant) and 1-D: an int vector whose entries follow the axes (pads, repeats,
+ * axes, scales) can then be reordered or remapped at run time by a Gather on the perm, so it does not pin the
+ * node. *len is its static length, or -1 when unknown. */
+static bool computed_vector(const pc_node *n, uint32_t i, int64_t *len)
+{
+    if (i >= n->n_inputs || !n->inputs[i] || pc_value_const(n->inputs[i])) return false;
+    const pc_value *v = n->inputs[i];
+    if (v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank != 1) return false;
+    *len = v->type.shape.dims[0].kind == PC_DIM_KNOWN ? v->type.shape.dims[0].size : -1;
+    return true;
+}
+
 /* Axes as flags over `rank` from the attribute (from_input false) or a constant input 1. *present false when
  * the node gives none. false when they cannot be known or are invalid (duplicates, out of range). */
 static bool read_axes(const pc_node *n, bool from_input, uint32_t rank, bool *flags, size_t *count,
@@ -649,10 +661,23 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
             for (size_t k = 0; k < cnt; k++)
                 axes[k] = a ? a->ints[k] : (int64_t)k;
         } else if (n->n_inputs > 3 && n->inputs[3]) {
-            if (!const_ints(n, 3, axes, &cnt)) return false;
+            int64_t len;
+            /* computed axes: Gather(perm, axes), negative ones included from Gather-11 */
+            if (computed_vector(n, 3, &len)) {
+                if (opset < 11) return false;
+                cnt = 0; /* unknown here; the Gather maps whichever they are */
+            } else if (!const_ints(n, 3, axes, &cnt)) {
+                return false;
+            }
         } else {
-            int64_t starts[2 * TPO_RANK_CAP];
-            if (!const_ints(n, 1, starts, &cnt) || cnt > r) return false;
+            /* the default axes are 0..len(starts)-1: the starts' length, computed or not */
+            int64_t starts[2 * TPO_RANK_CAP], len;
+            if (computed_vector(n, 1, &len)) {
+                if (len < 0 || len > (int64_t)r) return false;
+                cnt = (size_t)len;
+            } else if (!const_ints(n, 1, starts, &cnt) || cnt > r) {
+                return false;
+            }
             for (size_t k = 0; k < cnt; k++)
                 axes[k] = (int64_t)k;
         }
@@ -664,21 +689,28 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
         break;
     }
     case K_PAD: {
-        int64_t pads[2 * TPO_RANK_CAP];
+        int64_t pads[2 * TPO_RANK_CAP], len;
         size_t cnt;
         if (opset < 11) {
             const pc_attr *a = pc_node_attr(n, "pads");
             if (!a || a->type != PC_ATTR_INTS || a->n != 2 * (size_t)r) return false;
-        } else if ((n->n_inputs > 3 && n->inputs[3]) || !const_ints(n, 1, pads, &cnt) ||
-                   cnt != 2 * (size_t)r) {
+        } else if (n->n_inputs > 3 && n->inputs[3]) {
+            return false; /* Pad-18 axes */
+        } else if (computed_vector(n, 1, &len)) {
+            if (len >= 0 && len != 2 * (int64_t)r) return false;
+        } else if (!const_ints(n, 1, pads, &cnt) || cnt != 2 * (size_t)r) {
             return false;
         }
         break;
     }
     case K_TILE: {
-        int64_t reps[2 * TPO_RANK_CAP];
+        int64_t reps[2 * TPO_RANK_CAP], len;
         size_t cnt;
-        if (!const_ints(n, 1, reps, &cnt) || cnt != r) return false;
+        if (computed_vector(n, 1, &len)) {
+            if (len >= 0 && len != (int64_t)r) return false;
+        } else if (!const_ints(n, 1, reps, &cnt) || cnt != r) {
+            return false;
+        }
         break;
     }
     case K_GATHER: {

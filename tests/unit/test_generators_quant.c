@@ -53,7 +53,7 @@ static bool shapes_agree(const pc_model *m, char *why, size_t why_size)
         for (uint32_t o = 0; ok && o < n->n_outputs; o++) {
             const pc_value *v = n->outputs[o];
             const pc_value *w = v ? pc_graph_find_value(c->graph, v->name) : NULL;
-            if (v && (!w || !pc_type_equal(&v->type, &w->type))) {
+            if (v && (!w || !pt_type_refines(&v->type, &w->type))) {
                 snprintf(why, why_size, "value '%s' (output of %s '%s'): declared and inferred types differ",
                          v->name, n->op_type, n->name);
                 ok = false;

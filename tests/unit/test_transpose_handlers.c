@@ -804,6 +804,130 @@ static void test_qdq(void)
     check_exact(before, m, "move above DQ");
     pc_model_free(before);
     pc_model_free(m);
+
+    /* a lower-rank DQ(constant) a broadcast reads: the constant is reshaped to [1,1,1,3] and then permuted
+     * under the DQ (per-tensor and per-axis, whose axis 0 becomes 3 and then perm_inv[3] = 1); no Unsqueeze
+     * or Reshape node is left, as in ORT */
+    for (int per_axis = 0; per_axis < 2; per_axis++) {
+        m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 5});
+        pt_const(m, "q", PC_DTYPE_INT8, 1, (int64_t[]){3}, (int8_t[]){1, -2, 3});
+        if (per_axis) {
+            pt_const_f(m, "s", 1, (int64_t[]){3}, (float[]){0.5f, 0.25f, 2.0f});
+            pt_const(m, "z", PC_DTYPE_INT8, 1, (int64_t[]){3}, (int8_t[]){0, 1, 2});
+        } else {
+            pt_const_f(m, "s", 0, NULL, (float[]){0.5f});
+            pt_const(m, "z", PC_DTYPE_INT8, 0, NULL, (int8_t[]){1});
+        }
+        transpose(m, "x", "t", 4, P4_CL);
+        dq = pt_node(m, "DequantizeLinear", "", "q,s,z", "d", NULL);
+        if (per_axis) CHECK_OK(pc_node_set_attr_int(dq, "axis", 0, &err), &err);
+        pt_node(m, "Add", "", "t,d", "a", NULL);
+        pt_node(m, "Relu", "", "a", "u", NULL);
+        sandwich_end(m);
+        before = pt_clone(m);
+        CHECK(run(m));
+        CHECK_MSG(strcmp(ops(m), "DequantizeLinear,Add,Relu") == 0, "%s", ops(m));
+        pc_node *d = nth_op(m, "DequantizeLinear", 0);
+        const pc_tensor *w = d ? d->inputs[0]->initializer : NULL;
+        CHECK(w && w->rank == 4 && w->dims[1] == 3 && w->n_elements == 3);
+        if (per_axis) CHECK(pc_node_attr_int(d, "axis", 99) == 1);
+        check_exact(before, m, per_axis ? "broadcast per-axis DQ(constant)" : "broadcast DQ(constant)");
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
+/* A 1-D int64 or float feed. */
+static pc_data *feed_1d(pc_dtype dt, size_t n, const double *v)
+{
+    pc_error err;
+    int64_t dim = (int64_t)n;
+    pc_data *d = pc_data_new_tensor(dt, 1, &dim, &err);
+    if (!d) pt_die("feed", &err);
+    for (size_t k = 0; k < n; k++) {
+        if (dt == PC_DTYPE_FLOAT)
+            ((float *)d->data)[k] = (float)v[k];
+        else if (dt == PC_DTYPE_INT32)
+            ((int32_t *)d->data)[k] = (int32_t)v[k];
+        else
+            ((int64_t *)d->data)[k] = (int64_t)v[k];
+    }
+    return d;
+}
+
+/* Computed (graph input) pads, repeats, axes, starts and scales: the push puts a Gather of the perm on them
+ * as ORT does, instead of blocking; outputs bit-exact with the inputs' real values. */
+static void test_computed_inputs(void)
+{
+    pc_error err;
+    enum { PAD, TILE, SLICE_AXES, SLICE_AXES_I32, SLICE_STARTS, RESIZE, N_CASES };
+    static const char *const names[] = {"Pad",          "Tile",  "Slice axes", "Slice int32 axes",
+                                        "Slice starts", "Resize"};
+    for (int c = 0; c < N_CASES; c++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        transpose(m, "x", "t", 4, P4_CL); /* [2,4,5,3] */
+        pc_data *feeds[2] = {NULL, NULL};
+        uint64_t seed = 3;
+        feeds[0] = pt_random_input(m->graph->inputs[0], &seed);
+        pc_node *mid = NULL;
+        const char *op = names[c];
+        switch (c) {
+        case PAD:
+            pt_input(m, "pads", PC_DTYPE_INT64, 1, (int64_t[]){8});
+            mid = pt_node(m, "Pad", "", "t,pads", "u", NULL);
+            feeds[1] = feed_1d(PC_DTYPE_INT64, 8, (double[]){0, 1, 2, 0, 1, 0, 0, 2});
+            break;
+        case TILE:
+            pt_input(m, "reps", PC_DTYPE_INT64, 1, (int64_t[]){4});
+            mid = pt_node(m, "Tile", "", "t,reps", "u", NULL);
+            feeds[1] = feed_1d(PC_DTYPE_INT64, 4, (double[]){1, 2, 1, 3});
+            break;
+        case SLICE_AXES:
+        case SLICE_AXES_I32: {
+            pc_dtype dt = c == SLICE_AXES ? PC_DTYPE_INT64 : PC_DTYPE_INT32;
+            pt_const(m, "st", dt, 1, (int64_t[]){2},
+                     c == SLICE_AXES ? (void *)(int64_t[]){1, 0} : (void *)(int32_t[]){1, 0});
+            pt_const(m, "en", dt, 1, (int64_t[]){2},
+                     c == SLICE_AXES ? (void *)(int64_t[]){3, 2} : (void *)(int32_t[]){3, 2});
+            pt_input(m, "ax", dt, 1, (int64_t[]){2});
+            mid = pt_node(m, "Slice", "", "t,st,en,ax", "u", NULL);
+            feeds[1] = feed_1d(dt, 2, (double[]){-2, 3}); /* axis 2 (W, 5) and 3 (C, 3) of T(x) */
+            break;
+        }
+        case SLICE_STARTS:
+            pt_input(m, "st", PC_DTYPE_INT64, 1, (int64_t[]){2});
+            pt_const_i64(m, "en", 2, (int64_t[]){2, 3});
+            mid = pt_node(m, "Slice", "", "t,st,en", "u", NULL);
+            feeds[1] = feed_1d(PC_DTYPE_INT64, 2, (double[]){1, 1});
+            break;
+        case RESIZE:
+            pt_const_f(m, "roi", 1, (int64_t[]){0}, NULL);
+            pt_input(m, "sc", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+            mid = pt_node(m, "Resize", "", "t,roi,sc", "u", NULL);
+            CHECK_OK(pc_node_set_attr_string(mid, "mode", "nearest", &err), &err);
+            feeds[1] = feed_1d(PC_DTYPE_FLOAT, 4, (double[]){1, 2, 1, 3});
+            break;
+        }
+        sandwich_end(m);
+        pc_model *before = pt_clone(m);
+        CHECK_MSG(run(m), "%s", op);
+        CHECK_MSG(pc_graph_transpose_cost(m->graph) == 0, "%s: %s", op, ops(m));
+        /* one Gather, except for computed starts: their length fixes the constant axes, perm[0..2) */
+        const pc_node *g = nth_op(m, "Gather", 0);
+        if (c == SLICE_STARTS)
+            CHECK_MSG(!g && input_ints_eq(nth_op(m, "Slice", 0), 3, 2, (int64_t[]){0, 2}), "%s", ops(m));
+        else
+            CHECK_MSG(g && !nth_op(m, "Gather", 1), "%s: %s", op, ops(m));
+        char why[PT_WHY_SIZE];
+        int r = pt_equiv_inputs(before, m, 2, feeds, 0, 0, why, sizeof why);
+        CHECK_MSG(r == 1, "%s: %s", op, why);
+        pc_data_unref(feeds[0]);
+        pc_data_unref(feeds[1]);
+        pc_model_free(before);
+        pc_model_free(m);
+    }
 }
 
 static void test_resize(void)
@@ -885,6 +1009,7 @@ int main(void)
     test_reshape();
     test_qdq();
     test_resize();
+    test_computed_inputs();
     test_stops();
     return pc_test_finish("test_transpose_handlers");
 }
