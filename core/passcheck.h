@@ -722,6 +722,10 @@ pc_status pc_ep_registry_parse_list(const pc_ep_registry *reg, const char *list,
                                     uint32_t *out_n, pc_error *err);
 /* Capability on one node: true when the EP can run it. When false and why is non-NULL, the reason. */
 bool pc_ep_claims_node(const pc_ep *ep, const pc_node *node, char *why, size_t why_size);
+/* Would the EP claim a node about to be added to graph (ai.onnx op_type, no attributes, first input of
+ * element type first_input)? Asked before the node exists, so a rewrite can refuse instead of leaving a node
+ * its EP cannot run. */
+bool pc_ep_claims_new_node(const pc_ep *ep, pc_graph *graph, const char *op_type, pc_dtype first_input);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Layer assignment settings (as ORT's session.layer_assignment_settings): `nhwc(encoder, =head); cpu(post)`.
@@ -830,6 +834,8 @@ typedef struct pc_trace {
     X(PC_RW_TP_PUSH_UNSQUEEZE, "transpose_optimize", "push_unsqueeze", true,                                 \
       "Transpose pushed through Unsqueeze")                                                                  \
     X(PC_RW_TP_PUSH_RESHAPE, "transpose_optimize", "push_reshape", true, "Transpose pushed through Reshape") \
+    X(PC_RW_TP_RESHAPE_GROUPS, "transpose_optimize", "push_reshape_groups", true,                            \
+      "Transpose carried through a Reshape splitting/merging axes (perm over axis groups)")                  \
     X(PC_RW_TP_PUSH_RESIZE, "transpose_optimize", "push_resize", true, "Transpose pushed through Resize")    \
     X(PC_RW_TP_PUSH_SHAPE, "transpose_optimize", "push_shape", true,                                         \
       "Transpose pushed into Shape (perm gather)")                                                           \
@@ -1032,7 +1038,10 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "-0 gives the other zero)")                                                                            \
     X(PC_FAULT_GATHER_PERM_ORDER, "gather-perm-order",                                                       \
       "the transpose optimizer reorders computed pads/repeats/scales with a Gather of the perm instead of "  \
-      "its inverse")
+      "its inverse")                                                                                         \
+    X(PC_FAULT_RESHAPE_GROUPS_APART, "reshape-groups-apart",                                                 \
+      "the transpose optimizer carries a Transpose through a Reshape merging axes the stored tensor holds "  \
+      "apart")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

@@ -918,6 +918,81 @@ static pc_status unit_push_tile(unit_ctx *u, pc_error *err)
     return close_perm(u, t, y, r, p, -1, 1, err);
 }
 
+/* Reshape(T(x)) splitting one axis of T(x) in two ([d] -> [2, d/2] for an even d, else [1, d] or [d, 1]) or
+ * merging two neighbours that sit together, in order, in x (ShuffleNet's channel shuffle has both); the shape
+ * constant has a -1 now and then. The Reshape runs on x with its axis groups in x's order and the Transpose
+ * after it moves whole groups: out_perm below, what close_perm cancels. Near: close_perm's shared values, or
+ * (half of them) a merge of neighbours x holds apart, where the data moves and nothing is carried. */
+static pc_status unit_push_reshape_groups(unit_ctx *u, pc_error *err)
+{
+    pc_gen *g = u->g;
+    int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
+    int32_t r = draw_rank(u, 2, 4);
+    bool merge = r >= 3 && pc_draw_bool(g->ch, 50), apart = merge && u->near && pc_draw_bool(g->ch, 50);
+    pc_value *x = float_input(u, r, 2, dims, err), *t = NULL, *y = NULL;
+    if (!x) return err->status;
+    /* blocks of x: one per axis, but the merged pair (x axes b, b+1) is one block; T(x) permutes the blocks
+     */
+    int32_t nb = merge ? r - 1 : r, b = merge ? (int32_t)pc_draw(g->ch, (uint32_t)(r - 1)) : -1;
+    int64_t bp[PC_MAX_RANK];
+    draw_perm(u, nb, bp);
+    int32_t at = 0, a = -1; /* a: the axis of T(x) where the merge or the split starts */
+    for (int32_t k = 0; k < nb; k++) {
+        int64_t blk = bp[k], first = blk <= b || b < 0 ? blk : blk + 1;
+        if (blk == b) a = at;
+        p[at++] = first;
+        if (blk == b) p[at++] = first + 1;
+    }
+    if (apart) { /* the pair's two axes swap places in T(x): still neighbours there, apart in x's order */
+        int64_t tmp = p[a];
+        p[a] = p[a + 1];
+        p[a + 1] = tmp;
+    }
+    if (!merge) a = (int32_t)pc_draw(g->ch, (uint32_t)r);
+    for (int32_t i = 0; i < r; i++)
+        td[i] = dims[p[i]];
+    pc_status st = transpose(u, x, r, p, -1, 1, &t, err);
+    if (st != PC_OK) return st;
+    /* output dims and, per output axis, its group (the T(x) axis it comes from; a merge's pair is group a) */
+    int64_t od[PC_MAX_RANK], grp[PC_MAX_RANK];
+    int32_t s = 0;
+    for (int32_t i = 0; i < r; i++) {
+        if (merge && i == a + 1) continue;
+        if (merge && i == a) {
+            grp[s] = i;
+            od[s++] = td[a] * td[a + 1];
+        } else if (!merge && i == a) {
+            int64_t d = td[i], first = d % 2 == 0 ? 2 : pc_draw_bool(g->ch, 50) ? 1 : d;
+            grp[s] = i;
+            od[s++] = first;
+            grp[s] = i;
+            od[s++] = d / first;
+        } else {
+            grp[s] = i;
+            od[s++] = td[i];
+        }
+    }
+    int64_t shape[PC_MAX_RANK];
+    memcpy(shape, od, sizeof shape);
+    if (pc_draw_bool(g->ch, 25)) shape[pc_draw(g->ch, (uint32_t)s)] = -1;
+    pc_value *ins[2] = {t, ints_const(u, 1, (size_t)s, shape, err)};
+    if (!ins[1]) return err->status;
+    if ((st = end(u, node(u, "Reshape", 2, ins, 1, err), -1, 1, &y, err)) != PC_OK) return st;
+    /* out_perm: output axis j goes to its place in x's order of the groups (a group sits at p[its first
+     * axis] in x) */
+    int64_t out_perm[PC_MAX_RANK];
+    int32_t pos = 0;
+    for (int64_t xa = 0; xa < r; xa++)
+        for (int32_t j = 0; j < s; j++)
+            if (p[grp[j]] == xa) out_perm[j] = pos++;
+    if (apart) {
+        /* nothing to carry: y stays as it is, closed by a Relu */
+        return unary(u, "Relu", y, 0, 1, NULL, err);
+    }
+    if (!u->near) expect(u, PC_RW_TP_RESHAPE_GROUPS);
+    return close_perm(u, t, y, s, out_perm, -1, 1, err);
+}
+
 /* Split(T(x), axis) into two equal halves (opset 18: num_outputs; 13..17: no split input; < 13: the
  * attribute form). Near: the Transpose and both halves have another reader (close_perm). */
 static pc_status unit_push_split(unit_ctx *u, pc_error *err)
@@ -2278,6 +2353,7 @@ static const pattern_unit units[] = {
     {"push_gather", 13, 3, 5, unit_push_gather},
     {"push_shape", 13, 2, 3, unit_push_shape},
     {"push_tile", 13, 2, 6, unit_push_tile},
+    {"push_reshape_groups", PC_TRANSPOSE_OPSET_MIN, 2, 5, unit_push_reshape_groups},
     {"push_split", 11, 2, 7, unit_push_split},
     {"push_unsqueeze", 11, 2, 5, unit_push_unsqueeze},
     {"push_slice", PC_TRANSPOSE_OPSET_MIN, 2, 8, unit_push_slice},

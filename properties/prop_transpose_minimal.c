@@ -142,7 +142,8 @@ static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, cons
     pc_tpo_result r;
     pc_error err;
     pc_error_clear(&err);
-    if (pc_tpo_solve(g, NULL, &r, &err) != PC_OK) {
+    pc_tpo_options topts = {.eps = ctx->eps, .n_eps = ctx->n_eps};
+    if (pc_tpo_solve(g, &topts, &r, &err) != PC_OK) {
         snprintf(msg, msg_size, "transpose oracle: %s", err.message);
         return PC_PROP_ERROR;
     }

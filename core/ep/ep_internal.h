@@ -29,9 +29,4 @@ const char *pc_layout_name(pc_layout layout);
 bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *domain, int64_t opset, char *why,
                           size_t why_size);
 
-/* Would the EP claim a node the passes are about to add (ai.onnx op_type, no attributes, first input of
- * element type first_input) in graph? Asked before the node exists, so a rewrite can refuse instead of
- * leaving a node its EP cannot run. */
-bool pc_ep_claims_new_node(const pc_ep *ep, pc_graph *graph, const char *op_type, pc_dtype first_input);
-
 #endif

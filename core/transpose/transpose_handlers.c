@@ -536,11 +536,93 @@ static pc_status handle_transpose(tp_push *p, bool *done)
     return pc_node_set_attr_ints(p->node, "perm", p->rank, c, p->ctx->err);
 }
 
-/* A Reshape that only moves size-1 dims is a Transpose: cancel or merge with the one before it (shapes
- * concrete). */
+/* Axis groups of a reshape from dims in[0..r) to out[0..s): group k is input axes [gi[k], gi[k+1]) and output
+ * axes [go[k], go[k+1]) with equal element counts, each as small as the dims allow; size-1 dims left over at
+ * the end join the last group. false for a 0 dim or counts that differ. */
+static bool reshape_groups(const int64_t *in, size_t r, const int64_t *out, size_t s, size_t *gi, size_t *go,
+                           size_t *n_groups)
+{
+    size_t i = 0, j = 0, k = 0;
+    if (!r || !s) return false;
+    while (i < r && j < s) {
+        gi[k] = i;
+        go[k] = j;
+        uint64_t a = (uint64_t)in[i++], b = (uint64_t)out[j++];
+        if (!a || !b) return false;
+        while (a != b) {
+            bool more_in = a < b;
+            if (more_in ? i == r : j == s) return false;
+            int64_t d = more_in ? in[i++] : out[j++];
+            if (d <= 0 || !pc_u64_mul(more_in ? a : b, (uint64_t)d, more_in ? &a : &b)) return false;
+        }
+        k++;
+    }
+    for (; i < r; i++)
+        if (in[i] != 1) return false;
+    for (; j < s; j++)
+        if (out[j] != 1) return false;
+    gi[k] = r;
+    go[k] = s;
+    *n_groups = k;
+    return true;
+}
+
+/* A Reshape that splits or merges axes carries the Transpose when every group of axes it merges stays
+ * together, in order, in the stored tensor: the Reshape then runs on the stored tensor with its groups in
+ * stored order, and the Transpose after it moves whole groups (ShuffleNet's channel shuffle in NHWC: the
+ * split [N,C,H,W] -> [N,2,C/2,H,W] becomes [N,H,W,C] -> [N,H,W,2,C/2]). Input and output dims concrete, the
+ * shape a constant. Beyond ORT, whose Reshape handler moves size-1 dims only (tp_reshape_merge does that in
+ * the clean-up). */
 static pc_status handle_reshape(tp_push *p, bool *done)
 {
-    if (p->plan) return PC_OK; /* the plan pins Reshape (it is no perm-equivariant op) */
+    pc_node *node = p->node;
+    pc_value *y = node->outputs[0];
+    int64_t in[PC_MAX_RANK], out[PC_MAX_RANK], shape[PC_MAX_RANK], new_dims[PC_MAX_RANK],
+        out_perm[PC_MAX_RANK];
+    size_t n_shape, gi[PC_MAX_RANK + 1], go[PC_MAX_RANK + 1], n_groups;
+    pc_dtype dt;
+    int32_t s = y ? pc_value_rank(y) : -1;
+    if (s < 1 || pc_value_rank(node->inputs[0]) != (int32_t)p->rank || !pc_value_dims(node->inputs[0], in) ||
+        !pc_value_dims(y, out) || !tp_const_ints(node, 1, shape, &n_shape, &dt) || n_shape != (size_t)s ||
+        !reshape_groups(in, p->rank, out, (size_t)s, gi, go, &n_groups))
+        return PC_OK;
+    /* canonical axis a is stored axis perm[a]: a group's axes must be consecutive there, in order */
+    size_t order[PC_MAX_RANK];
+    for (size_t k = 0; k < n_groups; k++) {
+        for (size_t a = gi[k] + 1; a < gi[k + 1]; a++)
+            /* planted bug (--inject reshape-groups-apart): the check skipped; numerics catch it */
+            if (p->perm[a] != p->perm[a - 1] + 1 && !pc_fault_active(PC_FAULT_RESHAPE_GROUPS_APART))
+                return PC_OK;
+        order[k] = k;
+    }
+    /* groups in stored order (insertion sort by their first stored axis; at most PC_MAX_RANK of them) */
+    for (size_t k = 1; k < n_groups; k++)
+        for (size_t m = k; m > 0 && p->perm[gi[order[m]]] < p->perm[gi[order[m - 1]]]; m--) {
+            size_t t = order[m];
+            order[m] = order[m - 1];
+            order[m - 1] = t;
+        }
+    size_t at = 0;
+    for (size_t m = 0; m < n_groups; m++) {
+        size_t k = order[m];
+        for (size_t j = go[k]; j < go[k + 1]; j++) {
+            new_dims[at] = out[j];
+            out_perm[j] = (int64_t)at++;
+        }
+    }
+    if (planned(p, done, out_perm, (size_t)s)) return PC_OK;
+    pc_status st = tp_push_plain(p);
+    if (st != PC_OK ||
+        (st = tp_replace_input_ints(p->ctx, node, 1, PC_DTYPE_INT64, (size_t)s, new_dims)) != PC_OK)
+        return st;
+    *done = true;
+    return tp_transpose_outputs(p->ctx, node, out_perm, (size_t)s);
+}
+
+/* A Reshape that only moves size-1 dims is a Transpose: cancel or merge with the one before it (shapes
+ * concrete). */
+pc_status tp_reshape_merge(tp_push *p, bool *done)
+{
     pc_node *node = p->node;
     pc_value *tv = node->inputs[0];
     pc_node *first = tv->producer;
@@ -888,7 +970,7 @@ static const struct {
     {handle_softmax, PC_RW_TP_PUSH_SOFTMAX},
     {handle_pad, PC_RW_TP_PUSH_PAD},
     {handle_reduce, PC_RW_TP_PUSH_REDUCE},
-    {handle_reshape, PC_RW_TP_PUSH_RESHAPE},
+    {handle_reshape, PC_RW_TP_RESHAPE_GROUPS},
     {handle_resize, PC_RW_TP_PUSH_RESIZE},
     {handle_shape, PC_RW_TP_PUSH_SHAPE},
     {handle_slice, PC_RW_TP_PUSH_SLICE},

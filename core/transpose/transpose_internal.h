@@ -153,5 +153,8 @@ uint32_t tp_handler_inputs(const tp_handler *h, const pc_node *node, uint32_t *o
 bool tp_input_carries(const tp_handler *h, const pc_value *v, uint32_t i);
 /* The default push for handlers that only transpose carrying inputs and outputs (elementwise families). */
 pc_status tp_push_plain(tp_push *push);
+/* The clean-up's Reshape merge: push->perm is the Transpose making the Reshape's input; a Reshape that only
+ * moves size-1 dims becomes one Transpose with it, or none (*done false when it moves data). */
+pc_status tp_reshape_merge(tp_push *push, bool *done);
 
 #endif

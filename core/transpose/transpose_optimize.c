@@ -76,11 +76,11 @@ static pc_status push_producer(tp_ctx *ctx, pc_node *n, const int64_t *q, size_t
 }
 
 /* A Reshape that only moves size-1 dims reading a Transpose read by nothing else: the two become one
- * Transpose, or none when they cancel (the Reshape handler's merge). The plan pins Reshape, so this is where
- * a Transpose meets one. */
+ * Transpose, or none when they cancel (tp_reshape_merge). The plan carries a Transpose through a Reshape only
+ * over whole axis groups, so this is where the size-1 moves meet one. */
 static pc_status reshape_after_transpose(tp_ctx *ctx, pc_node *n, bool *any)
 {
-    int64_t q[PC_MAX_RANK];
+    int64_t q[PC_MAX_RANK], inv[PC_MAX_RANK];
     size_t qr;
     pc_value *v = n->inputs[0];
     pc_node *t = v ? v->producer : NULL;
@@ -88,8 +88,12 @@ static pc_status reshape_after_transpose(tp_ctx *ctx, pc_node *n, bool *any)
         pc_value_single_consumer(v) != n || v->is_graph_output || v->n_subgraph_refs)
         return PC_OK;
     const char *tname = t->name, *name = n->name;
-    bool done;
-    pc_status st = push_producer(ctx, n, q, qr, &done);
+    bool done = false;
+    uint32_t carry = 0;
+    tp_perm_invert(q, qr, inv);
+    tp_push push = {ctx, n, q, inv, qr, 1, &carry, NULL};
+    pc_status st = tp_reshape_merge(&push, &done);
+    if (st == PC_OK && !done) pc_pass_near_miss(ctx->opts, PC_RW_TP_PUSH_RESHAPE, PC_MISS_OTHER);
     if (st != PC_OK || !done) return st;
     *any = ctx->reshape_merged = true;
     pc_pass_note(ctx->opts, PC_RW_TP_PUSH_RESHAPE);

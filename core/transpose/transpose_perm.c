@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "core/base/strmap.h"
-#include "core/ep/ep_internal.h"
 #include "core/transpose/transpose_internal.h"
 
 bool tp_perm_valid(const int64_t *perm, size_t rank)

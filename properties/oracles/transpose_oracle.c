@@ -376,6 +376,7 @@ typedef struct tpo_class {
 
 typedef struct tpo_model {
     const pc_graph *g;
+    const pc_tpo_options *opts;
     int64_t opset;
     pc_error *err;
     tpo_perm *perms;
@@ -536,6 +537,19 @@ static bool outputs_ranked(const pc_node *n, uint32_t rank)
     return true;
 }
 
+/* Can node n get the Gather its computed input i of that element type needs? Unassigned: yes (partitioning
+ * decides later); assigned: when its EP, looked up in the options, claims a Gather of that type. */
+static bool gather_runs(const tpo_model *m, const pc_node *n, uint32_t i)
+{
+    if (!n->ep) return true;
+    const pc_tpo_options *o = m->opts;
+    pc_dtype dt = n->inputs[i]->type.elem;
+    for (uint32_t k = 0; o && k < o->n_eps; k++)
+        if (o->eps[k] && strcmp(o->eps[k]->name, n->ep) == 0)
+            return pc_ep_claims_new_node(o->eps[k], (pc_graph *)m->g, "Gather", dt);
+    return false;
+}
+
 /* Fills d for a layout-agnostic node whose preconditions hold (the ones the optimizer's handlers check). */
 static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
 {
@@ -664,7 +678,7 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
             int64_t len;
             /* computed axes: Gather(perm, axes), negative ones included from Gather-11 */
             if (computed_vector(n, 3, &len)) {
-                if (opset < 11) return false;
+                if (opset < 11 || !gather_runs(m, n, 3)) return false;
                 cnt = 0; /* unknown here; the Gather maps whichever they are */
             } else if (!const_ints(n, 3, axes, &cnt)) {
                 return false;
@@ -697,7 +711,7 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
         } else if (n->n_inputs > 3 && n->inputs[3]) {
             return false; /* Pad-18 axes */
         } else if (computed_vector(n, 1, &len)) {
-            if (len >= 0 && len != 2 * (int64_t)r) return false;
+            if ((len >= 0 && len != 2 * (int64_t)r) || !gather_runs(m, n, 1)) return false;
         } else if (!const_ints(n, 1, pads, &cnt) || cnt != 2 * (size_t)r) {
             return false;
         }
@@ -707,7 +721,7 @@ static bool desc_make(tpo_model *m, const pc_node *n, tpo_desc *d)
         int64_t reps[2 * TPO_RANK_CAP], len;
         size_t cnt;
         if (computed_vector(n, 1, &len)) {
-            if (len >= 0 && len != (int64_t)r) return false;
+            if ((len >= 0 && len != (int64_t)r) || !gather_runs(m, n, 1)) return false;
         } else if (!const_ints(n, 1, reps, &cnt) || cnt != r) {
             return false;
         }
@@ -1288,7 +1302,7 @@ static pc_status assignment_describe(tpo_search *s, char **out)
 pc_status pc_tpo_solve(const pc_graph *g, const pc_tpo_options *opts, pc_tpo_result *res, pc_error *err)
 {
     memset(res, 0, sizeof *res);
-    tpo_model m = {.g = g, .err = err, .opset = pc_model_opset(g->model, "")};
+    tpo_model m = {.g = g, .opts = opts, .err = err, .opset = pc_model_opset(g->model, "")};
     tpo_search s = {.m = &m};
     pc_status st = model_build(&m);
     if (st != PC_OK) goto done;

@@ -24,7 +24,7 @@
  *  - is pinned: it reads its inputs and writes its outputs as they are (identity). That is every other op,
  *    layout-sensitive ops (NCHW in ai.onnx, NHWC in com.ms.internal.nhwc, as the EP's layout), nodes whose
  *    preconditions the optimizer's handler would refuse (unknown ranks, non-constant axes, ...), rank > 5,
- *    and nodes with subgraphs.
+ *    nodes with subgraphs, and nodes whose move needs a helper Gather their EP does not run (options).
  * EP boundaries: after partitioning a run removes, edits or creates only its EP's nodes and leaves no other
  * EP's node dead, so where a node (Transpose or not) of one EP makes a value that a node of another EP reads,
  * that content stays as it is: the value's class keeps its present layout, and the readers of other EPs
@@ -53,6 +53,11 @@ extern "C" {
 typedef struct pc_tpo_options {
     uint64_t
         max_steps; /* search steps before giving up (0: 400000); the best found so far is still reported */
+    /* The EPs nodes are assigned to (found by name). A node whose move needs a helper node (a Gather
+     * reordering computed pads, repeats or axes) moves only where its EP claims that node; a node assigned
+     * to an EP not listed here is pinned. Unassigned nodes move. */
+    const pc_ep *const *eps;
+    uint32_t n_eps;
 } pc_tpo_options;
 
 typedef struct pc_tpo_result {

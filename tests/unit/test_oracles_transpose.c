@@ -183,6 +183,36 @@ static void test_oracle_hand(void)
                   computed[k].op, computed[k].inputs, (long long)computed[k].opset, opt, have, assign);
         pc_model_free(m);
     }
+    /* after partitioning the Gather takes the Pad's EP: free on cpu, pinned on nhwc (which runs no Gather)
+     * and on an EP the options do not list */
+    pc_error eerr;
+    pc_ep_registry *reg;
+    CHECK_OK(pc_ep_registry_create(&reg, &eerr), &eerr);
+    const pc_ep *eps[2] = {pc_ep_registry_find(reg, "nhwc"), pc_ep_registry_find(reg, "cpu")};
+    static const struct {
+        const char *ep;
+        uint32_t n_eps, optimum;
+    } assigned[] = {{"cpu", 2, 0}, {"nhwc", 2, 2}, {"cpu", 1, 2}};
+    for (size_t k = 0; k < sizeof assigned / sizeof assigned[0]; k++) {
+        m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 4});
+        pt_input(m, "v8", PC_DTYPE_INT64, 1, (int64_t[]){8});
+        transpose(m, "x", "t", 4, CL);
+        pt_node(m, "Pad", "", "t,v8", "u", NULL);
+        transpose(m, "u", "y", 4, CF);
+        pt_output(m, "y");
+        for (pc_node *n = m->graph->first; n; n = n->next)
+            n->ep = assigned[k].ep;
+        infer(m);
+        pc_tpo_options o = {.eps = eps, .n_eps = assigned[k].n_eps};
+        pc_tpo_result r;
+        CHECK_OK(pc_tpo_solve(m->graph, &o, &r, &eerr), &eerr);
+        CHECK_MSG(r.proven && r.optimum == assigned[k].optimum, "Pad on %s, %u EPs listed: optimum %u",
+                  assigned[k].ep, assigned[k].n_eps, r.optimum);
+        pc_tpo_result_free(&r);
+        pc_model_free(m);
+    }
+    pc_ep_registry_free(reg);
 
     m = binary_sandwich();
     opt = oracle(m, &have, assign, sizeof assign);

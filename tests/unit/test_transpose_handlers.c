@@ -724,6 +724,62 @@ static void test_reshape(void)
     pc_model_free(m);
 }
 
+/* Reshapes that split or merge whole axis groups carry the Transpose (perm mapped over the groups) */
+static void test_reshape_groups(void)
+{
+    /* ShuffleNet's channel shuffle between NHWC layers: x[1,4,5,8] -T(CF)-> Reshape [1,2,4,4,5]
+     * -T(0,2,1,3,4)-> Reshape [1,8,4,5] -T(CL)-> y: the shuffle itself stays, in NHWC form, and nothing else
+     */
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 4, 5, 8});
+    pt_const_i64(m, "s5", 5, (int64_t[]){1, 2, 4, 4, 5});
+    pt_const_i64(m, "s4", 4, (int64_t[]){1, 8, 4, 5});
+    transpose(m, "x", "t", 4, P4_CF);
+    pt_node(m, "Reshape", "", "t,s5", "a", NULL);
+    transpose(m, "a", "b", 5, (int64_t[]){0, 2, 1, 3, 4});
+    pt_node(m, "Reshape", "", "b,s4", "c", NULL);
+    transpose(m, "c", "y", 4, P4_CL);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Reshape,Transpose,Reshape") == 0, "%s", ops(m));
+    CHECK(ints_eq(nth_op(m, "Transpose", 0), "perm", 5, (int64_t[]){0, 1, 2, 4, 3}));
+    CHECK(input_ints_eq(nth_op(m, "Reshape", 0), 1, 5, (int64_t[]){1, 4, 5, 2, 4}));
+    CHECK(input_ints_eq(nth_op(m, "Reshape", 1), 1, 4, (int64_t[]){1, 4, 5, 8}));
+    check_exact(before, m, "channel shuffle");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* a merge whose axes stay together in the stored tensor: x[2,3,4,5] -T(CL)-> [2,4,5,3] -Reshape
+     * [2,20,3]-> -T(0,2,1)-> y: the Reshape runs on x ([2,3,20]) and both Transposes go */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_i64(m, "s3", 3, (int64_t[]){2, -1, 3});
+    transpose(m, "x", "t", 4, P4_CL);
+    pt_node(m, "Reshape", "", "t,s3", "a", NULL);
+    transpose(m, "a", "y", 3, (int64_t[]){0, 2, 1});
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Reshape") == 0, "%s", ops(m));
+    CHECK(input_ints_eq(nth_op(m, "Reshape", 0), 1, 3, (int64_t[]){2, 3, 20}));
+    check_exact(before, m, "merge carried");
+    pc_model_free(before);
+    pc_model_free(m);
+
+    /* the merged axes swap places in the stored tensor: the data moves, so the Reshape stays pinned */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+    pt_const_i64(m, "s3", 3, (int64_t[]){2, 20, 3});
+    transpose(m, "x", "t", 4, (int64_t[]){0, 3, 2, 1}); /* [2,5,4,3]: axes 1,2 are stored 3,2 */
+    pt_node(m, "Reshape", "", "t,s3", "a", NULL);
+    transpose(m, "a", "y", 3, (int64_t[]){0, 2, 1});
+    pt_output(m, "y");
+    CHECK(!run(m));
+    CHECK_MSG(strcmp(ops(m), "Transpose,Reshape,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+}
+
 static void test_qdq(void)
 {
     pc_error err;
@@ -1007,6 +1063,7 @@ int main(void)
     test_gather_shape();
     test_transpose_merge();
     test_reshape();
+    test_reshape_groups();
     test_qdq();
     test_resize();
     test_computed_inputs();
