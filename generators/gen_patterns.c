@@ -163,11 +163,16 @@ static pc_value *ints_maybe_computed(unit_ctx *u, bool allowed, pc_dtype dtype, 
 
 static pc_status use_twins(pc_node *n, pc_value *const *twins, uint32_t count, pc_error *err)
 {
+    bool any = false;
     for (uint32_t i = 0; n && i < count; i++)
         if (twins[i] && i < n->n_inputs) {
             pc_status st = pc_node_set_input(n, i, twins[i], err);
             if (st != PC_OK) return st;
+            any = true;
         }
+    /* the saved model declares the output types inference could no longer find (value_info) */
+    for (uint32_t o = 0; any && o < n->n_outputs; o++)
+        if (n->outputs[o] && !n->outputs[o]->is_graph_output) n->outputs[o]->has_value_info = true;
     return PC_OK;
 }
 
@@ -920,9 +925,10 @@ static pc_status unit_push_tile(unit_ctx *u, pc_error *err)
 
 /* Reshape(T(x)) splitting one axis of T(x) in two ([d] -> [2, d/2] for an even d, else [1, d] or [d, 1]) or
  * merging two neighbours that sit together, in order, in x (ShuffleNet's channel shuffle has both); the shape
- * constant has a -1 now and then. The Reshape runs on x with its axis groups in x's order and the Transpose
- * after it moves whole groups: out_perm below, what close_perm cancels. Near: close_perm's shared values, or
- * (half of them) a merge of neighbours x holds apart, where the data moves and nothing is carried. */
+ * constant has a -1 now and then. The
+ * Reshape runs on x with its axis groups in x's order and the Transpose after it moves whole groups: out_perm
+ * below, what close_perm cancels. Near: close_perm's shared values, or (half of them) a merge of neighbours x
+ * holds apart, where the data moves and nothing is carried. */
 static pc_status unit_push_reshape_groups(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
