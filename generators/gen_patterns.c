@@ -24,7 +24,7 @@
  * the first versions of the units that exist there (Clip-6's attribute bounds, Dropout-7, Reshape-5, the
  * folds), which no other family draws. */
 static const int64_t opsets[] = {17, 13, 20, 15, 18, 11, 7, 5};
-static const uint32_t opset_weights[] = {4, 3, 3, 2, 2, 1, 1, 1};
+static const uint32_t opset_weights[] = {4, 3, 4, 2, 2, 1, 1, 1};
 
 /* Percent of units built as a near miss. */
 enum { NEAR_PERCENT = 40, MAX_UNITS = 3 };
