@@ -517,7 +517,9 @@ class Runner:
             shutil.rmtree(self.src, ignore_errors=True)
             os.makedirs(self.src)
             arch = subprocess.Popen(["git", "-C", REPO, "archive", "HEAD"], stdout=subprocess.PIPE)
-            subprocess.run(["tar", "-x", "-C", self.src], stdin=arch.stdout, check=True)
+            # -m: the files get the extraction time, not the commit's, so make rebuilds what an earlier HEAD's
+            # objects (newer than an old commit's time) would otherwise pass for up to date
+            subprocess.run(["tar", "-x", "-m", "-C", self.src], stdin=arch.stdout, check=True)
             arch.wait()
             with open(stamp, "w") as fh:
                 fh.write(self.head + "\n")

@@ -752,6 +752,34 @@ static void test_errors(void)
     pc_node_set_attr_ints(tc_node(&t, "Transpose", 1), "perm", 2, (int64_t[]){0, 0}, NULL);
     tc_expect(&t, "Transpose perm 0,0", 1 << 20, PC_ERR_ATTRIBUTE, "permutation");
 
+    /* the fold budget is inclusive: exactly max elements folds, one fewer allowed does not */
+    for (int k = 0; k < 2; k++) {
+        t = tc_new(13);
+        tc_rand(&t, PC_DTYPE_FLOAT, 1, (int64_t[]){6}, FILL_ANY);
+        tc_rand(&t, PC_DTYPE_FLOAT, 1, (int64_t[]){6}, FILL_ANY);
+        tc_node(&t, "Add", 1);
+        tc_expect(&t, k ? "Add of 6 over a budget of 5" : "Add of 6 within a budget of 6", k ? 5 : 6,
+                  k ? PC_ERR_BUDGET : PC_OK, "6");
+    }
+
+    /* what the verifier would refuse, handed to the evaluator directly: refused, never read */
+    t = tc_new(13);
+    tc_ints(&t, PC_DTYPE_FLOAT, 2, (int64_t[]){1, 2}, false);
+    pc_node_set_attr_int(tc_node(&t, "Cast", 1), "to", 999, NULL);
+    tc_expect(&t, "Cast to 999", 1 << 20, PC_ERR_ATTRIBUTE, "999");
+
+    t = tc_new(13);
+    tc_rand(&t, PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3}, FILL_ANY);
+    tc_rand(&t, PC_DTYPE_INT8, 1, (int64_t[]){2}, FILL_NONNEG);
+    tc_node(&t, "Gather", 1);
+    tc_expect(&t, "Gather with int8 indices", 1 << 20, PC_ERR_TYPE, "int8");
+
+    t = tc_new(13);
+    tc_rand(&t, PC_DTYPE_FLOAT, 1, (int64_t[]){2}, FILL_ANY);
+    tc_rand(&t, PC_DTYPE_INT64, 1, (int64_t[]){2}, FILL_ANY);
+    pc_node_set_attr_int(tc_node(&t, "Concat", 1), "axis", 0, NULL);
+    tc_expect(&t, "Concat of float and int64", 1 << 20, PC_ERR_TYPE, "int64");
+
     /* index inputs the evaluator cannot read: more values than any rank, or not integers (a bad status
      * must stop the op: its counts are unset) */
     {

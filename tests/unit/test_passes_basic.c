@@ -199,6 +199,17 @@ static void test_dropout(void)
     CHECK(pt_count_op(m, "Dropout") == 0);
     pc_model_free(m);
 
+    /* Dropout-6: "if nonzero, run in test mode": a negative is_test is inference too */
+    m = pt_model(6);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, d23);
+    d = pt_node(m, "Dropout", "", "x", "d", NULL);
+    CHECK_OK(pc_node_set_attr_int(d, "is_test", -1, &err), &err);
+    pt_node(m, "Relu", "", "d", "y", NULL);
+    pt_output(m, "y");
+    check_fires_exact(pc_pass_eliminate_dropout, m, "dropout opset 6 is_test -1");
+    CHECK(pt_count_op(m, "Dropout") == 0);
+    pc_model_free(m);
+
     m = pt_model(6);
     pt_input(m, "x", PC_DTYPE_FLOAT, 2, d23);
     pt_node(m, "Dropout", "", "x", "d", NULL);

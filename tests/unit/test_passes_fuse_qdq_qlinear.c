@@ -371,14 +371,16 @@ static pc_model *relu_model(int kind, int32_t zp)
         pt_const_f(m, "s", 0, NULL, &s);
         put_zp(m, "z", PC_DTYPE_UINT8, 1, &zp);
         const char *src = "xq";
-        if (kind == 2) {
+        if (kind == 2 || kind == 5) {
+            if (kind == 5) pt_input(m, "zin", PC_DTYPE_UINT8, 0, NULL); /* y_zero_point computed */
             pt_const_f(m, "one", 0, NULL, &one);
             put_zp(m, "z0", PC_DTYPE_UINT8, 1, &z0);
             uint8_t w = 1;
             pt_const(m, "w", PC_DTYPE_INT8, 4, (int64_t[]){1, 1, 1, 1}, &w);
             put_zp(m, "wz", PC_DTYPE_INT8, 1, (int32_t[]){0});
             (void)w1;
-            pt_node(m, "QLinearConv", "", "xq,one,z0,w,one,wz,s,z", "qc", NULL);
+            pt_node(m, "QLinearConv", "", kind == 5 ? "xq,one,z0,w,one,wz,s,zin" : "xq,one,z0,w,one,wz,s,z",
+                    "qc", NULL);
             src = "qc";
         }
         char in[64];
@@ -424,6 +426,8 @@ static void test_relu_rules(void)
         {3, 0, true, 2, "QuantizeLinear"},  /* unequal but low end: only the Relu goes */
         {4, 0, true, 2, "Identity"},        /* shared DQ, equal, low end: the DQ stays for its other use */
         {4, 7, false, 3, "Relu"},
+        {5, 7, false, 4,
+         "Relu"}, /* QLinearConv's output zero point computed: nothing to compare, no fusion */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pc_model *m = relu_model(cases[i].kind, cases[i].zp), *before = pt_clone(m);

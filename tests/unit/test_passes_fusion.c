@@ -417,6 +417,17 @@ static void test_reshape(void)
     check_no_fire(pc_pass_fuse_reshape, m, &o, "reshape chain, 0 unresolvable");
     pc_model_free(m);
 
+    /* the second shape computed: nothing to fuse into (near miss "constant") */
+    m = pt_model(14);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
+    pt_input(m, "s2in", PC_DTYPE_INT64, 1, (int64_t[]){2});
+    pt_const_i64(m, "s1", 2, s1);
+    pt_node(m, "Reshape", "", "x,s1", "r1", NULL);
+    pt_node(m, "Reshape", "", "r1,s2in", "y", NULL);
+    pt_output(m, "y");
+    check_no_fire(pc_pass_fuse_reshape, m, &o, "reshape chain, second shape computed");
+    pc_model_free(m);
+
     /* first output used twice */
     m = pt_model(14);
     pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});

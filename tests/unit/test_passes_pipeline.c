@@ -85,7 +85,12 @@ static void test_bypass_output_name(void)
     pc_node *id = pt_node(m, "Identity", "", "r", "y", NULL);
     pt_output(m, "y");
     pc_model *before = pt_clone(m);
-    bool done = false;
+    bool done = true;
+    /* indices past the node's inputs or outputs: nothing to bypass, nothing read */
+    CHECK_OK(pc_pass_bypass_node(m->graph, id, 3, 0, &done, &err), &err);
+    CHECK(!done && m->graph->n_nodes == 2);
+    CHECK_OK(pc_pass_bypass_node(m->graph, id, 0, 2, &done, &err), &err);
+    CHECK(!done && m->graph->n_nodes == 2);
     CHECK_OK(pc_pass_bypass_node(m->graph, id, 0, 0, &done, &err), &err);
     CHECK(done);
     CHECK(m->graph->n_nodes == 1);

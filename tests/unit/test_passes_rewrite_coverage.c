@@ -270,6 +270,7 @@ static void test_table(void)
         CHECK(strcmp(pc_miss_reason_name((pc_miss_reason)r), "?") != 0);
     /* out of range (PC_RW_COUNT itself included): "?", never a read past the tables */
     CHECK(strcmp(pc_rewrite_kind_name(PC_RW_COUNT), "?") == 0);
+    CHECK(strcmp(pc_rewrite_kind_name((pc_rewrite_kind)(PC_RW_COUNT + 7)), "?") == 0);
     CHECK(strcmp(pc_rewrite_kind_pass(PC_RW_COUNT), "?") == 0);
     CHECK(strcmp(pc_rewrite_kind_description(PC_RW_COUNT), "?") == 0);
     CHECK(!pc_rewrite_kind_has_near_miss(PC_RW_COUNT));

@@ -489,6 +489,44 @@ static void test_opset_gate(void)
         pc_model_free(before);
         pc_model_free(m);
     }
+    /* the gate's ends are inside it: 7 and 21 optimize */
+    static const int64_t inside[] = {7, 21};
+    for (int k = 0; k < 2; k++) {
+        pc_model *m = pt_model(inside[k]);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 4, 5});
+        transpose(m, "x", "t", 4, CL);
+        pt_node(m, "Relu", "", "t", "u", NULL);
+        transpose(m, "u", "y", 4, CF);
+        pt_output(m, "y");
+        pc_pass_options o = opts_plain();
+        pc_error err;
+        bool changed = false;
+        CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+        CHECK_MSG(changed && pt_count_op(m, "Transpose") == 0, "opset %lld", (long long)inside[k]);
+        pc_model_free(m);
+    }
+    /* the plan's largest rank (15, perms packed 4 bits an entry) is still a relabeling it moves */
+    int64_t dims[15], perm[15], inv[15];
+    for (int i = 0; i < 15; i++) {
+        dims[i] = i < 2 ? 2 : 1;
+        perm[i] = (i + 1) % 15;
+    }
+    for (int i = 0; i < 15; i++)
+        inv[perm[i]] = i;
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 15, dims);
+    transpose(m, "x", "t", 15, perm);
+    pt_node(m, "Relu", "", "t", "u", NULL);
+    transpose(m, "u", "y", 15, inv);
+    pt_output(m, "y");
+    pc_pass_options o = opts_plain();
+    pc_error err;
+    bool changed = false;
+    CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
+    CHECK_OK(pc_transpose_optimize(m->graph, &o, &changed, &err), &err);
+    CHECK_MSG(changed && pt_count_op(m, "Transpose") == 0 && pt_count_op(m, "Reshape") == 0,
+              "rank 15: %u nodes", m->graph->n_nodes);
+    pc_model_free(m);
 }
 
 /* x NHWC -> T(CF) -> Conv -> T(CL) -> 10 elementwise ops -> [Add x] -> T(CF) -> Conv -> T(CL) -> y.

@@ -712,6 +712,23 @@ static void test_reshape(void)
     pc_model_free(before);
     pc_model_free(m);
 
+    /* a 0 in the shape copies the dim (allowzero absent): x[2,1,3] -T(1,0,2)-> [1,2,3] -Reshape[0,2,3]-> the
+     * same dims, so the pair is the Transpose alone, which moves only the size-1 dim: one Reshape of x */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 1, 3});
+    pt_const_i64(m, "shp", 3, (int64_t[]){0, 2, 3});
+    transpose(m, "x", "t", 3, (int64_t[]){1, 0, 2});
+    pt_node(m, "Reshape", "", "t,shp", "y", NULL);
+    pt_output(m, "y");
+    before = pt_clone(m);
+    CHECK(run(m));
+    CHECK_MSG(strcmp(ops(m), "Reshape") == 0, "%s", ops(m));
+    rs = nth_op(m, "Reshape", 0);
+    CHECK(rs && strcmp(rs->inputs[0]->name, "x") == 0);
+    check_exact(before, m, "Reshape with a 0");
+    pc_model_free(before);
+    pc_model_free(m);
+
     /* a Reshape that merges dims is not a Transpose: stays */
     m = pt_model(13);
     pt_input(m, "x", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 4});
@@ -777,6 +794,26 @@ static void test_reshape_groups(void)
     pt_output(m, "y");
     CHECK(!run(m));
     CHECK_MSG(strcmp(ops(m), "Transpose,Reshape,Transpose") == 0, "%s", ops(m));
+    pc_model_free(m);
+}
+
+/* The int writer keeps every bit of an int32 (negative values, high bytes) */
+static void test_replace_ints(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+    pt_const(m, "c", PC_DTYPE_INT32, 1, (int64_t[]){3}, (int32_t[]){0, 0, 0});
+    pc_node *n = pt_node(m, "Slice", "", "x,c,c", "y", NULL);
+    pt_output(m, "y");
+    pc_error err;
+    tp_ctx ctx = {.graph = m->graph, .opset = 13, .err = &err};
+    static const int64_t want[3] = {-1, 1 << 24, -70000};
+    CHECK_OK(tp_replace_input_ints(&ctx, n, 1, PC_DTYPE_INT32, 3, want), &err);
+    const pc_tensor *t = n->inputs[1]->initializer;
+    CHECK(t && t->dtype == PC_DTYPE_INT32 && t->n_elements == 3);
+    for (size_t k = 0; t && k < 3; k++)
+        CHECK_MSG(((const int32_t *)t->data)[k] == (int32_t)want[k], "element %zu: %d", k,
+                  ((const int32_t *)t->data)[k]);
     pc_model_free(m);
 }
 
@@ -1064,6 +1101,7 @@ int main(void)
     test_transpose_merge();
     test_reshape();
     test_reshape_groups();
+    test_replace_ints();
     test_qdq();
     test_resize();
     test_computed_inputs();
