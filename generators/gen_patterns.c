@@ -927,14 +927,14 @@ static pc_status unit_push_tile(unit_ctx *u, pc_error *err)
  * merging two neighbours that sit together, in order, in x (ShuffleNet's channel shuffle has both); the shape
  * constant has a -1 now and then. The
  * Reshape runs on x with its axis groups in x's order and the Transpose after it moves whole groups: out_perm
- * below, what close_perm cancels. Near: close_perm's shared values, or (half of them) a merge of neighbours x
- * holds apart, where the data moves and nothing is carried. */
+ * below, what close_perm cancels. Near: a merge of neighbours x holds apart (rank >= 3), where the data moves
+ * and nothing is carried; at rank 2 a split with close_perm's shared values. */
 static pc_status unit_push_reshape_groups(unit_ctx *u, pc_error *err)
 {
     pc_gen *g = u->g;
     int64_t dims[PC_MAX_RANK], p[PC_MAX_RANK], td[PC_MAX_RANK];
     int32_t r = draw_rank(u, 2, 4);
-    bool merge = r >= 3 && pc_draw_bool(g->ch, 50), apart = merge && u->near && pc_draw_bool(g->ch, 50);
+    bool merge = r >= 3 && (u->near || pc_draw_bool(g->ch, 50)), apart = merge && u->near;
     pc_value *x = float_input(u, r, 2, dims, err), *t = NULL, *y = NULL;
     if (!x) return err->status;
     /* blocks of x: one per axis, but the merged pair (x axes b, b+1) is one block; T(x) permutes the blocks

@@ -20,7 +20,7 @@
 #include "reference/reference.h"
 #include "tests/test_util.h"
 
-enum { N_CASES = 4000, N_CHECKED = 400 };
+enum { N_CASES = 6000, N_CHECKED = 400 };
 
 static const pc_dtype matrix[] = {
     PC_DTYPE_FLOAT, PC_DTYPE_DOUBLE, PC_DTYPE_FLOAT16, PC_DTYPE_INT8,   PC_DTYPE_UINT8, PC_DTYPE_INT16,
