@@ -61,18 +61,17 @@ static pc_node **nodes_snapshot(tp_ctx *ctx, uint32_t *n_nodes)
     return nodes;
 }
 
-/* Pushes Transpose(q), the one making n's input 0, through n with n's handler (a Transpose merges, a
- * size-1-moving Reshape merges or cancels). */
-static pc_status push_producer(tp_ctx *ctx, pc_node *n, const int64_t *q, size_t rank, bool *done)
+/* Pushes Transpose(q), the one making n's input 0, through n with fn (the Transpose handler merges two
+ * Transposes, tp_reshape_merge a size-1-moving Reshape). */
+static pc_status push_producer(tp_ctx *ctx, pc_node *n, tp_handler_fn fn, const int64_t *q, size_t rank,
+                               bool *done)
 {
     *done = false;
-    const tp_handler *h = tp_handler_find(n, ctx->opset);
-    if (!h) return PC_OK;
     int64_t inv[PC_MAX_RANK];
     uint32_t carry = 0;
     tp_perm_invert(q, rank, inv);
     tp_push push = {ctx, n, q, inv, rank, 1, &carry, NULL};
-    return h->fn(&push, done);
+    return fn(&push, done);
 }
 
 /* A Reshape that only moves size-1 dims reading a Transpose read by nothing else: the two become one
@@ -80,7 +79,7 @@ static pc_status push_producer(tp_ctx *ctx, pc_node *n, const int64_t *q, size_t
  * over whole axis groups, so this is where the size-1 moves meet one. */
 static pc_status reshape_after_transpose(tp_ctx *ctx, pc_node *n, bool *any)
 {
-    int64_t q[PC_MAX_RANK], inv[PC_MAX_RANK];
+    int64_t q[PC_MAX_RANK];
     size_t qr;
     pc_value *v = n->inputs[0];
     pc_node *t = v ? v->producer : NULL;
@@ -88,11 +87,8 @@ static pc_status reshape_after_transpose(tp_ctx *ctx, pc_node *n, bool *any)
         pc_value_single_consumer(v) != n || v->is_graph_output || v->n_subgraph_refs)
         return PC_OK;
     const char *tname = t->name, *name = n->name;
-    bool done = false;
-    uint32_t carry = 0;
-    tp_perm_invert(q, qr, inv);
-    tp_push push = {ctx, n, q, inv, qr, 1, &carry, NULL};
-    pc_status st = tp_reshape_merge(&push, &done);
+    bool done;
+    pc_status st = push_producer(ctx, n, tp_reshape_merge, q, qr, &done);
     if (st == PC_OK && !done) pc_pass_near_miss(ctx->opts, PC_RW_TP_PUSH_RESHAPE, PC_MISS_OTHER);
     if (st != PC_OK || !done) return st;
     *any = ctx->reshape_merged = true;
@@ -170,9 +166,11 @@ static pc_status clean_sweep(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes, boo
             fault_skipped = true;
             continue;
         }
+        const tp_handler *h = tp_handler_find(n, ctx->opset);
+        if (!h) continue;
         const char *tname = t->name;
         bool done;
-        if ((st = push_producer(ctx, n, q, r, &done)) != PC_OK) return st;
+        if ((st = push_producer(ctx, n, h->fn, q, r, &done)) != PC_OK) return st;
         if (done) {
             *any = true;
             pc_pass_explain(ctx->opts, "merged Transpose '%s' into Transpose '%s'", tname, name);

@@ -466,11 +466,12 @@ pc_status tp_unsqueeze_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n_le
         if ((st = tp_unsqueeze_input(ctx, dq, 0, n_lead)) != PC_OK) return st;
         if (per_axis && (st = pc_node_set_attr_int(dq, "axis", axis + (int64_t)n_lead, ctx->err)) != PC_OK)
             return st;
+        /* the DQ output's element type: as typed, else the scale's (DQ-19+ outputs the scale's type) */
         const pc_tensor *q = pc_value_const(dq->inputs[0]);
-        pc_dtype elem = v->type.kind == PC_TYPE_TENSOR ? v->type.elem : PC_DTYPE_FLOAT; /* DQ-19+: scale's */
-        if (v->type.kind != PC_TYPE_TENSOR && dq->n_inputs > 1 && dq->inputs[1] &&
-            dq->inputs[1]->type.kind == PC_TYPE_TENSOR)
-            elem = dq->inputs[1]->type.elem;
+        const pc_value *scale = dq->n_inputs > 1 ? dq->inputs[1] : NULL;
+        pc_dtype elem = v->type.kind == PC_TYPE_TENSOR                ? v->type.elem
+                        : scale && scale->type.kind == PC_TYPE_TENSOR ? scale->type.elem
+                                                                      : PC_DTYPE_FLOAT;
         return set_type_dims(v, elem, q->rank, q->dims, ctx->err);
     }
     pc_value *ins[2] = {v, NULL};
@@ -501,21 +502,29 @@ pc_status tp_unsqueeze_input(tp_ctx *ctx, pc_node *node, uint32_t i, size_t n_le
     return pc_node_set_input(node, i, u->outputs[0], ctx->err);
 }
 
-pc_status tp_replace_input_ints(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, size_t n,
-                                const int64_t *values)
+/* A 1-D int32 or int64 tensor of n values (int32 keeps each value's low 32 bits); NULL with err set. */
+static pc_tensor *ints_tensor(tp_ctx *ctx, const char *name, pc_dtype dtype, size_t n, const int64_t *values)
 {
     int64_t dim = (int64_t)n;
-    pc_value *v = i < node->n_inputs ? node->inputs[i] : NULL;
-    pc_tensor *nt = pc_tensor_create(ctx->graph->model, v ? v->name : "ints", dtype, 1, &dim, ctx->err);
-    if (!nt) return ctx->err->status;
+    pc_tensor *t = pc_tensor_create(ctx->graph->model, name, dtype, 1, &dim, ctx->err);
+    if (!t) return NULL;
     for (size_t k = 0; k < n; k++) {
         if (dtype == PC_DTYPE_INT32) {
             int32_t x = (int32_t)values[k];
-            memcpy((uint8_t *)nt->data + k * 4, &x, 4);
+            memcpy((uint8_t *)t->data + k * 4, &x, 4);
         } else {
-            memcpy((uint8_t *)nt->data + k * 8, &values[k], 8);
+            memcpy((uint8_t *)t->data + k * 8, &values[k], 8);
         }
     }
+    return t;
+}
+
+pc_status tp_replace_input_ints(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, size_t n,
+                                const int64_t *values)
+{
+    pc_value *v = i < node->n_inputs ? node->inputs[i] : NULL;
+    pc_tensor *nt = ints_tensor(ctx, v ? v->name : "ints", dtype, n, values);
+    if (!nt) return ctx->err->status;
     return install_const(ctx, node, i, v, nt);
 }
 
@@ -526,16 +535,8 @@ static pc_status gather_input(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype d
                               const int64_t *table, bool as_indices)
 {
     pc_value *v = node->inputs[i];
-    int64_t dim = (int64_t)n;
-    pc_tensor *t = pc_tensor_create(ctx->graph->model, NULL, dtype, 1, &dim, ctx->err);
+    pc_tensor *t = ints_tensor(ctx, NULL, dtype, n, table);
     if (!t) return ctx->err->status;
-    for (size_t k = 0; k < n; k++) {
-        int32_t x32 = (int32_t)table[k];
-        if (dtype == PC_DTYPE_INT32)
-            memcpy((uint8_t *)t->data + k * 4, &x32, 4);
-        else
-            memcpy((uint8_t *)t->data + k * 8, &table[k], 8);
-    }
     pc_value *tv = pc_pass_add_initializer(ctx->graph, as_indices ? "perm" : "perm_inv", t, ctx->err);
     if (!tv) return ctx->err->status;
     pc_value *ins[2] = {as_indices ? tv : v, as_indices ? v : tv};
