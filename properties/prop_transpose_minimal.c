@@ -83,10 +83,12 @@ static pc_prop_outcome check_no_increase(const pc_check_ctx *ctx, const pc_model
     return PC_PROP_FAIL;
 }
 
-static pc_prop_outcome leftover(const pc_graph *g, char *msg, size_t msg_size, const char **kind)
+static pc_prop_outcome leftover(const pc_check_ctx *ctx, const pc_graph *g, char *msg, size_t msg_size,
+                                const char **kind)
 {
     char why[768];
-    if (!pc_tpo_leftover_find(g, why, sizeof why)) return PC_PROP_PASS;
+    pc_tpo_options topts = {.eps = ctx->eps, .n_eps = ctx->n_eps};
+    if (!pc_tpo_leftover_find(g, &topts, why, sizeof why)) return PC_PROP_PASS;
     *kind = "leftover";
     snprintf(msg, msg_size, "the transpose optimizer left a removable Transpose: %s", why);
     return PC_PROP_FAIL;
@@ -107,7 +109,7 @@ static pc_prop_outcome per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, c
     bool one_run_saw_all = (strcmp(ctx->pass, "transpose_optimize") == 0 && !annotated(ctx->after->graph)) ||
                            (strcmp(ctx->pass, "transpose_optimize_ep") == 0 && ctx->n_eps <= 1);
     if (one_run_saw_all) {
-        pc_prop_outcome o = leftover(ctx->after->graph, msg, msg_size, kind);
+        pc_prop_outcome o = leftover(ctx, ctx->after->graph, msg, msg_size, kind);
         if (o != PC_PROP_PASS) return o;
     }
     char what[96];
@@ -126,7 +128,7 @@ static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, cons
     if (ctx->config && ctx->config->level < PC_LEVEL_EXTENDED) return PC_PROP_PASS; /* no optimizer ran */
     if (!opset_supported(ctx->after)) return PC_PROP_PASS;
     const pc_graph *g = ctx->after->graph;
-    pc_prop_outcome o = leftover(g, msg, msg_size, kind);
+    pc_prop_outcome o = leftover(ctx, g, msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;
     o = check_no_increase(ctx, ctx->original, NULL, 0, "end to end", msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;

@@ -501,14 +501,19 @@ static pc_status handle_shape(tp_push *p, bool *done)
     return pc_value_set_type(fresh, &ty, ctx->err);
 }
 
-pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node)
+pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node, bool *kept)
 {
     bool done;
+    *kept = false;
     /* the run's rules: a graph output is handed to the input's producer only when this run may change it
      * (its EP, or its annotation group before partitioning); otherwise an Identity keeps the name */
     pc_status st = pc_pass_bypass_node_for(ctx->graph, ctx->opts, node, 0, 0, &done, ctx->err);
     if (st != PC_OK || done) return st;
     pc_value *a = node->inputs[0];
+    if (!tp_can_add(ctx, node, "Identity", a->type.elem)) {
+        *kept = true;
+        return PC_OK;
+    }
     pc_node *id = pc_pass_add_node(ctx->graph, ctx->opts, "Identity", "", 1, &a, 1, node, ctx->err);
     if (!id) return ctx->err->status;
     if ((st = pc_graph_move_output(node, 0, id, 0)) != PC_OK)
@@ -532,8 +537,9 @@ static pc_status handle_transpose(tp_push *p, bool *done)
     if ((st = tp_remove_if_dead(p->ctx, first)) != PC_OK) return st;
     bool cancels = tp_perm_is_identity(c, p->rank);
     pc_pass_note(p->ctx->opts, cancels ? PC_RW_TP_CANCEL : PC_RW_TP_MERGE);
-    if (cancels) return tp_replace_by_input(p->ctx, p->node);
-    return pc_node_set_attr_ints(p->node, "perm", p->rank, c, p->ctx->err);
+    bool kept = false;
+    if (cancels && ((st = tp_replace_by_input(p->ctx, p->node, &kept)) != PC_OK || !kept)) return st;
+    return pc_node_set_attr_ints(p->node, "perm", p->rank, c, p->ctx->err); /* kept: the identity perm */
 }
 
 /* Axis groups of a reshape from dims in[0..r) to out[0..s): group k is input axes [gi[k], gi[k+1]) and output
@@ -712,7 +718,8 @@ pc_status tp_reshape_merge(tp_push *p, bool *done)
         if ((st = pc_node_set_input(node, 0, a, ctx->err)) != PC_OK) return st;
         *done = true;
         if ((st = tp_remove_if_dead(ctx, first)) != PC_OK) return st;
-        return tp_replace_by_input(ctx, node);
+        bool kept; /* the Reshape reading a is then already the copy: its shape is a's */
+        return tp_replace_by_input(ctx, node, &kept);
     }
     pc_node *t = pc_pass_add_node(ctx->graph, ctx->opts, "Transpose", "", 1, &a, 1, node, ctx->err);
     if (!t) return ctx->err->status;

@@ -89,8 +89,10 @@ pc_status tp_map_input(tp_ctx *ctx, pc_node *node, uint32_t i, pc_dtype dtype, s
 pc_status tp_fold_const_transpose(tp_ctx *ctx, pc_node *t, const int64_t *perm, size_t rank, bool *done);
 pc_status tp_remove_if_dead(tp_ctx *ctx, pc_node *node);
 /* Node reads the value to pass through on input 0: its output 0 is bypassed onto it, or (when both are graph
- * outputs, or the value's producer is not this run's to change) an Identity keeps the output's name. */
-pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node);
+ * outputs, or the value's producer is not this run's to change) an Identity keeps the output's name. When
+ * the run's EP runs no Identity (tp_can_add), node stays and *kept is set: the caller leaves it a copy of its
+ * own op (an identity Transpose, a Reshape to its input's shape). */
+pc_status tp_replace_by_input(tp_ctx *ctx, pc_node *node, bool *kept);
 /* Reads a constant int input (int32/int64, at most PC_MAX_RANK values). */
 bool tp_const_ints(const pc_node *node, uint32_t i, int64_t *out, size_t *n, pc_dtype *dtype);
 /* Normalizes axis into [0, rank); false when out of range. */

@@ -28,10 +28,13 @@ static pc_node *twin_transpose(const tp_ctx *ctx, const pc_node *n, const int64_
 }
 
 /* n duplicates twin: n's uses read twin's output; when both are graph outputs n becomes Identity(twin's
- * output), which keeps n's output name and copies instead of permuting. */
-static pc_status merge_twin(tp_ctx *ctx, pc_node *n, pc_node *twin)
+ * output), which keeps n's output name and copies instead of permuting, and stays (*merged false) when the
+ * run's EP runs no Identity. */
+static pc_status merge_twin(tp_ctx *ctx, pc_node *n, pc_node *twin, bool *merged)
 {
     pc_status st;
+    *merged = !n->outputs[0]->is_graph_output || tp_can_add(ctx, n, "Identity", twin->outputs[0]->type.elem);
+    if (!*merged) return PC_OK;
     if (!n->outputs[0]->is_graph_output) {
         if ((st = pc_value_replace_uses(n->outputs[0], twin->outputs[0])) != PC_OK)
             return pc_error_set(ctx->err, st, "rewiring uses of '%s'", n->outputs[0]->name);
@@ -124,8 +127,9 @@ static pc_status clean_sweep(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes, boo
         }
         if (!tp_transpose_perm(n, perm, &r)) continue;
         if (tp_perm_is_identity(perm, r) || tp_perm_moves_unit_axes_only(n->inputs[0], perm, r)) {
-            bool identity = tp_perm_is_identity(perm, r);
-            if ((st = tp_replace_by_input(ctx, n)) != PC_OK) return st;
+            bool identity = tp_perm_is_identity(perm, r), kept;
+            if ((st = tp_replace_by_input(ctx, n, &kept)) != PC_OK) return st;
+            if (kept) continue; /* the copy a graph output's name needs, on an EP without Identity */
             *any = true;
             pc_pass_note(ctx->opts, PC_RW_TP_IDENTITY_REMOVED);
             pc_pass_explain(ctx->opts,
@@ -148,7 +152,9 @@ static pc_status clean_sweep(tp_ctx *ctx, pc_node **nodes, uint32_t n_nodes, boo
         pc_node *twin = twin_transpose(ctx, n, perm, r);
         if (twin) {
             /* the same perm on the same value twice (converters emit one per branch): keep the first */
-            if ((st = merge_twin(ctx, n, twin)) != PC_OK) return st;
+            bool merged;
+            if ((st = merge_twin(ctx, n, twin, &merged)) != PC_OK) return st;
+            if (!merged) continue;
             *any = true;
             pc_pass_explain(ctx->opts, "merged duplicate Transpose '%s' into '%s'", name, twin->name);
             pc_pass_note(ctx->opts, PC_RW_TP_TWIN_MERGED);

@@ -397,6 +397,7 @@ typedef struct tpo_model {
     uint32_t *group[TPO_FREE_RANK + 1]; /* candidate perms per rank */
     uint32_t n_group[TPO_FREE_RANK + 1];
     uint32_t pinned_transposes; /* Transposes the oracle cannot move (malformed perms, unknown ranks) */
+    uint32_t name_copies;       /* names that need a node of their own (name_needs_copy) */
     uint32_t transposes;
 } tpo_model;
 
@@ -537,17 +538,40 @@ static bool outputs_ranked(const pc_node *n, uint32_t rank)
     return true;
 }
 
-/* Can node n get the Gather its computed input i of that element type needs? Unassigned: yes (partitioning
- * decides later); assigned: when its EP, looked up in the options, claims a Gather of that type. */
-static bool gather_runs(const tpo_model *m, const pc_node *n, uint32_t i)
+/* Can a node op_type (first input of type dt) be added next to n and take n's EP? Unassigned: yes
+ * (partitioning decides later); assigned: when that EP, looked up in the options, claims it; `unlisted` when
+ * the options do not list it. */
+static bool ep_runs(const pc_tpo_options *o, const pc_graph *g, const pc_node *n, const char *op_type,
+                    pc_dtype dt, bool unlisted)
 {
     if (!n->ep) return true;
-    const pc_tpo_options *o = m->opts;
-    pc_dtype dt = n->inputs[i]->type.elem;
-    for (uint32_t k = 0; o && k < o->n_eps; k++)
+    for (uint32_t k = 0; o && o->eps && k < o->n_eps; k++)
         if (o->eps[k] && strcmp(o->eps[k]->name, n->ep) == 0)
-            return pc_ep_claims_new_node(o->eps[k], (pc_graph *)m->g, "Gather", dt);
-    return false;
+            return pc_ep_claims_new_node(o->eps[k], (pc_graph *)g, op_type, dt);
+    return unlisted;
+}
+
+/* Can node n get the Gather its computed input i of that element type needs? (An unlisted EP's node is
+ * pinned.) */
+static bool gather_runs(const tpo_model *m, const pc_node *n, uint32_t i)
+{
+    return ep_runs(m->opts, m->g, n, "Gather", n->inputs[i]->type.elem, false);
+}
+
+/* Does the name of v, a graph output or a value a subgraph reads, made by a Transpose, need a node of its
+ * own whatever layouts are picked? The optimizer keeps such a name with an Identity, or hands it to the maker
+ * of the value the Transpose would read; an EP that runs no Identity leaves only the latter, which the model
+ * does not follow (which value that is depends on the choice), so each such name is charged one node: a
+ * Transpose, or the identity Transpose the optimizer leaves as the copy. An upper bound where a hand-over
+ * was possible. */
+static bool name_needs_copy(const tpo_model *m, const pc_value *v)
+{
+    const pc_node *t = v->producer;
+    if (!t || t->graph != m->g || !is_transpose_node(t) || !t->inputs[0]) return false;
+    if (!v->is_graph_output && !v->n_subgraph_refs) return false;
+    /* only a relabeling Transpose: a pinned one is counted as it is (pinned_transposes) */
+    if (m->vcls[v->id] == TPO_NONE || m->classes[m->vcls[v->id]].root == v) return false;
+    return !ep_runs(m->opts, m->g, t, "Identity", t->inputs[0]->type.elem, true);
 }
 
 /* Fills d for a layout-agnostic node whose preconditions hold (the ones the optimizer's handlers check). */
@@ -1092,12 +1116,15 @@ static pc_status model_build(tpo_model *m)
     }
     /* graph outputs and values subgraphs read stay as they are */
     for (uint32_t i = 0; i < g->n_outputs; i++)
-        if ((st = fixed_add(m, g->outputs[i], NULL, true)) != PC_OK) return st;
-    for (const pc_node *n = g->first; n; n = n->next)
+        if (!name_needs_copy(m, g->outputs[i]) && (st = fixed_add(m, g->outputs[i], NULL, true)) != PC_OK)
+            return st;
+    for (const pc_node *n = g->first; n; n = n->next) {
         for (uint32_t i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] && n->inputs[i]->n_subgraph_refs &&
+            if (n->inputs[i] && n->inputs[i]->n_subgraph_refs && !name_needs_copy(m, n->inputs[i]) &&
                 (st = fixed_add(m, n->inputs[i], NULL, true)) != PC_OK)
                 return st;
+        if (is_transpose_node(n) && n->outputs[0] && name_needs_copy(m, n->outputs[0])) m->name_copies++;
+    }
 
     if ((st = groups_build(m)) != PC_OK) return st;
     m->frees = calloc(m->n_descs ? m->n_descs : 1, sizeof *m->frees);
@@ -1334,7 +1361,7 @@ pc_status pc_tpo_solve(const pc_graph *g, const pc_tpo_options *opts, pc_tpo_res
         choice_undo(&s, &m.frees[k].choices[0]);
     search(&s, 0);
     res->transposes = m.transposes;
-    res->optimum = (uint32_t)s.best + m.pinned_transposes;
+    res->optimum = (uint32_t)s.best + m.pinned_transposes + m.name_copies;
     res->proven = !s.out_of_steps;
     res->n_free = m.n_free;
     res->n_classes = m.n_classes;
@@ -1396,14 +1423,28 @@ static bool chain_link(const pc_node *n, const pc_value *from, uint32_t rank)
     return true;
 }
 
-bool pc_tpo_leftover_find(const pc_graph *g, char *msg, size_t msg_size)
+/* An identity Transpose n is the copy its output's name needs: that name (a graph output's, or one a subgraph
+ * reads) cannot go to n's input's maker (none; another run's node; a value that is itself named, or read by
+ * anything else), and n's EP runs no Identity to copy with. */
+static bool identity_is_copy(const pc_node *n, const pc_tpo_options *opts)
+{
+    const pc_value *out = n->outputs[0], *in = n->inputs[0];
+    if (!out->is_graph_output && !out->n_subgraph_refs) return false;
+    if (ep_runs(opts, n->graph, n, "Identity", in->type.elem, true)) return false;
+    bool handed = !out->n_subgraph_refs && in->producer && in->producer->graph == n->graph &&
+                  region_same(in->producer, n) && !in->is_graph_output && !in->is_graph_input &&
+                  !in->initializer && !in->n_subgraph_refs && in->n_consumers == 1;
+    return !handed;
+}
+
+bool pc_tpo_leftover_find(const pc_graph *g, const pc_tpo_options *opts, char *msg, size_t msg_size)
 {
     for (const pc_node *n = g->first; n; n = n->next) {
         tpo_perm p;
         if (!transpose_perm(n, &p)) continue;
         char pb[64], qb[64];
         perm_format(&p, pb, sizeof pb);
-        if (perm_is_identity(&p)) {
+        if (perm_is_identity(&p) && !identity_is_copy(n, opts)) {
             snprintf(msg, msg_size, "Transpose '%s' has the identity perm %s", n->name ? n->name : "", pb);
             return true;
         }

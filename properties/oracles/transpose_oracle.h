@@ -55,7 +55,8 @@ typedef struct pc_tpo_options {
         max_steps; /* search steps before giving up (0: 400000); the best found so far is still reported */
     /* The EPs nodes are assigned to (found by name). A node whose move needs a helper node (a Gather
      * reordering computed pads, repeats or axes) moves only where its EP claims that node; a node assigned
-     * to an EP not listed here is pinned. Unassigned nodes move. */
+     * to an EP not listed here is pinned. Unassigned nodes move. A graph output's name made by a Transpose
+     * of a listed EP that runs no Identity costs a node of its own (it cannot be kept by a copy). */
     const pc_ep *const *eps;
     uint32_t n_eps;
 } pc_tpo_options;
@@ -84,11 +85,12 @@ uint32_t pc_tpo_count_transposes(const pc_graph *g);
 uint32_t pc_tpo_count_nhwc(const pc_graph *g);
 
 /* Structural leftovers of the transpose optimizer in g's main graph, among nodes that one optimizer run could
- * edit together (the same EP, or none): an identity-perm Transpose; a Transpose reading a Transpose; a
+ * edit together (the same EP, or none): an identity-perm Transpose (but for the copy a graph output's name
+ * needs on an EP, looked up in opts, that runs no Identity); a Transpose reading a Transpose; a
  * Transpose whose single consumer chain of layout-agnostic elementwise ops (unary ops; broadcasting ops whose
  * other inputs are constants or scalars) ends in a Transpose that cancels it. Returns true and describes the
  * first one in msg when there is one. */
-bool pc_tpo_leftover_find(const pc_graph *g, char *msg, size_t msg_size);
+bool pc_tpo_leftover_find(const pc_graph *g, const pc_tpo_options *opts, char *msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

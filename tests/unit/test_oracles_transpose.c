@@ -902,7 +902,7 @@ static void test_random_tf(bool se_blocks)
         if (!r0.proven || !r1.proven) not_proven++;
         /* structural leftovers never; the exact optimum: counted */
         char left[512];
-        CHECK_MSG(!pc_tpo_leftover_find(m->graph, left, sizeof left), "seed %llu: %s",
+        CHECK_MSG(!pc_tpo_leftover_find(m->graph, NULL, left, sizeof left), "seed %llu: %s",
                   (unsigned long long)seed, left);
         uint32_t optimum = r0.optimum < r1.optimum ? r0.optimum : r1.optimum;
         judged++;
