@@ -222,10 +222,11 @@ static pc_status compute_groups(part_ctx *c, const pc_ep *ep, const char *name, 
     pc_graph *g = c->graph;
     size_t n_ids = g->next_node_id ? g->next_node_id : 1;
     group_ctx gc = {.ep = name};
-    gc.level = calloc(n_ids, sizeof *gc.level);
-    gc.parent = calloc(n_ids, sizeof *gc.parent);
-    uint32_t *count = calloc(n_ids, sizeof *count);
-    uint32_t *slot = calloc(n_ids, sizeof *slot); /* group root → subgraph index + 1 */
+    pc_mem *mem = &c->model->mem; /* temporaries from the model's heap: OOM-injection points */
+    gc.level = pc_mem_calloc(mem, n_ids, sizeof *gc.level);
+    gc.parent = pc_mem_calloc(mem, n_ids, sizeof *gc.parent);
+    uint32_t *count = pc_mem_calloc(mem, n_ids, sizeof *count);
+    uint32_t *slot = pc_mem_calloc(mem, n_ids, sizeof *slot); /* group root → subgraph index + 1 */
     pc_status st = PC_OK;
     if (!gc.level || !gc.parent || !count || !slot) {
         st = pc_error_set(c->err, PC_ERR_NOMEM, "out of memory grouping nodes for EP '%s'", ep->name);
@@ -268,10 +269,10 @@ static pc_status compute_groups(part_ctx *c, const pc_ep *ep, const char *name, 
         s->nodes[s->n_nodes++] = n;
     }
 done:
-    free(gc.level);
-    free(gc.parent);
-    free(count);
-    free(slot);
+    pc_mem_free(mem, gc.level);
+    pc_mem_free(mem, gc.parent);
+    pc_mem_free(mem, count);
+    pc_mem_free(mem, slot);
     return st;
 }
 
@@ -339,7 +340,7 @@ pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t 
             return pc_model_alloc_error(model, err, "an EP name");
     }
     uint32_t n_kept = c.graph->next_node_id;
-    uint8_t *kept = calloc(n_kept ? n_kept : 1, 1);
+    uint8_t *kept = pc_mem_calloc(&model->mem, n_kept ? n_kept : 1, 1);
     if (!kept) return pc_error_set(err, PC_ERR_NOMEM, "partition: flags for %u nodes", n_kept);
     keep_valid_assignments(&c, kept);
 
@@ -359,18 +360,18 @@ pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t 
         bool changed = false;
         pc_status st = pc_layout_transform_keeping(c.graph, eps[j], &lo, kept, n_kept, &changed, err);
         if (st != PC_OK) {
-            free(kept);
+            pc_mem_free(&model->mem, kept);
             return st;
         }
         if (!changed) continue;
         pc_node *dropped = NULL;
         get_capability(&c, j, true, &dropped);
         if (dropped) {
-            free(kept);
+            pc_mem_free(&model->mem, kept);
             return report_nhwc_unclaimed(&c, j, dropped);
         }
     }
-    free(kept);
+    pc_mem_free(&model->mem, kept);
     for (pc_node *n = c.graph->first; n; n = n->next)
         if (!n->ep) return report_unassigned(&c, n);
     for (pc_node *n = c.graph->first; n; n = n->next)

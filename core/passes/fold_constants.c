@@ -7,7 +7,7 @@
 #include "core/eval/eval.h"
 #include "core/passes/pass_match.h"
 
-enum { FOLD_DEFAULT_MAX_ELEMENTS = 1 << 16, FOLD_MAX_INPUTS = 64 };
+enum { FOLD_DEFAULT_MAX_ELEMENTS = 1 << 16, FOLD_MAX_INPUTS = 64, FOLD_MAX_OUTPUTS = 64 };
 
 /* Ops whose result is not a function of their inputs: never folded, whatever the evaluator says. */
 static const char *const nondeterministic_ops[] = {
@@ -19,7 +19,7 @@ static const char *const nondeterministic_ops[] = {
 static bool node_is_foldable(const pc_node *n, pc_miss_reason *why)
 {
     *why = PC_MISS_COUNT;
-    if (n->n_inputs > FOLD_MAX_INPUTS) return false;
+    if (n->n_inputs > FOLD_MAX_INPUTS || n->n_outputs > FOLD_MAX_OUTPUTS) return false;
     if (n->domain[0] == '\0')
         for (size_t i = 0; i < sizeof nondeterministic_ops / sizeof nondeterministic_ops[0]; i++)
             if (strcmp(n->op_type, nondeterministic_ops[i]) == 0) return false;
@@ -53,8 +53,7 @@ static pc_status fold_node(pc_graph *g, const pc_pass_options *opts, pc_node *n,
     const pc_tensor *ins[FOLD_MAX_INPUTS];
     for (uint32_t i = 0; i < n->n_inputs; i++)
         ins[i] = n->inputs[i] ? pc_value_const(n->inputs[i]) : NULL;
-    pc_tensor **outs = calloc(n->n_outputs ? n->n_outputs : 1, sizeof *outs);
-    if (!outs) return pc_error_set(err, PC_ERR_NOMEM, "out of memory folding node '%s'", pm_label(n));
+    pc_tensor *outs[FOLD_MAX_OUTPUTS] = {NULL};
     pc_status st = pc_eval_node(n, ins, n->n_inputs, outs, max_elements, err);
     /* planted bug (--inject fold-skips-errors): an allocation failure read as "cannot fold", so the pass
      * succeeds with the node left in place (only the alloc-failure property sees it) */
@@ -62,7 +61,6 @@ static pc_status fold_node(pc_graph *g, const pc_pass_options *opts, pc_node *n,
     if (st == PC_ERR_UNSUPPORTED || st == PC_ERR_BUDGET || skip_any) {
         pc_pass_near_miss(opts, PC_RW_CONST_FOLDED, st == PC_ERR_BUDGET ? PC_MISS_TYPE : PC_MISS_OTHER);
         pc_error_clear(err);
-        free(outs);
         return PC_OK;
     }
     for (uint32_t i = 0; st == PC_OK && i < n->n_outputs; i++) {
@@ -81,7 +79,6 @@ static pc_status fold_node(pc_graph *g, const pc_pass_options *opts, pc_node *n,
         if ((st = pc_value_replace_uses(v, c)) != PC_OK)
             pc_error_set(err, st, "rewiring the uses of '%s'", v->name);
     }
-    free(outs);
     if (st != PC_OK) return st;
     *folded = true;
     return pc_pass_remove_dead(g, n, err);

@@ -117,6 +117,7 @@ static inline pc_status pm_copy_attrs(pc_node *dst, const pc_node *src, pc_error
  * pass takes one per graph per round: a small graph's list lives in the struct (not to be copied), a larger
  * one on the heap. */
 typedef struct pm_nodes {
+    pc_mem *mem; /* the model's heap (an OOM-injection point) when items is not `few` */
     pc_node **items;
     uint32_t n;
     pc_node *few[32];
@@ -125,9 +126,10 @@ typedef struct pm_nodes {
 static inline pc_status pm_nodes_snapshot(pc_graph *g, pm_nodes *out, pc_error *err)
 {
     out->n = 0;
+    out->mem = &g->model->mem;
     if (g->n_nodes <= sizeof out->few / sizeof out->few[0])
         out->items = out->few;
-    else if (!(out->items = malloc(g->n_nodes * sizeof *out->items)))
+    else if (!(out->items = pc_mem_alloc(out->mem, g->n_nodes * sizeof *out->items)))
         return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing the nodes of a graph");
     for (pc_node *n = g->first; n && out->n < g->n_nodes; n = n->next)
         out->items[out->n++] = n;
@@ -136,7 +138,7 @@ static inline pc_status pm_nodes_snapshot(pc_graph *g, pm_nodes *out, pc_error *
 
 static inline void pm_nodes_free(pm_nodes *s)
 {
-    if (s->items != s->few) free(s->items);
+    if (s->items != s->few) pc_mem_free(s->mem, s->items);
     s->items = NULL;
 }
 
@@ -213,13 +215,14 @@ static inline pc_status pm_bypass(pc_graph *g, const pc_pass_options *opts, pc_n
                                   pc_error *err)
 {
     uint32_t n = node->n_inputs;
-    pc_value **ins = n ? malloc(n * sizeof *ins) : NULL;
-    if (n && !ins) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing node '%s'", pm_label(node));
+    pc_value *few[8], **ins = few; /* the model's heap (an OOM-injection point) past a few */
+    if (n > sizeof few / sizeof few[0] && !(ins = pc_mem_alloc(&g->model->mem, n * sizeof *ins)))
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing node '%s'", pm_label(node));
     if (n) memcpy(ins, node->inputs, n * sizeof *ins);
     pc_status st = pc_pass_bypass_node_for(g, opts, node, 0, 0, done, err);
     for (uint32_t i = 1; st == PC_OK && *done && i < n; i++)
         st = pm_drop_unused_const(g, ins[i], err);
-    free(ins);
+    if (ins != few) pc_mem_free(&g->model->mem, ins);
     return st;
 }
 

@@ -218,44 +218,69 @@ static bool node_is_dead(const pc_node *n)
     return true;
 }
 
+/* A node worklist: NODE_LIST_INLINE entries in place (the common case allocates nothing), then the model's
+ * heap, so that a growth is an OOM-injection point like every other pass allocation (pc_mem). */
+enum { NODE_LIST_INLINE = 16 };
+typedef struct node_list {
+    pc_node **v;
+    size_t n, cap;
+    pc_node *inline_v[NODE_LIST_INLINE];
+} node_list;
+
+static void node_list_init(node_list *l)
+{
+    l->v = l->inline_v;
+    l->n = 0;
+    l->cap = NODE_LIST_INLINE;
+}
+
+static bool node_list_push(pc_mem *mem, node_list *l, pc_node *x)
+{
+    if (l->n == l->cap) {
+        size_t bytes;
+        if (!pc_size_mul(2 * l->cap, sizeof *l->v, &bytes)) return false;
+        bool in_place = l->v == l->inline_v;
+        pc_node **bigger = in_place ? pc_mem_alloc(mem, bytes) : pc_mem_realloc(mem, l->v, bytes);
+        if (!bigger) return false;
+        if (in_place) memcpy(bigger, l->inline_v, sizeof l->inline_v);
+        l->v = bigger;
+        l->cap *= 2;
+    }
+    l->v[l->n++] = x;
+    return true;
+}
+
+static void node_list_free(pc_mem *mem, node_list *l)
+{
+    if (l->v != l->inline_v) pc_mem_free(mem, l->v);
+}
+
 pc_status pc_pass_remove_dead(pc_graph *graph, pc_node *node, pc_error *err)
 {
     if (!node_is_dead(node)) return PC_OK;
-    /* Iterative worklist over producers (a long dead chain must not recurse deeply). It is temporary, so it
-     * lives in malloc'ed memory rather than the model's arena, which passes calling this per node would grow.
-     * A removed node keeps its input array (only the values' use lists change), so its inputs are read after
-     * removal. */
-    size_t cap = 16, n = 0;
-    pc_node **stack = malloc(cap * sizeof *stack);
-    if (!stack) return pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
-    stack[n++] = node;
+    /* Iterative worklist over producers (a long dead chain must not recurse deeply). A removed node keeps its
+     * input array (only the values' use lists change), so its inputs are read after removal. */
+    pc_mem *mem = &graph->model->mem;
+    node_list stack;
+    node_list_init(&stack);
+    stack.v[stack.n++] = node;
     pc_status st = PC_OK;
-    while (n && st == PC_OK) {
-        pc_node *cur = stack[--n];
+    while (stack.n && st == PC_OK) {
+        pc_node *cur = stack.v[--stack.n];
         if (!node_is_dead(cur)) continue;
         if ((st = pc_graph_remove_node(graph, cur, err)) != PC_OK) break;
         for (uint32_t i = 0; i < cur->n_inputs && st == PC_OK; i++) {
             pc_value *v = cur->inputs[i];
             if (!v || pc_value_is_used(v)) continue;
             if (v->producer && v->producer->graph == graph) {
-                if (n == cap) {
-                    pc_node **bigger = cap <= SIZE_MAX / (2 * sizeof *stack)
-                                           ? realloc(stack, 2 * cap * sizeof *stack)
-                                           : NULL;
-                    if (!bigger) {
-                        st = pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
-                        break;
-                    }
-                    stack = bigger;
-                    cap *= 2;
-                }
-                stack[n++] = v->producer;
+                if (!node_list_push(mem, &stack, v->producer))
+                    st = pc_error_set(err, PC_ERR_NOMEM, "out of memory removing dead nodes");
             } else if (v->initializer && v->graph == graph && !v->is_graph_input) {
                 st = pc_graph_remove_initializer(graph, v, err);
             }
         }
     }
-    free(stack);
+    node_list_free(mem, &stack);
     return st;
 }
 
@@ -370,43 +395,35 @@ pc_status pc_pass_may_remove(const pc_pass_options *opts, const pc_node *root, c
                              pc_error *err)
 {
     *ok = false;
-    size_t cap = 8, n = 0;
-    pc_node **set = malloc(cap * sizeof *set);
-    if (!set)
-        return pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
-                            root->name ? root->name : root->op_type);
-    set[n++] = (pc_node *)root;
+    pc_mem *mem = &root->graph->model->mem;
+    node_list set;
+    node_list_init(&set);
+    set.v[set.n++] = (pc_node *)root;
     bool refused = false;
-    for (size_t s = 0; s < n && !refused; s++) {
-        const pc_node *cur = set[s];
+    pc_status st = PC_OK;
+    for (size_t s = 0; s < set.n && !refused && st == PC_OK; s++) {
+        const pc_node *cur = set.v[s];
         for (uint32_t i = 0; i < cur->n_inputs && !refused; i++) {
             const pc_value *v = cur->inputs[i];
             pc_node *p = v && v != keep ? v->producer : NULL;
-            if (!p || p->removed || p->graph != root->graph || set_has(set, n, p) ||
-                !dies_with(p, set, n, keep))
+            if (!p || p->removed || p->graph != root->graph || set_has(set.v, set.n, p) ||
+                !dies_with(p, set.v, set.n, keep))
                 continue;
             if (!pc_pass_can_modify(opts, p) || !str_eq_or_null(p->ep, root->ep) ||
-                n == MAY_REMOVE_MAX_NODES) {
+                set.n == MAY_REMOVE_MAX_NODES) {
                 refused = true;
                 break;
             }
-            if (n == cap) {
-                pc_node **bigger = realloc(set, 2 * cap * sizeof *set); /* cap <= MAY_REMOVE_MAX_NODES */
-                if (!bigger) {
-                    free(set);
-                    return pc_error_set(err, PC_ERR_NOMEM,
-                                        "out of memory checking what removing node '%s' removes",
-                                        root->name ? root->name : root->op_type);
-                }
-                set = bigger;
-                cap *= 2;
+            if (!node_list_push(mem, &set, p)) {
+                st = pc_error_set(err, PC_ERR_NOMEM, "out of memory checking what removing node '%s' removes",
+                                  root->name ? root->name : root->op_type);
+                break;
             }
-            set[n++] = p;
         }
     }
-    free(set);
-    *ok = !refused;
-    return PC_OK;
+    node_list_free(mem, &set);
+    *ok = st == PC_OK && !refused;
+    return st;
 }
 
 pc_status pc_pass_bypass_node_for(pc_graph *graph, const pc_pass_options *opts, pc_node *node,

@@ -162,16 +162,16 @@ static void base_pass_options(const pc_optimize_options *opts, pc_pass_options *
 
 /* Appends the layer_ann values of g's nodes, and of the nodes of every body they hold, not yet in *out
  * (after the unannotated group's NULL at index 0). */
-static pc_status collect_annotations(const pc_graph *g, const char ***out, uint32_t *n, uint32_t *cap,
-                                     pc_error *err)
+static pc_status collect_annotations(pc_mem *mem, const pc_graph *g, const char ***out, uint32_t *n,
+                                     uint32_t *cap, pc_error *err)
 {
     for (const pc_node *nd = g->first; nd; nd = nd->next) {
         for (uint32_t a = 0; a < nd->n_attrs; a++) {
             const pc_attr *at = &nd->attrs[a];
             pc_status st = PC_OK;
-            if (at->type == PC_ATTR_GRAPH && at->g) st = collect_annotations(at->g, out, n, cap, err);
+            if (at->type == PC_ATTR_GRAPH && at->g) st = collect_annotations(mem, at->g, out, n, cap, err);
             for (size_t k = 0; st == PC_OK && at->type == PC_ATTR_GRAPHS && k < at->n; k++)
-                st = collect_annotations(at->graphs[k], out, n, cap, err);
+                st = collect_annotations(mem, at->graphs[k], out, n, cap, err);
             if (st != PC_OK) return st;
         }
         const char *ann = pc_node_annotation(nd);
@@ -181,10 +181,14 @@ static pc_status collect_annotations(const pc_graph *g, const char ***out, uint3
             seen = strcmp((*out)[k], ann) == 0;
         if (seen) continue;
         if (*n + 2 > *cap) {
-            *cap = *cap ? *cap * 2 : 8;
-            const char **grown = realloc(*out, *cap * sizeof *grown);
+            uint32_t ncap = *cap ? *cap * 2 : 8;
+            size_t bytes;
+            const char **grown = ncap > *cap && pc_size_mul(ncap, sizeof *grown, &bytes)
+                                     ? pc_mem_realloc(mem, (void *)*out, bytes)
+                                     : NULL;
             if (!grown) return pc_error_set(err, PC_ERR_NOMEM, "out of memory listing annotation groups");
             *out = grown;
+            *cap = ncap;
         }
         if (*n == 0) (*out)[(*n)++] = NULL;
         (*out)[(*n)++] = ann;
@@ -193,16 +197,18 @@ static pc_status collect_annotations(const pc_graph *g, const char ***out, uint3
 }
 
 /* The annotation groups of g (distinct layer_ann values of its nodes and of every body's nodes: a body's
- * nodes are rewritten by the run of their own group; the unannotated group first, as NULL) in *out
- * (malloc'ed); 0 groups when no node is annotated (then passes run unscoped). */
-static pc_status annotation_groups(const pc_graph *g, const char ***out, uint32_t *n, pc_error *err)
+ * nodes are rewritten by the run of their own group; the unannotated group first, as NULL) in *out (from
+ * the model's heap, an OOM-injection point; pc_mem_free it); 0 groups when no node is annotated (then passes
+ * run unscoped). */
+static pc_status annotation_groups(pc_mem *mem, const pc_graph *g, const char ***out, uint32_t *n,
+                                   pc_error *err)
 {
     *out = NULL;
     *n = 0;
     uint32_t cap = 0;
-    pc_status st = collect_annotations(g, out, n, &cap, err);
+    pc_status st = collect_annotations(mem, g, out, n, &cap, err);
     if (st != PC_OK) {
-        free(*out);
+        pc_mem_free(mem, (void *)*out);
         *out = NULL;
         *n = 0;
     }
@@ -227,7 +233,9 @@ static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps
             /* annotation strings live in the model's arena: they outlive the pass that drops their node */
             const char **groups = NULL;
             uint32_t n_groups = 0;
-            pc_status st = per_ep ? PC_OK : annotation_groups(rc->model->graph, &groups, &n_groups, err);
+            pc_status st =
+                per_ep ? PC_OK
+                       : annotation_groups(&rc->model->mem, rc->model->graph, &groups, &n_groups, err);
             if (st != PC_OK) return st;
             uint32_t n_runs = per_ep ? n_providers : n_groups ? n_groups : 1;
             for (uint32_t e = 0; e < n_runs && st == PC_OK; e++) {
@@ -250,7 +258,7 @@ static pc_status run_level(const run_ctx *rc, int level, const pc_ep *const *eps
                 st = after_step(rc, p->name, po.provider, changed, err);
                 any |= changed;
             }
-            free(groups);
+            pc_mem_free(&rc->model->mem, (void *)groups);
             if (st != PC_OK) return st;
         }
         if (!any) break;

@@ -53,7 +53,7 @@ static pc_status merge_twin(tp_ctx *ctx, pc_node *n, pc_node *twin, bool *merged
 static pc_node **nodes_snapshot(tp_ctx *ctx, uint32_t *n_nodes)
 {
     pc_graph *g = ctx->graph;
-    pc_node **nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
+    pc_node **nodes = pc_mem_alloc(&g->model->mem, (g->n_nodes ? g->n_nodes : 1) * sizeof *nodes);
     if (!nodes) {
         pc_error_set(ctx->err, PC_ERR_NOMEM, "transpose optimizer: node list of %u nodes", g->n_nodes);
         return NULL;
@@ -196,7 +196,7 @@ static pc_status clean_up(tp_ctx *ctx)
         if (!nodes) return ctx->err->status;
         bool any = false;
         st = clean_sweep(ctx, nodes, n_nodes, &any);
-        free(nodes);
+        pc_mem_free(&g->model->mem, nodes);
         if (st != PC_OK || !any) break;
         ctx->changed = true;
         st = pc_graph_sort(g, ctx->err);
@@ -295,7 +295,7 @@ static pc_status reshape_unit_transposes(tp_ctx *ctx)
         }
         any = any || done;
     }
-    free(nodes);
+    pc_mem_free(&g->model->mem, nodes);
     if (st == PC_OK && any) {
         ctx->changed = true;
         st = pc_graph_sort(g, ctx->err);
@@ -313,6 +313,11 @@ pc_status pc_transpose_optimize(pc_graph *graph, const pc_pass_options *opts, bo
                         PC_TRANSPOSE_OPSET_MIN, PC_TRANSPOSE_OPSET_MAX);
         return PC_OK;
     }
+    /* every rewrite here moves, merges or removes a Transpose of this run: without one, nothing to plan */
+    bool any_transpose = false;
+    for (pc_node *n = graph->first; n && !any_transpose; n = n->next)
+        any_transpose = strcmp(n->op_type, "Transpose") == 0 && !n->domain[0] && pc_pass_can_modify(opts, n);
+    if (!any_transpose) return PC_OK;
     tp_ctx ctx = {.graph = graph, .opts = opts, .opset = opset, .err = err};
     pc_status st = PC_OK;
     for (int round = 0; round < TP_MAX_ROUNDS && st == PC_OK; round++) {

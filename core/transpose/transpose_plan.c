@@ -45,6 +45,7 @@ enum {
 /* ---- perms, interned ---------------------------------------------------------------------------------- */
 
 typedef struct perm_table {
+    pc_mem *mem;    /* the model's heap: every table and array of the plan is an OOM-injection point */
     uint64_t *keys; /* id -> key */
     uint32_t n, cap;
     uint32_t *slots; /* open addressing: id + 1, 0 empty */
@@ -87,7 +88,7 @@ static uint32_t perm_id(perm_table *t, const int64_t *p, size_t rank)
     }
     if (2 * (t->n + 1) > t->n_slots) {
         uint32_t ns = t->n_slots ? 2 * t->n_slots : 64;
-        uint32_t *slots = calloc(ns, sizeof *slots);
+        uint32_t *slots = pc_mem_calloc(t->mem, ns, sizeof *slots);
         if (!slots) return NONE;
         for (uint32_t id = 0; id < t->n; id++) {
             uint32_t s = slot_of(t->keys[id], ns);
@@ -95,13 +96,13 @@ static uint32_t perm_id(perm_table *t, const int64_t *p, size_t rank)
                 s = (s + 1) & (ns - 1);
             slots[s] = id + 1;
         }
-        free(t->slots);
+        pc_mem_free(t->mem, t->slots);
         t->slots = slots;
         t->n_slots = ns;
     }
     if (t->n == t->cap) {
         uint32_t nc = t->cap ? 2 * t->cap : 32;
-        uint64_t *keys = realloc(t->keys, nc * sizeof *keys);
+        uint64_t *keys = pc_mem_realloc(t->mem, t->keys, nc * sizeof *keys);
         if (!keys) return NONE;
         t->keys = keys;
         t->cap = nc;
@@ -207,7 +208,7 @@ typedef struct plan {
     bool oom;
 } plan;
 
-static bool grow(void **arr, uint32_t *cap, uint32_t need_n, size_t elem)
+static bool grow(pc_mem *mem, void **arr, uint32_t *cap, uint32_t need_n, size_t elem)
 {
     if (need_n <= *cap) return true;
     uint32_t nc = *cap ? *cap : 16;
@@ -216,7 +217,7 @@ static bool grow(void **arr, uint32_t *cap, uint32_t need_n, size_t elem)
         nc *= 2;
     }
     if ((size_t)nc > SIZE_MAX / elem) return false;
-    void *p = realloc(*arr, (size_t)nc * elem);
+    void *p = pc_mem_realloc(mem, *arr, (size_t)nc * elem);
     if (!p) return false;
     *arr = p;
     *cap = nc;
@@ -257,7 +258,7 @@ static bool slot_add(plan *pl, cls *c, uint32_t pid, int delta)
         return true;
     }
     if (delta < 0) return true; /* not reached: every removal follows its addition */
-    if (!grow((void **)&c->slots, &c->cap_slots, c->n_slots + 1, sizeof *c->slots)) {
+    if (!grow(pl->perms.mem, (void **)&c->slots, &c->cap_slots, c->n_slots + 1, sizeof *c->slots)) {
         pl->oom = true;
         return false;
     }
@@ -328,7 +329,8 @@ static bool value_free_const(const pc_value *v)
 
 static uint32_t class_new(plan *pl, const pc_value *root, size_t rank)
 {
-    if (!grow((void **)&pl->classes, &pl->cap_classes, pl->n_classes + 1, sizeof *pl->classes)) return NONE;
+    if (!grow(pl->perms.mem, (void **)&pl->classes, &pl->cap_classes, pl->n_classes + 1, sizeof *pl->classes))
+        return NONE;
     uint32_t id = perm_identity_id(&pl->perms, rank);
     if (id == NONE) return NONE;
     cls *c = &pl->classes[pl->n_classes];
@@ -389,7 +391,7 @@ static bool cand_add(plan *pl, size_t r, uint32_t pid, bool *added)
     if (cand_has(pl, r, pid)) return true;
     for (uint32_t work = pl->n_cand[r];;) {
         if (pl->n_cand[r] >= PLAN_GROUP_CAP) return true;
-        uint32_t *arr = realloc(pl->cand[r], (pl->n_cand[r] + 1) * sizeof *arr);
+        uint32_t *arr = pc_mem_realloc(pl->perms.mem, pl->cand[r], (pl->n_cand[r] + 1) * sizeof *arr);
         if (!arr) return false;
         pl->cand[r] = arr;
         arr[pl->n_cand[r]++] = pid;
@@ -528,7 +530,8 @@ static pc_status candidates_build(plan *pl, uint32_t *carry)
 
 static bool need_push(plan *pl, uint32_t ci, uint32_t pid)
 {
-    if (!grow((void **)&pl->needs, &pl->cap_needs, pl->n_needs + 1, sizeof *pl->needs)) return false;
+    if (!grow(pl->perms.mem, (void **)&pl->needs, &pl->cap_needs, pl->n_needs + 1, sizeof *pl->needs))
+        return false;
     pl->needs[pl->n_needs++] = (need){ci, pid};
     return true;
 }
@@ -547,7 +550,8 @@ static bool fixed_read(plan *pl, const pc_value *v, bool by_name)
 static bool option_build(plan *pl, var *v, const uint32_t *carry, uint32_t n_carry, uint32_t sigma,
                          const tp_plan_report *rep)
 {
-    if (!grow((void **)&pl->opts, &pl->cap_opts, pl->n_opts + 1, sizeof *pl->opts)) return false;
+    if (!grow(pl->perms.mem, (void **)&pl->opts, &pl->cap_opts, pl->n_opts + 1, sizeof *pl->opts))
+        return false;
     option *op = &pl->opts[pl->n_opts];
     memset(op, 0, sizeof *op);
     op->sigma = sigma;
@@ -605,14 +609,14 @@ static pc_status model_build(plan *pl)
 {
     pc_graph *g = pl->ctx->graph;
     pl->n_values = g->n_values;
-    pl->val_cls = malloc((pl->n_values ? pl->n_values : 1) * sizeof *pl->val_cls);
-    pl->val_q = malloc((pl->n_values ? pl->n_values : 1) * sizeof *pl->val_q);
+    pl->val_cls = pc_mem_alloc(pl->perms.mem, (pl->n_values ? pl->n_values : 1) * sizeof *pl->val_cls);
+    pl->val_q = pc_mem_alloc(pl->perms.mem, (pl->n_values ? pl->n_values : 1) * sizeof *pl->val_q);
     uint32_t max_in = 1;
     for (pc_node *n = g->first; n; n = n->next)
         if (n->n_inputs > max_in) max_in = n->n_inputs;
-    uint32_t *carry = malloc(max_in * sizeof *carry);
+    uint32_t *carry = pc_mem_alloc(pl->perms.mem, max_in * sizeof *carry);
     if (!pl->val_cls || !pl->val_q || !carry) {
-        free(carry);
+        pc_mem_free(pl->perms.mem, carry);
         return oom(pl, "value arrays");
     }
     memset(pl->val_cls, 0xff, (pl->n_values ? pl->n_values : 1) * sizeof *pl->val_cls);
@@ -624,7 +628,7 @@ static pc_status model_build(plan *pl)
         uint32_t ci, q;
         if (movable_transpose(pl, n, perm, &rank) && !value_class(pl, n->outputs[0], -1, &ci, &q) &&
             pl->oom) {
-            free(carry);
+            pc_mem_free(pl->perms.mem, carry);
             return oom(pl, "value classes");
         }
     }
@@ -638,7 +642,8 @@ static pc_status model_build(plan *pl)
         uint32_t id = r ? perm_identity_id(&pl->perms, r) : NONE;
         /* options: the identity, then every candidate the handler accepts */
         if (r && pl->n_cand[r]) {
-            if (!grow((void **)&pl->vars, &pl->cap_vars, pl->n_vars + 1, sizeof *pl->vars)) goto nomem;
+            if (!grow(pl->perms.mem, (void **)&pl->vars, &pl->cap_vars, pl->n_vars + 1, sizeof *pl->vars))
+                goto nomem;
             var *v = &pl->vars[pl->n_vars];
             *v = (var){.node = n, .h = h, .rank = r, .first_opt = pl->n_opts, .chosen = NONE};
             /* the identity's outputs have the ranks the handler reports for any layout it accepts: the first
@@ -695,10 +700,10 @@ static pc_status model_build(plan *pl)
         const pc_value *v = g->values[i];
         if (v && v->n_subgraph_refs && !fixed_read(pl, v, true)) goto nomem;
     }
-    free(carry);
+    pc_mem_free(pl->perms.mem, carry);
     return st;
 nomem:
-    free(carry);
+    pc_mem_free(pl->perms.mem, carry);
     return oom(pl, "the layout model");
 }
 
@@ -791,8 +796,11 @@ static pc_status solve(plan *pl, uint32_t *n_regions, uint32_t *n_proven)
 {
     *n_regions = *n_proven = 0;
     uint32_t nv = pl->n_vars;
-    uint32_t *parent = malloc((nv ? nv : 1) * sizeof *parent), *order = malloc((nv ? nv : 1) * sizeof *order);
-    uint32_t *start = calloc((size_t)nv + 1, sizeof *start), *choice = malloc((nv ? nv : 1) * sizeof *choice);
+    pc_mem *mem = pl->perms.mem;
+    uint32_t *parent = pc_mem_alloc(mem, (nv ? nv : 1) * sizeof *parent);
+    uint32_t *order = pc_mem_alloc(mem, (nv ? nv : 1) * sizeof *order);
+    uint32_t *start = pc_mem_calloc(mem, (size_t)nv + 1, sizeof *start);
+    uint32_t *choice = pc_mem_alloc(mem, (nv ? nv : 1) * sizeof *choice);
     pc_status st = PC_OK;
     if (!parent || !order || !start || !choice) {
         st = oom(pl, "regions");
@@ -848,10 +856,10 @@ static pc_status solve(plan *pl, uint32_t *n_regions, uint32_t *n_proven)
             option_apply(pl, &pl->vars[vs[k]], choice[k]);
     }
 out:
-    free(parent);
-    free(order);
-    free(start);
-    free(choice);
+    pc_mem_free(mem, parent);
+    pc_mem_free(mem, order);
+    pc_mem_free(mem, start);
+    pc_mem_free(mem, choice);
     return st;
 }
 
@@ -865,7 +873,7 @@ static pc_status apply(plan *pl, uint32_t *n_applied)
     uint32_t max_in = 1;
     for (uint32_t i = 0; i < pl->n_vars; i++)
         if (pl->vars[i].node->n_inputs > max_in) max_in = pl->vars[i].node->n_inputs;
-    uint32_t *carry = malloc(max_in * sizeof *carry);
+    uint32_t *carry = pc_mem_alloc(pl->perms.mem, max_in * sizeof *carry);
     if (!carry) return oom(pl, "apply");
     pc_status st = PC_OK;
     for (uint32_t i = 0; i < pl->n_vars && st == PC_OK; i++) {
@@ -892,30 +900,31 @@ static pc_status apply(plan *pl, uint32_t *n_applied)
         pc_pass_explain(pl->ctx->opts, "plan: %s '%s' runs in a permuted layout", op, name);
         pc_pass_note(pl->ctx->opts, tp_handler_kind(v->h));
     }
-    free(carry);
+    pc_mem_free(pl->perms.mem, carry);
     return st;
 }
 
 static void plan_free(plan *pl)
 {
-    free(pl->perms.keys);
-    free(pl->perms.slots);
-    free(pl->val_cls);
-    free(pl->val_q);
+    pc_mem *mem = pl->perms.mem;
+    pc_mem_free(mem, pl->perms.keys);
+    pc_mem_free(mem, pl->perms.slots);
+    pc_mem_free(mem, pl->val_cls);
+    pc_mem_free(mem, pl->val_q);
     for (uint32_t i = 0; i < pl->n_classes; i++)
-        free(pl->classes[i].slots);
-    free(pl->classes);
-    free(pl->vars);
-    free(pl->opts);
-    free(pl->needs);
+        pc_mem_free(mem, pl->classes[i].slots);
+    pc_mem_free(mem, pl->classes);
+    pc_mem_free(mem, pl->vars);
+    pc_mem_free(mem, pl->opts);
+    pc_mem_free(mem, pl->needs);
     for (size_t r = 0; r <= PLAN_MAX_RANK; r++)
-        free(pl->cand[r]);
+        pc_mem_free(mem, pl->cand[r]);
 }
 
 pc_status tp_plan_run(tp_ctx *ctx, bool *changed)
 {
     *changed = false;
-    plan pl = {.ctx = ctx};
+    plan pl = {.ctx = ctx, .perms = {.mem = &ctx->graph->model->mem}};
     pc_status st = model_build(&pl);
     if (st == PC_OK) {
         /* the variables start undecided; the totals are the bound of that state */

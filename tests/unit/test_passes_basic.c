@@ -134,6 +134,66 @@ static void test_identity_long_chain(void)
     pc_model_free(m);
 }
 
+/* A Concat of N_FAN Negs of x, read by nothing: removing it removes all of them, so the dead-node worklist
+ * grows past its in-place entries, as does pc_pass_may_remove's set for the same Concat. With each model
+ * allocation failing in turn (the OOM-injection seam): out of memory is reported, never swallowed, and a run
+ * that hit no failure removes everything. */
+static pc_model *dead_fan(void)
+{
+    enum { N_FAN = 40 };
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, d23);
+    char ins[N_FAN * 8] = "", name[16];
+    for (int i = 0; i < N_FAN; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        pt_node(m, "Neg", "", "x", name, NULL);
+        strcat(ins, i ? "," : "");
+        strcat(ins, name);
+    }
+    pc_error err;
+    pc_node *c = pt_node(m, "Concat", "", ins, "c", NULL);
+    CHECK_OK(pc_node_set_attr_int(c, "axis", 0, &err), &err);
+    pt_node(m, "Relu", "", "x", "y", NULL);
+    pt_output(m, "y");
+    return m;
+}
+
+static void test_dead_fan_out_of_memory(void)
+{
+    int hits[2] = {0, 0};
+    for (int what = 0; what < 2; what++)
+        for (uint64_t k = 1; k <= 64; k++) {
+            pc_model *m = dead_fan();
+            pc_node *c = find_op(m, "Concat");
+            pc_error err;
+            pc_error_clear(&err);
+            m->mem.fail_after = m->mem.n_allocs + k;
+            pc_status st;
+            bool ok = false;
+            if (what == 0) {
+                st = pc_pass_remove_dead(m->graph, c, &err);
+            } else {
+                pc_pass_options o = opts_basic();
+                st = pc_pass_may_remove(&o, c, NULL, &ok, &err);
+            }
+            bool failed = m->mem.failed;
+            m->mem.fail_after = 0;
+            hits[what] += failed;
+            if (failed) {
+                CHECK_MSG(st == PC_ERR_NOMEM, "%s, allocation %llu failed: %s",
+                          what ? "may_remove" : "remove_dead", (unsigned long long)k, pc_status_name(st));
+                CHECK(!ok);
+            } else {
+                CHECK_MSG(st == PC_OK, "%s, no failure: %s", what ? "may_remove" : "remove_dead",
+                          err.message);
+                if (what == 0) CHECK(m->graph->n_nodes == 1 && pc_model_verify(m, &err) == PC_OK);
+                if (what == 1) CHECK(ok);
+            }
+            pc_model_free(m);
+        }
+    CHECK_MSG(hits[0] > 0 && hits[1] > 0, "no injected failure reached: %d, %d", hits[0], hits[1]);
+}
+
 /* ---- eliminate_dropout
  * ------------------------------------------------------------------------------------- */
 
@@ -620,6 +680,7 @@ int main(void)
 {
     test_identity();
     test_identity_long_chain();
+    test_dead_fan_out_of_memory();
     test_dropout();
     test_cast();
     test_slice();

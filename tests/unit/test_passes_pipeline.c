@@ -543,6 +543,68 @@ static void test_optimize_twice_after_fusion(void)
     pc_model_free(m);
 }
 
+/* Twelve annotation groups (the list of groups grows past its first 8 entries) and a chain of Identities
+ * to remove: with each model allocation of the pipeline failing in turn, it reports out of memory, or (a
+ * failure it could do without) succeeds with the same graph as the run without failures. Leaks on those
+ * paths are LeakSanitizer's (this test's sanitizer build). */
+static void test_optimize_out_of_memory(void)
+{
+    enum { N_GROUPS = 12 };
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    char in[16] = "x", out[16], ann[16];
+    for (int i = 0; i < N_GROUPS; i++) {
+        snprintf(out, sizeof out, "r%d", i);
+        snprintf(ann, sizeof ann, "block%d", i);
+        pt_node(m, "Relu", "", in, out, ann);
+        snprintf(in, sizeof in, "i%d", i);
+        pt_node(m, "Identity", "", out, in, ann);
+    }
+    pt_output(m, in);
+    pc_error err;
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.level = PC_LEVEL_EXTENDED;
+    o.verify_each_pass = true;
+    pc_model *clean = pt_clone(m);
+    uint64_t start = clean->mem.n_allocs;
+    CHECK_OK(pc_model_optimize(clean, &o, NULL, &err), &err);
+    uint64_t n_allocs = clean->mem.n_allocs - start;
+    uint8_t *want = NULL;
+    size_t want_size = 0;
+    CHECK_OK(pc_model_save_bytes(clean, &want, &want_size, &err), &err);
+    CHECK(pt_count_op(clean, "Identity") == 0);
+    int failed_runs = 0;
+    for (uint64_t k = 1; k <= n_allocs; k++) {
+        pc_model *t = pt_clone(m);
+        t->mem.fail_after = t->mem.n_allocs + k;
+        pc_status st = pc_model_optimize(t, &o, NULL, &err);
+        bool hit = t->mem.failed;
+        t->mem.fail_after = 0;
+        failed_runs += hit;
+        if (hit && st != PC_OK) {
+            CHECK_MSG(st == PC_ERR_NOMEM, "allocation %llu of %llu: %s: %s", (unsigned long long)k,
+                      (unsigned long long)n_allocs, pc_status_name(st), err.message);
+        } else {
+            CHECK_MSG(st == PC_OK, "allocation %llu of %llu: %s", (unsigned long long)k,
+                      (unsigned long long)n_allocs, err.message);
+            uint8_t *got = NULL;
+            size_t got_size = 0;
+            CHECK_OK(pc_model_save_bytes(t, &got, &got_size, &err), &err);
+            CHECK_MSG(got_size == want_size && memcmp(got, want, got_size) == 0,
+                      "allocation %llu of %llu failed, the pipeline returned ok with another graph",
+                      (unsigned long long)k, (unsigned long long)n_allocs);
+            free(got);
+        }
+        pc_model_free(t);
+    }
+    CHECK_MSG(failed_runs > 0 && n_allocs > 2 * N_GROUPS, "%d of %llu injected failures reached", failed_runs,
+              (unsigned long long)n_allocs);
+    free(want);
+    pc_model_free(clean);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     test_annotation_scope();
@@ -557,5 +619,6 @@ int main(void)
     test_optimize_partitioned();
     test_optimize_closed_under_inference();
     test_optimize_twice_after_fusion();
+    test_optimize_out_of_memory();
     return pc_test_finish("test_passes_pipeline");
 }
