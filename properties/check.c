@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "properties/property.h"
+#include "properties/runner/util.h"
 #include "reference/reference.h"
 
 /* The catalogue, in report order. ort-oracle runs only with --oracle ort. */
@@ -386,10 +387,21 @@ static void record_failure(runner *r, const pc_property *p, pc_prop_outcome o, c
     }
 }
 
-/* Calls one stage's functions of every enabled property; false when one failed (FAIL or ERROR). */
+static void report_outcome(runner *r, const pc_property *p, pc_prop_outcome o, const char *msg,
+                           const char *kind, double seconds)
+{
+    if (!r->cfg->on_outcome) return;
+    pc_check_outcome out = {
+        r->ctx.pass ? r->ctx.pass : "", r->ctx.provider, p, o, kind ? kind : "", msg ? msg : "", seconds};
+    r->cfg->on_outcome(r->cfg->on_outcome_ctx, &out);
+}
+
+/* Calls one stage's functions of every enabled property; false when one failed (FAIL or ERROR). Without
+ * keep_going the first failure ends the stage. */
 static bool run_properties(runner *r, bool final)
 {
     char msg[2048];
+    bool ok = true;
     for (size_t i = 0; i <= N_PROPERTIES; i++) {
         if (i < N_PROPERTIES && !r->cfg->enabled[i]) continue;
         const pc_property *p = i < N_PROPERTIES ? properties[i] : r->cfg->extra;
@@ -398,18 +410,21 @@ static bool run_properties(runner *r, bool final)
         if (!fn) continue;
         const char *kind = NULL;
         msg[0] = 0;
+        double t0 = r->cfg->on_outcome ? pc_now_seconds() : 0;
         pc_prop_outcome o = fn(&r->ctx, msg, sizeof msg, &kind);
         if ((unsigned)o >= PC_PROP_OUTCOME_COUNT) {
             snprintf(msg, sizeof msg, "property returned the invalid outcome %d", (int)o);
             o = PC_PROP_ERROR;
         }
         r->res->counts[i][o]++;
+        report_outcome(r, p, o, msg, kind, r->cfg->on_outcome ? pc_now_seconds() - t0 : 0);
         if (o == PC_PROP_FAIL || o == PC_PROP_ERROR) {
             record_failure(r, p, o, msg, kind);
-            return false;
+            ok = false;
+            if (!r->cfg->keep_going) return false;
         }
     }
-    return true;
+    return ok;
 }
 
 void pc_check_offer_reloaded(pc_check_ctx *ctx, pc_model *m)
@@ -479,6 +494,7 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
         snprintf(msg, sizeof msg, "cannot serialize the graph after pass '%.60s': %.500s", pass,
                  serr.message);
         record_failure(r, pc_property_find("roundtrip"), PC_PROP_FAIL, msg, "save-failed");
+        report_outcome(r, pc_property_find("roundtrip"), PC_PROP_FAIL, msg, "save-failed", 0);
         r->stop = true;
         return pc_error_set(err, PC_ERR_CHECK_FAILED, "property failure");
     }
@@ -536,7 +552,7 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     }
     ctx->before = ctx->after = NULL;
     ctx->before_bytes = ctx->after_bytes = NULL;
-    if (!ok || stop_here) {
+    if ((!ok && !r->cfg->keep_going) || stop_here) {
         r->stop = true;
         return pc_error_set(err, PC_ERR_CHECK_FAILED, "stop");
     }
@@ -639,6 +655,7 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
         char msg[2048];
         snprintf(msg, sizeof msg, "the pipeline failed: %s: %s", pc_status_name(perr.status), perr.message);
         record_failure(&r, NULL, PC_PROP_FAIL, msg, pc_status_name(perr.status));
+        report_outcome(&r, NULL, PC_PROP_FAIL, msg, pc_status_name(perr.status), 0);
         ctx->pass = NULL;
     } else if (pst == PC_OK && !r.stop) {
         ctx->pass = "end-to-end";
@@ -668,10 +685,13 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
                 free(orig_bytes);
             } else {
                 record_failure(&r, pc_property_find("roundtrip"), PC_PROP_ERROR, serr.message, "save-failed");
+                report_outcome(&r, pc_property_find("roundtrip"), PC_PROP_ERROR, serr.message, "save-failed",
+                               0);
             }
             free(after_bytes);
         } else {
             record_failure(&r, pc_property_find("roundtrip"), PC_PROP_FAIL, serr.message, "save-failed");
+            report_outcome(&r, pc_property_find("roundtrip"), PC_PROP_FAIL, serr.message, "save-failed", 0);
         }
         ctx->before_bytes = ctx->after_bytes = NULL;
     }

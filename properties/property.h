@@ -50,6 +50,18 @@ typedef struct pc_check_stats {
 
 typedef struct pc_check_config pc_check_config;
 
+/* One judgment, as the runner makes it (pc_check_config.on_outcome): a property's call after a pass or at the
+ * end, or the pipeline's own failure (property NULL). */
+typedef struct pc_check_outcome {
+    const char *pass;     /* the pass just run, "end-to-end", or the pass a pipeline error names */
+    const char *provider; /* the EP the pass ran for, or NULL */
+    const struct pc_property *property; /* NULL: the pipeline failed (message says how) */
+    pc_prop_outcome outcome;
+    const char *kind;    /* "" when none */
+    const char *message; /* "" when none */
+    double seconds;      /* the call's time */
+} pc_check_outcome;
+
 /* alloc_every tries every allocation of runs of up to PC_ALLOC_EVERY_MAX (each a whole pipeline run: a
  * 12-node case makes ~130, a 200-node one thousands, which would spend a shrink budget on one check); above
  * it, the drawn point */
@@ -168,6 +180,13 @@ struct pc_check_config {
      * reports progress to its parent so a crash or hang names the last pass finished. NULL: none. */
     void (*on_pass)(void *ctx, const char *pass);
     void *on_pass_ctx;
+    /* Every judgment as it is made (passcheck check's table); NULL: none. */
+    void (*on_outcome)(void *ctx, const pc_check_outcome *o);
+    void *on_outcome_ctx;
+    /* A FAIL or ERROR does not end the run: later passes and the end-to-end checks still run, each judging
+     * the graph it was given (pc_check_result.failure stays the first failure). Off: the suite's and the
+     * shrinker's first-failure runs. */
+    bool keep_going;
 };
 
 void pc_check_config_default(pc_check_config *cfg);

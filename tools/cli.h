@@ -90,6 +90,8 @@ int pc_cmd_partition(int argc, char **argv);
 void pc_cmd_partition_help(FILE *out);
 int pc_cmd_suite(int argc, char **argv);
 void pc_cmd_suite_help(FILE *out);
+int pc_cmd_check(int argc, char **argv);
+void pc_cmd_check_help(FILE *out);
 int pc_cmd_shrink(int argc, char **argv);
 void pc_cmd_shrink_help(FILE *out);
 

@@ -16,6 +16,8 @@ static const pc_command commands[] = {
      pc_cmd_optimize_help},
     {"partition", "assign nodes to execution providers and list the subgraphs each would compile",
      pc_cmd_partition, pc_cmd_partition_help},
+    {"check", "run every pass on a model with every property after each; a pass x property table",
+     pc_cmd_check, pc_cmd_check_help},
     {"shrink", "shrink a model that fails a property to a minimal repro folder", pc_cmd_shrink,
      pc_cmd_shrink_help},
     {"suite", "generate random graphs, check every property after every pass, shrink failures to repros",

@@ -2,6 +2,7 @@
  */
 #include "properties/runner/model_case.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,9 +16,69 @@ void pc_model_case_options_default(pc_model_case_options *o)
     o->seed = PC_MODEL_CASE_SEED;
 }
 
-/* Random data for a graph input: floats uniform in [-2, 2), integers in [0, 4), bools. Unknown and symbolic
- * dims become 1. */
-static pc_data *random_input(const pc_value *v, uint64_t *seed, pc_error *err)
+/* The size --dim gives symbol `sym` in "NAME=SIZE,..." (checked by dims_check): 0 when none. */
+static int64_t dims_lookup(const char *dims, const char *sym)
+{
+    size_t n = strlen(sym);
+    for (const char *p = dims; p && *p;) {
+        const char *eq = strchr(p, '='), *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        if (eq && eq < end && (size_t)(eq - p) == n && memcmp(p, sym, n) == 0)
+            return strtoll(eq + 1, NULL, 10);
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* Is `sym` the dim_param of some dim of a graph input without data of its own? */
+static bool dims_symbol_used(const pc_graph *g, const char *sym, size_t n)
+{
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        const pc_type *t = &g->inputs[i]->type;
+        if (g->inputs[i]->initializer || t->kind != PC_TYPE_TENSOR) continue;
+        for (int32_t k = 0; k < t->shape.rank; k++)
+            if (t->shape.dims[k].kind == PC_DIM_SYMBOLIC && t->shape.dims[k].symbol &&
+                strlen(t->shape.dims[k].symbol) == n && memcmp(t->shape.dims[k].symbol, sym, n) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* "NAME=SIZE,...": each entry well formed, named once, sized 1..PC_MODEL_CASE_MAX_DIM, and naming a symbolic
+ * dim of a graph input (a misspelt name would silently leave the dim at its default). */
+static pc_status dims_check(const pc_graph *g, const char *dims, pc_error *err)
+{
+    for (const char *p = dims; *p;) {
+        const char *eq = strchr(p, '='), *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        int len = (int)(end - p);
+        if (!eq || eq > end || eq == p)
+            return pc_error_set(err, PC_ERR_USAGE, "--dim '%.*s': want NAME=SIZE", len, p);
+        char *stop = NULL;
+        errno = 0;
+        long long v = strtoll(eq + 1, &stop, 10);
+        if (eq + 1 == end || stop != end || errno || v < 1 || v > PC_MODEL_CASE_MAX_DIM)
+            return pc_error_set(err, PC_ERR_USAGE, "--dim '%.*s': SIZE must be an integer in 1..%d", len, p,
+                                PC_MODEL_CASE_MAX_DIM);
+        size_t n = (size_t)(eq - p);
+        for (const char *q = dims; q < p;) {
+            const char *qe = strchr(q, '=');
+            if ((size_t)(qe - q) == n && memcmp(q, p, n) == 0)
+                return pc_error_set(err, PC_ERR_USAGE, "--dim '%.*s': dim '%.*s' is given twice", len, p,
+                                    (int)n, p);
+            q = strchr(q, ',') + 1;
+        }
+        if (!dims_symbol_used(g, p, n))
+            return pc_error_set(err, PC_ERR_USAGE, "--dim '%.*s': no graph input has a dim named '%.*s'", len,
+                                p, (int)n, p);
+        p = *end ? end + 1 : end;
+    }
+    return PC_OK;
+}
+
+/* Random data for a graph input: floats uniform in [-2, 2), integers in [0, 4), bools. A symbolic dim takes
+ * its --dim size; without one (and for unknown dims) 1, or an error when o->require_dims. */
+static pc_data *random_input(const pc_value *v, const pc_model_case_options *o, uint64_t *seed, pc_error *err)
 {
     const pc_type *t = &v->type;
     if (t->kind != PC_TYPE_TENSOR || t->shape.rank < 0) {
@@ -31,8 +92,25 @@ static pc_data *random_input(const pc_value *v, uint64_t *seed, pc_error *err)
         pc_error_set(err, PC_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    for (int32_t i = 0; i < t->shape.rank; i++)
-        dims[i] = t->shape.dims[i].kind == PC_DIM_KNOWN ? t->shape.dims[i].size : 1;
+    for (int32_t i = 0; i < t->shape.rank; i++) {
+        const pc_dim *dm = &t->shape.dims[i];
+        int64_t given =
+            dm->kind == PC_DIM_SYMBOLIC && dm->symbol && o->dims ? dims_lookup(o->dims, dm->symbol) : 0;
+        dims[i] = dm->kind == PC_DIM_KNOWN ? dm->size : given ? given : 1;
+        if (dm->kind != PC_DIM_KNOWN && !given && o->require_dims) {
+            if (dm->kind == PC_DIM_SYMBOLIC && dm->symbol)
+                pc_error_set(err, PC_ERR_USAGE,
+                             "graph input '%s': dim %d is '%s': give its size with --dim %s=SIZE", v->name,
+                             (int)i, dm->symbol, dm->symbol);
+            else
+                pc_error_set(
+                    err, PC_ERR_USAGE,
+                    "graph input '%s': dim %d has no size or name: give the input's data with --inputs",
+                    v->name, (int)i);
+            free(dims);
+            return NULL;
+        }
+    }
     pc_data *d = pc_data_new_tensor(t->elem, t->shape.rank, dims, err);
     free(dims);
     if (!d) return NULL;
@@ -120,9 +198,16 @@ static pc_status data_fits(const pc_value *v, const pc_data *d, pc_error *err)
 
 /* The data for every graph input that is not an initializer: from `inputs` (a folder of input_N.pb, or a
  * comma-separated list of .pb files, in graph-input order) or, when it is NULL, random from `seed`. */
-static pc_status case_inputs(pc_case *c, const char *inputs, uint64_t seed, pc_error *err)
+static pc_status case_inputs(pc_case *c, const pc_model_case_options *o, pc_error *err)
 {
+    const char *inputs = o->inputs;
+    uint64_t seed = o->seed;
     const pc_graph *g = c->model->graph;
+    if (o->dims) {
+        if (inputs) return pc_error_set(err, PC_ERR_USAGE, "--dim sizes random inputs: not with --inputs");
+        pc_status ds = dims_check(g, o->dims, err);
+        if (ds != PC_OK) return ds;
+    }
     uint32_t n = 0;
     for (uint32_t i = 0; i < g->n_inputs; i++)
         n += !g->inputs[i]->initializer;
@@ -137,7 +222,7 @@ static pc_status case_inputs(pc_case *c, const char *inputs, uint64_t seed, pc_e
         if (v->initializer) continue;
         pc_status s = PC_OK;
         if (!inputs) {
-            c->inputs[k] = random_input(v, &seed, err);
+            c->inputs[k] = random_input(v, o, &seed, err);
             if (!c->inputs[k]) s = err->status;
         } else {
             char *path = NULL;
@@ -193,7 +278,7 @@ static pc_status case_fill(pc_case *c, const pc_model_case_options *o, pc_error 
             return st;
         }
     }
-    pc_status st = case_inputs(c, o->inputs, o->seed, err);
+    pc_status st = case_inputs(c, o, err);
     if (st == PC_ERR_UNSUPPORTED) err->status = st = PC_ERR_IO; /* a model we cannot feed: bad input */
     return st;
 }

@@ -12,7 +12,9 @@
  *     pc_case_free(&kase);
  *
  * Random data per element type: floats (float, double) uniform in [-2, 2), integers in [0, 4) (small, so
- * index-like inputs tend to stay in range), bools 0/1; unknown and symbolic dims become 1. One splitmix64
+ * index-like inputs tend to stay in range), bools 0/1; a symbolic dim takes its size from `dims`
+ * ("batch=4,seq=16"); without one, it and an unknown dim become 1, or are an error naming the input and dim
+ * (PC_ERR_USAGE: give --dim or --inputs) when `require_dims` is set. One splitmix64
  * stream seeded with `seed` feeds the inputs in graph order, so the same model and seed give the same case.
  *
  * The messages name the command-line options the data comes from (--inputs, --ep-file): every command that
@@ -35,7 +37,13 @@ typedef struct pc_model_case_options {
     const char *inputs;           /* a folder of input_0.pb, input_1.pb, ... or comma-separated .pb files, one
                                      per graph input that is not an initializer, in graph order; NULL: random */
     uint64_t seed;                /* for random inputs (default PC_MODEL_CASE_SEED) */
+    const char *dims;  /* "NAME=SIZE,..." for symbolic dims of random inputs (--dim); NULL: none. A malformed
+                          entry, a size outside 1..PC_MODEL_CASE_MAX_DIM or a name no graph input has is
+                          PC_ERR_USAGE naming it */
+    bool require_dims; /* a symbolic or unknown dim of a random input without a size is an error */
 } pc_model_case_options;
+
+#define PC_MODEL_CASE_MAX_DIM 1048576
 
 void pc_model_case_options_default(pc_model_case_options *o);
 

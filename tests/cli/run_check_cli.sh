@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# ctest: `passcheck check` — usage errors (exit 2) naming the option, bad input files (exit 3) naming the file or
+# graph input, symbolic dims that need --dim, a model that passes (exit 0, a row per changed pass and the
+# end-to-end row), and a planted fault (exit 1): every failure listed, the run going on past the first one,
+# the JSON report agreeing with the table, and --shrink writing a repro per first failure of a property.
+# usage: run_check_cli.sh PASSCHECK TEST_SHRINK DATA_DIR
+set -uo pipefail
+pc=$1 writer=$2 data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+"$writer" --write-model "$tmp" || { echo "FAIL: cannot write the test models"; exit 1; }
+chain=$tmp/conv_relu_chain.onnx
+abs=$data/node/test_abs/model.onnx
+absin=$data/node/test_abs/test_data_set_0
+out=$tmp/out
+
+# --- usage errors (exit 2), nothing written --------------------------------------------------------------------
+expect 0 "usage: passcheck check MODEL" -- "$pc" check --help
+expect 0 "check +run every pass on a model" -- "$pc" --help
+expect 2 "missing MODEL" -- "$pc" check
+expect 2 "unknown option '--bogus'" -- "$pc" check "$chain" --bogus
+expect 2 "--property: unknown property 'bogus'" -- "$pc" check "$chain" --property numerics,bogus
+for bad in 4 -1 x ''; do
+    expect 2 "bad --level '$bad' \(want 0..3\)" -- "$pc" check "$chain" --level "$bad"
+done
+for bad in -1 x '' 1.5; do
+    expect 2 "bad --seed '$bad'" -- "$pc" check "$chain" --seed "$bad"
+done
+expect 2 "--seed draws random inputs: not with --inputs" -- "$pc" check "$abs" --inputs "$absin" --seed 3
+expect 2 "--dim sizes random inputs: not with --inputs" -- "$pc" check "$abs" --inputs "$absin" --dim N=2
+expect 2 "--out is where --shrink writes" -- "$pc" check "$chain" --out "$out"
+expect 2 "--shrink-time without --shrink" -- "$pc" check "$chain" --shrink-time 3
+for bad in 0 -1 x ''; do
+    expect 2 "bad --shrink-time '$bad'" -- "$pc" check "$chain" --shrink --shrink-time "$bad"
+done
+expect 2 "--inject: .*no-such-fault" -- "$pc" check "$chain" --inject no-such-fault
+expect 2 "--ep: .*unknown EP 'gpu'" -- "$pc" check "$chain" --ep cpu,gpu
+expect 2 "empty --json" -- "$pc" check "$chain" --json ''
+check "usage errors write nothing" test ! -e "$out"
+
+# --- bad input files (exit 3) ----------------------------------------------------------------------------------
+expect 3 "$tmp/missing.onnx: cannot open" -- "$pc" check "$tmp/missing.onnx"
+printf 'not a model' >"$tmp/garbage.onnx"
+expect 3 "$tmp/garbage.onnx" -- "$pc" check "$tmp/garbage.onnx"
+expect 3 "--ep-file: $tmp/none.ep: cannot open" -- "$pc" check "$chain" --ep-file "$tmp/none.ep"
+expect 3 "graph input 'x': .*: the data is float\\[3\\] but the input is declared float\\[3,4,5\\]" -- \
+    "$pc" check "$abs" --inputs "$data/node/test_sigmoid_example/test_data_set_0/input_0.pb"
+expect 3 "cannot write --json file $tmp/no/such/dir/r.json" -- "$pc" check "$abs" --json "$tmp/no/such/dir/r.json"
+
+# --- symbolic dims: --dim sizes them, a missing or unknown one is a usage error ----------------------------------
+if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+    /usr/bin/python3 - "$tmp/sym.onnx" <<'EOF'
+import sys
+from onnx import helper, TensorProto, save
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 4, 5])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]),
+         helper.make_node("Relu", ["t"], ["r"]),
+         helper.make_node("Transpose", ["r"], ["u"], perm=[0, 3, 1, 2]),
+         helper.make_node("Identity", ["u"], ["y"])]
+save(helper.make_model(helper.make_graph(nodes, "sym", [x], [y]),
+                       opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+EOF
+    expect 2 "graph input 'x': dim 0 is 'batch': give its size with --dim batch=SIZE" -- "$pc" check "$tmp/sym.onnx"
+    expect 2 "--dim 'seq=2': no graph input has a dim named 'seq'" -- "$pc" check "$tmp/sym.onnx" --dim seq=2
+    expect 2 "--dim 'batch=0': SIZE must be an integer in 1\\.\\." -- "$pc" check "$tmp/sym.onnx" --dim batch=0
+    expect 2 "--dim 'batch': want NAME=SIZE" -- "$pc" check "$tmp/sym.onnx" --dim batch
+    expect 2 "--dim 'batch=2,c=3': one NAME=SIZE per --dim" -- "$pc" check "$tmp/sym.onnx" --dim batch=2,c=3
+    expect 2 "dim 'batch' is given twice" -- "$pc" check "$tmp/sym.onnx" --dim batch=2 --dim batch=3
+    # the Transpose pair cancels and the Identity goes: rows for those passes, then end to end
+    expect 0 "eliminate_identity +\\.+.* transpose_optimize +\\.+.* end-to-end +[.]+.* verdict: PASS" -- \
+        "$pc" check "$tmp/sym.onnx" --dim batch=2
+else
+    echo "python3-onnx missing: symbolic-dim checks skipped"
+fi
+
+# --- a model that passes ---------------------------------------------------------------------------------------
+expect 0 "check: .*test_abs/model.onnx \\(1 nodes\\), EPs cpu, level 3.* end-to-end .* verdict: PASS: [0-9]+ judgments, none failed" \
+    -- "$pc" check "$abs" --inputs "$absin" --json "$tmp/pass.json"
+check "pass JSON written" test -s "$tmp/pass.json"
+if command -v python3 >/dev/null; then
+    check "pass JSON: verdict PASS, no failures" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"].startswith("PASS") and d["failures"] == [] and d["rows"][-1]["pass"] == "end-to-end", d
+' "$tmp/pass.json"
+fi
+
+# --- a planted fault: every failure, the run going on, JSON = table, --shrink ----------------------------------
+sig='ep-assignment@fuse_conv_activation/ep-not-inherited'
+expect 1 "fuse_conv_activation \\(cpu\\) +[.][.]F.* end-to-end .* failures: +$sig \\(1\\).* idempotence@end-to-end/partition .* verdict: FAIL: 3 failed" \
+    -- "$pc" check "$chain" --inject level2-forgets-ep --json "$tmp/fail.json"
+if command -v python3 >/dev/null; then
+    check "fail JSON: the three failures, a FAIL row at fuse_conv_activation" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sigs = [f["signature"] for f in d["failures"]]
+assert sigs == ["ep-assignment@fuse_conv_activation/ep-not-inherited", "ep-assignment@end-to-end/unassigned",
+                "idempotence@end-to-end/partition"], sigs
+rows = [r for r in d["rows"] if r["pass"] == "fuse_conv_activation"]
+assert rows and rows[0]["outcomes"]["ep-assignment"] == "fail", rows
+assert d["judgments"]["ep-assignment"]["fail"] == 2, d["judgments"]
+' "$tmp/fail.json"
+fi
+expect 1 "$sig: nodes 60 -> 2 in .*: $out/ep-assignment@fuse_conv_activation-ep-not-inherited-[0-9a-f]{8}.* ep-assignment@end-to-end/unassigned: not shrunk: the same property fails first as $sig.* idempotence@end-to-end/partition: nodes 60 -> 2" \
+    -- "$pc" check "$chain" --inject level2-forgets-ep --shrink --out "$out" --shrink-time 60
+check "two repro folders" test "$(ls -d "$out"/*/ 2>/dev/null | wc -l)" -eq 2
+repro=$(ls -d "$out"/ep-assignment@fuse_conv_activation-ep-not-inherited-* 2>/dev/null | head -1)
+check "the repro replays the same failure" test -n "$repro"
+[ -n "$repro" ] && expect 1 "1 failed" -- "$pc" suite --replay "$repro" --out "$tmp/replay"
+
+finish "check CLI"
