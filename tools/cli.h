@@ -69,6 +69,15 @@ int pc_cli_resolve_eps(const char *cmd, const char *ep_file, const char *ep_list
                        const char *layer_assignment, pc_ep_registry **reg, const pc_ep ***eps,
                        uint32_t *n_eps, pc_layer_rules **rules);
 
+/* Option values, each a usage error naming the option and the value when malformed; return an exit code.
+ * pc_cli_parse_u64: an integer in lo..hi (pc_parse_u64's syntaxes); pc_cli_parse_seconds: a finite number of
+ * seconds in (0, max]; pc_cli_parse_level: --level, one digit 0..PC_LEVEL_MAX (no signs, spaces or suffixes).
+ */
+int pc_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+                     uint64_t *out);
+int pc_cli_parse_seconds(const char *cmd, const char *opt, const char *s, double max, double *out);
+int pc_cli_parse_level(const char *cmd, const char *s, int *out);
+
 /* Writes a report file through `write` into a temporary file renamed over path; errors name the option and
  * file (exit 3). */
 typedef void (*pc_cli_file_writer)(FILE *out, const void *ctx);

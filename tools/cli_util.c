@@ -1,5 +1,7 @@
 /* CLI helpers: usage errors, error reports, type descriptions (JSON strings: properties/runner/util.h). */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,6 +31,34 @@ int pc_cli_report(const char *cmd, const pc_error *err)
 {
     fprintf(stderr, "passcheck %s: error [%s]: %s\n", cmd, pc_status_name(err->status), err->message);
     return pc_status_exit_code(err->status);
+}
+
+int pc_cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!pc_parse_u64(s, lo, hi, out))
+        return pc_cli_usage_error(cmd, "bad %s '%s': expected an integer from %" PRIu64 " to %" PRIu64, opt,
+                                  s, lo, hi);
+    return PC_EXIT_OK;
+}
+
+int pc_cli_parse_seconds(const char *cmd, const char *opt, const char *s, double max, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!s[0] || *end || errno || !isfinite(v) || v <= 0 || v > max)
+        return pc_cli_usage_error(cmd, "bad %s '%s': expected a number of seconds > 0 and <= %g", opt, s,
+                                  max);
+    *out = v;
+    return PC_EXIT_OK;
+}
+
+int pc_cli_parse_level(const char *cmd, const char *s, int *out)
+{
+    if (!(s[0] >= '0' && s[0] <= '0' + PC_LEVEL_MAX && s[1] == '\0'))
+        return pc_cli_usage_error(cmd, "bad --level '%s' (want 0..%d)", s, PC_LEVEL_MAX);
+    *out = s[0] - '0';
+    return PC_EXIT_OK;
 }
 
 void pc_type_describe(FILE *out, const pc_type *t)

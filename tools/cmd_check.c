@@ -4,7 +4,6 @@
  * time per pass and per property, and a verdict. The case comes from properties/runner/model_case.h, the
  * checks from properties/property.h (pc_check_config.keep_going and on_outcome: every judgment, not only the
  * first failure), the shrinking and repro folders from properties/shrink/shrink.h. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,30 +57,18 @@ static int args_parse(int argc, char **argv, check_args *a)
     int rc = pc_cli_parse_args(CHECK_CMD, argc, argv, opt_specs, sizeof opt_specs / sizeof opt_specs[0], a,
                                &model_arg);
     if (rc != PC_EXIT_OK) return rc;
-    if (a->level_text) {
-        const char *t = a->level_text;
-        if (!(t[0] >= '0' && t[0] <= '0' + PC_LEVEL_MAX && t[1] == '\0'))
-            return pc_cli_usage_error(CHECK_CMD, "bad --level '%s' (want 0..%d)", t, PC_LEVEL_MAX);
-        a->level = t[0] - '0';
-    }
+    if (a->level_text && (rc = pc_cli_parse_level(CHECK_CMD, a->level_text, &a->level)) != PC_EXIT_OK)
+        return rc;
     if (a->seed_text) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long s = strtoull(a->seed_text, &end, 0);
-        if (a->seed_text[0] == '\0' || a->seed_text[0] == '-' || *end != '\0' || errno)
-            return pc_cli_usage_error(CHECK_CMD, "bad --seed '%s' (want an unsigned integer)", a->seed_text);
+        if ((rc = pc_cli_parse_u64(CHECK_CMD, "--seed", a->seed_text, 0, UINT64_MAX, &a->seed)) != PC_EXIT_OK)
+            return rc;
         if (a->inputs) return pc_cli_usage_error(CHECK_CMD, "--seed draws random inputs: not with --inputs");
-        a->seed = s;
     }
     if (a->time_text) {
-        char *end = NULL;
-        errno = 0;
-        double s = strtod(a->time_text, &end);
-        if (a->time_text[0] == '\0' || *end != '\0' || errno || !(s > 0) || s > 86400)
-            return pc_cli_usage_error(CHECK_CMD, "bad --shrink-time '%s' (want seconds, 0 < SEC <= 86400)",
-                                      a->time_text);
+        if ((rc = pc_cli_parse_seconds(CHECK_CMD, "--shrink-time", a->time_text, 86400,
+                                       &a->shrink_seconds)) != PC_EXIT_OK)
+            return rc;
         if (!a->shrink) return pc_cli_usage_error(CHECK_CMD, "--shrink-time without --shrink");
-        a->shrink_seconds = s;
     }
     if (a->out && !a->shrink)
         return pc_cli_usage_error(CHECK_CMD, "--out is where --shrink writes: give --shrink");

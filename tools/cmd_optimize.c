@@ -42,13 +42,8 @@ static int args_parse(int argc, char **argv, optimize_args *a)
     if (rc != PC_EXIT_OK) return rc;
     if (!a->out) return pc_cli_usage_error(OPT_CMD, "missing -o OUT");
     if (a->out[0] == '\0') return pc_cli_usage_error(OPT_CMD, "empty -o OUT");
-    if (a->level_text) {
-        const char *t = a->level_text;
-        /* exactly one digit 0..PC_LEVEL_MAX: no signs, spaces or suffixes */
-        if (!(t[0] >= '0' && t[0] <= '0' + PC_LEVEL_MAX && t[1] == '\0'))
-            return pc_cli_usage_error(OPT_CMD, "bad --level '%s' (want 0..%d)", t, PC_LEVEL_MAX);
-        a->level = t[0] - '0';
-    }
+    if (a->level_text && (rc = pc_cli_parse_level(OPT_CMD, a->level_text, &a->level)) != PC_EXIT_OK)
+        return rc;
     if (!a->ep_list) a->ep_list = "cpu";
     return PC_EXIT_OK;
 }

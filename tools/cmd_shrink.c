@@ -3,7 +3,6 @@
  * a property to a minimal repro folder (docs/shrinking.md). This file parses and checks the arguments and
  * says what happened; the case comes from properties/runner/model_case.h, the check from
  * properties/property.h, the shrinking and the repro folder from properties/shrink/shrink.h. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,21 +62,11 @@ static int args_parse(int argc, char **argv, shrink_args *a)
     if (a->pass && !pass_name_known(a->pass))
         return pc_cli_usage_error(SHRINK_CMD,
                                   "unknown --pass '%s' (a pipeline pass, partition or end-to-end)", a->pass);
-    if (a->level_text) {
-        const char *t = a->level_text;
-        if (!(t[0] >= '0' && t[0] <= '0' + PC_LEVEL_MAX && t[1] == '\0'))
-            return pc_cli_usage_error(SHRINK_CMD, "bad --level '%s' (want 0..%d)", t, PC_LEVEL_MAX);
-        a->level = t[0] - '0';
-    }
-    if (a->time_text) {
-        char *end = NULL;
-        errno = 0;
-        double s = strtod(a->time_text, &end);
-        if (a->time_text[0] == '\0' || *end != '\0' || errno || !(s > 0) || s > 86400)
-            return pc_cli_usage_error(SHRINK_CMD, "bad --time '%s' (want seconds, 0 < SEC <= 86400)",
-                                      a->time_text);
-        a->seconds = s;
-    }
+    if (a->level_text && (rc = pc_cli_parse_level(SHRINK_CMD, a->level_text, &a->level)) != PC_EXIT_OK)
+        return rc;
+    if (a->time_text &&
+        (rc = pc_cli_parse_seconds(SHRINK_CMD, "--time", a->time_text, 86400, &a->seconds)) != PC_EXIT_OK)
+        return rc;
     if (a->out && a->out[0] == '\0') return pc_cli_usage_error(SHRINK_CMD, "empty --out DIR");
     if (a->inputs && a->inputs[0] == '\0') return pc_cli_usage_error(SHRINK_CMD, "empty --inputs");
     if (!a->ep_list) a->ep_list = "cpu";

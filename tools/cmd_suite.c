@@ -113,22 +113,12 @@ typedef struct suite_args {
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-    if (!pc_parse_u64(s, lo, hi, out))
-        return pc_cli_usage_error(CMD, "bad %s '%s': expected an integer from %" PRIu64 " to %" PRIu64, opt,
-                                  s, lo, hi);
-    return PC_EXIT_OK;
+    return pc_cli_parse_u64(CMD, opt, s, lo, hi, out);
 }
 
 static int parse_seconds(const char *opt, const char *s, double *out)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!s[0] || *end || errno || !isfinite(v) || v <= 0 || v > MAX_SECONDS)
-        return pc_cli_usage_error(CMD, "bad %s '%s': expected a number of seconds > 0 and <= %g", opt, s,
-                                  MAX_SECONDS);
-    *out = v;
-    return PC_EXIT_OK;
+    return pc_cli_parse_seconds(CMD, opt, s, MAX_SECONDS, out);
 }
 
 static int parse_args(int argc, char **argv, suite_args *a)
