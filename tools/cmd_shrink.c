@@ -148,6 +148,15 @@ int pc_cmd_shrink(int argc, char **argv)
         rc = PC_EXIT_CHECK_FAILED;
         goto done;
     }
+    if (res.failure.outcome == PC_PROP_ERROR) { /* could not judge: no failure to shrink, never exit 0 */
+        fprintf(stderr,
+                "passcheck %s: %s: property '%s' could not judge the model at '%s' (ERROR): %s; nothing to "
+                "shrink\n",
+                SHRINK_CMD, args.model, res.failure.property, res.failure.pass,
+                first_line(res.failure.message, line, sizeof line));
+        rc = PC_EXIT_CHECK_FAILED;
+        goto done;
+    }
     pc_failure target = res.failure;
     char sig[160];
     pc_failure_signature(&target, sig, sizeof sig);

@@ -902,12 +902,17 @@ static void process_signature(const pc_suite_options *o, pc_suite_report *r, pc_
     }
     bool generator_error = strcmp(f->failure.property, "generator") == 0;
     bool harness_error = strcmp(f->failure.property, "harness") == 0;
+    /* a property that could not judge (ERROR) is not shrunk: a smaller case it still cannot judge is no repro
+     */
+    bool not_judged = f->failure.outcome == PC_PROP_ERROR;
+    if (not_judged && !f->replayed)
+        snprintf(f->note, sizeof f->note, "the property could not judge the case (ERROR): not shrunk");
     pc_shrink_result sr;
     memset(&sr, 0, sizeof sr);
     bool have_sr = false;
     pc_error err;
     pc_error_clear(&err);
-    if (o->shrink && !f->replayed && !generator_error && !harness_error) {
+    if (o->shrink && !f->replayed && !generator_error && !harness_error && !not_judged) {
         if (log)
             fprintf(log, "passcheck suite: shrinking %s (case %" PRIu64 ")...\n", sg->signature, f->index);
         double t0 = pc_now_seconds();

@@ -679,6 +679,12 @@ static pc_status shrink_target(const pc_gen_config *gen, const uint32_t *choices
         opts = &defaults;
     }
     memset(out, 0, sizeof *out);
+    /* an ERROR says the property could not judge (an oracle missing, the reference refusing the graph): a
+     * smaller case that "fails the same way" would be one it still cannot judge, not a repro of a bug */
+    if (target->outcome == PC_PROP_ERROR)
+        return pc_error_set(err, PC_ERR_USAGE,
+                            "%s could not judge the case (ERROR, not FAIL): nothing to shrink: %s",
+                            target->property, target->message);
     if (!cc->alloc_every && strcmp(target->property, pc_prop_alloc_failure.name) == 0) {
         pc_check_config every = *cc;
         every.alloc_every = true;

@@ -58,7 +58,8 @@ typedef struct pc_shrink_result {
 void pc_shrink_result_free(pc_shrink_result *r);
 
 /* Both phases, starting from a generated case's choices. PC_ERR_CHECK_FAILED when the starting case does not
- * fail the same way (a flaky or mis-recorded failure): nothing is shrunk. An alloc-failure target is shrunk
+ * fail the same way (a flaky or mis-recorded failure), PC_ERR_USAGE for an ERROR target (the property could
+ * not judge: never a shrinkable failure): nothing is shrunk. An alloc-failure target is shrunk
  * with cc's alloc_every on when its starting case fails the same way so (out->alloc_every), with cc as given
  * otherwise. */
 pc_status pc_shrink_case(const pc_gen_config *gen, const uint32_t *choices, size_t n_choices,

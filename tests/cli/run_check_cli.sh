@@ -88,6 +88,10 @@ assert d["verdict"].startswith("PASS") and d["failures"] == [] and d["rows"][-1]
 ' "$tmp/pass.json"
 fi
 
+# an oracle that cannot run is an ERROR verdict, never a pass
+expect 1 "ERROR ort-oracle@end-to-end.*the ONNX Runtime oracle is unavailable.* verdict: ERROR: 1 of 1 judgments could not be made" \
+    -- env PC_ORT_DIR="$tmp/no-ort" "$pc" check "$abs" --inputs "$absin" --property ort-oracle
+
 # --- a planted fault: every failure, the run going on, JSON = table, --shrink ----------------------------------
 sig='ep-assignment@fuse_conv_activation/ep-not-inherited'
 expect 1 "fuse_conv_activation \\(cpu\\) +[.][.]F.* end-to-end .* failures: +$sig \\(1\\).* idempotence@end-to-end/partition .* verdict: FAIL: 3 failed" \

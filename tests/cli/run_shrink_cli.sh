@@ -64,6 +64,9 @@ expect 1 "does not fail property 'ep-assignment' \(it passes\)" -- "$pc" shrink 
     --out "$out"
 expect 1 "does not fail property 'ep-assignment' at pass 'fuse_reshape' \(it passes\)" -- \
     "$pc" shrink "$chain" "${P[@]}" --pass fuse_reshape --out "$out"
+# a property that could not judge (an oracle missing) is no failure to shrink, and never exit 0
+expect 1 "property 'ort-oracle' could not judge the model at 'end-to-end' \\(ERROR\\): the ONNX Runtime oracle is unavailable.*nothing to shrink" \
+    -- env PC_ORT_DIR="$tmp/no-ort" "$pc" shrink "$abs" --property ort-oracle --out "$out"
 check "no failure writes nothing" test ! -e "$out"
 
 # --- a real shrink ----------------------------------------------------------------------------------------------
