@@ -66,8 +66,8 @@ void pc_cmd_suite_help(FILE *out)
         "  --replay DIR       only replay the failures in DIR (a repro folder, a database or an --out "
         "folder);\n"
         "                     a repro folder's repro.onnx is checked with its inputs and case.txt settings;\n"
-        "                     the database is not changed\n"
-        "  --out DIR          repro folders and the failure database (default %s/)\n"
+        "                     nothing is written, unless --out says where the repros go\n"
+        "  --out DIR          repro folders and the failure database (default %s/; with --replay: none)\n"
         "  --inject F,...     enable planted faults (--list-faults) to prove the suite catches them\n"
         "  --max-nodes N      generated ops per graph (default 12)\n"
         "  --special-values P percent of cases (0..100, default %u) whose inputs hold NaN, +-Inf, -0, huge\n"
@@ -352,7 +352,10 @@ static void print_banner(FILE *out, const pc_suite_options *o, const char *rerun
             o->check.oracle_ort ? "ort" : "none", o->gen.max_nodes, o->gen.max_elements, o->special_percent,
             o->case_timeout, o->shrink ? "on" : "off", o->inject ? o->inject : "none");
     if (o->shrink) fprintf(out, "shrink budget: %g s per failure signature\n", o->shrink_opts.max_seconds);
-    fprintf(out, "failures: %s/ (database %s/)\n", o->out_dir, o->db_dir ? o->db_dir : "(none)");
+    if (o->out_dir)
+        fprintf(out, "failures: %s/ (database %s/)\n", o->out_dir, o->db_dir ? o->db_dir : "(none)");
+    else
+        fprintf(out, "failures: not written (a replay without --out)\n");
     fprintf(out, "rerun: %s\n", rerun);
 }
 
@@ -508,19 +511,22 @@ int pc_cmd_suite(int argc, char **argv)
         }
         o.replay_dir = a.replay;
     }
-    o.out_dir = a.out ? a.out : DEFAULT_OUT;
-    size_t dlen = strlen(o.out_dir) + 5;
-    db_dir = malloc(dlen);
-    if (!db_dir) {
-        rc = PC_EXIT_INTERNAL;
-        goto done;
+    /* a replay writes nothing unless told where (--out): the saved failure is its own repro */
+    o.out_dir = a.out ? a.out : a.replay ? NULL : DEFAULT_OUT;
+    if (o.out_dir) {
+        size_t dlen = strlen(o.out_dir) + 5;
+        db_dir = malloc(dlen);
+        if (!db_dir) {
+            rc = PC_EXIT_INTERNAL;
+            goto done;
+        }
+        snprintf(db_dir, dlen, "%s/.db", o.out_dir);
+        o.db_dir = db_dir;
     }
-    snprintf(db_dir, dlen, "%s/.db", o.out_dir);
-    o.db_dir = db_dir;
     o.shrink = !a.no_shrink;
     o.known = &a.known;
     o.fail_fast = a.fail_fast;
-    if ((rc = check_out_dir(o.out_dir)) != PC_EXIT_OK ||
+    if ((o.out_dir && (rc = check_out_dir(o.out_dir)) != PC_EXIT_OK) ||
         (rc = pc_cli_check_writable(CMD, "--json", a.json)) != PC_EXIT_OK ||
         (rc = pc_cli_check_writable(CMD, "--junit", a.junit)) != PC_EXIT_OK)
         goto done;

@@ -387,7 +387,10 @@ void pc_suite_print_summary(FILE *out, const pc_suite_options *o, const pc_suite
         const char *m = f->failure.message;
         size_t len = strcspn(m, "\n");
         fprintf(out, "      %.*s%s\n", (int)(len > 300 ? 300 : len), m, len > 300 || m[len] ? " ..." : "");
-        if (f->repro_dir) fprintf(out, "      repro: %s\n", f->repro_dir);
+        if (f->repro_dir)
+            fprintf(out, "      repro: %s\n", f->repro_dir);
+        else if (f->replay_repro_dir)
+            fprintf(out, "      repro: %s (replayed; nothing written)\n", f->replay_repro_dir);
         if (f->note[0]) fprintf(out, "      note: %s\n", f->note);
     }
     if (r->cases) pc_suite_print_coverage(out, r);

@@ -88,6 +88,10 @@ if [ -n "$replay" ]; then
     read -r -a words <<<"${replay#passcheck }"
     expect 0 "fails $sig: .*nodes 2 -> 2" -- "$pc" "${words[@]}" --out "$tmp/replay" --time 60
 fi
+# a replay writes nothing (no second repro under another name): its repro is the folder replayed
+mkdir -p "$tmp/cwd"
+expect 1 "repro: $repro/? \\(replayed; nothing written\\)" -- sh -c "cd '$tmp/cwd' && '$pc' suite --replay '$repro'"
+check "a replay without --out writes nothing" test -z "$(ls -A "$tmp/cwd")"
 # same model, same seed, same result: the folder name is content-addressed
 expect 0 "nodes 60 -> 2" -- "$pc" shrink "$chain" "${P[@]}" --out "$out" --time 60
 check "a rerun lands in the same folder" test "$(ls -d "$out"/*/ | wc -l)" -eq 1
