@@ -963,7 +963,9 @@ typedef struct pc_optimize_options {
 void pc_optimize_options_default(pc_optimize_options *opts);
 
 /* Runs the pipeline on the main graph (and subgraphs) up to opts->level. With partitioning (level >= 2) every
- * node ends with an EP, and the partition is written to *partition when it is non-NULL. */
+ * node ends with an EP, and the partition is written to *partition when it is non-NULL: its subgraphs as the
+ * optimized graph holds them (the level-2+ passes fuse and remove nodes after partitioning), its layout
+ * changes as partitioning made them. */
 pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc_partition_result *partition,
                             pc_error *err);
 
@@ -973,6 +975,11 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
 pc_status pc_model_partition(pc_model *model, const pc_ep *const *eps, uint32_t n_eps,
                              const pc_layer_rules *rules, const pc_pass_options *opts,
                              pc_partition_result *out, pc_error *err);
+
+/* The subgraphs of an assigned graph as it is now (out->n_layout_changes is left as it is): each compiling
+ * EP's connected groups, one per node for the others. */
+pc_status pc_model_list_subgraphs(pc_model *model, const pc_ep *const *eps, uint32_t n_eps,
+                                  pc_partition_result *out, pc_error *err);
 
 /* The layout transformer for one NHWC-preferring EP: every layout-sensitive node tentatively assigned to the
  * EP (node->ep == ep->name) moves into the internal NHWC domain between Transposes, then the transpose

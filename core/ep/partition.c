@@ -312,6 +312,19 @@ static pc_status list_subgraphs(part_ctx *c, pc_partition_result *out)
     return st;
 }
 
+pc_status pc_model_list_subgraphs(pc_model *model, const pc_ep *const *eps, uint32_t n_eps,
+                                  pc_partition_result *out, pc_error *err)
+{
+    part_ctx c = {.model = model, .graph = model->graph, .eps = eps, .n_eps = n_eps, .err = err};
+    c.ep_names = pc_arena_array(&model->arena, n_eps ? n_eps : 1, sizeof *c.ep_names);
+    if (!c.ep_names) return pc_model_alloc_error(model, err, "EP names");
+    for (uint32_t j = 0; j < n_eps; j++)
+        c.ep_names[j] = eps[j]->name;
+    out->n_subgraphs = 0;
+    out->subgraphs = NULL;
+    return list_subgraphs(&c, out);
+}
+
 static uint32_t count_nhwc_nodes(const pc_graph *g)
 {
     uint32_t k = 0;

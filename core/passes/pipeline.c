@@ -331,6 +331,9 @@ pc_status pc_model_optimize(pc_model *model, const pc_optimize_options *opts, pc
      * so optimizing it again changes nothing */
     st = pc_graph_infer_shapes(model->graph, err);
     if (st != PC_OK) pc_error_prefix(err, "shape inference after the passes: ");
+    /* the partition as the result holds it: counts taken at partitioning would not add up to the graph */
+    if (st == PC_OK && partition && opts->level >= PC_LEVEL_LAYOUT)
+        st = pc_model_list_subgraphs(model, eps, n_eps, partition, err);
 done:
     pc_layer_rules_free(rules);
     return st;
