@@ -211,9 +211,11 @@ static const char *run_graphviz(const char *dot_path, const char *svg_path, char
     return why;
 }
 
-/* NAME.dot (and NAME.svg when graphviz works) for a model. */
-static pc_status write_picture(const char *dir, const char *name, const pc_model *m, char *svg_why,
-                               size_t why_size, pc_error *err)
+/* NAME.dot (and NAME.svg when graphviz works) for a model; with `pair` (the other graph of a before/after
+ * pair, and whether m is the "before" one) the pass's added, changed and removed nodes are outlined. */
+static pc_status write_picture_marked(const char *dir, const char *name, const pc_model *m,
+                                      const pc_model *pair, bool m_is_before, char *svg_why, size_t why_size,
+                                      pc_error *err)
 {
     char file[64];
     snprintf(file, sizeof file, "%s.dot", name);
@@ -230,7 +232,18 @@ static pc_status write_picture(const char *dir, const char *name, const pc_model
         st = pc_error_set(err, PC_ERR_IO, "%s: cannot create: %s", dot_path, strerror(errno));
         goto out;
     }
-    st = pc_model_write_dot(m, f, err);
+    if (!pair) {
+        st = pc_model_write_dot(m, f, err);
+    } else {
+        /* the pair writes both pictures at once: the other one goes to a scratch stream */
+        FILE *other = tmpfile();
+        if (!other)
+            st = pc_error_set(err, PC_ERR_IO, "a scratch file for the picture: %s", strerror(errno));
+        else
+            st = m_is_before ? pc_model_write_dot_pair(m, pair, f, other, err)
+                             : pc_model_write_dot_pair(pair, m, other, f, err);
+        if (other) fclose(other);
+    }
     if (fclose(f) != 0 && st == PC_OK) st = pc_error_set(err, PC_ERR_IO, "%s: close failed", dot_path);
     if (st != PC_OK) {
         pc_error_prefix(err, "%s: ", dot_path);
@@ -241,6 +254,12 @@ out:
     free(dot_path);
     free(svg_path);
     return st;
+}
+
+static pc_status write_picture(const char *dir, const char *name, const pc_model *m, char *svg_why,
+                               size_t why_size, pc_error *err)
+{
+    return write_picture_marked(dir, name, m, NULL, false, svg_why, why_size, err);
 }
 
 static uint32_t live_nodes(const pc_model *m)
@@ -457,11 +476,14 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
         pc_strbuf_printf(
             b, "- no before/after graphs: a final (end-to-end) property compares repro.onnx with its fully "
                "optimized form (`passcheck optimize repro.onnx -o out.onnx`)\n");
-    pc_strbuf_printf(
-        b,
-        "- `*.dot`%s: pictures of each graph (op, name, EP, layer_ann per node; edges labelled with "
-        "types)\n",
-        svg_why[0] ? "" : " and `*.svg`");
+    pc_strbuf_printf(b,
+                     "- `*.dot`%s: pictures of each graph (op, name, the attributes that decide layouts and "
+                     "types, EP, layer_ann "
+                     "per node; in before/after, what the pass added, changed or removed outlined green, "
+                     "orange, red; edges "
+                     "labelled with "
+                     "types)\n",
+                     svg_why[0] ? "" : " and `*.svg`");
     if (svg_why[0])
         pc_strbuf_printf(b, "- no SVG pictures: %s (`dot -Tsvg repro.dot -o repro.svg` makes one)\n",
                          svg_why);
@@ -475,29 +497,33 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
     pc_strbuf_printf(b, "```\n");
 }
 
-/* ---------------------------------------------------------------------------------------------------------------
- * pc_repro_write
- */
-static pc_status write_graph_bytes(const char *dir, const char *name, const uint8_t *bytes, size_t size,
-                                   char *svg_why, size_t why_size, pc_error *err)
+/* before.onnx and after.onnx with their pictures, the pass's added, changed and removed nodes outlined. The
+ * graphs are loaded without verification: a pass may have broken the graph, and that is what is drawn. */
+static pc_status write_pair_bytes(const char *dir, const pc_check_result *cr, char *svg_why, size_t why_size,
+                                  pc_error *err)
 {
-    char file[64];
-    snprintf(file, sizeof file, "%s.onnx", name);
-    pc_status st = write_bytes(dir, file, bytes, size, err);
-    if (st != PC_OK) return st;
-    pc_load_options o;
-    pc_load_options_default(&o);
-    o.skip_verify = true; /* a pass may have broken the graph: that is what we are drawing */
-    pc_model *m = NULL;
-    st = pc_model_load_bytes(bytes, size, &o, &m, err);
-    if (st != PC_OK) {
-        pc_error_prefix(err, "%s/%s: ", dir, file);
-        return st;
+    const char *names[2] = {"before", "after"};
+    const uint8_t *bytes[2] = {cr->before_bytes, cr->after_bytes};
+    size_t sizes[2] = {cr->before_size, cr->after_size};
+    pc_model *m[2] = {NULL, NULL};
+    pc_status st = PC_OK;
+    for (int k = 0; k < 2 && st == PC_OK; k++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.onnx", names[k]);
+        if ((st = write_bytes(dir, file, bytes[k], sizes[k], err)) != PC_OK) break;
+        pc_load_options o;
+        pc_load_options_default(&o);
+        o.skip_verify = true;
+        if ((st = pc_model_load_bytes(bytes[k], sizes[k], &o, &m[k], err)) != PC_OK)
+            pc_error_prefix(err, "%s/%s: ", dir, file);
     }
-    char why[256];
-    st = write_picture(dir, name, m, why, sizeof why, err);
-    if (why[0] && !svg_why[0]) snprintf(svg_why, why_size, "%s", why);
-    pc_model_free(m);
+    for (int k = 0; k < 2 && st == PC_OK; k++) {
+        char why[256] = "";
+        st = write_picture_marked(dir, names[k], m[k], m[1 - k], k == 0, why, sizeof why, err);
+        if (why[0] && !svg_why[0]) snprintf(svg_why, why_size, "%s", why);
+    }
+    pc_model_free(m[0]);
+    pc_model_free(m[1]);
     return st;
 }
 
@@ -537,11 +563,7 @@ static pc_status write_contents(const char *tmp, const char *dir, const pc_shrin
     }
     bool has_before_after = full && r->check.before_bytes && r->check.after_bytes;
     if (has_before_after) {
-        st = write_graph_bytes(tmp, "before", r->check.before_bytes, r->check.before_size, svg_why,
-                               sizeof svg_why, err);
-        if (st == PC_OK)
-            st = write_graph_bytes(tmp, "after", r->check.after_bytes, r->check.after_size, svg_why,
-                                   sizeof svg_why, err);
+        st = write_pair_bytes(tmp, &r->check, svg_why, sizeof svg_why, err);
         if (st != PC_OK) return st;
     }
 

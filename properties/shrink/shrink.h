@@ -104,9 +104,16 @@ pc_status pc_repro_write(const char *dir, const pc_shrink_result *r, const pc_re
 pc_status pc_repro_write_in(const char *out, const pc_shrink_result *r, const pc_repro_info *info, char **dir,
                             pc_error *err);
 
-/* Graphviz DOT of a model: one box per node (op, name, EP, layer_ann), value edges labelled with type and
- * shape. */
+/* Graphviz DOT of a model: one box per node (op, name or a stable "#N" for an unnamed one, the attributes
+ * that decide layouts and types — axis, perm, pads, kernel_shape, strides, group, to, ... —, EP, layer_ann),
+ * value edges labelled with type and shape. A value the model leaves untyped is labelled with what shape
+ * inference gets on a private copy, marked "~" (the model's own types are drawn as they are: a pass's wrong
+ * type must show). */
 pc_status pc_model_write_dot(const pc_model *m, FILE *out, pc_error *err);
+/* The pictures of the graphs before and after a pass, each node the pass added, changed (inputs, outputs or
+ * attributes) or removed outlined (green, orange, red) and labelled so (properties/match.h's identity). */
+pc_status pc_model_write_dot_pair(const pc_model *before, const pc_model *after, FILE *out_before,
+                                  FILE *out_after, pc_error *err);
 
 #ifdef __cplusplus
 }

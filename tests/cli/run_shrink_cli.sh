@@ -81,6 +81,12 @@ done
 # the repro is an ordinary model: exactly the Conv and the Relu (passcheck info, not the shrinker, counts)
 expect 0 "graph: .*2 nodes.* Conv .* Relu" -- "$pc" info "$repro/repro.onnx"
 check "case.txt names the signature" grep -q "^signature=$sig\$" "$repro/case.txt"
+# the pictures show the change: the Conv and the Relu outlined as removed, the FusedConv as added with its
+# activation attribute and no EP (the planted bug), edge types inferred where the model leaves them out (~)
+check "before.dot: the Conv removed, with its pads" grep -q 'label="Conv.*pads=\[1,1,1,1\].*(removed by the pass)' "$repro/before.dot"
+check "before.dot: an inferred edge type" grep -q 'label="~float\[1,1,3,3\]"' "$repro/before.dot"
+check "after.dot: the FusedConv added without an EP" \
+    grep -q "FusedConv.*activation='Relu'.*ep: (none).*(added by the pass)" "$repro/after.dot"
 # the README's replay command fails the same way (and, being minimal already, shrinks no further)
 replay=$(grep '^passcheck shrink ' "$repro/README.md" | head -1)
 check "README has a shrink replay command" test -n "$replay"
@@ -90,7 +96,8 @@ if [ -n "$replay" ]; then
 fi
 # a replay writes nothing (no second repro under another name): its repro is the folder replayed
 mkdir -p "$tmp/cwd"
-expect 1 "repro: $repro/? \\(replayed; nothing written\\)" -- sh -c "cd '$tmp/cwd' && '$pc' suite --replay '$repro'"
+pcabs=$(readlink -f "$pc")
+expect 1 "repro: $repro/? \\(replayed; nothing written\\)" -- sh -c "cd '$tmp/cwd' && '$pcabs' suite --replay '$repro'"
 check "a replay without --out writes nothing" test -z "$(ls -A "$tmp/cwd")"
 # same model, same seed, same result: the folder name is content-addressed
 expect 0 "nodes 60 -> 2" -- "$pc" shrink "$chain" "${P[@]}" --out "$out" --time 60
