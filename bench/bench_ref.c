@@ -4,7 +4,9 @@
  *
  *   bench_ref gen FILE [NODES]     writes a chain of NODES (default 20) float ops on a [1,64] input
  *   bench_ref time FILE [RUNS]     ref_run FILE runs us_per_run us_per_node (median of 5 batches)
- */
+ *   bench_ref shape FILE           the first input's dims as ort_time.js takes them ("1x3x224x224")
+ * The input: float, the first graph input's dims (unknown ones 1), x[i] = ((i mod 64) - 32) / 16, as
+ * ort_time.js makes it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +63,47 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The first graph input's dims (unknown ones 1) into dims; its rank, or -1 when it has none. */
+static int32_t input_dims(const pc_model *m, int64_t *dims)
+{
+    const pc_graph *g = m->graph;
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        const pc_type *t = &g->inputs[i]->type;
+        if (g->inputs[i]->initializer || t->kind != PC_TYPE_TENSOR || t->shape.rank < 0) continue;
+        for (int32_t d = 0; d < t->shape.rank; d++)
+            dims[d] = t->shape.dims[d].kind == PC_DIM_KNOWN ? t->shape.dims[d].size : 1;
+        return t->shape.rank;
+    }
+    return -1;
+}
+
+static int print_shape(const char *path)
+{
+    pc_error err;
+    pc_model *m;
+    if (pc_model_load_file(path, NULL, &m, &err) != PC_OK) return fail(path, &err);
+    int64_t dims[PC_MAX_RANK];
+    int32_t r = input_dims(m, dims);
+    pc_model_free(m);
+    if (r < 0) return fail(path, &(pc_error){.status = PC_ERR_UNSUPPORTED, .message = "no tensor input"});
+    for (int32_t d = 0; d < r; d++)
+        printf("%s%lld", d ? "x" : "", (long long)dims[d]);
+    printf("\n");
+    return 0;
+}
+
 static int time_runs(const char *path, long runs)
 {
     pc_error err;
     pc_model *m;
     if (pc_model_load_file(path, NULL, &m, &err) != PC_OK) return fail(path, &err);
-    int64_t dims[2] = {1, 64};
-    pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, 2, dims, &err);
+    int64_t dims[PC_MAX_RANK];
+    int32_t rank = input_dims(m, dims);
+    if (rank < 0) return fail(path, &(pc_error){.status = PC_ERR_UNSUPPORTED, .message = "no tensor input"});
+    pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, rank, dims, &err);
     if (!x) return fail("input", &err);
-    for (int i = 0; i < 64; i++)
-        ((float *)x->data)[i] = (float)(i - 32) / 16.0f;
+    for (uint64_t i = 0; i < x->n_elements; i++)
+        ((float *)x->data)[i] = (float)((int)(i % 64) - 32) / 16.0f;
     double batches[5];
     for (int b = 0; b < 5; b++) {
         double t0 = pc_now_seconds();
@@ -102,10 +135,12 @@ int main(int argc, char **argv)
     long count = 0;
     bool is_gen = argc >= 3 && strcmp(argv[1], "gen") == 0,
          is_time = argc >= 3 && strcmp(argv[1], "time") == 0;
+    if (argc == 3 && strcmp(argv[1], "shape") == 0) return print_shape(argv[2]);
     if ((is_gen || is_time) && argc <= 4 && (argc == 3 || parse_count(argv[3], 1000000, &count))) {
         if (is_gen) return gen(argv[2], count ? (int)count : 20);
         return time_runs(argv[2], count ? count : 2000);
     }
-    fprintf(stderr, "usage: bench_ref gen FILE [NODES 1..1000000] | bench_ref time FILE [RUNS 1..1000000]\n");
+    fprintf(stderr, "usage: bench_ref gen FILE [NODES 1..1000000] | bench_ref time FILE [RUNS 1..1000000] | "
+                    "bench_ref shape FILE\n");
     return 2;
 }

@@ -1,11 +1,13 @@
 // Peer timing for bench/run_ref.sh: ONNX Runtime (onnxruntime-node, CPU) running the same model on the same
-// [1,64] float input. Prints "ort_run FILE runs us_per_run" (median of 5 batches).
-// Usage: node ort_time.js ORT_NODE_MODULES_DIR MODEL RUNS
+// float input (DIMS, default 1x64; x[i] = ((i mod 64) - 32) / 16, as bench_ref makes it). Prints
+// "ort_run FILE runs us_per_run" (median of 5 batches).
+// Usage: node ort_time.js ORT_NODE_MODULES_DIR MODEL RUNS [DIMS]
 'use strict';
 const path = require('path');
 
 async function main() {
-    const [ortDir, model, runsArg] = process.argv.slice(2);
+    const [ortDir, model, runsArg, dimsArg] = process.argv.slice(2);
+    const dims = (dimsArg || '1x64').split('x').map((d) => parseInt(d, 10));
     const runs = parseInt(runsArg, 10);
     if (!ortDir || !model || !(runs > 0)) {
         console.error('usage: node ort_time.js ORT_NODE_MODULES_DIR MODEL RUNS');
@@ -15,9 +17,10 @@ async function main() {
     // one thread and no graph optimizations: the closest ORT gets to "run each node as written"
     const session = await ort.InferenceSession.create(model, {
         graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3});
-    const data = new Float32Array(64);
-    for (let i = 0; i < 64; i++) data[i] = (i - 32) / 16;
-    const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', data, [1, 64])};
+    const count = dims.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(count);
+    for (let i = 0; i < count; i++) data[i] = ((i % 64) - 32) / 16;
+    const feeds = {[session.inputNames[0]]: new ort.Tensor('float32', data, dims)};
     const batches = [];
     for (let b = 0; b < 5; b++) {
         const t0 = process.hrtime.bigint();

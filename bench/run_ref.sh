@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Reference-executor benchmark (see bench/README.md):
 #   1. per-node overhead on a 20-node float chain, next to ONNX Runtime 1.30 (onnxruntime-node, CPU, one thread,
-#      optimizations off) on the same model and input, as a ratio;
+#      optimizations off) on the same model and input, as a ratio; then the same latency ratio on real
+#      architectures (resnet18, mobilenet_v2, squeezenet1_1, shufflenet_v2_x1_0 with random weights) when
+#      python3-torch/torchvision are installed (REAL_RUNS runs per timing batch, default 1 for passcheck);
 #   2. cases/second of the whole conformance run over the ONNX backend test data (each case forked, loaded, run,
 #      compared). There is no peer for this line: no other tool here runs the backend data end to end.
 #
@@ -43,6 +45,26 @@ else
     ratio="-"
 fi
 printf '%-22s %12s %12s %12s %8s\n' chain20 "$us_ours" "$(echo "$ours" | awk '{print $5}')" "${us_peer:--}" "$ratio"
+
+# real architectures (torchvision, random weights; bench/real-models/export_torchvision.py): one run each side
+# after a warm-up batch, the same float input; the ratio is the reference's latency over ORT's
+if [ -n "$us_peer" ] && /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
+    if /usr/bin/python3 bench/real-models/export_torchvision.py "$tmp" >"$tmp/export.log" 2>&1; then
+        for m in "$tmp"/*.onnx; do
+            [ "$(basename "$m")" = chain20.onnx ] && continue
+            dims=$("$build/bench/bench_ref" shape "$m")
+            r=$("$build/bench/bench_ref" time "$m" "${REAL_RUNS:-1}")
+            p=$(node bench/ort_time.js "$ort_dir" "$m" "${REAL_RUNS:-3}" "$dims")
+            a=$(echo "$r" | awk '{print $4}') b=$(echo "$p" | awk '{print $4}')
+            printf '%-22s %12s %12s %12s %8s\n' "$(basename "$m" .onnx)" "$a" "$(echo "$r" | awk '{print $5}')" "$b" \
+                "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+        done
+    else
+        echo "note: exporting the torchvision models failed ($tmp/export.log); real models skipped"
+    fi
+else
+    echo "note: python3-torch/torchvision or ONNX Runtime missing: real models skipped"
+fi
 
 if [ -d "$testdata/node" ]; then
     start=$(date +%s.%N)

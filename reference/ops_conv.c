@@ -316,6 +316,82 @@ static bool counter_next(int32_t n, const int64_t *dims, int64_t *c)
 /* ---- Conv
  * ------------------------------------------------------------------------------------------------------ */
 
+/* A tensor's elements as doubles, read once (the loops below then index a plain array instead of switching
+ * on the element type per read); NULL on out of memory. */
+static double *to_f64(const pc_data *t)
+{
+    size_t bytes;
+    if (!pc_size_mul(t->n_elements ? t->n_elements : 1, sizeof(double), &bytes)) return NULL;
+    double *d = malloc(bytes);
+    if (!d) return NULL;
+    for (uint64_t i = 0; i < t->n_elements; i++)
+        d[i] = ref_get_f64(t, i);
+    return d;
+}
+
+/* Conv over one or two spatial axes, the same sums as the general loop in op_Conv in the same order: each
+ * output of a map accumulates, in a double plane, B[m] and then the products for c, then the kernel offsets
+ * row-major, skipping padding. Only the loop nest differs: for each (c, kh, kw) the products are added along
+ * an output row, reading a contiguous (or strided) input row, so the inner loop is a plain multiply-add. The
+ * result is bit-identical to the general loop's. */
+static pc_status conv_planes(ref_ctx *ctx, const pc_data *x, const pc_data *w, const pc_data *b,
+                             const conv_geom *g, pc_data *y)
+{
+    bool two = g->nsp == 2;
+    int64_t N = x->dims[0], C = x->dims[1], M = w->dims[0];
+    int64_t H = two ? x->dims[2] : 1, W = x->dims[2 + two];
+    int64_t KH = two ? g->kernel[0] : 1, KW = g->kernel[two];
+    int64_t OH = two ? g->out[0] : 1, OW = g->out[two];
+    int64_t sh = two ? g->stride[0] : 1, sw = g->stride[two], dh = two ? g->dilation[0] : 1,
+            dw = g->dilation[two], ph = two ? g->pad_begin[0] : 0, pw = g->pad_begin[two];
+    int64_t Cg = C / g->group, Mg = M / g->group;
+    int64_t per_map = OH * OW; /* within the output's budget (check_budget) */
+    size_t plane_bytes;
+    double *xd = to_f64(x), *wd = to_f64(w), *plane = NULL;
+    if (pc_size_mul((size_t)(per_map > 0 ? per_map : 1), sizeof(double), &plane_bytes))
+        plane = malloc(plane_bytes);
+    pc_status st = PC_OK;
+    if (!xd || !wd || !plane) {
+        st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory for the convolution's double planes");
+        goto out;
+    }
+    uint64_t yi = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            double bias = b ? ref_get_f64(b, (uint64_t)m) : 0.0;
+            for (int64_t i = 0; i < per_map; i++)
+                plane[i] = bias;
+            int64_t c0 = (m / Mg) * Cg;
+            for (int64_t c = 0; c < Cg; c++) {
+                const double *xp = xd + (n * C + c0 + c) * H * W, *wk = wd + (m * Cg + c) * KH * KW;
+                for (int64_t kh = 0; kh < KH; kh++)
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        double wv = wk[kh * KW + kw];
+                        /* the outputs whose input column ow * sw + off lies inside the row */
+                        int64_t off = kw * dw - pw;
+                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                        int64_t hi = W - 1 - off < 0 ? -1 : (W - 1 - off) / sw;
+                        if (hi > OW - 1) hi = OW - 1;
+                        for (int64_t oh = 0; oh < OH; oh++) {
+                            int64_t ih = oh * sh - ph + kh * dh;
+                            if (ih < 0 || ih >= H) continue;
+                            const double *row = xp + ih * W + off;
+                            double *a = plane + oh * OW;
+                            for (int64_t ow = lo; ow <= hi; ow++)
+                                a[ow] += row[ow * sw] * wv;
+                        }
+                    }
+            }
+            for (int64_t i = 0; i < per_map; i++)
+                ref_set_f64(y, yi++, plane[i]);
+        }
+out:
+    free(xd);
+    free(wd);
+    free(plane);
+    return st;
+}
+
 /* y[n, m, o] = B[m] + sum over c in m's group and kernel offsets k of x[n, c, o * stride - pad_begin + k *
  * dilation]
  * * w[m, c, k]; input positions outside X read as zero (padding). */
@@ -347,6 +423,11 @@ static pc_status op_Conv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, ydims);
     if (!y) return ctx->err->status;
 
+    if (g.nsp == 1 || g.nsp == 2) {
+        if ((st = conv_planes(ctx, x, w, b, &g, y)) != PC_OK) return st;
+        out[0] = y;
+        return PC_OK;
+    }
     int64_t xs[PC_MAX_RANK], ws[PC_MAX_RANK];
     ref_strides(x->rank, x->dims, xs);
     ref_strides(w->rank, w->dims, ws);
