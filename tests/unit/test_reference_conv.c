@@ -1,7 +1,7 @@
 /* The reference's Conv over one and two spatial axes (conv_planes in reference/ops_conv.c: the sums in a
  * double plane, row by row) against its general loop over any number of axes, which three spatial axes still
- * take: a 2-D Conv equals, bit for bit, the same Conv with a third spatial axis of size 1 (kernel 1, stride 1,
- * no pads), and a 1-D Conv the same with two. Random shapes, groups, strides, dilations, pads (asymmetric,
+ * take: a 2-D Conv equals, bit for bit, the same Conv with a third spatial axis of size 1 (kernel 1, stride
+ * 1, no pads), and a 1-D Conv the same with two. Random shapes, groups, strides, dilations, pads (asymmetric,
  * up to the kernel), with and without bias, float and double; the values are small integers plus a fraction
  * so that the order of the sums shows in the last bits. */
 #include <string.h>
@@ -61,7 +61,8 @@ static pc_data *run(const conv_case *c, int extra, pc_data *x0, pc_data *w0, pc_
         pads[nsp + i] = real ? c->pe[i] : 0;
     }
     /* the same data reshaped: one more size-1 axis changes no element's position */
-    pc_data *x = pc_data_new_tensor(c->dt, 2 + nsp, xd, &err), *w = pc_data_new_tensor(c->dt, 2 + nsp, wd, &err);
+    pc_data *x = pc_data_new_tensor(c->dt, 2 + nsp, xd, &err),
+            *w = pc_data_new_tensor(c->dt, 2 + nsp, wd, &err);
     if (!x || !w) pt_die("tensor", &err);
     size_t es = c->dt == PC_DTYPE_FLOAT ? 4 : 8;
     memcpy(x->data, x0->data, (size_t)x0->n_elements * es);
@@ -134,8 +135,8 @@ int main(void)
             CHECK_MSG(fast->n_elements == general->n_elements &&
                           memcmp(fast->data, general->data,
                                  (size_t)fast->n_elements * (c.dt == PC_DTYPE_FLOAT ? 4 : 8)) == 0,
-                      "case %d (%d-D, %s, group %lld): the plane loop differs from the general loop", t, c.nsp,
-                      pc_dtype_name(c.dt), (long long)c.group);
+                      "case %d (%d-D, %s, group %lld): the plane loop differs from the general loop", t,
+                      c.nsp, pc_dtype_name(c.dt), (long long)c.group);
             compared++;
         }
         pc_data_unref(fast);
