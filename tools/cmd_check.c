@@ -27,6 +27,7 @@ typedef struct check_args {
     bool shrink;
     const char *out;
     const char *json;
+    const char *junit;
     const char *time_text;
     const char *inject;
     int level;
@@ -46,6 +47,7 @@ static const pc_cli_opt opt_specs[] = {
     {"--shrink", NULL, PC_CLI_FLAG, offsetof(check_args, shrink)},
     {"--out", NULL, PC_CLI_STRING, offsetof(check_args, out)},
     {"--json", NULL, PC_CLI_STRING, offsetof(check_args, json)},
+    {"--junit", NULL, PC_CLI_STRING, offsetof(check_args, junit)},
     {"--shrink-time", NULL, PC_CLI_STRING, offsetof(check_args, time_text)},
     {"--inject", NULL, PC_CLI_STRING, offsetof(check_args, inject)},
 };
@@ -75,6 +77,7 @@ static int args_parse(int argc, char **argv, check_args *a)
     if (a->out && a->out[0] == '\0') return pc_cli_usage_error(CHECK_CMD, "empty --out DIR");
     if (a->inputs && a->inputs[0] == '\0') return pc_cli_usage_error(CHECK_CMD, "empty --inputs");
     if (a->json && a->json[0] == '\0') return pc_cli_usage_error(CHECK_CMD, "empty --json FILE");
+    if (a->junit && a->junit[0] == '\0') return pc_cli_usage_error(CHECK_CMD, "empty --junit FILE");
     if (a->dims.n && a->inputs)
         return pc_cli_usage_error(CHECK_CMD, "--dim sizes random inputs: not with --inputs");
     if (!a->ep_list) a->ep_list = "cpu";
@@ -91,6 +94,7 @@ typedef struct check_row {
     char pass[64];
     char provider[64];
     uint8_t cell[N_COLUMNS];
+    uint32_t detail[N_COLUMNS]; /* a FAIL or ERROR: 1 + its index in fails; a SKIP: 1 + in skips; else 0 */
 } check_row;
 
 typedef struct check_failure {
@@ -150,7 +154,8 @@ static const char *column_name(size_t c)
     return c < PC_MAX_PROPERTIES ? pc_property_at(c)->name : "pipeline";
 }
 
-static void note_failure(check_log *l, const pc_check_outcome *o, size_t col)
+/* 1 + the index of the failure's signature entry, 0 when out of memory. */
+static uint32_t note_failure(check_log *l, const pc_check_outcome *o, size_t col)
 {
     pc_failure f;
     memset(&f, 0, sizeof f);
@@ -162,32 +167,35 @@ static void note_failure(check_log *l, const pc_check_outcome *o, size_t col)
     for (size_t i = 0; i < l->n_fails; i++)
         if (pc_failure_same(&l->fails[i].f, &f)) {
             l->fails[i].count++;
-            return;
+            return (uint32_t)i + 1;
         }
     if (!grow((void **)&l->fails, &l->cap_fails, l->n_fails + 1, sizeof *l->fails)) {
         l->oom = true;
-        return;
+        return 0;
     }
     l->fails[l->n_fails++] = (check_failure){f, 1};
+    return (uint32_t)l->n_fails;
 }
 
-static void note_skip(check_log *l, const pc_check_outcome *o, size_t col)
+/* 1 + the index of the skip's (property, reason) entry, 0 when out of memory. */
+static uint32_t note_skip(check_log *l, const pc_check_outcome *o, size_t col)
 {
     char msg[256];
     snprintf(msg, sizeof msg, "%s", o->message[0] ? o->message : "(no reason given)");
     for (size_t i = 0; i < l->n_skips; i++)
         if (strcmp(l->skips[i].property, column_name(col)) == 0 && strcmp(l->skips[i].message, msg) == 0) {
             l->skips[i].count++;
-            return;
+            return (uint32_t)i + 1;
         }
     if (!grow((void **)&l->skips, &l->cap_skips, l->n_skips + 1, sizeof *l->skips)) {
         l->oom = true;
-        return;
+        return 0;
     }
     check_skip *s = &l->skips[l->n_skips++];
     snprintf(s->property, sizeof s->property, "%s", column_name(col));
     snprintf(s->message, sizeof s->message, "%s", msg);
     s->count = 1;
+    return (uint32_t)l->n_skips;
 }
 
 static void on_outcome(void *ctx, const pc_check_outcome *o)
@@ -211,8 +219,8 @@ static void on_outcome(void *ctx, const pc_check_outcome *o)
     l->judged[col][o->outcome]++;
     l->prop_seconds[col] += o->seconds;
     l->checks_since_pass += o->seconds;
-    if (o->outcome == PC_PROP_FAIL || o->outcome == PC_PROP_ERROR) note_failure(l, o, col);
-    if (o->outcome == PC_PROP_SKIP) note_skip(l, o, col);
+    if (o->outcome == PC_PROP_FAIL || o->outcome == PC_PROP_ERROR) row->detail[col] = note_failure(l, o, col);
+    if (o->outcome == PC_PROP_SKIP) row->detail[col] = note_skip(l, o, col);
 }
 
 /* After every pass (changed or not, after its checks): its time without the checks. */
@@ -392,6 +400,65 @@ static void json_write(FILE *out, const void *vctx)
     fprintf(out, "\n  }\n}\n");
 }
 
+/* JUnit XML for CI: one testsuite per property that judged, one testcase per pass run it judged
+ * ("pass (EP)"), with a failure, error or skipped element carrying the signature or reason and the message.
+ */
+static void junit_write(FILE *out, const void *vctx)
+{
+    const json_ctx *j = vctx;
+    const check_log *l = j->l;
+    uint32_t total[PC_PROP_OUTCOME_COUNT] = {0};
+    for (size_t c = 0; c < N_COLUMNS; c++)
+        for (int o = 0; o < PC_PROP_OUTCOME_COUNT; o++)
+            total[o] += l->judged[c][o];
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"passcheck check ", out);
+    pc_xml_escape(out, j->a->model, PC_XML_ATTRIBUTE);
+    fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\" skipped=\"%u\" time=\"%.3f\">\n",
+            total[PC_PROP_PASS] + total[PC_PROP_FAIL] + total[PC_PROP_SKIP] + total[PC_PROP_ERROR],
+            total[PC_PROP_FAIL], total[PC_PROP_ERROR], total[PC_PROP_SKIP], j->seconds);
+    for (size_t c = 0; c < N_COLUMNS; c++) {
+        if (!column_used(l, c)) continue;
+        const uint32_t *n = l->judged[c];
+        fputs("  <testsuite name=\"", out);
+        pc_xml_escape(out, column_name(c), PC_XML_ATTRIBUTE);
+        fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\" skipped=\"%u\" time=\"%.3f\">\n",
+                n[PC_PROP_PASS] + n[PC_PROP_FAIL] + n[PC_PROP_SKIP] + n[PC_PROP_ERROR], n[PC_PROP_FAIL],
+                n[PC_PROP_ERROR], n[PC_PROP_SKIP], l->prop_seconds[c]);
+        for (size_t i = 0; i < l->n_rows; i++) {
+            const check_row *r = &l->rows[i];
+            if (!r->cell[c]) continue;
+            char label[160];
+            snprintf(label, sizeof label, "%s%s%s%s", r->pass, r->provider[0] ? " (" : "", r->provider,
+                     r->provider[0] ? ")" : "");
+            fputs("    <testcase classname=\"", out);
+            pc_xml_escape(out, column_name(c), PC_XML_ATTRIBUTE);
+            fputs("\" name=\"", out);
+            pc_xml_escape(out, label, PC_XML_ATTRIBUTE);
+            pc_prop_outcome o = (pc_prop_outcome)(r->cell[c] - 1);
+            uint32_t d = r->detail[c];
+            if (o == PC_PROP_PASS || !d) {
+                fputs("\"/>\n", out);
+            } else if (o == PC_PROP_SKIP) {
+                fputs("\">\n      <skipped message=\"", out);
+                pc_xml_escape(out, l->skips[d - 1].message, PC_XML_ATTRIBUTE);
+                fputs("\"/>\n    </testcase>\n", out);
+            } else {
+                const char *tag = o == PC_PROP_ERROR ? "error" : "failure";
+                const pc_failure *f = &l->fails[d - 1].f;
+                char sig[160];
+                pc_failure_signature(f, sig, sizeof sig);
+                fprintf(out, "\">\n      <%s message=\"", tag);
+                pc_xml_escape(out, sig, PC_XML_ATTRIBUTE);
+                fputs("\">", out);
+                pc_xml_escape(out, f->message, PC_XML_TEXT);
+                fprintf(out, "</%s>\n    </testcase>\n", tag);
+            }
+        }
+        fputs("  </testsuite>\n", out);
+    }
+    fputs("</testsuites>\n", out);
+}
+
 /* ---- shrinking each distinct failure ---------------------------------------------------------------- */
 
 /* Shrinks f (one property, stopping after its pass) into a repro folder under out; false when it could not.
@@ -471,7 +538,9 @@ int pc_cmd_check(int argc, char **argv)
     memset(&res, 0, sizeof res);
     char *dims = NULL;
 
-    if (args.json && (rc = pc_cli_check_writable(CHECK_CMD, "--json", args.json)) != PC_EXIT_OK) goto done;
+    if ((args.json && (rc = pc_cli_check_writable(CHECK_CMD, "--json", args.json)) != PC_EXIT_OK) ||
+        (args.junit && (rc = pc_cli_check_writable(CHECK_CMD, "--junit", args.junit)) != PC_EXIT_OK))
+        goto done;
     rc = pc_cli_resolve_eps(CHECK_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps,
                             NULL);
     if (rc != PC_EXIT_OK) goto done;
@@ -584,9 +653,13 @@ int pc_cmd_check(int argc, char **argv)
             shrink_one(&kase, &args, f);
         }
     }
+    json_ctx j = {&args, &log, verdict, seconds};
     if (args.json) {
-        json_ctx j = {&args, &log, verdict, seconds};
         int jrc = pc_cli_write_file_atomic(CHECK_CMD, "--json", args.json, json_write, &j);
+        if (jrc != PC_EXIT_OK) rc = jrc;
+    }
+    if (args.junit) {
+        int jrc = pc_cli_write_file_atomic(CHECK_CMD, "--junit", args.junit, junit_write, &j);
         if (jrc != PC_EXIT_OK) rc = jrc;
     }
 
@@ -608,7 +681,8 @@ void pc_cmd_check_help(FILE *out)
         out,
         "usage: passcheck check MODEL [--inputs DIR|FILES | --seed S] [--dim NAME=SIZE]... [--ep LIST]\n"
         "                       [--ep-file F] [--layer-assignment S] [--level N] [--property P,...|all]\n"
-        "                       [--shrink] [--out DIR] [--shrink-time SEC] [--json FILE] [--inject F]\n"
+        "                       [--shrink] [--out DIR] [--shrink-time SEC] [--json FILE] [--junit FILE]\n"
+        "                       [--inject F]\n"
         "\n"
         "Runs the pass pipeline on MODEL with every property after every pass that changes the graph and\n"
         "at the end (the suite's properties and failure signatures), and prints a pass x property table,\n"
@@ -632,6 +706,7 @@ void pc_cmd_check_help(FILE *out)
         "  --out DIR               where --shrink writes (default passcheck-failures)\n"
         "  --shrink-time SEC       shrink budget per failure in seconds (default 10)\n"
         "  --json FILE             the table, failures, skips and times as JSON\n"
+        "  --junit FILE            JUnit XML: a testsuite per property, a testcase per pass run it judged\n"
         "  --inject FAULTS         enable planted faults, comma-separated (passcheck suite --list-faults):\n"
         "                          see what the checks catch on this model\n"
         "\n"

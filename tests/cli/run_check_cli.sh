@@ -38,6 +38,7 @@ done
 expect 2 "--inject: .*no-such-fault" -- "$pc" check "$chain" --inject no-such-fault
 expect 2 "--ep: .*unknown EP 'gpu'" -- "$pc" check "$chain" --ep cpu,gpu
 expect 2 "empty --json" -- "$pc" check "$chain" --json ''
+expect 2 "empty --junit" -- "$pc" check "$chain" --junit ''
 check "usage errors write nothing" test ! -e "$out"
 
 # --- bad input files (exit 3) ----------------------------------------------------------------------------------
@@ -95,7 +96,7 @@ expect 1 "ERROR ort-oracle@end-to-end.*the ONNX Runtime oracle is unavailable.* 
 # --- a planted fault: every failure, the run going on, JSON = table, --shrink ----------------------------------
 sig='ep-assignment@fuse_conv_activation/ep-not-inherited'
 expect 1 "fuse_conv_activation \\(cpu\\) +[.][.]F.* end-to-end .* failures: +$sig \\(1\\).* idempotence@end-to-end/partition .* verdict: FAIL: 3 failed" \
-    -- "$pc" check "$chain" --inject level2-forgets-ep --json "$tmp/fail.json"
+    -- "$pc" check "$chain" --inject level2-forgets-ep --json "$tmp/fail.json" --junit "$tmp/fail.xml"
 if command -v python3 >/dev/null; then
     check "fail JSON: the three failures, a FAIL row at fuse_conv_activation" python3 -c '
 import json, sys
@@ -107,6 +108,20 @@ rows = [r for r in d["rows"] if r["pass"] == "fuse_conv_activation"]
 assert rows and rows[0]["outcomes"]["ep-assignment"] == "fail", rows
 assert d["judgments"]["ep-assignment"]["fail"] == 2, d["judgments"]
 ' "$tmp/fail.json"
+    check "JUnit: a testsuite per property, counts equal to the JSON, the failures named" python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+root = ET.parse(sys.argv[2]).getroot()
+suites = {s.get("name"): s for s in root.findall("testsuite")}
+assert set(suites) == set(d["judgments"]), (set(suites), set(d["judgments"]))
+for name, j in d["judgments"].items():
+    s = suites[name]
+    assert int(s.get("tests")) == j["pass"] + j["fail"] + j["skip"] + j["error"] == len(s.findall("testcase")), name
+    assert int(s.get("failures")) == j["fail"] and len(s.findall("testcase/failure")) == j["fail"], name
+assert int(root.get("failures")) == 3, root.attrib
+f = suites["ep-assignment"].find("testcase[@name=\"fuse_conv_activation (cpu)\"]/failure")
+assert f is not None and f.get("message") == "ep-assignment@fuse_conv_activation/ep-not-inherited", f
+' "$tmp/fail.json" "$tmp/fail.xml"
 fi
 expect 1 "$sig: nodes 60 -> 2 in .*: $out/ep-assignment@fuse_conv_activation-ep-not-inherited-[0-9a-f]{8}.* ep-assignment@end-to-end/unassigned: not shrunk: the same property fails first as $sig.* idempotence@end-to-end/partition: nodes 60 -> 2" \
     -- "$pc" check "$chain" --inject level2-forgets-ep --shrink --out "$out" --shrink-time 60
