@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "tools/cli.h"
 
 #define PART_CMD "partition"
@@ -32,7 +33,8 @@ void pc_cmd_partition_help(FILE *out)
         "internal\n"
         "NHWC domain and is asked again for the new Transposes. Prints the EP of every node and the "
         "subgraphs\n"
-        "each compiling EP would fuse (one line per node for non-compiling EPs).\n\n"
+        "each compiling EP would fuse (one line per node for non-compiling EPs), and why no NHWC-preferring\n"
+        "EP took a layout-sensitive node (Conv, pools, ...) that went to an EP after it.\n\n"
         "  --ep LIST               EPs in priority order, comma-separated (default: cpu); built in: cpu, "
         "nhwc\n"
         "  --ep-file F             more EPs described in a text file (docs/ep.md)\n"
@@ -65,6 +67,40 @@ static const char *node_label(const pc_node *n, char *buf, size_t size)
     return buf;
 }
 
+/* A layout-sensitive ai.onnx node left to an EP after an NHWC-preferring one in priority: the layout
+ * transformer never saw it, which a user bringing up an EP needs to know, with the reason. */
+static bool layout_node_missed(const pc_node *n, const pc_ep *const *eps, uint32_t n_eps)
+{
+    if (n->domain[0] || !pc_op_is_layout_sensitive(n->domain, n->op_type) || !n->ep) return false;
+    for (uint32_t i = 0; i < n_eps && strcmp(eps[i]->name, n->ep) != 0; i++)
+        if (eps[i]->layout == PC_LAYOUT_NHWC) return true;
+    return false;
+}
+
+/* Why EP e did not take node n: its capability's reason, or (it claims it) the layer assignment. */
+static void refusal(const pc_ep *e, const pc_node *n, char *why, size_t size)
+{
+    if (pc_ep_claims_node(e, n, why, size))
+        snprintf(why, size, "claims it, but the node was pinned elsewhere (layer assignment or a saved EP)");
+}
+
+static void print_unclaimed(const pc_model *m, const pc_ep *const *eps, uint32_t n_eps)
+{
+    bool any = false;
+    char buf[32], why[256];
+    for (const pc_node *n = m->graph->first; n; n = n->next) {
+        if (!layout_node_missed(n, eps, n_eps)) continue;
+        if (!any) printf("layout-sensitive nodes no NHWC EP took:\n");
+        any = true;
+        printf("  %s %s -> %s:", node_label(n, buf, sizeof buf), n->op_type, n->ep);
+        for (uint32_t i = 0; i < n_eps && strcmp(eps[i]->name, n->ep) != 0; i++) {
+            refusal(eps[i], n, why, sizeof why);
+            printf(" %s: %s;", eps[i]->name, why);
+        }
+        printf("\n");
+    }
+}
+
 static void print_text(const partition_args *a, const pc_model *m, const pc_ep *const *eps, uint32_t n_eps,
                        const pc_partition_result *r)
 {
@@ -90,6 +126,7 @@ static void print_text(const partition_args *a, const pc_model *m, const pc_ep *
             printf("\n");
         }
     }
+    print_unclaimed(m, eps, n_eps);
 }
 
 static void print_json(const partition_args *a, const pc_model *m, const pc_ep *const *eps, uint32_t n_eps,
@@ -128,7 +165,28 @@ static void print_json(const partition_args *a, const pc_model *m, const pc_ep *
         }
         printf("]}");
     }
-    printf("%s]\n}\n", r->n_subgraphs ? "\n  " : "");
+    printf("%s],\n  \"layout_unclaimed\": [", r->n_subgraphs ? "\n  " : "");
+    first = true;
+    char why[256];
+    for (const pc_node *n = m->graph->first; n; n = n->next) {
+        if (!layout_node_missed(n, eps, n_eps)) continue;
+        printf("%s\n    {\"id\": %u, \"op\": ", first ? "" : ",", n->id);
+        first = false;
+        pc_json_string(stdout, n->op_type);
+        printf(", \"ep\": ");
+        pc_json_string(stdout, n->ep);
+        printf(", \"refused_by\": [");
+        for (uint32_t i = 0; i < n_eps && strcmp(eps[i]->name, n->ep) != 0; i++) {
+            refusal(eps[i], n, why, sizeof why);
+            printf("%s{\"ep\": ", i ? ", " : "");
+            pc_json_string(stdout, eps[i]->name);
+            printf(", \"why\": ");
+            pc_json_string(stdout, why);
+            printf("}");
+        }
+        printf("]}");
+    }
+    printf("%s]\n}\n", first ? "" : "\n  ");
 }
 
 int pc_cmd_partition(int argc, char **argv)
