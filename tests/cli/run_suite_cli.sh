@@ -130,7 +130,8 @@ check "--jobs 1 and 2: same summary" bash -c "diff <(head -n -1 run1.txt | sed '
 
 # shards add up to the whole run
 for s in 1 2 3; do
-    "$pc" suite --cases 24 --seed 7 --shard $s/3 --no-shrink --quiet --out outs --json s$s.json >/dev/null 2>&1
+    "$pc" suite --cases 24 --seed 7 --shard $s/3 --no-shrink --quiet --out outs --json s$s.json \
+        --junit s$s.xml >/dev/null 2>&1
 done
 check "shards 1/3..3/3 = the whole run" python3 -c "
 import json, sys
@@ -138,6 +139,16 @@ full = json.load(open('r1.json'))
 parts = [json.load(open('s%d.json' % s)) for s in (1, 2, 3)]
 cases = sorted(f['case'] for p in parts for f in p['failures'] if not f['replayed'])
 sys.exit(not (sum(p['cases'] for p in parts) == 24 and cases == [f['case'] for f in full['failures']]))"
+# and their JUnit files together report what the whole run's does: a (property, family) testcase fails in some
+# shard exactly when it fails in the whole run (the CI recipe of docs/ci.md merges them so)
+check "shard JUnit files together = the whole run's" python3 -c "
+import sys, xml.etree.ElementTree as ET
+def testcases(path, failing):
+    return {(s.get('name'), c.get('name')) for s in ET.parse(path).getroot().findall('testsuite')
+            for c in s.findall('testcase') if not failing or c.find('failure') is not None}
+ok = all(testcases('r1.xml', f) == set().union(*(testcases('s%d.xml' % s, f) for s in (1, 2, 3)))
+         for f in (False, True))
+sys.exit(not (ok and testcases('r1.xml', False)))"
 
 # the failure database, with a planted fault so there are failures (float family and the property that catches it
 # only, so real findings of other properties cannot linger in the database): saved by run A, replayed first by run B; a run
