@@ -25,7 +25,8 @@ void pc_cmd_conformance_help(FILE *out)
         "executor\n"
         "and compares every output with the recorded one: types and shapes exact, integers, bools and "
         "strings\n"
-        "exact, floats NaN positions, then infinities, then |actual - expected| <= 1e-7 + 1e-3 |expected|.\n"
+        "exact, floats NaN positions, then infinities, then |actual - expected| <= atol + rtol |expected|\n"
+        "(default atol 1e-7, rtol 1e-3, as the ONNX backend tests).\n"
         "A DIR holding model.onnx is one case; otherwise each immediate subfolder holding one is a case. "
         "Case\n"
         "names are the last two path components (node/test_abs). Each case runs in its own process with a\n"
@@ -49,7 +50,11 @@ void pc_cmd_conformance_help(FILE *out)
         "  --optimize LEVEL    run the pass pipeline up to LEVEL (0-3) on each model first, verifying the\n"
         "                      graph after every pass; a pipeline error is a run-error\n"
         "  --ep LIST           EPs for partitioning, in priority order (default cpu), e.g. nhwc,cpu\n"
-        "  --ep-file FILE      further EP descriptions (docs/ep.md)\n\n"
+        "  --ep-file FILE      further EP descriptions (docs/ep.md)\n"
+        "  --atol X, --rtol X  the float bounds for every case (default 1e-7 and 1e-3)\n"
+        "  --tolerances FILE   per-op bounds, 'op atol rtol' per line ('#' comments; ops as the per-op "
+        "table\n"
+        "                      names them): a case holding the op is compared with the larger bounds\n\n"
         "Prints a FAIL/SKIP line per case that does not pass, per-op statistics, and 'N passed, N failed,\n"
         "N skipped'. exit codes: 0 no case failed (or all outcomes as expected), 1 a case failed or an\n"
         "expectation did not hold, 2 usage error (bad option, DIR, REGEX, executor or timeout), 3 an\n"
@@ -58,7 +63,7 @@ void pc_cmd_conformance_help(FILE *out)
 
 typedef struct conf_options {
     const char *executor, *filter, *junit, *json, *expect, *write_expect, *errata;
-    const char *optimize, *ep_list, *ep_file, *timeout_text;
+    const char *optimize, *ep_list, *ep_file, *timeout_text, *atol_text, *rtol_text, *tolerances;
     double timeout;
     bool strict, quiet;
     pc_cli_list dirs;
@@ -82,18 +87,21 @@ static const pc_cli_opt conf_opts[] = {
     CONF_OPT("--ep-file", PC_CLI_STRING, ep_file),
     CONF_OPT("--strict", PC_CLI_FLAG, strict),
     CONF_OPT("--quiet", PC_CLI_FLAG, quiet),
+    CONF_OPT("--atol", PC_CLI_STRING, atol_text),
+    CONF_OPT("--rtol", PC_CLI_STRING, rtol_text),
+    CONF_OPT("--tolerances", PC_CLI_STRING, tolerances),
 };
 #undef CONF_OPT
 static const pc_cli_positional conf_dirs = {"DIR", PC_CLI_LIST, offsetof(conf_options, dirs)};
 
-static int parse_timeout(const char *s, double *out)
+/* --atol / --rtol: a finite number >= 0. */
+static int parse_bound(const char *opt, const char *s, double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (!s[0] || *end || errno || !isfinite(v) || v <= 0 || v > PC_CONFORMANCE_MAX_TIMEOUT)
-        return pc_cli_usage_error(CMD, "bad --timeout '%s': expected a number of seconds > 0 and <= %g", s,
-                                  PC_CONFORMANCE_MAX_TIMEOUT);
+    if (!s[0] || *end || errno || !isfinite(v) || v < 0)
+        return pc_cli_usage_error(CMD, "bad %s '%s': expected a number >= 0", opt, s);
     *out = v;
     return PC_EXIT_OK;
 }
@@ -108,7 +116,10 @@ int pc_cmd_conformance(int argc, char **argv)
     if (rc != PC_EXIT_OK) goto done;
     if (!opt.executor) opt.executor = "reference";
     opt.timeout = PC_CONFORMANCE_DEFAULT_TIMEOUT;
-    if (opt.timeout_text && (rc = parse_timeout(opt.timeout_text, &opt.timeout)) != PC_EXIT_OK) goto done;
+    if (opt.timeout_text &&
+        (rc = pc_cli_parse_seconds(CMD, "--timeout", opt.timeout_text, PC_CONFORMANCE_MAX_TIMEOUT,
+                                   &opt.timeout)) != PC_EXIT_OK)
+        goto done;
     if (strcmp(opt.executor, "reference") != 0) {
         rc = pc_cli_usage_error(CMD, "unknown executor '%s' (available: reference)", opt.executor);
         goto done;
@@ -126,6 +137,10 @@ int pc_cmd_conformance(int argc, char **argv)
     co.timeout = opt.timeout;
     co.strict = opt.strict;
     co.quiet = opt.quiet;
+    co.tolerances = opt.tolerances;
+    if ((opt.atol_text && (rc = parse_bound("--atol", opt.atol_text, &co.atol)) != PC_EXIT_OK) ||
+        (opt.rtol_text && (rc = parse_bound("--rtol", opt.rtol_text, &co.rtol)) != PC_EXIT_OK))
+        goto done;
     if (opt.optimize) {
         char *end = NULL;
         long level = strtol(opt.optimize, &end, 10);

@@ -26,6 +26,16 @@
 #define NOTE_PREFIX "passcheck conformance: "
 
 static const double CONFORMANCE_RTOL = 1e-3, CONFORMANCE_ATOL = 1e-7; /* ONNX backend-test defaults */
+
+/* A --tolerances line: the op and its bounds. */
+typedef struct op_tolerance {
+    char op[64];
+    double atol, rtol;
+} op_tolerance;
+typedef struct tolerance_table {
+    op_tolerance *items;
+    size_t n;
+} tolerance_table;
 /* A child's result stream is small (ops, a message, a few numbers per failing output); anything far larger is
  * a runaway child, not a result. */
 enum { MAX_RESULT_BYTES = 16 << 20 };
@@ -379,6 +389,7 @@ typedef struct data_set_ctx {
     uint32_t set_index;
     bool many_sets; /* name the data set in messages */
     case_result *res;
+    double rtol, atol; /* the case's bounds (options and --tolerances) */
 } data_set_ctx;
 
 static bool run_data_set(const data_set_ctx *c)
@@ -500,8 +511,7 @@ static bool run_data_set(const data_set_ctx *c)
     char message[sizeof res->message] = "";
     for (uint32_t k = 0; k < n_out; k++) {
         pc_compare_result cmp;
-        pc_compare_outcome co =
-            pc_data_compare(expected[k], outputs[k], CONFORMANCE_RTOL, CONFORMANCE_ATOL, &cmp);
+        pc_compare_outcome co = pc_data_compare(expected[k], outputs[k], c->rtol, c->atol, &cmp);
         if (co == PC_COMPARE_EQUAL) continue;
         outcome o = co == PC_COMPARE_TYPE    ? OUTCOME_TYPE
                     : co == PC_COMPARE_SHAPE ? OUTCOME_SHAPE
@@ -568,7 +578,7 @@ static bool optimize_case(pc_model *model, const pc_conformance_options *co, cas
 }
 
 static void evaluate_case(const char *dir, const char *case_name, const pc_conformance_options *co,
-                          case_result *res, int fd)
+                          const tolerance_table *tt, case_result *res, int fd)
 {
     char *model_path = pc_path_join(dir, "model.onnx");
     pc_model *model = NULL;
@@ -609,7 +619,15 @@ static void evaluate_case(const char *dir, const char *case_name, const pc_confo
             set_outcome(res, OUTCOME_RUN_ERROR, "out of memory");
             break;
         }
-        data_set_ctx c = {model, set_dir, (uint32_t)sets.items[i], sets.n > 1, res};
+        data_set_ctx c = {model, set_dir, (uint32_t)sets.items[i], sets.n > 1, res, co->rtol, co->atol};
+        for (size_t t = 0; t < tt->n; t++) {
+            const op_tolerance *ot = &tt->items[t];
+            for (size_t k = 0; k < res->ops.n; k++)
+                if (strcmp(res->ops.items[k], ot->op) == 0) {
+                    if (ot->atol > c.atol) c.atol = ot->atol;
+                    if (ot->rtol > c.rtol) c.rtol = ot->rtol;
+                }
+        }
         bool go_on = run_data_set(&c);
         free(set_dir);
         if (!go_on) break;
@@ -632,6 +650,7 @@ typedef struct conf_case {
 typedef struct child_ctx {
     const conf_case *c;
     const pc_conformance_options *o;
+    const tolerance_table *tt;
 } child_ctx;
 
 static void child_main(void *vctx, int fd)
@@ -639,17 +658,17 @@ static void child_main(void *vctx, int fd)
     const child_ctx *ctx = vctx;
     case_result res;
     memset(&res, 0, sizeof res);
-    evaluate_case(ctx->c->dir, ctx->c->name, ctx->o, &res, fd);
+    evaluate_case(ctx->c->dir, ctx->c->name, ctx->o, ctx->tt, &res, fd);
     pc_wbuf b = {0};
     encode_result(&b, &res);
     pc_proc_send(fd, CHUNK_RESULT, &b);
     case_result_free(&res);
 }
 
-static void run_case(conf_case *c, const pc_conformance_options *o)
+static void run_case(conf_case *c, const pc_conformance_options *o, const tolerance_table *tt)
 {
     case_result *res = &c->res;
-    child_ctx ctx = {c, o};
+    child_ctx ctx = {c, o, tt};
     pc_proc p;
     switch (pc_proc_start(&p, child_main, &ctx, o->timeout, MAX_RESULT_BYTES, 0)) {
     case PC_PROC_STARTED:
@@ -846,6 +865,71 @@ static void expectations_free(expectation_list *l)
 
 /* Reads 'case outcome' lines (--expect) or 'case outcome reason...' lines (--errata, the reason is required).
  * A file that cannot be read is PC_ERR_IO, a malformed one PC_ERR_VALUE with the line at fault. */
+/* A bound from a --tolerances line: a finite number >= 0. */
+static bool tolerance_parse(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = s ? strtod(s, &end) : -1;
+    if (!s || end == s || *end || errno || !(v >= 0) || v > 1e300) return false;
+    *out = v;
+    return true;
+}
+
+/* 'op atol rtol' per line, '#' comments; an op given twice is an error (which line would win is a guess). */
+static pc_status tolerances_load(const char *path, tolerance_table *t, pc_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return pc_error_set(err, PC_ERR_IO, "cannot open --tolerances file %s: %s", path, strerror(errno));
+    char *line = NULL;
+    size_t line_cap = 0, cap = 0;
+    unsigned line_no = 0;
+    pc_status rc = PC_OK;
+    while (rc == PC_OK && getline(&line, &line_cap, f) >= 0) {
+        line_no++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *save = NULL;
+        char *op = strtok_r(line, " \t\r\n", &save);
+        if (!op) continue;
+        char *a = strtok_r(NULL, " \t\r\n", &save), *r = a ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+        char *extra = r ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+        op_tolerance ot;
+        memset(&ot, 0, sizeof ot);
+        if (extra || strlen(op) >= sizeof ot.op || !tolerance_parse(a, &ot.atol) ||
+            !tolerance_parse(r, &ot.rtol)) {
+            rc = pc_error_set(
+                err, PC_ERR_VALUE,
+                "%s:%u: expected 'op atol rtol' (an op as the per-op table names it, e.g. Conv or "
+                "com.microsoft:FusedConv, and two numbers >= 0)",
+                path, line_no);
+            break;
+        }
+        snprintf(ot.op, sizeof ot.op, "%s", op);
+        for (size_t i = 0; i < t->n && rc == PC_OK; i++)
+            if (strcmp(t->items[i].op, ot.op) == 0)
+                rc = pc_error_set(err, PC_ERR_VALUE, "%s:%u: op '%s' is given twice", path, line_no, ot.op);
+        if (rc != PC_OK) break;
+        if (t->n == cap) {
+            size_t ncap = cap ? cap * 2 : 16, bytes;
+            op_tolerance *ni = pc_size_mul(ncap, sizeof *ni, &bytes) ? realloc(t->items, bytes) : NULL;
+            if (!ni) {
+                rc = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", path);
+                break;
+            }
+            t->items = ni;
+            cap = ncap;
+        }
+        t->items[t->n++] = ot;
+    }
+    if (rc == PC_OK && ferror(f))
+        rc = pc_error_set(err, PC_ERR_IO, "reading --tolerances file %s failed", path);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
 static pc_status expectations_load(const char *path, const char *option, bool with_reason,
                                    expectation_list *l, pc_error *err)
 {
@@ -924,7 +1008,8 @@ static expectation *expectation_find(expectation_list *l, const char *name)
  */
 struct pc_conformance {
     pc_conformance_options o;
-    case_list cases; /* selected, in name order */
+    tolerance_table tolerances; /* --tolerances */
+    case_list cases;            /* selected, in name order */
     expectation_list expect, errata;
     regex_t filter;
     bool have_filter;
@@ -964,7 +1049,7 @@ void pc_conformance_write_json(FILE *out, const void *ctx)
     const pc_conformance *s = ctx;
     fprintf(out, "{\"executor\": ");
     pc_json_string(out, s->o.executor);
-    fprintf(out, ", \"rtol\": %g, \"atol\": %g,\n \"cases\": [\n", CONFORMANCE_RTOL, CONFORMANCE_ATOL);
+    fprintf(out, ", \"rtol\": %g, \"atol\": %g,\n \"cases\": [\n", s->o.rtol, s->o.atol);
     for (size_t i = 0; i < s->cases.n; i++) {
         const conf_case *c = &s->cases.items[i];
         fprintf(out, "  {\"name\": ");
@@ -1170,6 +1255,8 @@ void pc_conformance_options_default(pc_conformance_options *o)
     o->executor = "reference";
     o->timeout = PC_CONFORMANCE_DEFAULT_TIMEOUT;
     o->optimize_level = -1;
+    o->rtol = CONFORMANCE_RTOL;
+    o->atol = CONFORMANCE_ATOL;
 }
 
 static void case_list_free(case_list *l)
@@ -1190,6 +1277,7 @@ void pc_conformance_free(pc_conformance *c)
     case_list_free(&c->cases);
     expectations_free(&c->expect);
     expectations_free(&c->errata);
+    free(c->tolerances.items);
     free(c);
 }
 
@@ -1233,6 +1321,7 @@ pc_status pc_conformance_open(const pc_conformance_options *o, const char *const
         goto done;
     if (o->errata && (st = expectations_load(o->errata, "--errata", true, &c->errata, err)) != PC_OK)
         goto done;
+    if (o->tolerances && (st = tolerances_load(o->tolerances, &c->tolerances, err)) != PC_OK) goto done;
 
     /* The selected cases move to c->cases; the rest are released now. */
     c->cases.items = calloc(all.n ? all.n : 1, sizeof *c->cases.items);
@@ -1268,7 +1357,7 @@ int pc_conformance_run(pc_conformance *c)
     double t0 = pc_now_seconds();
     for (size_t i = 0; i < c->cases.n; i++) {
         conf_case *k = &c->cases.items[i];
-        run_case(k, o);
+        run_case(k, o, &c->tolerances);
         apply_erratum(k, &c->errata);
         outcome oc = k->res.outcome;
         c->counts[oc]++;

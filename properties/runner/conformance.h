@@ -42,6 +42,12 @@ typedef struct pc_conformance_options {
     int optimize_level;      /* >= 0: the pass pipeline up to this level first, verified after every pass */
     const pc_ep *const *eps; /* with optimize_level >= 0: the EPs for partitioning, in priority order */
     uint32_t n_eps;
+    double rtol,
+        atol; /* float comparison |a - e| <= atol + rtol |e| (default: the backend tests' 1e-3, 1e-7) */
+    /* 'op atol rtol' per line ('#' comments): a case whose model holds the op is compared with the larger of
+     * these and the defaults above (the loosest override among its ops); NULL: none. A malformed line is
+     * PC_ERR_VALUE naming the file and line, an unreadable file PC_ERR_IO. */
+    const char *tolerances;
 } pc_conformance_options;
 
 /* reference executor, no filter, files or pipeline, 60 s per case */

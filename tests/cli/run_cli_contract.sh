@@ -69,6 +69,22 @@ printf 'node/test_abs passed\n# again\nnode/test_abs passed\n' >"$tmp/dupexpect.
 expect 3 "dupexpect.txt:3: case node/test_abs is listed again \(first on line 1\)" -- \
     "$pc" conformance --expect "$tmp/dupexpect.txt" "$abs"
 expect 3 "cannot write --json file $tmp/nodir/r.json" -- "$pc" conformance --json "$tmp/nodir/r.json" "$abs"
+# tolerances: --atol/--rtol for every case, --tolerances per op (the loosest bound of a case's ops wins); the
+# reference's Sigmoid is a few ulps off the recorded float outputs, so exact bounds fail it and the backend
+# defaults, given for Sigmoid alone, pass it while Tanh stays exact
+sig=$data/node/test_sigmoid tanh=$data/node/test_tanh
+expect 2 "bad --atol '-1': expected a number >= 0" -- "$pc" conformance --atol -1 "$sig"
+expect 2 "bad --rtol 'x'" -- "$pc" conformance --rtol x "$sig"
+expect 1 "FAIL node/test_sigmoid: differs: .* > tolerance 0;" -- "$pc" conformance --atol 0 --rtol 0 "$sig"
+printf 'Sigmoid 1e-7 1e-3  # the backend defaults\n' >"$tmp/tol.txt"
+expect 1 "FAIL node/test_tanh: differs.* 1 passed, 1 failed" -- \
+    "$pc" conformance --quiet --atol 0 --rtol 0 --tolerances "$tmp/tol.txt" "$sig" "$tanh"
+expect 0 "1 passed, 0 failed" -- "$pc" conformance --quiet --atol 0 --rtol 0 --tolerances "$tmp/tol.txt" "$sig"
+expect 3 "cannot open --tolerances file $tmp/none.txt" -- "$pc" conformance --tolerances "$tmp/none.txt" "$sig"
+printf 'Sigmoid 1e-7\n' >"$tmp/badtol.txt"
+expect 3 "badtol.txt:1: expected 'op atol rtol'" -- "$pc" conformance --tolerances "$tmp/badtol.txt" "$sig"
+printf 'Sigmoid 0 0\nSigmoid 1 1\n' >"$tmp/duptol.txt"
+expect 3 "duptol.txt:2: op 'Sigmoid' is given twice" -- "$pc" conformance --tolerances "$tmp/duptol.txt" "$sig"
 # conformance: a corrupt output_0.pb is that case's load-error; the run goes on with the next case
 mkdir -p "$tmp/cases"
 cp -r "$data/node/test_abs" "$data/node/test_add" "$tmp/cases/"
