@@ -211,55 +211,79 @@ static const char *run_graphviz(const char *dot_path, const char *svg_path, char
     return why;
 }
 
-/* NAME.dot (and NAME.svg when graphviz works) for a model; with `pair` (the other graph of a before/after
- * pair, and whether m is the "before" one) the pass's added, changed and removed nodes are outlined. */
-static pc_status write_picture_marked(const char *dir, const char *name, const pc_model *m,
-                                      const pc_model *pair, bool m_is_before, char *svg_why, size_t why_size,
-                                      pc_error *err)
+/* DIR/NAME.dot and DIR/NAME.svg, malloc'ed; false when out of memory (both freed). */
+static bool picture_paths(const char *dir, const char *name, char **dot_path, char **svg_path)
 {
     char file[64];
     snprintf(file, sizeof file, "%s.dot", name);
-    char *dot_path = pc_path_join(dir, file);
+    *dot_path = pc_path_join(dir, file);
     snprintf(file, sizeof file, "%s.svg", name);
-    char *svg_path = pc_path_join(dir, file);
-    pc_status st = PC_OK;
-    if (!dot_path || !svg_path) {
-        st = pc_error_set(err, PC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    *svg_path = pc_path_join(dir, file);
+    if (*dot_path && *svg_path) return true;
+    free(*dot_path);
+    free(*svg_path);
+    *dot_path = *svg_path = NULL;
+    return false;
+}
+
+/* Closes a picture's stream after writing it ended with st; a close failure is the error when st was OK. */
+static pc_status picture_close(FILE *f, const char *dot_path, pc_status st, pc_error *err)
+{
+    if (fclose(f) != 0 && st == PC_OK) st = pc_error_set(err, PC_ERR_IO, "%s: close failed", dot_path);
+    return st;
+}
+
+/* NAME.dot (and NAME.svg when graphviz works) for a model. */
+static pc_status write_picture(const char *dir, const char *name, const pc_model *m, char *svg_why,
+                               size_t why_size, pc_error *err)
+{
+    char *dot_path, *svg_path;
+    if (!picture_paths(dir, name, &dot_path, &svg_path))
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+    pc_status st;
     FILE *f = fopen(dot_path, "w");
     if (!f) {
         st = pc_error_set(err, PC_ERR_IO, "%s: cannot create: %s", dot_path, strerror(errno));
-        goto out;
-    }
-    if (!pair) {
-        st = pc_model_write_dot(m, f, err);
     } else {
-        /* the pair writes both pictures at once: the other one goes to a scratch stream */
-        FILE *other = tmpfile();
-        if (!other)
-            st = pc_error_set(err, PC_ERR_IO, "a scratch file for the picture: %s", strerror(errno));
-        else
-            st = m_is_before ? pc_model_write_dot_pair(m, pair, f, other, err)
-                             : pc_model_write_dot_pair(pair, m, other, f, err);
-        if (other) fclose(other);
+        st = pc_model_write_dot(m, f, err);
+        if (st != PC_OK) pc_error_prefix(err, "%s: ", dot_path);
+        st = picture_close(f, dot_path, st, err);
+        if (st == PC_OK) run_graphviz(dot_path, svg_path, svg_why, why_size);
     }
-    if (fclose(f) != 0 && st == PC_OK) st = pc_error_set(err, PC_ERR_IO, "%s: close failed", dot_path);
-    if (st != PC_OK) {
-        pc_error_prefix(err, "%s: ", dot_path);
-        goto out;
-    }
-    run_graphviz(dot_path, svg_path, svg_why, why_size);
-out:
     free(dot_path);
     free(svg_path);
     return st;
 }
 
-static pc_status write_picture(const char *dir, const char *name, const pc_model *m, char *svg_why,
-                               size_t why_size, pc_error *err)
+/* before.dot and after.dot (and their SVGs) drawn as one pair: the pass's added, changed and removed nodes
+ * outlined (pc_model_write_dot_pair matches the two graphs once). */
+static pc_status write_pair_pictures(const char *dir, pc_model *const m[2], char *svg_why, size_t why_size,
+                                     pc_error *err)
 {
-    return write_picture_marked(dir, name, m, NULL, false, svg_why, why_size, err);
+    const char *names[2] = {"before", "after"};
+    char *dot_path[2] = {NULL, NULL}, *svg_path[2] = {NULL, NULL};
+    FILE *f[2] = {NULL, NULL};
+    pc_status st = PC_OK;
+    for (int k = 0; k < 2 && st == PC_OK; k++) {
+        if (!picture_paths(dir, names[k], &dot_path[k], &svg_path[k]))
+            st = pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+        else if (!(f[k] = fopen(dot_path[k], "w")))
+            st = pc_error_set(err, PC_ERR_IO, "%s: cannot create: %s", dot_path[k], strerror(errno));
+    }
+    if (st == PC_OK && (st = pc_model_write_dot_pair(m[0], m[1], f[0], f[1], err)) != PC_OK)
+        pc_error_prefix(err, "%s, %s: ", dot_path[0], dot_path[1]);
+    for (int k = 0; k < 2; k++)
+        if (f[k]) st = picture_close(f[k], dot_path[k], st, err);
+    for (int k = 0; k < 2 && st == PC_OK; k++) {
+        char why[256] = "";
+        run_graphviz(dot_path[k], svg_path[k], why, sizeof why);
+        if (why[0] && !svg_why[0]) snprintf(svg_why, why_size, "%s", why);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(dot_path[k]);
+        free(svg_path[k]);
+    }
+    return st;
 }
 
 static uint32_t live_nodes(const pc_model *m)
@@ -517,11 +541,7 @@ static pc_status write_pair_bytes(const char *dir, const pc_check_result *cr, ch
         if ((st = pc_model_load_bytes(bytes[k], sizes[k], &o, &m[k], err)) != PC_OK)
             pc_error_prefix(err, "%s/%s: ", dir, file);
     }
-    for (int k = 0; k < 2 && st == PC_OK; k++) {
-        char why[256] = "";
-        st = write_picture_marked(dir, names[k], m[k], m[1 - k], k == 0, why, sizeof why, err);
-        if (why[0] && !svg_why[0]) snprintf(svg_why, why_size, "%s", why);
-    }
+    if (st == PC_OK) st = write_pair_pictures(dir, m, svg_why, why_size, err);
     pc_model_free(m[0]);
     pc_model_free(m[1]);
     return st;
