@@ -876,114 +876,125 @@ static bool tolerance_parse(const char *s, double *out)
     return true;
 }
 
-/* 'op atol rtol' per line, '#' comments; an op given twice is an error (which line would win is a guess). */
-static pc_status tolerances_load(const char *path, tolerance_table *t, pc_error *err)
+/* One line of a settings file (--expect, --errata, --tolerances), its '#' comment cut; blank lines too. */
+typedef pc_status (*line_fn)(void *ctx, char *line, unsigned line_no, pc_error *err);
+
+/* Calls fn on every line of path; the open and read errors name the option and the file. */
+static pc_status lines_read(const char *path, const char *option, line_fn fn, void *ctx, pc_error *err)
 {
     FILE *f = fopen(path, "r");
-    if (!f)
-        return pc_error_set(err, PC_ERR_IO, "cannot open --tolerances file %s: %s", path, strerror(errno));
+    if (!f) return pc_error_set(err, PC_ERR_IO, "cannot open %s file %s: %s", option, path, strerror(errno));
     char *line = NULL;
-    size_t line_cap = 0, cap = 0;
+    size_t line_cap = 0;
     unsigned line_no = 0;
     pc_status rc = PC_OK;
     while (rc == PC_OK && getline(&line, &line_cap, f) >= 0) {
-        line_no++;
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
-        char *save = NULL;
-        char *op = strtok_r(line, " \t\r\n", &save);
-        if (!op) continue;
-        char *a = strtok_r(NULL, " \t\r\n", &save), *r = a ? strtok_r(NULL, " \t\r\n", &save) : NULL;
-        char *extra = r ? strtok_r(NULL, " \t\r\n", &save) : NULL;
-        op_tolerance ot;
-        memset(&ot, 0, sizeof ot);
-        if (extra || strlen(op) >= sizeof ot.op || !tolerance_parse(a, &ot.atol) ||
-            !tolerance_parse(r, &ot.rtol)) {
-            rc = pc_error_set(
-                err, PC_ERR_VALUE,
-                "%s:%u: expected 'op atol rtol' (an op as the per-op table names it, e.g. Conv or "
-                "com.microsoft:FusedConv, and two numbers >= 0)",
-                path, line_no);
-            break;
-        }
-        snprintf(ot.op, sizeof ot.op, "%s", op);
-        for (size_t i = 0; i < t->n && rc == PC_OK; i++)
-            if (strcmp(t->items[i].op, ot.op) == 0)
-                rc = pc_error_set(err, PC_ERR_VALUE, "%s:%u: op '%s' is given twice", path, line_no, ot.op);
-        if (rc != PC_OK) break;
-        if (t->n == cap) {
-            size_t ncap = cap ? cap * 2 : 16, bytes;
-            op_tolerance *ni = pc_size_mul(ncap, sizeof *ni, &bytes) ? realloc(t->items, bytes) : NULL;
-            if (!ni) {
-                rc = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", path);
-                break;
-            }
-            t->items = ni;
-            cap = ncap;
-        }
-        t->items[t->n++] = ot;
+        rc = fn(ctx, line, ++line_no, err);
     }
-    if (rc == PC_OK && ferror(f))
-        rc = pc_error_set(err, PC_ERR_IO, "reading --tolerances file %s failed", path);
+    if (rc == PC_OK && ferror(f)) rc = pc_error_set(err, PC_ERR_IO, "cannot read %s file %s", option, path);
     free(line);
     fclose(f);
     return rc;
 }
 
+typedef struct tolerance_reader {
+    const char *path;
+    tolerance_table *t;
+    size_t cap;
+} tolerance_reader;
+
+/* 'op atol rtol'; an op given twice is an error (which line would win is a guess). */
+static pc_status tolerance_line(void *vctx, char *line, unsigned line_no, pc_error *err)
+{
+    tolerance_reader *tr = vctx;
+    tolerance_table *t = tr->t;
+    char *save = NULL;
+    char *op = strtok_r(line, " \t\r\n", &save);
+    if (!op) return PC_OK;
+    char *a = strtok_r(NULL, " \t\r\n", &save), *r = a ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+    char *extra = r ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+    op_tolerance ot;
+    memset(&ot, 0, sizeof ot);
+    if (extra || strlen(op) >= sizeof ot.op || !tolerance_parse(a, &ot.atol) || !tolerance_parse(r, &ot.rtol))
+        return pc_error_set(
+            err, PC_ERR_VALUE,
+            "%s:%u: expected 'op atol rtol' (an op as the per-op table names it, e.g. Conv or "
+            "com.microsoft:FusedConv, and two numbers >= 0)",
+            tr->path, line_no);
+    snprintf(ot.op, sizeof ot.op, "%s", op);
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->items[i].op, ot.op) == 0)
+            return pc_error_set(err, PC_ERR_VALUE, "%s:%u: op '%s' is given twice", tr->path, line_no, ot.op);
+    if (t->n == tr->cap) {
+        size_t ncap = tr->cap ? tr->cap * 2 : 16, bytes;
+        op_tolerance *ni = pc_size_mul(ncap, sizeof *ni, &bytes) ? realloc(t->items, bytes) : NULL;
+        if (!ni) return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", tr->path);
+        t->items = ni;
+        tr->cap = ncap;
+    }
+    t->items[t->n++] = ot;
+    return PC_OK;
+}
+
+static pc_status tolerances_load(const char *path, tolerance_table *t, pc_error *err)
+{
+    tolerance_reader tr = {path, t, 0};
+    return lines_read(path, "--tolerances", tolerance_line, &tr, err);
+}
+
+typedef struct expectation_reader {
+    const char *path;
+    bool with_reason;
+    expectation_list *l;
+    size_t cap;
+} expectation_reader;
+
+/* 'case_name outcome' (--expect) or 'case_name outcome reason' (--errata). */
+static pc_status expectation_line(void *vctx, char *line, unsigned line_no, pc_error *err)
+{
+    expectation_reader *er = vctx;
+    expectation_list *l = er->l;
+    bool with_reason = er->with_reason;
+    char *save = NULL;
+    char *name = strtok_r(line, " \t\r\n", &save);
+    if (!name) return PC_OK;
+    char *word = strtok_r(NULL, " \t\r\n", &save);
+    char *extra = word ? strtok_r(NULL, with_reason ? "\r\n" : " \t\r\n", &save) : NULL;
+    while (extra && (*extra == ' ' || *extra == '\t'))
+        extra++;
+    outcome o;
+    bool reason_ok = with_reason ? extra && *extra : !extra;
+    if (!word || !reason_ok || !outcome_parse(word, &o) || (with_reason && !outcome_is_failure(o)))
+        return pc_error_set(err, PC_ERR_VALUE,
+                            with_reason ? "%s:%u: expected 'case_name outcome reason' with outcome one of "
+                                          "differs, shape, type, load-error, run-error and a reason"
+                                        : "%s:%u: expected 'case_name outcome' with outcome one of passed, "
+                                          "differs, shape, type, load-error, run-error, unsupported, erratum",
+                            er->path, line_no);
+    if (l->n == er->cap) {
+        size_t ncap = er->cap ? er->cap * 2 : 256, bytes;
+        expectation *ni = pc_size_mul(ncap, sizeof *ni, &bytes) ? realloc(l->items, bytes) : NULL;
+        if (!ni) return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", er->path);
+        l->items = ni;
+        er->cap = ncap;
+    }
+    l->items[l->n] = (expectation){strdup(name), o, line_no, false, with_reason ? strdup(extra) : NULL};
+    if (!l->items[l->n].name || (with_reason && !l->items[l->n].reason)) {
+        free(l->items[l->n].name);
+        free(l->items[l->n].reason);
+        return pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", er->path);
+    }
+    l->n++;
+    return PC_OK;
+}
+
 static pc_status expectations_load(const char *path, const char *option, bool with_reason,
                                    expectation_list *l, pc_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return pc_error_set(err, PC_ERR_IO, "cannot open %s file %s: %s", option, path, strerror(errno));
-    char *line = NULL;
-    size_t line_cap = 0, cap = 0;
-    unsigned line_no = 0;
-    pc_status rc = PC_OK;
-    while (rc == PC_OK && getline(&line, &line_cap, f) >= 0) {
-        line_no++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
-        char *save = NULL;
-        char *name = strtok_r(line, " \t\r\n", &save);
-        if (!name) continue;
-        char *word = strtok_r(NULL, " \t\r\n", &save);
-        char *extra = word ? strtok_r(NULL, with_reason ? "\r\n" : " \t\r\n", &save) : NULL;
-        while (extra && (*extra == ' ' || *extra == '\t'))
-            extra++;
-        outcome o;
-        bool reason_ok = with_reason ? extra && *extra : !extra;
-        if (!word || !reason_ok || !outcome_parse(word, &o) || (with_reason && !outcome_is_failure(o))) {
-            rc = pc_error_set(err, PC_ERR_VALUE,
-                              with_reason
-                                  ? "%s:%u: expected 'case_name outcome reason' with outcome one of "
-                                    "differs, shape, type, load-error, run-error and a reason"
-                                  : "%s:%u: expected 'case_name outcome' with outcome one of passed, "
-                                    "differs, shape, type, load-error, run-error, unsupported, erratum",
-                              path, line_no);
-            break;
-        }
-        if (l->n == cap) {
-            size_t ncap = cap ? cap * 2 : 256, bytes;
-            expectation *ni = pc_size_mul(ncap, sizeof *ni, &bytes) ? realloc(l->items, bytes) : NULL;
-            if (!ni) {
-                rc = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", path);
-                break;
-            }
-            l->items = ni;
-            cap = ncap;
-        }
-        l->items[l->n] = (expectation){strdup(name), o, line_no, false, with_reason ? strdup(extra) : NULL};
-        if (!l->items[l->n].name || (with_reason && !l->items[l->n].reason)) {
-            free(l->items[l->n].name);
-            free(l->items[l->n].reason);
-            rc = pc_error_set(err, PC_ERR_NOMEM, "out of memory reading %s", path);
-            break;
-        }
-        l->n++;
-    }
-    if (rc == PC_OK && ferror(f)) rc = pc_error_set(err, PC_ERR_IO, "cannot read %s file %s", option, path);
-    free(line);
-    fclose(f);
+    expectation_reader er = {path, with_reason, l, 0};
+    pc_status rc = lines_read(path, option, expectation_line, &er, err);
     if (rc != PC_OK) return rc;
     if (l->n) qsort(l->items, l->n, sizeof *l->items, expectation_cmp);
     for (size_t i = 1; i < l->n; i++)
