@@ -470,6 +470,11 @@ struct pc_model {
 /* Creates an empty model (IR version 10, opset ai.onnx 17, an empty main graph). */
 pc_status pc_model_create(pc_model **out, pc_error *err);
 void pc_model_free(pc_model *model);
+/* An exact in-memory replica: the same values with the same ids (dead ones too), the same live nodes in the
+ * same order, use lists in the same order, all data copied. Optimizing a clone does what optimizing the
+ * original would, allocation for allocation; a clone of a loaded model is that load again, without the parse.
+ */
+pc_status pc_model_clone(const pc_model *src, pc_model **out, pc_error *err);
 
 int64_t pc_model_opset(const pc_model *model, const char *domain); /* -1 when the domain is not imported */
 pc_status pc_model_set_opset(pc_model *model, const char *domain, int64_t version, pc_error *err);

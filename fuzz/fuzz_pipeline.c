@@ -20,6 +20,10 @@
  * PC_FUZZ_RECHECK=1 checks every input. The replay build checks every file. At exit the target prints how
  * many inputs repeated a case.
  *
+ * Cost. Each input's check is bounded: alloc-failure fails one allocation, the one the case draws
+ * (pc_check_config.alloc_one), where the suite tries every allocation of a small run; libFuzzer, varying the
+ * case, varies the point. A finding replays with the suite's policy, which tries that point too.
+ *
  * Outcomes. A property FAIL or ERROR (the harness could not judge: an ERROR is a harness bug), a generator
  * error (the generators only build valid graphs: an error is a generator bug), a pc_case_check error (the
  * case could not be checked), and a case that runs past the time guard are all findings: the target prints
@@ -166,6 +170,8 @@ static void fz_setup(void)
 {
     if (fz.ready) return;
     pc_check_config_default(&fz.check);
+    /* one allocation failure per input, at the point the case draws (pc_check_config.alloc_one) */
+    fz.check.alloc_one = true;
     const char *fam = getenv("PC_FUZZ_FAMILY");
     if (fam && *fam) {
         fz.family = pc_gen_family_find(fam);

@@ -141,8 +141,9 @@ typedef struct runner {
     pc_check_result *res;
     pc_check_ctx ctx;
     pc_model *original;
-    pc_model *before;   /* loaded from before_bytes when a pass changes the graph */
-    pc_model *reloaded; /* this pass's after_bytes loaded by a property (pc_check_offer_reloaded) */
+    pc_model *before;      /* loaded from before_bytes when a pass changes the graph */
+    pc_model *reloaded;    /* this pass's after_bytes as they load (pc_check_after_loaded), or NULL */
+    pc_error reload_error; /* status PC_OK, or why loading after_bytes failed (reloaded stays NULL) */
     /* allocation bookkeeping of the checked run: its count at the start, after the previous step, and what
      * the hooks themselves allocated in the model (not the pipeline's: a fresh run without hooks lacks it) */
     uint64_t allocs_start, allocs_step, allocs_hooks;
@@ -427,21 +428,42 @@ static bool run_properties(runner *r, bool final)
     return ok;
 }
 
-void pc_check_offer_reloaded(pc_check_ctx *ctx, pc_model *m)
-{
-    runner *r = ctx->priv;
-    if (r->reloaded || ctx->is_final) {
-        pc_model_free(m);
-        return;
-    }
-    r->reloaded = m;
-}
-
 static pc_status load_copy(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err)
 {
     pc_load_options lo;
     pc_load_options_default(&lo);
     return pc_model_load_bytes(bytes, size, &lo, out, err);
+}
+
+pc_status pc_check_after_loaded(pc_check_ctx *ctx, const pc_model **out, pc_error *err)
+{
+    runner *r = ctx->priv;
+    *out = NULL;
+    if (!ctx->after_bytes) return pc_error_set(err, PC_ERR_INTERNAL, "no graph bytes at this point");
+    if (!r->reloaded && r->reload_error.status == PC_OK)
+        load_copy(ctx->after_bytes, ctx->after_size, &r->reloaded, &r->reload_error);
+    if (!r->reloaded) {
+        *err = r->reload_error;
+        return err->status;
+    }
+    *out = r->reloaded;
+    return PC_OK;
+}
+
+pc_status pc_check_after_copy(pc_check_ctx *ctx, pc_model **out, pc_error *err)
+{
+    const pc_model *m;
+    *out = NULL;
+    pc_status st = pc_check_after_loaded(ctx, &m, err);
+    return st == PC_OK ? pc_model_clone(m, out, err) : st;
+}
+
+/* The loaded "after" of one judgment is not the next one's. */
+static void reloaded_reset(runner *r)
+{
+    pc_model_free(r->reloaded);
+    r->reloaded = NULL;
+    pc_error_clear(&r->reload_error);
 }
 
 static pc_status after_pass_checks(runner *r, const char *pass, const char *provider, pc_model *model,
@@ -543,6 +565,7 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     pc_model_free(r->before);
     r->before = r->reloaded;
     r->reloaded = NULL;
+    reloaded_reset(r);
     slot_clear(&r->slot_before);
     if (r->slot_after.done) {
         r->slot_before = r->slot_after;
@@ -606,7 +629,9 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
     size_t size = 0;
     if ((st = pc_model_save_bytes(c->model, &bytes, &size, err)) != PC_OK) goto done;
     st = load_copy(bytes, size, &r.original, err);
-    if (st == PC_OK) st = load_copy(bytes, size, &work, err);
+    /* every run of the case starts from a replica of the original, this one as the fresh runs of
+     * determinism and alloc-failure do: the same allocations, the same bytes */
+    if (st == PC_OK) st = pc_model_clone(r.original, &work, err);
     free(bytes);
     if (st != PC_OK) goto done;
     /* The pipeline infers shapes first; the first "before" is the graph after that, so that step is not

@@ -389,13 +389,13 @@ pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc
     return pc_model_load_bytes(bytes, size, &lo, out, err);
 }
 
-pc_prop_outcome match_load_original(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size,
+pc_prop_outcome match_copy_original(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size,
                                     const char **kind)
 {
     pc_error err;
-    if (match_load_bytes(ctx->before_bytes, ctx->before_size, out, &err) == PC_OK) return PC_PROP_PASS;
-    *kind = "load-failed";
-    snprintf(msg, msg_size, "reloading the original failed: %s: %s", pc_status_name(err.status), err.message);
+    if (pc_model_clone(ctx->original, out, &err) == PC_OK) return PC_PROP_PASS;
+    *kind = "copy-failed";
+    snprintf(msg, msg_size, "copying the original failed: %s: %s", pc_status_name(err.status), err.message);
     return PC_PROP_ERROR;
 }
 

@@ -75,9 +75,10 @@ char *match_text_splice(const char *text, size_t at, size_t cut, const char *put
 uint64_t match_text_seed(const char *text, uint64_t salt);
 pc_status match_load_bytes(const uint8_t *bytes, size_t size, pc_model **out, pc_error *err);
 
-/* A final property's private copy of the original (ctx->before_bytes): PC_PROP_PASS with *out set, or
- * PC_PROP_ERROR of kind "load-failed" with the reason in msg. */
-pc_prop_outcome match_load_original(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size,
+/* A final property's private copy of the original: a replica of ctx->original (pc_model_clone), as the
+ * checked run's working copy was made. PC_PROP_PASS with *out set, or PC_PROP_ERROR of kind "copy-failed"
+ * with the reason in msg. */
+pc_prop_outcome match_copy_original(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size,
                                     const char **kind);
 
 #endif

@@ -18,7 +18,7 @@
 static pc_prop_outcome fail_one(pc_check_ctx *ctx, uint64_t k, char *msg, size_t msg_size, const char **kind)
 {
     pc_model *m = NULL;
-    pc_prop_outcome loaded = match_load_original(ctx, &m, msg, msg_size, kind);
+    pc_prop_outcome loaded = match_copy_original(ctx, &m, msg, msg_size, kind);
     if (loaded != PC_PROP_PASS) return loaded;
     pc_error err;
     /* as the checked run did before counting: its allocation k is this run's */
@@ -96,7 +96,9 @@ static pc_prop_outcome alloc_failure_final(pc_check_ctx *ctx, char *msg, size_t 
 {
     uint64_t n = ctx->pipeline_allocs;
     if (n == 0) return PC_PROP_PASS; /* nothing to fail */
-    uint64_t every_max = ctx->config->alloc_every ? PC_ALLOC_EVERY_MAX : ALLOC_EXHAUSTIVE_MAX;
+    uint64_t every_max = ctx->config->alloc_every ? PC_ALLOC_EVERY_MAX
+                         : ctx->config->alloc_one ? 0
+                                                  : ALLOC_EXHAUSTIVE_MAX;
     if (n > every_max) {
         /* half the cases fail an allocation of a step that changed the graph (a rewrite's own error paths,
          * which a point drawn over the whole run seldom lands on), the other half any allocation */

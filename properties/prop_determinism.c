@@ -13,7 +13,8 @@ static pc_status optimize_fresh(const pc_check_ctx *ctx, uint8_t **out, size_t *
 {
     pc_model *m = NULL;
     *out = NULL;
-    pc_status st = match_load_bytes(ctx->before_bytes, ctx->before_size, &m, err);
+    /* a replica of the original, as the checked run's working copy was made */
+    pc_status st = pc_model_clone(ctx->original, &m, err);
     /* no verifier between passes: a run that matches the checked one went through the graphs validity
      * checked, and one that does not is a failure whatever it went through */
     if (st == PC_OK) st = match_optimize_like_case(ctx, m, NULL, NULL, false, err);

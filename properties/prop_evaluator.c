@@ -100,7 +100,7 @@ static pc_prop_outcome evaluator_final(pc_check_ctx *ctx, char *msg, size_t msg_
 {
     pc_model *m = NULL;
     /* a private copy: the evaluator creates its outputs in the node's model */
-    pc_prop_outcome loaded = match_load_original(ctx, &m, msg, msg_size, kind);
+    pc_prop_outcome loaded = match_copy_original(ctx, &m, msg, msg_size, kind);
     if (loaded != PC_PROP_PASS) return loaded;
     pc_error err;
     eval_check ec = {0};

@@ -61,7 +61,7 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
 {
     pc_model *m = NULL;
     pc_error err;
-    if (match_load_bytes(ctx->after_bytes, ctx->after_size, &m, &err) != PC_OK) {
+    if (pc_check_after_copy(ctx, &m, &err) != PC_OK) {
         snprintf(msg, msg_size, "reloading the optimized graph: %s", err.message);
         return PC_PROP_ERROR;
     }

@@ -97,15 +97,14 @@ static bool same_graph(const pc_model *live, const pc_model *back, char *diff, s
     return true;
 }
 
-static pc_prop_outcome structural(const pc_check_ctx *ctx, pc_model **out, char *msg, size_t msg_size,
+/* The reloaded graph (the runner's shared load: not to be freed) in *out when it passed. */
+static pc_prop_outcome structural(pc_check_ctx *ctx, const pc_model **out, char *msg, size_t msg_size,
                                   const char **kind)
 {
-    pc_model *m = NULL;
+    const pc_model *m = NULL;
     pc_error err;
     *out = NULL;
-    pc_load_options lo;
-    pc_load_options_default(&lo);
-    if (pc_model_load_bytes(ctx->after_bytes, ctx->after_size, &lo, &m, &err) != PC_OK) {
+    if (pc_check_after_loaded(ctx, &m, &err) != PC_OK) {
         *kind = "load-failed";
         snprintf(msg, msg_size, "the graph after %s does not load back: %s: %s", ctx->pass,
                  pc_status_name(err.status), err.message);
@@ -115,7 +114,6 @@ static pc_prop_outcome structural(const pc_check_ctx *ctx, pc_model **out, char 
     if (!same_graph(ctx->after, m, diff, sizeof diff)) {
         *kind = "graph-differs";
         snprintf(msg, msg_size, "the graph after %s reloads different: %s", ctx->pass, diff);
-        pc_model_free(m);
         return PC_PROP_FAIL;
     }
     uint8_t *bytes = NULL;
@@ -123,7 +121,6 @@ static pc_prop_outcome structural(const pc_check_ctx *ctx, pc_model **out, char 
     if (pc_model_save_bytes(m, &bytes, &size, &err) != PC_OK) {
         *kind = "save-failed";
         snprintf(msg, msg_size, "the reloaded graph after %s does not save: %s", ctx->pass, err.message);
-        pc_model_free(m);
         return PC_PROP_FAIL;
     }
     bool same = size == ctx->after_size && memcmp(bytes, ctx->after_bytes, size) == 0;
@@ -139,7 +136,6 @@ static pc_prop_outcome structural(const pc_check_ctx *ctx, pc_model **out, char 
                  "the graph after %s saves to different bytes after a reload (%zu vs %zu bytes, first "
                  "difference at byte %zu)",
                  ctx->pass, ctx->after_size, size, at);
-        pc_model_free(m);
         return PC_PROP_FAIL;
     }
     *out = m;
@@ -149,10 +145,8 @@ static pc_prop_outcome structural(const pc_check_ctx *ctx, pc_model **out, char 
 static pc_prop_outcome roundtrip_per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
     if (!ctx->bytes_changed) return PC_PROP_PASS; /* the graph before was checked already */
-    pc_model *m = NULL;
-    pc_prop_outcome o = structural(ctx, &m, msg, msg_size, kind);
-    if (m) pc_check_offer_reloaded(ctx, m); /* the next pass's "before", without loading it again */
-    return o;
+    const pc_model *m = NULL;
+    return structural(ctx, &m, msg, msg_size, kind);
 }
 
 static bool data_identical(const pc_data *a, const pc_data *b)
@@ -169,22 +163,19 @@ static bool data_identical(const pc_data *a, const pc_data *b)
 
 static pc_prop_outcome roundtrip_final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
-    pc_model *m = NULL;
+    const pc_model *m = NULL;
     pc_prop_outcome o = structural(ctx, &m, msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;
     pc_data **want = NULL, **got = NULL;
     pc_error err;
-    if (pc_check_ref_outputs(ctx, ctx->after, &want, &err) != PC_OK) {
-        pc_model_free(m);
+    if (pc_check_ref_outputs(ctx, ctx->after, &want, &err) != PC_OK)
         return PC_PROP_PASS; /* numerics reports a graph the reference cannot run; structure was equal */
-    }
     pc_status st = pc_ref_run(m, ctx->kase->n_inputs, ctx->kase->inputs, &got, &err);
     if (ctx->stats) ctx->stats->ref_runs++;
     if (st != PC_OK) {
         *kind = "outputs-differ";
         snprintf(msg, msg_size, "the reloaded optimized graph does not run, the original one did: %s: %s",
                  pc_status_name(st), err.message);
-        pc_model_free(m);
         return PC_PROP_FAIL;
     }
     for (uint32_t i = 0; i < m->graph->n_outputs && o == PC_PROP_PASS; i++)
@@ -196,7 +187,6 @@ static pc_prop_outcome roundtrip_final(pc_check_ctx *ctx, char *msg, size_t msg_
             o = PC_PROP_FAIL;
         }
     pc_ref_free_outputs(m, got);
-    pc_model_free(m);
     return o;
 }
 

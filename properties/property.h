@@ -101,10 +101,13 @@ typedef struct pc_check_ctx {
  * free. PC_ERR_UNSUPPORTED when the reference cannot run it (an op it lacks: properties SKIP on it); other
  * codes are run failures the message explains. */
 pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***outputs, pc_error *err);
-/* Hands the runner a model loaded (with default options) from ctx->after_bytes and left unmodified; after a
- * pass it becomes the next pass's `before`, which the runner would otherwise load from the same bytes. Takes
- * ownership (frees m when the runner has no use for it). */
-void pc_check_offer_reloaded(pc_check_ctx *ctx, pc_model *m);
+/* ctx->after_bytes as they load (default options, so verified), loaded once per judgment and shared: do not
+ * modify or free. After a pass it becomes the next pass's `before`, which the runner would otherwise load
+ * from the same bytes. A load that fails gives its status and message (to every caller). */
+pc_status pc_check_after_loaded(pc_check_ctx *ctx, const pc_model **out, pc_error *err);
+/* A private copy of that (pc_model_clone): what loading ctx->after_bytes again would give, without the parse.
+ * The caller may change it and frees it. */
+pc_status pc_check_after_copy(pc_check_ctx *ctx, pc_model **out, pc_error *err);
 
 /* What the cached reference run of a model made for one node output (subgraph nodes included). */
 typedef struct pc_check_ref_type {
@@ -172,6 +175,11 @@ struct pc_check_config {
      * point, so a smaller graph with the bug passed by luck of the draw and shrinking stalled — and the repro
      * records it, so replay judges the same way. */
     bool alloc_every;
+    /* alloc-failure tries only the point the case draws, also on runs small enough that it would try every
+     * allocation (ALLOC_EXHAUSTIVE_MAX): fuzz_pipeline's setting, where libFuzzer varies the case and so the
+     * point, and each input pays for one extra run instead of up to sixteen. A failure it finds is found
+     * again by a replay with the default policy, which tries that point among the others. */
+    bool alloc_one;
     /* Checked after the enabled catalogue properties, counted in counts[pc_property_count()]: custom checks,
      * and tests' synthetic failure predicates (e.g. "the graph still has a Conv followed by a Relu") for the
      * shrinker. */

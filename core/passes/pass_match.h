@@ -335,7 +335,8 @@ static inline pc_status pm_emit_conv(pc_graph *g, const pc_pass_options *opts, c
     *done = false;
     pc_value *wv = pc_pass_add_initializer(g, c->node->inputs[1]->name, w, err);
     if (!wv) return err->status;
-    pc_value *bv = pc_pass_add_initializer(g, c->node->inputs[2] ? c->node->inputs[2]->name : "bias", b, err);
+    pc_value *bv = pc_pass_add_initializer(
+        g, c->node->n_inputs > 2 && c->node->inputs[2] ? c->node->inputs[2]->name : "bias", b, err);
     if (!bv) return err->status;
     pc_value *ins[3] = {c->node->inputs[0], wv, bv};
     pc_node *conv = pc_pass_add_node(g, opts, "Conv", "", 3, ins, 1, c->node, err);
