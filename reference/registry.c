@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "reference/ref_internal.h"
 
 /* Families: one table per ops_*.c. */
@@ -34,8 +35,8 @@ static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 static int op_cmp(const void *a, const void *b)
 {
     const ref_op *x = a, *y = b;
-    int c = strcmp(x->domain, y->domain);
-    return c ? c : strcmp(x->op_type, y->op_type);
+    int c = pc_name_cmp(x->domain, y->domain);
+    return c ? c : pc_name_cmp(x->op_type, y->op_type);
 }
 
 static void registry_build(void)

@@ -23,14 +23,15 @@ typedef struct pc_strmap {
  * "/blocks.12/mlp/Mul_output_0"). */
 uint64_t pc_str_hash(const char *s);
 
-/* strcmp's order, the first byte tested inline. Op tables are searched by name (bsearch), opsets and
- * attributes by a scan, for every node in every pass and check; most of those comparisons differ at the first
- * byte, where a call to strcmp (intercepted, and traced by libFuzzer, in the sanitizer builds) costs many
- * times the test. */
+/* strcmp's order, inline. Op tables are searched by name (bsearch), opsets, domains, attributes and EPs by a
+ * scan, for every node in every pass and check: short names that mostly differ in their first bytes, where a
+ * call to strcmp (intercepted, and traced by libFuzzer, in the sanitizer builds) costs many times the test.
+ * Every such lookup uses this (or pc_name_eq); long names (values) go through pc_strmap. */
 static inline int pc_name_cmp(const char *a, const char *b)
 {
-    if (a[0] != b[0]) return (unsigned char)a[0] - (unsigned char)b[0];
-    return a[0] ? strcmp(a + 1, b + 1) : 0;
+    while (*a && *a == *b)
+        a++, b++;
+    return (unsigned char)*a - (unsigned char)*b;
 }
 
 static inline bool pc_name_eq(const char *a, const char *b)

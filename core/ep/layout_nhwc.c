@@ -43,7 +43,7 @@ static const layout_op layout_ops[] = {
 static const layout_op *layout_op_find(const char *domain, const char *op_type)
 {
     for (size_t i = 0; i < sizeof layout_ops / sizeof layout_ops[0]; i++)
-        if (strcmp(layout_ops[i].domain, domain) == 0 && strcmp(layout_ops[i].op_type, op_type) == 0)
+        if (pc_name_eq(layout_ops[i].domain, domain) && pc_name_eq(layout_ops[i].op_type, op_type))
             return &layout_ops[i];
     return NULL;
 }

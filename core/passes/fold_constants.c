@@ -22,7 +22,7 @@ static bool node_is_foldable(const pc_node *n, pc_miss_reason *why)
     if (n->n_inputs > FOLD_MAX_INPUTS || n->n_outputs > FOLD_MAX_OUTPUTS) return false;
     if (n->domain[0] == '\0')
         for (size_t i = 0; i < sizeof nondeterministic_ops / sizeof nondeterministic_ops[0]; i++)
-            if (strcmp(n->op_type, nondeterministic_ops[i]) == 0) return false;
+            if (pc_name_eq(n->op_type, nondeterministic_ops[i])) return false;
     for (uint32_t a = 0; a < n->n_attrs; a++)
         if (n->attrs[a].type == PC_ATTR_GRAPH || n->attrs[a].type == PC_ATTR_GRAPHS) return false;
     for (uint32_t i = 0; i < n->n_inputs; i++)

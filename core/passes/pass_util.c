@@ -20,7 +20,7 @@ bool pc_pass_can_modify(const pc_pass_options *opts, const pc_node *node)
         !pc_fault_active(PC_FAULT_FUSION_MERGES_ANNOTATIONS))
         return false;
     if (!opts->provider) return true;
-    return node->ep == NULL || strcmp(node->ep, opts->provider) == 0;
+    return node->ep == NULL || pc_name_eq(node->ep, opts->provider);
 }
 
 /* Every op a pass may create, sorted by (domain, op) (as ORT's

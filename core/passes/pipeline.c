@@ -53,7 +53,7 @@ const pc_pass_info *pc_pass_at(size_t index)
 const pc_pass_info *pc_pass_find(const char *name)
 {
     for (size_t i = 0; i < pc_pass_count(); i++)
-        if (strcmp(passes[i].name, name) == 0) return &passes[i];
+        if (pc_name_eq(passes[i].name, name)) return &passes[i];
     return NULL;
 }
 

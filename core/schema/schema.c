@@ -168,7 +168,7 @@ const pc_domain_info *pc_schema_domain(const char *domain)
 {
     domain = canonical_domain(domain);
     for (size_t i = 0; i < PC_DOMAIN_COUNT; i++)
-        if (strcmp(pc_domains[i].domain, domain) == 0) return &pc_domains[i];
+        if (pc_name_eq(pc_domains[i].domain, domain)) return &pc_domains[i];
     return NULL;
 }
 

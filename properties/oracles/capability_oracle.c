@@ -7,9 +7,9 @@
 /* "ai.onnx" and "" name one domain. */
 static bool same_domain(const char *a, const char *b)
 {
-    if (strcmp(a, "ai.onnx") == 0) a = "";
-    if (strcmp(b, "ai.onnx") == 0) b = "";
-    return strcmp(a, b) == 0;
+    if (pc_name_eq(a, "ai.onnx")) a = "";
+    if (pc_name_eq(b, "ai.onnx")) b = "";
+    return pc_name_eq(a, b);
 }
 
 /* The model's opset for the domain; -1 when the model does not import it. */
@@ -22,14 +22,14 @@ static int64_t opset_of(const pc_model *m, const char *domain)
 
 static bool is_standard_domain(const char *domain)
 {
-    return same_domain(domain, "") || strcmp(domain, "ai.onnx.ml") == 0 ||
-           strcmp(domain, "ai.onnx.preview.training") == 0;
+    return same_domain(domain, "") || pc_name_eq(domain, "ai.onnx.ml") ||
+           pc_name_eq(domain, "ai.onnx.preview.training");
 }
 
 static bool calls_function(const pc_model *m, const char *domain, const char *op)
 {
     for (uint32_t i = 0; i < m->n_functions; i++)
-        if (same_domain(m->functions[i].domain, domain) && strcmp(m->functions[i].name, op) == 0) return true;
+        if (same_domain(m->functions[i].domain, domain) && pc_name_eq(m->functions[i].name, op)) return true;
     return false;
 }
 
@@ -58,7 +58,7 @@ static pc_capo_reason row_refusal(const pc_ep_op *row, const pc_node *node, int6
         int64_t value = 0;
         bool have = false;
         for (uint32_t a = 0; a < node->n_attrs; a++)
-            if (strcmp(node->attrs[a].name, rule->name) == 0) {
+            if (pc_name_eq(node->attrs[a].name, rule->name)) {
                 if (node->attrs[a].type != PC_ATTR_INT) return PC_CAPO_ATTRIBUTE;
                 value = node->attrs[a].i;
                 have = true;
@@ -79,7 +79,7 @@ static pc_capo_reason row_refusal(const pc_ep_op *row, const pc_node *node, int6
 static bool row_matches_op(const pc_ep_op *row, const pc_node *node, const char *domain)
 {
     return same_domain(row->domain, domain) &&
-           (strcmp(row->op_type, "*") == 0 || strcmp(row->op_type, node->op_type) == 0);
+           (pc_name_eq(row->op_type, "*") || pc_name_eq(row->op_type, node->op_type));
 }
 
 pc_capo_reason pc_capo_decide(const pc_ep *ep, const pc_node *node)
@@ -88,7 +88,7 @@ pc_capo_reason pc_capo_decide(const pc_ep *ep, const pc_node *node)
     const pc_model *m = node->graph ? node->graph->model : NULL;
     if (!m) return PC_CAPO_NOT_LISTED;
     int64_t opset = opset_of(m, domain);
-    if (same_domain(domain, "") && strcmp(node->op_type, "Transpose") == 0 && !ep->runs_transpose)
+    if (same_domain(domain, "") && pc_name_eq(node->op_type, "Transpose") && !ep->runs_transpose)
         return PC_CAPO_TRANSPOSE;
     if (ep->all_standard_ops && standard_claim(m, domain, node->op_type, opset)) return PC_CAPO_CLAIMS;
     /* any row claiming decides; otherwise the first row of the op says why */

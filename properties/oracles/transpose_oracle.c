@@ -135,7 +135,7 @@ static tpo_kind op_kind(const pc_node *n)
 {
     if (n->domain[0]) return K_PINNED;
     for (size_t i = 0; i < sizeof op_kinds / sizeof op_kinds[0]; i++)
-        if (strcmp(op_kinds[i].op, n->op_type) == 0) return op_kinds[i].kind;
+        if (pc_name_eq(op_kinds[i].op, n->op_type)) return op_kinds[i].kind;
     return K_PINNED;
 }
 
