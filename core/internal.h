@@ -121,5 +121,10 @@ void pc_strbuf_free(pc_strbuf *b);
  * differ have different fingerprints, barring 64-bit collisions; equal bytes may still fingerprint apart.
  * Costs one walk of the IR and no allocation, so "did this pass change the model?" needs no save. */
 uint64_t pc_model_fingerprint(const pc_model *m);
+/* The same walk with strings (names, op types, domains, EPs, metadata, doc strings) taken by address: a
+ * cheaper stamp for watching one live model change, pass after pass. IR strings are never written in place,
+ * so a change of one gives a new address; tensor data and attribute bytes are still hashed by content. Not
+ * comparable across models or loads (use the fingerprint there). */
+uint64_t pc_model_change_stamp(const pc_model *m);
 
 #endif

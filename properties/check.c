@@ -149,7 +149,7 @@ typedef struct runner {
     uint64_t allocs_start, allocs_step, allocs_hooks;
     uint8_t *before_bytes;
     size_t before_size;
-    uint64_t before_fp; /* pc_model_fingerprint of the graph before_bytes holds */
+    uint64_t before_fp; /* pc_model_change_stamp of the graph before_bytes holds */
     ref_slot slot_original, slot_before, slot_after;
     bool stop; /* a property failed, or stop_after_pass was reached: the hook stops the pipeline */
     char last_pass[64];
@@ -506,9 +506,9 @@ static pc_status after_pass_checks(runner *r, const char *pass, const char *prov
     size_t size = 0;
     pc_error serr;
     bool stop_here = r->cfg->stop_after_pass && strcmp(r->cfg->stop_after_pass, pass) == 0;
-    /* Most passes change nothing: the fingerprint (which differs whenever the saved bytes would) says so
+    /* Most passes change nothing: the change stamp (which differs whenever the saved bytes would) says so
      * without serializing the model. */
-    uint64_t fp = pc_model_fingerprint(model);
+    uint64_t fp = pc_model_change_stamp(model);
     if (!changed && fp == r->before_fp) return nothing_changed(r, stop_here, err);
     if (pc_model_save_bytes(model, &bytes, &size, &serr) != PC_OK) {
         ctx->pass = pass;
@@ -641,7 +641,7 @@ pc_status pc_case_check(const pc_case *c, const pc_check_config *cfg, pc_check_r
         goto done;
     }
     if ((st = pc_model_save_bytes(work, &r.before_bytes, &r.before_size, err)) != PC_OK) goto done;
-    r.before_fp = pc_model_fingerprint(work);
+    r.before_fp = pc_model_change_stamp(work);
 
     pc_check_ctx *ctx = &r.ctx;
     ctx->kase = c;

@@ -14,7 +14,7 @@
 typedef struct rerun {
     uint8_t *prev; /* bytes after the previous step */
     size_t prev_size;
-    uint64_t prev_fp;  /* and their pc_model_fingerprint: a step that keeps it changed nothing */
+    uint64_t prev_fp;  /* and their pc_model_change_stamp: a step that keeps it changed nothing */
     const char *first; /* static name of the first step that changed the bytes */
     bool first_flag;   /* the changed flag that step reported */
     pc_status save_status;
@@ -34,7 +34,7 @@ static pc_status after_step(void *vctx, const char *pass, const char *provider, 
     (void)provider;
     rerun *r = vctx;
     if (r->first || r->save_status != PC_OK) return PC_OK; /* stopped below */
-    uint64_t fp = pc_model_fingerprint(model);
+    uint64_t fp = pc_model_change_stamp(model);
     if (fp == r->prev_fp) return PC_OK;
     r->prev_fp = fp;
     uint8_t *bytes = NULL;
@@ -81,7 +81,7 @@ static pc_prop_outcome idempotence_final(pc_check_ctx *ctx, char *msg, size_t ms
         pc_model_free(m);
         return PC_PROP_ERROR;
     }
-    r.prev_fp = pc_model_fingerprint(m);
+    r.prev_fp = pc_model_change_stamp(m);
     if (r.prev_size != ctx->after_size || memcmp(r.prev, ctx->after_bytes, r.prev_size) != 0) {
         *kind = "shape-inference";
         snprintf(msg, msg_size,

@@ -12,6 +12,7 @@
 
 typedef struct fp {
     uint64_t h;
+    bool by_address; /* pc_model_change_stamp: IR strings by address */
 } fp;
 
 static uint64_t rotl64(uint64_t x, int r)
@@ -59,11 +60,17 @@ static void mix_bytes(fp *f, const void *data, size_t n)
     mix(f, tail);
 }
 
-/* NULL and "" hash differently: the saver writes them alike, so this only over-reports. */
+/* NULL and "" hash differently: the saver writes them alike, so this only over-reports. A change stamp takes
+ * the address: the IR's strings are const and never written in place (a pass that renames assigns another
+ * string), so within one live model an equal address is an equal string. */
 static void mix_str(fp *f, const char *s)
 {
     if (!s) {
         mix(f, 0x5a5a5a5a5a5a5a5aull);
+        return;
+    }
+    if (f->by_address) {
+        mix(f, (uint64_t)(uintptr_t)s);
         return;
     }
     mix_bytes(f, s, strlen(s));
@@ -257,9 +264,9 @@ static void mix_graph(fp *f, const pc_graph *g)
     }
 }
 
-uint64_t pc_model_fingerprint(const pc_model *m)
+static uint64_t model_hash(const pc_model *m, bool by_address)
 {
-    fp f = {0x243f6a8885a308d3ull};
+    fp f = {0x243f6a8885a308d3ull, by_address};
     mix(&f, (uint64_t)m->ir_version);
     mix_str(&f, m->producer_name);
     mix_str(&f, m->producer_version);
@@ -283,4 +290,14 @@ uint64_t pc_model_fingerprint(const pc_model *m)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+uint64_t pc_model_fingerprint(const pc_model *m)
+{
+    return model_hash(m, false);
+}
+
+uint64_t pc_model_change_stamp(const pc_model *m)
+{
+    return model_hash(m, true);
 }

@@ -3,10 +3,12 @@
  * so a miss here would hide a silent change from the validity property's changed-flag check).
  *
  * 1. Every step of the pipeline on generated cases of every family (EPs nhwc,cpu): consecutive steps whose
- *    bytes differ must fingerprint apart; equal bytes must fingerprint alike when the model is reloaded.
+ *    bytes differ must fingerprint apart, and get different change stamps (pc_model_change_stamp, strings
+ *    by address); equal bytes must fingerprint alike when the model is reloaded.
  * 2. Single-field mutations of generated models and of the ONNX backend test models (every field the saver
  *    writes that a pass could touch): each mutation that changes the saved bytes must change the
- *    fingerprint, and every mutator must have changed the bytes at least once (so this test can fail). */
+ *    fingerprint, and the change stamp of the mutated model, and every mutator must have changed the bytes
+ *    at least once (so this test can fail). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +48,7 @@ static bool same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 typedef struct steps {
     uint8_t *prev;
     size_t prev_size;
-    uint64_t prev_fp;
+    uint64_t prev_fp, prev_stamp;
     const char *what;
     size_t n, changed;
 } steps;
@@ -60,10 +62,12 @@ static pc_status on_step(void *vctx, const char *pass, const char *provider, pc_
     steps *s = vctx;
     size_t size;
     uint8_t *b = save(model, &size);
-    uint64_t fp = pc_model_fingerprint(model);
+    uint64_t fp = pc_model_fingerprint(model), stamp = pc_model_change_stamp(model);
     bool differ = !same_bytes(b, size, s->prev, s->prev_size);
     CHECK_MSG(!differ || fp != s->prev_fp, "%s: pass %s changed the bytes, not the fingerprint", s->what,
               pass);
+    CHECK_MSG(!differ || stamp != s->prev_stamp, "%s: pass %s changed the bytes, not the change stamp",
+              s->what, pass);
     /* the same bytes, reloaded, give one fingerprint: it depends on what is saved, not on load history */
     pc_model *again = load(b, size);
     if (again) {
@@ -79,6 +83,7 @@ static pc_status on_step(void *vctx, const char *pass, const char *provider, pc_
     s->prev = b;
     s->prev_size = size;
     s->prev_fp = fp;
+    s->prev_stamp = stamp;
     return PC_OK;
 }
 
@@ -101,6 +106,7 @@ static void test_pipeline_steps(void)
             steps s = {.what = what};
             s.prev = save(c.model, &s.prev_size);
             s.prev_fp = pc_model_fingerprint(c.model);
+            s.prev_stamp = pc_model_change_stamp(c.model);
             pc_optimize_options oo;
             pc_optimize_options_default(&oo);
             oo.eps = eps;
@@ -405,6 +411,7 @@ static void mutate_all(const uint8_t *bytes, size_t size, const char *what)
     for (size_t k = 0; k < N_MUTATORS; k++) {
         pc_model *m = load(bytes, size);
         if (!m) break;
+        uint64_t stamp0 = pc_model_change_stamp(m); /* a stamp compares one live model with itself */
         if (mutators[k].fn(m)) {
             size_t n;
             uint8_t *b = save(m, &n);
@@ -412,6 +419,8 @@ static void mutate_all(const uint8_t *bytes, size_t size, const char *what)
                 effective[k]++;
                 CHECK_MSG(pc_model_fingerprint(m) != fp0,
                           "%s: mutation %s changed the bytes, not the fingerprint", what, mutators[k].name);
+                CHECK_MSG(pc_model_change_stamp(m) != stamp0,
+                          "%s: mutation %s changed the bytes, not the change stamp", what, mutators[k].name);
             }
             free(b);
         }
