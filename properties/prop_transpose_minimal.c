@@ -126,7 +126,13 @@ static uint32_t count_non_transposes(const pc_graph *g)
 static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
     if (ctx->config && ctx->config->level < PC_LEVEL_EXTENDED) return PC_PROP_PASS; /* no optimizer ran */
-    if (!opset_supported(ctx->after)) return PC_PROP_PASS;
+    if (!opset_supported(ctx->after)) {
+        snprintf(
+            msg, msg_size,
+            "not judged: the transpose optimizer handles opsets %d to %d, the model imports ai.onnx %lld",
+            PC_TRANSPOSE_OPSET_MIN, PC_TRANSPOSE_OPSET_MAX, (long long)pc_model_opset(ctx->after, ""));
+        return PC_PROP_SKIP;
+    }
     const pc_graph *g = ctx->after->graph;
     pc_prop_outcome o = leftover(ctx, g, msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;
@@ -139,8 +145,17 @@ static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, cons
      * axes into a Reshape or an Identity, which must not take a case out of judgement (the oracle's step
      * bound, not this gate, is what keeps the search small; the second bound only stops a runaway graph) */
     const pc_graph *orig = ctx->original ? ctx->original->graph : g;
-    if (count_non_transposes(orig) > max_nodes || count_non_transposes(g) > 2 * max_nodes)
-        return PC_PROP_PASS;
+    /* too big for the exact oracle: what was checked passed, and the verdict says what was not */
+    if (count_non_transposes(orig) > max_nodes || count_non_transposes(g) > 2 * max_nodes) {
+        bool first = count_non_transposes(orig) > max_nodes;
+        snprintf(
+            msg, msg_size,
+            "no removable Transpose left and the cost did not go up; the exact layout oracle was not run: "
+            "the %s graph has %u nodes besides Transposes, more than %u",
+            first ? "original" : "optimized", count_non_transposes(first ? orig : g),
+            first ? max_nodes : 2 * max_nodes);
+        return PC_PROP_SKIP;
+    }
     pc_tpo_result r;
     pc_error err;
     pc_error_clear(&err);
@@ -151,8 +166,12 @@ static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, cons
     }
     bool gap = r.transposes > r.optimum;
     if (!r.proven && !gap) { /* out of search steps without a witness: not judged */
+        snprintf(msg, msg_size,
+                 "no removable Transpose left and the cost did not go up; the exact layout oracle ran out of "
+                 "search steps (%u free nodes) without finding fewer than the %u Transposes left",
+                 r.n_free, r.transposes);
         pc_tpo_result_free(&r);
-        return PC_PROP_PASS;
+        return PC_PROP_SKIP;
     }
     if (ctx->stats) {
         ctx->stats->transpose_oracle_cases++;
