@@ -425,10 +425,10 @@ pc_status pc_case_check_isolated(const pc_case *c, const pc_check_config *cc, do
  * crash while freeing is still this candidate's. A worker that cannot rebuild the case exactly answers
  * FALLBACK and the parent forks a child for that one candidate instead.
  *
- * Why the rebuilt case checks the same: pc_case_check's first step is to save the case's model and load two
- * copies of those bytes; no property reads kase->model. So a forked child's check works on load(A), A the
- * bytes sent, and the worker's on load(save(load(A))): loads_the_same proves those equal or the answer is
- * FALLBACK. Inputs travel as raw tensor bytes.
+ * Why the rebuilt case checks the same: pc_case_check's first step is to save the case's model and load those
+ * bytes (the working copy is a replica of that load); no property reads kase->model. So a forked child's
+ * check works on load(A), A the bytes sent, and the worker's on load(save(load(A))): loads_the_same proves
+ * those equal or the answer is FALLBACK. Inputs travel as raw tensor bytes.
  */
 enum { TAG_END = 0x31444e45 /* "END1" */, TAG_FALLBACK = 0x314b4246 /* "FBK1" */ };
 enum { MAX_DATA_DEPTH = 16 }; /* sequences of sequences: deeper is not a value any generator or edit makes */

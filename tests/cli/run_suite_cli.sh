@@ -129,16 +129,16 @@ sys.exit(a != b)"
 check "--jobs 1 and 2: same summary" bash -c "diff <(head -n -1 run1.txt | sed 's/out[12]/OUT/g') <(head -n -1 run2.txt | sed 's/out[12]/OUT/g') >/dev/null"
 
 # shards add up to the whole run
-for s in 1 2 3; do
-    "$pc" suite --cases 24 --seed 7 --shard $s/3 --no-shrink --quiet --out outs --json s$s.json \
+for s in 1 2 3 4; do
+    "$pc" suite --cases 24 --seed 7 --shard $s/4 --no-shrink --quiet --out outs --json s$s.json \
         --junit s$s.xml >/dev/null 2>&1
 done
-check "shards 1/3..3/3 = the whole run" python3 -c "
+check "shards 1/4..4/4 = the whole run" python3 -c "
 import json, sys
 full = json.load(open('r1.json'))
-parts = [json.load(open('s%d.json' % s)) for s in (1, 2, 3)]
+parts = [json.load(open('s%d.json' % s)) for s in (1, 2, 3, 4)]
 cases = sorted(f['case'] for p in parts for f in p['failures'] if not f['replayed'])
-sys.exit(not (sum(p['cases'] for p in parts) == 24 and cases == [f['case'] for f in full['failures']]))"
+sys.exit(not ([p['cases'] for p in parts] == [6, 6, 6, 6] and cases == [f['case'] for f in full['failures']]))"
 # and their JUnit files together report what the whole run's does: a (property, family) testcase fails in some
 # shard exactly when it fails in the whole run (the CI recipe of docs/ci.md merges them so)
 check "shard JUnit files together = the whole run's" python3 -c "
@@ -146,7 +146,7 @@ import sys, xml.etree.ElementTree as ET
 def testcases(path, failing):
     return {(s.get('name'), c.get('name')) for s in ET.parse(path).getroot().findall('testsuite')
             for c in s.findall('testcase') if not failing or c.find('failure') is not None}
-ok = all(testcases('r1.xml', f) == set().union(*(testcases('s%d.xml' % s, f) for s in (1, 2, 3)))
+ok = all(testcases('r1.xml', f) == set().union(*(testcases('s%d.xml' % s, f) for s in (1, 2, 3, 4)))
          for f in (False, True))
 sys.exit(not (ok and testcases('r1.xml', False)))"
 
