@@ -4,7 +4,8 @@
  * bound strictly
  * (-0 < +0 is false), so a Clip whose lower bound is 0 keeps the -0 the pair turned into +0. Exact cases:
  *  - min > 0: -0 is clipped up to min in both forms, and min > 0 makes the Relu a no-op on the Clip's range;
- *  - Relu -> Clip with max < 0: every non-NaN value ends at max in both forms.
+ *  - Relu -> Clip with max < 0: every non-NaN value ends at max in both forms (the fused Clip gets min = max:
+ *    a min above max is refused by ONNX Runtime's Clip-6).
  * Bounds are attributes before opset 11 (defaults -/+FLT_MAX) and constant scalar inputs from 11 (absent:
  * unbounded); a non-constant bound leaves the pair alone. The intermediate value must have one use. */
 #include <float.h>
@@ -102,7 +103,9 @@ pc_status pc_pass_fuse_relu_clip(pc_graph *graph, const pc_pass_options *opts, b
             pc_pass_near_miss(opts, kind, PC_MISS_NOT_CONSTANT);
             continue;
         }
-        if (!min_positive) b.min = 0.0; /* +0: max(min, 0), never -0 */
+        /* not min_positive: Relu -> Clip(max < 0), which ends every value at max. Say so with min = max, not
+         * with max(min, 0) = 0 > max: an order the pair did not have, and ONNX Runtime refuses a Clip-6 so */
+        if (!min_positive) b.min = b.max;
         b.has_min = true;
         if (!relu_first && b.has_max && b.max <= 0) b.max = 0.0; /* the Relu would lift it (and -0) to +0 */
         pc_node *n = clip_emit(graph, opts, clip, x, &b, err);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest (label real): `passcheck check` on real architectures — torchvision models with random weights, exported
 # by bench/real-models/export_torchvision.py — with every property after every pass, once with --ep cpu and once
-# with --ep nhwc,cpu; each must end "verdict: PASS" with exit 0. Skipped (77) without python3-torch,
+# with --ep nhwc,cpu (the first with ONNX Runtime on the original and the optimized graph, when installed); each
+# must end "verdict: PASS" with exit 0. Skipped (77) without python3-torch,
 # python3-torchvision and python3-onnx (Debian packages ci/deps does not install: not the default test path).
 # usage: run_real_models.sh PASSCHECK [MODEL ...]   (KEEP=DIR keeps the exported models)
 set -uo pipefail
@@ -29,12 +30,30 @@ fi
     tail -5 "$tmp/export.log"
     exit 1
 }
+# With node and onnxruntime-node (ci/deps installs both), the --ep cpu run adds ort-oracle: ONNX Runtime 1.30 runs
+# the original and the optimized graph, each judged against the reference (the nhwc,cpu run's graph holds
+# internal NHWC-domain ops no runtime runs).
+ort_dir=${PC_ORT_DIR:-$HOME/.cache/passcheck/ort/node_modules}
+ort=()
+if command -v node >/dev/null 2>&1 && [ -d "$ort_dir/onnxruntime-node" ]; then
+    ort=(--property "$("$pc" suite --list-properties | awk '{print $1}' | paste -sd, -)")
+else
+    echo "node or onnxruntime-node missing: ONNX Runtime not compared"
+fi
 for m in "$tmp"/*.onnx; do
     name=$(basename "$m" .onnx)
     for eps in cpu nhwc,cpu; do
         start=$(date +%s)
+        extra=()
+        [ "$eps" = cpu ] && extra=("${ort[@]}")
         expect 0 "verdict: PASS" -- "$pc" check "$m" --inputs "$tmp/$name.input_0.pb" --ep "$eps" \
-            --json "$tmp/$name.$eps.json"
+            --json "$tmp/$name.$eps.json" "${extra[@]}"
+        if [ ${#extra[@]} -gt 0 ]; then
+            check "$name: ONNX Runtime judged it (ort-oracle passed, not skipped)" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))['judgments']['ort-oracle']
+sys.exit(not (j['pass'] == 1 and j['skip'] == j['fail'] == j['error'] == 0))" "$tmp/$name.$eps.json"
+        fi
         echo "$name --ep $eps: $(($(date +%s) - start)) s"
     done
 done

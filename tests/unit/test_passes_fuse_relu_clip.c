@@ -118,6 +118,34 @@ static int run_same(const pc_model *a, const pc_model *b, pc_dtype dt, char *why
     return result;
 }
 
+/* The fused Clip's bounds are ordered: ONNX Runtime refuses a Clip-6 whose min is above its max (and Clip-13
+ * defines that case as "every value is max"), so the pass must not make one where the pair had none (found by
+ * ort-oracle on the optimized graph: Relu -> Clip(-5, -1) fused to Clip(0, -1)). */
+static bool fused_bounds_ordered(const pc_model *m)
+{
+    for (const pc_node *n = m->graph->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Clip") != 0) continue;
+        double lo = -INFINITY, hi = INFINITY;
+        if (pc_model_opset(m, "") < 11) {
+            lo = pc_node_attr_float(n, "min", -FLT_MAX);
+            hi = pc_node_attr_float(n, "max", FLT_MAX);
+        } else {
+            for (uint32_t i = 1; i < n->n_inputs && i < 3; i++) {
+                const pc_tensor *t = n->inputs[i] ? pc_value_const(n->inputs[i]) : NULL;
+                if (!t) continue;
+                double v =
+                    t->dtype == PC_DTYPE_FLOAT ? ((const float *)t->data)[0] : ((const double *)t->data)[0];
+                if (i == 1)
+                    lo = v;
+                else
+                    hi = v;
+            }
+        }
+        if (lo > hi) return false;
+    }
+    return true;
+}
+
 static void test_exact_grid(void)
 {
     static const int64_t opsets[] = {10, 17};
@@ -141,6 +169,12 @@ static void test_exact_grid(void)
                                   bound_names[hi], changed ? "fused, " : "", why);
                         if (changed) {
                             CHECK(pt_count_op(m, "Relu") == 0 && pt_count_op(m, "Clip") == 1);
+                            /* bounds the pair had in order stay in order */
+                            CHECK_MSG(fused_bounds_ordered(m) || !fused_bounds_ordered(before),
+                                      "opset %lld %s %s, min %s, max -(%s): the fused Clip has min > max",
+                                      (long long)opsets[o], pc_dtype_name(dtypes[t]),
+                                      relu_first ? "Relu -> Clip" : "Clip -> Relu", bound_names[lo],
+                                      bound_names[hi]);
                             fired++;
                         } else {
                             CHECK(m->graph->n_nodes == 2);
