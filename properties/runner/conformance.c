@@ -382,7 +382,8 @@ static void read_uint16_as_declared_bfloat16(pc_data *d, const pc_type *declared
         d->dtype = PC_DTYPE_BFLOAT16;
 }
 
-/* Runs one test_data_set folder. Returns false when the case's outcome is settled (a failure). */
+/* Runs one test_data_set folder. Returns false when the case's outcome is settled (an input or output that
+ * does not load, a run error): outputs that differ leave it open, so the next data sets still run. */
 typedef struct data_set_ctx {
     const pc_model *model;
     const char *dir;
@@ -529,8 +530,12 @@ static bool run_data_set(const data_set_ctx *c)
         msg_append(message, sizeof message, "output %u '%s' %s", k, name, cmp.detail);
     }
     if (worst != OUTCOME_PASSED) {
-        set_outcome(res, worst, "%s", message);
-        settled = true;
+        /* outputs that differ do not settle the case: every data set is run and each failing one reported
+         * (the case keeps the first one's outcome) */
+        if (outcome_is_failure(res->outcome))
+            msg_append(res->message, sizeof res->message, "; %s", message);
+        else
+            set_outcome(res, worst, "%s", message);
     }
 done:
     if (outputs) pc_ref_free_outputs(c->model, outputs);

@@ -85,6 +85,17 @@ printf 'Sigmoid 1e-7\n' >"$tmp/badtol.txt"
 expect 3 "badtol.txt:1: expected 'op atol rtol'" -- "$pc" conformance --tolerances "$tmp/badtol.txt" "$sig"
 printf 'Sigmoid 0 0\nSigmoid 1 1\n' >"$tmp/duptol.txt"
 expect 3 "duptol.txt:2: op 'Sigmoid' is given twice" -- "$pc" conformance --tolerances "$tmp/duptol.txt" "$sig"
+# every data set of a case is run and each failing one reported (the first no longer hides the rest): sets 0 and
+# 2 of three have a changed expected value, set 1 is intact
+mkdir -p "$tmp/multi"
+cp -r "$data/node/test_abs" "$tmp/multi/"
+for k in 1 2; do cp -r "$tmp/multi/test_abs/test_data_set_0" "$tmp/multi/test_abs/test_data_set_$k"; done
+for k in 0 2; do
+    python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[-2] ^= 0x40; open(p, "wb").write(b)' \
+        "$tmp/multi/test_abs/test_data_set_$k/output_0.pb"
+done
+expect 1 "FAIL multi/test_abs: differs: test_data_set_0: output 0 'y' .*; test_data_set_2: output 0 'y' " -- \
+    "$pc" conformance "$tmp/multi"
 # conformance: a corrupt output_0.pb is that case's load-error; the run goes on with the next case
 mkdir -p "$tmp/cases"
 cp -r "$data/node/test_abs" "$data/node/test_add" "$tmp/cases/"
