@@ -105,6 +105,7 @@ typedef struct output_failure {
     uint32_t data_set;
     uint32_t index;
     char *name;
+    char *op; /* the op of the node that made the output, as the op list names it ("" when none did) */
     pc_compare_result cmp;
 } output_failure;
 
@@ -120,8 +121,10 @@ typedef struct case_result {
 static void case_result_free(case_result *r)
 {
     pc_str_list_free(&r->ops);
-    for (size_t i = 0; i < r->n_failures; i++)
+    for (size_t i = 0; i < r->n_failures; i++) {
         free(r->failures[i].name);
+        free(r->failures[i].op);
+    }
     free(r->failures);
     r->failures = NULL;
     r->n_failures = 0;
@@ -138,7 +141,7 @@ static void set_outcome(case_result *r, outcome o, const char *fmt, ...)
     va_end(ap);
 }
 
-static bool add_failure(case_result *r, uint32_t data_set, uint32_t index, const char *name,
+static bool add_failure(case_result *r, uint32_t data_set, uint32_t index, const char *name, const char *op,
                         const pc_compare_result *cmp)
 {
     size_t bytes;
@@ -151,7 +154,12 @@ static bool add_failure(case_result *r, uint32_t data_set, uint32_t index, const
     f->index = index;
     f->cmp = *cmp;
     f->name = strdup(name ? name : "");
-    if (!f->name) return false;
+    f->op = strdup(op ? op : "");
+    if (!f->name || !f->op) {
+        free(f->name);
+        free(f->op);
+        return false;
+    }
     r->n_failures++;
     return true;
 }
@@ -178,6 +186,7 @@ static void encode_result(pc_wbuf *b, const case_result *r)
         pc_wb_u32(b, f->data_set);
         pc_wb_u32(b, f->index);
         pc_wb_str(b, f->name);
+        pc_wb_str(b, f->op);
         pc_wb_u32(b, (uint32_t)f->cmp.outcome);
         pc_wb_f64(b, f->cmp.max_abs_error);
         pc_wb_f64(b, f->cmp.worst_excess);
@@ -213,6 +222,7 @@ static bool decode_result(pc_rbuf *b, case_result *r)
         memset(&cmp, 0, sizeof cmp);
         uint32_t data_set = pc_rb_u32(b), index = pc_rb_u32(b);
         char *name = pc_rb_str_dup(b);
+        char *op = pc_rb_str_dup(b);
         uint32_t co = pc_rb_u32(b);
         cmp.outcome = co <= PC_COMPARE_TYPE ? (pc_compare_outcome)co : PC_COMPARE_TYPE;
         cmp.max_abs_error = pc_rb_f64(b);
@@ -221,8 +231,9 @@ static bool decode_result(pc_rbuf *b, case_result *r)
         cmp.worst_expected = pc_rb_f64(b);
         cmp.worst_actual = pc_rb_f64(b);
         pc_rb_str_into(b, cmp.detail, sizeof cmp.detail);
-        if (!b->bad && !add_failure(r, data_set, index, name, &cmp)) b->bad = true;
+        if (!b->bad && !add_failure(r, data_set, index, name, op, &cmp)) b->bad = true;
         free(name);
+        free(op);
     }
     return !b->bad;
 }
@@ -248,16 +259,23 @@ static bool decode_stream(const uint8_t *data, size_t len, case_result *r)
  */
 
 /* "Op" for ai.onnx, "domain:Op" otherwise; subgraphs (If/Loop/Scan bodies) included. */
+/* How the op list names a node's op: "Op" for the standard domain, "domain:Op" otherwise (malloc'd). */
+static char *op_label(const pc_node *n)
+{
+    const char *domain = n->domain ? n->domain : "";
+    bool standard = !domain[0] || strcmp(domain, "ai.onnx") == 0;
+    size_t len = strlen(domain) + strlen(n->op_type) + 2;
+    char *name = malloc(len);
+    if (name) snprintf(name, len, "%s%s%s", standard ? "" : domain, standard ? "" : ":", n->op_type);
+    return name;
+}
+
 static bool collect_ops(const pc_graph *g, pc_str_list *ops, unsigned depth)
 {
     if (depth > 64) return true; /* the loader bounds nesting; this only guards the recursion */
     for (const pc_node *n = g->first; n; n = n->next) {
-        const char *domain = n->domain ? n->domain : "";
-        bool standard = !domain[0] || strcmp(domain, "ai.onnx") == 0;
-        size_t len = strlen(domain) + strlen(n->op_type) + 2;
-        char *name = malloc(len);
+        char *name = op_label(n);
         if (!name) return false;
-        snprintf(name, len, "%s%s%s", standard ? "" : domain, standard ? "" : ":", n->op_type);
         bool seen = false;
         for (size_t i = 0; i < ops->n && !seen; i++)
             seen = strcmp(ops->items[i], name) == 0;
@@ -520,7 +538,10 @@ static bool run_data_set(const data_set_ctx *c)
         if (worst == OUTCOME_PASSED || o == OUTCOME_TYPE || (o == OUTCOME_SHAPE && worst == OUTCOME_DIFFERS))
             worst = o;
         const char *name = g->outputs[k]->name ? g->outputs[k]->name : "";
-        if (!add_failure(res, c->set_index, k, name, &cmp)) {
+        char *op = g->outputs[k]->producer ? op_label(g->outputs[k]->producer) : NULL;
+        bool added = (op || !g->outputs[k]->producer) && add_failure(res, c->set_index, k, name, op, &cmp);
+        free(op);
+        if (!added) {
             set_outcome(res, OUTCOME_RUN_ERROR, "out of memory recording a failure");
             settled = true;
             goto done;
@@ -1084,6 +1105,8 @@ void pc_conformance_write_json(FILE *out, const void *ctx)
             fprintf(out, "%s{\"data_set\": %u, \"index\": %u, \"name\": ", k ? ", " : "", f->data_set,
                     f->index);
             pc_json_string(out, f->name);
+            fputs(", \"op\": ", out);
+            pc_json_string(out, f->op);
             fprintf(out, ", \"outcome\": \"%s\", \"max_abs_error\": ", cmp_names[f->cmp.outcome]);
             json_number(out, f->cmp.max_abs_error);
             fputs(", \"worst_excess\": ", out);
@@ -1162,8 +1185,26 @@ void pc_conformance_write_junit(FILE *out, const void *ctx)
  */
 typedef struct op_stat {
     char *op;
-    size_t cases, passed, failed, unsupported;
+    size_t cases, passed, failed, not_blamed, unsupported;
 } op_stat;
+
+/* Whether a failed case's failure is the op's: the op made one of its failing outputs. A failure that names
+ * no maker among the case's ops (a load or run error, an output no node made, a maker the optimizer created)
+ * is every op's. */
+static bool op_blamed(const case_result *r, const char *op)
+{
+    if (!outcome_is_failure(r->outcome)) return false;
+    bool attributed = r->n_failures > 0, blamed = false;
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const char *maker = r->failures[i].op;
+        bool listed = false;
+        for (size_t k = 0; k < r->ops.n && !listed; k++)
+            listed = strcmp(r->ops.items[k], maker) == 0;
+        attributed = attributed && listed;
+        blamed = blamed || strcmp(maker, op) == 0;
+    }
+    return !attributed || blamed;
+}
 
 static int op_stat_cmp(const void *a, const void *b)
 {
@@ -1198,16 +1239,19 @@ static void print_op_stats(const case_list *cases)
                 s->passed++;
             else if (outcome_is_skip(r->outcome))
                 s->unsupported++;
-            else
+            else if (op_blamed(r, s->op))
                 s->failed++;
+            else
+                s->not_blamed++;
         }
     }
     if (n) qsort(stats, n, sizeof *stats, op_stat_cmp);
-    printf("per-op results (%zu ops):\n  %-36s %6s %6s %6s %11s\n", n, "op", "cases", "passed", "failed",
-           "unsupported");
+    printf("per-op results (%zu ops; failed: a failing output is the op's, or the failure names none; "
+           "not-blamed: the case failed on another op's output):\n  %-36s %6s %6s %6s %10s %11s\n",
+           n, "op", "cases", "passed", "failed", "not-blamed", "unsupported");
     for (size_t j = 0; j < n; j++)
-        printf("  %-36s %6zu %6zu %6zu %11zu\n", stats[j].op, stats[j].cases, stats[j].passed,
-               stats[j].failed, stats[j].unsupported);
+        printf("  %-36s %6zu %6zu %6zu %10zu %11zu\n", stats[j].op, stats[j].cases, stats[j].passed,
+               stats[j].failed, stats[j].not_blamed, stats[j].unsupported);
 out:
     free(stats);
 }

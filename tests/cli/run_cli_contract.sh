@@ -96,6 +96,27 @@ for k in 0 2; do
 done
 expect 1 "FAIL multi/test_abs: differs: test_data_set_0: output 0 'y' .*; test_data_set_2: output 0 'y' " -- \
     "$pc" conformance "$tmp/multi"
+# the per-op table blames the op that made a failing output: a case with Abs and Neg outputs, Neg's expected
+# value changed, counts a failure for Neg and none for Abs (not-blamed)
+if /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
+    /usr/bin/python3 - "$tmp/blame/test_abs_neg" <<'EOF'
+import os, sys
+import numpy as np
+from onnx import helper, numpy_helper, TensorProto, save
+d = sys.argv[1]
+os.makedirs(d + "/test_data_set_0")
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4]) for n in ("a", "b")]
+nodes = [helper.make_node("Abs", ["x"], ["a"]), helper.make_node("Neg", ["x"], ["b"])]
+save(helper.make_model(helper.make_graph(nodes, "g", [x], outs), opset_imports=[helper.make_opsetid("", 13)]),
+     d + "/model.onnx")
+xv = np.array([-1, 2, -3, 4], np.float32)
+for name, v in (("input_0", xv), ("output_0", np.abs(xv)), ("output_1", -xv + [0, 0, 0, 1])):
+    open("%s/test_data_set_0/%s.pb" % (d, name), "wb").write(numpy_helper.from_array(np.asarray(v, np.float32)).SerializeToString())
+EOF
+    expect 1 "FAIL blame/test_abs_neg: differs: output 1 'b'.* Abs +1 +0 +0 +1 +0 +Neg +1 +0 +1 +0 +0 " -- \
+        "$pc" conformance "$tmp/blame"
+fi
 # conformance: a corrupt output_0.pb is that case's load-error; the run goes on with the next case
 mkdir -p "$tmp/cases"
 cp -r "$data/node/test_abs" "$data/node/test_add" "$tmp/cases/"
