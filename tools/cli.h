@@ -103,5 +103,7 @@ int pc_cmd_check(int argc, char **argv);
 void pc_cmd_check_help(FILE *out);
 int pc_cmd_shrink(int argc, char **argv);
 void pc_cmd_shrink_help(FILE *out);
+int pc_cmd_report(int argc, char **argv);
+void pc_cmd_report_help(FILE *out);
 
 #endif

@@ -22,6 +22,8 @@ static const pc_command commands[] = {
      pc_cmd_shrink_help},
     {"suite", "generate random graphs, check every property after every pass, shrink failures to repros",
      pc_cmd_suite, pc_cmd_suite_help},
+    {"report", "render a failure folder's repros as one HTML page (summary, commands, pictures)",
+     pc_cmd_report, pc_cmd_report_help},
 };
 
 static void print_main_help(FILE *out)
