@@ -600,7 +600,8 @@ static void test_property_fails(void)
     pc_model_free(orig);
     pc_model_free(m);
 
-    /* too big for the exact oracle: judged structurally only, not counted */
+    /* too big for the exact oracle: judged structurally only (SKIP, saying the oracle did not run), not
+     * counted */
     m = nhwc_residual();
     pc_check_config cfg;
     pc_check_config_default(&cfg);
@@ -616,7 +617,8 @@ static void test_property_fails(void)
     const char *kind = "";
     char msg[512];
     optimize(m);
-    CHECK(pc_prop_transpose_minimal.final(&ctx, msg, sizeof msg, &kind) == PC_PROP_PASS);
+    CHECK(pc_prop_transpose_minimal.final(&ctx, msg, sizeof msg, &kind) == PC_PROP_SKIP);
+    CHECK_MSG(strstr(msg, "the exact layout oracle was not run"), "%s", msg);
     CHECK(st.transpose_oracle_cases == 0);
     pc_model_free(m);
 }
@@ -1002,7 +1004,8 @@ static void test_pipeline_random(void)
             at_opt += (int)r.stats.transpose_at_optimum;
             if (r.outcome == PC_PROP_FAIL && strcmp(r.kind, "gap") == 0)
                 gaps++;
-            else if (r.outcome != PC_PROP_PASS)
+            else if (r.outcome != PC_PROP_PASS &&
+                     r.outcome != PC_PROP_SKIP) /* SKIP: the oracle did not judge */
                 note_failure(&h, &r, "end-to-end");
             char why[PT_WHY_SIZE];
             int eq = pt_equiv(orig, m, seed, 1e-5, 1e-6, why, sizeof why);
