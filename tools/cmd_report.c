@@ -151,31 +151,19 @@ static int report_collect(report *r)
     return rc;
 }
 
-/* HTML text or attribute value: the five markup characters as entities; other bytes as they are (the page is
- * UTF-8, and messages are ours). */
-static void html(FILE *out, const char *s)
+/* Text in the page: the project's XML escaper (markup characters as entities, malformed UTF-8 and control
+ * bytes replaced), which HTML5 reads the same. */
+static void text(FILE *out, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
+    pc_xml_escape(out, s, PC_XML_TEXT);
+}
+
+/* DIR/NAME of a repro folder, as the commands on the page name it. */
+static void repro_dir(FILE *out, const report *r, const repro_entry *it)
+{
+    text(out, r->dir);
+    fputc('/', out);
+    text(out, it->name);
 }
 
 static void base64(FILE *out, const unsigned char *p, size_t n)
@@ -196,7 +184,7 @@ static void write_page(FILE *out, const void *vctx)
     const report *r = vctx;
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>passcheck report: ",
           out);
-    html(out, r->dir);
+    text(out, r->dir);
     fputs("</title>\n<style>\n"
           "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
           "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25em .5em;text-align:left;"
@@ -206,7 +194,7 @@ static void write_page(FILE *out, const void *vctx)
           ".fail{color:#a00}.error{color:#a60}\n"
           "</style>\n</head>\n<body>\n<h1>passcheck report</h1>\n<p>Folder <code>",
           out);
-    html(out, r->dir);
+    text(out, r->dir);
     fprintf(out, "</code>: %zu repro%s.</p>\n", r->n, r->n == 1 ? "" : "s");
     if (r->n) {
         fputs("<table id=\"summary\">\n<tr><th>#</th><th>signature</th><th>outcome</th><th>family</th>"
@@ -217,16 +205,16 @@ static void write_page(FILE *out, const void *vctx)
             const pc_repro_case *rc = &it->rc;
             const char *outcome = pc_prop_outcome_name(rc->failure.outcome);
             fprintf(out, "<tr class=\"repro\"><td>%zu</td><td><a href=\"#r%zu\">", i + 1, i + 1);
-            html(out, it->signature);
+            text(out, it->signature);
             fprintf(out, "</a></td><td class=\"%s\">%s</td><td>", outcome, outcome);
-            html(out, rc->has_gen ? rc->gen.family : "(a model)");
+            text(out, rc->has_gen ? rc->gen.family : "(a model)");
             fputs("</td><td>", out);
             if (rc->has_gen)
                 fprintf(out, "%llu / %llu", (unsigned long long)rc->seed, (unsigned long long)rc->case_index);
             fputs("</td><td>", out);
-            html(out, rc->ep_list);
+            text(out, rc->ep_list);
             fputs("</td><td>", out);
-            html(out, rc->failure.message);
+            text(out, rc->failure.message);
             fputs("</td></tr>\n", out);
         }
         fputs("</table>\n", out);
@@ -235,50 +223,46 @@ static void write_page(FILE *out, const void *vctx)
         const repro_entry *it = &r->items[i];
         const pc_repro_case *rc = &it->rc;
         fprintf(out, "<section id=\"r%zu\">\n<h2>%zu. ", i + 1, i + 1);
-        html(out, it->signature);
+        text(out, it->signature);
         fputs("</h2>\n<p>Property <b>", out);
-        html(out, rc->failure.property);
+        text(out, rc->failure.property);
         fputs("</b> after pass <b>", out);
-        html(out, rc->failure.pass);
+        text(out, rc->failure.pass);
         fputs("</b>", out);
         if (rc->inject) {
             fputs(", planted fault <code>", out);
-            html(out, rc->inject);
+            text(out, rc->inject);
             fputs("</code>", out);
         }
         fputs(". Folder <code>", out);
-        html(out, it->name);
+        text(out, it->name);
         fputs("</code>.</p>\n<pre class=\"message\">", out);
-        html(out, rc->failure.message);
+        text(out, rc->failure.message);
         fputs("</pre>\n<p>Replay (checks the same case again, writes nothing):</p>\n<pre class=\"replay\">"
               "passcheck suite --replay ",
               out);
-        html(out, r->dir);
-        fputc('/', out);
-        html(out, it->name);
+        repro_dir(out, r, it);
         fputs("</pre>\n<p>Shrink the model further:</p>\n<pre class=\"shrink\">passcheck shrink ", out);
-        html(out, rc->model_path);
+        text(out, rc->model_path);
         fputs(" --property ", out);
-        html(out, rc->failure.property);
+        text(out, rc->failure.property);
         fputs(" --pass ", out);
-        html(out, rc->failure.pass);
+        text(out, rc->failure.pass);
         fputs(" --ep ", out);
-        html(out, rc->ep_list);
+        text(out, rc->ep_list);
         if (rc->ep_text) {
             fputs(" --ep-file ", out);
-            html(out, r->dir);
-            fputc('/', out);
-            html(out, it->name);
+            repro_dir(out, r, it);
             fputs("/eps.txt", out);
         }
         if (rc->layer_assignment) {
             fputs(" --layer-assignment '", out);
-            html(out, rc->layer_assignment);
+            text(out, rc->layer_assignment);
             fputc('\'', out);
         }
         for (uint32_t k = 0; k < rc->n_inputs; k++) {
             fputs(k ? "," : " --inputs ", out);
-            html(out, rc->input_paths[k]);
+            text(out, rc->input_paths[k]);
         }
         fputs(" --out DIR</pre>\n", out);
         if (it->pair) {

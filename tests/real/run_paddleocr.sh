@@ -26,13 +26,8 @@ if [ ! -f "$assets/ch_PP-OCRv4_rec_infer.onnx" ]; then
         exit 77
     fi
 fi
-ort_dir=${PC_ORT_DIR:-$HOME/.cache/passcheck/ort/node_modules}
-ort=()
-if command -v node >/dev/null 2>&1 && [ -d "$ort_dir/onnxruntime-node" ]; then
-    ort=(--property "$("$pc" suite --list-properties | awk '{print $1}' | paste -sd, -)")
-else
-    echo "node or onnxruntime-node missing: ONNX Runtime not compared"
-fi
+. "$here/ort.sh"
+ort_setup "$pc"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 d=p2o.DynamicDimension
@@ -47,12 +42,7 @@ run() { # NAME MODEL DIM...
         [ "$eps" = cpu ] && extra=("${ort[@]}")
         expect 0 "verdict: PASS" -- "$pc" check "$assets/$model" "${dims[@]}" --ep "$eps" \
             --json "$tmp/$name.json" "${extra[@]}"
-        if [ ${#extra[@]} -gt 0 ]; then
-            check "$name: ONNX Runtime judged it (ort-oracle passed)" python3 -c "
-import json, sys
-j = json.load(open(sys.argv[1]))['judgments']['ort-oracle']
-sys.exit(not (j['pass'] == 1 and j['skip'] == j['fail'] == j['error'] == 0))" "$tmp/$name.json"
-        fi
+        [ ${#extra[@]} -gt 0 ] && ort_judged "$name" "$tmp/$name.json"
         echo "$name --ep $eps: $(($(date +%s) - start)) s"
     done
 }

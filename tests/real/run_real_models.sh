@@ -33,13 +33,8 @@ fi
 # With node and onnxruntime-node (ci/deps installs both), the --ep cpu run adds ort-oracle: ONNX Runtime 1.30 runs
 # the original and the optimized graph, each judged against the reference (the nhwc,cpu run's graph holds
 # internal NHWC-domain ops no runtime runs).
-ort_dir=${PC_ORT_DIR:-$HOME/.cache/passcheck/ort/node_modules}
-ort=()
-if command -v node >/dev/null 2>&1 && [ -d "$ort_dir/onnxruntime-node" ]; then
-    ort=(--property "$("$pc" suite --list-properties | awk '{print $1}' | paste -sd, -)")
-else
-    echo "node or onnxruntime-node missing: ONNX Runtime not compared"
-fi
+. "$here/ort.sh"
+ort_setup "$pc"
 for m in "$tmp"/*.onnx; do
     name=$(basename "$m" .onnx)
     for eps in cpu nhwc,cpu; do
@@ -48,12 +43,7 @@ for m in "$tmp"/*.onnx; do
         [ "$eps" = cpu ] && extra=("${ort[@]}")
         expect 0 "verdict: PASS" -- "$pc" check "$m" --inputs "$tmp/$name.input_0.pb" --ep "$eps" \
             --json "$tmp/$name.$eps.json" "${extra[@]}"
-        if [ ${#extra[@]} -gt 0 ]; then
-            check "$name: ONNX Runtime judged it (ort-oracle passed, not skipped)" python3 -c "
-import json, sys
-j = json.load(open(sys.argv[1]))['judgments']['ort-oracle']
-sys.exit(not (j['pass'] == 1 and j['skip'] == j['fail'] == j['error'] == 0))" "$tmp/$name.$eps.json"
-        fi
+        [ ${#extra[@]} -gt 0 ] && ort_judged "$name" "$tmp/$name.$eps.json"
         echo "$name --ep $eps: $(($(date +%s) - start)) s"
     done
 done
