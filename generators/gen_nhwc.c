@@ -7,9 +7,10 @@
 
 #include "generators/gen_ops.h"
 
-/* 11 and 12 make Softmax/LogSoftmax flatten from `axis` (no push through them), and keep attribute forms. */
-static const int64_t opsets[] = {17, 13, 11, 12, 18};
-static const uint32_t opset_weights[] = {5, 3, 2, 2, 2};
+/* 9-12 make Softmax/LogSoftmax flatten from `axis` (no push through them), and keep attribute forms; 9-10
+ * also give Pad/Slice/Clip their attribute forms and Resize its (X, scales) form. */
+static const int64_t opsets[] = {17, 13, 11, 12, 18, 10, 9};
+static const uint32_t opset_weights[] = {5, 3, 2, 2, 2, 1, 1};
 
 typedef struct move {
     const char *op;

@@ -30,14 +30,19 @@ static const pc_ep cpu_ep = {"cpu",  PC_LAYOUT_NCHW, 0, false, true, true, sizeo
  * Transposes through. */
 static const int64_t storage_order_row_major[] = {0};
 static const pc_ep_attr_rule maxpool_rules[] = {{"storage_order", 1, storage_order_row_major, true, 0}};
+/* opset 7-8 BatchNormalization's spatial=0 normalizes per (C, spatial...) element, not per channel */
+static const int64_t spatial_per_channel[] = {1};
+static const pc_ep_attr_rule batchnorm_rules[] = {{"spatial", 1, spatial_per_channel, true, 1}};
 
-#define NHWC_ONNX_MIN 11
+/* The EP's ai.onnx range is the transpose optimizer's: the layout transformer is only useful where that runs,
+ * and opset 9-10 exporters (PaddleOCR's classifier and recognizer) are common. */
+#define NHWC_ONNX_MIN PC_TRANSPOSE_OPSET_MIN
 #define NHWC_ONNX_MAX 21
 
 /* op, element types of input 0, attribute rules (count, array) */
 #define NHWC_LAYOUT_OPS(X)                                                                                   \
     X("AveragePool", FLOATS, 0, NULL)                                                                        \
-    X("BatchNormalization", FLOATS, 0, NULL)                                                                 \
+    X("BatchNormalization", FLOATS, 1, batchnorm_rules)                                                      \
     X("Conv", FLOATS, 0, NULL)                                                                               \
     X("ConvTranspose", FLOATS, 0, NULL)                                                                      \
     X("DepthToSpace", MOVES, 0, NULL)                                                                        \

@@ -123,10 +123,17 @@ if command -v python3 >/dev/null; then
     expect 0 "^ok" -- bash -c "'$pc' partition '$conv' --ep nhwc,cpu --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"layout_changes\"] == 1 and [s[\"ep\"] for s in d[\"subgraphs\"]] == [\"nhwc\"]; print(\"ok\")'"
 fi
 
+# the nhwc EP claims the older exporters' forms too: an opset-10 QLinearConv and an opset-8 ConvTranspose move to
+# NHWC (the EP's ai.onnx range is the transpose optimizer's, 7..21)
+expect 0 "1 layout changes.*#0 com\\.ms\\.internal\\.nhwc:QLinearConv -> nhwc" -- \
+    "$pc" partition "$data/node/test_qlinearconv/model.onnx" --ep nhwc,cpu
+expect 0 "1 layout changes.*test com\\.ms\\.internal\\.nhwc:ConvTranspose -> nhwc" -- \
+    "$pc" partition "$data/node/test_convtranspose_with_kernel/model.onnx" --ep nhwc,cpu
+
 # a layout-sensitive node no NHWC EP took is explained, with the EP's own reason (an opset-6 Conv: the nhwc EP
-# claims opsets 11..21), in text and JSON; with no NHWC EP in the list there is nothing to explain
+# claims opsets 7..21), in text and JSON; with no NHWC EP in the list there is nothing to explain
 conv6=$data/pytorch-converted/test_Conv2d/model.onnx
-expect 0 "layout-sensitive nodes no NHWC EP took: +#0 Conv -> cpu: nhwc: opset 6 of 'ai.onnx' is outside 11\\.\\.21;" -- \
+expect 0 "layout-sensitive nodes no NHWC EP took: +#0 Conv -> cpu: nhwc: opset 6 of 'ai.onnx' is outside 7\\.\\.21;" -- \
     "$pc" partition "$conv6" --ep nhwc,cpu
 expect 0 '"layout_unclaimed": \[ +\{"id": 0, "op": "Conv", "ep": "cpu", "refused_by": \[\{"ep": "nhwc", "why": "opset 6' -- \
     "$pc" partition "$conv6" --ep nhwc,cpu --json

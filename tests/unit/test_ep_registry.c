@@ -64,12 +64,28 @@ static void test_builtins(void)
     CHECK(pc_ep_claims_node(cpu, relu_u, why, sizeof why)); /* cpu has no dtype constraint */
     pc_model_free(m);
 
-    /* opset range: nhwc claims ai.onnx from opset 11 */
+    /* opset range: nhwc claims ai.onnx from opset 7 (the transpose optimizer's first); opset 7-8
+     * BatchNormalization only in its per-channel form (spatial = 1, the default) */
+    m = pt_model(6);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+    pc_node *r6 = pt_node(m, "Relu", "", "x", "y", NULL);
+    CHECK(!pc_ep_claims_node(nhwc, r6, why, sizeof why));
+    CHECK_MSG(strcmp(why, "opset 6 of 'ai.onnx' is outside 7..21") == 0, "%s", why);
+    CHECK(pc_ep_claims_node(cpu, r6, why, sizeof why));
+    pc_model_free(m);
+    m = pt_model(7);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+    pt_const_f(m, "s", 1, (int64_t[]){3}, NULL);
+    pc_node *bn = pt_node(m, "BatchNormalization", "", "x,s,s,s,s", "bn", NULL);
+    CHECK(pc_ep_claims_node(nhwc, bn, why, sizeof why));
+    CHECK_OK(pc_node_set_attr_int(bn, "spatial", 0, &err), &err);
+    CHECK(!pc_ep_claims_node(nhwc, bn, why, sizeof why));
+    CHECK_MSG(strcmp(why, "attribute 'spatial' = 0 is not supported") == 0, "%s", why);
+    pc_model_free(m);
     m = pt_model(9);
     pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
     pc_node *r = pt_node(m, "Relu", "", "x", "y", NULL);
-    CHECK(!pc_ep_claims_node(nhwc, r, why, sizeof why));
-    CHECK_MSG(strcmp(why, "opset 9 of 'ai.onnx' is outside 11..21") == 0, "%s", why);
+    CHECK(pc_ep_claims_node(nhwc, r, why, sizeof why));
     CHECK(pc_ep_claims_node(cpu, r, why, sizeof why));
     /* a range without a maximum is shown as written (A..), not with INT64_MAX */
     {
