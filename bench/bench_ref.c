@@ -3,10 +3,10 @@
  * the ratio.
  *
  *   bench_ref gen FILE [NODES]     writes a chain of NODES (default 20) float ops on a [1,64] input
- *   bench_ref time FILE [RUNS]     ref_run FILE runs us_per_run us_per_node (median of 5 batches)
+ *   bench_ref time FILE [RUNS [DIMS]]  ref_run FILE runs us_per_run us_per_node (median of 5 batches)
  *   bench_ref shape FILE           the first input's dims as ort_time.js takes them ("1x3x224x224")
- * The input: float, the first graph input's dims (unknown ones 1), x[i] = ((i mod 64) - 32) / 16, as
- * ort_time.js makes it. */
+ * The input: float, the first graph input's dims (DIMS when given, for models with symbolic dims; else
+ * unknown ones 1), x[i] = ((i mod 64) - 32) / 16, as ort_time.js makes it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,13 +92,32 @@ static int print_shape(const char *path)
     return 0;
 }
 
-static int time_runs(const char *path, long runs)
+/* "1x3x48x320" into dims; its rank, or -1 when it is not 1..PC_MAX_RANK positive sizes joined by 'x'. */
+static int32_t parse_dims(const char *s, int64_t *dims)
+{
+    int32_t r = 0;
+    for (;;) {
+        char *end;
+        if (*s < '0' || *s > '9' || r == PC_MAX_RANK) return -1;
+        long long v = strtoll(s, &end, 10);
+        if (v < 1 || v > INT32_MAX) return -1;
+        dims[r++] = v;
+        if (*end == '\0') return r;
+        if (*end != 'x') return -1;
+        s = end + 1;
+    }
+}
+
+static int time_runs(const char *path, long runs, const char *dims_text)
 {
     pc_error err;
     pc_model *m;
     if (pc_model_load_file(path, NULL, &m, &err) != PC_OK) return fail(path, &err);
     int64_t dims[PC_MAX_RANK];
-    int32_t rank = input_dims(m, dims);
+    int32_t rank = dims_text ? parse_dims(dims_text, dims) : input_dims(m, dims);
+    if (rank < 0 && dims_text)
+        return fail(dims_text,
+                    &(pc_error){.status = PC_ERR_USAGE, .message = "DIMS must be sizes like 1x3x48x320"});
     if (rank < 0) return fail(path, &(pc_error){.status = PC_ERR_UNSUPPORTED, .message = "no tensor input"});
     pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, rank, dims, &err);
     if (!x) return fail("input", &err);
@@ -136,11 +155,12 @@ int main(int argc, char **argv)
     bool is_gen = argc >= 3 && strcmp(argv[1], "gen") == 0,
          is_time = argc >= 3 && strcmp(argv[1], "time") == 0;
     if (argc == 3 && strcmp(argv[1], "shape") == 0) return print_shape(argv[2]);
-    if ((is_gen || is_time) && argc <= 4 && (argc == 3 || parse_count(argv[3], 1000000, &count))) {
+    if ((is_gen || is_time) && argc <= 4 + is_time && (argc == 3 || parse_count(argv[3], 1000000, &count))) {
         if (is_gen) return gen(argv[2], count ? (int)count : 20);
-        return time_runs(argv[2], count ? count : 2000);
+        return time_runs(argv[2], count ? count : 2000, argc == 5 ? argv[4] : NULL);
     }
-    fprintf(stderr, "usage: bench_ref gen FILE [NODES 1..1000000] | bench_ref time FILE [RUNS 1..1000000] | "
-                    "bench_ref shape FILE\n");
+    fprintf(stderr,
+            "usage: bench_ref gen FILE [NODES 1..1000000] | bench_ref time FILE [RUNS 1..1000000 [DIMS]] | "
+            "bench_ref shape FILE\n");
     return 2;
 }

@@ -3,7 +3,8 @@
 #   1. per-node overhead on a 20-node float chain, next to ONNX Runtime 1.30 (onnxruntime-node, CPU, one thread,
 #      optimizations off) on the same model and input, as a ratio; then the same latency ratio on real
 #      architectures (resnet18, mobilenet_v2, squeezenet1_1, shufflenet_v2_x1_0 with random weights) when
-#      python3-torch/torchvision are installed (REAL_RUNS runs per timing batch, default 1 for passcheck);
+#      python3-torch/torchvision are installed (REAL_RUNS runs per timing batch, default 1 for passcheck), and on
+#      the PaddleOCR detector, recognizer and classifier when tests/real/run_paddleocr.sh has fetched them;
 #   2. cases/second of the whole conformance run over the ONNX backend test data (each case forked, loaded, run,
 #      compared). There is no peer for this line: no other tool here runs the backend data end to end.
 #
@@ -64,6 +65,23 @@ if [ -n "$us_peer" ] && /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>
     fi
 else
     echo "note: python3-torch/torchvision or ONNX Runtime missing: real models skipped"
+fi
+
+# the PaddleOCR models (fetched by tests/real/run_paddleocr.sh into $PC_OCR_DIR): symbolic dims, timed at the
+# sizes OCR runs them at
+ocr=${PC_OCR_DIR:-$HOME/.cache/passcheck/ocr}/package/assets
+if [ -n "$us_peer" ] && [ -f "$ocr/ch_PP-OCRv4_rec_infer.onnx" ]; then
+    for spec in ch_PP-OCRv4_det_infer:1x3x320x320 ch_PP-OCRv4_rec_infer:1x3x48x320 \
+        ch_ppocr_mobile_v2.0_cls_infer:1x3x48x192; do
+        name=${spec%%:*} dims=${spec#*:}
+        r=$("$build/bench/bench_ref" time "$ocr/$name.onnx" "${REAL_RUNS:-1}" "$dims")
+        p=$(node bench/ort_time.js "$ort_dir" "$ocr/$name.onnx" "${REAL_RUNS:-3}" "$dims")
+        a=$(echo "$r" | awk '{print $4}') b=$(echo "$p" | awk '{print $4}')
+        printf '%-22s %12s %12s %12s %8s\n' "${name%_infer}" "$a" "$(echo "$r" | awk '{print $5}')" "$b" \
+            "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+    done
+else
+    echo "note: no PaddleOCR models in ${PC_OCR_DIR:-$HOME/.cache/passcheck/ocr} (tests/real/run_paddleocr.sh fetches them) or no ONNX Runtime: skipped"
 fi
 
 if [ -d "$testdata/node" ]; then

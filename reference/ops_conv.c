@@ -361,8 +361,31 @@ static pc_status conv_planes(ref_ctx *ctx, const pc_data *x, const pc_data *w, c
             double bias = b ? ref_get_f64(b, (uint64_t)m) : 0.0;
             for (int64_t i = 0; i < per_map; i++)
                 plane[i] = bias;
-            int64_t c0 = (m / Mg) * Cg;
-            for (int64_t c = 0; c < Cg; c++) {
+            int64_t c0 = (m / Mg) * Cg, c = 0;
+            /* a 1x1 kernel (the pointwise Convs that hold most of a mobile network's products): four
+             * channels per pass over the plane, added left to right, ((a + p0) + p1) + ..., which is the
+             * order of four single passes, so the bits stay the same with a quarter of the plane traffic */
+            if (KH * KW == 1) {
+                int64_t off = -pw, lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                int64_t hi = W - 1 - off < 0 ? -1 : (W - 1 - off) / sw;
+                if (hi > OW - 1) hi = OW - 1;
+                for (; c + 4 <= Cg; c += 4) {
+                    const double *xp = xd + (n * C + c0 + c) * H * W, *wk = wd + m * Cg + c;
+                    double w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3];
+                    for (int64_t oh = 0; oh < OH; oh++) {
+                        int64_t ih = oh * sh - ph;
+                        if (ih < 0 || ih >= H) continue;
+                        const double *r0 = xp + ih * W + off, *r1 = r0 + H * W, *r2 = r1 + H * W,
+                                     *r3 = r2 + H * W;
+                        double *a = plane + oh * OW;
+                        for (int64_t ow = lo; ow <= hi; ow++) {
+                            int64_t i = ow * sw;
+                            a[ow] = a[ow] + r0[i] * w0 + r1[i] * w1 + r2[i] * w2 + r3[i] * w3;
+                        }
+                    }
+                }
+            }
+            for (; c < Cg; c++) {
                 const double *xp = xd + (n * C + c0 + c) * H * W, *wk = wd + (m * Cg + c) * KH * KW;
                 for (int64_t kh = 0; kh < KH; kh++)
                     for (int64_t kw = 0; kw < KW; kw++) {
@@ -424,7 +447,10 @@ static pc_status op_Conv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
     if (!y) return ctx->err->status;
 
     if (g.nsp == 1 || g.nsp == 2) {
-        if ((st = conv_planes(ctx, x, w, b, &g, y)) != PC_OK) return st;
+        if ((st = conv_planes(ctx, x, w, b, &g, y)) != PC_OK) {
+            pc_data_unref(y); /* the planes' allocation failed: y was leaked here before */
+            return st;
+        }
         out[0] = y;
         return PC_OK;
     }
@@ -466,6 +492,68 @@ static pc_status op_Conv(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_dat
 /* ---- ConvTranspose
  * --------------------------------------------------------------------------------------------- */
 
+/* ConvTranspose over one or two spatial axes, the same sums as the general loop in op_ConvTranspose in the
+ * same order (each output accumulates B[m], then for c in m's group the kernel offsets row-major), scattered
+ * instead of gathered: for each (c, kh, kw) an input row adds its products to the output positions it
+ * reaches, ih * stride - pad_begin + k * dilation. One (c, kh, kw) reaches an output at most once, so every
+ * output sees its terms in the general loop's order and the result is bit-identical. */
+static pc_status convt_planes(ref_ctx *ctx, const pc_data *x, const pc_data *w, const pc_data *b,
+                              const conv_geom *g, pc_data *y)
+{
+    bool two = g->nsp == 2;
+    int64_t N = x->dims[0], C = x->dims[1], Mg = w->dims[1], M = Mg * g->group, Cg = C / g->group;
+    int64_t H = two ? x->dims[2] : 1, W = x->dims[2 + two];
+    int64_t KH = two ? g->kernel[0] : 1, KW = g->kernel[two];
+    int64_t OH = two ? g->out[0] : 1, OW = g->out[two];
+    int64_t sh = two ? g->stride[0] : 1, sw = g->stride[two], dh = two ? g->dilation[0] : 1,
+            dw = g->dilation[two], ph = two ? g->pad_begin[0] : 0, pw = g->pad_begin[two];
+    int64_t per_map = OH * OW; /* within the output's budget (check_budget) */
+    size_t plane_bytes;
+    double *xd = to_f64(x), *wd = to_f64(w), *plane = NULL;
+    if (pc_size_mul((size_t)(per_map > 0 ? per_map : 1), sizeof(double), &plane_bytes))
+        plane = malloc(plane_bytes);
+    pc_status st = PC_OK;
+    if (!xd || !wd || !plane) {
+        st = ref_fail(ctx, PC_ERR_NOMEM, "out of memory for the transposed convolution's double planes");
+        goto out;
+    }
+    uint64_t yi = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            double bias = b ? ref_get_f64(b, (uint64_t)m) : 0.0;
+            for (int64_t i = 0; i < per_map; i++)
+                plane[i] = bias;
+            int64_t c0 = (m / Mg) * Cg, mm = m % Mg;
+            for (int64_t c = 0; c < Cg; c++) {
+                const double *xp = xd + (n * C + c0 + c) * H * W, *wk = wd + ((c0 + c) * Mg + mm) * KH * KW;
+                for (int64_t kh = 0; kh < KH; kh++)
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        double wv = wk[kh * KW + kw];
+                        /* the input columns iw whose output iw * sw + off lies inside the output row */
+                        int64_t off = kw * dw - pw;
+                        int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+                        int64_t hi = OW - 1 - off < 0 ? -1 : (OW - 1 - off) / sw;
+                        if (hi > W - 1) hi = W - 1;
+                        for (int64_t ih = 0; ih < H; ih++) {
+                            int64_t oh = ih * sh - ph + kh * dh;
+                            if (oh < 0 || oh >= OH) continue;
+                            const double *row = xp + ih * W;
+                            double *a = plane + oh * OW + off;
+                            for (int64_t iw = lo; iw <= hi; iw++)
+                                a[iw * sw] += row[iw] * wv;
+                        }
+                    }
+            }
+            for (int64_t i = 0; i < per_map; i++)
+                ref_set_f64(y, yi++, plane[i]);
+        }
+out:
+    free(xd);
+    free(wd);
+    free(plane);
+    return st;
+}
+
 /* The adjoint of Conv: each x[n, c, i] * w[c, m', k] lands on output position i * stride + k * dilation -
  * pad_begin. Computed by gathering: for output position o and kernel offset k, t = o + pad_begin - k *
  * dilation must be a multiple of the stride with t / stride inside X. */
@@ -498,6 +586,14 @@ static pc_status op_ConvTranspose(ref_ctx *ctx, pc_data *const *in, uint32_t n_i
     if ((st = check_budget(ctx, x->rank, ydims, "output Y")) != PC_OK) return st;
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, ydims);
     if (!y) return ctx->err->status;
+    if (g.nsp == 1 || g.nsp == 2) {
+        if ((st = convt_planes(ctx, x, w, b, &g, y)) != PC_OK) {
+            pc_data_unref(y);
+            return st;
+        }
+        out[0] = y;
+        return PC_OK;
+    }
 
     int64_t xs[PC_MAX_RANK], ws[PC_MAX_RANK];
     ref_strides(x->rank, x->dims, xs);
@@ -607,21 +703,55 @@ static pc_status op_MatMul(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     int64_t bk = b->rank > 1 ? bs_full[b->rank - 2] : 1, bn = 1;
     uint64_t nbatch = ref_shape_count(nb, bdims), yi = 0;
     int64_t bc[PC_MAX_RANK] = {0};
+    /* floats: A and B read once as doubles, and each output row accumulated in a double row, k outermost, so
+     * the inner loop runs along B's row; every y[i, j] still sums its products in k order from 0, as the
+     * integer loop below does, so the result is the same as a dot product per element */
+    double *ad = NULL, *bd = NULL, *row = NULL;
+    if (is_float) {
+        size_t row_bytes;
+        ad = to_f64(a);
+        bd = to_f64(b);
+        if (pc_size_mul((size_t)(N > 0 ? N : 1), sizeof(double), &row_bytes)) row = malloc(row_bytes);
+        if (!ad || !bd || !row) {
+            free(ad);
+            free(bd);
+            free(row);
+            pc_data_unref(y);
+            return ref_fail(ctx, PC_ERR_NOMEM, "out of memory for MatMul's double rows");
+        }
+    }
     for (uint64_t t = 0; t < nbatch; t++, counter_next(nb, bdims, bc)) {
         int64_t a0 = 0, b0 = 0;
         for (int32_t d = 0; d < nb; d++) {
             a0 += bc[d] * sa[d];
             b0 += bc[d] * sb[d];
         }
-        for (int64_t i = 0; i < M; i++)
+        for (int64_t i = 0; i < M; i++) {
+            if (is_float) {
+                for (int64_t j = 0; j < N; j++)
+                    row[j] = 0.0;
+                for (int64_t k = 0; k < K; k++) {
+                    double av = ad[a0 + i * am + k * ak];
+                    const double *bp = bd + b0 + k * bk;
+                    for (int64_t j = 0; j < N; j++)
+                        row[j] += av * bp[j * bn];
+                }
+                for (int64_t j = 0; j < N; j++)
+                    ref_set_f64(y, yi++, row[j]);
+                continue;
+            }
             for (int64_t j = 0; j < N; j++) {
                 acc s = {0, 0};
                 for (int64_t k = 0; k < K; k++)
-                    acc_add_product(&s, is_float, a, (uint64_t)(a0 + i * am + k * ak), b,
+                    acc_add_product(&s, false, a, (uint64_t)(a0 + i * am + k * ak), b,
                                     (uint64_t)(b0 + k * bk + j * bn));
-                acc_store(y, yi++, is_float, &s);
+                acc_store(y, yi++, false, &s);
             }
+        }
     }
+    free(ad);
+    free(bd);
+    free(row);
     out[0] = y;
     return PC_OK;
 }

@@ -311,6 +311,8 @@ UNARY_NUMERIC(BitwiseNot, int_only, "integer", f_id, i_bitnot)
  * ---------------------------------------------------------------------- */
 
 typedef enum bin_kind { BIN_ARITH, BIN_COMPARE, BIN_LOGIC, BIN_BITWISE } bin_kind;
+/* The four arithmetic ops the float path below runs without a call per element. */
+typedef enum bin_arith { ARITH_NONE, ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV } bin_arith;
 
 typedef struct bin_op {
     bin_kind kind;
@@ -321,6 +323,7 @@ typedef struct bin_op {
                  bool *bad); /* integer path; bad: e.g. division by zero */
     bool (*cmp_f)(double, double);
     bool (*cmp_i)(int64_t, int64_t, bool is_unsigned);
+    bin_arith arith;
 } bin_op;
 
 static bool is_unsigned_dtype(pc_dtype t)
@@ -328,11 +331,81 @@ static bool is_unsigned_dtype(pc_dtype t)
     return t == PC_DTYPE_UINT8 || t == PC_DTYPE_UINT16 || t == PC_DTYPE_UINT32 || t == PC_DTYPE_UINT64;
 }
 
+/* One broadcast arithmetic loop over element type T: the output walked row-major, the innermost axis in a
+ * plain loop, the sources by per-axis strides (0 where broadcast). Each element is computed in double and
+ * rounded once to T, exactly as the general path's ref_get_f64/ref_set_f64 do, so the bits are the same. */
+#define ARITH_WALK(T, EXPR)                                                                                  \
+    do {                                                                                                     \
+        const T *pa = (const T *)a->data, *pb = (const T *)b->data;                                          \
+        T *py = (T *)y->data;                                                                                \
+        for (uint64_t o = 0; o < n_outer; o++) {                                                             \
+            for (int64_t j = 0; j < inner; j++) {                                                            \
+                double u = (double)pa[oa + j * ia], v = (double)pb[ob + j * ib];                             \
+                *py++ = (T)(EXPR);                                                                           \
+            }                                                                                                \
+            for (int32_t d = r - 2; d >= 0; d--) {                                                           \
+                oa += sa[d];                                                                                 \
+                ob += sb[d];                                                                                 \
+                if (++c[d] < sh->dims[d]) break;                                                             \
+                oa -= sa[d] * sh->dims[d];                                                                   \
+                ob -= sb[d] * sh->dims[d];                                                                   \
+                c[d] = 0;                                                                                    \
+            }                                                                                                \
+        }                                                                                                    \
+    } while (0)
+
+#define ARITH_OPS(T)                                                                                         \
+    switch (arith) {                                                                                         \
+    case ARITH_ADD:                                                                                          \
+        ARITH_WALK(T, u + v);                                                                                \
+        break;                                                                                               \
+    case ARITH_SUB:                                                                                          \
+        ARITH_WALK(T, u - v);                                                                                \
+        break;                                                                                               \
+    case ARITH_MUL:                                                                                          \
+        ARITH_WALK(T, u *v);                                                                                 \
+        break;                                                                                               \
+    case ARITH_DIV:                                                                                          \
+        ARITH_WALK(T, u / v);                                                                                \
+        break;                                                                                               \
+    case ARITH_NONE:                                                                                         \
+        break;                                                                                               \
+    }
+
+/* The float and double arithmetic of Add/Sub/Mul/Div: the element type and the op dispatched once per node,
+ * not per element (the models' elementwise ops were half of a reference run through the general path). */
+static void arith_float(bin_arith arith, const pc_data *a, const pc_data *b, const ref_shape *sh, pc_data *y)
+{
+    int32_t r = sh->rank;
+    int64_t sa[PC_MAX_RANK], sb[PC_MAX_RANK], c[PC_MAX_RANK] = {0};
+    ref_broadcast_strides(a, sh, sa);
+    ref_broadcast_strides(b, sh, sb);
+    int64_t inner = r > 0 ? sh->dims[r - 1] : 1, ia = r > 0 ? sa[r - 1] : 0, ib = r > 0 ? sb[r - 1] : 0;
+    if (y->n_elements == 0) return;
+    uint64_t n_outer = y->n_elements / (uint64_t)inner;
+    int64_t oa = 0, ob = 0;
+    if (a->dtype == PC_DTYPE_FLOAT) {
+        ARITH_OPS(float)
+    } else {
+        ARITH_OPS(double)
+    }
+}
+
 static pc_status run_binary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, const bin_op *op)
 {
     pc_status st = ref_require_pair(ctx, in, n_in, op->accept, op->what, true);
     if (st != PC_OK) return st;
     const pc_data *a = in[0], *b = in[1];
+    if (op->arith != ARITH_NONE && (a->dtype == PC_DTYPE_FLOAT || a->dtype == PC_DTYPE_DOUBLE)) {
+        ref_shape sh;
+        uint64_t n = 0; /* y->n_elements: ref_new_tensor recounts */
+        if ((st = ref_broadcast_result(ctx, 2, in, &sh, &n)) != PC_OK) return st;
+        pc_data *y = ref_new_tensor(ctx, a->dtype, sh.rank, sh.dims);
+        if (!y) return ctx->err->status;
+        arith_float(op->arith, a, b, &sh, y);
+        out[0] = y;
+        return PC_OK;
+    }
     ref_bcast bc;
     if ((st = ref_bcast_init(ctx, 2, in, &bc)) != PC_OK) {
         free(bc.idx);
@@ -438,10 +511,10 @@ static int64_t i_pow(ref_ctx *c, int64_t a, int64_t b, pc_dtype t, bool *bad)
     return (int64_t)r;
 }
 
-static const bin_op bin_add = {BIN_ARITH, numeric_no_bool, "numeric", f_add, i_add, NULL, NULL};
-static const bin_op bin_sub = {BIN_ARITH, numeric_no_bool, "numeric", f_sub, i_sub, NULL, NULL};
-static const bin_op bin_mul = {BIN_ARITH, numeric_no_bool, "numeric", f_mul, i_mul, NULL, NULL};
-static const bin_op bin_div = {BIN_ARITH, numeric_no_bool, "numeric", f_div, i_div, NULL, NULL};
+static const bin_op bin_add = {BIN_ARITH, numeric_no_bool, "numeric", f_add, i_add, NULL, NULL, ARITH_ADD};
+static const bin_op bin_sub = {BIN_ARITH, numeric_no_bool, "numeric", f_sub, i_sub, NULL, NULL, ARITH_SUB};
+static const bin_op bin_mul = {BIN_ARITH, numeric_no_bool, "numeric", f_mul, i_mul, NULL, NULL, ARITH_MUL};
+static const bin_op bin_div = {BIN_ARITH, numeric_no_bool, "numeric", f_div, i_div, NULL, NULL, ARITH_DIV};
 
 #define BINARY(Name, desc)                                                                                   \
     static pc_status op_##Name(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,               \

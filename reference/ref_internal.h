@@ -120,6 +120,8 @@ typedef struct ref_shape {
 
 /* Multidirectional (numpy) broadcast of n tensors' shapes. SHAPE error naming the inputs on mismatch. */
 pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_shape *out);
+/* The same and its element count; BUDGET above 2^31 elements. */
+pc_status ref_broadcast_result(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_shape *out, uint64_t *n);
 /* For each flat index of `out`, the flat index into t (t broadcast to out). Fills idx[0..n_out). */
 /* Broadcast of k tensors with their index tables: input j's source index for output element e is
  * idx[j * n + e]. BUDGET above 2^31 output elements. The caller frees idx (also after a failure: NULL then).
@@ -131,6 +133,9 @@ typedef struct ref_bcast {
 } ref_bcast;
 pc_status ref_bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_bcast *b);
 void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx);
+/* t's stride (in elements) along each axis of `out` when t is broadcast to it: 0 where t has no such axis or
+ * a size-1 one. Walking out row-major with these gives the source positions without an index table. */
+void ref_broadcast_strides(const pc_data *t, const ref_shape *out, int64_t *strides);
 /* Row-major strides of a shape (in elements). For an empty tensor with huge other dims they wrap (defined,
  * unsigned); callers never index an empty tensor. */
 void ref_strides(int32_t rank, const int64_t *dims, int64_t *strides);

@@ -464,17 +464,24 @@ pc_status ref_broadcast_shape(ref_ctx *ctx, uint32_t n, pc_data *const *ts, ref_
     return PC_OK;
 }
 
+void ref_broadcast_strides(const pc_data *t, const ref_shape *out, int64_t *strides)
+{
+    int32_t off = out->rank - t->rank;
+    for (int32_t d = 0; d < off; d++)
+        strides[d] = 0;
+    int64_t s = 1;
+    for (int32_t d = t->rank - 1; d >= 0; d--) {
+        strides[off + d] = t->dims[d] == 1 ? 0 : s;
+        s = (int64_t)((uint64_t)s * (uint64_t)t->dims[d]); /* wraps only past an empty axis: never indexed */
+    }
+}
+
 void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx)
 {
     uint64_t n = ref_shape_count(out->rank, out->dims);
     if (!n) return;
-    int64_t in_strides[PC_MAX_RANK] = {0}; /* stride in t for each output axis; 0 where t broadcasts */
-    int32_t off = out->rank - t->rank;
-    int64_t s = 1;
-    for (int32_t d = t->rank - 1; d >= 0; d--) {
-        in_strides[off + d] = t->dims[d] == 1 ? 0 : s;
-        s *= t->dims[d];
-    }
+    int64_t in_strides[PC_MAX_RANK];
+    ref_broadcast_strides(t, out, in_strides);
     int64_t counter[PC_MAX_RANK] = {0};
     uint64_t pos = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -488,18 +495,27 @@ void ref_broadcast_index(const pc_data *t, const ref_shape *out, uint64_t *idx)
     }
 }
 
-pc_status ref_bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_bcast *b)
+pc_status ref_broadcast_result(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_shape *out, uint64_t *n_out)
 {
-    b->idx = NULL;
-    pc_status st = ref_broadcast_shape(ctx, k, ts, &b->shape);
+    pc_status st = ref_broadcast_shape(ctx, k, ts, out);
     if (st != PC_OK) return st;
     uint64_t n = 1;
-    for (int32_t d = 0; d < b->shape.rank; d++) {
-        uint64_t dim = (uint64_t)b->shape.dims[d];
+    for (int32_t d = 0; d < out->rank; d++) {
+        uint64_t dim = (uint64_t)out->dims[d];
         if (dim && n > REF_MAX_ELEMENTS / dim)
             return ref_fail(ctx, PC_ERR_BUDGET, "broadcast result would have more than 2^31 elements");
         n *= dim;
     }
+    *n_out = n;
+    return PC_OK;
+}
+
+pc_status ref_bcast_init(ref_ctx *ctx, uint32_t k, pc_data *const *ts, ref_bcast *b)
+{
+    b->idx = NULL;
+    uint64_t n = 0;
+    pc_status st = ref_broadcast_result(ctx, k, ts, &b->shape, &n);
+    if (st != PC_OK) return st;
     b->n = n;
     size_t bytes;
     if (!pc_size_mul((size_t)(n ? n : 1), (size_t)k * sizeof *b->idx, &bytes) || !(b->idx = malloc(bytes)))
