@@ -3,7 +3,9 @@
  * pipeline on a user's model with every property after every pass and print a pass x property table, the
  * time per pass and per property, and a verdict. The case comes from properties/runner/model_case.h, the
  * checks from properties/property.h (pc_check_config.keep_going and on_outcome: every judgment, not only the
- * first failure), the shrinking and repro folders from properties/shrink/shrink.h. */
+ * first failure), run in a forked child (pc_case_check_isolated: a crash or a hang in a pass or a property is
+ * a failure in the table, not a dead command), the shrinking and repro folders from
+ * properties/shrink/shrink.h. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,8 @@
 #include "properties/shrink/shrink.h"
 
 #define CHECK_CMD "check"
+/* seconds the whole check may take by default (--timeout): a hang is reported, never waited out */
+#define CHECK_TIMEOUT 3600.0
 
 typedef struct check_args {
     const char *model;
@@ -29,10 +33,12 @@ typedef struct check_args {
     const char *json;
     const char *junit;
     const char *time_text;
+    const char *timeout_text;
     const char *inject;
     int level;
     uint64_t seed;
     double shrink_seconds;
+    double timeout;
 } check_args;
 
 static const pc_cli_opt opt_specs[] = {
@@ -49,6 +55,7 @@ static const pc_cli_opt opt_specs[] = {
     {"--json", NULL, PC_CLI_STRING, offsetof(check_args, json)},
     {"--junit", NULL, PC_CLI_STRING, offsetof(check_args, junit)},
     {"--shrink-time", NULL, PC_CLI_STRING, offsetof(check_args, time_text)},
+    {"--timeout", NULL, PC_CLI_STRING, offsetof(check_args, timeout_text)},
     {"--inject", NULL, PC_CLI_STRING, offsetof(check_args, inject)},
 };
 
@@ -72,6 +79,9 @@ static int args_parse(int argc, char **argv, check_args *a)
             return rc;
         if (!a->shrink) return pc_cli_usage_error(CHECK_CMD, "--shrink-time without --shrink");
     }
+    if (a->timeout_text && (rc = pc_cli_parse_seconds(CHECK_CMD, "--timeout", a->timeout_text, 86400,
+                                                      &a->timeout)) != PC_EXIT_OK)
+        return rc;
     if (a->out && !a->shrink)
         return pc_cli_usage_error(CHECK_CMD, "--out is where --shrink writes: give --shrink");
     if (a->out && a->out[0] == '\0') return pc_cli_usage_error(CHECK_CMD, "empty --out DIR");
@@ -244,6 +254,25 @@ static void on_pass(void *ctx, const char *pass)
     snprintf(pt->pass, sizeof pt->pass, "%s", pass);
     pt->seconds = t > 0 ? t : 0;
     pt->runs = 1;
+}
+
+/* A crash or hang of the check's child (pc_failure property "crash" or "timeout", pass = the last pass it
+ * finished): a row of its own, "crash after PASS", with an F in the pipeline column, and the failure under
+ * the isolation's signature (crash@PASS/SIGSEGV), as the suite reports one. */
+static void note_isolation_failure(check_log *l, const pc_failure *f)
+{
+    if (!grow((void **)&l->rows, &l->cap_rows, l->n_rows + 1, sizeof *l->rows) ||
+        !grow((void **)&l->fails, &l->cap_fails, l->n_fails + 1, sizeof *l->fails)) {
+        l->oom = true;
+        return;
+    }
+    check_row *row = &l->rows[l->n_rows++];
+    memset(row, 0, sizeof *row);
+    snprintf(row->pass, sizeof row->pass, "%s after %s", f->property, f->pass[0] ? f->pass : "(no pass)");
+    row->cell[PC_MAX_PROPERTIES] = (uint8_t)(1 + PC_PROP_FAIL);
+    l->fails[l->n_fails++] = (check_failure){*f, 1};
+    row->detail[PC_MAX_PROPERTIES] = (uint32_t)l->n_fails;
+    l->judged[PC_MAX_PROPERTIES][PC_PROP_FAIL]++;
 }
 
 static void log_free(check_log *l)
@@ -472,11 +501,18 @@ static bool shrink_one(const pc_case *kase, const check_args *a, const pc_failur
     pc_check_config cc;
     pc_check_config_default(&cc);
     cc.level = a->level;
-    if (strcmp(f->property, "pipeline") != 0) {
+    /* a crash or hang happened after f->pass, in the next pass or in some property's check of it: the
+     * shrinker keeps the check's properties and runs the whole pipeline (isolated: crashes shrink) */
+    bool isolation = strcmp(f->property, "crash") == 0 || strcmp(f->property, "timeout") == 0;
+    if (isolation) {
+        if (a->property && strcmp(a->property, "all") != 0 &&
+            pc_check_config_select(&cc, a->property, &err) != PC_OK)
+            return false;
+    } else if (strcmp(f->property, "pipeline") != 0) {
         if (pc_check_config_select(&cc, f->property, &err) != PC_OK) return false;
         if (strcmp(f->property, "alloc-failure") == 0) cc.alloc_every = true;
     }
-    if (strcmp(f->pass, "end-to-end") != 0) cc.stop_after_pass = f->pass;
+    if (!isolation && strcmp(f->pass, "end-to-end") != 0) cc.stop_after_pass = f->pass;
     pc_shrink_options so;
     pc_shrink_options_default(&so);
     so.max_seconds = a->shrink_seconds;
@@ -501,7 +537,8 @@ static bool shrink_one(const pc_case *kase, const check_args *a, const pc_failur
 
 int pc_cmd_check(int argc, char **argv)
 {
-    check_args args = {.level = PC_LEVEL_MAX, .seed = PC_MODEL_CASE_SEED, .shrink_seconds = 10.0};
+    check_args args = {
+        .level = PC_LEVEL_MAX, .seed = PC_MODEL_CASE_SEED, .shrink_seconds = 10.0, .timeout = CHECK_TIMEOUT};
     int rc = args_parse(argc, argv, &args);
     if (rc != PC_EXIT_OK) {
         pc_cli_list_free(&args.dims);
@@ -582,11 +619,14 @@ int pc_cmd_check(int argc, char **argv)
     fflush(stdout);
     double t0 = pc_now_seconds();
     log.last_mark = t0;
-    if (pc_case_check(&kase, &cc, &res, &err) != PC_OK) {
+    if (pc_case_check_isolated(&kase, &cc, args.timeout, &res, &err) != PC_OK) {
         pc_error_prefix(&err, "%s: ", args.model);
         rc = pc_cli_report(CHECK_CMD, &err);
         goto done;
     }
+    if (res.failed &&
+        (strcmp(res.failure.property, "crash") == 0 || strcmp(res.failure.property, "timeout") == 0))
+        note_isolation_failure(&log, &res.failure);
     double seconds = pc_now_seconds() - t0;
     if (log.oom) {
         rc =
@@ -681,8 +721,8 @@ void pc_cmd_check_help(FILE *out)
         out,
         "usage: passcheck check MODEL [--inputs DIR|FILES | --seed S] [--dim NAME=SIZE]... [--ep LIST]\n"
         "                       [--ep-file F] [--layer-assignment S] [--level N] [--property P,...|all]\n"
-        "                       [--shrink] [--out DIR] [--shrink-time SEC] [--json FILE] [--junit FILE]\n"
-        "                       [--inject F]\n"
+        "                       [--shrink] [--out DIR] [--shrink-time SEC] [--timeout SEC] [--json FILE]\n"
+        "                       [--junit FILE] [--inject F]\n"
         "\n"
         "Runs the pass pipeline on MODEL with every property after every pass that changes the graph and\n"
         "at the end (the suite's properties and failure signatures), and prints a pass x property table,\n"
@@ -705,6 +745,9 @@ void pc_cmd_check_help(FILE *out)
         "  --shrink                shrink each distinct failure into a repro folder (as passcheck shrink)\n"
         "  --out DIR               where --shrink writes (default passcheck-failures)\n"
         "  --shrink-time SEC       shrink budget per failure in seconds (default 10)\n"
+        "  --timeout SEC           the check runs in a child process: a crash is a failure "
+        "(crash@PASS/SIGNAL,\n"
+        "                          PASS the last pass finished) and so is running past SEC (default 3600)\n"
         "  --json FILE             the table, failures, skips and times as JSON\n"
         "  --junit FILE            JUnit XML: a testsuite per property, a testcase per pass run it judged\n"
         "  --inject FAULTS         enable planted faults, comma-separated (passcheck suite --list-faults):\n"

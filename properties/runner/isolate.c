@@ -6,10 +6,15 @@
  * then its result. Both ends are the same binary, so numbers and the fixed-size result structs travel in host
  * layout; a stream cut by a crash yields the frames that came through completely.
  *
+ * pc_case_check_isolated also streams each judgment when the caller asked for them (on_outcome, passcheck
+ * check's table) and replays the pass and judgment frames to the caller's callbacks as they arrive.
+ *
  * Test hooks (Debug and sanitizer builds only, where PC_DEBUG_CHECKS is defined): PC_SUITE_TEST_CRASH=I makes
  * the child of suite case I (a comma-separated list works too) die of SIGSEGV right after it sent its
- * choices; PC_SUITE_TEST_HANG=I makes it sleep until killed. tests/unit/test_runner_suite.c and
- * tests/cli/run_suite_cli.sh use them; release builds ignore them. */
+ * choices; PC_SUITE_TEST_HANG=I makes it sleep until killed; PC_CHECK_TEST_CRASH=PASS makes any child (a
+ * suite case, a replay, an isolated check) die right after it reported pass PASS finished.
+ * tests/unit/test_runner_suite.c, tests/cli/run_suite_cli.sh and tests/cli/run_check_cli.sh use them; release
+ * builds ignore them. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,7 +34,12 @@
 /* A child's stream is a few hundred bytes plus two serialized graphs when it failed; far more is a runaway.
  */
 enum { MAX_STREAM_BYTES = 256 << 20 };
-enum { TAG_CHOICES = 0x31484343 /* "CCH1" */, TAG_PASS = 0x31535350 /* "PSS1" */, TAG_RESULT = 0x31534552 };
+enum {
+    TAG_CHOICES = 0x31484343 /* "CCH1" */,
+    TAG_PASS = 0x31535350 /* "PSS1" */,
+    TAG_RESULT = 0x31534552,
+    TAG_OUTCOME = 0x3154554f /* "OUT1": one judgment, for a caller's on_outcome (pc_case_check_isolated) */
+};
 
 /* -- child side: frames are built in memory (wire.h) and written whole (proc.h) */
 
@@ -47,6 +57,10 @@ void pc_iso_send_pass(int fd, const char *pass)
     pc_wbuf b = {0};
     pc_wb_blob(&b, pass, strlen(pass));
     pc_proc_send(fd, TAG_PASS, &b);
+#ifdef PC_DEBUG_CHECKS
+    const char *crash = getenv("PC_CHECK_TEST_CRASH"); /* test hook (see the top of this file) */
+    if (crash && strcmp(crash, pass) == 0) pc_proc_test_crash();
+#endif
 }
 
 void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *message,
@@ -90,9 +104,8 @@ static void test_hooks(uint64_t index)
 }
 #endif
 
-/* pc_check_config.on_pass in a child: the last pass finished goes to the parent before the next one starts.
- */
-static void send_pass(void *ctx, const char *pass)
+/* The last pass finished goes to the parent before the next one starts. */
+void pc_iso_on_pass(void *ctx, const char *pass)
 {
     pc_iso_send_pass(*(const int *)ctx, pass);
 }
@@ -126,7 +139,7 @@ void pc_iso_case_child(void *vctx, int fd)
         memset(&res, 0, sizeof res);
         pc_error_clear(&err);
         pc_check_config cc = *ctx->check;
-        cc.on_pass = send_pass;
+        cc.on_pass = pc_iso_on_pass;
         cc.on_pass_ctx = &fd;
         st = check(&c, &cc, &res, &err);
         pc_iso_send_result(fd, st, false, st == PC_OK ? "" : err.message, &res);
@@ -357,6 +370,21 @@ typedef struct check_ctx {
     pc_iso_check_fn check;
 } check_ctx;
 
+/* pc_check_config.on_outcome in a child: each judgment goes to the parent as it is made. */
+static void send_outcome(void *ctx, const pc_check_outcome *o)
+{
+    pc_wbuf b = {0};
+    pc_wb_str(&b, o->pass ? o->pass : "");
+    pc_wb_u32(&b, o->provider != NULL);
+    pc_wb_str(&b, o->provider ? o->provider : "");
+    pc_wb_str(&b, o->property ? o->property->name : "");
+    pc_wb_u32(&b, (uint32_t)o->outcome);
+    pc_wb_str(&b, o->kind ? o->kind : "");
+    pc_wb_str(&b, o->message ? o->message : "");
+    pc_wb_f64(&b, o->seconds);
+    pc_proc_send(*(const int *)ctx, TAG_OUTCOME, &b);
+}
+
 /* The child's side of one check, in a forked child or in the worker: the same chunks either way. */
 static void check_one(int fd, const pc_case *c, const pc_check_config *base, pc_iso_check_fn check)
 {
@@ -366,8 +394,12 @@ static void check_one(int fd, const pc_case *c, const pc_check_config *base, pc_
     pc_error_clear(&err);
     pc_iso_send_choices(fd, NULL, 0); /* "generation" is the caller's: mark it done */
     pc_check_config cc = *base;
-    cc.on_pass = send_pass;
+    cc.on_pass = pc_iso_on_pass;
     cc.on_pass_ctx = &fd;
+    if (base->on_outcome) {
+        cc.on_outcome = send_outcome;
+        cc.on_outcome_ctx = &fd;
+    }
     pc_status st = check(c, &cc, &res, &err);
     pc_iso_send_result(fd, st, false, st == PC_OK ? "" : err.message, &res);
     pc_check_result_free(&res);
@@ -393,6 +425,37 @@ static pc_status outcome_to_result(pc_iso_outcome *out, pc_check_result *res, pc
     return PC_OK;
 }
 
+/* Hands the child's pass and outcome frames from *pos on to the caller's on_pass/on_outcome, in the order the
+ * child made them; *pos moves past the last complete frame. A frame that does not decode is dropped (the
+ * stream was cut: the crash is reported by the result). */
+static void replay_frames(const pc_proc *job, size_t *pos, const pc_check_config *cc)
+{
+    uint32_t tag;
+    pc_rbuf b;
+    while (pc_frame_next(job->data, job->len, pos, &tag, &b)) {
+        if (tag == TAG_PASS && cc->on_pass) {
+            char pass[sizeof((pc_failure *)0)->pass];
+            pc_rb_str_into(&b, pass, sizeof pass);
+            if (!b.bad) cc->on_pass(cc->on_pass_ctx, pass);
+        } else if (tag == TAG_OUTCOME && cc->on_outcome) {
+            char pass[64], provider[64], property[32], kind[64], message[sizeof((pc_failure *)0)->message];
+            pc_rb_str_into(&b, pass, sizeof pass);
+            bool has_provider = pc_rb_u32(&b) != 0;
+            pc_rb_str_into(&b, provider, sizeof provider);
+            pc_rb_str_into(&b, property, sizeof property);
+            uint32_t outcome = pc_rb_u32(&b);
+            pc_rb_str_into(&b, kind, sizeof kind);
+            pc_rb_str_into(&b, message, sizeof message);
+            double seconds = pc_rb_f64(&b);
+            const pc_property *prop = property[0] ? pc_property_find(property) : NULL;
+            if (b.bad || outcome >= PC_PROP_OUTCOME_COUNT || (property[0] && !prop)) continue;
+            pc_check_outcome o = {
+                pass, has_provider ? provider : NULL, prop, (pc_prop_outcome)outcome, kind, message, seconds};
+            cc->on_outcome(cc->on_outcome_ctx, &o);
+        }
+    }
+}
+
 static pc_status check_forked(const pc_case *c, const pc_check_config *cc, pc_iso_check_fn check,
                               double timeout, pc_check_result *res, pc_error *err)
 {
@@ -403,8 +466,11 @@ static pc_status check_forked(const pc_case *c, const pc_check_config *cc, pc_is
     pc_proc job;
     pc_status st = pc_iso_start(&job, check_child, &ctx, timeout, err);
     if (st != PC_OK) return st;
-    while (!pc_proc_poll(&job, 1, 1000)) {
-    }
+    /* the caller's callbacks run here, in the parent, as the frames arrive (the pass times stay live) */
+    size_t replayed = 0;
+    while (!pc_proc_poll(&job, 1, 1000))
+        replay_frames(&job, &replayed, cc);
+    replay_frames(&job, &replayed, cc);
     pc_iso_outcome out;
     pc_iso_finish(&job, &out);
     return outcome_to_result(&out, res, err);

@@ -431,7 +431,14 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
     pc_strbuf_printf(b, "# passcheck repro: `%s`\n\n", sig);
     pc_strbuf_printf(b, "Property **%s** %s", f->property,
                      f->outcome == PC_PROP_ERROR ? "broke (harness error)" : "failed");
-    if (!r->check.before_bytes && f->pass[0])
+    bool isolation = strcmp(f->property, "crash") == 0 || strcmp(f->property, "timeout") == 0;
+    if (isolation && f->pass[0])
+        pc_strbuf_printf(
+            b,
+            ": the checking process died after pass **%s** finished (in the pass that followed or "
+            "in a property's check of it)",
+            f->pass);
+    else if (!r->check.before_bytes && f->pass[0])
         pc_strbuf_printf(b, " at the final (%s) check", f->pass);
     else if (f->pass[0])
         pc_strbuf_printf(b, " after pass **%s**", f->pass);
@@ -496,6 +503,10 @@ static void write_readme(pc_strbuf *b, const char *dir, const pc_shrink_result *
     if (has_before_after)
         pc_strbuf_printf(b, "- `before.onnx`, `after.onnx`: the graph just before and just after pass `%s`\n",
                          f->pass);
+    else if (isolation)
+        pc_strbuf_printf(b,
+                         "- no before/after graphs: the process died before it could send them; the replay "
+                         "runs the whole pipeline on repro.onnx\n");
     else
         pc_strbuf_printf(
             b, "- no before/after graphs: a final (end-to-end) property compares repro.onnx with its fully "

@@ -403,11 +403,6 @@ static pc_status work_load_repro(const pc_suite_options *o, const pc_db_entry *e
     return PC_OK;
 }
 
-static void send_pass(void *ctx, const char *pass)
-{
-    pc_iso_send_pass(*(const int *)ctx, pass);
-}
-
 /* The child of a saved-repro replay: the same stream as pc_iso_case_child (choices, passes, result), for the
  * loaded case. The entry's choices are sent back only so the failure keeps them (they regenerate nothing
  * here). */
@@ -425,7 +420,7 @@ static void model_case_child(void *vctx, int fd)
     }
     pc_suite_check_fn check = w->ctx.check_fn ? w->ctx.check_fn : pc_case_check;
     pc_check_config cc = w->cc;
-    cc.on_pass = send_pass;
+    cc.on_pass = pc_iso_on_pass;
     cc.on_pass_ctx = &fd;
     pc_check_result res;
     memset(&res, 0, sizeof res);

@@ -334,6 +334,8 @@ void pc_iso_finish(pc_proc *job, pc_iso_outcome *out);
 /* Child side. */
 void pc_iso_send_choices(int fd, const uint32_t *values, size_t n);
 void pc_iso_send_pass(int fd, const char *pass);
+/* pc_check_config.on_pass of a child: ctx points to the fd; sends the pass just finished. */
+void pc_iso_on_pass(void *ctx, const char *pass);
 void pc_iso_send_result(int fd, pc_status status, bool gen_failed, const char *message,
                         const pc_check_result *res);
 

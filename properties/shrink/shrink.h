@@ -71,7 +71,8 @@ pc_status pc_shrink_model(const pc_case *c, const pc_check_config *cc, const pc_
 
 /* Checks a case in a forked child with a timeout: a crash or hang becomes a failure with property "crash" or
  * "timeout" and pass = the last pass the child finished ("" before the first). Same contract as
- * pc_case_check. */
+ * pc_case_check, callbacks included: cc's on_pass and on_outcome run in the caller's process, in order, as
+ * the child's reports arrive (the judgments made before a crash are all seen). */
 pc_status pc_case_check_isolated(const pc_case *c, const pc_check_config *cc, double timeout_seconds,
                                  pc_check_result *res, pc_error *err);
 

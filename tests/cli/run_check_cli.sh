@@ -2,10 +2,13 @@
 # ctest: `passcheck check` — usage errors (exit 2) naming the option, bad input files (exit 3) naming the file or
 # graph input, symbolic dims that need --dim, a model that passes (exit 0, a row per changed pass and the
 # end-to-end row), and a planted fault (exit 1): every failure listed, the run going on past the first one,
-# the JSON report agreeing with the table, and --shrink writing a repro per first failure of a property.
-# usage: run_check_cli.sh PASSCHECK TEST_SHRINK DATA_DIR
+# the JSON report agreeing with the table, and --shrink writing a repro per first failure of a property; and
+# (Debug/sanitizer builds, where the test hook exists) a pass that crashes: the judgments before it kept, the
+# crash a failure row, exit 1, shrunk into a repro that replays.
+# usage: run_check_cli.sh PASSCHECK TEST_SHRINK DATA_DIR [HOOKS]   (HOOKS: "hooks" when PC_CHECK_TEST_CRASH is
+# compiled in)
 set -uo pipefail
-pc=$1 writer=$2 data=$3
+pc=$1 writer=$2 data=$3 hooks=${4:-nohooks}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -142,5 +145,36 @@ check "two repro folders" test "$(ls -d "$out"/*/ 2>/dev/null | wc -l)" -eq 2
 repro=$(ls -d "$out"/ep-assignment@fuse_conv_activation-ep-not-inherited-* 2>/dev/null | head -1)
 check "the repro replays the same failure" test -n "$repro"
 [ -n "$repro" ] && expect 1 "1 failed" -- "$pc" suite --replay "$repro" --out "$tmp/replay"
+
+# --timeout: a usage error when it is not a positive number of seconds
+expect 2 "bad --timeout 'x'" -- "$pc" check "$chain" --timeout x
+expect 2 "bad --timeout '0'" -- "$pc" check "$chain" --timeout 0
+
+# a crash in the checked pipeline (test hook: the child dies right after partition): the judgments made
+# before it stay in the table, the crash is a row and a failure with the suite's signature, the exit is 1,
+# --shrink makes a repro of it and the repro replays the crash
+if [ "$hooks" = hooks ]; then
+    PC_CHECK_TEST_CRASH=partition "$pc" check "$chain" --json "$tmp/crash.json" --shrink --out "$tmp/crash" \
+        >"$tmp/crash.txt" 2>&1
+    rc=$?
+    check "a crash is a failure (exit $rc)" test "$rc" -eq 1
+    check "the judgments before the crash are kept" grep -qE '^prune_simple +\.' "$tmp/crash.txt"
+    check "the crash has its own row" grep -qE '^crash after partition +F$' "$tmp/crash.txt"
+    check "the crash is listed as a failure" \
+        grep -q 'crash@partition/SIGSEGV (1): child killed by signal 11' "$tmp/crash.txt"
+    check "verdict FAIL" grep -q '^verdict: FAIL' "$tmp/crash.txt"
+    check "JSON: the crash among the failures" python3 -c "
+import json, sys
+j = json.load(open('$tmp/crash.json'))
+sys.exit(not any(f['signature'] == 'crash@partition/SIGSEGV' for f in j['failures']))"
+    crepro=$(ls -d "$tmp"/crash/crash@partition-SIGSEGV-* 2>/dev/null | head -1)
+    check "the crash was shrunk into a repro" test -n "$crepro"
+    if [ -n "$crepro" ]; then
+        PC_CHECK_TEST_CRASH=partition expect 1 "1 still failing: 1 with the recorded signature" -- \
+            "$pc" suite --replay "$crepro"
+    fi
+    # without the crash the same model passes: the isolation itself changes no judgment
+    expect 0 "verdict: PASS" -- "$pc" check "$chain"
+fi
 
 finish "check CLI"
