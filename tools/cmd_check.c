@@ -268,7 +268,9 @@ static void note_isolation_failure(check_log *l, const pc_failure *f)
     }
     check_row *row = &l->rows[l->n_rows++];
     memset(row, 0, sizeof *row);
-    snprintf(row->pass, sizeof row->pass, "%s after %s", f->property, f->pass[0] ? f->pass : "(no pass)");
+    char label[sizeof f->property + sizeof f->pass + 16];
+    snprintf(label, sizeof label, "%s after %s", f->property, f->pass[0] ? f->pass : "(no pass)");
+    snprintf(row->pass, sizeof row->pass, "%.*s", (int)sizeof row->pass - 1, label); /* cut to the column */
     row->cell[PC_MAX_PROPERTIES] = (uint8_t)(1 + PC_PROP_FAIL);
     l->fails[l->n_fails++] = (check_failure){*f, 1};
     row->detail[PC_MAX_PROPERTIES] = (uint32_t)l->n_fails;
