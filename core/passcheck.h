@@ -1053,7 +1053,9 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "its inverse")                                                                                         \
     X(PC_FAULT_RESHAPE_GROUPS_APART, "reshape-groups-apart",                                                 \
       "the transpose optimizer carries a Transpose through a Reshape merging axes the stored tensor holds "  \
-      "apart")
+      "apart")                                                                                               \
+    X(PC_FAULT_RUNTIME_IM2COL_PAD, "runtime-im2col-pad",                                                     \
+      "the runtime's NCHW im2col ignores the padding at the start of each row (reads the window unshifted)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;
@@ -1066,6 +1068,55 @@ const char *pc_fault_description(pc_fault f);
 pc_status pc_fault_enable_list(const char *list, pc_error *err);
 void pc_fault_reset(void);
 bool pc_fault_active(pc_fault f);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The runtime (core/runtime, docs/runtime.md): run a model fast on OpenBLAS.
+ *
+ *     pc_session_options so;
+ *     pc_session_options_default(&so);               // level 3, cpu EP, one thread
+ *     pc_session *s;
+ *     if (pc_session_create(model, &so, &s, &err) != PC_OK) ...   // UNSUPPORTED names a node without a
+ * kernel pc_data **outs; if (pc_session_run(s, 1, &x, &outs, &err) == PC_OK) {       // inputs checked:
+ * names, types, shapes
+ *         ... outs[0] ...
+ *         pc_session_free_outputs(s, outs);
+ *     }
+ *     pc_session_free(s);
+ *
+ * Creation copies the model, runs the pass pipeline on the copy (unless `optimize` is off: the graph is run
+ * as given) and binds a kernel to every node — a node no kernel runs fails here, never at run time. With
+ * every input shape static, shapes are resolved and memory planned at creation too; with symbolic dims at the
+ * first run (and again when the input shapes change): core's shape inference fixes every value's size, each
+ * kernel checks its node against them, and one 64-byte-aligned arena holds all intermediate values, a buffer
+ * reused once its value is dead. A session runs from one thread at a time. */
+typedef struct pc_session pc_session;
+
+typedef struct pc_session_options {
+    bool optimize;                /* run the pass pipeline on the copy first (default true) */
+    pc_optimize_options pipeline; /* when optimizing: level, EPs, layer assignment */
+    int threads;                  /* gemm threads (>= 1; default 1) */
+} pc_session_options;
+
+void pc_session_options_default(pc_session_options *opts);
+pc_status pc_session_create(const pc_model *model, const pc_session_options *opts, pc_session **out,
+                            pc_error *err);
+/* inputs[i] feeds the i-th graph input that is not an initializer. *outputs: graph->n_outputs new references
+ * (pc_session_free_outputs). */
+pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *inputs, pc_data ***outputs,
+                         pc_error *err);
+void pc_session_free_outputs(pc_session *s, pc_data **outputs);
+void pc_session_free(pc_session *s);
+
+typedef struct pc_session_stats {
+    uint32_t n_nodes;    /* nodes bound to kernels */
+    bool planned;        /* a memory plan exists (static shapes, or after a run) */
+    size_t arena_bytes;  /* the planned peak: intermediates and scratch in one arena */
+    size_t tensor_bytes; /* the sum of every intermediate value's and scratch buffer's size */
+    size_t output_bytes; /* graph outputs (allocated per run, returned to the caller) */
+} pc_session_stats;
+void pc_session_get_stats(const pc_session *s, pc_session_stats *stats);
+/* The optimized model the session runs (owned by the session). */
+const pc_model *pc_session_model(const pc_session *s);
 
 /* Writes a runtime tensor as a TensorProto file (the backend test data's input_N.pb form), named `name`.
  * Temporary file + rename, like pc_model_save_file. Tensors only (PC_ERR_UNSUPPORTED otherwise). */

@@ -15,7 +15,7 @@ static const pc_property *const properties[] = {
     &pc_prop_numerics,   &pc_prop_annotations,    &pc_prop_ep_assignment, &pc_prop_transpose_minimal,
     &pc_prop_validity,   &pc_prop_idempotence,    &pc_prop_roundtrip,     &pc_prop_determinism,
     &pc_prop_ort_oracle, &pc_prop_fusion_sources, &pc_prop_rewrite_fired, &pc_prop_alloc_failure,
-    &pc_prop_evaluator,  &pc_prop_ep_file,        &pc_prop_layer_rules,
+    &pc_prop_evaluator,  &pc_prop_ep_file,        &pc_prop_layer_rules,   &pc_prop_runtime,
 };
 #define N_PROPERTIES (sizeof properties / sizeof properties[0])
 _Static_assert(N_PROPERTIES < (size_t)PC_MAX_PROPERTIES,

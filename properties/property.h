@@ -148,7 +148,7 @@ const pc_property *pc_property_find(const char *name);
 extern const pc_property pc_prop_numerics, pc_prop_annotations, pc_prop_ep_assignment,
     pc_prop_transpose_minimal, pc_prop_validity, pc_prop_idempotence, pc_prop_roundtrip, pc_prop_determinism,
     pc_prop_ort_oracle, pc_prop_fusion_sources, pc_prop_rewrite_fired, pc_prop_alloc_failure,
-    pc_prop_evaluator, pc_prop_ep_file, pc_prop_layer_rules;
+    pc_prop_evaluator, pc_prop_ep_file, pc_prop_layer_rules, pc_prop_runtime;
 
 /* The numerics property's per-pass tolerance table (prop_numerics.c), for the test that every pipeline pass
  * and partitioning has a row of its own: a pass without one would silently get the default float tolerance.

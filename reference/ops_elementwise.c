@@ -138,13 +138,15 @@ static double a_selu(const act_params *p, double x)
 {
     return p->gamma * (x <= 0 ? p->alpha * (exp(x) - 1.0) : x);
 }
+/* fmin/fmax drop a NaN operand; ONNX's definitions (numpy's clip, max, min) keep it, so NaN passes first */
 static double a_celu(const act_params *p, double x)
 {
-    return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0));
+    return isnan(x) ? x : fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0));
 }
 static double a_hardsigmoid(const act_params *p, double x)
 {
-    return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
+    double v = p->alpha * x + p->beta;
+    return isnan(v) ? v : fmax(0.0, fmin(1.0, v));
 }
 static double a_thresholded(const act_params *p, double x)
 {

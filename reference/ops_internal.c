@@ -149,7 +149,8 @@ static pc_status apply_activation(ref_ctx *ctx, pc_data *y)
             v = v < p[0] ? p[0] : v > p[1] ? p[1] : v;
             break;
         default:
-            v = fmax(0.0, fmin(1.0, p[0] * v + p[1]));
+            v = p[0] * v + p[1];
+            v = isnan(v) ? v : fmax(0.0, fmin(1.0, v)); /* HardSigmoid keeps NaN (numpy's clip) */
             break;
         }
         ref_set_f64(y, i, v);

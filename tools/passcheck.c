@@ -18,6 +18,8 @@ static const pc_command commands[] = {
      pc_cmd_partition, pc_cmd_partition_help},
     {"check", "run every pass on a model with every property after each; a pass x property table",
      pc_cmd_check, pc_cmd_check_help},
+    {"run", "optimize a model and run it on the runtime (OpenBLAS); print or write its outputs", pc_cmd_run,
+     pc_cmd_run_help},
     {"shrink", "shrink a model that fails a property to a minimal repro folder", pc_cmd_shrink,
      pc_cmd_shrink_help},
     {"suite", "generate random graphs, check every property after every pass, shrink failures to repros",

@@ -357,6 +357,12 @@ pc_status sh_infer_split(sh_ctx *c)
 
 int64_t sh_slice_count(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
 {
+    /* an empty axis has nothing to take whatever the bounds: the negative-step clamps below would otherwise
+     * make [0, -1] a one-element range */
+    if (dim == 0) {
+        *first = 0;
+        return 0;
+    }
     if (start < 0) start += dim;
     if (end < 0) end += dim;
     if (step > 0) {

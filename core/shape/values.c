@@ -160,12 +160,22 @@ static bool prop_slice(sh_ctx *c, sh_ints *y)
     sh_ints x;
     int64_t s[1], e[1], a[1] = {0}, p[1] = {1};
     size_t ns = 0, ne = 0, na = 1, np = 1;
-    if (c->opset < 10 || !input_ints(c, 0, &x) || x.rank != 1) return false;
-    if (!sh_const_ints(c, 1, s, 1, &ns) || !sh_const_ints(c, 2, e, 1, &ne) || ns != 1 || ne != 1)
-        return false;
-    if (sh_has_input(c, 3) && (!sh_const_ints(c, 3, a, 1, &na) || na != 1 || (a[0] != 0 && a[0] != -1)))
-        return false;
-    if (sh_has_input(c, 4) && (!sh_const_ints(c, 4, p, 1, &np) || np != 1 || p[0] == 0)) return false;
+    if (!input_ints(c, 0, &x) || x.rank != 1) return false;
+    if (c->opset < 10) {
+        /* opset 1-9: starts, ends and optional axes are attributes (no steps) */
+        const int64_t *as = sh_attr_ints(c, "starts", &ns), *ae = sh_attr_ints(c, "ends", &ne),
+                      *aa = sh_attr_ints(c, "axes", &na);
+        if (!as || !ae || ns != 1 || ne != 1 || (aa && (na != 1 || (aa[0] != 0 && aa[0] != -1))))
+            return false;
+        s[0] = as[0];
+        e[0] = ae[0];
+    } else {
+        if (!sh_const_ints(c, 1, s, 1, &ns) || !sh_const_ints(c, 2, e, 1, &ne) || ns != 1 || ne != 1)
+            return false;
+        if (sh_has_input(c, 3) && (!sh_const_ints(c, 3, a, 1, &na) || na != 1 || (a[0] != 0 && a[0] != -1)))
+            return false;
+        if (sh_has_input(c, 4) && (!sh_const_ints(c, 4, p, 1, &np) || np != 1 || p[0] == 0)) return false;
+    }
     int64_t first, count = sh_slice_count(x.n, s[0], e[0], p[0], &first);
     y->rank = 1;
     y->n = (int32_t)count;

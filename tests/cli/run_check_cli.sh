@@ -146,6 +146,12 @@ repro=$(ls -d "$out"/ep-assignment@fuse_conv_activation-ep-not-inherited-* 2>/de
 check "the repro replays the same failure" test -n "$repro"
 [ -n "$repro" ] && expect 1 "1 failed" -- "$pc" suite --replay "$repro" --out "$tmp/replay"
 
+# the runtime property on a GlobalAveragePool over +-2.3e38 and small values (a special-value suite case): the
+# runtime and the reference cancel the huge pair in different orders; the widened bound (docs/properties.md)
+# must not call that a finding, as it did before
+expect 0 "verdict: PASS" -- "$pc" check "$(dirname "$0")/../properties-data/runtime-cancellation/repro.onnx" \
+    --property runtime
+
 # --timeout: a usage error when it is not a positive number of seconds
 expect 2 "bad --timeout 'x'" -- "$pc" check "$chain" --timeout x
 expect 2 "bad --timeout '0'" -- "$pc" check "$chain" --timeout 0

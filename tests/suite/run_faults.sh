@@ -44,7 +44,7 @@ family_for() {
     concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any) echo nhwc ;;
     qdq-wrong-rounding) echo qdq ;;
     ep-file-block-bound | capability-refuses-min-opset) echo eps ;;
-    neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor | eval-tie-later | gather-perm-order | reshape-groups-apart) echo patterns ;;
+    neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor | fold-skips-errors | eval-tie-later | gather-perm-order | reshape-groups-apart) echo patterns ;;
     *) echo all ;;
     esac
 }

@@ -196,8 +196,17 @@ static void test_empty_and_unary(void)
     double v[3] = {-2, NAN, 3}, want[3] = {0, NAN, 3};
     in = tensor(PC_DTYPE_FLOAT, 1, d3, v);
     expect_output("Relu NaN", om, 1, &in, PC_DTYPE_FLOAT, 1, d3, want, 0);
-    pc_data_unref(in);
     pc_model_free(om.m);
+    /* HardSigmoid and Celu keep NaN too (numpy's clip/max/min in ONNX's definitions; fmin/fmax would drop it:
+     * HardSigmoid(NaN) was 1, Celu(NaN) 0) */
+    double hs[3] = {0.1, NAN, 1}, cl[3] = {-0.8646647167633873, NAN, 3};
+    om = one_op("", "HardSigmoid", 17, 1, f, 1);
+    expect_output("HardSigmoid NaN", om, 1, &in, PC_DTYPE_FLOAT, 1, d3, hs, 1e-6);
+    pc_model_free(om.m);
+    om = one_op("", "Celu", 17, 1, f, 1);
+    expect_output("Celu NaN", om, 1, &in, PC_DTYPE_FLOAT, 1, d3, cl, 1e-6);
+    pc_model_free(om.m);
+    pc_data_unref(in);
 }
 
 static void test_integer_semantics(void)

@@ -1111,8 +1111,40 @@ static void test_control_flow_errors(void)
     pc_model_free(m);
 }
 
+/* Slice's element count on every bound and step over small axes, against a plain walk of the ONNX definition
+ * (clamp, then step from start while inside): the size-0 axis with a negative step once counted 1. */
+static void test_slice_count_exhaustive(void)
+{
+    int checked = 0;
+    for (int64_t dim = 0; dim <= 4; dim++)
+        for (int64_t start = -7; start <= 7; start++)
+            for (int64_t end = -7; end <= 7; end++)
+                for (int64_t step = -3; step <= 3; step++) {
+                    if (!step) continue;
+                    int64_t s = start < 0 ? start + dim : start, e = end < 0 ? end + dim : end;
+                    if (step > 0) {
+                        s = s < 0 ? 0 : s > dim ? dim : s;
+                        e = e < 0 ? 0 : e > dim ? dim : e;
+                    } else {
+                        /* the spec's [0, dim - 1] for starts and [-1, dim - 1] for ends (empty for dim 0) */
+                        s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
+                        e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+                    }
+                    int64_t want = 0, first = -1;
+                    for (int64_t i = s; dim > 0 && (step > 0 ? i < e : i > e); i += step)
+                        want++;
+                    int64_t got = sh_slice_count(dim, start, end, step, &first);
+                    CHECK_MSG(got == want, "Slice dim %lld [%lld:%lld:%lld]: %lld elements, want %lld",
+                              (long long)dim, (long long)start, (long long)end, (long long)step,
+                              (long long)got, (long long)want);
+                    checked++;
+                }
+    CHECK(checked > 2000);
+}
+
 int main(void)
 {
+    test_slice_count_exhaustive();
     test_table();
     test_control_flow_errors();
     test_control_flow_if();

@@ -1,0 +1,464 @@
+/* Gemm-shaped kernels on OpenBLAS: Conv and FusedConv in NCHW and in the internal NHWC domain, MatMul, Gemm
+ * and FusedGemm (float32).
+ *
+ * Conv, per image and group: a 1x1 kernel with unit strides and no padding is one sgemm on the input as it
+ * lies (NCHW: Y[M, HW] = W[M, C] X[C, HW]; NHWC: Y[HW, M] = X[HW, C] W^T); a depthwise one (one input and one
+ * output channel per group) is a direct loop; anything else is im2col into scratch and one sgemm. Bias and
+ * the fused activation run over the result once. One or two spatial axes (1-D as H = 1); three are refused.
+ */
+#include <cblas.h>
+#include <string.h>
+
+#include "core/runtime/rt_internal.h"
+
+typedef struct conv_geom {
+    int64_t n, c, h, w;     /* input, NCHW order whatever the layout */
+    int64_t m, oh, ow;      /* output channels and size */
+    int64_t kh, kw;         /* kernel */
+    int64_t sh, sw, dh, dw; /* strides, dilations */
+    int64_t ph, pw;         /* padding at the start (the end follows from the output size) */
+    int64_t group, cg, mg;  /* groups, input and output channels per group */
+    bool nhwc;
+} conv_geom;
+
+static bool is_nhwc(const pc_node *node)
+{
+    return pc_name_eq(node->domain, PC_NHWC_DOMAIN);
+}
+
+/* One int per spatial axis from an ints attribute (fallback when absent); false when its length is wrong. */
+static bool spatial(const pc_node *node, const char *name, int nsp, int64_t fallback, int64_t *v)
+{
+    size_t n;
+    const int64_t *a = pc_rt_attr_ints(node, name, &n);
+    for (int i = 0; i < 2; i++)
+        v[i] = fallback;
+    if (!a) return true;
+    if (n != (size_t)nsp) return false;
+    for (int i = 0; i < nsp; i++)
+        v[2 - nsp + i] = a[i];
+    return true;
+}
+
+static pc_status conv_geometry(const pc_rt_kernel_ctx *k, conv_geom *g)
+{
+    const pc_rt_tensor *x = k->in[0], *w = k->in[1], *y = k->out[0];
+    memset(g, 0, sizeof *g);
+    g->nhwc = is_nhwc(k->node);
+    if (x->rank < 3 || x->rank > 4 || w->rank != x->rank || y->rank != x->rank)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                            "the runtime's Conv takes one or two spatial axes (X has rank %d, W rank %d)",
+                            (int)x->rank, (int)w->rank);
+    int nsp = x->rank - 2;
+    g->n = x->dims[0];
+    if (g->nhwc) {
+        g->c = x->dims[x->rank - 1];
+        g->h = nsp == 2 ? x->dims[1] : 1;
+        g->w = x->dims[nsp];
+        g->m = y->dims[y->rank - 1];
+        g->oh = nsp == 2 ? y->dims[1] : 1;
+        g->ow = y->dims[nsp];
+    } else {
+        g->c = x->dims[1];
+        g->h = nsp == 2 ? x->dims[2] : 1;
+        g->w = x->dims[1 + nsp];
+        g->m = y->dims[1];
+        g->oh = nsp == 2 ? y->dims[2] : 1;
+        g->ow = y->dims[1 + nsp];
+    }
+    g->kh = nsp == 2 ? w->dims[2] : 1;
+    g->kw = w->dims[1 + nsp];
+    g->group = pc_node_attr_int(k->node, "group", 1);
+    int64_t st[2], dl[2];
+    if (!spatial(k->node, "strides", nsp, 1, st) || !spatial(k->node, "dilations", nsp, 1, dl))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "strides/dilations need one value per spatial axis");
+    g->sh = st[0], g->sw = st[1], g->dh = dl[0], g->dw = dl[1];
+    if (g->group < 1 || g->c % g->group || g->m % g->group || w->dims[0] != g->m ||
+        w->dims[1] != g->c / g->group)
+        return pc_error_set(k->err, PC_ERR_SHAPE,
+                            "W [%lld, %lld, ...] does not fit %lld input and %lld output "
+                            "channels in %lld groups",
+                            (long long)w->dims[0], (long long)w->dims[1], (long long)g->c, (long long)g->m,
+                            (long long)g->group);
+    if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "strides and dilations must be >= 1");
+    g->cg = g->c / g->group;
+    g->mg = g->m / g->group;
+    /* padding at the start: explicit pads, or SAME_* split from the output size the session inferred */
+    const char *ap = pc_node_attr_string(k->node, "auto_pad", "NOTSET");
+    int64_t pb[2] = {0, 0};
+    if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+        int64_t in[2] = {g->h, g->w}, out[2] = {g->oh, g->ow}, kk[2] = {g->kh, g->kw}, s[2] = {g->sh, g->sw},
+                d[2] = {g->dh, g->dw};
+        for (int i = 2 - nsp; i < 2; i++) {
+            int64_t total = (out[i] - 1) * s[i] + (kk[i] - 1) * d[i] + 1 - in[i];
+            if (total < 0) total = 0;
+            pb[i] = ap[5] == 'U' ? total / 2 : total - total / 2;
+        }
+    } else if (strcmp(ap, "NOTSET") == 0) {
+        size_t np;
+        const int64_t *pads = pc_rt_attr_ints(k->node, "pads", &np);
+        if (pads && np != 2 * (size_t)nsp)
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "pads has %zu values, expected %d", np, 2 * nsp);
+        for (int i = 0; pads && i < nsp; i++)
+            pb[2 - nsp + i] = pads[i];
+    } else if (strcmp(ap, "VALID") != 0) {
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "auto_pad '%s' is not one ONNX defines", ap);
+    }
+    g->ph = pb[0], g->pw = pb[1];
+    return PC_OK;
+}
+
+static bool conv_pointwise(const conv_geom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
+           g->oh == g->h && g->ow == g->w;
+}
+
+static bool conv_depthwise(const conv_geom *g)
+{
+    return g->group > 1 && g->cg == 1 && g->mg == 1;
+}
+
+/* Scratch: im2col of one group (floats), plus NHWC's repacked weights and bias-free staging. */
+static size_t conv_scratch(const conv_geom *g)
+{
+    size_t cols = 0;
+    if (!conv_pointwise(g) && !conv_depthwise(g))
+        cols = (size_t)(g->cg * g->kh * g->kw) * (size_t)(g->oh * g->ow);
+    size_t packed = g->nhwc ? (size_t)(g->m * g->cg * g->kh * g->kw) : 0;
+    return (cols + packed) * sizeof(float);
+}
+
+static pc_status conv_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    if (k->n_in < 2 || !k->in[0] || !k->in[1])
+        return pc_error_set(k->err, PC_ERR_ARITY, "Conv needs X and W");
+    for (uint32_t i = 0; i < k->n_in && i < 3; i++)
+        if (k->in[i] && k->in[i]->dtype != PC_DTYPE_FLOAT)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "input %u is %s: the runtime's Conv is float32",
+                                i, pc_dtype_name(k->in[i]->dtype));
+    if (k->n_in > 3 && k->in[3])
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "FusedConv's sum input Z is not run");
+    conv_geom g;
+    pc_status st = conv_geometry(k, &g);
+    if (st != PC_OK) return st;
+    if (k->n_in > 2 && k->in[2] && (k->in[2]->rank != 1 || k->in[2]->dims[0] != g.m))
+        return pc_error_set(k->err, PC_ERR_SHAPE, "bias B must be [%lld]", (long long)g.m);
+    if ((st = pc_rt_activation_check(k->node, k->err)) != PC_OK) return st;
+    *scratch = conv_scratch(&g);
+    return PC_OK;
+}
+
+/* NCHW im2col of group g of image x: col[(c, kh, kw), (oh, ow)], zero where the window reads padding. */
+static void im2col_nchw(const conv_geom *g, const float *x, float *col)
+{
+    int64_t ohw = g->oh * g->ow;
+    /* planted bug (--inject runtime-im2col-pad): the columns' left padding forgotten; the runtime property
+     * catches it against the reference */
+    int64_t pw = pc_fault_active(PC_FAULT_RUNTIME_IM2COL_PAD) ? 0 : g->pw;
+    for (int64_t c = 0; c < g->cg; c++)
+        for (int64_t a = 0; a < g->kh; a++)
+            for (int64_t b = 0; b < g->kw; b++) {
+                float *row = col + ((c * g->kh + a) * g->kw + b) * ohw;
+                const float *xc = x + c * g->h * g->w;
+                for (int64_t oh = 0; oh < g->oh; oh++) {
+                    int64_t ih = oh * g->sh - g->ph + a * g->dh;
+                    float *r = row + oh * g->ow;
+                    if (ih < 0 || ih >= g->h) {
+                        memset(r, 0, (size_t)g->ow * sizeof *r);
+                        continue;
+                    }
+                    const float *xr = xc + ih * g->w;
+                    for (int64_t ow = 0; ow < g->ow; ow++) {
+                        int64_t iw = ow * g->sw - pw + b * g->dw;
+                        r[ow] = iw >= 0 && iw < g->w ? xr[iw] : 0.0f;
+                    }
+                }
+            }
+}
+
+/* NHWC im2col of group g: col[(oh, ow), (kh, kw, c)], channels contiguous. */
+static void im2col_nhwc(const conv_geom *g, const float *x, int64_t c0, float *col)
+{
+    int64_t kcols = g->kh * g->kw * g->cg;
+    for (int64_t oh = 0; oh < g->oh; oh++)
+        for (int64_t ow = 0; ow < g->ow; ow++) {
+            float *r = col + (oh * g->ow + ow) * kcols;
+            for (int64_t a = 0; a < g->kh; a++) {
+                int64_t ih = oh * g->sh - g->ph + a * g->dh;
+                for (int64_t b = 0; b < g->kw; b++, r += g->cg) {
+                    int64_t iw = ow * g->sw - g->pw + b * g->dw;
+                    if (ih < 0 || ih >= g->h || iw < 0 || iw >= g->w)
+                        memset(r, 0, (size_t)g->cg * sizeof *r);
+                    else
+                        memcpy(r, x + (ih * g->w + iw) * g->c + c0, (size_t)g->cg * sizeof *r);
+                }
+            }
+        }
+}
+
+static void depthwise_nchw(const conv_geom *g, const float *x, const float *w, float *y)
+{
+    for (int64_t c = 0; c < g->c; c++) {
+        const float *xc = x + c * g->h * g->w, *wc = w + c * g->kh * g->kw;
+        float *yc = y + c * g->oh * g->ow;
+        memset(yc, 0, (size_t)(g->oh * g->ow) * sizeof *yc);
+        for (int64_t a = 0; a < g->kh; a++)
+            for (int64_t b = 0; b < g->kw; b++) {
+                float wv = wc[a * g->kw + b];
+                int64_t off = b * g->dw - g->pw;
+                int64_t lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+                int64_t hi = g->w - 1 - off < 0 ? -1 : (g->w - 1 - off) / g->sw;
+                if (hi > g->ow - 1) hi = g->ow - 1;
+                for (int64_t oh = 0; oh < g->oh; oh++) {
+                    int64_t ih = oh * g->sh - g->ph + a * g->dh;
+                    if (ih < 0 || ih >= g->h) continue;
+                    const float *xr = xc + ih * g->w + off;
+                    float *yr = yc + oh * g->ow;
+                    if (g->sw == 1)
+                        for (int64_t ow = lo; ow <= hi; ow++)
+                            yr[ow] += xr[ow] * wv;
+                    else
+                        for (int64_t ow = lo; ow <= hi; ow++)
+                            yr[ow] += xr[ow * g->sw] * wv;
+                }
+            }
+    }
+}
+
+/* NHWC depthwise: wt is W repacked [kh, kw, C] so the inner loop runs along the channels. */
+static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, float *y)
+{
+    for (int64_t oh = 0; oh < g->oh; oh++)
+        for (int64_t ow = 0; ow < g->ow; ow++) {
+            float *yp = y + (oh * g->ow + ow) * g->c;
+            memset(yp, 0, (size_t)g->c * sizeof *yp);
+            for (int64_t a = 0; a < g->kh; a++) {
+                int64_t ih = oh * g->sh - g->ph + a * g->dh;
+                if (ih < 0 || ih >= g->h) continue;
+                for (int64_t b = 0; b < g->kw; b++) {
+                    int64_t iw = ow * g->sw - g->pw + b * g->dw;
+                    if (iw < 0 || iw >= g->w) continue;
+                    const float *xp = x + (ih * g->w + iw) * g->c, *wp = wt + (a * g->kw + b) * g->c;
+                    for (int64_t c = 0; c < g->c; c++)
+                        yp[c] += xp[c] * wp[c];
+                }
+            }
+        }
+}
+
+/* Bias per output channel and the fused activation over one image's output. */
+static void conv_epilogue(const pc_rt_kernel_ctx *k, const conv_geom *g, const float *bias, float *y)
+{
+    int64_t ohw = g->oh * g->ow;
+    if (bias) {
+        if (g->nhwc)
+            for (int64_t p = 0; p < ohw; p++)
+                for (int64_t m = 0; m < g->m; m++)
+                    y[p * g->m + m] += bias[m];
+        else
+            for (int64_t m = 0; m < g->m; m++)
+                for (int64_t p = 0; p < ohw; p++)
+                    y[m * ohw + p] += bias[m];
+    }
+    pc_rt_activation_apply(k->node, y, (uint64_t)(ohw * g->m));
+}
+
+static pc_status conv_run(pc_rt_kernel_ctx *k)
+{
+    conv_geom g;
+    pc_status st = conv_geometry(k, &g);
+    if (st != PC_OK) return st;
+    const float *x = k->in[0]->data, *w = k->in[1]->data;
+    const float *bias = k->n_in > 2 && k->in[2] ? k->in[2]->data : NULL;
+    float *y = k->out[0]->data, *col = k->scratch;
+    int64_t hw = g.h * g.w, ohw = g.oh * g.ow, kk = g.kh * g.kw, kcols = g.cg * kk;
+    float *packed = g.nhwc ? col + (conv_pointwise(&g) || conv_depthwise(&g) ? 0 : kcols * ohw) : NULL;
+    if (g.nhwc) {
+        /* W [M, Cg, kh, kw] as the NHWC loops read it: depthwise [kh, kw, C], else [M, kh, kw, Cg] */
+        for (int64_t m = 0; m < g.m; m++)
+            for (int64_t c = 0; c < g.cg; c++)
+                for (int64_t p = 0; p < kk; p++) {
+                    float v = w[(m * g.cg + c) * kk + p];
+                    if (conv_depthwise(&g))
+                        packed[p * g.c + m] = v;
+                    else
+                        packed[(m * kk + p) * g.cg + c] = v;
+                }
+    }
+    for (int64_t n = 0; n < g.n; n++) {
+        const float *xn = x + n * g.c * hw;
+        float *yn = y + n * g.m * ohw;
+        if (conv_depthwise(&g)) {
+            if (g.nhwc)
+                depthwise_nhwc(&g, xn, packed, yn);
+            else
+                depthwise_nchw(&g, xn, w, yn);
+        } else {
+            for (int64_t gi = 0; gi < g.group; gi++) {
+                int64_t c0 = gi * g.cg, m0 = gi * g.mg;
+                if (g.nhwc) {
+                    const float *a = xn + c0; /* pointwise: rows are pixels, lda = C */
+                    int64_t lda = g.c;
+                    if (!conv_pointwise(&g)) {
+                        im2col_nhwc(&g, xn, c0, col);
+                        a = col;
+                        lda = kcols;
+                    }
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ohw, (int)g.mg, (int)kcols,
+                                1.0f, a, (int)lda, packed + m0 * kcols, (int)kcols, 0.0f, yn + m0, (int)g.m);
+                } else {
+                    const float *b = xn + c0 * hw;
+                    if (!conv_pointwise(&g)) {
+                        im2col_nchw(&g, b, col);
+                        b = col;
+                    }
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g.mg, (int)ohw, (int)kcols,
+                                1.0f, w + m0 * kcols, (int)kcols, b, (int)ohw, 0.0f, yn + m0 * ohw, (int)ohw);
+                }
+            }
+        }
+        conv_epilogue(k, &g, bias, yn);
+    }
+    return PC_OK;
+}
+
+/* ---- MatMul, Gemm ---- */
+
+static pc_status f32_inputs(const pc_rt_kernel_ctx *k, uint32_t n, const char *op)
+{
+    for (uint32_t i = 0; i < n && i < k->n_in; i++)
+        if (k->in[i] && k->in[i]->dtype != PC_DTYPE_FLOAT)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "input %u is %s: the runtime's %s is float32", i,
+                                pc_dtype_name(k->in[i]->dtype), op);
+    return PC_OK;
+}
+
+static pc_status matmul_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    (void)scratch;
+    if (k->n_in != 2 || !k->in[0] || !k->in[1])
+        return pc_error_set(k->err, PC_ERR_ARITY, "MatMul needs A and B");
+    return f32_inputs(k, 2, "MatMul");
+}
+
+/* numpy.matmul: 1-D A is a row, 1-D B a column; batch axes broadcast. B without batch axes (weights) folds
+ * A's batch into its rows: one sgemm. */
+static pc_status matmul_run(pc_rt_kernel_ctx *k)
+{
+    const pc_rt_tensor *a = k->in[0], *b = k->in[1];
+    pc_rt_tensor *y = k->out[0];
+    int64_t m = a->rank > 1 ? a->dims[a->rank - 2] : 1, kk = a->dims[a->rank - 1];
+    int64_t n = b->rank > 1 ? b->dims[b->rank - 1] : 1;
+    int64_t kb = b->rank > 1 ? b->dims[b->rank - 2] : b->dims[0];
+    if (kb != kk)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "inner dimensions differ (%lld and %lld)", (long long)kk,
+                            (long long)kb);
+    float *yd = y->data;
+    if (y->n == 0) return PC_OK;
+    if (kk == 0) {
+        memset(yd, 0, y->n * sizeof *yd);
+        return PC_OK;
+    }
+    int32_t nb = y->rank - (a->rank > 1) - (b->rank > 1); /* batch axes of the output */
+    if (b->rank <= 2) {
+        int64_t rows = (int64_t)(y->n / (uint64_t)n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, a->data,
+                    (int)kk, b->data, (int)n, 0.0f, yd, (int)n);
+        return PC_OK;
+    }
+    /* batch strides of A and B over the output's batch axes (0 where broadcast) */
+    int64_t sa[PC_MAX_RANK] = {0}, sb[PC_MAX_RANK] = {0}, bd[PC_MAX_RANK], cnt[PC_MAX_RANK] = {0};
+    int32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank - 2;
+    int64_t mat_a = m * kk, mat_b = kk * n, s = mat_a;
+    for (int32_t d = ba - 1; d >= 0; d--) {
+        sa[nb - ba + d] = a->dims[d] == 1 ? 0 : s;
+        s *= a->dims[d];
+    }
+    s = mat_b;
+    for (int32_t d = bb - 1; d >= 0; d--) {
+        sb[nb - bb + d] = b->dims[d] == 1 ? 0 : s;
+        s *= b->dims[d];
+    }
+    uint64_t batches = 1;
+    for (int32_t d = 0; d < nb; d++) {
+        bd[d] = y->dims[d];
+        batches *= (uint64_t)bd[d];
+    }
+    const float *ad = a->data, *bdta = b->data;
+    int64_t oa = 0, ob = 0;
+    for (uint64_t t = 0; t < batches; t++) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)kk, 1.0f, ad + oa,
+                    (int)kk, bdta + ob, (int)n, 0.0f, yd + (int64_t)t * m * n, (int)n);
+        for (int32_t d = nb - 1; d >= 0; d--) {
+            oa += sa[d];
+            ob += sb[d];
+            if (++cnt[d] < bd[d]) break;
+            oa -= sa[d] * bd[d];
+            ob -= sb[d] * bd[d];
+            cnt[d] = 0;
+        }
+    }
+    return PC_OK;
+}
+
+static pc_status gemm_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    (void)scratch;
+    if (k->n_in < 2 || !k->in[0] || !k->in[1] || k->in[0]->rank != 2 || k->in[1]->rank != 2)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "Gemm needs 2-D A and B");
+    if (k->opset < 7 && pc_node_attr_int(k->node, "broadcast", 0) == 0 && k->n_in > 2 && k->in[2] &&
+        k->in[2]->n != k->out[0]->n)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "Gemm-6 without broadcast and a C of another shape");
+    if (k->n_in > 2 && k->in[2] && k->in[2]->rank > 2)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "C has rank %d, at most 2", (int)k->in[2]->rank);
+    pc_status st = f32_inputs(k, 3, "Gemm");
+    if (st == PC_OK) st = pc_rt_activation_check(k->node, k->err);
+    return st;
+}
+
+static pc_status gemm_run(pc_rt_kernel_ctx *k)
+{
+    const pc_rt_tensor *a = k->in[0], *b = k->in[1], *c = k->n_in > 2 ? k->in[2] : NULL;
+    pc_rt_tensor *y = k->out[0];
+    bool ta = pc_node_attr_int(k->node, "transA", 0) != 0, tb = pc_node_attr_int(k->node, "transB", 0) != 0;
+    float alpha = pc_node_attr_float(k->node, "alpha", 1.0f),
+          beta = pc_node_attr_float(k->node, "beta", 1.0f);
+    int64_t m = ta ? a->dims[1] : a->dims[0], kk = ta ? a->dims[0] : a->dims[1],
+            n = tb ? b->dims[0] : b->dims[1];
+    if ((tb ? b->dims[1] : b->dims[0]) != kk || y->rank != 2 || y->dims[0] != m || y->dims[1] != n)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "A, B and Y do not make a %lld x %lld x %lld product",
+                            (long long)m, (long long)kk, (long long)n);
+    float *yd = y->data;
+    /* Y = beta * C (unidirectional broadcast to [M, N]), then Y += alpha * A' B' */
+    if (c && beta != 0.0f) {
+        const float *cd = c->data;
+        int64_t cm = c->rank == 2 ? c->dims[0] : 1, cn = c->rank >= 1 ? c->dims[c->rank - 1] : 1;
+        if ((cm != 1 && cm != m) || (cn != 1 && cn != n))
+            return pc_error_set(k->err, PC_ERR_SHAPE, "C does not broadcast to [%lld, %lld]", (long long)m,
+                                (long long)n);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                yd[i * n + j] = beta * cd[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+    } else if (y->n) {
+        memset(yd, 0, y->n * sizeof *yd);
+    }
+    if (m && n && kk)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
+                    (int)n, (int)kk, alpha, a->data, (int)a->dims[1], b->data, (int)b->dims[1], 1.0f, yd,
+                    (int)n);
+    pc_rt_activation_apply(k->node, yd, y->n);
+    return PC_OK;
+}
+
+const pc_rt_kernel pc_rt_kernels_conv[] = {
+    {"", "Conv", 1, 21, RT_F32, conv_prepare, conv_run},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, RT_F32, conv_prepare, conv_run},
+    {PC_NHWC_DOMAIN, "Conv", 1, 21, RT_F32, conv_prepare, conv_run},
+    {PC_NHWC_DOMAIN, "FusedConv", 1, 21, RT_F32, conv_prepare, conv_run},
+    {"", "MatMul", 1, 21, RT_F32, matmul_prepare, matmul_run},
+    {"", "Gemm", 6, 21, RT_F32, gemm_prepare, gemm_run},
+    {PC_MS_DOMAIN, "FusedGemm", 1, 1, RT_F32, gemm_prepare, gemm_run},
+};
+const size_t pc_rt_n_kernels_conv = sizeof pc_rt_kernels_conv / sizeof pc_rt_kernels_conv[0];

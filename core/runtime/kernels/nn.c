@@ -1,0 +1,1402 @@
+/* The nn family: pooling (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool), normalizations
+ * (BatchNormalization in its inference form, InstanceNormalization, LRN, LayerNormalization) and
+ * Softmax/LogSoftmax on float32. The pools and per-channel norms run channels-first (ai.onnx) and
+ * channels-last (com.ms.internal.nhwc: input 0 and output 0 are (N, d1..dk, C), every other input keeps its
+ * standard layout, and the node's opset has ai.onnx's semantics).
+ *
+ * Precision: sums over a whole plane, row or channel (the global average, the means and variances of the
+ * norms, the softmax denominators) accumulate in double, over LANES independent partial sums so that they
+ * vectorize without reassociation; windowed sums (an AveragePool window, LRN's channel window) accumulate in
+ * float, as a window adds only its few taps. Means are subtracted in two float parts (hi + lo), so x - mean
+ * stays exact enough when the mean is large against the spread. exp is rt_expf, a branch-free polynomial
+ * within 2 ulp of expf, so that softmax rows vectorize.
+ *
+ * Speed: channels-first pools run tap-outer: each kernel tap adds one contiguous (stride 1) or strided input
+ * run into the output row, with the per-axis tap ranges precomputed in scratch; channels-last pools add, per
+ * tap, one contiguous run of C channels. Nothing allocates in run. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/runtime/rt_internal.h"
+
+enum { POOL_AXES = 3, LANES = 8 };
+/* bound on kernel, stride, dilation, pad and size attributes: keeps the index arithmetic in int64 */
+#define ATTR_LIMIT ((int64_t)1 << 31)
+
+/* ---- shared helpers
+ * ------------------------------------------------------------------------------------------ */
+
+static bool is_nhwc(const pc_rt_kernel_ctx *k)
+{
+    return pc_name_eq(k->node->domain, PC_NHWC_DOMAIN);
+}
+
+/* Whether the node asks for output i (present, not an omitted optional output). */
+static bool output_wanted(const pc_rt_kernel_ctx *k, uint32_t i)
+{
+    return i < k->node->n_outputs && k->node->outputs[i] != NULL;
+}
+
+static int64_t div_floor(int64_t a, int64_t b) /* b > 0 */
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static int64_t div_ceil(int64_t a, int64_t b) /* b > 0 */
+{
+    return -div_floor(-a, b);
+}
+
+static int64_t count_dims(int32_t rank, const int64_t *dims)
+{
+    int64_t n = 1;
+    for (int32_t i = 0; i < rank; i++)
+        n *= dims[i];
+    return n;
+}
+
+/* Appends n items of `size` bytes to a scratch layout of 64-byte aligned arrays; false on overflow. */
+static bool scratch_take(size_t *total, uint64_t n, size_t size, size_t *offset)
+{
+    size_t bytes;
+    if (n > SIZE_MAX || !pc_size_mul((size_t)n, size, &bytes) || !pc_size_add(bytes, 63, &bytes))
+        return false;
+    *offset = *total;
+    return pc_size_add(*total, bytes & ~(size_t)63, total);
+}
+
+static pc_status scratch_overflow(pc_rt_kernel_ctx *k)
+{
+    return pc_error_set(k->err, PC_ERR_OVERFLOW, "scratch memory size overflows");
+}
+
+/* The scratch prepare asked for, checked against what run lays out in it (NULL and an error otherwise). */
+static void *scratch_get(pc_rt_kernel_ctx *k, size_t needed)
+{
+    if (k->scratch_bytes < needed || (needed && !k->scratch)) {
+        pc_error_set(k->err, PC_ERR_INTERNAL, "scratch of %zu bytes, %zu needed", k->scratch_bytes, needed);
+        return NULL;
+    }
+    return k->scratch;
+}
+
+static pc_status require_float_input(pc_rt_kernel_ctx *k, uint32_t i, const char *name)
+{
+    if (i >= k->n_in || !k->in[i])
+        return pc_error_set(k->err, PC_ERR_ARITY, "input %u (%s) is missing", i, name);
+    if (k->in[i]->dtype != PC_DTYPE_FLOAT)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "input %u (%s) is %s; only float32 runs", i, name,
+                            pc_dtype_name(k->in[i]->dtype));
+    return PC_OK;
+}
+
+static pc_status require_output(pc_rt_kernel_ctx *k)
+{
+    if (k->n_out < 1 || !k->out[0]) return pc_error_set(k->err, PC_ERR_ARITY, "output 0 is missing");
+    if (k->out[0]->dtype != PC_DTYPE_FLOAT)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 0 is %s; only float32 runs",
+                            pc_dtype_name(k->out[0]->dtype));
+    return PC_OK;
+}
+
+/* Output 0 must have exactly `dims` (the session sized it from shape inference; a disagreement is a bug
+ * somewhere, never something to compute through). */
+static pc_status require_out_dims(pc_rt_kernel_ctx *k, int32_t rank, const int64_t *dims)
+{
+    const pc_rt_tensor *y = k->out[0];
+    if (y->rank != rank)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "output 0 has rank %d; the kernel computes rank %d",
+                            (int)y->rank, (int)rank);
+    for (int32_t i = 0; i < rank; i++)
+        if (y->dims[i] != dims[i])
+            return pc_error_set(k->err, PC_ERR_SHAPE, "output 0 has dim %d = %lld; the kernel computes %lld",
+                                (int)i, (long long)y->dims[i], (long long)dims[i]);
+    return PC_OK;
+}
+
+/* Input 0 float32 of rank >= min_rank (channels-last forms: >= 3), output 0 float32. */
+static pc_status require_x(pc_rt_kernel_ctx *k, int32_t min_rank)
+{
+    pc_status st;
+    if ((st = require_float_input(k, 0, "X")) != PC_OK || (st = require_output(k)) != PC_OK) return st;
+    if (is_nhwc(k) && min_rank < 3) min_rank = 3;
+    if (k->in[0]->rank < min_rank)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 has rank %d; this op needs rank >= %d",
+                            (int)k->in[0]->rank, (int)min_rank);
+    return PC_OK;
+}
+
+static pc_status read_int(pc_rt_kernel_ctx *k, const char *name, int64_t fallback, int64_t *out)
+{
+    const pc_attr *a = pc_node_attr(k->node, name);
+    *out = a && a->type == PC_ATTR_INT ? a->i : fallback;
+    if (a && a->type != PC_ATTR_INT)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be an int", name);
+    return PC_OK;
+}
+
+static pc_status read_float(pc_rt_kernel_ctx *k, const char *name, float fallback, float *out)
+{
+    const pc_attr *a = pc_node_attr(k->node, name);
+    *out = a && a->type == PC_ATTR_FLOAT ? a->f : fallback;
+    if (a && a->type != PC_ATTR_FLOAT)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be a float", name);
+    return PC_OK;
+}
+
+/* An ints attribute of n values in [lo, ATTR_LIMIT) into dst (left as is when absent and optional). */
+static pc_status read_ints(pc_rt_kernel_ctx *k, const char *name, size_t n, int64_t lo, bool required,
+                           int64_t *dst)
+{
+    size_t got;
+    const int64_t *v = pc_rt_attr_ints(k->node, name, &got);
+    if (!v) {
+        if (pc_node_attr(k->node, name))
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be a list of ints", name);
+        return required ? pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' is required", name) : PC_OK;
+    }
+    if (got != n)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' has %zu values, expected %zu", name,
+                            got, n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] >= ATTR_LIMIT)
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                                "attribute '%s' value %lld is out of range [%lld, 2^31)", name,
+                                (long long)v[i], (long long)lo);
+        dst[i] = v[i];
+    }
+    return PC_OK;
+}
+
+/* An attribute the node's opset does not define would change the meaning if ignored. */
+static pc_status attr_since(pc_rt_kernel_ctx *k, const char *name, int64_t since)
+{
+    if (k->opset < since && pc_node_attr(k->node, name))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                            "attribute '%s' is defined only from opset %lld (node opset %lld)", name,
+                            (long long)since, (long long)k->opset);
+    return PC_OK;
+}
+
+/* An `axis` attribute in [-rank, rank - 1], normalized. */
+static pc_status read_axis(pc_rt_kernel_ctx *k, int64_t fallback, int32_t rank, int32_t *axis)
+{
+    int64_t a;
+    pc_status st = read_int(k, "axis", fallback, &a);
+    if (st != PC_OK) return st;
+    if (a < -(int64_t)rank || a >= rank)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'axis' is %lld, outside [%d, %d]",
+                            (long long)a, -(int)rank, (int)rank - 1);
+    *axis = (int32_t)(a < 0 ? a + rank : a);
+    return PC_OK;
+}
+
+/* NaN wins (numpy's max): once the accumulator is NaN, nothing compares above it. */
+static inline float max_nan(float acc, float v)
+{
+    return (v > acc || v != v) ? v : acc;
+}
+
+static float max_row(const float *x, int64_t n)
+{
+    float acc[LANES];
+    for (int l = 0; l < LANES; l++)
+        acc[l] = -INFINITY;
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++)
+            acc[l] = max_nan(acc[l], x[i + l]);
+    float m = -INFINITY;
+    for (; i < n; i++)
+        m = max_nan(m, x[i]);
+    for (int l = 0; l < LANES; l++)
+        m = max_nan(m, acc[l]);
+    return m;
+}
+
+static double sum_f64(const float *x, int64_t n)
+{
+    double acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++)
+            acc[l] += (double)x[i + l];
+    double s = 0.0;
+    for (; i < n; i++)
+        s += (double)x[i];
+    for (int l = 0; l < LANES; l++)
+        s += acc[l];
+    return s;
+}
+
+/* sum of (x - mean)^2: the two-pass variance, stable where sum(x^2) - n mean^2 cancels */
+static double sum_sq_dev_f64(const float *x, int64_t n, double mean)
+{
+    double acc[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            double d = (double)x[i + l] - mean;
+            acc[l] += d * d;
+        }
+    double s = 0.0;
+    for (; i < n; i++) {
+        double d = (double)x[i] - mean;
+        s += d * d;
+    }
+    for (int l = 0; l < LANES; l++)
+        s += acc[l];
+    return s;
+}
+
+/* y = ((x - mean_hi) - mean_lo) * a + b over n floats. */
+static void normalize_row(const float *restrict x, float *restrict y, int64_t n, double mean, float a,
+                          float b)
+{
+    float mh = (float)mean, ml = (float)(mean - (double)mh);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = ((x[i] - mh) - ml) * a + b;
+}
+
+static float f32_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t bits_from_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2], exp(r) by Cephes' degree-5
+ * polynomial. Branch-free so that loops over it vectorize; NaN propagates, +inf gives inf, -inf 0. The
+ * rounding uses the 1.5 * 2^23 trick (no float-to-int conversion, which is undefined for NaN), and 2^n is
+ * built in two halves so that subnormal results and n = 128 stay representable. */
+static inline float rt_expf(float x)
+{
+    const float hi = 88.7228394f, lo = -103.972084f, magic = 12582912.0f;
+    float xc = x > hi ? hi : x; /* comparisons written so that NaN falls through */
+    xc = xc < lo ? lo : xc;
+    float t = xc * 1.44269504088896341f + magic;
+    float n = t - magic;
+    int32_t ni = (int32_t)(bits_from_f32(t) - bits_from_f32(magic));
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    int32_t n1 = ni / 2, n2 = ni - n1;
+    float y = p * f32_from_bits((uint32_t)(n1 + 127) << 23) * f32_from_bits((uint32_t)(n2 + 127) << 23);
+    y = x > hi ? INFINITY : y;
+    return x < lo ? 0.0f : y;
+}
+
+/* ---- MaxPool, AveragePool
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct pool_geom {
+    bool is_max, include_pad, nhwc;
+    int32_t nsp;
+    int64_t batch, channels;
+    /* spatial axes right-aligned into POOL_AXES; leading unit axes: in = k = s = d = out = 1, no pads */
+    int64_t in[POOL_AXES], k[POOL_AXES], s[POOL_AXES], d[POOL_AXES], pb[POOL_AXES], pe[POOL_AXES],
+        out[POOL_AXES];
+} pool_geom;
+
+/* Taps of one axis for one output index: kk in [lo, hi) land inside the input; n_pad of them (from 0) land
+ * inside the padded extent [-pb, in + pe) (count_include_pad's divisor: a ceil_mode window reaching past the
+ * end padding counts only up to it). */
+typedef struct axis_taps {
+    int64_t lo, hi, n_pad;
+} axis_taps;
+
+static axis_taps axis_taps_at(const pool_geom *g, int a, int64_t o)
+{
+    int64_t start = o * g->s[a] - g->pb[a], d = g->d[a];
+    axis_taps t;
+    t.lo = start >= 0 ? 0 : div_ceil(-start, d);
+    t.hi = div_floor(g->in[a] - 1 - start, d) + 1;
+    t.n_pad = div_ceil(g->in[a] + g->pe[a] - start, d);
+    if (t.hi > g->k[a]) t.hi = g->k[a];
+    if (t.hi < t.lo) t.hi = t.lo;
+    if (t.n_pad > g->k[a]) t.n_pad = g->k[a];
+    return t;
+}
+
+static int64_t taps_count(const pool_geom *g, const axis_taps *t)
+{
+    return g->include_pad ? t->n_pad : t->hi - t->lo;
+}
+
+/* Kernel, strides, dilations, pads (explicit or auto_pad), ceil_mode and the output size per spatial axis,
+ * with ek = (k - 1) * d + 1: NOTSET: floor((in + pb + pe - ek) / s) + 1, with ceil_mode one more unless that
+ * window would start in the end padding; VALID: no pads; SAME_UPPER / SAME_LOWER: ceil(in / s) with total
+ * padding (out - 1) * s + ek - in split evenly, the odd one at the end (UPPER) or the beginning (LOWER). */
+static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
+{
+    pc_status st;
+    memset(g, 0, sizeof *g);
+    g->is_max = is_max;
+    g->nhwc = is_nhwc(k);
+    if ((st = require_float_input(k, 0, "X")) != PC_OK || (st = require_output(k)) != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    int32_t nsp = x->rank - 2;
+    if (nsp < 1 || nsp > POOL_AXES)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                            "input 0 has rank %d; pooling runs over 1 to 3 spatial axes", (int)x->rank);
+    g->nsp = nsp;
+    g->batch = x->dims[0];
+    g->channels = g->nhwc ? x->dims[x->rank - 1] : x->dims[1];
+
+    int64_t ks[POOL_AXES], strides[POOL_AXES], dil[POOL_AXES], pads[2 * POOL_AXES];
+    for (int32_t j = 0; j < nsp; j++) {
+        strides[j] = dil[j] = 1;
+        pads[j] = pads[j + nsp] = 0;
+    }
+    int64_t ceil_mode = 0;
+    if ((st = read_ints(k, "kernel_shape", (size_t)nsp, 1, true, ks)) != PC_OK ||
+        (st = read_ints(k, "strides", (size_t)nsp, 1, false, strides)) != PC_OK ||
+        (st = read_ints(k, "pads", 2 * (size_t)nsp, 0, false, pads)) != PC_OK ||
+        (st = attr_since(k, "dilations", is_max ? 10 : 19)) != PC_OK ||
+        (st = read_ints(k, "dilations", (size_t)nsp, 1, false, dil)) != PC_OK ||
+        (st = attr_since(k, "ceil_mode", 10)) != PC_OK ||
+        (st = read_int(k, "ceil_mode", 0, &ceil_mode)) != PC_OK)
+        return st;
+    const pc_attr *ap_attr = pc_node_attr(k->node, "auto_pad");
+    if (ap_attr && ap_attr->type != PC_ATTR_STRING)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'auto_pad' must be a string");
+    const char *ap = pc_node_attr_string(k->node, "auto_pad", "NOTSET");
+    enum { AP_NOTSET, AP_VALID, AP_UPPER, AP_LOWER } mode;
+    if (!*ap || strcmp(ap, "NOTSET") == 0)
+        mode = AP_NOTSET;
+    else if (strcmp(ap, "VALID") == 0)
+        mode = AP_VALID;
+    else if (strcmp(ap, "SAME_UPPER") == 0)
+        mode = AP_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0)
+        mode = AP_LOWER;
+    else
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'auto_pad' has unknown value '%s'", ap);
+    if (mode != AP_NOTSET)
+        for (int32_t j = 0; j < 2 * nsp; j++)
+            if (pads[j])
+                return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                                    "attribute 'pads' cannot be used with auto_pad %s", ap);
+    if (is_max) {
+        int64_t order = 0;
+        if ((st = attr_since(k, "storage_order", 8)) != PC_OK ||
+            (st = read_int(k, "storage_order", 0, &order)) != PC_OK)
+            return st;
+        if (order != 0 && order != 1)
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                                "attribute 'storage_order' must be 0 or 1, got %lld", (long long)order);
+        if (order == 1)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                                "attribute 'storage_order' = 1 (column-major Indices)");
+        if (output_wanted(k, 1))
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 1 (Indices) of MaxPool is not computed");
+    } else {
+        int64_t include_pad = 0;
+        if ((st = attr_since(k, "count_include_pad", 7)) != PC_OK ||
+            (st = read_int(k, "count_include_pad", 0, &include_pad)) != PC_OK)
+            return st;
+        g->include_pad = include_pad != 0;
+    }
+
+    int32_t off = POOL_AXES - nsp;
+    for (int32_t a = 0; a < POOL_AXES; a++) {
+        g->in[a] = g->k[a] = g->s[a] = g->d[a] = g->out[a] = 1;
+        g->pb[a] = g->pe[a] = 0;
+    }
+    for (int32_t j = 0; j < nsp; j++) {
+        int32_t a = off + j;
+        int64_t in = g->nhwc ? x->dims[1 + j] : x->dims[2 + j], s = strides[j], ek = (ks[j] - 1) * dil[j] + 1;
+        g->in[a] = in;
+        g->k[a] = ks[j];
+        g->s[a] = s;
+        g->d[a] = dil[j];
+        if (mode == AP_UPPER || mode == AP_LOWER) {
+            int64_t out = (in + s - 1) / s, total = (out - 1) * s + ek - in;
+            if (total < 0 || out == 0) total = 0;
+            g->out[a] = out;
+            g->pb[a] = mode == AP_UPPER ? total / 2 : total - total / 2;
+            g->pe[a] = total - g->pb[a];
+            continue;
+        }
+        g->pb[a] = mode == AP_VALID ? 0 : pads[j];
+        g->pe[a] = mode == AP_VALID ? 0 : pads[j + nsp];
+        if (g->pb[a] >= ek || g->pe[a] >= ek)
+            return pc_error_set(
+                k->err, PC_ERR_ATTRIBUTE,
+                "attribute 'pads' (%lld, %lld) on spatial axis %d must be below the dilated kernel %lld",
+                (long long)g->pb[a], (long long)g->pe[a], (int)j, (long long)ek);
+        int64_t span = in + g->pb[a] + g->pe[a] - ek;
+        if (span < 0)
+            return pc_error_set(k->err, PC_ERR_SHAPE,
+                                "spatial axis %d: the dilated kernel %lld exceeds the padded input %lld",
+                                (int)j, (long long)ek, (long long)(in + g->pb[a] + g->pe[a]));
+        int64_t out = span / s + 1;
+        if (ceil_mode && span % s && out * s < in + g->pb[a]) out++;
+        g->out[a] = out;
+    }
+    int64_t ydims[PC_MAX_RANK];
+    ydims[0] = g->batch;
+    for (int32_t j = 0; j < nsp; j++)
+        ydims[(g->nhwc ? 1 : 2) + j] = g->out[off + j];
+    ydims[g->nhwc ? x->rank - 1 : 1] = g->channels;
+    return require_out_dims(k, x->rank, ydims);
+}
+
+/* Scratch of a pool: the tap table of each axis; channels-first also the per-tap output column ranges of the
+ * last axis, its per-column divisors and one input row (the window's rows reduced into one). */
+typedef struct pool_layout {
+    size_t taps[POOL_AXES], kw_lo, kw_hi, inv_w, row, total;
+} pool_layout;
+
+static bool pool_layout_compute(const pool_geom *g, pool_layout *l)
+{
+    bool ok = true;
+    l->total = 0;
+    l->kw_lo = l->kw_hi = l->inv_w = l->row = 0;
+    for (int a = 0; a < POOL_AXES; a++)
+        ok = ok && scratch_take(&l->total, (uint64_t)g->out[a], sizeof(axis_taps), &l->taps[a]);
+    if (!g->nhwc) {
+        ok = ok && scratch_take(&l->total, (uint64_t)g->k[2], sizeof(int64_t), &l->kw_lo) &&
+             scratch_take(&l->total, (uint64_t)g->k[2], sizeof(int64_t), &l->kw_hi) &&
+             scratch_take(&l->total, (uint64_t)g->out[2], sizeof(float), &l->inv_w) &&
+             scratch_take(&l->total, (uint64_t)g->in[2], sizeof(float), &l->row);
+    }
+    return ok;
+}
+
+static pc_status pool_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes, bool is_max)
+{
+    pool_geom g;
+    pc_status st = pool_geom_read(k, is_max, &g);
+    if (st != PC_OK) return st;
+    /* a window of padding only has no defined value (the max of nothing; 0 / 0); count_include_pad's
+     * average of one is 0 */
+    if (k->out[0]->n > 0 && (is_max || !g.include_pad))
+        for (int a = 0; a < POOL_AXES; a++)
+            for (int64_t o = 0; o < g.out[a]; o++) {
+                axis_taps t = axis_taps_at(&g, a, o);
+                if (t.hi == t.lo)
+                    return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                                        "spatial axis %d: the window of output %lld covers only padding",
+                                        a - (POOL_AXES - g.nsp), (long long)o);
+            }
+    pool_layout l;
+    if (!pool_layout_compute(&g, &l)) return scratch_overflow(k);
+    *scratch_bytes = l.total;
+    return PC_OK;
+}
+
+/* y[i] op= x[i * stride]; strides 1 and 2 (most pools) get loops of their own, which vectorize. */
+static void max_into(float *restrict y, const float *restrict x, int64_t n, int64_t stride)
+{
+    if (stride == 1)
+        for (int64_t i = 0; i < n; i++)
+            y[i] = max_nan(y[i], x[i]);
+    else if (stride == 2)
+        for (int64_t i = 0; i < n; i++)
+            y[i] = max_nan(y[i], x[2 * i]);
+    else
+        for (int64_t i = 0; i < n; i++)
+            y[i] = max_nan(y[i], x[i * stride]);
+}
+
+static void add_into(float *restrict y, const float *restrict x, int64_t n, int64_t stride)
+{
+    if (stride == 1)
+        for (int64_t i = 0; i < n; i++)
+            y[i] += x[i];
+    else if (stride == 2)
+        for (int64_t i = 0; i < n; i++)
+            y[i] += x[2 * i];
+    else
+        for (int64_t i = 0; i < n; i++)
+            y[i] += x[i * stride];
+}
+
+/* Channels-first only: kw_lo/kw_hi, the output columns [lo, hi) where last-axis tap kw is inside; inv_w, 1 /
+ * the last axis's share of each column's divisor; row, one input row of scratch. */
+typedef struct pool_tables {
+    const axis_taps *taps[POOL_AXES];
+    const int64_t *kw_lo, *kw_hi;
+    const float *inv_w;
+    float *row;
+} pool_tables;
+
+/* Channels-first, per output row: the input rows under the window (its outer axes) are reduced into one row,
+ * contiguously, then each last-axis tap adds (or maxes) one run of that row, contiguous or strided, into the
+ * output row: a k x k window costs k contiguous row passes and k output-row passes, not k * k strided. */
+static void pool_nchw(const pool_geom *g, const pool_tables *t, const float *x, float *y)
+{
+    const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], out_plane = g->out[0] * g->out[1] * g->out[2];
+    const int64_t w_in = g->in[2], w_out = g->out[2], sw = g->s[2];
+    const int64_t planes = g->batch * g->channels;
+    const float init = g->is_max ? -INFINITY : 0.0f;
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * in_plane;
+        float *yr = y + p * out_plane;
+        for (int64_t od = 0; od < g->out[0]; od++) {
+            const axis_taps *td = &t->taps[0][od];
+            for (int64_t oh = 0; oh < g->out[1]; oh++, yr += w_out) {
+                const axis_taps *th = &t->taps[1][oh];
+                const float *src = NULL; /* the reduced row: a single input row is read in place */
+                int64_t rows = 0;
+                for (int64_t kd = td->lo; kd < td->hi; kd++) {
+                    int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                    for (int64_t kh = th->lo; kh < th->hi; kh++, rows++) {
+                        int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                        const float *xr = xp + (id * g->in[1] + ih) * w_in;
+                        if (rows == 0) {
+                            src = xr;
+                            continue;
+                        }
+                        if (rows == 1) {
+                            memcpy(t->row, src, (size_t)w_in * sizeof *src);
+                            src = t->row;
+                        }
+                        if (g->is_max)
+                            max_into(t->row, xr, w_in, 1);
+                        else
+                            add_into(t->row, xr, w_in, 1);
+                    }
+                }
+                for (int64_t ow = 0; ow < w_out; ow++)
+                    yr[ow] = init;
+                for (int64_t kw = 0; src && kw < g->k[2]; kw++) {
+                    int64_t lo = t->kw_lo[kw], n = t->kw_hi[kw] - lo;
+                    if (n <= 0) continue;
+                    const float *xs = src + (lo * sw + kw * g->d[2] - g->pb[2]);
+                    if (g->is_max)
+                        max_into(yr + lo, xs, n, sw);
+                    else
+                        add_into(yr + lo, xs, n, sw);
+                }
+                if (!g->is_max) {
+                    /* reciprocals multiply (divps is slow): within 2 ulp of the division */
+                    float inv_outer = 1.0f / (float)(taps_count(g, td) * taps_count(g, th));
+                    for (int64_t ow = 0; ow < w_out; ow++)
+                        yr[ow] *= inv_outer * t->inv_w[ow];
+                }
+            }
+        }
+    }
+}
+
+/* Channels-last: per output position, each tap adds (or maxes) a contiguous run of C channels. */
+static void pool_nhwc(const pool_geom *g, const pool_tables *t, const float *x, float *y)
+{
+    const int64_t C = g->channels, in_image = g->in[0] * g->in[1] * g->in[2] * C;
+    const float init = g->is_max ? -INFINITY : 0.0f;
+    float *yv = y;
+    for (int64_t n = 0; n < g->batch; n++) {
+        const float *xn = x + n * in_image;
+        for (int64_t od = 0; od < g->out[0]; od++) {
+            const axis_taps *td = &t->taps[0][od];
+            for (int64_t oh = 0; oh < g->out[1]; oh++) {
+                const axis_taps *th = &t->taps[1][oh];
+                for (int64_t ow = 0; ow < g->out[2]; ow++, yv += C) {
+                    const axis_taps *tw = &t->taps[2][ow];
+                    for (int64_t c = 0; c < C; c++)
+                        yv[c] = init;
+                    for (int64_t kd = td->lo; kd < td->hi; kd++) {
+                        int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                        for (int64_t kh = th->lo; kh < th->hi; kh++) {
+                            int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                            for (int64_t kw = tw->lo; kw < tw->hi; kw++) {
+                                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                                const float *xv = xn + ((id * g->in[1] + ih) * g->in[2] + iw) * C;
+                                if (g->is_max)
+                                    max_into(yv, xv, C, 1);
+                                else
+                                    add_into(yv, xv, C, 1);
+                            }
+                        }
+                    }
+                    if (!g->is_max) {
+                        float cnt = (float)(taps_count(g, td) * taps_count(g, th) * taps_count(g, tw));
+                        for (int64_t c = 0; c < C; c++)
+                            yv[c] /= cnt;
+                    }
+                }
+            }
+        }
+    }
+}
+
+static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
+{
+    pool_geom g;
+    pc_status st = pool_geom_read(k, is_max, &g);
+    if (st != PC_OK) return st;
+    if (k->out[0]->n == 0) return PC_OK;
+    pool_layout l;
+    if (!pool_layout_compute(&g, &l)) return scratch_overflow(k);
+    char *base = scratch_get(k, l.total);
+    if (!base && l.total) return k->err->status;
+    pool_tables t;
+    for (int a = 0; a < POOL_AXES; a++) {
+        axis_taps *tab = (axis_taps *)(void *)(base + l.taps[a]);
+        for (int64_t o = 0; o < g.out[a]; o++)
+            tab[o] = axis_taps_at(&g, a, o);
+        t.taps[a] = tab;
+    }
+    if (!g.nhwc) {
+        int64_t *kw_lo = (int64_t *)(void *)(base + l.kw_lo), *kw_hi = (int64_t *)(void *)(base + l.kw_hi);
+        float *inv_w = (float *)(void *)(base + l.inv_w);
+        for (int64_t kw = 0; kw < g.k[2]; kw++) { /* 0 <= ow * s - pb + kw * d < in */
+            int64_t offset = kw * g.d[2] - g.pb[2];
+            int64_t lo = div_ceil(-offset, g.s[2]), hi = div_floor(g.in[2] - 1 - offset, g.s[2]) + 1;
+            if (lo < 0) lo = 0;
+            if (hi > g.out[2]) hi = g.out[2];
+            kw_lo[kw] = lo;
+            kw_hi[kw] = hi > lo ? hi : lo;
+        }
+        for (int64_t ow = 0; ow < g.out[2]; ow++)
+            inv_w[ow] = 1.0f / (float)taps_count(&g, &t.taps[2][ow]);
+        t.kw_lo = kw_lo;
+        t.kw_hi = kw_hi;
+        t.inv_w = inv_w;
+        t.row = (float *)(void *)(base + l.row);
+        pool_nchw(&g, &t, k->in[0]->data, k->out[0]->data);
+    } else {
+        pool_nhwc(&g, &t, k->in[0]->data, k->out[0]->data);
+    }
+    return PC_OK;
+}
+
+static pc_status maxpool_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    return pool_prepare(k, scratch_bytes, true);
+}
+
+static pc_status maxpool_run(pc_rt_kernel_ctx *k)
+{
+    return pool_run(k, true);
+}
+
+static pc_status avgpool_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    return pool_prepare(k, scratch_bytes, false);
+}
+
+static pc_status avgpool_run(pc_rt_kernel_ctx *k)
+{
+    return pool_run(k, false);
+}
+
+/* ---- GlobalAveragePool, GlobalMaxPool
+ * ------------------------------------------------------------------------ */
+
+/* Batch, channels and the spatial area of input 0 in its layout. */
+static void split_nc(const pc_rt_kernel_ctx *k, int64_t *batch, int64_t *channels, int64_t *area)
+{
+    const pc_rt_tensor *x = k->in[0];
+    *batch = x->dims[0];
+    if (is_nhwc(k)) {
+        *channels = x->dims[x->rank - 1];
+        *area = count_dims(x->rank - 2, x->dims + 1);
+    } else {
+        *channels = x->dims[1];
+        *area = count_dims(x->rank - 2, x->dims + 2);
+    }
+}
+
+static pc_status global_pool_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes, bool is_max)
+{
+    pc_status st = require_x(k, 2);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    int64_t ydims[PC_MAX_RANK], batch, channels, area;
+    split_nc(k, &batch, &channels, &area);
+    for (int32_t i = 0; i < x->rank; i++)
+        ydims[i] = 1;
+    ydims[0] = batch;
+    ydims[is_nhwc(k) ? x->rank - 1 : 1] = channels;
+    if ((st = require_out_dims(k, x->rank, ydims)) != PC_OK) return st;
+    if (is_max && area == 0 && batch * channels > 0)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "the spatial dims are empty: there is no maximum");
+    *scratch_bytes = 0;
+    if (is_nhwc(k) && !is_max) { /* per-channel sums in double */
+        size_t off;
+        if (!scratch_take(scratch_bytes, (uint64_t)channels, sizeof(double), &off))
+            return scratch_overflow(k);
+    }
+    return PC_OK;
+}
+
+static pc_status global_pool_run(pc_rt_kernel_ctx *k, bool is_max)
+{
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    const float *x = k->in[0]->data;
+    float *y = k->out[0]->data;
+    if (!is_nhwc(k)) {
+        for (int64_t p = 0; p < batch * C; p++) {
+            const float *xp = x + p * area;
+            y[p] = is_max ? max_row(xp, area) : (float)(sum_f64(xp, area) / (double)area);
+        }
+        return PC_OK;
+    }
+    double *acc = is_max ? NULL : scratch_get(k, (size_t)C * sizeof *acc);
+    if (!is_max && !acc && C > 0) return k->err->status;
+    for (int64_t n = 0; n < batch; n++) {
+        const float *xn = x + n * area * C;
+        float *yn = y + n * C;
+        if (is_max) {
+            for (int64_t c = 0; c < C; c++)
+                yn[c] = -INFINITY;
+            for (int64_t i = 0; i < area; i++)
+                max_into(yn, xn + i * C, C, 1);
+            continue;
+        }
+        for (int64_t c = 0; c < C; c++)
+            acc[c] = 0.0;
+        for (int64_t i = 0; i < area; i++) {
+            const float *row = xn + i * C;
+            for (int64_t c = 0; c < C; c++)
+                acc[c] += (double)row[c];
+        }
+        for (int64_t c = 0; c < C; c++)
+            yn[c] = (float)(acc[c] / (double)area);
+    }
+    return PC_OK;
+}
+
+static pc_status gap_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    return global_pool_prepare(k, scratch_bytes, false);
+}
+
+static pc_status gap_run(pc_rt_kernel_ctx *k)
+{
+    return global_pool_run(k, false);
+}
+
+static pc_status gmp_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    return global_pool_prepare(k, scratch_bytes, true);
+}
+
+static pc_status gmp_run(pc_rt_kernel_ctx *k)
+{
+    return global_pool_run(k, true);
+}
+
+/* ---- BatchNormalization (inference)
+ * -------------------------------------------------------------------------- */
+
+/* Per-channel inputs: float32 vectors of C elements. */
+static pc_status require_channel_vector(pc_rt_kernel_ctx *k, uint32_t i, const char *name, int64_t C)
+{
+    pc_status st = require_float_input(k, i, name);
+    if (st != PC_OK) return st;
+    if (k->in[i]->n != (uint64_t)C)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input %u (%s) has %llu elements, expected C = %lld", i,
+                            name, (unsigned long long)k->in[i]->n, (long long)C);
+    return PC_OK;
+}
+
+/* y = (x - mean[c]) * a[c] + B[c], a = scale / sqrt(var + epsilon) (in double, rounded once). */
+static pc_status batchnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = require_x(k, 2);
+    if (st != PC_OK) return st;
+    for (uint32_t i = 1; i < k->node->n_outputs; i++)
+        if (output_wanted(k, i))
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                                "output %u (training mode statistics) is not computed", i);
+    int64_t v;
+    if (k->opset >= 14) {
+        if ((st = read_int(k, "training_mode", 0, &v)) != PC_OK) return st;
+        if (v != 0)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "attribute 'training_mode' = %lld", (long long)v);
+    }
+    if (k->opset < 9) { /* spatial = 0 takes per-activation parameters (C x D1 x ...) */
+        if ((st = read_int(k, "spatial", 1, &v)) != PC_OK) return st;
+        if (v != 1)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "attribute 'spatial' = %lld", (long long)v);
+    }
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    static const char *const names[5] = {"X", "scale", "B", "input_mean", "input_var"};
+    for (uint32_t i = 1; i < 5; i++)
+        if ((st = require_channel_vector(k, i, names[i], C)) != PC_OK) return st;
+    float eps;
+    if ((st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
+        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
+        return st;
+    size_t off;
+    *scratch_bytes = 0;
+    if (!scratch_take(scratch_bytes, (uint64_t)C, sizeof(float), &off)) return scratch_overflow(k);
+    return PC_OK;
+}
+
+static pc_status batchnorm_run(pc_rt_kernel_ctx *k)
+{
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    float eps = pc_node_attr_float(k->node, "epsilon", 1e-5f);
+    const float *x = k->in[0]->data, *scale = k->in[1]->data, *bias = k->in[2]->data, *mean = k->in[3]->data,
+                *var = k->in[4]->data;
+    float *y = k->out[0]->data, *a = scratch_get(k, (size_t)C * sizeof *a);
+    if (!a && C > 0) return k->err->status;
+    for (int64_t c = 0; c < C; c++)
+        a[c] = (float)((double)scale[c] / sqrt((double)var[c] + (double)eps));
+    if (!is_nhwc(k)) {
+        for (int64_t n = 0; n < batch; n++)
+            for (int64_t c = 0; c < C; c++) {
+                const float *xp = x + (n * C + c) * area;
+                float *yp = y + (n * C + c) * area, m = mean[c], ac = a[c], b = bias[c];
+                for (int64_t i = 0; i < area; i++)
+                    yp[i] = (xp[i] - m) * ac + b;
+            }
+        return PC_OK;
+    }
+    for (int64_t r = 0; r < batch * area; r++) {
+        const float *xr = x + r * C;
+        float *yr = y + r * C;
+        for (int64_t c = 0; c < C; c++)
+            yr[c] = (xr[c] - mean[c]) * a[c] + bias[c];
+    }
+    return PC_OK;
+}
+
+/* ---- InstanceNormalization
+ * ----------------------------------------------------------------------------------- */
+
+/* y = (x - mean) * scale[c] / sqrt(var + epsilon) + B[c], mean and biased variance per (n, c) over the
+ * spatial dims, in double (two passes). */
+typedef struct inorm_layout {
+    size_t mean, var, mh, ml, a, total;
+} inorm_layout;
+
+static bool inorm_layout_compute(int64_t C, inorm_layout *l)
+{
+    l->total = 0;
+    return scratch_take(&l->total, (uint64_t)C, sizeof(double), &l->mean) &&
+           scratch_take(&l->total, (uint64_t)C, sizeof(double), &l->var) &&
+           scratch_take(&l->total, (uint64_t)C, sizeof(float), &l->mh) &&
+           scratch_take(&l->total, (uint64_t)C, sizeof(float), &l->ml) &&
+           scratch_take(&l->total, (uint64_t)C, sizeof(float), &l->a);
+}
+
+static pc_status instnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = require_x(k, 2);
+    if (st != PC_OK) return st;
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    float eps;
+    if ((st = require_channel_vector(k, 1, "scale", C)) != PC_OK ||
+        (st = require_channel_vector(k, 2, "B", C)) != PC_OK ||
+        (st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
+        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
+        return st;
+    *scratch_bytes = 0;
+    inorm_layout l;
+    if (is_nhwc(k)) {
+        if (!inorm_layout_compute(C, &l)) return scratch_overflow(k);
+        *scratch_bytes = l.total;
+    }
+    return PC_OK;
+}
+
+static pc_status instnorm_run(pc_rt_kernel_ctx *k)
+{
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    double eps = (double)pc_node_attr_float(k->node, "epsilon", 1e-5f);
+    const float *x = k->in[0]->data, *scale = k->in[1]->data, *bias = k->in[2]->data;
+    float *y = k->out[0]->data;
+    if (!is_nhwc(k)) {
+        for (int64_t p = 0; p < batch * C; p++) {
+            const float *xp = x + p * area;
+            int64_t c = p % C;
+            double mean = sum_f64(xp, area) / (double)area;
+            double var = sum_sq_dev_f64(xp, area, mean) / (double)area;
+            normalize_row(xp, y + p * area, area, mean, (float)((double)scale[c] / sqrt(var + eps)), bias[c]);
+        }
+        return PC_OK;
+    }
+    inorm_layout l;
+    if (!inorm_layout_compute(C, &l)) return scratch_overflow(k);
+    char *base = scratch_get(k, l.total);
+    if (!base && l.total) return k->err->status;
+    double *mean = (double *)(void *)(base + l.mean), *var = (double *)(void *)(base + l.var);
+    float *mh = (float *)(void *)(base + l.mh), *ml = (float *)(void *)(base + l.ml),
+          *a = (float *)(void *)(base + l.a);
+    for (int64_t n = 0; n < batch; n++) {
+        const float *xn = x + n * area * C;
+        float *yn = y + n * area * C;
+        for (int64_t c = 0; c < C; c++)
+            mean[c] = var[c] = 0.0;
+        for (int64_t i = 0; i < area; i++) {
+            const float *row = xn + i * C;
+            for (int64_t c = 0; c < C; c++)
+                mean[c] += (double)row[c];
+        }
+        for (int64_t c = 0; c < C; c++)
+            mean[c] /= (double)area;
+        for (int64_t i = 0; i < area; i++) {
+            const float *row = xn + i * C;
+            for (int64_t c = 0; c < C; c++) {
+                double d = (double)row[c] - mean[c];
+                var[c] += d * d;
+            }
+        }
+        for (int64_t c = 0; c < C; c++) {
+            mh[c] = (float)mean[c];
+            ml[c] = (float)(mean[c] - (double)mh[c]);
+            a[c] = (float)((double)scale[c] / sqrt(var[c] / (double)area + eps));
+        }
+        for (int64_t i = 0; i < area; i++) {
+            const float *row = xn + i * C;
+            float *yr = yn + i * C;
+            for (int64_t c = 0; c < C; c++)
+                yr[c] = ((row[c] - mh[c]) - ml[c]) * a[c] + bias[c];
+        }
+    }
+    return PC_OK;
+}
+
+/* ---- LRN
+ * ----------------------------------------------------------------------------------------------------- */
+
+/* y = x / (bias + alpha / size * sum of x^2 over channels [c - floor((size - 1) / 2), c + ceil((size - 1) /
+ * 2)])^beta; the window sum in float (size taps). */
+typedef struct lrn_params {
+    int64_t before, after;
+    float coef, beta, bias;
+} lrn_params;
+
+static pc_status lrn_params_read(pc_rt_kernel_ctx *k, lrn_params *p)
+{
+    pc_status st;
+    int64_t size;
+    float alpha;
+    if (!pc_node_attr(k->node, "size"))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'size' is required");
+    if ((st = read_int(k, "size", 1, &size)) != PC_OK ||
+        (st = read_float(k, "alpha", 1e-4f, &alpha)) != PC_OK ||
+        (st = read_float(k, "beta", 0.75f, &p->beta)) != PC_OK ||
+        (st = read_float(k, "bias", 1.0f, &p->bias)) != PC_OK)
+        return st;
+    if (size < 1 || size >= ATTR_LIMIT)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'size' must be positive, got %lld",
+                            (long long)size);
+    p->before = (size - 1) / 2;
+    p->after = size - 1 - p->before;
+    p->coef = (float)((double)alpha / (double)size);
+    return PC_OK;
+}
+
+/* y[i] = x[i] / (bias + coef * acc[i])^beta, with sqrt forms for the usual betas. */
+static void lrn_scale(const float *restrict x, const float *restrict acc, float *restrict y, int64_t n,
+                      const lrn_params *p)
+{
+    float coef = p->coef, bias = p->bias;
+    if (p->beta == 0.75f) {
+        for (int64_t i = 0; i < n; i++) {
+            float r = sqrtf(bias + coef * acc[i]);
+            y[i] = x[i] / (r * sqrtf(r));
+        }
+    } else if (p->beta == 0.5f) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] / sqrtf(bias + coef * acc[i]);
+    } else if (p->beta == 1.0f) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] / (bias + coef * acc[i]);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] / powf(bias + coef * acc[i], p->beta);
+    }
+}
+
+static pc_status lrn_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = require_x(k, 2);
+    if (st != PC_OK) return st;
+    lrn_params p;
+    if ((st = lrn_params_read(k, &p)) != PC_OK ||
+        (st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK)
+        return st;
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    size_t off;
+    *scratch_bytes = 0; /* the window sums of one plane (channels-first) or one row of channels */
+    if (!scratch_take(scratch_bytes, (uint64_t)(is_nhwc(k) ? C : area), sizeof(float), &off))
+        return scratch_overflow(k);
+    return PC_OK;
+}
+
+static pc_status lrn_run(pc_rt_kernel_ctx *k)
+{
+    lrn_params p;
+    pc_status st = lrn_params_read(k, &p);
+    if (st != PC_OK) return st;
+    int64_t batch, C, area;
+    split_nc(k, &batch, &C, &area);
+    const float *x = k->in[0]->data;
+    float *y = k->out[0]->data, *acc = scratch_get(k, (size_t)(is_nhwc(k) ? C : area) * sizeof *acc);
+    if (!acc && (is_nhwc(k) ? C : area) > 0) return k->err->status;
+    if (!is_nhwc(k)) {
+        for (int64_t n = 0; n < batch; n++)
+            for (int64_t c = 0; c < C; c++) {
+                int64_t lo = c - p.before < 0 ? 0 : c - p.before,
+                        hi = c + p.after > C - 1 ? C - 1 : c + p.after;
+                for (int64_t i = 0; i < area; i++)
+                    acc[i] = 0.0f;
+                for (int64_t cc = lo; cc <= hi; cc++) {
+                    const float *xc = x + (n * C + cc) * area;
+                    for (int64_t i = 0; i < area; i++)
+                        acc[i] += xc[i] * xc[i];
+                }
+                lrn_scale(x + (n * C + c) * area, acc, y + (n * C + c) * area, area, &p);
+            }
+        return PC_OK;
+    }
+    for (int64_t r = 0; r < batch * area; r++) {
+        const float *xr = x + r * C;
+        for (int64_t c = 0; c < C; c++)
+            acc[c] = 0.0f;
+        /* offset by offset: acc[c] += x[c + dc]^2 over the channels where c + dc is inside */
+        int64_t dc_lo = p.before < C ? -p.before : -C, dc_hi = p.after < C ? p.after : C;
+        for (int64_t dc = dc_lo; dc <= dc_hi; dc++) {
+            int64_t c0 = dc < 0 ? -dc : 0, c1 = dc > 0 ? C - dc : C;
+            for (int64_t c = c0; c < c1; c++)
+                acc[c] += xr[c + dc] * xr[c + dc];
+        }
+        lrn_scale(xr, acc, y + r * C, C, &p);
+    }
+    return PC_OK;
+}
+
+/* ---- Softmax, LogSoftmax
+ * ------------------------------------------------------------------------------------- */
+
+/* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row of prod(dims[axis:])
+ * elements is normalized; from 13 on only `axis` (default -1) is: rows of n elements `inner` apart. The max
+ * is subtracted first; a max of +-inf is replaced by 0 (numpy's answer: NaN for inf / inf, -inf rows NaN). */
+typedef struct smax_split {
+    int64_t outer, n, inner;
+} smax_split;
+
+static pc_status smax_split_read(pc_rt_kernel_ctx *k, smax_split *s)
+{
+    const pc_rt_tensor *x = k->in[0];
+    bool legacy = k->opset < 13;
+    int32_t axis = 0;
+    pc_status st = read_axis(k, legacy ? 1 : -1, x->rank, &axis);
+    if (st != PC_OK) return st;
+    s->outer = count_dims(axis, x->dims);
+    s->n = x->dims[axis];
+    s->inner = count_dims(x->rank - axis - 1, x->dims + axis + 1);
+    if (legacy) {
+        s->n *= s->inner;
+        s->inner = 1;
+    }
+    return PC_OK;
+}
+
+typedef struct smax_layout {
+    size_t max, factor, sum, total;
+} smax_layout;
+
+static bool smax_layout_compute(const smax_split *s, smax_layout *l)
+{
+    l->total = 0;
+    if (s->inner == 1) return true; /* contiguous rows need nothing */
+    return scratch_take(&l->total, (uint64_t)s->inner, sizeof(float), &l->max) &&
+           scratch_take(&l->total, (uint64_t)s->inner, sizeof(float), &l->factor) &&
+           scratch_take(&l->total, (uint64_t)s->inner, sizeof(double), &l->sum);
+}
+
+static pc_status smax_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = require_x(k, 1);
+    if (st != PC_OK) return st;
+    smax_split s;
+    smax_layout l;
+    if ((st = smax_split_read(k, &s)) != PC_OK ||
+        (st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK)
+        return st;
+    if (!smax_layout_compute(&s, &l)) return scratch_overflow(k);
+    *scratch_bytes = l.total;
+    return PC_OK;
+}
+
+static void smax_row(const float *restrict x, float *restrict y, int64_t n, bool log_form)
+{
+    float m = max_row(x, n);
+    if (m != m) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = m;
+        return;
+    }
+    if (isinf(m)) m = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = rt_expf(x[i] - m);
+    double sum = sum_f64(y, n);
+    if (log_form) {
+        float ls = (float)log(sum);
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (x[i] - m) - ls;
+    } else {
+        float inv = (float)(1.0 / sum);
+        for (int64_t i = 0; i < n; i++)
+            y[i] *= inv;
+    }
+}
+
+static pc_status smax_run_kind(pc_rt_kernel_ctx *k, bool log_form)
+{
+    smax_split s;
+    pc_status st = smax_split_read(k, &s);
+    if (st != PC_OK) return st;
+    const float *x = k->in[0]->data;
+    float *y = k->out[0]->data;
+    if (s.inner == 1) {
+        for (int64_t o = 0; o < s.outer; o++)
+            smax_row(x + o * s.n, y + o * s.n, s.n, log_form);
+        return PC_OK;
+    }
+    /* strided: the n rows of `inner` columns are swept whole, each column keeping its own max and sum */
+    smax_layout l;
+    if (!smax_layout_compute(&s, &l)) return scratch_overflow(k);
+    char *base = scratch_get(k, l.total);
+    if (!base && l.total) return k->err->status;
+    float *mx = (float *)(void *)(base + l.max), *f = (float *)(void *)(base + l.factor);
+    double *sum = (double *)(void *)(base + l.sum);
+    const int64_t inner = s.inner;
+    for (int64_t o = 0; o < s.outer; o++) {
+        const float *xb = x + o * s.n * inner;
+        float *yb = y + o * s.n * inner;
+        for (int64_t j = 0; j < inner; j++) {
+            mx[j] = -INFINITY;
+            sum[j] = 0.0;
+        }
+        for (int64_t r = 0; r < s.n; r++)
+            max_into(mx, xb + r * inner, inner, 1);
+        for (int64_t j = 0; j < inner; j++)
+            if (isinf(mx[j])) mx[j] = 0.0f;
+        for (int64_t r = 0; r < s.n; r++) {
+            const float *xr = xb + r * inner;
+            float *yr = yb + r * inner;
+            for (int64_t j = 0; j < inner; j++) {
+                float e = rt_expf(xr[j] - mx[j]);
+                yr[j] = e;
+                sum[j] += (double)e;
+            }
+        }
+        for (int64_t j = 0; j < inner; j++)
+            f[j] = log_form ? (float)log(sum[j]) : (float)(1.0 / sum[j]);
+        for (int64_t r = 0; r < s.n; r++) {
+            const float *xr = xb + r * inner;
+            float *yr = yb + r * inner;
+            if (log_form)
+                for (int64_t j = 0; j < inner; j++)
+                    yr[j] = (xr[j] - mx[j]) - f[j];
+            else
+                for (int64_t j = 0; j < inner; j++)
+                    yr[j] *= f[j];
+        }
+    }
+    return PC_OK;
+}
+
+static pc_status softmax_run(pc_rt_kernel_ctx *k)
+{
+    return smax_run_kind(k, false);
+}
+
+static pc_status logsoftmax_run(pc_rt_kernel_ctx *k)
+{
+    return smax_run_kind(k, true);
+}
+
+/* ---- LayerNormalization
+ * -------------------------------------------------------------------------------------- */
+
+/* Normalizes over axes [axis, rank): Y = (X - mean) / sqrt(var + epsilon) * Scale + B, statistics per leading
+ * index in double. Scale and B broadcast (unidirectionally, right-aligned) over the normalized shape; when
+ * they have fewer elements they are expanded into scratch once per run. */
+typedef struct lnorm_geom {
+    int32_t axis;
+    int64_t outer, inner;
+    bool expand_scale, expand_bias;
+} lnorm_geom;
+
+static const pc_rt_tensor *lnorm_bias(const pc_rt_kernel_ctx *k)
+{
+    return k->n_in > 2 ? k->in[2] : NULL;
+}
+
+static pc_status lnorm_param_check(pc_rt_kernel_ctx *k, uint32_t i, const char *name, int32_t axis,
+                                   bool *expand)
+{
+    pc_status st = require_float_input(k, i, name);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *p = k->in[i];
+    int32_t ns = x->rank - axis;
+    bool ok = p->rank <= ns;
+    for (int32_t d = 0; ok && d < p->rank; d++) {
+        int64_t pd = p->dims[d], nd = x->dims[x->rank - p->rank + d];
+        ok = pd == nd || pd == 1;
+    }
+    if (!ok)
+        return pc_error_set(k->err, PC_ERR_SHAPE,
+                            "input %u (%s) of rank %d does not broadcast to the %d normalized axes", i, name,
+                            (int)p->rank, (int)ns);
+    *expand = p->n != (uint64_t)count_dims(ns, x->dims + axis);
+    return PC_OK;
+}
+
+static pc_status lnorm_geom_read(pc_rt_kernel_ctx *k, lnorm_geom *g)
+{
+    pc_status st = require_x(k, 1);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    if ((st = read_axis(k, -1, x->rank, &g->axis)) != PC_OK) return st;
+    g->outer = count_dims(g->axis, x->dims);
+    g->inner = count_dims(x->rank - g->axis, x->dims + g->axis);
+    g->expand_bias = false;
+    if ((st = lnorm_param_check(k, 1, "Scale", g->axis, &g->expand_scale)) != PC_OK) return st;
+    if (lnorm_bias(k) && (st = lnorm_param_check(k, 2, "B", g->axis, &g->expand_bias)) != PC_OK) return st;
+    return PC_OK;
+}
+
+typedef struct lnorm_layout {
+    size_t scale, bias, total;
+} lnorm_layout;
+
+static bool lnorm_layout_compute(const lnorm_geom *g, lnorm_layout *l)
+{
+    l->total = 0;
+    l->scale = l->bias = 0;
+    return (!g->expand_scale || scratch_take(&l->total, (uint64_t)g->inner, sizeof(float), &l->scale)) &&
+           (!g->expand_bias || scratch_take(&l->total, (uint64_t)g->inner, sizeof(float), &l->bias));
+}
+
+static pc_status lnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    lnorm_geom g;
+    pc_status st = lnorm_geom_read(k, &g);
+    if (st != PC_OK) return st;
+    if ((st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK) return st;
+    if (output_wanted(k, 1) || output_wanted(k, 2))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                            "outputs Mean and InvStdDev of LayerNormalization are not computed");
+    int64_t stash;
+    float eps;
+    if ((st = read_int(k, "stash_type", 1, &stash)) != PC_OK ||
+        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
+        return st;
+    /* the statistics are computed in double whatever stash_type asks for: at least as precise */
+    if (stash != PC_DTYPE_FLOAT && stash != PC_DTYPE_DOUBLE && stash != PC_DTYPE_FLOAT16 &&
+        stash != PC_DTYPE_BFLOAT16)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                            "attribute 'stash_type' %lld is not a floating-point type", (long long)stash);
+    lnorm_layout l;
+    if (!lnorm_layout_compute(&g, &l)) return scratch_overflow(k);
+    *scratch_bytes = l.total;
+    return PC_OK;
+}
+
+/* p broadcast over the normalized dims (rank ns, dims) into dst. */
+static void lnorm_expand(const pc_rt_tensor *p, int32_t ns, const int64_t *dims, float *dst)
+{
+    pc_rt_tensor shape = {.dtype = PC_DTYPE_FLOAT, .rank = ns};
+    memcpy(shape.dims, dims, (size_t)ns * sizeof *dims);
+    int64_t strides[PC_MAX_RANK], counter[PC_MAX_RANK] = {0};
+    pc_rt_broadcast_strides(p, &shape, strides);
+    const float *src = p->data;
+    int64_t total = count_dims(ns, dims), at = 0;
+    for (int64_t i = 0; i < total; i++) {
+        dst[i] = src[at];
+        for (int32_t d = ns - 1; d >= 0; d--) {
+            at += strides[d];
+            if (++counter[d] < dims[d]) break;
+            at -= strides[d] * dims[d];
+            counter[d] = 0;
+        }
+    }
+}
+
+static pc_status lnorm_run(pc_rt_kernel_ctx *k)
+{
+    lnorm_geom g;
+    pc_status st = lnorm_geom_read(k, &g);
+    if (st != PC_OK) return st;
+    lnorm_layout l;
+    if (!lnorm_layout_compute(&g, &l)) return scratch_overflow(k);
+    const pc_rt_tensor *x = k->in[0], *bt = lnorm_bias(k);
+    char *base = scratch_get(k, l.total);
+    if (!base && l.total) return k->err->status;
+    int32_t ns = x->rank - g.axis;
+    const float *scale = k->in[1]->data, *bias = bt ? bt->data : NULL;
+    if (g.expand_scale) {
+        float *s = (float *)(void *)(base + l.scale);
+        lnorm_expand(k->in[1], ns, x->dims + g.axis, s);
+        scale = s;
+    }
+    if (g.expand_bias) {
+        float *b = (float *)(void *)(base + l.bias);
+        lnorm_expand(bt, ns, x->dims + g.axis, b);
+        bias = b;
+    }
+    double eps = (double)pc_node_attr_float(k->node, "epsilon", 1e-5f);
+    const int64_t inner = g.inner;
+    for (int64_t o = 0; o < g.outer; o++) {
+        const float *xr = (const float *)x->data + o * inner;
+        float *yr = (float *)k->out[0]->data + o * inner;
+        double mean = sum_f64(xr, inner) / (double)inner;
+        double var = sum_sq_dev_f64(xr, inner, mean) / (double)inner;
+        float inv = (float)(1.0 / sqrt(var + eps)), mh = (float)mean, ml = (float)(mean - (double)mh);
+        if (bias)
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] = ((xr[i] - mh) - ml) * inv * scale[i] + bias[i];
+        else
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] = ((xr[i] - mh) - ml) * inv * scale[i];
+    }
+    return PC_OK;
+}
+
+/* ---- the table
+ * ----------------------------------------------------------------------------------------------- */
+
+const pc_rt_kernel pc_rt_kernels_nn[] = {
+    {"", "MaxPool", 1, 21, RT_F32, maxpool_prepare, maxpool_run},
+    {PC_NHWC_DOMAIN, "MaxPool", 1, 21, RT_F32, maxpool_prepare, maxpool_run},
+    {"", "AveragePool", 1, 21, RT_F32, avgpool_prepare, avgpool_run},
+    {PC_NHWC_DOMAIN, "AveragePool", 1, 21, RT_F32, avgpool_prepare, avgpool_run},
+    {"", "GlobalAveragePool", 1, 21, RT_F32, gap_prepare, gap_run},
+    {PC_NHWC_DOMAIN, "GlobalAveragePool", 1, 21, RT_F32, gap_prepare, gap_run},
+    {"", "GlobalMaxPool", 1, 21, RT_F32, gmp_prepare, gmp_run},
+    {PC_NHWC_DOMAIN, "GlobalMaxPool", 1, 21, RT_F32, gmp_prepare, gmp_run},
+    {"", "BatchNormalization", 1, 21, RT_F32, batchnorm_prepare, batchnorm_run},
+    {PC_NHWC_DOMAIN, "BatchNormalization", 1, 21, RT_F32, batchnorm_prepare, batchnorm_run},
+    {"", "InstanceNormalization", 1, 21, RT_F32, instnorm_prepare, instnorm_run},
+    {PC_NHWC_DOMAIN, "InstanceNormalization", 1, 21, RT_F32, instnorm_prepare, instnorm_run},
+    {"", "LRN", 1, 21, RT_F32, lrn_prepare, lrn_run},
+    {PC_NHWC_DOMAIN, "LRN", 1, 21, RT_F32, lrn_prepare, lrn_run},
+    {"", "Softmax", 1, 21, RT_F32, smax_prepare, softmax_run},
+    {"", "LogSoftmax", 1, 21, RT_F32, smax_prepare, logsoftmax_run},
+    {"", "LayerNormalization", 17, 21, RT_F32, lnorm_prepare, lnorm_run},
+};
+const size_t pc_rt_n_kernels_nn = sizeof pc_rt_kernels_nn / sizeof pc_rt_kernels_nn[0];

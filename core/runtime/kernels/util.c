@@ -1,0 +1,103 @@
+/* Helpers every kernel family uses: the kernel lookup over the family tables, broadcast strides, list
+ * attributes, and the fused activations of FusedConv/FusedGemm. */
+#include <math.h>
+#include <string.h>
+
+#include "core/runtime/rt_internal.h"
+
+typedef struct family {
+    const pc_rt_kernel *rows;
+    const size_t *n;
+} family;
+
+static const family families[] = {
+    {pc_rt_kernels_elementwise, &pc_rt_n_kernels_elementwise},
+    {pc_rt_kernels_conv, &pc_rt_n_kernels_conv},
+    {pc_rt_kernels_nn, &pc_rt_n_kernels_nn},
+    {pc_rt_kernels_movement, &pc_rt_n_kernels_movement},
+    {pc_rt_kernels_resize, &pc_rt_n_kernels_resize},
+    {pc_rt_kernels_reduce, &pc_rt_n_kernels_reduce},
+};
+
+const pc_rt_kernel *pc_rt_kernel_find(const pc_node *node, int64_t opset, pc_dtype in0)
+{
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (size_t i = 0; i < *families[f].n; i++) {
+            const pc_rt_kernel *k = &families[f].rows[i];
+            if (!pc_name_eq(k->op_type, node->op_type) || !pc_name_eq(k->domain, node->domain)) continue;
+            if (opset < k->min_opset || opset > k->max_opset) continue;
+            if (k->types && (in0 <= PC_DTYPE_UNDEFINED || in0 >= 64 || !(k->types & RT_TYPE(in0)))) continue;
+            return k;
+        }
+    return NULL;
+}
+
+void pc_rt_broadcast_strides(const pc_rt_tensor *t, const pc_rt_tensor *out, int64_t *strides)
+{
+    int32_t off = out->rank - t->rank;
+    for (int32_t d = 0; d < off; d++)
+        strides[d] = 0;
+    int64_t s = 1;
+    for (int32_t d = t->rank - 1; d >= 0; d--) {
+        strides[off + d] = t->dims[d] == 1 ? 0 : s;
+        s = (int64_t)((uint64_t)s * (uint64_t)t->dims[d]);
+    }
+}
+
+const int64_t *pc_rt_attr_ints(const pc_node *node, const char *name, size_t *n)
+{
+    const pc_attr *a = pc_node_attr(node, name);
+    if (!a || a->type != PC_ATTR_INTS) {
+        *n = 0;
+        return NULL;
+    }
+    *n = a->n;
+    return a->ints;
+}
+
+/* activation_params as ORT's FusedConv takes them: LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta */
+static float param(const pc_node *node, size_t i, float fallback)
+{
+    const pc_attr *a = pc_node_attr(node, "activation_params");
+    return a && a->type == PC_ATTR_FLOATS && i < a->n ? a->floats[i] : fallback;
+}
+
+pc_status pc_rt_activation_check(const pc_node *node, pc_error *err)
+{
+    const char *act = pc_node_attr_string(node, "activation", NULL);
+    static const char *const known[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "HardSigmoid"};
+    if (!act) return PC_OK;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(act, known[i]) == 0) return PC_OK;
+    return pc_error_set(err, PC_ERR_UNSUPPORTED, "activation '%s' is not one the runtime fuses", act);
+}
+
+void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n)
+{
+    const char *act = pc_node_attr_string(node, "activation", NULL);
+    if (!act) return;
+    if (strcmp(act, "Relu") == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = x[i] > 0.0f ? x[i] : x[i] <= 0.0f ? 0.0f : x[i]; /* NaN stays NaN, as Relu's own kernel */
+    } else if (strcmp(act, "Sigmoid") == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = 1.0f / (1.0f + expf(-x[i]));
+    } else if (strcmp(act, "Tanh") == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = tanhf(x[i]);
+    } else if (strcmp(act, "LeakyRelu") == 0) {
+        float alpha = param(node, 0, 0.01f);
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
+    } else if (strcmp(act, "Clip") == 0) {
+        float lo = param(node, 0, -INFINITY), hi = param(node, 1, INFINITY);
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    } else if (strcmp(act, "HardSigmoid") == 0) {
+        float alpha = param(node, 0, 0.2f), beta = param(node, 1, 0.5f);
+        for (uint64_t i = 0; i < n; i++) {
+            float v = alpha * x[i] + beta;
+            x[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+        }
+    }
+}

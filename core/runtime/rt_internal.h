@@ -1,0 +1,123 @@
+/* The runtime's internals: the tensor view kernels see, the one kernel signature, and the kernel tables.
+ *
+ * A session (session.c) binds every node of an optimized graph to a row of the kernel tables at creation,
+ * resolves every value's shape (core's shape inference with the inputs' sizes fixed), plans one arena for
+ * all intermediate values (plan.c) and then runs the nodes in order. A kernel never allocates tensors: its
+ * outputs arrive with dtype, dims and data set (data in the arena, sized from the inferred shape); it reads
+ * attributes through the node and scratch memory it asked for in `prepare`.
+ *
+ *     static pc_status relu_run(pc_rt_kernel_ctx *k)
+ *     {
+ *         const float *x = k->in[0]->data;
+ *         float *y = k->out[0]->data;
+ *         for (uint64_t i = 0; i < k->out[0]->n; i++)
+ *             y[i] = x[i] > 0 ? x[i] : 0;
+ *         return PC_OK;
+ *     }
+ *     const pc_rt_kernel pc_rt_kernels_unary[] = {{"", "Relu", 6, 21, RT_F32, NULL, relu_run}, ...};
+ *
+ * The runtime shares nothing with the reference executor (reference/): its kernels are written for speed
+ * (OpenBLAS for gemm), the reference's for obviousness, and the `runtime` property compares the two. */
+#ifndef PC_RT_INTERNAL_H
+#define PC_RT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+
+/* A tensor as a kernel sees it: dense, row-major, little-endian raw form (as pc_tensor). */
+typedef struct pc_rt_tensor {
+    pc_dtype dtype;
+    int32_t rank;
+    int64_t dims[PC_MAX_RANK];
+    uint64_t n; /* elements */
+    void *data; /* inputs: read only (initializers are referenced in place); outputs: the planned buffer */
+} pc_rt_tensor;
+
+typedef struct pc_rt_kernel_ctx {
+    const pc_node *node; /* attributes: pc_node_attr_int/float/string, pc_node_attr for lists */
+    int64_t opset;       /* the model's opset for the node's domain */
+    uint32_t n_in, n_out;
+    const pc_rt_tensor *const *in; /* NULL entry: omitted optional input */
+    pc_rt_tensor *const *out;      /* NULL entry: omitted optional output */
+    void *scratch;                 /* `scratch_bytes` bytes, 64-byte aligned, asked for by prepare */
+    size_t scratch_bytes;
+    int threads; /* the session's thread count (>= 1) */
+    pc_error *err;
+} pc_rt_kernel_ctx;
+
+/* At session creation, with the shapes known (data not yet: in[i]->data is NULL unless the input is an
+ * initializer): refuses what the kernel cannot run (PC_ERR_UNSUPPORTED, or PC_ERR_ATTRIBUTE / PC_ERR_SHAPE
+ * naming the attribute or input) and says how much scratch memory run needs. */
+typedef pc_status (*pc_rt_prepare_fn)(pc_rt_kernel_ctx *k, size_t *scratch_bytes);
+/* Computes the outputs. Errors name what was wrong (k->err); the session prefixes the node. */
+typedef pc_status (*pc_rt_run_fn)(pc_rt_kernel_ctx *k);
+
+/* Element-type sets of input 0 (a row claims a node when input 0's type is in the set). */
+#define RT_TYPE(t) (UINT64_C(1) << (t))
+#define RT_F32     RT_TYPE(PC_DTYPE_FLOAT)
+#define RT_I64     RT_TYPE(PC_DTYPE_INT64)
+#define RT_I32     RT_TYPE(PC_DTYPE_INT32)
+#define RT_U8      RT_TYPE(PC_DTYPE_UINT8)
+#define RT_I8      RT_TYPE(PC_DTYPE_INT8)
+#define RT_BOOL    RT_TYPE(PC_DTYPE_BOOL)
+/* every fixed-width type (data movement copies bytes) */
+#define RT_ANY_FIXED                                                                                         \
+    (RT_F32 | RT_I64 | RT_I32 | RT_U8 | RT_I8 | RT_BOOL | RT_TYPE(PC_DTYPE_DOUBLE) |                         \
+     RT_TYPE(PC_DTYPE_FLOAT16) | RT_TYPE(PC_DTYPE_INT16) | RT_TYPE(PC_DTYPE_UINT16) |                        \
+     RT_TYPE(PC_DTYPE_UINT32) | RT_TYPE(PC_DTYPE_UINT64) | RT_TYPE(PC_DTYPE_BFLOAT16))
+
+typedef struct pc_rt_kernel {
+    const char *domain; /* "" for ai.onnx */
+    const char *op_type;
+    int64_t min_opset, max_opset;
+    uint64_t types;           /* input 0's element types; 0: any */
+    pc_rt_prepare_fn prepare; /* NULL: nothing to check, no scratch */
+    pc_rt_run_fn run;
+} pc_rt_kernel;
+
+/* The kernel tables, one per file of core/runtime/kernels (a family per file). */
+extern const pc_rt_kernel pc_rt_kernels_elementwise[];
+extern const size_t pc_rt_n_kernels_elementwise;
+extern const pc_rt_kernel pc_rt_kernels_conv[];
+extern const size_t pc_rt_n_kernels_conv;
+extern const pc_rt_kernel pc_rt_kernels_nn[];
+extern const size_t pc_rt_n_kernels_nn;
+extern const pc_rt_kernel pc_rt_kernels_movement[];
+extern const size_t pc_rt_n_kernels_movement;
+extern const pc_rt_kernel pc_rt_kernels_resize[];
+extern const size_t pc_rt_n_kernels_resize;
+extern const pc_rt_kernel pc_rt_kernels_reduce[];
+extern const size_t pc_rt_n_kernels_reduce;
+
+/* The row that runs `node` (domain, op, the model's opset for the domain, input 0's type), or NULL. */
+const pc_rt_kernel *pc_rt_kernel_find(const pc_node *node, int64_t opset, pc_dtype in0);
+
+/* The memory plan (plan.c): buffers live from the step that writes them (def) to the last step that reads
+ * them (last, inclusive); two buffers whose lives overlap never share a byte. */
+typedef struct pc_rt_buffer {
+    uint32_t def, last;
+    size_t bytes;  /* rounded up to PC_RT_ALIGN by the planner */
+    size_t offset; /* out: the buffer's place in the arena */
+} pc_rt_buffer;
+enum { PC_RT_ALIGN = 64 };
+/* Places every buffer (largest first, each at the lowest offset free for its whole life) and returns the
+ * arena size, or SIZE_MAX when the sizes overflow. */
+size_t pc_rt_plan_place(pc_rt_buffer *b, uint32_t n);
+/* Whether no two buffers alive at the same step overlap and all fit in arena_bytes (the planner's invariant;
+ * the session asserts it in Debug builds, tests check it on random lifetimes). */
+bool pc_rt_plan_valid(const pc_rt_buffer *b, uint32_t n, size_t arena_bytes);
+
+/* Shared helpers for kernels (core/runtime/kernels/util.c). */
+/* numpy broadcast of a and b to out: per-axis strides of a and b over out's axes (0 where broadcast). */
+void pc_rt_broadcast_strides(const pc_rt_tensor *t, const pc_rt_tensor *out, int64_t *strides);
+/* An ints attribute (NULL and *n = 0 when absent). */
+const int64_t *pc_rt_attr_ints(const pc_node *node, const char *name, size_t *n);
+/* The fused activation of FusedConv/FusedGemm (`activation`, `activation_params`) applied in place to n
+ * floats; PC_ERR_UNSUPPORTED for an activation it does not know (checked in prepare via
+ * pc_rt_activation_check). */
+pc_status pc_rt_activation_check(const pc_node *node, pc_error *err);
+void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n);
+
+#endif

@@ -1,0 +1,271 @@
+/* The runtime's session and its gemm kernels (core/runtime/session.c, kernels/conv.c) against the reference
+ * executor: random Conv (1-D and 2-D; groups, depthwise and pointwise; strides, dilations, asymmetric pads,
+ * auto_pad; with and without bias), FusedConv with each activation, the same convolutions in the internal
+ * NHWC domain, MatMul with broadcast batch axes and 1-D operands, Gemm with transposes, alpha, beta and each
+ * C broadcast — each as a one-node model run by a session (optimize off) and by pc_ref_run, floats within
+ * rtol 1e-4, atol 1e-4. Then the session's contract: inputs checked (count, type, rank, static dims) with
+ * messages naming the input, a node without a kernel refused at creation naming it, symbolic dims planned at
+ * the first run and planned again for new sizes, and repeated runs giving the same bits. */
+#include <string.h>
+
+#include "core/runtime/rt_internal.h"
+#include "reference/reference.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
+
+static uint64_t rng = 0xda942042e4dd58b5ull;
+
+static uint32_t draw(uint32_t bound)
+{
+    return (uint32_t)(pc_splitmix64(&rng) % bound);
+}
+
+static pc_data *values(int32_t rank, const int64_t *dims)
+{
+    pc_error err;
+    pc_data *d = pc_data_new_tensor(PC_DTYPE_FLOAT, rank, dims, &err);
+    if (!d) pt_die("tensor", &err);
+    for (uint64_t i = 0; i < d->n_elements; i++)
+        ((float *)d->data)[i] = (float)((int)draw(17) - 8) / 4.0f + (float)draw(100) / 400.0f;
+    return d;
+}
+
+/* Runs m on the session and the reference; true when both ran and agree. */
+static bool agree(pc_model *m, uint32_t n, pc_data **in, const char *what, int t)
+{
+    pc_error err;
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    pc_session *s = NULL;
+    pc_data **got = NULL, **want = NULL;
+    bool ok = false;
+    pc_status st = pc_session_create(m, &so, &s, &err);
+    CHECK_MSG(st == PC_OK, "case %d (%s): create: %s", t, what, err.message);
+    if (st == PC_OK && (st = pc_session_run(s, n, in, &got, &err)) != PC_OK)
+        CHECK_MSG(false, "case %d (%s): run: %s", t, what, err.message);
+    pc_status rs = pc_ref_run(m, n, in, &want, &err);
+    CHECK_MSG(rs == PC_OK, "case %d (%s): reference: %s", t, what, err.message);
+    if (st == PC_OK && rs == PC_OK) {
+        pc_compare_result cr;
+        ok = pc_data_compare(want[0], got[0], 1e-4, 1e-4, &cr) == PC_COMPARE_EQUAL;
+        CHECK_MSG(ok, "case %d (%s): runtime differs from the reference: %s (element %llu: %g, want %g)", t,
+                  what, cr.detail, (unsigned long long)cr.worst_index, cr.worst_actual, cr.worst_expected);
+    }
+    if (got) pc_session_free_outputs(s, got);
+    if (want) pc_ref_free_outputs(m, want);
+    pc_session_free(s);
+    return ok;
+}
+
+static pc_value *input(pc_model *m, const char *name, int32_t rank, const int64_t *dims)
+{
+    return pt_input(m, name, PC_DTYPE_FLOAT, rank, dims);
+}
+
+static int conv_cases(void)
+{
+    static const char *const acts[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "HardSigmoid"};
+    int passed = 0;
+    for (int t = 0; t < 300; t++) {
+        int nsp = 1 + (int)draw(2);
+        bool nhwc = draw(3) == 0, fused = !nhwc && draw(4) == 0, bias = draw(2);
+        int64_t group = draw(3) == 0 ? 1 + draw(4) : 1, cg = 1 + draw(4), mg = 1 + draw(3);
+        if (draw(5) == 0) cg = mg = 1, group = 1 + draw(6); /* depthwise */
+        int64_t in[2], k[2], s[2], d[2], pb[2], pe[2];
+        bool ok = true;
+        for (int i = 0; i < nsp; i++) {
+            in[i] = 1 + draw(9);
+            k[i] = draw(3) == 0 ? 1 : 1 + draw(3);
+            s[i] = 1 + draw(2);
+            d[i] = 1 + draw(2);
+            pb[i] = draw((uint32_t)k[i]);
+            pe[i] = draw((uint32_t)k[i]);
+            ok = ok && in[i] + pb[i] + pe[i] >= (k[i] - 1) * d[i] + 1;
+        }
+        if (!ok) continue;
+        int64_t n = 1 + draw(2), c = group * cg, mo = group * mg;
+        int64_t xd[4], wd[4] = {mo, cg, k[0], k[1]}, bd[1] = {mo};
+        xd[0] = n;
+        for (int i = 0; i < nsp; i++)
+            xd[nhwc ? 1 + i : 2 + i] = in[i];
+        xd[nhwc ? 1 + nsp : 1] = c;
+        pc_model *m = pt_model(13);
+        pc_value *ins[3] = {input(m, "x", 2 + nsp, xd), input(m, "w", 2 + nsp, wd), NULL};
+        if (bias) ins[2] = input(m, "b", 1, bd);
+        pc_error err;
+        const char *domain = nhwc ? PC_NHWC_DOMAIN : fused ? PC_MS_DOMAIN : "";
+        if (nhwc || fused) CHECK_OK(pc_model_set_opset(m, domain, 1, &err), &err);
+        pc_node *node = pc_graph_add_node(m->graph, fused ? "FusedConv" : "Conv", domain, bias ? 3 : 2, ins,
+                                          1, NULL, &err);
+        if (!node) pt_die("conv", &err);
+        int64_t ks[2], st[2], dl[2], pads[4];
+        for (int i = 0; i < nsp; i++) {
+            ks[i] = k[i], st[i] = s[i], dl[i] = d[i], pads[i] = pb[i], pads[nsp + i] = pe[i];
+        }
+        CHECK_OK(pc_node_set_attr_ints(node, "kernel_shape", (size_t)nsp, ks, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "strides", (size_t)nsp, st, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "dilations", (size_t)nsp, dl, &err), &err);
+        if (draw(4) == 0 && !nhwc) {
+            CHECK_OK(pc_node_set_attr_string(node, "auto_pad", draw(2) ? "SAME_UPPER" : "SAME_LOWER", &err),
+                     &err);
+        } else {
+            CHECK_OK(pc_node_set_attr_ints(node, "pads", (size_t)(2 * nsp), pads, &err), &err);
+        }
+        CHECK_OK(pc_node_set_attr_int(node, "group", group, &err), &err);
+        const char *act = fused ? acts[draw(6)] : NULL;
+        if (act) CHECK_OK(pc_node_set_attr_string(node, "activation", act, &err), &err);
+        /* the parameters as fuse_conv_activation writes them: Clip (min, max), LeakyRelu (alpha), HardSigmoid
+         * (alpha, beta) */
+        float clip[2] = {-0.5f, 0.75f}, leaky[1] = {0.1f}, hsig[2] = {0.25f, 0.4f};
+        if (act && strcmp(act, "Clip") == 0)
+            CHECK_OK(pc_node_set_attr_floats(node, "activation_params", 2, clip, &err), &err);
+        if (act && strcmp(act, "LeakyRelu") == 0)
+            CHECK_OK(pc_node_set_attr_floats(node, "activation_params", 1, leaky, &err), &err);
+        if (act && strcmp(act, "HardSigmoid") == 0)
+            CHECK_OK(pc_node_set_attr_floats(node, "activation_params", 2, hsig, &err), &err);
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("output", &err);
+        pc_data *feed[3] = {values(2 + nsp, xd), values(2 + nsp, wd), bias ? values(1, bd) : NULL};
+        char what[96];
+        snprintf(what, sizeof what, "%s%s %d-D group %lld cg %lld mg %lld", nhwc ? "NHWC " : "",
+                 fused ? "FusedConv" : "Conv", nsp, (long long)group, (long long)cg, (long long)mg);
+        passed += agree(m, bias ? 3 : 2, feed, what, t);
+        for (int i = 0; i < 3; i++)
+            pc_data_unref(feed[i]);
+        pc_model_free(m);
+    }
+    return passed;
+}
+
+static int matmul_cases(void)
+{
+    int passed = 0;
+    for (int t = 0; t < 200; t++) {
+        int64_t M = 1 + draw(6), K = 1 + draw(7), N = 1 + draw(6);
+        int64_t ad[4], bd[4];
+        int32_t ra = 0, rb = 0, nb = (int32_t)draw(3);
+        bool a1 = draw(8) == 0, b1 = !a1 && draw(8) == 0;
+        int64_t batch[2] = {1 + draw(3), 1 + draw(3)};
+        for (int32_t i = 0; i < nb && !a1; i++)
+            ad[ra++] = draw(3) == 0 ? 1 : batch[i];
+        if (!a1) ad[ra++] = M;
+        ad[ra++] = K;
+        int32_t nbb = b1 ? 0 : (int32_t)draw((uint32_t)nb + 1);
+        for (int32_t i = nb - nbb; i < nb; i++)
+            bd[rb++] = draw(3) == 0 ? 1 : batch[i];
+        bd[rb++] = K;
+        if (!b1) bd[rb++] = N;
+        pc_model *m = pt_model(13);
+        pc_value *ins[2] = {input(m, "a", ra, ad), input(m, "b", rb, bd)};
+        pc_error err;
+        pc_node *node = pc_graph_add_node(m->graph, "MatMul", "", 2, ins, 1, NULL, &err);
+        if (!node || pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("matmul", &err);
+        pc_data *feed[2] = {values(ra, ad), values(rb, bd)};
+        passed += agree(m, 2, feed, "MatMul", t);
+        pc_data_unref(feed[0]);
+        pc_data_unref(feed[1]);
+        pc_model_free(m);
+    }
+    for (int t = 0; t < 100; t++) {
+        int64_t M = 1 + draw(6), K = 1 + draw(7), N = 1 + draw(6);
+        bool ta = draw(2), tb = draw(2), has_c = draw(4) != 0;
+        int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N}, cd[2];
+        int32_t rc = (int32_t)draw(3);
+        if (rc == 2) cd[0] = draw(2) ? M : 1, cd[1] = draw(2) ? N : 1;
+        if (rc == 1) cd[0] = draw(2) ? N : 1;
+        pc_model *m = pt_model(13);
+        pc_value *ins[3] = {input(m, "a", 2, ad), input(m, "b", 2, bd), has_c ? input(m, "c", rc, cd) : NULL};
+        pc_error err;
+        pc_node *node = pc_graph_add_node(m->graph, "Gemm", "", has_c ? 3 : 2, ins, 1, NULL, &err);
+        if (!node) pt_die("gemm", &err);
+        CHECK_OK(pc_node_set_attr_int(node, "transA", ta, &err), &err);
+        CHECK_OK(pc_node_set_attr_int(node, "transB", tb, &err), &err);
+        CHECK_OK(pc_node_set_attr_float(node, "alpha", draw(2) ? 1.0f : 0.5f, &err), &err);
+        CHECK_OK(pc_node_set_attr_float(node, "beta", draw(2) ? 1.0f : -2.0f, &err), &err);
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("gemm", &err);
+        pc_data *feed[3] = {values(2, ad), values(2, bd), has_c ? values(rc, cd) : NULL};
+        passed += agree(m, has_c ? 3 : 2, feed, "Gemm", t);
+        for (int i = 0; i < 3; i++)
+            pc_data_unref(feed[i]);
+        pc_model_free(m);
+    }
+    return passed;
+}
+
+static void contract(void)
+{
+    pc_error err;
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    /* symbolic batch: planned at the first run, again for another batch */
+    pc_model *m = pt_model(13);
+    pc_dim dims[2] = {{PC_DIM_SYMBOLIC, 0, "batch", NULL}, {PC_DIM_KNOWN, 3, NULL, NULL}};
+    pc_type ty = {.kind = PC_TYPE_TENSOR, .elem = PC_DTYPE_FLOAT, .shape = {2, dims}};
+    pc_value *x = pc_graph_add_value(m->graph, "x", NULL, &err);
+    if (!x || pc_value_set_type(x, &ty, &err) != PC_OK || pc_graph_add_input(m->graph, x, &err) != PC_OK)
+        pt_die("x", &err);
+    pt_const_f(m, "w", 2, (int64_t[]){3, 2}, (float[]){1, 2, 3, 4, 5, 6});
+    pc_node *mm = pt_node(m, "MatMul", "", "x,w", "y", NULL);
+    (void)mm;
+    if (pc_graph_add_output(m->graph, mm->outputs[0], &err) != PC_OK) pt_die("y", &err);
+    pc_session *s = NULL;
+    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+    pc_session_stats st;
+    pc_session_get_stats(s, &st);
+    CHECK_MSG(!st.planned && st.n_nodes == 1, "symbolic: planned %d, %u nodes", st.planned, st.n_nodes);
+    for (int64_t batch = 1; batch <= 3; batch += 2) {
+        pc_data *in = values(2, (int64_t[]){batch, 3}), **out = NULL, **want = NULL;
+        CHECK_OK(pc_session_run(s, 1, &in, &out, &err), &err);
+        CHECK_OK(pc_ref_run(m, 1, &in, &want, &err), &err);
+        pc_compare_result cr;
+        CHECK(out && want && pc_data_compare(want[0], out[0], 1e-5, 1e-5, &cr) == PC_COMPARE_EQUAL);
+        CHECK(out && out[0]->dims[0] == batch);
+        /* the same run twice: the same bits */
+        pc_data **again = NULL;
+        CHECK_OK(pc_session_run(s, 1, &in, &again, &err), &err);
+        CHECK(again && pc_data_compare_exact(out[0], again[0], &cr) == PC_COMPARE_EQUAL);
+        pc_session_free_outputs(s, again);
+        pc_session_free_outputs(s, out);
+        pc_ref_free_outputs(m, want);
+        pc_data_unref(in);
+    }
+    pc_session_get_stats(s, &st);
+    CHECK(st.planned);
+    /* bad inputs: count, type, rank, a static dim */
+    pc_data *good = values(2, (int64_t[]){2, 3}), **out = NULL;
+    CHECK(pc_session_run(s, 0, NULL, &out, &err) == PC_ERR_ARITY && strstr(err.message, "0 inputs given"));
+    pc_data *i64 = pc_data_new_tensor(PC_DTYPE_INT64, 2, (int64_t[]){2, 3}, &err);
+    CHECK(pc_session_run(s, 1, &i64, &out, &err) == PC_ERR_TYPE && strstr(err.message, "('x') is int64"));
+    pc_data *r1 = values(1, (int64_t[]){3});
+    CHECK(pc_session_run(s, 1, &r1, &out, &err) == PC_ERR_SHAPE && strstr(err.message, "has rank 1"));
+    pc_data *d4 = values(2, (int64_t[]){2, 4});
+    CHECK(pc_session_run(s, 1, &d4, &out, &err) == PC_ERR_SHAPE && strstr(err.message, "dim 1 = 4"));
+    CHECK(out == NULL);
+    pc_data_unref(good);
+    pc_data_unref(i64);
+    pc_data_unref(r1);
+    pc_data_unref(d4);
+    pc_session_free(s);
+    pc_model_free(m);
+    /* a node without a kernel: refused at creation, named */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+    pt_const_i64(m, "k", 1, (int64_t[]){2});
+    pc_node *topk = pt_node(m, "TopK", "", "x,k", "v,i", NULL);
+    topk->name = "pick";
+    if (pc_graph_add_output(m->graph, topk->outputs[0], &err) != PC_OK) pt_die("v", &err);
+    s = NULL;
+    CHECK(pc_session_create(m, &so, &s, &err) == PC_ERR_UNSUPPORTED &&
+          strstr(err.message, "node 'pick' (TopK)"));
+    CHECK(s == NULL);
+    pc_model_free(m);
+}
+
+int main(void)
+{
+    int conv = conv_cases(), mm = matmul_cases();
+    contract();
+    printf("test_runtime_session: %d convolutions, %d MatMul/Gemm agree with the reference\n", conv, mm);
+    return pc_test_finish("test_runtime_session");
+}
