@@ -90,6 +90,8 @@ extern const pc_rt_kernel pc_rt_kernels_resize[];
 extern const size_t pc_rt_n_kernels_resize;
 extern const pc_rt_kernel pc_rt_kernels_reduce[];
 extern const size_t pc_rt_n_kernels_reduce;
+extern const pc_rt_kernel pc_rt_kernels_quant[];
+extern const size_t pc_rt_n_kernels_quant;
 
 /* The row that runs `node` (domain, op, the model's opset for the domain, input 0's type), or NULL. */
 const pc_rt_kernel *pc_rt_kernel_find(const pc_node *node, int64_t opset, pc_dtype in0);

@@ -137,6 +137,65 @@ static int conv_cases(void)
     return passed;
 }
 
+/* ConvTranspose (NCHW and NHWC): groups, strides, dilations, pads or output_padding, bias or not. */
+static int convt_cases(void)
+{
+    int passed = 0;
+    for (int t = 0; t < 150; t++) {
+        int nsp = 1 + (int)draw(2);
+        bool nhwc = draw(3) == 0, bias = draw(2);
+        int64_t group = draw(3) == 0 ? 1 + draw(3) : 1, cg = 1 + draw(3), mg = 1 + draw(3);
+        int64_t in[2], k[2], s[2], d[2], pb[2], pe[2], op[2];
+        bool ok = true, use_op = draw(3) == 0;
+        for (int i = 0; i < nsp; i++) {
+            in[i] = 1 + draw(6);
+            k[i] = 1 + draw(3);
+            s[i] = 1 + draw(3);
+            d[i] = 1 + draw(2);
+            pb[i] = use_op ? 0 : draw((uint32_t)k[i]);
+            pe[i] = use_op ? 0 : draw((uint32_t)k[i]);
+            op[i] = use_op ? draw((uint32_t)(s[i] > d[i] ? s[i] : d[i])) : 0;
+            ok = ok && s[i] * (in[i] - 1) + op[i] + (k[i] - 1) * d[i] + 1 - pb[i] - pe[i] >= 1;
+        }
+        if (!ok) continue;
+        int64_t n = 1 + draw(2), c = group * cg;
+        int64_t xd[4], wd[4] = {c, mg, k[0], k[1]}, bd[1] = {group * mg};
+        xd[0] = n;
+        for (int i = 0; i < nsp; i++)
+            xd[nhwc ? 1 + i : 2 + i] = in[i];
+        xd[nhwc ? 1 + nsp : 1] = c;
+        pc_model *m = pt_model(13);
+        pc_value *ins[3] = {input(m, "x", 2 + nsp, xd), input(m, "w", 2 + nsp, wd), NULL};
+        if (bias) ins[2] = input(m, "b", 1, bd);
+        pc_error err;
+        const char *domain = nhwc ? PC_NHWC_DOMAIN : "";
+        if (nhwc) CHECK_OK(pc_model_set_opset(m, domain, 1, &err), &err);
+        pc_node *node =
+            pc_graph_add_node(m->graph, "ConvTranspose", domain, bias ? 3 : 2, ins, 1, NULL, &err);
+        if (!node) pt_die("convt", &err);
+        int64_t ks[2], st[2], dl[2], pads[4], ops[2];
+        for (int i = 0; i < nsp; i++) {
+            ks[i] = k[i], st[i] = s[i], dl[i] = d[i], pads[i] = pb[i], pads[nsp + i] = pe[i], ops[i] = op[i];
+        }
+        CHECK_OK(pc_node_set_attr_ints(node, "kernel_shape", (size_t)nsp, ks, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "strides", (size_t)nsp, st, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "dilations", (size_t)nsp, dl, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "pads", (size_t)(2 * nsp), pads, &err), &err);
+        if (use_op) CHECK_OK(pc_node_set_attr_ints(node, "output_padding", (size_t)nsp, ops, &err), &err);
+        CHECK_OK(pc_node_set_attr_int(node, "group", group, &err), &err);
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("output", &err);
+        pc_data *feed[3] = {values(2 + nsp, xd), values(2 + nsp, wd), bias ? values(1, bd) : NULL};
+        char what[96];
+        snprintf(what, sizeof what, "%sConvTranspose %d-D group %lld", nhwc ? "NHWC " : "", nsp,
+                 (long long)group);
+        passed += agree(m, bias ? 3 : 2, feed, what, t);
+        for (int i = 0; i < 3; i++)
+            pc_data_unref(feed[i]);
+        pc_model_free(m);
+    }
+    return passed;
+}
+
 static int matmul_cases(void)
 {
     int passed = 0;
@@ -264,7 +323,7 @@ static void contract(void)
 
 int main(void)
 {
-    int conv = conv_cases(), mm = matmul_cases();
+    int conv = conv_cases() + convt_cases(), mm = matmul_cases();
     contract();
     printf("test_runtime_session: %d convolutions, %d MatMul/Gemm agree with the reference\n", conv, mm);
     return pc_test_finish("test_runtime_session");

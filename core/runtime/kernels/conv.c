@@ -324,6 +324,153 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
     return PC_OK;
 }
 
+/* ---- ConvTranspose ----
+ * Per image and group, one sgemm makes every (output channel, kernel offset) contribution of every input
+ * pixel — NCHW: cols[(m, kh, kw), (ih, iw)] = W_g^T X_g; NHWC: cols[(ih, iw), (m, kh, kw)] = X_g W_g — and
+ * col2im adds each to the output position it lands on, ih * stride - pad + k * dilation. Bias and nothing
+ * else after (ConvTranspose has no fused form). */
+
+static pc_status convt_geometry(const pc_rt_kernel_ctx *k, conv_geom *g)
+{
+    const pc_rt_tensor *x = k->in[0], *w = k->in[1], *y = k->out[0];
+    memset(g, 0, sizeof *g);
+    g->nhwc = is_nhwc(k->node);
+    if (x->rank < 3 || x->rank > 4 || w->rank != x->rank || y->rank != x->rank)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                            "the runtime's ConvTranspose takes one or two spatial axes (X has rank %d)",
+                            (int)x->rank);
+    int nsp = x->rank - 2;
+    g->n = x->dims[0];
+    g->c = g->nhwc ? x->dims[x->rank - 1] : x->dims[1];
+    g->h = nsp == 2 ? x->dims[g->nhwc ? 1 : 2] : 1;
+    g->w = x->dims[g->nhwc ? nsp : 1 + nsp];
+    g->m = g->nhwc ? y->dims[y->rank - 1] : y->dims[1];
+    g->oh = nsp == 2 ? y->dims[g->nhwc ? 1 : 2] : 1;
+    g->ow = y->dims[g->nhwc ? nsp : 1 + nsp];
+    g->kh = nsp == 2 ? w->dims[2] : 1;
+    g->kw = w->dims[1 + nsp];
+    g->group = pc_node_attr_int(k->node, "group", 1);
+    int64_t st[2], dl[2];
+    if (!spatial(k->node, "strides", nsp, 1, st) || !spatial(k->node, "dilations", nsp, 1, dl))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "strides/dilations need one value per spatial axis");
+    g->sh = st[0], g->sw = st[1], g->dh = dl[0], g->dw = dl[1];
+    if (g->group < 1 || g->c % g->group || w->dims[0] != g->c || w->dims[1] * g->group != g->m)
+        return pc_error_set(
+            k->err, PC_ERR_SHAPE,
+            "W [%lld, %lld, ...] does not fit %lld input and %lld output channels in %lld groups",
+            (long long)w->dims[0], (long long)w->dims[1], (long long)g->c, (long long)g->m,
+            (long long)g->group);
+    if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "strides and dilations must be >= 1");
+    g->cg = g->c / g->group;
+    g->mg = g->m / g->group;
+    /* the start padding: explicit pads, else what output_shape / SAME_* leave, the odd one at the end for
+     * SAME_UPPER and at the start otherwise (as the reference splits it) */
+    const char *ap = pc_node_attr_string(k->node, "auto_pad", "NOTSET");
+    size_t np, nos;
+    const int64_t *pads = pc_rt_attr_ints(k->node, "pads", &np);
+    const int64_t *os = pc_rt_attr_ints(k->node, "output_shape", &nos);
+    int64_t opad[2];
+    if (!spatial(k->node, "output_padding", nsp, 0, opad))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "output_padding needs one value per spatial axis");
+    int64_t in[2] = {g->h, g->w}, out[2] = {g->oh, g->ow}, kk[2] = {g->kh, g->kw}, s[2] = {g->sh, g->sw},
+            d[2] = {g->dh, g->dw}, pb[2] = {0, 0};
+    bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+    for (int i = 2 - nsp; i < 2; i++) {
+        int64_t full = s[i] * (in[i] - 1) + opad[i] + (kk[i] - 1) * d[i] + 1;
+        if (os || same) {
+            int64_t total = full - out[i];
+            if (total < 0)
+                pb[i] = 0;
+            else
+                pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        } else if (pads) {
+            if (np != 2 * (size_t)nsp)
+                return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "pads has %zu values, expected %d", np,
+                                    2 * nsp);
+            pb[i] = pads[i - (2 - nsp)];
+        }
+    }
+    g->ph = pb[0], g->pw = pb[1];
+    return PC_OK;
+}
+
+static pc_status convt_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    if (k->n_in < 2 || !k->in[0] || !k->in[1])
+        return pc_error_set(k->err, PC_ERR_ARITY, "ConvTranspose needs X and W");
+    for (uint32_t i = 0; i < k->n_in && i < 3; i++)
+        if (k->in[i] && k->in[i]->dtype != PC_DTYPE_FLOAT)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                                "input %u is %s: the runtime's ConvTranspose is float32", i,
+                                pc_dtype_name(k->in[i]->dtype));
+    conv_geom g;
+    pc_status st = convt_geometry(k, &g);
+    if (st != PC_OK) return st;
+    if (k->n_in > 2 && k->in[2] && (k->in[2]->rank != 1 || k->in[2]->dims[0] != g.m))
+        return pc_error_set(k->err, PC_ERR_SHAPE, "bias B must be [%lld]", (long long)g.m);
+    *scratch = (size_t)(g.mg * g.kh * g.kw) * (size_t)(g.h * g.w) * sizeof(float);
+    return PC_OK;
+}
+
+static pc_status convt_run(pc_rt_kernel_ctx *k)
+{
+    conv_geom g;
+    pc_status st = convt_geometry(k, &g);
+    if (st != PC_OK) return st;
+    const float *x = k->in[0]->data, *w = k->in[1]->data;
+    const float *bias = k->n_in > 2 && k->in[2] ? k->in[2]->data : NULL;
+    float *y = k->out[0]->data, *cols = k->scratch;
+    int64_t hw = g.h * g.w, ohw = g.oh * g.ow, kk = g.kh * g.kw, rows = g.mg * kk;
+    for (int64_t n = 0; n < g.n; n++) {
+        const float *xn = x + n * g.c * hw;
+        float *yn = y + n * g.m * ohw;
+        memset(yn, 0, (size_t)(g.m * ohw) * sizeof *yn);
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            int64_t c0 = gi * g.cg, m0 = gi * g.mg;
+            const float *wg = w + c0 * rows; /* W [C, Mg, kh, kw]: group gi's rows are [Cg, Mg * kk] */
+            if (g.nhwc)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)hw, (int)rows, (int)g.cg, 1.0f,
+                            xn + c0, (int)g.c, wg, (int)rows, 0.0f, cols, (int)rows);
+            else
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)hw, (int)g.cg, 1.0f, wg,
+                            (int)rows, xn + c0 * hw, (int)hw, 0.0f, cols, (int)hw);
+            /* col2im: input pixel (ih, iw), kernel offset (a, b) lands on (ih*sh - ph + a*dh, iw*sw - pw +
+             * b*dw) */
+            for (int64_t m = 0; m < g.mg; m++)
+                for (int64_t a = 0; a < g.kh; a++)
+                    for (int64_t b = 0; b < g.kw; b++) {
+                        int64_t r = (m * g.kh + a) * g.kw + b;
+                        for (int64_t ih = 0; ih < g.h; ih++) {
+                            int64_t oh = ih * g.sh - g.ph + a * g.dh;
+                            if (oh < 0 || oh >= g.oh) continue;
+                            for (int64_t iw = 0; iw < g.w; iw++) {
+                                int64_t ow = iw * g.sw - g.pw + b * g.dw;
+                                if (ow < 0 || ow >= g.ow) continue;
+                                float v =
+                                    g.nhwc ? cols[(ih * g.w + iw) * rows + r] : cols[r * hw + ih * g.w + iw];
+                                if (g.nhwc)
+                                    yn[(oh * g.ow + ow) * g.m + m0 + m] += v;
+                                else
+                                    yn[(m0 + m) * ohw + oh * g.ow + ow] += v;
+                            }
+                        }
+                    }
+        }
+        if (bias) {
+            if (g.nhwc)
+                for (int64_t p = 0; p < ohw; p++)
+                    for (int64_t m = 0; m < g.m; m++)
+                        yn[p * g.m + m] += bias[m];
+            else
+                for (int64_t m = 0; m < g.m; m++)
+                    for (int64_t p = 0; p < ohw; p++)
+                        yn[m * ohw + p] += bias[m];
+        }
+    }
+    return PC_OK;
+}
+
 /* ---- MatMul, Gemm ---- */
 
 static pc_status f32_inputs(const pc_rt_kernel_ctx *k, uint32_t n, const char *op)
@@ -457,6 +604,8 @@ const pc_rt_kernel pc_rt_kernels_conv[] = {
     {PC_MS_DOMAIN, "FusedConv", 1, 1, RT_F32, conv_prepare, conv_run},
     {PC_NHWC_DOMAIN, "Conv", 1, 21, RT_F32, conv_prepare, conv_run},
     {PC_NHWC_DOMAIN, "FusedConv", 1, 21, RT_F32, conv_prepare, conv_run},
+    {"", "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run},
+    {PC_NHWC_DOMAIN, "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run},
     {"", "MatMul", 1, 21, RT_F32, matmul_prepare, matmul_run},
     {"", "Gemm", 6, 21, RT_F32, gemm_prepare, gemm_run},
     {PC_MS_DOMAIN, "FusedGemm", 1, 1, RT_F32, gemm_prepare, gemm_run},

@@ -17,6 +17,7 @@ static const family families[] = {
     {pc_rt_kernels_movement, &pc_rt_n_kernels_movement},
     {pc_rt_kernels_resize, &pc_rt_n_kernels_resize},
     {pc_rt_kernels_reduce, &pc_rt_n_kernels_reduce},
+    {pc_rt_kernels_quant, &pc_rt_n_kernels_quant},
 };
 
 const pc_rt_kernel *pc_rt_kernel_find(const pc_node *node, int64_t opset, pc_dtype in0)
