@@ -181,10 +181,8 @@ static bool constant_view(rt_plan *p, const pc_node *n, pc_rt_tensor *t, bool *o
         return false;
     }
     p->blobs[p->n_blobs++] = data;
-    if (is_float)
-        memcpy(data, list ? a->floats : &a->f, count * es);
-    else
-        memcpy(data, list ? a->ints : &a->i, count * es);
+    if (count && is_float) memcpy(data, list ? a->floats : &a->f, count * es); /* an empty list may be NULL */
+    if (count && !is_float) memcpy(data, list ? a->ints : &a->i, count * es);
     t->dtype = is_float ? PC_DTYPE_FLOAT : PC_DTYPE_INT64;
     t->rank = list ? 1 : 0;
     t->dims[0] = (int64_t)count;
@@ -273,7 +271,7 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
         rt->dtype = t->dtype;
         rt->rank = t->rank;
         rt->n = t->n_elements;
-        memcpy(rt->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
+        if (t->rank) memcpy(rt->dims, t->dims, (size_t)t->rank * sizeof *t->dims); /* rank 0: dims NULL */
         rt->data = t->data;
         p->kinds[v->id] = VALUE_CONST;
     }
@@ -568,7 +566,7 @@ pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *input
         t->dtype = d->dtype;
         t->rank = d->rank;
         t->n = d->n_elements;
-        memcpy(t->dims, d->dims, (size_t)d->rank * sizeof *d->dims);
+        if (d->rank) memcpy(t->dims, d->dims, (size_t)d->rank * sizeof *d->dims);
         t->data = d->data;
     }
     pc_data **outs = calloc(g->n_outputs ? g->n_outputs : 1, sizeof *outs);

@@ -307,6 +307,30 @@ static void contract(void)
     pc_data_unref(d4);
     pc_session_free(s);
     pc_model_free(m);
+    /* a rank-0 initializer (its dims NULL: UBSan caught a memcpy from it) and a Constant node's value_floats
+     */
+    m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 2, (int64_t[]){2, 3});
+    pt_const_f(m, "two", 0, NULL, (float[]){2.0f});
+    pc_node *cn = pt_node(m, "Constant", "", "", "c", NULL);
+    CHECK_OK(pc_node_set_attr_floats(cn, "value_floats", 3, (float[]){1, 2, 3}, &err), &err);
+    pt_node(m, "Mul", "", "x,two", "y2", NULL);
+    pc_node *add = pt_node(m, "Add", "", "y2,c", "z", NULL);
+    if (pc_graph_add_output(m->graph, add->outputs[0], &err) != PC_OK) pt_die("z", &err);
+    {
+        pc_data *in = values(2, (int64_t[]){2, 3}), **got = NULL, **want = NULL;
+        s = NULL;
+        CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+        if (s) CHECK_OK(pc_session_run(s, 1, &in, &got, &err), &err);
+        CHECK_OK(pc_ref_run(m, 1, &in, &want, &err), &err);
+        pc_compare_result cr;
+        CHECK(got && want && pc_data_compare_exact(want[0], got[0], &cr) == PC_COMPARE_EQUAL);
+        if (got) pc_session_free_outputs(s, got);
+        if (want) pc_ref_free_outputs(m, want);
+        pc_session_free(s);
+        pc_data_unref(in);
+    }
+    pc_model_free(m);
     /* a node without a kernel: refused at creation, named */
     m = pt_model(13);
     pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
