@@ -1,7 +1,8 @@
 /* runtime (end to end): the runtime (core/runtime, OpenBLAS and its own kernels) runs the fully optimized
  * graph as the pipeline left it — EP assignments, NHWC forms, fusions — on the case inputs, and its outputs
  * must agree with the reference executor's on the same graph (which numerics already ties to the original):
- * integers and bools exactly, floats within rtol 1e-3, atol 1e-4 after NaN positions and infinity signs. The
+ * integers and bools exactly (QuantizeLinear's outputs within one step: they quantize a float computed in
+ * another order), floats within rtol 1e-3, atol 1e-4 after NaN positions and infinity signs. The
  * float bound: the runtime sums in float32 in another order than the reference's double sums, an error of
  * about K * 2^-24 * sum|terms| for a K-term sum; the generators keep K <= a few hundred and values near 1, so
  * 1e-3 relative holds with room, while a wrong index, stride or padding moves an element by far more.
@@ -45,6 +46,31 @@ static void probe_node(void *ctx, const pc_node *node, pc_data *const *inputs, p
         probe_tensor(ctx, outputs[i], false);
 }
 
+/* A QuantizeLinear output: the runtime quantizes its own float32 result, the reference its double one; where
+ * the two straddle a rounding boundary the integer moves by one step (fuzz_pipeline's first runtime finding:
+ * Conv -> QuantizeLinear, -120 against -121). Same shape and type, every element within one step. */
+static bool quantized_within_step(const pc_graph *g, uint32_t i, const pc_data *want, const pc_data *got)
+{
+    const pc_node *p = g->outputs[i]->producer;
+    if (!p || strcmp(p->op_type, "QuantizeLinear") != 0 || p->domain[0]) return false;
+    if (!want || !got || want->kind != PC_TYPE_TENSOR || got->kind != PC_TYPE_TENSOR ||
+        want->dtype != got->dtype || want->rank != got->rank || want->n_elements != got->n_elements)
+        return false;
+    for (int32_t d = 0; d < want->rank; d++)
+        if (want->dims[d] != got->dims[d]) return false;
+    for (uint64_t k = 0; k < want->n_elements; k++) {
+        int a, b;
+        if (want->dtype == PC_DTYPE_INT8)
+            a = ((const int8_t *)want->data)[k], b = ((const int8_t *)got->data)[k];
+        else if (want->dtype == PC_DTYPE_UINT8)
+            a = ((const uint8_t *)want->data)[k], b = ((const uint8_t *)got->data)[k];
+        else
+            return false;
+        if (a - b > 1 || b - a > 1) return false;
+    }
+    return true;
+}
+
 /* The first output out of tolerance (atol widened by extra), described in msg; PC_PROP_PASS when none. */
 static pc_prop_outcome compare_all(const pc_graph *g, pc_data *const *want, pc_data *const *got, double extra,
                                    char *msg, size_t msg_size, const char **kind)
@@ -53,7 +79,9 @@ static pc_prop_outcome compare_all(const pc_graph *g, pc_data *const *want, pc_d
         pc_compare_result cr;
         pc_compare_outcome c =
             pc_data_compare(want[i], got[i], RUNTIME_RTOL_E6 * 1e-6, RUNTIME_ATOL_E6 * 1e-6 + extra, &cr);
-        if (c == PC_COMPARE_EQUAL) continue;
+        if (c == PC_COMPARE_EQUAL ||
+            (c == PC_COMPARE_DIFFERS && quantized_within_step(g, i, want[i], got[i])))
+            continue;
         char ws[96], gs[96];
         *kind = c == PC_COMPARE_DIFFERS ? "differs" : c == PC_COMPARE_SHAPE ? "shape" : "type";
         snprintf(msg, msg_size,
