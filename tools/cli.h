@@ -86,6 +86,9 @@ int pc_cli_write_file_atomic(const char *cmd, const char *option, const char *pa
 /* Before a long run: the folder a report file goes to exists and is writable (exit 3 naming option and
  * folder). */
 int pc_cli_check_writable(const char *cmd, const char *option, const char *path);
+/* The repeatable --dim joined as model_case takes it ("a=1,b=2"; NULL for none): a usage error naming an
+ * entry that holds a comma. Returns an exit code; the caller frees *out. */
+int pc_cli_join_dims(const char *cmd, const pc_cli_list *dims, char **out);
 
 int pc_cmd_info(int argc, char **argv);
 void pc_cmd_info_help(FILE *out);

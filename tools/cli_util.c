@@ -261,3 +261,24 @@ int pc_cli_check_writable(const char *cmd, const char *option, const char *path)
     free(copy);
     return rc;
 }
+
+int pc_cli_join_dims(const char *cmd, const pc_cli_list *dims, char **out)
+{
+    *out = NULL;
+    if (!dims->n) return PC_EXIT_OK;
+    size_t len = 1;
+    for (size_t i = 0; i < dims->n; i++) {
+        if (strchr(dims->items[i], ','))
+            return pc_cli_usage_error(cmd, "--dim '%s': one NAME=SIZE per --dim", dims->items[i]);
+        len += strlen(dims->items[i]) + 1;
+    }
+    char *s = malloc(len);
+    if (!s) return pc_cli_report(cmd, &(pc_error){.status = PC_ERR_NOMEM, .message = "out of memory"});
+    s[0] = '\0';
+    for (size_t i = 0; i < dims->n; i++) {
+        strcat(s, i ? "," : "");
+        strcat(s, dims->items[i]);
+    }
+    *out = s;
+    return PC_EXIT_OK;
+}

@@ -583,24 +583,7 @@ int pc_cmd_check(int argc, char **argv)
     rc = pc_cli_resolve_eps(CHECK_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps, &n_eps,
                             NULL);
     if (rc != PC_EXIT_OK) goto done;
-    if (args.dims.n) { /* the repeatable --dim, joined for model_case */
-        size_t len = 1;
-        for (size_t i = 0; i < args.dims.n; i++)
-            len += strlen(args.dims.items[i]) + 1;
-        if (!(dims = malloc(len))) {
-            rc = pc_cli_report(CHECK_CMD, &(pc_error){.status = PC_ERR_NOMEM, .message = "out of memory"});
-            goto done;
-        }
-        dims[0] = '\0';
-        for (size_t i = 0; i < args.dims.n; i++) {
-            if (strchr(args.dims.items[i], ',')) {
-                rc = pc_cli_usage_error(CHECK_CMD, "--dim '%s': one NAME=SIZE per --dim", args.dims.items[i]);
-                goto done;
-            }
-            strcat(dims, i ? "," : "");
-            strcat(dims, args.dims.items[i]);
-        }
-    }
+    if ((rc = pc_cli_join_dims(CHECK_CMD, &args.dims, &dims)) != PC_EXIT_OK) goto done;
     pc_model_case_options mo;
     pc_model_case_options_default(&mo);
     mo.ep_list = args.ep_list;

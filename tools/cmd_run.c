@@ -59,30 +59,6 @@ static int args_parse(int argc, char **argv, run_args *a)
     return PC_EXIT_OK;
 }
 
-/* The repeatable --dim joined as model_case takes it ("a=1,b=2"); NULL and a usage error on a comma. */
-static char *join_dims(const pc_cli_list *l, int *rc)
-{
-    size_t len = 1;
-    for (size_t i = 0; i < l->n; i++) {
-        if (strchr(l->items[i], ',')) {
-            *rc = pc_cli_usage_error(RUN_CMD, "--dim '%s': one NAME=SIZE per --dim", l->items[i]);
-            return NULL;
-        }
-        len += strlen(l->items[i]) + 1;
-    }
-    char *s = malloc(len);
-    if (!s) {
-        *rc = pc_cli_report(RUN_CMD, &(pc_error){.status = PC_ERR_NOMEM, .message = "out of memory"});
-        return NULL;
-    }
-    s[0] = '\0';
-    for (size_t i = 0; i < l->n; i++) {
-        strcat(s, i ? "," : "");
-        strcat(s, l->items[i]);
-    }
-    return s;
-}
-
 /* -o DIR: created when missing (its parent must exist); an existing non-folder is an error. */
 static int make_out_dir(const char *dir)
 {
@@ -117,7 +93,7 @@ int pc_cmd_run(int argc, char **argv)
     if ((rc = pc_cli_resolve_eps(RUN_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps,
                                  &n_eps, NULL)) != PC_EXIT_OK)
         goto done;
-    if (args.dims.n && !(dims = join_dims(&args.dims, &rc))) goto done;
+    if ((rc = pc_cli_join_dims(RUN_CMD, &args.dims, &dims)) != PC_EXIT_OK) goto done;
     pc_model_case_options mo;
     pc_model_case_options_default(&mo);
     mo.inputs = args.inputs;

@@ -198,6 +198,8 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
     char label[256];
     rt_plan *p = calloc(1, sizeof *p);
     if (!p) return pc_error_set(err, PC_ERR_NOMEM, "out of memory planning");
+    pc_rt_buffer *bufs = NULL; /* the intermediates' and scratch's buffers, freed on every way out */
+    uint32_t *buf_of = NULL;
     /* static inputs at creation: the session's model already has every size inferred */
     pc_status st = PC_OK;
     if (feeds) {
@@ -241,13 +243,9 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
     p->vals = calloc(p->n_values ? p->n_values : 1, sizeof *p->vals);
     p->kinds = calloc(p->n_values ? p->n_values : 1, sizeof *p->kinds);
     p->steps = calloc(s->n_nodes ? s->n_nodes : 1, sizeof *p->steps);
-    pc_rt_buffer *bufs = calloc((size_t)p->n_values + s->n_nodes + 1, sizeof *bufs);
-    uint32_t *buf_of = calloc(p->n_values ? p->n_values : 1, sizeof *buf_of); /* value id -> 1 + buffer */
-    if (!p->vals || !p->kinds || !p->steps || !bufs || !buf_of) {
-        free(bufs);
-        free(buf_of);
-        goto nomem;
-    }
+    bufs = calloc((size_t)p->n_values + s->n_nodes + 1, sizeof *bufs);
+    buf_of = calloc(p->n_values ? p->n_values : 1, sizeof *buf_of); /* value id -> 1 + buffer */
+    if (!p->vals || !p->kinds || !p->steps || !bufs || !buf_of) goto nomem;
     uint32_t n_bufs = 0;
     /* feeds (their views from the fed sizes; the data is bound per run), constants, outputs */
     for (uint32_t i = 0; i < g->n_inputs; i++) {
@@ -255,8 +253,6 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
         size_t bytes;
         if (v->initializer) continue;
         if (!view_from_type(v, &p->vals[v->id], &bytes)) {
-            free(bufs);
-            free(buf_of);
             st = pc_error_set(err, PC_ERR_UNSUPPORTED, "graph input '%s': its size is not static", v->name);
             goto fail;
         }
@@ -286,11 +282,7 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
                 p->kinds[n->outputs[0]->id] = VALUE_CONST;
                 continue;
             }
-            if (oom) {
-                free(bufs);
-                free(buf_of);
-                goto nomem;
-            }
+            if (oom) goto nomem;
         }
         step *sp = &p->steps[si];
         sp->node = n;
@@ -298,18 +290,11 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
         sp->kernel = pc_rt_kernel_find(n, sp->opset, in0_type(n));
         sp->in = calloc(n->n_inputs ? n->n_inputs : 1, sizeof *sp->in);
         sp->out = calloc(n->n_outputs ? n->n_outputs : 1, sizeof *sp->out);
-        if (!sp->in || !sp->out) {
-            free(bufs);
-            free(buf_of);
-            p->n_steps = si + 1;
-            goto nomem;
-        }
         p->n_steps = si + 1; /* freed with the plan from here on */
+        if (!sp->in || !sp->out) goto nomem;
         if (!sp->kernel) {
             st = pc_error_set(err, PC_ERR_UNSUPPORTED, "%s: no runtime kernel once shapes are known",
                               node_label(n, label, sizeof label));
-            free(bufs);
-            free(buf_of);
             goto fail;
         }
         for (uint32_t o = 0; o < n->n_outputs; o++) {
@@ -320,8 +305,6 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
                 st = pc_error_set(err, PC_ERR_UNSUPPORTED,
                                   "%s: the size of output '%s' is not known after shape inference",
                                   node_label(n, label, sizeof label), v->name);
-                free(bufs);
-                free(buf_of);
                 goto fail;
             }
             sp->out[o] = &p->vals[v->id];
@@ -341,8 +324,6 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
                 st = pc_error_set(err, PC_ERR_UNSUPPORTED,
                                   "%s: input '%s' is made by nothing the runtime runs",
                                   node_label(n, label, sizeof label), v->name);
-                free(bufs);
-                free(buf_of);
                 goto fail;
             }
             sp->in[i] = &p->vals[v->id];
@@ -370,8 +351,6 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
         if (!shown || !copies) {
             free(shown);
             free(copies);
-            free(bufs);
-            free(buf_of);
             goto nomem;
         }
         for (uint32_t j = 0; j < sp->node->n_inputs; j++) {
@@ -387,8 +366,6 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
         free(copies);
         if (st != PC_OK) {
             pc_error_prefix(err, "%s: ", node_label(sp->node, label, sizeof label));
-            free(bufs);
-            free(buf_of);
             goto fail;
         }
         if (scratch) {
@@ -400,15 +377,11 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
     }
     p->arena_bytes = pc_rt_plan_place(bufs, n_bufs);
     if (p->arena_bytes == SIZE_MAX) {
-        free(bufs);
-        free(buf_of);
         st = pc_error_set(err, PC_ERR_OVERFLOW, "the memory plan's size overflows");
         goto fail;
     }
 #ifdef PC_DEBUG_CHECKS
     if (!pc_rt_plan_valid(bufs, n_bufs, p->arena_bytes)) {
-        free(bufs);
-        free(buf_of);
         st = pc_error_set(err, PC_ERR_INTERNAL, "the memory plan overlaps two live buffers");
         goto fail;
     }
@@ -416,8 +389,6 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
     size_t arena = (p->arena_bytes + PC_RT_ALIGN - 1) / PC_RT_ALIGN * PC_RT_ALIGN;
     p->arena = aligned_alloc(PC_RT_ALIGN, arena ? arena : PC_RT_ALIGN);
     if (!p->arena) {
-        free(bufs);
-        free(buf_of);
         st = pc_error_set(err, PC_ERR_NOMEM, "out of memory for the %zu-byte arena", p->arena_bytes);
         goto fail;
     }
@@ -432,6 +403,8 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
 nomem:
     st = pc_error_set(err, PC_ERR_NOMEM, "out of memory planning");
 fail:
+    free(bufs);
+    free(buf_of);
     plan_free(p);
     return st;
 }
