@@ -17,7 +17,7 @@ void pc_cmd_conformance_help(FILE *out)
 {
     fprintf(
         out,
-        "usage: passcheck conformance DIR... [--executor reference] [--filter REGEX] [--junit FILE]\n"
+        "usage: passcheck conformance DIR... [--engine reference|runtime] [--filter REGEX] [--junit FILE]\n"
         "                             [--json FILE] [--strict] [--timeout SECONDS] [--expect FILE]\n"
         "                             [--write-expect FILE] [--errata FILE] [--quiet]\n"
         "                             [--optimize LEVEL [--ep LIST] [--ep-file FILE]]\n\n"
@@ -33,7 +33,10 @@ void pc_cmd_conformance_help(FILE *out)
         "timeout, so a crash or hang fails that case only.\n\n"
         "Outcomes: passed, differs, shape, type, load-error, run-error, unsupported and erratum (both\n"
         "skipped).\n\n"
-        "  --executor NAME     the executor to check (only 'reference' today)\n"
+        "  --engine NAME       what runs the models: 'reference' (the naive executor, default) or 'runtime'\n"
+        "                      (core/runtime's kernels on the graph as given, after --optimize's pipeline\n"
+        "                      when that is given); a node without a kernel makes the case unsupported.\n"
+        "                      --executor is the same option\n"
         "  --filter REGEX      run only cases whose name matches the POSIX extended REGEX\n"
         "  --timeout SECONDS   per-case limit (default 60); a case over it is killed and is a run-error\n"
         "  --strict            unsupported cases also fail the run\n"
@@ -62,7 +65,7 @@ void pc_cmd_conformance_help(FILE *out)
 }
 
 typedef struct conf_options {
-    const char *executor, *filter, *junit, *json, *expect, *write_expect, *errata;
+    const char *executor, *engine, *filter, *junit, *json, *expect, *write_expect, *errata;
     const char *optimize, *ep_list, *ep_file, *timeout_text, *atol_text, *rtol_text, *tolerances;
     double timeout;
     bool strict, quiet;
@@ -75,6 +78,7 @@ typedef struct conf_options {
     }
 static const pc_cli_opt conf_opts[] = {
     CONF_OPT("--executor", PC_CLI_STRING, executor),
+    CONF_OPT("--engine", PC_CLI_STRING, engine),
     CONF_OPT("--filter", PC_CLI_STRING, filter),
     CONF_OPT("--junit", PC_CLI_STRING, junit),
     CONF_OPT("--json", PC_CLI_STRING, json),
@@ -114,14 +118,20 @@ int pc_cmd_conformance(int argc, char **argv)
     int rc = pc_cli_parse_args(CMD, argc, argv, conf_opts, sizeof conf_opts / sizeof conf_opts[0], &opt,
                                &conf_dirs);
     if (rc != PC_EXIT_OK) goto done;
+    if (opt.executor && opt.engine && strcmp(opt.executor, opt.engine) != 0) {
+        rc = pc_cli_usage_error(CMD, "--engine %s and --executor %s disagree (they are one option)",
+                                opt.engine, opt.executor);
+        goto done;
+    }
+    if (opt.engine) opt.executor = opt.engine;
     if (!opt.executor) opt.executor = "reference";
     opt.timeout = PC_CONFORMANCE_DEFAULT_TIMEOUT;
     if (opt.timeout_text &&
         (rc = pc_cli_parse_seconds(CMD, "--timeout", opt.timeout_text, PC_CONFORMANCE_MAX_TIMEOUT,
                                    &opt.timeout)) != PC_EXIT_OK)
         goto done;
-    if (strcmp(opt.executor, "reference") != 0) {
-        rc = pc_cli_usage_error(CMD, "unknown executor '%s' (available: reference)", opt.executor);
+    if (strcmp(opt.executor, "reference") != 0 && strcmp(opt.executor, "runtime") != 0) {
+        rc = pc_cli_usage_error(CMD, "unknown engine '%s' (available: reference, runtime)", opt.executor);
         goto done;
     }
     if ((opt.ep_list || opt.ep_file) && !opt.optimize) {

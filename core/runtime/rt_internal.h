@@ -62,11 +62,18 @@ typedef pc_status (*pc_rt_run_fn)(pc_rt_kernel_ctx *k);
 #define RT_U8      RT_TYPE(PC_DTYPE_UINT8)
 #define RT_I8      RT_TYPE(PC_DTYPE_INT8)
 #define RT_BOOL    RT_TYPE(PC_DTYPE_BOOL)
+#define RT_F64     RT_TYPE(PC_DTYPE_DOUBLE)
+#define RT_F16     RT_TYPE(PC_DTYPE_FLOAT16)
+#define RT_BF16    RT_TYPE(PC_DTYPE_BFLOAT16)
+#define RT_I16     RT_TYPE(PC_DTYPE_INT16)
+#define RT_U16     RT_TYPE(PC_DTYPE_UINT16)
+#define RT_U32     RT_TYPE(PC_DTYPE_UINT32)
+#define RT_U64     RT_TYPE(PC_DTYPE_UINT64)
+/* every integer type, and every numeric type (the backend tests run the arithmetic ops on all of them) */
+#define RT_ALL_INT (RT_I8 | RT_I16 | RT_I32 | RT_I64 | RT_U8 | RT_U16 | RT_U32 | RT_U64)
+#define RT_ALL_NUM (RT_ALL_INT | RT_F32 | RT_F64 | RT_F16)
 /* every fixed-width type (data movement copies bytes) */
-#define RT_ANY_FIXED                                                                                         \
-    (RT_F32 | RT_I64 | RT_I32 | RT_U8 | RT_I8 | RT_BOOL | RT_TYPE(PC_DTYPE_DOUBLE) |                         \
-     RT_TYPE(PC_DTYPE_FLOAT16) | RT_TYPE(PC_DTYPE_INT16) | RT_TYPE(PC_DTYPE_UINT16) |                        \
-     RT_TYPE(PC_DTYPE_UINT32) | RT_TYPE(PC_DTYPE_UINT64) | RT_TYPE(PC_DTYPE_BFLOAT16))
+#define RT_ANY_FIXED (RT_ALL_NUM | RT_BOOL | RT_BF16)
 
 typedef struct pc_rt_kernel {
     const char *domain; /* "" for ai.onnx */

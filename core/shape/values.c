@@ -1,8 +1,8 @@
 /* Shape-value propagation during a graph walk: small int vectors computed from shapes (Shape, Size) and
  * carried through the shape arithmetic exporters emit (Gather, Concat, Unsqueeze, Squeeze, Slice, Cast,
- * Identity, Add/Sub/Mul/Div, ReduceProd/ReduceSum), so `Shape -> Gather -> Concat -> Reshape` gets concrete
- * dims. Values live only for one pc_graph_infer_shapes call; an inference function reads them through
- * sh_const_ints. */
+ * Identity, Add/Sub/Mul/Div, Neg, ReduceProd/ReduceSum), so `Shape -> Gather -> Concat -> Reshape` gets
+ * concrete dims. Values live only for one pc_graph_infer_shapes call; an inference function reads them
+ * through sh_const_ints. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +209,15 @@ static bool prop_arith(sh_ctx *c, sh_ints *y)
     return true;
 }
 
+/* Neg: exported layer norms count the reduced axes as Neg(axis) (ONNX's LayerNormalization function body). */
+static bool prop_neg(sh_ctx *c, sh_ints *y)
+{
+    if (!input_ints(c, 0, y)) return false;
+    for (int32_t k = 0; k < y->n; k++)
+        y->v[k] = (int64_t)(0 - (uint64_t)y->v[k]);
+    return true;
+}
+
 /* ReduceProd / ReduceSum of a whole vector (flatten's shape arithmetic). */
 static bool prop_reduce(sh_ctx *c, sh_ints *y)
 {
@@ -243,21 +252,14 @@ typedef struct prop_rule {
 
 /* sorted by op_type */
 static const prop_rule props[] = {
-    {"Add", prop_arith},
-    {"Cast", prop_copy},
-    {"Concat", prop_concat},
-    {"Div", prop_arith},
-    {"Gather", prop_gather},
-    {"Identity", prop_copy},
-    {"Mul", prop_arith},
-    {"ReduceProd", prop_reduce},
-    {"ReduceSum", prop_reduce},
-    {"Shape", prop_shape},
-    {"Size", prop_size},
-    {"Slice", prop_slice},
-    {"Squeeze", prop_squeeze_like},
-    {"Sub", prop_arith},
-    {"Unsqueeze", prop_squeeze_like},
+    {"Add", prop_arith},         {"Cast", prop_copy},
+    {"Concat", prop_concat},     {"Div", prop_arith},
+    {"Gather", prop_gather},     {"Identity", prop_copy},
+    {"Mul", prop_arith},         {"Neg", prop_neg},
+    {"ReduceProd", prop_reduce}, {"ReduceSum", prop_reduce},
+    {"Shape", prop_shape},       {"Size", prop_size},
+    {"Slice", prop_slice},       {"Squeeze", prop_squeeze_like},
+    {"Sub", prop_arith},         {"Unsqueeze", prop_squeeze_like},
 };
 
 static int prop_cmp(const void *key, const void *elem)

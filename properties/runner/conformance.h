@@ -32,7 +32,7 @@
 #define PC_CONFORMANCE_MAX_TIMEOUT     (7.0 * 24 * 3600) /* a week: beyond is a typo */
 
 typedef struct pc_conformance_options {
-    const char *executor;    /* only "reference" today */
+    const char *executor;    /* "reference" (default) or "runtime" (core/runtime, graph as given) */
     const char *filter;      /* POSIX extended regex over case names ("node/test_abs"); NULL: every case */
     const char *expect;      /* 'case outcome' per line: the run is checked against it; NULL: none */
     const char *errata;      /* 'case outcome reason' per line: those outcomes become skips; NULL: none */

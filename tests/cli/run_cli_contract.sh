@@ -55,7 +55,9 @@ expect 2 "missing DIR" -- "$pc" conformance
 expect 2 "unknown option '--bogus'" -- "$pc" conformance --bogus "$abs"
 expect 2 "--filter needs an argument" -- "$pc" conformance "$abs" --filter
 expect 2 "bad --filter regex '\(unclosed'" -- "$pc" conformance --filter '(unclosed' "$abs"
-expect 2 "unknown executor 'ort' \(available: reference\)" -- "$pc" conformance --executor ort "$abs"
+expect 2 "unknown engine 'ort' \(available: reference, runtime\)" -- "$pc" conformance --executor ort "$abs"
+expect 2 "unknown engine 'ort' \(available: reference, runtime\)" -- "$pc" conformance --engine ort "$abs"
+expect 2 "--engine runtime and --executor reference disagree" -- "$pc" conformance --engine runtime --executor reference "$abs"
 expect 2 "bad --timeout 'soon'" -- "$pc" conformance --timeout soon "$abs"
 expect 2 "bad --timeout '0'" -- "$pc" conformance --timeout 0 "$abs"
 expect 2 "cannot read DIR '$tmp/nowhere'" -- "$pc" conformance "$tmp/nowhere"
@@ -68,6 +70,14 @@ expect 3 "badexpect.txt:1: expected 'case_name outcome'" -- "$pc" conformance --
 printf 'node/test_abs passed\n# again\nnode/test_abs passed\n' >"$tmp/dupexpect.txt"
 expect 3 "dupexpect.txt:3: case node/test_abs is listed again \(first on line 1\)" -- \
     "$pc" conformance --expect "$tmp/dupexpect.txt" "$abs"
+# errata: one entry per outcome of a case; the same outcome twice is an error. Exact bounds make Sigmoid differ:
+# the differs entry applies, the run-error one is idle
+printf 'node/test_sigmoid differs a\nnode/test_sigmoid run-error b\n' >"$tmp/errata2.txt"
+expect 0 "SKIP node/test_sigmoid: erratum: data erratum \(a\)" -- \
+    "$pc" conformance --atol 0 --rtol 0 --errata "$tmp/errata2.txt" "$data/node/test_sigmoid"
+printf 'node/test_sigmoid differs a\nnode/test_sigmoid differs b\n' >"$tmp/errata3.txt"
+expect 3 "errata3.txt:2: case node/test_sigmoid is listed again" -- \
+    "$pc" conformance --errata "$tmp/errata3.txt" "$data/node/test_sigmoid"
 expect 3 "cannot write --json file $tmp/nodir/r.json" -- "$pc" conformance --json "$tmp/nodir/r.json" "$abs"
 # tolerances: --atol/--rtol for every case, --tolerances per op (the loosest bound of a case's ops wins); the
 # reference's Sigmoid is a few ulps off the recorded float outputs, so exact bounds fail it and the backend

@@ -338,13 +338,20 @@ static void test_value_propagation(void)
     pt_node(m, "Concat", "", "n2,shape_c", "shape_d", NULL); /* [2, 24, 1] */
     pc_node_set_attr_int(m->graph->last, "axis", 0, &err);
     pt_node(m, "Expand", "", "col,shape_d", "big_e", NULL); /* [2, 24, 1] */
+    /* LayerNormalization's function body: ConstantOfShape(Neg(axis)) gives the reduced axes' ones */
+    pt_node(m, "Neg", "", "minus1", "n_red", NULL);           /* [1] */
+    pt_node(m, "ConstantOfShape", "", "n_red", "ones", NULL); /* a [1] tensor */
     pt_output(m, "flat");
     pt_output(m, "col");
     pt_output(m, "big_e");
+    pt_output(m, "ones");
     CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err);
     pc_data *x = pc_data_new_tensor(PC_DTYPE_FLOAT, 3, xd, &err);
     compare_with_reference("shape arithmetic", m, 1, &x);
     pc_data_unref(x);
+    const pc_value *ones = pc_graph_find_value(m->graph, "ones");
+    CHECK(ones->type.shape.rank == 1 && ones->type.shape.dims[0].kind == PC_DIM_KNOWN &&
+          ones->type.shape.dims[0].size == 1);
     /* one node at a time there is no walk: the Reshape's dims stay unknown */
     pc_value *flat = pc_graph_find_value(m->graph, "flat");
     flat->type = (pc_type){.kind = PC_TYPE_NONE};

@@ -125,7 +125,7 @@ static void plan_make(const pc_rt_tensor *x, const bool *red, uint64_t n_out, re
 /* Steps: fold element v into accumulator a. */
 #define ADD_STEP(a, v) ((a) += (v))
 #define MUL_STEP(a, v) ((a) *= (v))
-#define ABS_STEP(a, v) ((a) += fabsf(v))
+#define ABS_STEP(a, v) ((a) += fabs((double)(v)))
 #define SQ_STEP(a, v)  ((a) += (double)(v) * (double)(v))
 /* a NaN on either side wins, as numpy.maximum/minimum */
 #define MAX_F(a, b)      (((a) >= (b) || (a) != (a)) ? (a) : (b))
@@ -215,6 +215,7 @@ typedef void (*reduce_fn)(const reduce_plan *pl, const void *x, void *y, void *s
 /* Sum and Prod: float in double, integers wrapping in their unsigned twin. X(suffix, T, ACC) */
 #define WIDE_TYPES(X)                                                                                        \
     X(f32, float, double)                                                                                    \
+    X(f64, double, double)                                                                                   \
     X(i32, int32_t, uint32_t)                                                                                \
     X(i64, int64_t, uint64_t)
 #define WIDE_FNS(sfx, T, ACC)                                                                                \
@@ -225,6 +226,7 @@ WIDE_TYPES(WIDE_FNS)
 /* Max and Min in the element type. X(suffix, T, LOWEST, HIGHEST, F or I) */
 #define EXTREME_TYPES(X)                                                                                     \
     X(f32, float, -INFINITY, INFINITY, F)                                                                    \
+    X(f64, double, -INFINITY, INFINITY, F)                                                                   \
     X(i32, int32_t, INT32_MIN, INT32_MAX, I)                                                                 \
     X(i64, int64_t, INT64_MIN, INT64_MAX, I)
 #define EXTREME_FNS(sfx, T, LO, HI, C)                                                                       \
@@ -232,69 +234,80 @@ WIDE_TYPES(WIDE_FNS)
     REDUCE_FN(min_##sfx, T, T, HI, MIN_STEP_##C, MIN_##C, CAST_FIN)
 EXTREME_TYPES(EXTREME_FNS)
 
-REDUCE_FN(mean_f32, float, double, 0, ADD_STEP, ADD_COMB, MEAN_FIN)
-REDUCE_FN(l1_f32, float, double, 0, ABS_STEP, ADD_COMB, CAST_FIN)
-REDUCE_FN(l2_f32, float, double, 0, SQ_STEP, ADD_COMB, SQRT_FIN)
-REDUCE_FN(sumsquare_f32, float, double, 0, SQ_STEP, ADD_COMB, CAST_FIN)
-REDUCE_FN(logsum_f32, float, double, 0, ADD_STEP, ADD_COMB, LOG_FIN)
+/* The float reductions, in a double accumulator for float and double. X(suffix, T) */
+#define FLOAT_TYPES(X)                                                                                       \
+    X(f32, float)                                                                                            \
+    X(f64, double)
+#define FLOAT_FNS(sfx, T)                                                                                    \
+    REDUCE_FN(mean_##sfx, T, double, 0, ADD_STEP, ADD_COMB, MEAN_FIN)                                        \
+    REDUCE_FN(l1_##sfx, T, double, 0, ABS_STEP, ADD_COMB, CAST_FIN)                                          \
+    REDUCE_FN(l2_##sfx, T, double, 0, SQ_STEP, ADD_COMB, SQRT_FIN)                                           \
+    REDUCE_FN(sumsquare_##sfx, T, double, 0, SQ_STEP, ADD_COMB, CAST_FIN)                                    \
+    REDUCE_FN(logsum_##sfx, T, double, 0, ADD_STEP, ADD_COMB, LOG_FIN)
+FLOAT_TYPES(FLOAT_FNS)
 
-/* exp(v - mx) into a double sum; mx is the maximum of the output's elements, in scope where it expands */
-#define EXP_STEP(a, v) ((a) += (double)expf((v)-mx))
-
+/* exp(v - mx) into a double sum; mx is the maximum of the output's elements, in scope where it expands.
+ * Float in float (expf) as the float kernels always did; double in double. */
+#define EXP_OF(T, v)   (sizeof(T) == sizeof(float) ? (double)expf((float)(v)) : exp((double)(v)))
+#define EXP_STEP(a, v) ((a) += EXP_OF(elem_t, (v)-mx))
 /* LogSumExp in two passes over each output's elements: the maximum mx, then mx + log(sum exp(x - mx)), which
  * cannot overflow. mx = +-inf or NaN is the result itself (as the reference: exp(inf - inf) would be NaN). */
-static void logsumexp_f32(const reduce_plan *pl, const void *xv, void *yv, void *scratch)
-{
-    const float *x = xv;
-    float *y = yv;
-    double *s = scratch;
-    float *m = (float *)(s + pl->block);
-    if (pl->empty) {
-        for (uint64_t o = 0; o < pl->n_out; o++)
-            y[o] = -INFINITY;
-        return;
+#define LOGSUMEXP_FN(name, T)                                                                                \
+    static void name(const reduce_plan *pl, const void *xv, void *yv, void *scratch)                         \
+    {                                                                                                        \
+        typedef T elem_t; /* EXP_STEP names the element type */                                              \
+        const T *x = xv;                                                                                     \
+        T *y = yv;                                                                                           \
+        double *s = scratch;                                                                                 \
+        T *m = (T *)(s + pl->block);                                                                         \
+        if (pl->empty) {                                                                                     \
+            for (uint64_t o = 0; o < pl->n_out; o++)                                                         \
+                y[o] = -INFINITY;                                                                            \
+            return;                                                                                          \
+        }                                                                                                    \
+        int64_t oc[PC_MAX_RANK] = {0}, mc[PC_MAX_RANK] = {0}, ob = 0, mb = 0;                                \
+        for (uint64_t o = 0; o < pl->outer.count; o++) {                                                     \
+            if (pl->last_reduced) {                                                                          \
+                T mx = -INFINITY;                                                                            \
+                for (uint64_t r = 0; r < pl->mid.count; r++) {                                               \
+                    FOLD_ROW(T, -INFINITY, MAX_STEP_F, MAX_F, mx, x + ob + mb, pl->len);                     \
+                    odo_step(&pl->mid, mc, &mb);                                                             \
+                }                                                                                            \
+                double sum = 0.0;                                                                            \
+                for (uint64_t r = 0; r < pl->mid.count && isfinite(mx); r++) {                               \
+                    FOLD_ROW(double, 0.0, EXP_STEP, ADD_COMB, sum, x + ob + mb, pl->len);                    \
+                    odo_step(&pl->mid, mc, &mb);                                                             \
+                }                                                                                            \
+                *y++ = isfinite(mx) ? (T)((double)mx + log(sum)) : mx;                                       \
+            } else {                                                                                         \
+                for (int64_t j0 = 0; j0 < pl->len; j0 += pl->block) {                                        \
+                    const int64_t c = pl->len - j0 < pl->block ? pl->len - j0 : pl->block;                   \
+                    for (int64_t j = 0; j < c; j++) {                                                        \
+                        m[j] = -INFINITY;                                                                    \
+                        s[j] = 0.0;                                                                          \
+                    }                                                                                        \
+                    for (uint64_t r = 0; r < pl->mid.count; r++) {                                           \
+                        const T *p = x + ob + mb + j0;                                                       \
+                        for (int64_t j = 0; j < c; j++)                                                      \
+                            MAX_STEP_F(m[j], p[j]);                                                          \
+                        odo_step(&pl->mid, mc, &mb);                                                         \
+                    }                                                                                        \
+                    for (uint64_t r = 0; r < pl->mid.count; r++) {                                           \
+                        const T *p = x + ob + mb + j0;                                                       \
+                        for (int64_t j = 0; j < c; j++)                                                      \
+                            s[j] += EXP_OF(T, p[j] - m[j]); /* NaN for a non-finite m[j], not used */        \
+                        odo_step(&pl->mid, mc, &mb);                                                         \
+                    }                                                                                        \
+                    for (int64_t j = 0; j < c; j++)                                                          \
+                        y[j0 + j] = isfinite(m[j]) ? (T)((double)m[j] + log(s[j])) : m[j];                   \
+                }                                                                                            \
+                y += pl->len;                                                                                \
+            }                                                                                                \
+            odo_step(&pl->outer, oc, &ob);                                                                   \
+        }                                                                                                    \
     }
-    int64_t oc[PC_MAX_RANK] = {0}, mc[PC_MAX_RANK] = {0}, ob = 0, mb = 0;
-    for (uint64_t o = 0; o < pl->outer.count; o++) {
-        if (pl->last_reduced) {
-            float mx = -INFINITY;
-            for (uint64_t r = 0; r < pl->mid.count; r++) {
-                FOLD_ROW(float, -INFINITY, MAX_STEP_F, MAX_F, mx, x + ob + mb, pl->len);
-                odo_step(&pl->mid, mc, &mb);
-            }
-            double sum = 0.0;
-            for (uint64_t r = 0; r < pl->mid.count && isfinite(mx); r++) {
-                FOLD_ROW(double, 0.0, EXP_STEP, ADD_COMB, sum, x + ob + mb, pl->len);
-                odo_step(&pl->mid, mc, &mb);
-            }
-            *y++ = isfinite(mx) ? (float)((double)mx + log(sum)) : mx;
-        } else {
-            for (int64_t j0 = 0; j0 < pl->len; j0 += pl->block) {
-                const int64_t c = pl->len - j0 < pl->block ? pl->len - j0 : pl->block;
-                for (int64_t j = 0; j < c; j++) {
-                    m[j] = -INFINITY;
-                    s[j] = 0.0;
-                }
-                for (uint64_t r = 0; r < pl->mid.count; r++) {
-                    const float *p = x + ob + mb + j0;
-                    for (int64_t j = 0; j < c; j++)
-                        MAX_STEP_F(m[j], p[j]);
-                    odo_step(&pl->mid, mc, &mb);
-                }
-                for (uint64_t r = 0; r < pl->mid.count; r++) {
-                    const float *p = x + ob + mb + j0;
-                    for (int64_t j = 0; j < c; j++)
-                        s[j] += (double)expf(p[j] - m[j]); /* NaN for a non-finite m[j], not used */
-                    odo_step(&pl->mid, mc, &mb);
-                }
-                for (int64_t j = 0; j < c; j++)
-                    y[j0 + j] = isfinite(m[j]) ? (float)((double)m[j] + log(s[j])) : m[j];
-            }
-            y += pl->len;
-        }
-        odo_step(&pl->outer, oc, &ob);
-    }
-}
+LOGSUMEXP_FN(logsumexp_f32, float)
+LOGSUMEXP_FN(logsumexp_f64, double)
 
 typedef enum reduce_kind {
     R_SUM,
@@ -313,20 +326,24 @@ typedef enum reduce_kind {
 /* The element types with loops, in the column order of the function tables; -1 for the others. */
 static int type_slot(pc_dtype t)
 {
-    return t == PC_DTYPE_FLOAT ? 0 : t == PC_DTYPE_INT32 ? 1 : t == PC_DTYPE_INT64 ? 2 : -1;
+    return t == PC_DTYPE_FLOAT    ? 0
+           : t == PC_DTYPE_INT32  ? 1
+           : t == PC_DTYPE_INT64  ? 2
+           : t == PC_DTYPE_DOUBLE ? 3
+                                  : -1;
 }
 
-static const reduce_fn reduce_fns[R_COUNT][3] = {
-    [R_SUM] = {sum_f32, sum_i32, sum_i64},
-    [R_MEAN] = {mean_f32, NULL, NULL},
-    [R_MAX] = {max_f32, max_i32, max_i64},
-    [R_MIN] = {min_f32, min_i32, min_i64},
-    [R_PROD] = {prod_f32, prod_i32, prod_i64},
-    [R_L1] = {l1_f32, NULL, NULL},
-    [R_L2] = {l2_f32, NULL, NULL},
-    [R_SUMSQUARE] = {sumsquare_f32, NULL, NULL},
-    [R_LOGSUM] = {logsum_f32, NULL, NULL},
-    [R_LOGSUMEXP] = {logsumexp_f32, NULL, NULL},
+static const reduce_fn reduce_fns[R_COUNT][4] = {
+    [R_SUM] = {sum_f32, sum_i32, sum_i64, sum_f64},
+    [R_MEAN] = {mean_f32, NULL, NULL, mean_f64},
+    [R_MAX] = {max_f32, max_i32, max_i64, max_f64},
+    [R_MIN] = {min_f32, min_i32, min_i64, min_f64},
+    [R_PROD] = {prod_f32, prod_i32, prod_i64, prod_f64},
+    [R_L1] = {l1_f32, NULL, NULL, l1_f64},
+    [R_L2] = {l2_f32, NULL, NULL, l2_f64},
+    [R_SUMSQUARE] = {sumsquare_f32, NULL, NULL, sumsquare_f64},
+    [R_LOGSUM] = {logsum_f32, NULL, NULL, logsum_f64},
+    [R_LOGSUMEXP] = {logsumexp_f32, NULL, NULL, logsumexp_f64},
 };
 
 static reduce_fn reduce_fn_for(reduce_kind kind, pc_dtype t)
@@ -577,7 +594,8 @@ typedef void (*arg_fn)(const void *x, int64_t *y, uint64_t outer, int64_t n, int
 #define ARG_TYPES(X)                                                                                         \
     X(f32, float, F)                                                                                         \
     X(i32, int32_t, I)                                                                                       \
-    X(i64, int64_t, I)
+    X(i64, int64_t, I)                                                                                       \
+    X(f64, double, F)
 #define ARG_FNS(sfx, T, C)                                                                                   \
     ARG_FN(argmax_first_##sfx, T, ARGMAX_FIRST_##C)                                                          \
     ARG_FN(argmax_last_##sfx, T, ARGMAX_LAST_##C)                                                            \
@@ -586,11 +604,11 @@ typedef void (*arg_fn)(const void *x, int64_t *y, uint64_t outer, int64_t n, int
 ARG_TYPES(ARG_FNS)
 
 /* [min?][last?][type slot] */
-static const arg_fn arg_fns[2][2][3] = {
-    {{argmax_first_f32, argmax_first_i32, argmax_first_i64},
-     {argmax_last_f32, argmax_last_i32, argmax_last_i64}},
-    {{argmin_first_f32, argmin_first_i32, argmin_first_i64},
-     {argmin_last_f32, argmin_last_i32, argmin_last_i64}},
+static const arg_fn arg_fns[2][2][4] = {
+    {{argmax_first_f32, argmax_first_i32, argmax_first_i64, argmax_first_f64},
+     {argmax_last_f32, argmax_last_i32, argmax_last_i64, argmax_last_f64}},
+    {{argmin_first_f32, argmin_first_i32, argmin_first_i64, argmin_first_f64},
+     {argmin_last_f32, argmin_last_i32, argmin_last_i64, argmin_last_f64}},
 };
 
 /* The axis, checked against input 0 and output 0. */
@@ -663,21 +681,22 @@ static pc_status argmin_run(pc_rt_kernel_ctx *k)
 
 /* ---- the table */
 
-#define RT_NUM (RT_F32 | RT_I32 | RT_I64)
+#define RT_NUM   (RT_F32 | RT_I32 | RT_I64 | RT_F64)
+#define RT_FLOAT (RT_F32 | RT_F64)
 
 /* Every opset from 1: the ops' semantics implemented here have not changed across their versions, only
  * where the axes come from (handled in reduce_axes) and select_last_index (from 12). */
 const pc_rt_kernel pc_rt_kernels_reduce[] = {
     {"", "ReduceSum", 1, 21, RT_NUM, sum_prepare, sum_run},
-    {"", "ReduceMean", 1, 21, RT_F32, mean_prepare, mean_run},
+    {"", "ReduceMean", 1, 21, RT_FLOAT, mean_prepare, mean_run},
     {"", "ReduceMax", 1, 21, RT_NUM, max_prepare, max_run},
     {"", "ReduceMin", 1, 21, RT_NUM, min_prepare, min_run},
     {"", "ReduceProd", 1, 21, RT_NUM, prod_prepare, prod_run},
-    {"", "ReduceL1", 1, 21, RT_F32, l1_prepare, l1_run},
-    {"", "ReduceL2", 1, 21, RT_F32, l2_prepare, l2_run},
-    {"", "ReduceSumSquare", 1, 21, RT_F32, sumsquare_prepare, sumsquare_run},
-    {"", "ReduceLogSum", 1, 21, RT_F32, logsum_prepare, logsum_run},
-    {"", "ReduceLogSumExp", 1, 21, RT_F32, logsumexp_prepare, logsumexp_run},
+    {"", "ReduceL1", 1, 21, RT_FLOAT, l1_prepare, l1_run},
+    {"", "ReduceL2", 1, 21, RT_FLOAT, l2_prepare, l2_run},
+    {"", "ReduceSumSquare", 1, 21, RT_FLOAT, sumsquare_prepare, sumsquare_run},
+    {"", "ReduceLogSum", 1, 21, RT_FLOAT, logsum_prepare, logsum_run},
+    {"", "ReduceLogSumExp", 1, 21, RT_FLOAT, logsumexp_prepare, logsumexp_run},
     {"", "ArgMax", 1, 21, RT_NUM, arg_prepare, argmax_run},
     {"", "ArgMin", 1, 21, RT_NUM, arg_prepare, argmin_run},
 };
