@@ -134,6 +134,9 @@ typedef struct pc_error {
 pc_status pc_error_set(pc_error *err, pc_status status, const char *fmt, ...) PC_PRINTF(3, 4);
 /* Prepends context ("model.onnx: ", "node 'conv1': ") to an already-set message. */
 void pc_error_prefix(pc_error *err, const char *fmt, ...) PC_PRINTF(2, 3);
+
+/* Seconds on CLOCK_MONOTONIC: for deadlines and durations, never for dates. */
+double pc_now_seconds(void);
 void pc_error_clear(pc_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -1095,6 +1098,7 @@ typedef struct pc_session_options {
     bool optimize;                /* run the pass pipeline on the copy first (default true) */
     pc_optimize_options pipeline; /* when optimizing: level, EPs, layer assignment */
     int threads;                  /* gemm threads (>= 1; default 1) */
+    bool profile;                 /* time every node's kernel (pc_session_get_profile; default false) */
 } pc_session_options;
 
 void pc_session_options_default(pc_session_options *opts);
@@ -1115,6 +1119,19 @@ typedef struct pc_session_stats {
     size_t output_bytes; /* graph outputs (allocated per run, returned to the caller) */
 } pc_session_stats;
 void pc_session_get_stats(const pc_session *s, pc_session_stats *stats);
+/* With opts.profile: one entry per node of the current plan, in run order (free() the array). The nodes
+ * belong to the plan: valid until the next run that replans (new input shapes) or pc_session_free. */
+typedef struct pc_session_profile_entry {
+    const pc_node *node;
+    uint64_t runs;
+    double seconds; /* summed over the runs */
+    double flops;   /* per run, 2 x multiply-adds: Conv, FusedConv, MatMul, Gemm, FusedGemm; else 0 */
+} pc_session_profile_entry;
+pc_status pc_session_get_profile(const pc_session *s, pc_session_profile_entry **entries, uint32_t *n,
+                                 pc_error *err);
+/* The machine's cblas_sgemm rate in GFLOP/s at `threads` threads: the best of 3 square n x n products after
+ * a warm-up (0 on bad arguments or no memory). The yardstick for the runtime's Conv/MatMul rates (bench). */
+double pc_runtime_sgemm_gflops(int threads, int n);
 /* The optimized model the session runs (owned by the session). */
 const pc_model *pc_session_model(const pc_session *s);
 

@@ -110,5 +110,7 @@ int pc_cmd_report(int argc, char **argv);
 void pc_cmd_report_help(FILE *out);
 int pc_cmd_run(int argc, char **argv);
 void pc_cmd_run_help(FILE *out);
+int pc_cmd_bench(int argc, char **argv);
+void pc_cmd_bench_help(FILE *out);
 
 #endif

@@ -20,6 +20,8 @@ static const pc_command commands[] = {
      pc_cmd_check, pc_cmd_check_help},
     {"run", "optimize a model and run it on the runtime (OpenBLAS); print or write its outputs", pc_cmd_run,
      pc_cmd_run_help},
+    {"bench", "time the runtime on a model; with --compare-ort next to ONNX Runtime 1.30, as ratios",
+     pc_cmd_bench, pc_cmd_bench_help},
     {"shrink", "shrink a model that fails a property to a minimal repro folder", pc_cmd_shrink,
      pc_cmd_shrink_help},
     {"suite", "generate random graphs, check every property after every pass, shrink failures to repros",

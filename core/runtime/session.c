@@ -24,6 +24,8 @@ typedef struct step {
     const pc_rt_tensor **in;
     pc_rt_tensor **out;
     size_t scratch_offset, scratch_bytes;
+    double seconds; /* with profiling: time in run, summed over runs */
+    uint64_t runs;
 } step;
 
 typedef struct rt_plan {
@@ -45,6 +47,7 @@ typedef struct rt_plan {
 struct pc_session {
     pc_model *model; /* the optimized copy, shapes as the model declares them */
     int threads;
+    bool profile;
     uint32_t n_nodes;
     uint32_t n_feeds;
     pc_value **feeds; /* graph inputs that are not initializers, in graph order */
@@ -423,6 +426,7 @@ pc_status pc_session_create(const pc_model *model, const pc_session_options *opt
     pc_session *s = calloc(1, sizeof *s);
     if (!s) return pc_error_set(err, PC_ERR_NOMEM, "out of memory creating a session");
     s->threads = opts->threads;
+    s->profile = opts->profile;
     pc_status st = pc_model_clone(model, &s->model, err);
     if (st == PC_OK && opts->optimize) st = pc_model_optimize(s->model, &opts->pipeline, NULL, err);
     if (st == PC_OK) st = pc_graph_infer_shapes(s->model->graph, err);
@@ -571,8 +575,13 @@ pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *input
                               sp->scratch_bytes,
                               s->threads,
                               err};
+        double t0 = s->profile ? pc_now_seconds() : 0;
         if ((st = sp->kernel->run(&k)) != PC_OK)
             pc_error_prefix(err, "%s: ", node_label(sp->node, label, sizeof label));
+        if (s->profile) {
+            sp->seconds += pc_now_seconds() - t0;
+            sp->runs++;
+        }
     }
     /* graph outputs: the values made for them, or copies of fed/constant values listed as outputs */
     for (uint32_t i = 0; i < g->n_outputs && st == PC_OK; i++) {
@@ -610,4 +619,68 @@ pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *input
     }
     *outputs = outs;
     return PC_OK;
+}
+
+/* Multiply-adds x 2 of one run of a gemm-shaped step, from its tensors (profiling only). Conv: every output
+ * element sums W.n / OC products whatever the weight layout; MatMul/Gemm: K products. 0 for other ops. */
+static double step_flops(const step *sp)
+{
+    const pc_node *n = sp->node;
+    const pc_rt_tensor *o = sp->out[0], *a = sp->node->n_inputs > 0 ? sp->in[0] : NULL,
+                       *w = sp->node->n_inputs > 1 ? sp->in[1] : NULL;
+    if (!o || !a || !w) return 0;
+    bool nhwc = strcmp(n->domain, PC_NHWC_DOMAIN) == 0;
+    if (strcmp(n->op_type, "Conv") == 0 || strcmp(n->op_type, "FusedConv") == 0) {
+        int64_t oc = o->rank >= 3 ? o->dims[nhwc ? o->rank - 1 : 1] : 0;
+        return oc > 0 ? 2.0 * (double)o->n * (double)w->n / (double)oc : 0;
+    }
+    if (strcmp(n->op_type, "MatMul") == 0 && a->rank >= 1)
+        return 2.0 * (double)o->n * (double)a->dims[a->rank - 1];
+    if ((strcmp(n->op_type, "Gemm") == 0 || strcmp(n->op_type, "FusedGemm") == 0) && a->rank == 2)
+        return 2.0 * (double)o->n * (double)a->dims[pc_node_attr_int(n, "transA", 0) ? 0 : 1];
+    return 0;
+}
+
+pc_status pc_session_get_profile(const pc_session *s, pc_session_profile_entry **entries, uint32_t *n,
+                                 pc_error *err)
+{
+    *entries = NULL;
+    *n = 0;
+    if (!s->profile) return pc_error_set(err, PC_ERR_USAGE, "the session was created without profiling");
+    if (!s->plan) return PC_OK;
+    pc_session_profile_entry *e = calloc(s->plan->n_steps ? s->plan->n_steps : 1, sizeof *e);
+    if (!e) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < s->plan->n_steps; i++) {
+        const step *sp = &s->plan->steps[i];
+        e[i] = (pc_session_profile_entry){sp->node, sp->runs, sp->seconds, step_flops(sp)};
+    }
+    *entries = e;
+    *n = s->plan->n_steps;
+    return PC_OK;
+}
+
+double pc_runtime_sgemm_gflops(int threads, int n)
+{
+    if (threads < 1 || n < 1 || n > 8192) return 0;
+    size_t count = (size_t)n * (size_t)n;
+    float *a = malloc(count * sizeof *a), *b = malloc(count * sizeof *b), *c = malloc(count * sizeof *c);
+    double best = 0;
+    if (a && b && c) {
+        for (size_t i = 0; i < count; i++) {
+            a[i] = (float)(i % 7) * 0.25f - 0.75f;
+            b[i] = (float)(i % 5) * 0.5f - 1.0f;
+        }
+        openblas_set_num_threads(threads);
+        for (int r = 0; r < 4; r++) { /* the first run warms caches and OpenBLAS's buffers: not counted */
+            double t0 = pc_now_seconds();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+            double dt = pc_now_seconds() - t0;
+            double g = dt > 0 ? 2.0 * (double)n * (double)n * (double)n / dt / 1e9 : 0;
+            if (r > 0 && g > best) best = g;
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
+    return best;
 }

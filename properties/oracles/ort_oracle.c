@@ -27,7 +27,7 @@
 #define PC_SOURCE_DIR "."
 #endif
 
-enum { REQ_MAGIC = 0x524f4350u, RESP_MAGIC = 0x53524350u, WIRE_VERSION = 1 };
+enum { REQ_MAGIC = 0x524f4350u, RESP_MAGIC = 0x53524350u, WIRE_VERSION = 1, WIRE_VERSION_TIMED = 2 };
 enum { RESP_BAD_REQUEST = 4 };
 /* Response bodies come from our own helper, but a broken helper must not make us allocate without bound. */
 #define MAX_RESPONSE_BYTES ((uint64_t)1 << 31)
@@ -401,7 +401,8 @@ void pc_ort_result_free(pc_ort_result *r)
 }
 
 static pc_status build_request(pc_wbuf *b, const uint8_t *model, size_t model_size, uint32_t n_inputs,
-                               const char *const *names, pc_data *const *inputs, pc_error *err)
+                               const char *const *names, pc_data *const *inputs,
+                               const pc_ort_timed_options *timed, pc_error *err)
 {
     if (model_size > UINT32_MAX)
         return pc_error_set(err, PC_ERR_BUDGET,
@@ -409,7 +410,7 @@ static pc_status build_request(pc_wbuf *b, const uint8_t *model, size_t model_si
                             "ORT helper",
                             model_size);
     pc_wb_u32le(b, REQ_MAGIC);
-    pc_wb_u32le(b, WIRE_VERSION);
+    pc_wb_u32le(b, timed ? WIRE_VERSION_TIMED : WIRE_VERSION);
     pc_wb_u64le(b, 0); /* body length, patched below */
     pc_wb_u32le(b, (uint32_t)model_size);
     pc_wb_put(b, model, model_size);
@@ -429,12 +430,19 @@ static pc_status build_request(pc_wbuf *b, const uint8_t *model, size_t model_si
         pc_wb_u64le(b, (uint64_t)d->n_bytes);
         pc_wb_put(b, d->data, d->n_bytes);
     }
+    if (timed) {
+        pc_wb_u32le(b, (uint32_t)timed->level);
+        pc_wb_u32le(b, timed->threads);
+        pc_wb_u32le(b, timed->warmup);
+        pc_wb_u32le(b, timed->runs);
+    }
     if (b->failed) return pc_error_set(err, PC_ERR_NOMEM, "out of memory building the ORT request");
     pc_le64_store(b->data + 8, (uint64_t)b->len - 16);
     return PC_OK;
 }
 
-static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, pc_error *err)
+/* The output records; *used: the bytes they took (a timed response has its timings after them). */
+static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, size_t *used, pc_error *err)
 {
     size_t off = 0;
 #define NEED(k)                                                                                              \
@@ -492,19 +500,48 @@ static pc_status parse_outputs(const uint8_t *p, size_t n, pc_ort_result *out, p
         off += (size_t)nbytes;
     }
 #undef NEED
-    if (off != n)
-        return pc_error_set(err, PC_ERR_WIRE, "ORT server: %zu trailing bytes in the response", n - off);
+    *used = off;
     return PC_OK;
 }
 
-pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_size, uint32_t n_inputs,
-                     const char *const *names, pc_data *const *inputs, pc_ort_result *out, pc_error *err)
+/* A timed response's tail: u32 runs, f64 ms per run, f64 RSS before, f64 peak RSS. */
+static pc_status parse_times(const uint8_t *p, size_t n, uint32_t want_runs, pc_ort_times *t, pc_error *err)
+{
+    if (n < 4 || pc_le32_load(p) != want_runs || n != 4 + 8 * (size_t)want_runs + 16)
+        return pc_error_set(err, PC_ERR_WIRE,
+                            "ORT server: a timed response's tail of %zu bytes for %" PRIu32 " runs", n,
+                            want_runs);
+    t->ms = calloc(want_runs ? want_runs : 1, sizeof *t->ms);
+    if (!t->ms) return pc_error_set(err, PC_ERR_NOMEM, "out of memory");
+    t->n_runs = want_runs;
+    for (uint32_t i = 0; i < want_runs; i++) {
+        uint64_t bits = pc_le64_load(p + 4 + 8 * (size_t)i);
+        memcpy(&t->ms[i], &bits, sizeof bits);
+    }
+    uint64_t b0 = pc_le64_load(p + 4 + 8 * (size_t)want_runs),
+             b1 = pc_le64_load(p + 12 + 8 * (size_t)want_runs);
+    memcpy(&t->rss_before, &b0, sizeof b0);
+    memcpy(&t->rss_peak, &b1, sizeof b1);
+    return PC_OK;
+}
+
+void pc_ort_times_free(pc_ort_times *t)
+{
+    free(t->ms);
+    memset(t, 0, sizeof *t);
+}
+
+static pc_status ort_request(const char *ort_dir, const uint8_t *model, size_t model_size, uint32_t n_inputs,
+                             const char *const *names, pc_data *const *inputs,
+                             const pc_ort_timed_options *timed, pc_ort_result *out, pc_ort_times *times,
+                             pc_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (times) memset(times, 0, sizeof *times);
     pc_error_clear(err);
     ort_dir = pc_ort_dir(ort_dir);
     pc_wbuf req = {0};
-    pc_status st = build_request(&req, model, model_size, n_inputs, names, inputs, err);
+    pc_status st = build_request(&req, model, model_size, n_inputs, names, inputs, timed, err);
     if (st == PC_OK) st = ensure_conn(ort_dir, err);
     if (st == PC_OK) st = send_all(g_conn, req.data, req.len, err);
     free(req.data);
@@ -537,8 +574,17 @@ pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_siz
     }
     uint32_t status = pc_le32_load(head + 4);
     if (status == PC_ORT_OK) {
-        st = parse_outputs(body, (size_t)len, out, err);
-        if (st != PC_OK) pc_ort_result_free(out);
+        size_t used = 0;
+        st = parse_outputs(body, (size_t)len, out, &used, err);
+        if (st == PC_OK && timed)
+            st = parse_times(body + used, (size_t)len - used, timed->runs, times, err);
+        else if (st == PC_OK && used != len)
+            st = pc_error_set(err, PC_ERR_WIRE, "ORT server: %zu trailing bytes in the response",
+                              (size_t)len - used);
+        if (st != PC_OK) {
+            pc_ort_result_free(out);
+            if (times) pc_ort_times_free(times);
+        }
     } else if (status <= PC_ORT_UNSUPPORTED) {
         out->status = (pc_ort_status)status;
         snprintf(out->message, sizeof out->message, "%.*s", len > 1023 ? 1023 : (int)len, (const char *)body);
@@ -550,6 +596,19 @@ pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_siz
     }
     free(body);
     return st;
+}
+
+pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_size, uint32_t n_inputs,
+                     const char *const *names, pc_data *const *inputs, pc_ort_result *out, pc_error *err)
+{
+    return ort_request(ort_dir, model, model_size, n_inputs, names, inputs, NULL, out, NULL, err);
+}
+
+pc_status pc_ort_run_timed(const char *ort_dir, const uint8_t *model, size_t model_size, uint32_t n_inputs,
+                           const char *const *names, pc_data *const *inputs, const pc_ort_timed_options *o,
+                           pc_ort_result *out, pc_ort_times *times, pc_error *err)
+{
+    return ort_request(ort_dir, model, model_size, n_inputs, names, inputs, o, out, times, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

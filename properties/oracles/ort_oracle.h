@@ -64,6 +64,27 @@ const char *pc_ort_dir(const char *dir);
 pc_status pc_ort_run(const char *ort_dir, const uint8_t *model, size_t model_size, uint32_t n_inputs,
                      const char *const *names, pc_data *const *inputs, pc_ort_result *out, pc_error *err);
 
+/* A timed run (`passcheck bench --compare-ort`): ORT at optimization `level` (0 disabled, 1 basic, 2
+ * extended, 3 all) with `threads` intra-op threads runs `warmup` untimed then `runs` timed runs (>= 1) in one
+ * session. */
+typedef struct pc_ort_timed_options {
+    int level;
+    uint32_t threads, warmup, runs;
+} pc_ort_timed_options;
+typedef struct pc_ort_times {
+    uint32_t n_runs;
+    double *ms;        /* per timed run, in order */
+    double rss_before; /* the node process's resident bytes before the session was created */
+    double rss_peak;   /* its peak resident bytes after the runs (the whole life of the process) */
+} pc_ort_times;
+void pc_ort_times_free(pc_ort_times *t);
+/* As pc_ort_run, with the options above; *times is filled when out->status is PC_ORT_OK (free it with
+ * pc_ort_times_free). RSS figures are meaningful when this is the server's first request (a fresh server per
+ * process: call it before anything else here starts one). */
+pc_status pc_ort_run_timed(const char *ort_dir, const uint8_t *model, size_t model_size, uint32_t n_inputs,
+                           const char *const *names, pc_data *const *inputs, const pc_ort_timed_options *o,
+                           pc_ort_result *out, pc_ort_times *times, pc_error *err);
+
 /* Starts the server in this process now (idempotent: OK at once when one is reachable). The suite calls it in
  * each worker before forking cases so the cases share it; without it the property starts one lazily in
  * whichever process runs the case (with fork-per-case: one node start per case, ~150 ms). */

@@ -1,20 +1,12 @@
-/* Clock, paths, number parsing, report escaping and string lists shared by the runner, shrinker, oracles and
+/* Paths, number parsing, report escaping and string lists shared by the runner, shrinker, oracles and
  * CLI (util.h). */
 #include "properties/runner/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/passcheck.h"
-
-double pc_now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 bool pc_str_ends_with(const char *s, const char *suffix)
 {

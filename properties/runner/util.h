@@ -22,8 +22,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Seconds on CLOCK_MONOTONIC: for deadlines and durations, never for dates. */
-double pc_now_seconds(void);
+#include "core/passcheck.h"
+
+/* pc_now_seconds, the clock, is core's (core/passcheck.h): the runtime's profiler reads it too. */
 
 /* "a/b" in a new allocation; NULL when out of memory or the length overflows. */
 char *pc_path_join(const char *a, const char *b);

@@ -5,7 +5,8 @@
  * C broadcast — each as a one-node model run by a session (optimize off) and by pc_ref_run, floats within
  * rtol 1e-4, atol 1e-4. Then the session's contract: inputs checked (count, type, rank, static dims) with
  * messages naming the input, a node without a kernel refused at creation naming it, symbolic dims planned at
- * the first run and planned again for new sizes, and repeated runs giving the same bits. */
+ * the first run and planned again for new sizes, and repeated runs giving the same bits; then profiling's
+ * counts and FLOPs. */
 #include <string.h>
 
 #include "core/runtime/rt_internal.h"
@@ -334,14 +335,63 @@ static void contract(void)
     /* a node without a kernel: refused at creation, named */
     m = pt_model(13);
     pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
-    pt_const_i64(m, "k", 1, (int64_t[]){2});
-    pc_node *topk = pt_node(m, "TopK", "", "x,k", "v,i", NULL);
-    topk->name = "pick";
-    if (pc_graph_add_output(m->graph, topk->outputs[0], &err) != PC_OK) pt_die("v", &err);
+    pc_node *uniq = pt_node(m, "Unique", "", "x", "v", NULL); /* data-dependent output size: no kernel */
+    uniq->name = "pick";
+    if (pc_graph_add_output(m->graph, uniq->outputs[0], &err) != PC_OK) pt_die("v", &err);
     s = NULL;
     CHECK(pc_session_create(m, &so, &s, &err) == PC_ERR_UNSUPPORTED &&
-          strstr(err.message, "node 'pick' (TopK)"));
+          strstr(err.message, "node 'pick' (Unique)"));
     CHECK(s == NULL);
+    pc_model_free(m);
+}
+
+/* Profiling: one entry per node in run order, the runs counted, time summed, and the FLOP count of a Conv
+ * (2 x outputs x products per output, whatever the weight layout) and a MatMul (2 x M x N x K). */
+static void profile(void)
+{
+    pc_error err;
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 8, 8});
+    pc_data *w = values(4, (int64_t[]){4, 3, 3, 3});
+    pt_const_f(m, "w", 4, (int64_t[]){4, 3, 3, 3}, w->data);
+    pc_data_unref(w);
+    pc_node *conv = pt_node(m, "Conv", "", "x,w", "c", NULL);
+    CHECK_OK(pc_node_set_attr_ints(conv, "pads", 4, (int64_t[]){1, 1, 1, 1}, &err), &err); /* [1,4,8,8] */
+    pt_const_i64(m, "flat", 2, (int64_t[]){4, 64});
+    pt_node(m, "Reshape", "", "c,flat", "r", NULL); /* [4, 64] */
+    pt_const_f(m, "b", 2, (int64_t[]){64, 5}, (float[320]){0});
+    pc_node *mm = pt_node(m, "MatMul", "", "r,b", "y", NULL); /* [4, 5]: K = 64 */
+    if (pc_graph_add_output(m->graph, mm->outputs[0], &err) != PC_OK) pt_die("y", &err);
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    pc_session *s = NULL;
+    pc_session_profile_entry *e = NULL;
+    uint32_t n = 0;
+    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+    CHECK(s && pc_session_get_profile(s, &e, &n, &err) == PC_ERR_USAGE && strstr(err.message, "without"));
+    pc_session_free(s);
+    so.profile = true;
+    s = NULL;
+    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+    pc_data *in = values(4, (int64_t[]){1, 3, 8, 8}), **out = NULL;
+    for (int r = 0; s && r < 3; r++) {
+        CHECK_OK(pc_session_run(s, 1, &in, &out, &err), &err);
+        if (out) pc_session_free_outputs(s, out);
+        out = NULL;
+    }
+    CHECK_OK(pc_session_get_profile(s, &e, &n, &err), &err);
+    CHECK_MSG(n == 3, "%u profile entries", n);
+    if (n == 3) {
+        CHECK(strcmp(e[0].node->op_type, "Conv") == 0 && e[0].runs == 3 && e[0].seconds > 0);
+        CHECK_MSG(e[0].flops == 2.0 * 4 * 64 * 27, "Conv: %g FLOP", e[0].flops);
+        CHECK(strcmp(e[1].node->op_type, "Reshape") == 0 && e[1].flops == 0);
+        CHECK_MSG(e[2].flops == 2.0 * 4 * 5 * 64, "MatMul: %g FLOP", e[2].flops);
+    }
+    free(e);
+    CHECK(pc_runtime_sgemm_gflops(1, 64) > 0 && pc_runtime_sgemm_gflops(0, 64) == 0);
+    pc_data_unref(in);
+    pc_session_free(s);
     pc_model_free(m);
 }
 
@@ -349,6 +399,7 @@ int main(void)
 {
     int conv = conv_cases() + convt_cases(), mm = matmul_cases();
     contract();
+    profile();
     printf("test_runtime_session: %d convolutions, %d MatMul/Gemm agree with the reference\n", conv, mm);
     return pc_test_finish("test_runtime_session");
 }

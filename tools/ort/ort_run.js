@@ -11,10 +11,13 @@
 //   serves one client on stdin/stdout (for debugging and the per-process fallback), no banner.
 //
 // Wire format (little-endian), one request then one response at a time per connection:
-//   request  = u32 0x524f4350 ("PCOR"), u32 version (1), u64 body length, body:
+//   request  = u32 0x524f4350 ("PCOR"), u32 version (1 or 2), u64 body length, body:
 //              u32 model length, model bytes (a serialized ModelProto), u32 input count, tensor records
+//              version 2 (a timed run, `passcheck bench --compare-ort`) appends u32 optimization level (0 disabled,
+//              1 basic, 2 extended, 3 all), u32 intra-op threads, u32 warm-up runs, u32 timed runs
 //   response = u32 0x53524350 ("PCRS"), u32 status, u64 body length, body:
-//              status 0: u32 output count, tensor records (session.outputNames order)
+//              status 0: u32 output count, tensor records (session.outputNames order); version 2 then appends
+//              u32 timed runs, f64 milliseconds per run, f64 RSS bytes before the session, f64 peak RSS bytes
 //              otherwise: a UTF-8 message
 //   tensor   = u32 name length, name, i32 TensorProto.DataType, u32 rank, i64 dims[rank], u64 byte count, bytes
 //   status   = 0 ok, 1 ORT refused the model (session creation), 2 the run failed, 3 an element type this
@@ -26,7 +29,8 @@ const fs = require('fs');
 const net = require('net');
 const path = require('path');
 
-const REQ_MAGIC = 0x524f4350, RESP_MAGIC = 0x53524350, VERSION = 1;
+const REQ_MAGIC = 0x524f4350, RESP_MAGIC = 0x53524350, VERSION = 1, VERSION_TIMED = 2;
+const LEVELS = ['disabled', 'basic', 'extended', 'all'];
 const ST_OK = 0, ST_REJECTED = 1, ST_RUN_FAILED = 2, ST_UNSUPPORTED = 3, ST_BAD_REQUEST = 4;
 
 // TensorProto.DataType -> [onnxruntime-node type name, typed array constructor]
@@ -41,7 +45,7 @@ for (const [code, [name]] of Object.entries(DTYPES)) BY_NAME[name] = Number(code
 
 class Unsupported extends Error {}
 
-function parseRequest(body) {
+function parseRequest(body, version) {
     let off = 0;
     const need = (n) => {
         if (off + n > body.length) throw new Error(`request truncated at byte ${off} (need ${n} more)`);
@@ -64,8 +68,14 @@ function parseRequest(body) {
         if (nbytes < 0n || nbytes > BigInt(body.length)) throw new Error(`input '${name}': bad byte count`);
         inputs.push({name, dtype, dims, data: bytes(Number(nbytes))});
     }
+    let timed = null;
+    if (version === VERSION_TIMED) {
+        timed = {level: u32(), threads: u32(), warmup: u32(), runs: u32()};
+        if (timed.level >= LEVELS.length || timed.threads < 1 || timed.threads > 256 || timed.runs < 1)
+            throw new Error(`bad timed-run options ${JSON.stringify(timed)}`);
+    }
     if (off !== body.length) throw new Error(`request has ${body.length - off} trailing bytes`);
-    return {model, inputs};
+    return {model, inputs, timed};
 }
 
 function toOrtTensor(ort, t) {
@@ -110,10 +120,10 @@ function firstLine(e) {
     return String(e && e.message !== undefined ? e.message : e).split('\n')[0];
 }
 
-async function serve(ort, body) {
+async function serve(ort, body, version) {
     let req;
     try {
-        req = parseRequest(body);
+        req = parseRequest(body, version);
     } catch (e) {
         return frame(ST_BAD_REQUEST, [Buffer.from(firstLine(e))]);
     }
@@ -123,8 +133,10 @@ async function serve(ort, body) {
     } catch (e) {
         return frame(e instanceof Unsupported ? ST_UNSUPPORTED : ST_BAD_REQUEST, [Buffer.from(firstLine(e))]);
     }
-    const opts = {executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', intraOpNumThreads: 1,
-                  interOpNumThreads: 1, logSeverityLevel: 3};
+    const t = req.timed;
+    const opts = {executionProviders: ['cpu'], graphOptimizationLevel: t ? LEVELS[t.level] : 'disabled',
+                  intraOpNumThreads: t ? t.threads : 1, interOpNumThreads: 1, logSeverityLevel: 3};
+    const rssBefore = process.memoryUsage().rss;
     let session;
     try {
         session = await ort.InferenceSession.create(new Uint8Array(req.model), opts);
@@ -133,8 +145,18 @@ async function serve(ort, body) {
     }
     try {
         let result;
+        const times = [];
         try {
-            result = await session.run(feeds);
+            if (t) {
+                for (let r = 0; r < t.warmup; r++) await session.run(feeds);
+                for (let r = 0; r < t.runs; r++) {
+                    const t0 = process.hrtime.bigint();
+                    result = await session.run(feeds);
+                    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+                }
+            } else {
+                result = await session.run(feeds);
+            }
         } catch (e) {
             return frame(ST_RUN_FAILED, [Buffer.from(String(e && e.message !== undefined ? e.message : e))]);
         }
@@ -145,6 +167,16 @@ async function serve(ort, body) {
             for (const name of session.outputNames) parts.push(...tensorRecord(name, result[name]));
         } catch (e) {
             return frame(e instanceof Unsupported ? ST_UNSUPPORTED : ST_RUN_FAILED, [Buffer.from(firstLine(e))]);
+        }
+        if (t) {
+            // maxRSS is in kilobytes and covers the process's life: with one timed request per process (as
+            // `passcheck bench` sends) its excess over rssBefore is what the session and its runs took
+            const tail = Buffer.alloc(4 + 8 * times.length + 16);
+            let off = tail.writeUInt32LE(times.length, 0);
+            for (const ms of times) off = tail.writeDoubleLE(ms, off);
+            off = tail.writeDoubleLE(rssBefore, off);
+            tail.writeDoubleLE(process.resourceUsage().maxRSS * 1024, off);
+            parts.push(tail);
         }
         return frame(ST_OK, parts);
     } finally {
@@ -166,7 +198,7 @@ function attach(ort, input, output) {
                 chunks = [buf];
                 const magic = buf.readUInt32LE(0), version = buf.readUInt32LE(4);
                 const len = Number(buf.readBigUInt64LE(8));
-                if (magic !== REQ_MAGIC || version !== VERSION) {
+                if (magic !== REQ_MAGIC || (version !== VERSION && version !== VERSION_TIMED)) {
                     // not our protocol: answer once and drop the connection (nothing after it can be framed)
                     for (const p of frame(ST_BAD_REQUEST, [Buffer.from('bad magic or version')])) output.write(p);
                     closed = true;
@@ -178,7 +210,7 @@ function attach(ort, input, output) {
                 const rest = buf.subarray(16 + len);
                 chunks = rest.length ? [Buffer.from(rest)] : [];
                 have = rest.length;
-                const parts = await serve(ort, body);
+                const parts = await serve(ort, body, version);
                 if (closed) return;
                 for (const p of parts) output.write(p);
             }
