@@ -1,9 +1,12 @@
-/* Data movement and shape kernels: Identity, Dropout (inference), Reshape, Flatten, Squeeze, Unsqueeze,
+/* Data movement and shape kernels: Identity, Reshape, Flatten, Squeeze, Unsqueeze,
  * Transpose, Concat, Split, Slice, Gather, Pad, Tile, Expand, Shape, Size, ConstantOfShape, Cast, Range,
- * DepthToSpace and SpaceToDepth (also in the internal NHWC domain).
+ * DepthToSpace and SpaceToDepth (also in the internal NHWC domain); the index ops GatherElements,
+ * ScatterElements (Scatter), GatherND, ScatterND, OneHot, Trilu, EyeLike, ReverseSequence; CumSum and TopK.
  *
- * Every kernel but Cast and Range moves whole elements without looking at them, so one row serves every
- * fixed-width type: the element size comes from the dtype. Transpose, Slice, Expand, Tile and the depth/space
+ * Most kernels move whole elements without looking at them, so one row serves every fixed-width type: the
+ * element size comes from the dtype (Cast, Range, CumSum, TopK, OneHot and the scatter reductions read
+ * values). Index values are checked before anything is written: one out of range is PC_ERR_VALUE naming it
+ * and its position. Transpose, Slice, Expand, Tile and the depth/space
  * ops are one strided copy (view_copy): output element i is src[base + sum idx[d] * stride[d]]. The view
  * drops size-1 axes and merges axes the source walks in one stride, then copies the innermost run with
  * memcpy (stride 1), a fill (stride 0) or a gather loop per element size, and copies in 2-D tiles when the
@@ -391,7 +394,7 @@ static void view_copy(uint8_t *dst, const uint8_t *src, view *v, size_t es)
     }
 }
 
-/* ---- Identity, Dropout */
+/* ---- Identity (Dropout, with its mask, is nn.c's) */
 
 static pc_status copy_all_run(pc_rt_kernel_ctx *k)
 {
@@ -442,49 +445,6 @@ static double float_scalar(const pc_rt_tensor *t)
     default:
         return NAN;
     }
-}
-
-/* Training-mode dropout draws random numbers: refused whenever it is on (is_test = 0 before opset 7, input
- * 2 'training_mode' true from 12) with a ratio other than 0. Inputs not yet known are checked in run. */
-static pc_status dropout_check(pc_rt_kernel_ctx *k)
-{
-    if (k->opset < 7) {
-        float ratio = pc_node_attr_float(k->node, "ratio", 0.5f);
-        if (pc_node_attr_int(k->node, "is_test", 0) == 0 && ratio != 0.0f)
-            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "training-mode Dropout (is_test = 0, ratio %g)",
-                                (double)ratio);
-        return PC_OK;
-    }
-    const pc_rt_tensor *r = in_at(k, 1), *t = in_at(k, 2);
-    if (k->opset < 12 || !t || !has_data(t)) return PC_OK;
-    if (t->dtype != PC_DTYPE_BOOL || t->n != 1)
-        return pc_error_set(k->err, PC_ERR_TYPE, "input 2 'training_mode' must be one bool");
-    if (!((const uint8_t *)t->data)[0]) return PC_OK;
-    double ratio = 0.5;
-    if (r) {
-        if (!has_data(r)) return PC_OK;
-        if (r->n != 1) return pc_error_set(k->err, PC_ERR_SHAPE, "input 1 'ratio' must hold one value");
-        ratio = float_scalar(r);
-    }
-    if (ratio != 0.0)
-        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
-                            "training-mode Dropout (training_mode true, ratio %g)", ratio);
-    return PC_OK;
-}
-
-static pc_status dropout_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
-{
-    pc_status st = identity_prepare(k, scratch);
-    if (st != PC_OK) return st;
-    if (out_at(k, 1))
-        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "Dropout's mask output (output 1) is not produced");
-    return dropout_check(k);
-}
-
-static pc_status dropout_run(pc_rt_kernel_ctx *k)
-{
-    pc_status st = dropout_check(k);
-    return st != PC_OK ? st : copy_all_run(k);
 }
 
 /* ---- Reshape, Flatten, Squeeze, Unsqueeze: the data as it is, under new dims */
@@ -1997,13 +1957,1004 @@ static pc_status range_run(pc_rt_kernel_ctx *k)
     return PC_OK;
 }
 
+/* ---- element values: the index, scatter-reduction, CumSum, TopK and OneHot kernels read numbers */
+
+static bool float_type(pc_dtype t)
+{
+    return t == PC_DTYPE_FLOAT || t == PC_DTYPE_DOUBLE || t == PC_DTYPE_FLOAT16 || t == PC_DTYPE_BFLOAT16;
+}
+
+static bool int_type(pc_dtype t)
+{
+    switch (t) {
+    case PC_DTYPE_INT8:
+    case PC_DTYPE_INT16:
+    case PC_DTYPE_INT32:
+    case PC_DTYPE_INT64:
+    case PC_DTYPE_UINT8:
+    case PC_DTYPE_UINT16:
+    case PC_DTYPE_UINT32:
+    case PC_DTYPE_UINT64:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Element i of a float tensor, exactly. */
+static double get_f64(const void *data, pc_dtype t, uint64_t i)
+{
+    const uint8_t *p = data;
+    switch (t) {
+    case PC_DTYPE_FLOAT: {
+        float f;
+        memcpy(&f, p + i * 4, 4);
+        return f;
+    }
+    case PC_DTYPE_DOUBLE: {
+        double d;
+        memcpy(&d, p + i * 8, 8);
+        return d;
+    }
+    case PC_DTYPE_FLOAT16: {
+        uint16_t h;
+        memcpy(&h, p + i * 2, 2);
+        return half_in(h);
+    }
+    default: {
+        uint16_t h;
+        memcpy(&h, p + i * 2, 2);
+        return pc_bfloat16_to_double(h);
+    }
+    }
+}
+
+/* v rounded once into element i of a float tensor. */
+static void set_f64(void *data, pc_dtype t, uint64_t i, double v)
+{
+    uint8_t *p = data;
+    switch (t) {
+    case PC_DTYPE_FLOAT: {
+        float f = (float)v;
+        memcpy(p + i * 4, &f, 4);
+        break;
+    }
+    case PC_DTYPE_DOUBLE:
+        memcpy(p + i * 8, &v, 8);
+        break;
+    case PC_DTYPE_FLOAT16: {
+        uint16_t h = pc_half_from_double(v);
+        memcpy(p + i * 2, &h, 2);
+        break;
+    }
+    default: {
+        uint16_t h = pc_bfloat16_from_double(v);
+        memcpy(p + i * 2, &h, 2);
+    }
+    }
+}
+
+/* Element i of an integer or bool tensor, sign- or zero-extended (uint64 as its bit pattern). */
+static int64_t get_i64(const void *data, pc_dtype t, uint64_t i)
+{
+    const uint8_t *p = data;
+    switch (t) {
+    case PC_DTYPE_INT8:
+        return (int8_t)p[i];
+    case PC_DTYPE_INT16: {
+        int16_t v;
+        memcpy(&v, p + i * 2, 2);
+        return v;
+    }
+    case PC_DTYPE_INT32: {
+        int32_t v;
+        memcpy(&v, p + i * 4, 4);
+        return v;
+    }
+    case PC_DTYPE_UINT16: {
+        uint16_t v;
+        memcpy(&v, p + i * 2, 2);
+        return v;
+    }
+    case PC_DTYPE_UINT32: {
+        uint32_t v;
+        memcpy(&v, p + i * 4, 4);
+        return v;
+    }
+    case PC_DTYPE_INT64:
+    case PC_DTYPE_UINT64: {
+        int64_t v;
+        memcpy(&v, p + i * 8, 8);
+        return v;
+    }
+    case PC_DTYPE_BOOL:
+        return p[i] != 0;
+    default: /* uint8 */
+        return p[i];
+    }
+}
+
+/* v wrapped to the width of element i of an integer tensor. */
+static void set_i64(void *data, pc_dtype t, uint64_t i, int64_t v)
+{
+    uint8_t *p = data;
+    uint64_t u = (uint64_t)v;
+    switch (elem_bytes(t)) {
+    case 1:
+        p[i] = (uint8_t)u;
+        break;
+    case 2: {
+        uint16_t w = (uint16_t)u;
+        memcpy(p + i * 2, &w, 2);
+        break;
+    }
+    case 4: {
+        uint32_t w = (uint32_t)u;
+        memcpy(p + i * 4, &w, 4);
+        break;
+    }
+    default:
+        memcpy(p + i * 8, &u, 8);
+    }
+}
+
+/* Any numeric element as an integer: floats truncate toward zero, saturating (NaN: 0), as Cast does. */
+static int64_t num_as_i64(const void *data, pc_dtype t, uint64_t i)
+{
+    return float_type(t) ? f64_to_i64(get_f64(data, t, i)) : get_i64(data, t, i);
+}
+
+/* Advances the row-major multi-index idx over dims, keeping off = sum idx[d] * str[d] current. */
+static void odometer_next(int32_t rank, const int64_t *dims, const int64_t *str, int64_t *idx, int64_t *off)
+{
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        *off += str[d];
+        if (++idx[d] < dims[d]) return;
+        *off -= str[d] * dims[d];
+        idx[d] = 0;
+    }
+}
+
+/* The one value of a 1-element int32/int64 input (rank 0 or 1); *known false when it has no values yet. */
+static pc_status int_scalar(pc_rt_kernel_ctx *k, uint32_t i, const char *name, int64_t *v, bool *known)
+{
+    const pc_rt_tensor *t = in_at(k, i);
+    char what[64];
+    snprintf(what, sizeof what, "input %u '%s'", i, name);
+    *known = false;
+    *v = 0;
+    if (!t) return pc_error_set(k->err, PC_ERR_ARITY, "%s is required", what);
+    pc_status st = need_int_type(k, t, what);
+    if (st != PC_OK) return st;
+    if (t->n != 1 || t->rank > 1) return pc_error_set(k->err, PC_ERR_SHAPE, "%s must hold one value", what);
+    if (!has_data(t)) return PC_OK;
+    *v = int_at(t, 0);
+    *known = true;
+    return PC_OK;
+}
+
+static pc_status bad_index(pc_rt_kernel_ctx *k, uint64_t pos, int64_t v, int64_t dim, int32_t axis)
+{
+    return pc_error_set(k->err, PC_ERR_VALUE, "indices[%llu] = %lld is out of range [%lld, %lld) for axis %d",
+                        (unsigned long long)pos, (long long)v, (long long)-dim, (long long)dim, (int)axis);
+}
+
+/* ---- GatherElements, ScatterElements (and Scatter, its opset 9 name) */
+
+/* indices have data's rank and fit in it off the axis (as the reference); updates, when given, have
+ * indices' shape and data's type. */
+static pc_status elements_check(pc_rt_kernel_ctx *k, const pc_rt_tensor *upd, int32_t *axis)
+{
+    const pc_rt_tensor *x = k->in[0], *ind = in_at(k, 1);
+    char a[DIMS_TEXT], b[DIMS_TEXT];
+    if (!ind) return pc_error_set(k->err, PC_ERR_ARITY, "input 1 'indices' is required");
+    pc_status st = need_int_type(k, ind, "input 1 'indices'");
+    if (st != PC_OK) return st;
+    if (x->rank == 0) return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 'data' must have rank >= 1");
+    if ((st = norm_axis(k, pc_node_attr_int(k->node, "axis", 0), x->rank, "axis", axis)) != PC_OK) return st;
+    bool ok = ind->rank == x->rank;
+    for (int32_t d = 0; ok && d < x->rank; d++)
+        ok = d == *axis || ind->dims[d] <= x->dims[d];
+    if (!ok)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "indices dims %s do not fit data dims %s off axis %d",
+                            dims_text(a, ind->rank, ind->dims), dims_text(b, x->rank, x->dims), (int)*axis);
+    if (upd) {
+        if (upd->dtype != x->dtype)
+            return pc_error_set(k->err, PC_ERR_TYPE, "input 2 'updates' is %s, data %s",
+                                pc_dtype_name(upd->dtype), pc_dtype_name(x->dtype));
+        ok = upd->rank == ind->rank;
+        for (int32_t d = 0; ok && d < ind->rank; d++)
+            ok = upd->dims[d] == ind->dims[d];
+        if (!ok)
+            return pc_error_set(k->err, PC_ERR_SHAPE, "updates dims %s differ from indices dims %s",
+                                dims_text(a, upd->rank, upd->dims), dims_text(b, ind->rank, ind->dims));
+    }
+    return PC_OK;
+}
+
+/* Every index in [-dim, dim): checked before anything is written. */
+static pc_status check_indices(pc_rt_kernel_ctx *k, const pc_rt_tensor *ind, int64_t dim, int32_t axis)
+{
+    for (uint64_t j = 0; j < ind->n; j++) {
+        int64_t v = int_at(ind, j);
+        if (v < -dim || v >= dim) return bad_index(k, j, v, dim, axis);
+    }
+    return PC_OK;
+}
+
+static pc_status gather_elements_check(pc_rt_kernel_ctx *k, int32_t *axis)
+{
+    pc_status st = elements_check(k, NULL, axis);
+    return st != PC_OK ? st : check_out(k, 0, k->in[0]->dtype, k->in[1]->rank, k->in[1]->dims);
+}
+
+static pc_status gather_elements_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    int32_t axis;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : gather_elements_check(k, &axis);
+}
+
+static pc_status gather_elements_run(pc_rt_kernel_ctx *k)
+{
+    int32_t axis;
+    pc_status st = gather_elements_check(k, &axis);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *ind = k->in[1];
+    pc_rt_tensor *y = k->out[0];
+    int64_t dim = x->dims[axis];
+    if ((st = check_indices(k, ind, dim, axis)) != PC_OK || !y->n) return st;
+    size_t es = elem_bytes(x->dtype);
+    int64_t xstr[PC_MAX_RANK], bstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0}, off = 0;
+    strides_of(x->rank, x->dims, xstr);
+    memcpy(bstr, xstr, sizeof bstr);
+    bstr[axis] = 0; /* the axis position comes from the index */
+    const uint8_t *src = x->data;
+    uint8_t *dst = y->data;
+    for (uint64_t j = 0; j < ind->n; j++) {
+        int64_t v = int_at(ind, j);
+        v += v < 0 ? dim : 0;
+        copy_block(dst + j * es, src + (uint64_t)(off + v * xstr[axis]) * es, es);
+        odometer_next(ind->rank, ind->dims, bstr, idx, &off);
+    }
+    return PC_OK;
+}
+
+typedef enum red_kind { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } red_kind;
+
+/* 'reduction' (from opset 16; max and min from 18) on a numeric type; bool is not reduced. */
+static pc_status reduction_of(pc_rt_kernel_ctx *k, pc_dtype dt, red_kind *red)
+{
+    *red = RED_NONE;
+    if (k->opset < 16) return PC_OK;
+    const char *s = pc_node_attr_string(k->node, "reduction", "none");
+    if (strcmp(s, "none") == 0) return PC_OK;
+    if (strcmp(s, "add") == 0)
+        *red = RED_ADD;
+    else if (strcmp(s, "mul") == 0)
+        *red = RED_MUL;
+    else if (strcmp(s, "max") == 0 && k->opset >= 18)
+        *red = RED_MAX;
+    else if (strcmp(s, "min") == 0 && k->opset >= 18)
+        *red = RED_MIN;
+    else
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "reduction '%s' at opset %lld", s, (long long)k->opset);
+    if (!float_type(dt) && !int_type(dt))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "reduction '%s' on %s", s, pc_dtype_name(dt));
+    return PC_OK;
+}
+
+/* y[i] = y[i] (red) u[j]: floats in double rounded once, integers wrapping in 64 bits (the reference's
+ * definition; max/min give NaN when either side is NaN). */
+static void reduce_into(void *y, uint64_t i, const void *u, uint64_t j, pc_dtype dt, size_t es, red_kind red)
+{
+    if (red == RED_NONE) {
+        copy_block((uint8_t *)y + i * es, (const uint8_t *)u + j * es, es);
+        return;
+    }
+    if (float_type(dt)) {
+        double a = get_f64(y, dt, i), b = get_f64(u, dt, j), v;
+        if (red == RED_ADD)
+            v = a + b;
+        else if (red == RED_MUL)
+            v = a * b;
+        else
+            v = isnan(a) || isnan(b) ? NAN : red == RED_MAX ? fmax(a, b) : fmin(a, b);
+        set_f64(y, dt, i, v);
+        return;
+    }
+    int64_t a = get_i64(y, dt, i), b = get_i64(u, dt, j), v;
+    bool lt = dt == PC_DTYPE_UINT64 ? (uint64_t)a < (uint64_t)b : a < b;
+    if (red == RED_ADD)
+        v = (int64_t)((uint64_t)a + (uint64_t)b);
+    else if (red == RED_MUL)
+        v = (int64_t)((uint64_t)a * (uint64_t)b);
+    else if (red == RED_MAX)
+        v = lt ? b : a;
+    else
+        v = lt ? a : b;
+    set_i64(y, dt, i, v);
+}
+
+static pc_status scatter_elements_check(pc_rt_kernel_ctx *k, int32_t *axis, red_kind *red)
+{
+    const pc_rt_tensor *upd = in_at(k, 2);
+    if (!upd) return pc_error_set(k->err, PC_ERR_ARITY, "input 2 'updates' is required");
+    pc_status st = elements_check(k, upd, axis);
+    if (st != PC_OK || (st = reduction_of(k, k->in[0]->dtype, red)) != PC_OK) return st;
+    return check_out(k, 0, k->in[0]->dtype, k->in[0]->rank, k->in[0]->dims);
+}
+
+static pc_status scatter_elements_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    int32_t axis;
+    red_kind red;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : scatter_elements_check(k, &axis, &red);
+}
+
+/* In index order, so with repeated indices and no reduction the last update wins (as the reference). */
+static pc_status scatter_elements_run(pc_rt_kernel_ctx *k)
+{
+    int32_t axis;
+    red_kind red;
+    pc_status st = scatter_elements_check(k, &axis, &red);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *ind = k->in[1], *upd = k->in[2];
+    pc_rt_tensor *y = k->out[0];
+    int64_t dim = x->dims[axis];
+    if ((st = check_indices(k, ind, dim, axis)) != PC_OK) return st;
+    size_t es = elem_bytes(x->dtype);
+    copy_bytes(y->data, x->data, (size_t)x->n * es);
+    if (!ind->n) return PC_OK;
+    int64_t xstr[PC_MAX_RANK], bstr[PC_MAX_RANK], idx[PC_MAX_RANK] = {0}, off = 0;
+    strides_of(x->rank, x->dims, xstr);
+    memcpy(bstr, xstr, sizeof bstr);
+    bstr[axis] = 0;
+    for (uint64_t j = 0; j < ind->n; j++) {
+        int64_t v = int_at(ind, j);
+        v += v < 0 ? dim : 0;
+        reduce_into(y->data, (uint64_t)(off + v * xstr[axis]), upd->data, j, x->dtype, es, red);
+        odometer_next(ind->rank, ind->dims, bstr, idx, &off);
+    }
+    return PC_OK;
+}
+
+/* ---- GatherND, ScatterND: index tuples of m entries name slices of data (after b batch axes) */
+
+typedef struct nd_plan {
+    int32_t b, m;               /* batch axes, tuple length */
+    uint64_t batches, tuples;   /* per batch */
+    uint64_t slice, batch_size; /* elements of a named slice, of one batch of data */
+    int64_t xstr[PC_MAX_RANK];
+} nd_plan;
+
+static pc_status nd_plan_make(pc_rt_kernel_ctx *k, int64_t batch_dims, nd_plan *p)
+{
+    const pc_rt_tensor *x = k->in[0], *ind = in_at(k, 1);
+    char a[DIMS_TEXT], c[DIMS_TEXT];
+    if (!ind) return pc_error_set(k->err, PC_ERR_ARITY, "input 1 'indices' is required");
+    pc_status st = need_int_type(k, ind, "input 1 'indices'");
+    if (st != PC_OK) return st;
+    if (ind->rank < 1) return pc_error_set(k->err, PC_ERR_SHAPE, "input 1 'indices' must have rank >= 1");
+    if (batch_dims < 0 || batch_dims >= ind->rank || batch_dims >= x->rank)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                            "batch_dims %lld must be in [0, min(rank(data), rank(indices)))",
+                            (long long)batch_dims);
+    int64_t m = ind->dims[ind->rank - 1];
+    bool ok = m <= x->rank - batch_dims;
+    for (int32_t d = 0; ok && d < batch_dims; d++)
+        ok = ind->dims[d] == x->dims[d];
+    if (!ok)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "indices dims %s do not fit data dims %s (batch_dims %lld)",
+                            dims_text(a, ind->rank, ind->dims), dims_text(c, x->rank, x->dims),
+                            (long long)batch_dims);
+    p->b = (int32_t)batch_dims;
+    p->m = (int32_t)m;
+    p->batches = prod(ind->dims, 0, p->b);
+    p->tuples = prod(ind->dims, p->b, ind->rank - 1);
+    p->slice = prod(x->dims, p->b + p->m, x->rank);
+    p->batch_size = prod(x->dims, p->b, x->rank);
+    strides_of(x->rank, x->dims, p->xstr);
+    return PC_OK;
+}
+
+/* Every tuple entry in range for its axis; checked before anything is written. */
+static pc_status nd_check_indices(pc_rt_kernel_ctx *k, const nd_plan *p)
+{
+    const pc_rt_tensor *x = k->in[0], *ind = k->in[1];
+    for (uint64_t j = 0; j < ind->n; j++) {
+        int32_t ax = p->b + (int32_t)(j % (uint64_t)p->m);
+        int64_t v = int_at(ind, j), dim = x->dims[ax];
+        if (v < -dim || v >= dim) return bad_index(k, j, v, dim, ax);
+    }
+    return PC_OK;
+}
+
+/* Element offset within its batch of the slice tuple t (counted over all batches) names. */
+static uint64_t nd_offset(const pc_rt_kernel_ctx *k, const nd_plan *p, uint64_t t)
+{
+    const pc_rt_tensor *x = k->in[0], *ind = k->in[1];
+    uint64_t off = 0;
+    for (int32_t j = 0; j < p->m; j++) {
+        int64_t v = int_at(ind, t * (uint64_t)p->m + (uint64_t)j);
+        v += v < 0 ? x->dims[p->b + j] : 0;
+        off += (uint64_t)v * (uint64_t)p->xstr[p->b + j];
+    }
+    return off;
+}
+
+static pc_status gather_nd_check(pc_rt_kernel_ctx *k, nd_plan *p)
+{
+    const pc_rt_tensor *x = k->in[0];
+    int64_t b = k->opset >= 12 ? pc_node_attr_int(k->node, "batch_dims", 0) : 0;
+    pc_status st = nd_plan_make(k, b, p);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *ind = k->in[1];
+    int32_t r = ind->rank - 1 + x->rank - p->b - p->m;
+    if (r > PC_MAX_RANK)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "the output rank %d passes the limit", (int)r);
+    int64_t dims[PC_MAX_RANK];
+    memcpy(dims, ind->dims, (size_t)(ind->rank - 1) * sizeof *dims);
+    memcpy(dims + ind->rank - 1, x->dims + p->b + p->m, (size_t)(x->rank - p->b - p->m) * sizeof *dims);
+    return check_out(k, 0, x->dtype, r, dims);
+}
+
+static pc_status gather_nd_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    nd_plan p;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : gather_nd_check(k, &p);
+}
+
+static pc_status gather_nd_run(pc_rt_kernel_ctx *k)
+{
+    nd_plan p;
+    pc_status st = gather_nd_check(k, &p);
+    if (st != PC_OK || (st = nd_check_indices(k, &p)) != PC_OK || !k->out[0]->n) return st;
+    size_t es = elem_bytes(k->in[0]->dtype), block = (size_t)p.slice * es;
+    const uint8_t *src = k->in[0]->data;
+    uint8_t *dst = k->out[0]->data;
+    for (uint64_t bb = 0; bb < p.batches; bb++)
+        for (uint64_t t = 0; t < p.tuples; t++) {
+            uint64_t off = bb * p.batch_size + nd_offset(k, &p, bb * p.tuples + t);
+            memcpy(dst, src + off * es, block);
+            dst += block;
+        }
+    return PC_OK;
+}
+
+/* updates are indices.dims[:-1] + data.dims[m:] */
+static pc_status scatter_nd_check(pc_rt_kernel_ctx *k, nd_plan *p, red_kind *red)
+{
+    const pc_rt_tensor *x = k->in[0], *upd = in_at(k, 2);
+    char a[DIMS_TEXT];
+    if (!upd) return pc_error_set(k->err, PC_ERR_ARITY, "input 2 'updates' is required");
+    pc_status st = nd_plan_make(k, 0, p);
+    if (st != PC_OK || (st = reduction_of(k, x->dtype, red)) != PC_OK) return st;
+    const pc_rt_tensor *ind = k->in[1];
+    if (upd->dtype != x->dtype)
+        return pc_error_set(k->err, PC_ERR_TYPE, "input 2 'updates' is %s, data %s",
+                            pc_dtype_name(upd->dtype), pc_dtype_name(x->dtype));
+    bool ok = upd->rank == ind->rank - 1 + x->rank - p->m;
+    for (int32_t d = 0; ok && d < ind->rank - 1; d++)
+        ok = upd->dims[d] == ind->dims[d];
+    for (int32_t d = p->m; ok && d < x->rank; d++)
+        ok = upd->dims[ind->rank - 1 + d - p->m] == x->dims[d];
+    if (!ok)
+        return pc_error_set(k->err, PC_ERR_SHAPE,
+                            "updates dims %s are not indices.dims[:-1] + data.dims[%d:]",
+                            dims_text(a, upd->rank, upd->dims), (int)p->m);
+    return check_out(k, 0, x->dtype, x->rank, x->dims);
+}
+
+static pc_status scatter_nd_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    nd_plan p;
+    red_kind red;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : scatter_nd_check(k, &p, &red);
+}
+
+/* Tuples in order: with repeated tuples and no reduction the last one wins (as the reference). */
+static pc_status scatter_nd_run(pc_rt_kernel_ctx *k)
+{
+    nd_plan p;
+    red_kind red;
+    pc_status st = scatter_nd_check(k, &p, &red);
+    if (st != PC_OK || (st = nd_check_indices(k, &p)) != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *upd = k->in[2];
+    pc_rt_tensor *y = k->out[0];
+    size_t es = elem_bytes(x->dtype);
+    copy_bytes(y->data, x->data, (size_t)x->n * es);
+    if (!upd->n) return PC_OK;
+    for (uint64_t t = 0; t < p.tuples; t++) {
+        uint64_t off = nd_offset(k, &p, t);
+        if (red == RED_NONE) {
+            memcpy((uint8_t *)y->data + off * es, (const uint8_t *)upd->data + t * p.slice * es,
+                   (size_t)p.slice * es);
+            continue;
+        }
+        for (uint64_t s = 0; s < p.slice; s++)
+            reduce_into(y->data, off + s, upd->data, t * p.slice + s, x->dtype, es, red);
+    }
+    return PC_OK;
+}
+
+/* ---- Trilu, EyeLike */
+
+/* k: input 1 (one int), 0 when omitted; *known false when it has no values yet. */
+static pc_status trilu_check(pc_rt_kernel_ctx *k, int64_t *diag, bool *known)
+{
+    const pc_rt_tensor *x = k->in[0];
+    char a[DIMS_TEXT];
+    *diag = 0;
+    *known = true;
+    if (x->rank < 2)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must have rank >= 2, not dims %s",
+                            dims_text(a, x->rank, x->dims));
+    if (in_at(k, 1)) {
+        pc_status st = int_scalar(k, 1, "k", diag, known);
+        if (st != PC_OK) return st;
+    }
+    return check_out(k, 0, x->dtype, x->rank, x->dims);
+}
+
+static pc_status trilu_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    int64_t diag;
+    bool known;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : trilu_check(k, &diag, &known);
+}
+
+/* Row i of each matrix keeps columns j >= i + k (upper) or j <= i + k (lower); the rest is zero bytes (0,
+ * false) as the reference. */
+static pc_status trilu_run(pc_rt_kernel_ctx *k)
+{
+    int64_t diag;
+    bool known;
+    pc_status st = trilu_check(k, &diag, &known);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    pc_rt_tensor *y = k->out[0];
+    if (!y->n) return PC_OK;
+    bool upper = pc_node_attr_int(k->node, "upper", 1) != 0;
+    size_t es = elem_bytes(x->dtype);
+    int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+    diag = clamp64(diag, -rows, cols); /* past either end nothing changes; no sum below overflows */
+    uint64_t mats = prod(x->dims, 0, x->rank - 2);
+    const uint8_t *src = x->data;
+    uint8_t *dst = y->data;
+    for (uint64_t m = 0; m < mats; m++)
+        for (int64_t i = 0; i < rows; i++) {
+            /* the kept columns are [cut, cols) when upper, [0, cut) when lower */
+            int64_t cut = clamp64(upper ? i + diag : i + diag + 1, 0, cols);
+            size_t row = (size_t)cols * es, c = (size_t)cut * es;
+            if (upper) {
+                memset(dst, 0, c);
+                copy_bytes(dst + c, src + c, row - c);
+            } else {
+                copy_bytes(dst, src, c);
+                memset(dst + c, 0, row - c);
+            }
+            src += row;
+            dst += row;
+        }
+    return PC_OK;
+}
+
+/* EyeLike: ones on diagonal k of a zero matrix of input 0's dims, in 'dtype' (input 0's type by default). */
+static pc_status eye_like_check(pc_rt_kernel_ctx *k, pc_dtype *dt)
+{
+    const pc_rt_tensor *x = in_at(k, 0);
+    char a[DIMS_TEXT];
+    if (!x) return pc_error_set(k->err, PC_ERR_ARITY, "input 0 is required");
+    if (!out_at(k, 0)) return pc_error_set(k->err, PC_ERR_ARITY, "output 0 is required");
+    *dt = x->dtype;
+    if (pc_node_attr(k->node, "dtype")) {
+        int64_t v = pc_node_attr_int(k->node, "dtype", 0);
+        if (v != (int32_t)v || !pc_dtype_is_valid((int32_t)v))
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'dtype' = %lld is no element type",
+                                (long long)v);
+        *dt = (pc_dtype)v;
+    }
+    if (!cast_type(*dt))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "EyeLike of element type %s", pc_dtype_name(*dt));
+    if (x->rank != 2)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must be 2-D, not dims %s",
+                            dims_text(a, x->rank, x->dims));
+    return check_out(k, 0, *dt, 2, x->dims);
+}
+
+static pc_status eye_like_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    pc_dtype dt;
+    *scratch = 0;
+    return eye_like_check(k, &dt);
+}
+
+static pc_status eye_like_run(pc_rt_kernel_ctx *k)
+{
+    pc_dtype dt;
+    pc_status st = eye_like_check(k, &dt);
+    if (st != PC_OK) return st;
+    pc_rt_tensor *y = k->out[0];
+    size_t es = elem_bytes(dt);
+    uint8_t one[16];
+    double v = 1.0;
+    convert(PC_DTYPE_DOUBLE, dt, &v, one, 1);
+    int64_t diag = pc_node_attr_int(k->node, "k", 0), rows = y->dims[0], cols = y->dims[1];
+    if (y->n) memset(y->data, 0, (size_t)y->n * es);
+    if (diag >= cols || diag <= -rows) return PC_OK; /* the diagonal misses the matrix; |k| now bounds sums */
+    for (int64_t i = diag < 0 ? -diag : 0; i < rows && i + diag < cols; i++)
+        memcpy((uint8_t *)y->data + (size_t)(i * cols + i + diag) * es, one, es);
+    return PC_OK;
+}
+
+/* ---- OneHot */
+
+/* indices (any numeric type; floats truncate), depth (one numeric value), values ([off, on], the output's
+ * type); depth is inserted at 'axis' (in [-r-1, r]). *known false when depth has no value yet. */
+static pc_status one_hot_check(pc_rt_kernel_ctx *k, int64_t *depth, int32_t *axis, bool *known)
+{
+    const pc_rt_tensor *ind = k->in[0], *dp = in_at(k, 1), *vals = in_at(k, 2);
+    *known = false;
+    *depth = 0;
+    if (!dp || !vals)
+        return pc_error_set(k->err, PC_ERR_ARITY, "inputs 1 'depth' and 2 'values' are required");
+    if (!float_type(dp->dtype) && !int_type(dp->dtype))
+        return pc_error_set(k->err, PC_ERR_TYPE, "input 1 'depth' of element type %s",
+                            pc_dtype_name(dp->dtype));
+    if (dp->n != 1) return pc_error_set(k->err, PC_ERR_SHAPE, "input 1 'depth' must hold one value");
+    if (vals->n != 2) return pc_error_set(k->err, PC_ERR_SHAPE, "input 2 'values' must hold two values");
+    if (!elem_bytes(vals->dtype))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "values of element type %s",
+                            pc_dtype_name(vals->dtype));
+    if (ind->rank >= PC_MAX_RANK)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "the output rank passes the limit");
+    int64_t a = pc_node_attr_int(k->node, "axis", -1);
+    if (a < -(int64_t)ind->rank - 1 || a > ind->rank)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "axis %lld is out of range for rank %d", (long long)a,
+                            (int)ind->rank + 1);
+    *axis = (int32_t)(a < 0 ? a + ind->rank + 1 : a);
+    if (!has_data(dp)) return PC_OK;
+    if (float_type(dp->dtype)) {
+        double df = get_f64(dp->data, dp->dtype, 0);
+        if (!(df >= 0) || df >= 0x1p63) return pc_error_set(k->err, PC_ERR_VALUE, "depth %g is invalid", df);
+        *depth = (int64_t)df;
+    } else {
+        *depth = get_i64(dp->data, dp->dtype, 0);
+        if (*depth < 0) /* uint64 above INT64_MAX too */
+            return pc_error_set(k->err, PC_ERR_VALUE, "depth %lld is invalid", (long long)*depth);
+    }
+    *known = true;
+    int64_t dims[PC_MAX_RANK];
+    memcpy(dims, ind->dims, (size_t)*axis * sizeof *dims);
+    dims[*axis] = *depth;
+    memcpy(dims + *axis + 1, ind->dims + *axis, (size_t)(ind->rank - *axis) * sizeof *dims);
+    return check_out(k, 0, vals->dtype, ind->rank + 1, dims);
+}
+
+static pc_status one_hot_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    int64_t depth;
+    int32_t axis;
+    bool known;
+    *scratch = 0;
+    if (!in_at(k, 0)) return pc_error_set(k->err, PC_ERR_ARITY, "input 0 'indices' is required");
+    if (!out_at(k, 0)) return pc_error_set(k->err, PC_ERR_ARITY, "output 0 is required");
+    if (!float_type(k->in[0]->dtype) && !int_type(k->in[0]->dtype))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "indices of element type %s",
+                            pc_dtype_name(k->in[0]->dtype));
+    return one_hot_check(k, &depth, &axis, &known);
+}
+
+/* Negative indices count from depth; indices out of range leave their column all "off" (as the
+ * reference). */
+static pc_status one_hot_run(pc_rt_kernel_ctx *k)
+{
+    int64_t depth;
+    int32_t axis;
+    bool known;
+    pc_status st = one_hot_check(k, &depth, &axis, &known);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *ind = k->in[0], *vals = k->in[2];
+    pc_rt_tensor *y = k->out[0];
+    if (!y->n) return PC_OK;
+    size_t es = elem_bytes(vals->dtype);
+    const uint8_t *off = vals->data, *on = off + es;
+    fill_elems(y->data, off, y->n, es);
+    uint64_t inner = prod(ind->dims, axis, ind->rank);
+    for (uint64_t j = 0; j < ind->n; j++) {
+        int64_t v = num_as_i64(ind->data, ind->dtype, j);
+        if (ind->dtype == PC_DTYPE_UINT64 && v < 0) continue; /* above INT64_MAX: out of range */
+        if (v < 0 && v >= -depth) v += depth;
+        if (v < 0 || v >= depth) continue;
+        uint64_t o = j / inner, i = j % inner;
+        memcpy((uint8_t *)y->data + ((o * (uint64_t)depth + (uint64_t)v) * inner + i) * es, on, es);
+    }
+    return PC_OK;
+}
+
+/* ---- CumSum */
+
+static pc_status cumsum_check(pc_rt_kernel_ctx *k, int32_t *axis, bool *known)
+{
+    const pc_rt_tensor *x = k->in[0];
+    int64_t a;
+    if (!float_type(x->dtype) && !int_type(x->dtype))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "CumSum of %s", pc_dtype_name(x->dtype));
+    if (x->rank == 0) return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must have rank >= 1");
+    pc_status st = int_scalar(k, 1, "axis", &a, known);
+    if (st != PC_OK) return st;
+    if (*known && (st = norm_axis(k, a, x->rank, "axis", axis)) != PC_OK) return st;
+    return check_out(k, 0, x->dtype, x->rank, x->dims);
+}
+
+static pc_status cumsum_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    int32_t axis;
+    bool known;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : cumsum_check(k, &axis, &known);
+}
+
+/* Floats sum in double, each output rounded once; integers wrap (both as the reference). */
+static pc_status cumsum_run(pc_rt_kernel_ctx *k)
+{
+    int32_t axis = 0;
+    bool known;
+    pc_status st = cumsum_check(k, &axis, &known);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    pc_rt_tensor *y = k->out[0];
+    if (!y->n) return PC_OK;
+    bool exclusive = pc_node_attr_int(k->node, "exclusive", 0) != 0;
+    bool reverse = pc_node_attr_int(k->node, "reverse", 0) != 0, fl = float_type(x->dtype);
+    uint64_t outer = prod(x->dims, 0, axis), n = (uint64_t)x->dims[axis],
+             inner = prod(x->dims, axis + 1, x->rank);
+    pc_dtype dt = x->dtype;
+    for (uint64_t a = 0; a < outer; a++)
+        for (uint64_t b = 0; b < inner; b++) {
+            double fs = 0;
+            uint64_t is = 0;
+            for (uint64_t s = 0; s < n; s++) {
+                uint64_t i = (a * n + (reverse ? n - 1 - s : s)) * inner + b;
+                double fv = fl ? get_f64(x->data, dt, i) : 0;
+                uint64_t iv = fl ? 0 : (uint64_t)get_i64(x->data, dt, i);
+                if (!exclusive) {
+                    fs += fv;
+                    is += iv;
+                }
+                if (fl)
+                    set_f64(y->data, dt, i, fs);
+                else
+                    set_i64(y->data, dt, i, (int64_t)is);
+                if (exclusive) {
+                    fs += fv;
+                    is += iv;
+                }
+            }
+        }
+    return PC_OK;
+}
+
+/* ---- TopK */
+
+/* A sort entry: the value as an unsigned key in the element type's order (NaN above everything, -0 equal to
+ * 0) and its position on the axis. */
+typedef struct topk_entry {
+    uint64_t key;
+    int64_t idx;
+} topk_entry;
+
+static uint64_t topk_key(const void *data, pc_dtype t, uint64_t i)
+{
+    if (float_type(t)) {
+        double v = get_f64(data, t, i);
+        if (v != v) return UINT64_MAX;
+        if (v == 0) v = 0; /* -0 ties with 0 */
+        uint64_t bits;
+        memcpy(&bits, &v, 8);
+        return bits >> 63 ? ~bits : bits | UINT64_C(1) << 63;
+    }
+    uint64_t u = (uint64_t)get_i64(data, t, i);
+    return t == PC_DTYPE_UINT64 ? u : u ^ UINT64_C(1) << 63;
+}
+
+/* k (attribute before opset 10, input 1 from then on) and the axis; *known false when k has no value yet.
+ */
+static pc_status topk_check(pc_rt_kernel_ctx *k, int64_t *kk, int32_t *axis, bool *known)
+{
+    const pc_rt_tensor *x = k->in[0];
+    char a[DIMS_TEXT];
+    *kk = 0;
+    *known = true;
+    if (!float_type(x->dtype) && !int_type(x->dtype))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "TopK of %s", pc_dtype_name(x->dtype));
+    if (x->rank == 0) return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must have rank >= 1");
+    pc_status st = norm_axis(k, pc_node_attr_int(k->node, "axis", -1), x->rank, "axis", axis);
+    if (st != PC_OK) return st;
+    if (k->opset < 10) {
+        if (!pc_node_attr(k->node, "k"))
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'k' is required");
+        *kk = pc_node_attr_int(k->node, "k", 0);
+    } else if ((st = int_scalar(k, 1, "K", kk, known)) != PC_OK || !*known) {
+        return st;
+    }
+    if (*kk < 0 || *kk > x->dims[*axis])
+        return pc_error_set(k->err, PC_ERR_VALUE, "k = %lld is outside [0, %lld] (axis %d of dims %s)",
+                            (long long)*kk, (long long)x->dims[*axis], (int)*axis,
+                            dims_text(a, x->rank, x->dims));
+    int64_t dims[PC_MAX_RANK];
+    memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
+    dims[*axis] = *kk;
+    if ((st = check_out(k, 0, x->dtype, x->rank, dims)) != PC_OK) return st;
+    return check_out(k, 1, PC_DTYPE_INT64, x->rank, dims);
+}
+
+static pc_status topk_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es, bytes;
+    int64_t kk;
+    int32_t axis;
+    bool known;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    if (st != PC_OK || (st = topk_check(k, &kk, &axis, &known)) != PC_OK) return st;
+    /* the axis's entries and the merge sort's second buffer */
+    if (!pc_size_mul((size_t)k->in[0]->dims[axis], 2 * sizeof(topk_entry), &bytes))
+        return pc_error_set(k->err, PC_ERR_SHAPE, "TopK's sort buffer overflows");
+    *scratch = bytes;
+    return PC_OK;
+}
+
+/* Whether a goes strictly before b: larger (smaller) keys first; ties keep axis order (stable sort). */
+static bool topk_before(const topk_entry *a, const topk_entry *b, bool largest)
+{
+    return largest ? a->key > b->key : a->key < b->key;
+}
+
+/* Stable bottom-up merge sort of e[0..n) through tmp; returns where the sorted run ended up. */
+static topk_entry *topk_sort(topk_entry *e, topk_entry *tmp, uint64_t n, bool largest)
+{
+    for (uint64_t w = 1; w < n; w *= 2) {
+        for (uint64_t lo = 0; lo < n; lo += 2 * w) {
+            uint64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint64_t a = lo, b = mid, t = lo;
+            while (a < mid && b < hi)
+                tmp[t++] = topk_before(&e[b], &e[a], largest) ? e[b++] : e[a++];
+            while (a < mid)
+                tmp[t++] = e[a++];
+            while (b < hi)
+                tmp[t++] = e[b++];
+        }
+        topk_entry *s = e;
+        e = tmp;
+        tmp = s;
+    }
+    return e;
+}
+
+/* Results are always sorted: with sorted = 0 the order is unspecified, so sorted order is a valid one. */
+static pc_status topk_run(pc_rt_kernel_ctx *k)
+{
+    int64_t kk;
+    int32_t axis;
+    bool known;
+    pc_status st = topk_check(k, &kk, &axis, &known);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    pc_rt_tensor *vals = out_at(k, 0), *idxs = out_at(k, 1);
+    uint64_t n = (uint64_t)x->dims[axis], outer = prod(x->dims, 0, axis),
+             inner = prod(x->dims, axis + 1, x->rank);
+    if (!kk || !x->n) return PC_OK;
+    if (k->scratch_bytes < n * 2 * sizeof(topk_entry))
+        return pc_error_set(k->err, PC_ERR_INTERNAL, "TopK's scratch is too small");
+    bool largest = k->opset < 11 || pc_node_attr_int(k->node, "largest", 1) != 0;
+    size_t es = elem_bytes(x->dtype);
+    topk_entry *buf = k->scratch;
+    for (uint64_t a = 0; a < outer; a++)
+        for (uint64_t b = 0; b < inner; b++) {
+            uint64_t base = a * n * inner + b;
+            for (uint64_t i = 0; i < n; i++)
+                buf[i] = (topk_entry){topk_key(x->data, x->dtype, base + i * inner), (int64_t)i};
+            const topk_entry *s = topk_sort(buf, buf + n, n, largest);
+            for (uint64_t i = 0; i < (uint64_t)kk; i++) {
+                uint64_t dst = (a * (uint64_t)kk + i) * inner + b;
+                if (vals)
+                    copy_block((uint8_t *)vals->data + dst * es,
+                               (const uint8_t *)x->data + (base + (uint64_t)s[i].idx * inner) * es, es);
+                if (idxs) memcpy((uint8_t *)idxs->data + dst * 8, &s[i].idx, 8);
+            }
+        }
+    return PC_OK;
+}
+
+/* ---- ReverseSequence */
+
+/* batch_axis and time_axis are 0 and 1 in some order; sequence_lens (int64 or int32, one per batch entry)
+ * are checked against the time axis when known. */
+static pc_status reverse_sequence_check(pc_rt_kernel_ctx *k, int32_t *ba)
+{
+    const pc_rt_tensor *x = k->in[0], *lens = in_at(k, 1);
+    char a[DIMS_TEXT];
+    if (x->rank < 2)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must have rank >= 2, not dims %s",
+                            dims_text(a, x->rank, x->dims));
+    int64_t b = pc_node_attr_int(k->node, "batch_axis", 1), t = pc_node_attr_int(k->node, "time_axis", 0);
+    if (!((b == 0 && t == 1) || (b == 1 && t == 0)))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "batch_axis %lld and time_axis %lld must be 0 and 1",
+                            (long long)b, (long long)t);
+    *ba = (int32_t)b;
+    if (!lens) return pc_error_set(k->err, PC_ERR_ARITY, "input 1 'sequence_lens' is required");
+    pc_status st = need_int_type(k, lens, "input 1 'sequence_lens'");
+    if (st != PC_OK) return st;
+    int64_t B = x->dims[b], T = x->dims[t];
+    if (lens->rank != 1 || lens->dims[0] != B)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "sequence_lens has dims %s for a batch of %lld",
+                            dims_text(a, lens->rank, lens->dims), (long long)B);
+    if (has_data(lens))
+        for (uint64_t i = 0; i < lens->n; i++) {
+            int64_t v = int_at(lens, i);
+            if (v < 0 || v > T)
+                return pc_error_set(k->err, PC_ERR_VALUE, "sequence_lens[%llu] = %lld is outside [0, %lld]",
+                                    (unsigned long long)i, (long long)v, (long long)T);
+        }
+    return check_out(k, 0, x->dtype, x->rank, x->dims);
+}
+
+static pc_status reverse_sequence_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
+{
+    size_t es;
+    int32_t ba;
+    *scratch = 0;
+    pc_status st = start(k, &es);
+    return st != PC_OK ? st : reverse_sequence_check(k, &ba);
+}
+
+/* Each (batch, time) block of the trailing axes moves whole: time t < len goes to len - 1 - t. */
+static pc_status reverse_sequence_run(pc_rt_kernel_ctx *k)
+{
+    int32_t ba;
+    pc_status st = reverse_sequence_check(k, &ba);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *lens = k->in[1];
+    if (!x->n) return PC_OK;
+    size_t es = elem_bytes(x->dtype), block = (size_t)prod(x->dims, 2, x->rank) * es;
+    int64_t d0 = x->dims[0], d1 = x->dims[1];
+    const uint8_t *src = x->data;
+    uint8_t *dst = k->out[0]->data;
+    for (int64_t i0 = 0; i0 < d0; i0++)
+        for (int64_t i1 = 0; i1 < d1; i1++) {
+            int64_t b = ba == 0 ? i0 : i1, t = ba == 0 ? i1 : i0, len = int_at(lens, (uint64_t)b);
+            int64_t st0 = t < len ? len - 1 - t : t;
+            int64_t s0 = ba == 0 ? i0 : st0, s1 = ba == 0 ? st0 : i1;
+            memcpy(dst, src + (size_t)(s0 * d1 + s1) * block, block);
+            dst += block;
+        }
+    return PC_OK;
+}
+
 /* ---- the table */
 
 #define RT_RANGE (RT_F32 | RT_I64 | RT_I32 | RT_TYPE(PC_DTYPE_DOUBLE) | RT_TYPE(PC_DTYPE_INT16))
 
 const pc_rt_kernel pc_rt_kernels_movement[] = {
     {"", "Identity", 1, 21, RT_ANY_FIXED, identity_prepare, copy_all_run},
-    {"", "Dropout", 1, 21, RT_ANY_FIXED, dropout_prepare, dropout_run},
     {"", "Reshape", 1, 21, RT_ANY_FIXED, reshape_prepare, reshape_run},
     {"", "Flatten", 1, 21, RT_ANY_FIXED, flatten_prepare, flatten_run},
     {"", "Squeeze", 1, 21, RT_ANY_FIXED, squeeze_prepare, squeeze_run},
@@ -2025,5 +2976,16 @@ const pc_rt_kernel pc_rt_kernels_movement[] = {
     {"", "SpaceToDepth", 1, 21, RT_ANY_FIXED, space_to_depth_prepare, space_to_depth_run},
     {PC_NHWC_DOMAIN, "DepthToSpace", 1, 21, RT_ANY_FIXED, depth_to_space_prepare, depth_to_space_run},
     {PC_NHWC_DOMAIN, "SpaceToDepth", 1, 21, RT_ANY_FIXED, space_to_depth_prepare, space_to_depth_run},
+    {"", "GatherElements", 11, 21, RT_ANY_FIXED, gather_elements_prepare, gather_elements_run},
+    {"", "ScatterElements", 11, 21, RT_ANY_FIXED, scatter_elements_prepare, scatter_elements_run},
+    {"", "Scatter", 9, 10, RT_ANY_FIXED, scatter_elements_prepare, scatter_elements_run},
+    {"", "GatherND", 11, 21, RT_ANY_FIXED, gather_nd_prepare, gather_nd_run},
+    {"", "ScatterND", 11, 21, RT_ANY_FIXED, scatter_nd_prepare, scatter_nd_run},
+    {"", "Trilu", 14, 21, RT_ANY_FIXED, trilu_prepare, trilu_run},
+    {"", "EyeLike", 9, 21, RT_ANY_FIXED, eye_like_prepare, eye_like_run},
+    {"", "OneHot", 9, 21, RT_ALL_NUM | RT_BF16, one_hot_prepare, one_hot_run},
+    {"", "CumSum", 11, 21, RT_ALL_NUM | RT_BF16, cumsum_prepare, cumsum_run},
+    {"", "TopK", 1, 21, RT_ALL_NUM | RT_BF16, topk_prepare, topk_run},
+    {"", "ReverseSequence", 10, 21, RT_ANY_FIXED, reverse_sequence_prepare, reverse_sequence_run},
 };
 const size_t pc_rt_n_kernels_movement = sizeof pc_rt_kernels_movement / sizeof pc_rt_kernels_movement[0];

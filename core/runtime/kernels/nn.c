@@ -1,8 +1,10 @@
 /* The nn family: pooling (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool), normalizations
- * (BatchNormalization in its inference form, InstanceNormalization, LRN, LayerNormalization) and
- * Softmax/LogSoftmax on float32. The pools and per-channel norms run channels-first (ai.onnx) and
- * channels-last (com.ms.internal.nhwc: input 0 and output 0 are (N, d1..dk, C), every other input keeps its
- * standard layout, and the node's opset has ai.onnx's semantics).
+ * (BatchNormalization, also its training mode, InstanceNormalization, LRN, LayerNormalization with Mean and
+ * InvStdDev), Softmax/LogSoftmax on float32, Hardmax, inference Dropout with its mask, and the losses
+ * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (float32 and double). The pools and per-channel norms
+ * run channels-first (ai.onnx) and channels-last (com.ms.internal.nhwc: input 0 and output 0 are (N, d1..dk,
+ * C), every other input keeps its standard layout, and the node's opset has ai.onnx's semantics).
+ * Channels-first MaxPool also runs double and the integer types and computes Indices (maxpool_direct).
  *
  * Precision: sums over a whole plane, row or channel (the global average, the means and variances of the
  * norms, the softmax denominators) accumulate in double, over LANES independent partial sums so that they
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/base/half.h"
 #include "core/runtime/rt_internal.h"
 
 enum { POOL_AXES = 3, LANES = 8 };
@@ -307,6 +310,9 @@ static inline float rt_expf(float x)
 
 typedef struct pool_geom {
     bool is_max, include_pad, nhwc;
+    bool direct;   /* MaxPool through maxpool_direct: not float32, or the Indices output wanted */
+    bool indices;  /* output 1 (Indices) wanted */
+    int64_t order; /* storage_order of Indices: 0 row-major, 1 column-major spatial index */
     int32_t nsp;
     int64_t batch, channels;
     /* spatial axes right-aligned into POOL_AXES; leading unit axes: in = k = s = d = out = 1, no pads */
@@ -339,6 +345,28 @@ static int64_t taps_count(const pool_geom *g, const axis_taps *t)
     return g->include_pad ? t->n_pad : t->hi - t->lo;
 }
 
+/* MaxPool's direct path takes these types (numpy's order; the backend tests pool uint8) */
+#define MAXPOOL_DIRECT_TYPES (RT_F32 | RT_F64 | RT_ALL_INT)
+
+/* AveragePool and channels-last pools: float32 in and out; channels-first MaxPool: any type of
+ * MAXPOOL_DIRECT_TYPES, output 0 of the same type. */
+static pc_status pool_types_check(pc_rt_kernel_ctx *k, bool is_max)
+{
+    if (!is_max || is_nhwc(k)) {
+        pc_status st = require_float_input(k, 0, "X");
+        return st != PC_OK ? st : require_output(k);
+    }
+    if (k->n_in < 1 || !k->in[0]) return pc_error_set(k->err, PC_ERR_ARITY, "input 0 (X) is missing");
+    if (k->n_out < 1 || !k->out[0]) return pc_error_set(k->err, PC_ERR_ARITY, "output 0 is missing");
+    pc_dtype t = k->in[0]->dtype;
+    if (t <= PC_DTYPE_UNDEFINED || t >= 64 || !(MAXPOOL_DIRECT_TYPES & RT_TYPE(t)))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "input 0 (X) is %s", pc_dtype_name(t));
+    if (k->out[0]->dtype != t)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 0 is %s, input 0 %s",
+                            pc_dtype_name(k->out[0]->dtype), pc_dtype_name(t));
+    return PC_OK;
+}
+
 /* Kernel, strides, dilations, pads (explicit or auto_pad), ceil_mode and the output size per spatial axis,
  * with ek = (k - 1) * d + 1: NOTSET: floor((in + pb + pe - ek) / s) + 1, with ceil_mode one more unless that
  * window would start in the end padding; VALID: no pads; SAME_UPPER / SAME_LOWER: ceil(in / s) with total
@@ -349,7 +377,7 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
     memset(g, 0, sizeof *g);
     g->is_max = is_max;
     g->nhwc = is_nhwc(k);
-    if ((st = require_float_input(k, 0, "X")) != PC_OK || (st = require_output(k)) != PC_OK) return st;
+    if ((st = pool_types_check(k, is_max)) != PC_OK) return st;
     const pc_rt_tensor *x = k->in[0];
     int32_t nsp = x->rank - 2;
     if (nsp < 1 || nsp > POOL_AXES)
@@ -401,11 +429,13 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
         if (order != 0 && order != 1)
             return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
                                 "attribute 'storage_order' must be 0 or 1, got %lld", (long long)order);
-        if (order == 1)
-            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
-                                "attribute 'storage_order' = 1 (column-major Indices)");
-        if (output_wanted(k, 1))
-            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 1 (Indices) of MaxPool is not computed");
+        g->order = order;
+        g->indices = output_wanted(k, 1);
+        if (g->indices && g->nhwc) /* its flat index would be into the NCHW tensor the node replaced */
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 1 (Indices) of a channels-last MaxPool");
+        if (g->indices && k->opset < 8)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 1 (Indices) exists from opset 8");
+        g->direct = g->indices || k->in[0]->dtype != PC_DTYPE_FLOAT;
     } else {
         int64_t include_pad = 0;
         if ((st = attr_since(k, "count_include_pad", 7)) != PC_OK ||
@@ -455,7 +485,13 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
     for (int32_t j = 0; j < nsp; j++)
         ydims[(g->nhwc ? 1 : 2) + j] = g->out[off + j];
     ydims[g->nhwc ? x->rank - 1 : 1] = g->channels;
-    return require_out_dims(k, x->rank, ydims);
+    if ((st = require_out_dims(k, x->rank, ydims)) != PC_OK) return st;
+    if (g->indices) {
+        const pc_rt_tensor *ind = k->out[1];
+        if (ind->dtype != PC_DTYPE_INT64 || ind->n != k->out[0]->n)
+            return pc_error_set(k->err, PC_ERR_SHAPE, "output 1 (Indices) must be int64 shaped as output 0");
+    }
+    return PC_OK;
 }
 
 /* Scratch of a pool: the tap table of each axis; channels-first also the per-tap output column ranges of the
@@ -638,6 +674,89 @@ static void pool_nhwc(const pool_geom *g, const pool_tables *t, const float *x, 
     }
 }
 
+/* Whether element i of x is above element j in numpy's max order: NaN above everything, so the first NaN
+ * wins as numpy's argmax picks it. */
+static bool elem_above(const void *x, pc_dtype t, int64_t i, int64_t j)
+{
+#define ABOVE_INT(T)                                                                                         \
+    {                                                                                                        \
+        const T *v = x;                                                                                      \
+        return v[i] > v[j];                                                                                  \
+    }
+    switch (t) {
+    case PC_DTYPE_FLOAT: {
+        const float *v = x;
+        return v[i] != v[i] ? v[j] == v[j] : v[i] > v[j];
+    }
+    case PC_DTYPE_DOUBLE: {
+        const double *v = x;
+        return v[i] != v[i] ? v[j] == v[j] : v[i] > v[j];
+    }
+    case PC_DTYPE_INT8:
+        ABOVE_INT(int8_t)
+    case PC_DTYPE_UINT8:
+        ABOVE_INT(uint8_t)
+    case PC_DTYPE_INT16:
+        ABOVE_INT(int16_t)
+    case PC_DTYPE_UINT16:
+        ABOVE_INT(uint16_t)
+    case PC_DTYPE_INT32:
+        ABOVE_INT(int32_t)
+    case PC_DTYPE_UINT32:
+        ABOVE_INT(uint32_t)
+    case PC_DTYPE_INT64:
+        ABOVE_INT(int64_t)
+    case PC_DTYPE_UINT64:
+        ABOVE_INT(uint64_t)
+    default:
+        return false;
+    }
+#undef ABOVE_INT
+}
+
+/* MaxPool channels-first, any type of MAXPOOL_DIRECT_TYPES, with Indices: each output visits its window tap
+ * by tap in row-major kernel order and keeps the first maximum (the reference's and numpy's argmax). Indices
+ * is the flat index into X: (n * C + c) * plane + the spatial index, row-major (storage_order 0) or with the
+ * first spatial axis fastest (1). Slower than the float path; only what it cannot do comes here. */
+static void maxpool_direct(pc_rt_kernel_ctx *k, const pool_geom *g, const axis_taps *const *taps)
+{
+    const pc_rt_tensor *x = k->in[0];
+    const pc_dtype t = x->dtype;
+    const size_t es = pc_dtype_bits(t) / 8;
+    const uint8_t *xb = x->data;
+    uint8_t *yb = k->out[0]->data;
+    int64_t *ind = g->indices ? k->out[1]->data : NULL;
+    const int64_t in_plane = g->in[0] * g->in[1] * g->in[2];
+    int64_t yo = 0;
+    for (int64_t p = 0; p < g->batch * g->channels; p++) {
+        const int64_t base = p * in_plane;
+        for (int64_t od = 0; od < g->out[0]; od++)
+            for (int64_t oh = 0; oh < g->out[1]; oh++)
+                for (int64_t ow = 0; ow < g->out[2]; ow++, yo++) {
+                    const axis_taps *td = &taps[0][od], *th = &taps[1][oh], *tw = &taps[2][ow];
+                    int64_t best = -1, bd = 0, bh = 0, bw = 0;
+                    for (int64_t kd = td->lo; kd < td->hi; kd++) {
+                        int64_t id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+                        for (int64_t kh = th->lo; kh < th->hi; kh++) {
+                            int64_t ih = oh * g->s[1] - g->pb[1] + kh * g->d[1];
+                            for (int64_t kw = tw->lo; kw < tw->hi; kw++) {
+                                int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
+                                int64_t sp = (id * g->in[1] + ih) * g->in[2] + iw;
+                                if (best < 0 || elem_above(xb, t, base + sp, base + best)) {
+                                    best = sp;
+                                    bd = id, bh = ih, bw = iw;
+                                }
+                            }
+                        }
+                    }
+                    if (best < 0) continue; /* prepare refused windows of padding only */
+                    memcpy(yb + (size_t)yo * es, xb + (size_t)(base + best) * es, es);
+                    if (ind) /* leading unit axes have coordinate 0, so the column-major form needs no nsp */
+                        ind[yo] = base + (g->order ? bd + (bh + bw * g->in[1]) * g->in[0] : best);
+                }
+    }
+}
+
 static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
 {
     pool_geom g;
@@ -655,7 +774,9 @@ static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
             tab[o] = axis_taps_at(&g, a, o);
         t.taps[a] = tab;
     }
-    if (!g.nhwc) {
+    if (g.direct) {
+        maxpool_direct(k, &g, t.taps);
+    } else if (!g.nhwc) {
         int64_t *kw_lo = (int64_t *)(void *)(base + l.kw_lo), *kw_hi = (int64_t *)(void *)(base + l.kw_hi);
         float *inv_w = (float *)(void *)(base + l.inv_w);
         for (int64_t kw = 0; kw < g.k[2]; kw++) { /* 0 <= ow * s - pb + kw * d < in */
@@ -811,21 +932,60 @@ static pc_status require_channel_vector(pc_rt_kernel_ctx *k, uint32_t i, const c
     return PC_OK;
 }
 
+/* Training mode (training_mode = 1 from opset 14; before it, asking for any of outputs 1-3): the batch's
+ * mean and biased variance per channel over N and the spatial dims (double, two passes) normalize instead of
+ * the inputs', and outputs 1 and 2 are the running statistics input * momentum + batch * (1 - momentum)
+ * (before 14 output 3 is the batch mean). Output 4 (saved_var: frameworks disagree on what it holds) is
+ * refused. */
+static pc_status batchnorm_mode(pc_rt_kernel_ctx *k, bool *training)
+{
+    pc_status st;
+    int64_t v = 0;
+    bool extra = false;
+    for (uint32_t i = 1; i < k->node->n_outputs; i++)
+        extra = extra || output_wanted(k, i);
+    if (k->opset >= 14) {
+        if ((st = read_int(k, "training_mode", 0, &v)) != PC_OK) return st;
+        if (v != 0 && v != 1)
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                                "attribute 'training_mode' must be 0 or 1, got %lld", (long long)v);
+        if (v == 0 && extra)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                                "outputs running_mean and running_var exist only with training_mode = 1");
+        *training = v != 0;
+    } else {
+        *training = extra;
+        if (k->opset < 7 && extra && pc_node_attr_int(k->node, "is_test", 0) != 0)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "is_test = 1 takes only the output Y");
+    }
+    if (output_wanted(k, 4))
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 4 (saved_var) is not computed");
+    return PC_OK;
+}
+
+typedef struct bnorm_layout {
+    size_t a, mh, ml, mean, var, total;
+} bnorm_layout;
+
+static bool bnorm_layout_compute(int64_t C, bool training, bnorm_layout *l)
+{
+    l->total = 0;
+    l->mh = l->ml = l->mean = l->var = 0;
+    return scratch_take(&l->total, (uint64_t)C, sizeof(float), &l->a) &&
+           (!training || (scratch_take(&l->total, (uint64_t)C, sizeof(float), &l->mh) &&
+                          scratch_take(&l->total, (uint64_t)C, sizeof(float), &l->ml) &&
+                          scratch_take(&l->total, (uint64_t)C, sizeof(double), &l->mean) &&
+                          scratch_take(&l->total, (uint64_t)C, sizeof(double), &l->var)));
+}
+
 /* y = (x - mean[c]) * a[c] + B[c], a = scale / sqrt(var + epsilon) (in double, rounded once). */
 static pc_status batchnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
     pc_status st = require_x(k, 2);
     if (st != PC_OK) return st;
-    for (uint32_t i = 1; i < k->node->n_outputs; i++)
-        if (output_wanted(k, i))
-            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
-                                "output %u (training mode statistics) is not computed", i);
+    bool training = false;
+    if ((st = batchnorm_mode(k, &training)) != PC_OK) return st;
     int64_t v;
-    if (k->opset >= 14) {
-        if ((st = read_int(k, "training_mode", 0, &v)) != PC_OK) return st;
-        if (v != 0)
-            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "attribute 'training_mode' = %lld", (long long)v);
-    }
     if (k->opset < 9) { /* spatial = 0 takes per-activation parameters (C x D1 x ...) */
         if ((st = read_int(k, "spatial", 1, &v)) != PC_OK) return st;
         if (v != 1)
@@ -836,25 +996,103 @@ static pc_status batchnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     static const char *const names[5] = {"X", "scale", "B", "input_mean", "input_var"};
     for (uint32_t i = 1; i < 5; i++)
         if ((st = require_channel_vector(k, i, names[i], C)) != PC_OK) return st;
-    float eps;
+    for (uint32_t i = 1; i < 4; i++)
+        if (output_wanted(k, i) &&
+            (!k->out[i] || k->out[i]->dtype != PC_DTYPE_FLOAT || k->out[i]->n != (uint64_t)C))
+            return pc_error_set(k->err, PC_ERR_SHAPE, "output %u must be float32 with C = %lld elements", i,
+                                (long long)C);
+    float eps, momentum;
     if ((st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
-        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
+        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK ||
+        (st = read_float(k, "momentum", 0.9f, &momentum)) != PC_OK)
         return st;
-    size_t off;
-    *scratch_bytes = 0;
-    if (!scratch_take(scratch_bytes, (uint64_t)C, sizeof(float), &off)) return scratch_overflow(k);
+    if (training && batch * area == 0 && C > 0)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "training mode over an empty batch has no statistics");
+    bnorm_layout l;
+    if (!bnorm_layout_compute(C, training, &l)) return scratch_overflow(k);
+    *scratch_bytes = l.total;
     return PC_OK;
+}
+
+/* The batch statistics of training mode into mean and var (biased), per channel. */
+static void batchnorm_stats(const pc_rt_kernel_ctx *k, int64_t batch, int64_t C, int64_t area, double *mean,
+                            double *var)
+{
+    const float *x = k->in[0]->data;
+    const double cnt = (double)(batch * area);
+    for (int64_t c = 0; c < C; c++)
+        mean[c] = var[c] = 0.0;
+    if (!is_nhwc(k)) {
+        for (int64_t c = 0; c < C; c++) {
+            for (int64_t n = 0; n < batch; n++)
+                mean[c] += sum_f64(x + (n * C + c) * area, area);
+            mean[c] /= cnt;
+            for (int64_t n = 0; n < batch; n++)
+                var[c] += sum_sq_dev_f64(x + (n * C + c) * area, area, mean[c]);
+            var[c] /= cnt;
+        }
+        return;
+    }
+    for (int64_t r = 0; r < batch * area; r++)
+        for (int64_t c = 0; c < C; c++)
+            mean[c] += (double)x[r * C + c];
+    for (int64_t c = 0; c < C; c++)
+        mean[c] /= cnt;
+    for (int64_t r = 0; r < batch * area; r++)
+        for (int64_t c = 0; c < C; c++) {
+            double d = (double)x[r * C + c] - mean[c];
+            var[c] += d * d;
+        }
+    for (int64_t c = 0; c < C; c++)
+        var[c] /= cnt;
 }
 
 static pc_status batchnorm_run(pc_rt_kernel_ctx *k)
 {
     int64_t batch, C, area;
     split_nc(k, &batch, &C, &area);
+    bool training = false;
+    pc_status st = batchnorm_mode(k, &training);
+    if (st != PC_OK) return st;
+    bnorm_layout l;
+    if (!bnorm_layout_compute(C, training, &l)) return scratch_overflow(k);
+    char *base = scratch_get(k, l.total);
+    if (!base && l.total) return k->err->status;
     float eps = pc_node_attr_float(k->node, "epsilon", 1e-5f);
     const float *x = k->in[0]->data, *scale = k->in[1]->data, *bias = k->in[2]->data, *mean = k->in[3]->data,
                 *var = k->in[4]->data;
-    float *y = k->out[0]->data, *a = scratch_get(k, (size_t)C * sizeof *a);
-    if (!a && C > 0) return k->err->status;
+    float *y = k->out[0]->data, *a = (float *)(void *)(base + l.a);
+    if (training) {
+        double *bm = (double *)(void *)(base + l.mean), *bv = (double *)(void *)(base + l.var);
+        float *mh = (float *)(void *)(base + l.mh), *ml = (float *)(void *)(base + l.ml);
+        double mom = (double)pc_node_attr_float(k->node, "momentum", 0.9f);
+        batchnorm_stats(k, batch, C, area, bm, bv);
+        float *rm = output_wanted(k, 1) ? k->out[1]->data : NULL,
+              *rv = output_wanted(k, 2) ? k->out[2]->data : NULL,
+              *sm = output_wanted(k, 3) ? k->out[3]->data : NULL;
+        for (int64_t c = 0; c < C; c++) {
+            a[c] = (float)((double)scale[c] / sqrt(bv[c] + (double)eps));
+            mh[c] = (float)bm[c];
+            ml[c] = (float)(bm[c] - (double)mh[c]);
+            if (rm) rm[c] = (float)((double)mean[c] * mom + bm[c] * (1.0 - mom));
+            if (rv) rv[c] = (float)((double)var[c] * mom + bv[c] * (1.0 - mom));
+            if (sm) sm[c] = (float)bm[c];
+        }
+        if (!is_nhwc(k)) {
+            for (int64_t p = 0; p < batch * C; p++) {
+                int64_t c = p % C;
+                normalize_row(x + p * area, y + p * area, area, bm[c], a[c], bias[c]);
+            }
+            return PC_OK;
+        }
+        for (int64_t r = 0; r < batch * area; r++) {
+            const float *xr = x + r * C;
+            float *yr = y + r * C;
+            for (int64_t c = 0; c < C; c++)
+                yr[c] = ((xr[c] - mh[c]) - ml[c]) * a[c] + bias[c];
+        }
+        return PC_OK;
+    }
     for (int64_t c = 0; c < C; c++)
         a[c] = (float)((double)scale[c] / sqrt((double)var[c] + (double)eps));
     if (!is_nhwc(k)) {
@@ -1229,6 +1467,20 @@ static pc_status logsoftmax_run(pc_rt_kernel_ctx *k)
     return smax_run_kind(k, true);
 }
 
+/* Element i of a float or double tensor. */
+static void store_f(pc_rt_tensor *t, int64_t i, double v)
+{
+    if (t->dtype == PC_DTYPE_DOUBLE)
+        ((double *)t->data)[i] = v;
+    else
+        ((float *)t->data)[i] = (float)v;
+}
+
+static double load_f(const pc_rt_tensor *t, int64_t i)
+{
+    return t->dtype == PC_DTYPE_DOUBLE ? ((const double *)t->data)[i] : (double)((const float *)t->data)[i];
+}
+
 /* ---- LayerNormalization
  * -------------------------------------------------------------------------------------- */
 
@@ -1298,9 +1550,6 @@ static pc_status lnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     pc_status st = lnorm_geom_read(k, &g);
     if (st != PC_OK) return st;
     if ((st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK) return st;
-    if (output_wanted(k, 1) || output_wanted(k, 2))
-        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
-                            "outputs Mean and InvStdDev of LayerNormalization are not computed");
     int64_t stash;
     float eps;
     if ((st = read_int(k, "stash_type", 1, &stash)) != PC_OK ||
@@ -1311,6 +1560,18 @@ static pc_status lnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
         stash != PC_DTYPE_BFLOAT16)
         return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
                             "attribute 'stash_type' %lld is not a floating-point type", (long long)stash);
+    /* Mean and InvStdDev: stash_type elements, one per leading index (dims [axis, rank) are 1) */
+    for (uint32_t i = 1; i < 3; i++) {
+        if (!output_wanted(k, i)) continue;
+        const pc_rt_tensor *o = k->out[i];
+        if (!o || (o->dtype != PC_DTYPE_FLOAT && o->dtype != PC_DTYPE_DOUBLE))
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                                "output %u (%s) of type %s: only float and double run", i,
+                                i == 1 ? "Mean" : "InvStdDev", o ? pc_dtype_name(o->dtype) : "none");
+        if (o->n != (uint64_t)g.outer)
+            return pc_error_set(k->err, PC_ERR_SHAPE, "output %u holds %llu elements; %lld statistics", i,
+                                (unsigned long long)o->n, (long long)g.outer);
+    }
     lnorm_layout l;
     if (!lnorm_layout_compute(&g, &l)) return scratch_overflow(k);
     *scratch_bytes = l.total;
@@ -1360,13 +1621,16 @@ static pc_status lnorm_run(pc_rt_kernel_ctx *k)
         bias = b;
     }
     double eps = (double)pc_node_attr_float(k->node, "epsilon", 1e-5f);
+    pc_rt_tensor *mo = output_wanted(k, 1) ? k->out[1] : NULL, *io = output_wanted(k, 2) ? k->out[2] : NULL;
     const int64_t inner = g.inner;
     for (int64_t o = 0; o < g.outer; o++) {
         const float *xr = (const float *)x->data + o * inner;
         float *yr = (float *)k->out[0]->data + o * inner;
         double mean = sum_f64(xr, inner) / (double)inner;
-        double var = sum_sq_dev_f64(xr, inner, mean) / (double)inner;
-        float inv = (float)(1.0 / sqrt(var + eps)), mh = (float)mean, ml = (float)(mean - (double)mh);
+        double var = sum_sq_dev_f64(xr, inner, mean) / (double)inner, inv_d = 1.0 / sqrt(var + eps);
+        float inv = (float)inv_d, mh = (float)mean, ml = (float)(mean - (double)mh);
+        if (mo) store_f(mo, o, mean);
+        if (io) store_f(io, o, inv_d);
         if (bias)
             for (int64_t i = 0; i < inner; i++)
                 yr[i] = ((xr[i] - mh) - ml) * inv * scale[i] + bias[i];
@@ -1377,11 +1641,361 @@ static pc_status lnorm_run(pc_rt_kernel_ctx *k)
     return PC_OK;
 }
 
+/* ---- Hardmax
+ * ------------------------------------------------------------------------------------------------ */
+
+/* 1 at the first maximum of each row (NaN above everything: numpy's argmax), 0 elsewhere; rows as Softmax's
+ * (coerced to 2-D before opset 13). float32 and double. */
+static pc_status require_float_or_double(pc_rt_kernel_ctx *k)
+{
+    if (k->n_in < 1 || !k->in[0]) return pc_error_set(k->err, PC_ERR_ARITY, "input 0 is missing");
+    if (k->n_out < 1 || !k->out[0]) return pc_error_set(k->err, PC_ERR_ARITY, "output 0 is missing");
+    pc_dtype t = k->in[0]->dtype;
+    if (t != PC_DTYPE_FLOAT && t != PC_DTYPE_DOUBLE)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "input 0 is %s; float32 and double run",
+                            pc_dtype_name(t));
+    if (k->out[0]->dtype != t)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "output 0 is %s, input 0 %s",
+                            pc_dtype_name(k->out[0]->dtype), pc_dtype_name(t));
+    return PC_OK;
+}
+
+static pc_status hardmax_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = require_float_or_double(k);
+    if (st != PC_OK) return st;
+    if (k->in[0]->rank < 1) return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must have rank >= 1");
+    smax_split s;
+    if ((st = smax_split_read(k, &s)) != PC_OK) return st;
+    *scratch_bytes = 0;
+    return require_out_dims(k, k->in[0]->rank, k->in[0]->dims);
+}
+
+static pc_status hardmax_run(pc_rt_kernel_ctx *k)
+{
+    smax_split s;
+    pc_status st = smax_split_read(k, &s);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    pc_rt_tensor *y = k->out[0];
+    if (y->n == 0) return PC_OK;
+    memset(y->data, 0, (size_t)y->n * (pc_dtype_bits(y->dtype) / 8)); /* 0.0 is all zero bits */
+    for (int64_t o = 0; o < s.outer; o++)
+        for (int64_t j = 0; j < s.inner; j++) {
+            int64_t base = o * s.n * s.inner + j, best = 0;
+            for (int64_t r = 1; r < s.n; r++)
+                if (elem_above(x->data, x->dtype, base + r * s.inner, base + best * s.inner)) best = r;
+            store_f(y, base + best * s.inner, 1.0);
+        }
+    return PC_OK;
+}
+
+/* ---- Dropout
+ * ------------------------------------------------------------------------------------------------- */
+
+/* Inference: Y = X and the mask all true (bool from opset 10, X's type before). Training (is_test = 0 before
+ * opset 7; input 2 'training_mode' true from 12) draws random numbers unless the ratio is 0: refused. Inputs
+ * that are not constants are checked again in run. The floating types X can have come here; this row is
+ * found before movement.c's copy-only one. */
+static bool dropout_known(const pc_rt_tensor *t)
+{
+    return t->data != NULL || t->n == 0;
+}
+
+static double scalar_f(const pc_rt_tensor *t)
+{
+    uint16_t h;
+    switch (t->dtype) {
+    case PC_DTYPE_FLOAT:
+    case PC_DTYPE_DOUBLE:
+        return load_f(t, 0);
+    case PC_DTYPE_FLOAT16:
+        memcpy(&h, t->data, 2);
+        return pc_half_to_double(h);
+    case PC_DTYPE_BFLOAT16:
+        memcpy(&h, t->data, 2);
+        return pc_bfloat16_to_double(h);
+    default:
+        return NAN;
+    }
+}
+
+static pc_status dropout_check(pc_rt_kernel_ctx *k)
+{
+    if (k->opset < 7) {
+        float ratio = pc_node_attr_float(k->node, "ratio", 0.5f);
+        if (pc_node_attr_int(k->node, "is_test", 0) == 0 && ratio != 0.0f)
+            return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "training-mode Dropout (is_test = 0, ratio %g)",
+                                (double)ratio);
+        return PC_OK;
+    }
+    const pc_rt_tensor *r = k->n_in > 1 ? k->in[1] : NULL, *t = k->n_in > 2 ? k->in[2] : NULL;
+    if (k->opset < 12 || !t || !dropout_known(t)) return PC_OK;
+    if (t->dtype != PC_DTYPE_BOOL || t->n != 1)
+        return pc_error_set(k->err, PC_ERR_TYPE, "input 2 'training_mode' must be one bool");
+    if (!((const uint8_t *)t->data)[0]) return PC_OK;
+    double ratio = 0.5;
+    if (r) {
+        if (!dropout_known(r)) return PC_OK;
+        if (r->n != 1) return pc_error_set(k->err, PC_ERR_SHAPE, "input 1 'ratio' must hold one value");
+        ratio = scalar_f(r);
+    }
+    if (ratio != 0.0)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                            "training-mode Dropout (training_mode true, ratio %g)", ratio);
+    return PC_OK;
+}
+
+static pc_status dropout_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    *scratch_bytes = 0;
+    if (k->n_in < 1 || !k->in[0]) return pc_error_set(k->err, PC_ERR_ARITY, "input 0 is missing");
+    if (k->n_out < 1 || !k->out[0]) return pc_error_set(k->err, PC_ERR_ARITY, "output 0 is missing");
+    const pc_rt_tensor *x = k->in[0];
+    if (k->out[0]->dtype != x->dtype)
+        return pc_error_set(k->err, PC_ERR_TYPE, "output 0 is %s, input 0 %s",
+                            pc_dtype_name(k->out[0]->dtype), pc_dtype_name(x->dtype));
+    pc_status st = require_out_dims(k, x->rank, x->dims);
+    if (st != PC_OK) return st;
+    if (output_wanted(k, 1)) {
+        const pc_rt_tensor *m = k->out[1];
+        pc_dtype want = k->opset >= 10 ? PC_DTYPE_BOOL : x->dtype;
+        if (!m || m->dtype != want || m->n != x->n)
+            return pc_error_set(k->err, PC_ERR_SHAPE, "output 1 (mask) must be %s shaped as input 0",
+                                pc_dtype_name(want));
+    }
+    return dropout_check(k);
+}
+
+static pc_status dropout_run(pc_rt_kernel_ctx *k)
+{
+    pc_status st = dropout_check(k);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0];
+    const size_t es = pc_dtype_bits(x->dtype) / 8;
+    if (x->n && k->out[0]->data != x->data) memcpy(k->out[0]->data, x->data, (size_t)x->n * es);
+    if (!output_wanted(k, 1) || x->n == 0) return PC_OK;
+    pc_rt_tensor *m = k->out[1];
+    uint8_t one[8] = {1};
+    switch (m->dtype) { /* the element 1 in the mask's type */
+    case PC_DTYPE_FLOAT: {
+        float f = 1.0f;
+        memcpy(one, &f, sizeof f);
+        break;
+    }
+    case PC_DTYPE_DOUBLE: {
+        double d = 1.0;
+        memcpy(one, &d, sizeof d);
+        break;
+    }
+    case PC_DTYPE_FLOAT16:
+        one[0] = 0x00, one[1] = 0x3c;
+        break;
+    case PC_DTYPE_BFLOAT16:
+        one[0] = 0x80, one[1] = 0x3f;
+        break;
+    default: /* bool */
+        break;
+    }
+    const size_t ms = pc_dtype_bits(m->dtype) / 8;
+    uint8_t *md = m->data;
+    if (ms == 1) {
+        memset(md, one[0], (size_t)m->n);
+        return PC_OK;
+    }
+    for (uint64_t i = 0; i < m->n; i++)
+        memcpy(md + i * ms, one, ms);
+    return PC_OK;
+}
+
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+ * ------------------------------------------------------ */
+
+/* Input (N, C, d1..dk) float32 or double, target (N, d1..dk) int32/int64, optional weight (C). With
+ * D = prod(d1..dk) and lp the input (NLL) or its log_softmax over C (SCE):
+ *   loss[n, d] = -lp[n, t, d] * w[t], 0 where t == ignore_index;
+ * reduction none gives that (target's shape), sum its sum, mean its sum over the sum of the weights applied
+ * (NaN when every target is ignored, as numpy's 0 / 0). Sums and the log_softmax are in double. A target
+ * outside [0, C) that is not ignore_index is an error at run time (PC_ERR_VALUE). */
+enum { RED_NONE, RED_SUM, RED_MEAN };
+
+typedef struct loss_geom {
+    int64_t N, C, D;
+    int reduction;
+    bool has_ii;
+    int64_t ii;
+} loss_geom;
+
+static pc_status loss_read(pc_rt_kernel_ctx *k, bool sce, loss_geom *g)
+{
+    pc_status st = require_float_or_double(k);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *t = k->n_in > 1 ? k->in[1] : NULL, *w = k->n_in > 2 ? k->in[2] : NULL;
+    if (x->rank < 2)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 must be N x C x ... (rank >= 2), got rank %d",
+                            (int)x->rank);
+    if (!t) return pc_error_set(k->err, PC_ERR_ARITY, "input 1 (target) is missing");
+    if (t->dtype != PC_DTYPE_INT32 && t->dtype != PC_DTYPE_INT64)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "input 1 (target) is %s; int32 and int64 run",
+                            pc_dtype_name(t->dtype));
+    bool ok = t->rank == x->rank - 1 && t->dims[0] == x->dims[0];
+    for (int32_t d = 1; ok && d < t->rank; d++)
+        ok = t->dims[d] == x->dims[d + 1];
+    if (!ok)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 1 (target) is not input 0's shape without dim 1");
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->D = count_dims(x->rank - 2, x->dims + 2);
+    if (w && (w->dtype != x->dtype || w->rank != 1 || w->dims[0] != g->C))
+        return pc_error_set(k->err, PC_ERR_SHAPE, "input 2 (weight) must be a %s vector of C = %lld elements",
+                            pc_dtype_name(x->dtype), (long long)g->C);
+    const pc_attr *ra = pc_node_attr(k->node, "reduction");
+    if (ra && ra->type != PC_ATTR_STRING)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'reduction' must be a string");
+    const char *red = pc_node_attr_string(k->node, "reduction", "mean");
+    if (strcmp(red, "none") == 0)
+        g->reduction = RED_NONE;
+    else if (strcmp(red, "sum") == 0)
+        g->reduction = RED_SUM;
+    else if (strcmp(red, "mean") == 0)
+        g->reduction = RED_MEAN;
+    else
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'reduction' has unknown value '%s'", red);
+    g->has_ii = pc_node_attr(k->node, "ignore_index") != NULL;
+    if ((st = read_int(k, "ignore_index", 0, &g->ii)) != PC_OK) return st;
+    if (g->reduction == RED_NONE)
+        st = require_out_dims(k, t->rank, t->dims);
+    else
+        st = require_out_dims(k, 0, NULL);
+    if (st != PC_OK) return st;
+    if (sce && output_wanted(k, 1)) {
+        const pc_rt_tensor *lp = k->out[1];
+        bool same = lp && lp->dtype == x->dtype && lp->rank == x->rank;
+        for (int32_t d = 0; same && d < x->rank; d++)
+            same = lp->dims[d] == x->dims[d];
+        if (!same)
+            return pc_error_set(k->err, PC_ERR_SHAPE,
+                                "output 1 (log_prob) must be shaped and typed as input 0");
+    }
+    return PC_OK;
+}
+
+static pc_status loss_prepare_kind(pc_rt_kernel_ctx *k, size_t *scratch_bytes, bool sce)
+{
+    loss_geom g;
+    pc_status st = loss_read(k, sce, &g);
+    if (st != PC_OK) return st;
+    *scratch_bytes = 0;
+    size_t off;
+    if (sce && !scratch_take(scratch_bytes, (uint64_t)g.D, 2 * sizeof(double), &off))
+        return scratch_overflow(k);
+    return PC_OK;
+}
+
+static pc_status nll_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    return loss_prepare_kind(k, scratch_bytes, false);
+}
+
+static pc_status sce_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    return loss_prepare_kind(k, scratch_bytes, true);
+}
+
+/* SCE, one batch index: lse[d] = m + log(sum_c exp(x[c, d] - m)), m the column's max (NaN if any is NaN; an
+ * infinite max is replaced by 0, numpy's answer for the unshifted formula). Columns are swept row by row
+ * (contiguous), each keeping its own max and sum. */
+static void sce_lse(const pc_rt_tensor *x, int64_t n, const loss_geom *g, double *m, double *lse)
+{
+    const int64_t C = g->C, D = g->D;
+    for (int64_t d = 0; d < D; d++) {
+        m[d] = -INFINITY;
+        lse[d] = 0.0;
+    }
+    for (int64_t c = 0; c < C; c++) {
+        int64_t row = (n * C + c) * D;
+        for (int64_t d = 0; d < D; d++) {
+            double v = load_f(x, row + d);
+            if (v > m[d] || v != v) m[d] = v;
+        }
+    }
+    for (int64_t d = 0; d < D; d++)
+        if (isinf(m[d])) m[d] = 0.0;
+    for (int64_t c = 0; c < C; c++) {
+        int64_t row = (n * C + c) * D;
+        for (int64_t d = 0; d < D; d++)
+            lse[d] += exp(load_f(x, row + d) - m[d]);
+    }
+    for (int64_t d = 0; d < D; d++)
+        lse[d] = m[d] + log(lse[d]);
+}
+
+static pc_status loss_run_kind(pc_rt_kernel_ctx *k, bool sce)
+{
+    loss_geom g;
+    pc_status st = loss_read(k, sce, &g);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *x = k->in[0], *t = k->in[1], *w = k->n_in > 2 ? k->in[2] : NULL;
+    pc_rt_tensor *y = k->out[0], *lpo = sce && output_wanted(k, 1) ? k->out[1] : NULL;
+    double *m = NULL, *lse = NULL;
+    if (sce) {
+        size_t need = 0, off;
+        if (!scratch_take(&need, (uint64_t)g.D, 2 * sizeof(double), &off)) return scratch_overflow(k);
+        m = scratch_get(k, need);
+        if (!m && need) return k->err->status;
+        lse = m + g.D;
+    }
+    const int32_t *t32 = t->dtype == PC_DTYPE_INT32 ? t->data : NULL;
+    const int64_t *t64 = t->dtype == PC_DTYPE_INT64 ? t->data : NULL;
+    double sum = 0.0, wsum = 0.0;
+    for (int64_t n = 0; n < g.N; n++) {
+        if (sce && g.D > 0) {
+            sce_lse(x, n, &g, m, lse);
+            if (lpo)
+                for (int64_t c = 0; c < g.C; c++) {
+                    int64_t row = (n * g.C + c) * g.D;
+                    for (int64_t d = 0; d < g.D; d++)
+                        store_f(lpo, row + d, load_f(x, row + d) - lse[d]);
+                }
+        }
+        for (int64_t d = 0; d < g.D; d++) {
+            int64_t ti = n * g.D + d, c = t32 ? t32[ti] : t64[ti];
+            double l = 0.0, wt = 0.0;
+            if (!(g.has_ii && c == g.ii)) {
+                if (c < 0 || c >= g.C)
+                    return pc_error_set(k->err, PC_ERR_VALUE,
+                                        "target %lld at index %lld is outside [0, %lld)", (long long)c,
+                                        (long long)ti, (long long)g.C);
+                wt = w ? load_f(w, c) : 1.0;
+                double lp = load_f(x, (n * g.C + c) * g.D + d);
+                if (sce) lp -= lse[d];
+                l = -lp * wt;
+            }
+            if (g.reduction == RED_NONE) store_f(y, ti, l);
+            sum += l;
+            wsum += wt;
+        }
+    }
+    if (g.reduction == RED_SUM) store_f(y, 0, sum);
+    if (g.reduction == RED_MEAN) store_f(y, 0, sum / wsum);
+    return PC_OK;
+}
+
+static pc_status nll_run(pc_rt_kernel_ctx *k)
+{
+    return loss_run_kind(k, false);
+}
+
+static pc_status sce_run(pc_rt_kernel_ctx *k)
+{
+    return loss_run_kind(k, true);
+}
+
 /* ---- the table
  * ----------------------------------------------------------------------------------------------- */
 
 const pc_rt_kernel pc_rt_kernels_nn[] = {
-    {"", "MaxPool", 1, 21, RT_F32, maxpool_prepare, maxpool_run},
+    {"", "MaxPool", 1, 21, MAXPOOL_DIRECT_TYPES, maxpool_prepare, maxpool_run},
     {PC_NHWC_DOMAIN, "MaxPool", 1, 21, RT_F32, maxpool_prepare, maxpool_run},
     {"", "AveragePool", 1, 21, RT_F32, avgpool_prepare, avgpool_run},
     {PC_NHWC_DOMAIN, "AveragePool", 1, 21, RT_F32, avgpool_prepare, avgpool_run},
@@ -1398,5 +2012,9 @@ const pc_rt_kernel pc_rt_kernels_nn[] = {
     {"", "Softmax", 1, 21, RT_F32, smax_prepare, softmax_run},
     {"", "LogSoftmax", 1, 21, RT_F32, smax_prepare, logsoftmax_run},
     {"", "LayerNormalization", 17, 21, RT_F32, lnorm_prepare, lnorm_run},
+    {"", "Hardmax", 1, 21, RT_F32 | RT_F64, hardmax_prepare, hardmax_run},
+    {"", "Dropout", 1, 21, RT_F32 | RT_F64 | RT_F16 | RT_BF16, dropout_prepare, dropout_run},
+    {"", "NegativeLogLikelihoodLoss", 12, 21, RT_F32 | RT_F64, nll_prepare, nll_run},
+    {"", "SoftmaxCrossEntropyLoss", 12, 21, RT_F32 | RT_F64, sce_prepare, sce_run},
 };
 const size_t pc_rt_n_kernels_nn = sizeof pc_rt_kernels_nn / sizeof pc_rt_kernels_nn[0];
