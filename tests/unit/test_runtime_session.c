@@ -73,10 +73,14 @@ static int conv_cases(void)
         bool nhwc = draw(3) == 0, fused = !nhwc && draw(4) == 0, bias = draw(2);
         int64_t group = draw(3) == 0 ? 1 + draw(4) : 1, cg = 1 + draw(4), mg = 1 + draw(3);
         if (draw(5) == 0) cg = mg = 1, group = 1 + draw(6); /* depthwise */
+        /* one in 8 big enough that im2col runs in several strips of output rows (conv.c strip_rows) */
+        bool big = draw(8) == 0;
+        if (big && cg > 1) cg = 16 + draw(24);
+        if (big) nhwc = draw(2), fused = !nhwc && fused;
         int64_t in[2], k[2], s[2], d[2], pb[2], pe[2];
         bool ok = true;
         for (int i = 0; i < nsp; i++) {
-            in[i] = 1 + draw(9);
+            in[i] = big ? 40 + draw(40) : 1 + draw(9);
             k[i] = draw(3) == 0 ? 1 : 1 + draw(3);
             s[i] = 1 + draw(2);
             d[i] = 1 + draw(2);
