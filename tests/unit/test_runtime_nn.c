@@ -586,9 +586,10 @@ static void pool_case(bool is_max, op_stats *stats, pool_coverage *cov)
     for (int j = 0; j < nsp; j++)
         xd[(nhwc ? 1 : 2) + j] = in[j];
     bool specials = draw(4) == 0;
-    /* channels-first MaxPool also runs other types (uint8/int8 exist from opset 12) and gives Indices */
+    /* MaxPool also runs other types in either layout (uint8/int8 exist from opset 12); channels first it
+     * gives Indices */
     pc_dtype xt = PC_DTYPE_FLOAT;
-    if (is_max && !nhwc && draw(5) == 0) {
+    if (is_max && draw(5) == 0) {
         static const pc_dtype types[] = {PC_DTYPE_DOUBLE, PC_DTYPE_UINT8, PC_DTYPE_INT8};
         xt = types[draw(opset >= 12 ? 3 : 1)];
     }

@@ -4,7 +4,8 @@
  * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (float32 and double). The pools and per-channel norms
  * run channels-first (ai.onnx) and channels-last (com.ms.internal.nhwc: input 0 and output 0 are (N, d1..dk,
  * C), every other input keeps its standard layout, and the node's opset has ai.onnx's semantics).
- * Channels-first MaxPool also runs double and the integer types and computes Indices (maxpool_direct).
+ * MaxPool also runs double and the integer types (either layout) and computes Indices (channels first):
+ * maxpool_direct.
  *
  * Precision: sums over a whole plane, row or channel (the global average, the means and variances of the
  * norms, the softmax denominators) accumulate in double, over LANES independent partial sums so that they
@@ -348,11 +349,11 @@ static int64_t taps_count(const pool_geom *g, const axis_taps *t)
 /* MaxPool's direct path takes these types (numpy's order; the backend tests pool uint8) */
 #define MAXPOOL_DIRECT_TYPES (RT_F32 | RT_F64 | RT_ALL_INT)
 
-/* AveragePool and channels-last pools: float32 in and out; channels-first MaxPool: any type of
- * MAXPOOL_DIRECT_TYPES, output 0 of the same type. */
+/* AveragePool: float32 in and out; MaxPool (either layout): any type of MAXPOOL_DIRECT_TYPES, output 0 of
+ * the same type. */
 static pc_status pool_types_check(pc_rt_kernel_ctx *k, bool is_max)
 {
-    if (!is_max || is_nhwc(k)) {
+    if (!is_max) {
         pc_status st = require_float_input(k, 0, "X");
         return st != PC_OK ? st : require_output(k);
     }
@@ -714,10 +715,11 @@ static bool elem_above(const void *x, pc_dtype t, int64_t i, int64_t j)
 #undef ABOVE_INT
 }
 
-/* MaxPool channels-first, any type of MAXPOOL_DIRECT_TYPES, with Indices: each output visits its window tap
- * by tap in row-major kernel order and keeps the first maximum (the reference's and numpy's argmax). Indices
- * is the flat index into X: (n * C + c) * plane + the spatial index, row-major (storage_order 0) or with the
- * first spatial axis fastest (1). Slower than the float path; only what it cannot do comes here. */
+/* MaxPool, any type of MAXPOOL_DIRECT_TYPES, channels first or last, with Indices (channels first): each
+ * output visits its window tap by tap in row-major kernel order and keeps the first maximum (the reference's
+ * and numpy's argmax). Indices is the flat index into X: (n * C + c) * plane + the spatial index, row-major
+ * (storage_order 0) or with the first spatial axis fastest (1). Slower than the float path; only what it
+ * cannot do comes here (quantized NHWC graphs pool uint8/int8 here). */
 static void maxpool_direct(pc_rt_kernel_ctx *k, const pool_geom *g, const axis_taps *const *taps)
 {
     const pc_rt_tensor *x = k->in[0];
@@ -726,13 +728,18 @@ static void maxpool_direct(pc_rt_kernel_ctx *k, const pool_geom *g, const axis_t
     const uint8_t *xb = x->data;
     uint8_t *yb = k->out[0]->data;
     int64_t *ind = g->indices ? k->out[1]->data : NULL;
-    const int64_t in_plane = g->in[0] * g->in[1] * g->in[2];
-    int64_t yo = 0;
-    for (int64_t p = 0; p < g->batch * g->channels; p++) {
-        const int64_t base = p * in_plane;
+    const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], out_plane = g->out[0] * g->out[1] * g->out[2];
+    const int64_t ch = g->channels;
+    /* element (n, c, spatial i) of X at base + i * step; of Y at ybase + o * step */
+    const int64_t step = g->nhwc ? ch : 1;
+    for (int64_t p = 0; p < g->batch * ch; p++) {
+        const int64_t n = p / ch, c = p % ch;
+        const int64_t base = g->nhwc ? n * in_plane * ch + c : p * in_plane;
+        const int64_t ybase = g->nhwc ? n * out_plane * ch + c : p * out_plane;
+        int64_t o = 0;
         for (int64_t od = 0; od < g->out[0]; od++)
             for (int64_t oh = 0; oh < g->out[1]; oh++)
-                for (int64_t ow = 0; ow < g->out[2]; ow++, yo++) {
+                for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {
                     const axis_taps *td = &taps[0][od], *th = &taps[1][oh], *tw = &taps[2][ow];
                     int64_t best = -1, bd = 0, bh = 0, bw = 0;
                     for (int64_t kd = td->lo; kd < td->hi; kd++) {
@@ -742,7 +749,7 @@ static void maxpool_direct(pc_rt_kernel_ctx *k, const pool_geom *g, const axis_t
                             for (int64_t kw = tw->lo; kw < tw->hi; kw++) {
                                 int64_t iw = ow * g->s[2] - g->pb[2] + kw * g->d[2];
                                 int64_t sp = (id * g->in[1] + ih) * g->in[2] + iw;
-                                if (best < 0 || elem_above(xb, t, base + sp, base + best)) {
+                                if (best < 0 || elem_above(xb, t, base + sp * step, base + best * step)) {
                                     best = sp;
                                     bd = id, bh = ih, bw = iw;
                                 }
@@ -750,7 +757,8 @@ static void maxpool_direct(pc_rt_kernel_ctx *k, const pool_geom *g, const axis_t
                         }
                     }
                     if (best < 0) continue; /* prepare refused windows of padding only */
-                    memcpy(yb + (size_t)yo * es, xb + (size_t)(base + best) * es, es);
+                    int64_t yo = ybase + o * step;
+                    memcpy(yb + (size_t)yo * es, xb + (size_t)(base + best * step) * es, es);
                     if (ind) /* leading unit axes have coordinate 0, so the column-major form needs no nsp */
                         ind[yo] = base + (g->order ? bd + (bh + bw * g->in[1]) * g->in[0] : best);
                 }
@@ -1996,7 +2004,7 @@ static pc_status sce_run(pc_rt_kernel_ctx *k)
 
 const pc_rt_kernel pc_rt_kernels_nn[] = {
     {"", "MaxPool", 1, 21, MAXPOOL_DIRECT_TYPES, maxpool_prepare, maxpool_run},
-    {PC_NHWC_DOMAIN, "MaxPool", 1, 21, RT_F32, maxpool_prepare, maxpool_run},
+    {PC_NHWC_DOMAIN, "MaxPool", 1, 21, MAXPOOL_DIRECT_TYPES, maxpool_prepare, maxpool_run},
     {"", "AveragePool", 1, 21, RT_F32, avgpool_prepare, avgpool_run},
     {PC_NHWC_DOMAIN, "AveragePool", 1, 21, RT_F32, avgpool_prepare, avgpool_run},
     {"", "GlobalAveragePool", 1, 21, RT_F32, gap_prepare, gap_run},
