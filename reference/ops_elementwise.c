@@ -45,8 +45,15 @@ static pc_status run_unary(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_d
     pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
     if (!y) return ctx->err->status;
     for (uint64_t i = 0; i < x->n_elements; i++) {
-        if (int_f && !ref_is_float(x->dtype))
-            ref_set_i64(y, i, int_f(ref_get_i64(x, i)));
+        int64_t v = int_f && !ref_is_float(x->dtype) ? ref_get_i64(x, i) : 0;
+        if (int_f && x->dtype == PC_DTYPE_UINT64 && v < 0) {
+            /* a uint64 above INT64_MAX reads as negative. The ops taking unsigned types (Abs, Sign) map every
+             * positive value to itself or to one constant, so a positive probe says which: keep the bits, or
+             * write the constant. */
+            int64_t probe = int_f(INT64_MAX);
+            ref_set_i64(y, i, probe == INT64_MAX ? v : probe);
+        } else if (int_f && !ref_is_float(x->dtype))
+            ref_set_i64(y, i, int_f(v));
         else
             ref_set_f64(y, i, f(ctx, ref_get_f64(x, i)));
     }

@@ -245,6 +245,33 @@ static void test_integer_semantics(void)
     pc_model_free(om.m);
 }
 
+/* Abs and Sign on uint64 values above INT64_MAX: unsigned, so Abs keeps them and Sign is 1 (the int64 view
+ * of their bits is negative, which once made Abs negate and Sign give -1). */
+static void test_uint64_unary(void)
+{
+    const pc_dtype u[1] = {PC_DTYPE_UINT64};
+    static const uint64_t x[4] = {0, 5, UINT64_MAX, UINT64_C(1) << 63};
+    static const uint64_t want_abs[4] = {0, 5, UINT64_MAX, UINT64_C(1) << 63}, want_sign[4] = {0, 1, 1, 1};
+    for (int op = 0; op < 2; op++) {
+        op_model om = one_op("", op ? "Sign" : "Abs", 13, 1, u, 1);
+        pc_error err;
+        int64_t d[1] = {4};
+        pc_data *in = pc_data_new_tensor(PC_DTYPE_UINT64, 1, d, &err), **out = NULL;
+        memcpy(in->data, x, sizeof x);
+        pc_status st = pc_ref_run(om.m, 1, &in, &out, &err);
+        CHECK_MSG(st == PC_OK, "%s uint64: %s", op ? "Sign" : "Abs", err.message);
+        if (st == PC_OK) {
+            const uint64_t *want = op ? want_sign : want_abs, *got = out[0]->data;
+            for (int i = 0; i < 4; i++)
+                CHECK_MSG(got[i] == want[i], "%s uint64 element %d: %llu, want %llu", op ? "Sign" : "Abs", i,
+                          (unsigned long long)got[i], (unsigned long long)want[i]);
+            pc_ref_free_outputs(om.m, out);
+        }
+        pc_data_unref(in);
+        pc_model_free(om.m);
+    }
+}
+
 static void test_nan_propagation(void)
 {
     const pc_dtype ff[2] = {PC_DTYPE_FLOAT, PC_DTYPE_FLOAT};
@@ -426,6 +453,7 @@ int main(void)
     test_broadcasting();
     test_empty_and_unary();
     test_integer_semantics();
+    test_uint64_unary();
     test_nan_propagation();
     test_negative_axes_and_opsets();
     test_internal_composites();
