@@ -1,8 +1,7 @@
 /* runtime (end to end): the runtime (core/runtime, OpenBLAS and its own kernels) runs the fully optimized
  * graph as the pipeline left it — EP assignments, NHWC forms, fusions — on the case inputs, and its outputs
  * must agree with the reference executor's on the same graph (which numerics already ties to the original):
- * integers and bools exactly (QuantizeLinear's outputs within one step: they quantize a float computed in
- * another order), floats within rtol 1e-3, atol 1e-4 after NaN positions and infinity signs. The
+ * integers and bools exactly, floats within rtol 1e-3, atol 1e-4 after NaN positions and infinity signs. The
  * float bound: the runtime sums in float32 in another order than the reference's double sums, an error of
  * about K * 2^-24 * sum|terms| for a K-term sum; the generators keep K <= a few hundred and values near 1, so
  * 1e-3 relative holds with room, while a wrong index, stride or padding moves an element by far more.
@@ -10,7 +9,8 @@
  * largest tensor a node reads (no sum has more terms), M the largest finite magnitude any node reads or
  * writes (a probe run of the reference) — so cancellation among huge values (a special-value case: +-2.3e38
  * in one GlobalAveragePool, summed in other orders by each) is not a finding, while values near 1 keep the
- * tight bound. A graph the runtime has no kernel for is a SKIP naming the node; any other failure to create
+ * tight bound. A difference a QuantizeLinear rounding tie explains (run_pinned) is not a finding either.
+ * A graph the runtime has no kernel for is a SKIP naming the node; any other failure to create
  * or run is a FAIL (kind create-failed / run-failed). */
 #include <math.h>
 #include <stdio.h>
@@ -46,29 +46,113 @@ static void probe_node(void *ctx, const pc_node *node, pc_data *const *inputs, p
         probe_tensor(ctx, outputs[i], false);
 }
 
-/* A QuantizeLinear output: the runtime quantizes its own float32 result, the reference its double one; where
- * the two straddle a rounding boundary the integer moves by one step (fuzz_pipeline's first runtime finding:
- * Conv -> QuantizeLinear, -120 against -121). Same shape and type, every element within one step. */
-static bool quantized_within_step(const pc_graph *g, uint32_t i, const pc_data *want, const pc_data *got)
+/* Element k of an integer tensor (the types QuantizeLinear makes), false for other types. */
+static bool int_at(const pc_data *d, uint64_t k, int64_t *v)
 {
-    const pc_node *p = g->outputs[i]->producer;
-    if (!p || strcmp(p->op_type, "QuantizeLinear") != 0 || p->domain[0]) return false;
+    switch (d->dtype) {
+    case PC_DTYPE_INT8:
+        *v = ((const int8_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_UINT8:
+        *v = ((const uint8_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_INT16:
+        *v = ((const int16_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_UINT16:
+        *v = ((const uint16_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_INT32:
+        *v = ((const int32_t *)d->data)[k];
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Same type and shape, every element within one step. */
+static bool within_step(const pc_data *want, const pc_data *got)
+{
     if (!want || !got || want->kind != PC_TYPE_TENSOR || got->kind != PC_TYPE_TENSOR ||
         want->dtype != got->dtype || want->rank != got->rank || want->n_elements != got->n_elements)
         return false;
     for (int32_t d = 0; d < want->rank; d++)
         if (want->dims[d] != got->dims[d]) return false;
     for (uint64_t k = 0; k < want->n_elements; k++) {
-        int a, b;
-        if (want->dtype == PC_DTYPE_INT8)
-            a = ((const int8_t *)want->data)[k], b = ((const int8_t *)got->data)[k];
-        else if (want->dtype == PC_DTYPE_UINT8)
-            a = ((const uint8_t *)want->data)[k], b = ((const uint8_t *)got->data)[k];
-        else
-            return false;
-        if (a - b > 1 || b - a > 1) return false;
+        int64_t a, b;
+        if (!int_at(want, k, &a) || !int_at(got, k, &b) || a - b > 1 || b - a > 1) return false;
     }
     return true;
+}
+
+/* Quantization ties. A QuantizeLinear rounds a float the runtime computed in float32 and another order, the
+ * reference in double: where the two straddle a rounding boundary the integer moves by one step, and so does
+ * everything computed from it (fuzz_pipeline's runtime findings: Conv -> QuantizeLinear, -120 against -121;
+ * then Conv -> Relu -> QuantizeLinear -> DequantizeLinear, 1.505 against 1.620, one step of 0.116). Both are
+ * right: the spec fixes float results only to rounding. So a failing comparison is re-judged once with every
+ * QuantizeLinear pinned: the graph gets each QuantizeLinear result as an extra output, the runtime runs it,
+ * and the reference runs it with each QuantizeLinear result that is within one step of its own replaced by
+ * the runtime's (pc_ref_options.replace_outputs). Agreement then is the same verdict the float tolerance
+ * gives anywhere else; a result more than one step off stays the reference's, and a wrong kernel still
+ * differs. */
+typedef struct pins {
+    const pc_graph *g; /* the graph with the extra outputs */
+    pc_data **got;     /* the runtime's outputs of g */
+    uint32_t pinned;
+} pins;
+
+static void pin_quantized(void *vctx, const pc_node *node, pc_data **outputs)
+{
+    pins *p = vctx;
+    if (strcmp(node->op_type, "QuantizeLinear") != 0 || node->domain[0] || !outputs[0]) return;
+    for (uint32_t i = 0; i < p->g->n_outputs; i++)
+        if (p->g->outputs[i] == node->outputs[0] && within_step(outputs[0], p->got[i])) {
+            pc_data_unref(outputs[0]);
+            outputs[0] = pc_data_ref(p->got[i]);
+            p->pinned++;
+            return;
+        }
+}
+
+/* The outputs of both engines with every QuantizeLinear pinned (see above), in *want and *got (the original
+ * graph's outputs first); false when the graph has no QuantizeLinear or something could not run. */
+static bool run_pinned(pc_check_ctx *ctx, pc_model **model, pc_data ***want, pc_data ***got, pc_session **s)
+{
+    pc_error err;
+    *model = NULL;
+    *want = *got = NULL;
+    *s = NULL;
+    if (pc_model_clone(ctx->after, model, &err) != PC_OK) return false;
+    pc_graph *g = (*model)->graph;
+    uint32_t added = 0;
+    for (pc_node *n = g->first; n; n = n->next) {
+        if (strcmp(n->op_type, "QuantizeLinear") != 0 || n->domain[0] || !n->outputs[0]) continue;
+        bool listed = false;
+        for (uint32_t i = 0; i < g->n_outputs && !listed; i++)
+            listed = g->outputs[i] == n->outputs[0];
+        if (!listed && pc_graph_add_output(g, n->outputs[0], &err) != PC_OK) return false;
+        added += !listed;
+    }
+    bool any = added > 0;
+    for (uint32_t i = 0; i < g->n_outputs && !any; i++) /* a QuantizeLinear graph output */
+        any = g->outputs[i]->producer && strcmp(g->outputs[i]->producer->op_type, "QuantizeLinear") == 0;
+    if (!any) return false;
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    if (pc_session_create(*model, &so, s, &err) != PC_OK ||
+        pc_session_run(*s, ctx->kase->n_inputs, ctx->kase->inputs, got, &err) != PC_OK) {
+        *got = NULL;
+        return false;
+    }
+    pins p = {g, *got, 0};
+    pc_ref_options ro = {.replace_outputs = pin_quantized, .replace_ctx = &p};
+    ctx->stats->ref_runs++;
+    if (pc_ref_run_with_options(*model, &ro, ctx->kase->n_inputs, ctx->kase->inputs, want, &err) != PC_OK) {
+        *want = NULL;
+        return false;
+    }
+    return p.pinned > 0;
 }
 
 /* The first output out of tolerance (atol widened by extra), described in msg; PC_PROP_PASS when none. */
@@ -79,9 +163,7 @@ static pc_prop_outcome compare_all(const pc_graph *g, pc_data *const *want, pc_d
         pc_compare_result cr;
         pc_compare_outcome c =
             pc_data_compare(want[i], got[i], RUNTIME_RTOL_E6 * 1e-6, RUNTIME_ATOL_E6 * 1e-6 + extra, &cr);
-        if (c == PC_COMPARE_EQUAL ||
-            (c == PC_COMPARE_DIFFERS && quantized_within_step(g, i, want[i], got[i])))
-            continue;
+        if (c == PC_COMPARE_EQUAL) continue;
         char ws[96], gs[96];
         *kind = c == PC_COMPARE_DIFFERS ? "differs" : c == PC_COMPARE_SHAPE ? "shape" : "type";
         snprintf(msg, msg_size,
@@ -150,23 +232,36 @@ static pc_prop_outcome runtime_final(pc_check_ctx *ctx, char *msg, size_t msg_si
     const pc_graph *g = ctx->after->graph;
     if (o == PC_PROP_PASS) o = compare_all(g, want, got, 0.0, msg, msg_size, kind);
     if (o == PC_PROP_FAIL && strcmp(*kind, "differs") == 0) {
-        /* only a failing comparison pays for the probe */
+        /* only a failing comparison pays for the probe and the pinned runs */
         magnitude mg = {0, 0.0};
         pc_ref_options ro = {.on_node = probe_node, .on_node_ctx = &mg};
         pc_data **outs = NULL;
+        double extra = 0;
         if (pc_ref_run_with_options(ctx->after, &ro, ctx->kase->n_inputs, ctx->kase->inputs, &outs, &err) ==
             PC_OK) {
             pc_ref_free_outputs(ctx->after, outs);
-            double extra = (double)mg.max_terms * ldexp(1.0, -23) * mg.max_abs;
-            char wide[1024];
-            const char *wkind = NULL;
-            if (compare_all(g, want, got, extra, wide, sizeof wide, &wkind) == PC_PROP_PASS) {
-                o = PC_PROP_PASS;
-                *kind = NULL;
-                msg[0] = '\0';
-            }
+            extra = (double)mg.max_terms * ldexp(1.0, -23) * mg.max_abs;
         }
         ctx->stats->ref_runs++;
+        char wide[1024];
+        const char *wkind = NULL;
+        bool explained = compare_all(g, want, got, extra, wide, sizeof wide, &wkind) == PC_PROP_PASS;
+        if (!explained) {
+            pc_model *pm;
+            pc_data **pw, **pg;
+            pc_session *ps;
+            if (run_pinned(ctx, &pm, &pw, &pg, &ps))
+                explained = compare_all(g, pw, pg, extra, wide, sizeof wide, &wkind) == PC_PROP_PASS;
+            if (pw) pc_ref_free_outputs(pm, pw);
+            if (pg) pc_session_free_outputs(ps, pg);
+            pc_session_free(ps);
+            pc_model_free(pm);
+        }
+        if (explained) {
+            o = PC_PROP_PASS;
+            *kind = NULL;
+            msg[0] = '\0';
+        }
     }
     if (got) pc_session_free_outputs(s, got);
     pc_session_free(s);

@@ -129,6 +129,7 @@ static pc_status run_node(const pc_model *m, ref_frame *frame, const pc_node *n,
         }
     }
     if (ctx.opts->on_node) ctx.opts->on_node(ctx.opts->on_node_ctx, n, in, out);
+    if (ctx.opts->replace_outputs) ctx.opts->replace_outputs(ctx.opts->replace_ctx, n, out);
     for (uint32_t i = 0; i < n->n_outputs; i++) {
         if (!n->outputs[i]) continue;
         pc_data_unref(frame->slots[n->outputs[i]->id]);

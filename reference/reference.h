@@ -63,6 +63,11 @@ typedef struct pc_ref_options {
     bool resize_float32_coordinates;
     pc_ref_node_hook on_node; /* NULL: none */
     void *on_node_ctx;
+    /* Called after on_node; may replace a node's outputs before anything reads them: outputs[i] holds a
+     * reference, so unref it and store another (same kind) to substitute. The runtime property pins
+     * QuantizeLinear results to the runtime's this way (properties/prop_runtime.c). NULL: none. */
+    void (*replace_outputs)(void *ctx, const pc_node *node, pc_data **outputs);
+    void *replace_ctx;
 } pc_ref_options;
 
 /* pc_ref_run with options (NULL = defaults). */

@@ -157,6 +157,13 @@ expect 0 "verdict: PASS" -- "$pc" check "$(dirname "$0")/../properties-data/runt
 expect 0 "verdict: PASS" -- "$pc" check "$(dirname "$0")/../properties-data/runtime-quantize-step/repro.onnx" \
     --property runtime
 
+# ... and one step downstream (fuzz_pipeline's next find): Conv -> Relu -> QuantizeLinear -> DequantizeLinear,
+# where the tie flips a quantized value and DequantizeLinear turns it into 1.505 against 1.620. Re-judged with
+# every QuantizeLinear pinned to the runtime's result, the engines agree: not a finding
+qc=$(dirname "$0")/../properties-data/runtime-quantize-chain
+expect 0 "verdict: PASS" -- "$pc" check "$qc/repro.onnx" --inputs "$qc" --ep gen0,gen1,cpu --ep-file "$qc/eps.txt" \
+    --property runtime
+
 # --timeout: a usage error when it is not a positive number of seconds
 expect 2 "bad --timeout 'x'" -- "$pc" check "$chain" --timeout x
 expect 2 "bad --timeout '0'" -- "$pc" check "$chain" --timeout 0
