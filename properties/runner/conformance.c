@@ -1343,7 +1343,9 @@ static void apply_erratum(conf_case *c, expectation_list *errata)
         if (x->outcome == c->res.outcome) match = x;
     }
     if (c->res.outcome == OUTCOME_PASSED)
-        fprintf(stderr, NOTE_PREFIX "note: %s passes; its --errata entry (line %u) is no longer needed\n",
+        fprintf(stderr,
+                NOTE_PREFIX "note: %s passes; its --errata entry (line %u) does not apply to this run "
+                            "(stale, or for another engine)\n",
                 c->name, e->line);
     if (!match) return;
     e = match;

@@ -1,9 +1,12 @@
-/* Elementwise kernels: unary math and activations, Clip, the broadcasting binaries (arithmetic, Pow, PRelu,
- * comparisons, logic), the variadic Max/Min/Sum/Mean, Not and Where.
+/* Elementwise kernels: unary math and activations, Clip, Shrink, IsNaN/IsInf, the broadcasting binaries
+ * (arithmetic, Pow, PRelu, Mod, BitShift, comparisons, logic), the variadic Max/Min/Sum/Mean, Not and
+ * Where. (CastLike is Cast's kernel, movement.c.)
  *
  * Floats are computed in float, as ONNX Runtime does (the `runtime` property compares against the reference's
- * double arithmetic with a tolerance); integers wrap like two's complement hardware, through their unsigned
- * type so that C sees no signed overflow. NaN propagates everywhere the ONNX reference (numpy) lets it.
+ * double arithmetic with a tolerance), doubles in double, float16 in float rounded back once to nearest even
+ * (numpy's way); integers wrap like two's complement hardware, through an unsigned type at least as wide as
+ * int so that C sees no signed overflow. NaN propagates everywhere the ONNX reference (numpy) lets it. The
+ * per-type loops are generated from the type lists below, so every op has one definition for all types.
  *
  * Broadcasting: the output's axes are merged where every operand steps through them linearly (axes of size
  * 1 dropped), so equal shapes become one flat row, a scalar operand a row with step 0, and [N,C,H,W] against
@@ -52,10 +55,10 @@ static pc_status need_same_dtype(pc_rt_kernel_ctx *k, uint32_t i)
     return PC_OK;
 }
 
-/* input i broadcasts (numpy rules) to output 0's shape: the walk reads it by strides over that shape */
-static pc_status need_broadcast(pc_rt_kernel_ctx *k, uint32_t i)
+/* t (input i, or the view of it the walk reads) broadcasts (numpy rules) to output 0's shape */
+static pc_status need_broadcast(pc_rt_kernel_ctx *k, const pc_rt_tensor *t, uint32_t i)
 {
-    const pc_rt_tensor *t = k->in[i], *y = k->out[0];
+    const pc_rt_tensor *y = k->out[0];
     bool ok = t->rank <= y->rank;
     for (int32_t d = 0; ok && d < t->rank; d++) {
         int64_t td = t->dims[d], yd = y->dims[y->rank - t->rank + d];
@@ -66,6 +69,14 @@ static pc_status need_broadcast(pc_rt_kernel_ctx *k, uint32_t i)
                             "%s: input %u (rank %d) does not broadcast to the output shape", k->node->op_type,
                             i, (int)t->rank);
     return PC_OK;
+}
+
+static bool same_shape(const pc_rt_tensor *a, const pc_rt_tensor *b)
+{
+    bool same = a->rank == b->rank;
+    for (int32_t d = 0; same && d < a->rank; d++)
+        same = a->dims[d] == b->dims[d];
+    return same;
 }
 
 static pc_status need_out_dtype(pc_rt_kernel_ctx *k, pc_dtype want)
@@ -175,10 +186,70 @@ static void walk2(pc_rt_tensor *out, const pc_rt_tensor *a, const pc_rt_tensor *
     walk_run(&w, data, sizes, out->data, elem_size(out->dtype), row);
 }
 
+/* ---- element types */
+
+/* Row tables are indexed by dtype; bfloat16 has the largest number this file handles. */
+#define NDT (PC_DTYPE_BFLOAT16 + 1)
+
+#define RT_FLT  (RT_F32 | RT_F64 | RT_F16)
+#define RT_SINT (RT_I8 | RT_I16 | RT_I32 | RT_I64)
+#define RT_UINT (RT_U8 | RT_U16 | RT_U32 | RT_U64)
+
+/* float16 is computed in float and rounded back once: float's 24 bits are enough (>= 2 * 11 + 2) that the
+ * double rounding of + - * / through float equals rounding the exact result. */
+static inline float h2f(uint16_t h)
+{
+    return (float)pc_half_to_double(h);
+}
+static inline uint16_t f2h(double v)
+{
+    return pc_half_from_double(v);
+}
+#define AS_IS(x) (x)
+
+/* the float or the double libm function by the argument's type: float math stays in float */
+#define GM1(fn, x)    _Generic((x), float : fn##f, default : fn)(x)
+#define GM2(fn, x, y) _Generic((x), float : fn##f, default : fn)((x), (y))
+
+/* float -> integer truncates toward zero through int64, saturating there (NaN gives 0): the reference's and
+ * Cast's rule, so that no out-of-range conversion (UB in C) happens */
+static inline int64_t sat_i64(double v)
+{
+    if (v != v) return 0;
+    if (v >= 0x1p63) return INT64_MAX;
+    if (v <= -0x1p63) return INT64_MIN;
+    return (int64_t)v;
+}
+static inline uint64_t sat_u64(double v)
+{
+    if (v >= 0x1p64) return UINT64_MAX;
+    if (v > 0) return (uint64_t)v;
+    return (uint64_t)sat_i64(v);
+}
+
+/* The type lists. Floating: X(sfx, DT, T storage, C computed in, LD storage -> C, ST C -> storage).
+ * Integers: X(sfx, DT, T, W, LO, HI) with W the unsigned type wrapping arithmetic runs in (at least unsigned
+ * int, so that narrow operands are not promoted to a signed int that could overflow). */
+#define FLT_TYPES(X)                                                                                         \
+    X(f32, FLOAT, float, float, AS_IS, (float))                                                              \
+    X(f64, DOUBLE, double, double, AS_IS, (double))                                                          \
+    X(f16, FLOAT16, uint16_t, float, h2f, f2h)
+#define SINT_TYPES(X)                                                                                        \
+    X(i8, INT8, int8_t, uint32_t, INT8_MIN, INT8_MAX)                                                        \
+    X(i16, INT16, int16_t, uint32_t, INT16_MIN, INT16_MAX)                                                   \
+    X(i32, INT32, int32_t, uint32_t, INT32_MIN, INT32_MAX)                                                   \
+    X(i64, INT64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
+#define UINT_TYPES(X)                                                                                        \
+    X(u8, UINT8, uint8_t, uint32_t, 0, UINT8_MAX)                                                            \
+    X(u16, UINT16, uint16_t, uint32_t, 0, UINT16_MAX)                                                        \
+    X(u32, UINT32, uint32_t, uint32_t, 0, UINT32_MAX)                                                        \
+    X(u64, UINT64, uint64_t, uint64_t, 0, UINT64_MAX)
+
 /* ---- row functions */
 
-/* A binary row: EXPR computes one element from `a` and `b`. */
-#define ROW2(name, TA, TB, TY, EXPR)                                                                         \
+/* A binary row: EXPR computes one element from `a` = LA(element of A, type TA) of type CA and `b` likewise;
+ * SY stores the result as TY. */
+#define ROW2G(name, TA, CA, LA, TB, CB, LB, TY, SY, EXPR)                                                    \
     static void name(const void *const *src, const int64_t *step, void *dst, int64_t n)                      \
     {                                                                                                        \
         const TA *pa = src[0];                                                                               \
@@ -186,106 +257,201 @@ static void walk2(pc_rt_tensor *out, const pc_rt_tensor *a, const pc_rt_tensor *
         TY *y = dst;                                                                                         \
         if (step[0] && step[1]) {                                                                            \
             for (int64_t i = 0; i < n; i++) {                                                                \
-                const TA a = pa[i];                                                                          \
-                const TB b = pb[i];                                                                          \
-                y[i] = (TY)(EXPR);                                                                           \
+                const CA a = LA(pa[i]);                                                                      \
+                const CB b = LB(pb[i]);                                                                      \
+                y[i] = SY(EXPR);                                                                             \
             }                                                                                                \
         } else if (step[0]) {                                                                                \
-            const TB b = pb[0];                                                                              \
+            const CB b = LB(pb[0]);                                                                          \
             for (int64_t i = 0; i < n; i++) {                                                                \
-                const TA a = pa[i];                                                                          \
-                y[i] = (TY)(EXPR);                                                                           \
+                const CA a = LA(pa[i]);                                                                      \
+                y[i] = SY(EXPR);                                                                             \
             }                                                                                                \
         } else if (step[1]) {                                                                                \
-            const TA a = pa[0];                                                                              \
+            const CA a = LA(pa[0]);                                                                          \
             for (int64_t i = 0; i < n; i++) {                                                                \
-                const TB b = pb[i];                                                                          \
-                y[i] = (TY)(EXPR);                                                                           \
+                const CB b = LB(pb[i]);                                                                      \
+                y[i] = SY(EXPR);                                                                             \
             }                                                                                                \
         } else { /* both scalar along the row: n is 1 (axes of size 1 are dropped) */                        \
-            const TA a = pa[0];                                                                              \
-            const TB b = pb[0];                                                                              \
-            const TY v = (TY)(EXPR);                                                                         \
+            const CA a = LA(pa[0]);                                                                          \
+            const CB b = LB(pb[0]);                                                                          \
+            const TY v = SY(EXPR);                                                                           \
             for (int64_t i = 0; i < n; i++)                                                                  \
                 y[i] = v;                                                                                    \
         }                                                                                                    \
     }
+#define ROW2(name, TA, TB, TY, EXPR) ROW2G(name, TA, TA, AS_IS, TB, TB, AS_IS, TY, (TY), EXPR)
 
-/* The numeric types with their unsigned twin (wrapping arithmetic) and the ops whose form differs between
- * floats and integers. X(suffix, T, U, DIV, MAX, MIN). */
-#define DIV_F(T, U, a, b) ((a) / (b))
-/* b == -1 separately: INT_MIN / -1 overflows in C; it wraps to INT_MIN as in the reference */
-#define DIV_I(T, U, a, b) ((b) == -1 ? (T)((U)0 - (U)(a)) : (T)((a) / (b)))
 /* a NaN on either side wins, as numpy.maximum/minimum */
 #define MAX_F(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
 #define MIN_F(a, b) (((a) <= (b) || (a) != (a)) ? (a) : (b))
 #define MAX_I(a, b) ((a) >= (b) ? (a) : (b))
 #define MIN_I(a, b) ((a) <= (b) ? (a) : (b))
-#define NUMERIC_TYPES(X)                                                                                     \
-    X(f32, float, float, DIV_F, MAX_F, MIN_F)                                                                \
-    X(i32, int32_t, uint32_t, DIV_I, MAX_I, MIN_I)                                                           \
-    X(i64, int64_t, uint64_t, DIV_I, MAX_I, MIN_I)
 
-#define NUMERIC_ROWS(sfx, T, U, DIV, MAX, MIN)                                                               \
-    ROW2(add_##sfx, T, T, T, (U)a + (U)b)                                                                    \
-    ROW2(sub_##sfx, T, T, T, (U)a - (U)b)                                                                    \
-    ROW2(mul_##sfx, T, T, T, (U)a *(U)b)                                                                     \
-    ROW2(div_##sfx, T, T, T, DIV(T, U, a, b))                                                                \
-    ROW2(max_##sfx, T, T, T, MAX(a, b))                                                                      \
-    ROW2(min_##sfx, T, T, T, MIN(a, b))                                                                      \
-    ROW2(eq_##sfx, T, T, uint8_t, a == b)                                                                    \
-    ROW2(lt_##sfx, T, T, uint8_t, a < b)                                                                     \
-    ROW2(le_##sfx, T, T, uint8_t, a <= b)                                                                    \
-    ROW2(gt_##sfx, T, T, uint8_t, a > b)                                                                     \
-    ROW2(ge_##sfx, T, T, uint8_t, a >= b)
-NUMERIC_TYPES(NUMERIC_ROWS)
+/* comparisons, the same for every type */
+#define COMPARE_ROWS(sfx, T, C, LD)                                                                          \
+    ROW2G(eq_##sfx, T, C, LD, T, C, LD, uint8_t, (uint8_t), a == b)                                          \
+    ROW2G(lt_##sfx, T, C, LD, T, C, LD, uint8_t, (uint8_t), a < b)                                           \
+    ROW2G(le_##sfx, T, C, LD, T, C, LD, uint8_t, (uint8_t), a <= b)                                          \
+    ROW2G(gt_##sfx, T, C, LD, T, C, LD, uint8_t, (uint8_t), a > b)                                           \
+    ROW2G(ge_##sfx, T, C, LD, T, C, LD, uint8_t, (uint8_t), a >= b)
+
+/* Mod of floats is C's fmod (fmod = 1; fmod = 0 is refused for floats, as the spec says) */
+#define FLT_ROWS(sfx, DT, T, C, LD, ST)                                                                      \
+    ROW2G(add_##sfx, T, C, LD, T, C, LD, T, ST, a + b)                                                       \
+    ROW2G(sub_##sfx, T, C, LD, T, C, LD, T, ST, a - b)                                                       \
+    ROW2G(mul_##sfx, T, C, LD, T, C, LD, T, ST, a *b)                                                        \
+    ROW2G(div_##sfx, T, C, LD, T, C, LD, T, ST, a / b)                                                       \
+    ROW2G(max_##sfx, T, C, LD, T, C, LD, T, ST, MAX_F(a, b))                                                 \
+    ROW2G(min_##sfx, T, C, LD, T, C, LD, T, ST, MIN_F(a, b))                                                 \
+    ROW2G(modt_##sfx, T, C, LD, T, C, LD, T, ST, GM2(fmod, a, b))                                            \
+    ROW2G(prelu_##sfx, T, C, LD, T, C, LD, T, ST, a < 0 ? a * b : a)                                         \
+    COMPARE_ROWS(sfx, T, C, LD)
+FLT_TYPES(FLT_ROWS)
+
+/* Integer Mod with fmod = 0 takes the divisor's sign (Python's %); the remainder and the divisor have
+ * opposite signs when it is corrected, so r + b cannot overflow. b == -1 separately: INT_MIN % -1 overflows
+ * in C; the remainder is 0. */
+#define MOD_FLOOR_FN(sfx, DT, T, W, LO, HI)                                                                  \
+    static inline T mod_floor_##sfx(T a, T b)                                                                \
+    {                                                                                                        \
+        T r = b == -1 ? 0 : (T)(a % b);                                                                      \
+        return r != 0 && (r < 0) != (b < 0) ? (T)(r + b) : r;                                                \
+    }
+SINT_TYPES(MOD_FLOOR_FN)
+
+/* Signed integers: b == -1 separately in Div, INT_MIN / -1 overflows in C; it wraps to INT_MIN as in the
+ * reference. */
+#define SINT_ROWS(sfx, DT, T, W, LO, HI)                                                                     \
+    ROW2(add_##sfx, T, T, T, (W)a + (W)b)                                                                    \
+    ROW2(sub_##sfx, T, T, T, (W)a - (W)b)                                                                    \
+    ROW2(mul_##sfx, T, T, T, (W)a *(W)b)                                                                     \
+    ROW2(div_##sfx, T, T, T, b == -1 ? (T)((W)0 - (W)a) : (T)(a / b))                                        \
+    ROW2(max_##sfx, T, T, T, MAX_I(a, b))                                                                    \
+    ROW2(min_##sfx, T, T, T, MIN_I(a, b))                                                                    \
+    ROW2(modt_##sfx, T, T, T, b == -1 ? 0 : a % b)                                                           \
+    ROW2(modf_##sfx, T, T, T, mod_floor_##sfx(a, b))                                                         \
+    ROW2(prelu_##sfx, T, T, T, a < 0 ? (T)((W)a * (W)b) : a)                                                 \
+    COMPARE_ROWS(sfx, T, T, AS_IS)
+SINT_TYPES(SINT_ROWS)
+
+/* Unsigned integers: PRelu is the identity; a shift by the width or more gives 0 (C leaves it undefined) */
+#define UINT_ROWS(sfx, DT, T, W, LO, HI)                                                                     \
+    ROW2(add_##sfx, T, T, T, (W)a + (W)b)                                                                    \
+    ROW2(sub_##sfx, T, T, T, (W)a - (W)b)                                                                    \
+    ROW2(mul_##sfx, T, T, T, (W)a *(W)b)                                                                     \
+    ROW2(div_##sfx, T, T, T, a / b)                                                                          \
+    ROW2(max_##sfx, T, T, T, MAX_I(a, b))                                                                    \
+    ROW2(min_##sfx, T, T, T, MIN_I(a, b))                                                                    \
+    ROW2(modt_##sfx, T, T, T, a % b)                                                                         \
+    ROW2(prelu_##sfx, T, T, T, ((void)b, a))                                                                 \
+    ROW2(shl_##sfx, T, T, T, b >= sizeof(T) * 8 ? 0 : (uint64_t)a << b)                                      \
+    ROW2(shr_##sfx, T, T, T, b >= sizeof(T) * 8 ? 0 : a >> b)                                                \
+    COMPARE_ROWS(sfx, T, T, AS_IS)
+UINT_TYPES(UINT_ROWS)
 
 ROW2(eq_b8, uint8_t, uint8_t, uint8_t, (a != 0) == (b != 0))
 ROW2(and_b8, uint8_t, uint8_t, uint8_t, a &&b)
 ROW2(or_b8, uint8_t, uint8_t, uint8_t, a || b)
-ROW2(prelu_f32, float, float, float, a < 0.0f ? a * b : a)
-ROW2(pow_f32, float, float, float, powf(a, b))
-/* integer exponents through double: exact for every int32 and for int64 up to 2^53 (float would turn a large
- * odd exponent even, and with it the sign of a negative base) */
-ROW2(pow_f32_i32, float, int32_t, float, pow((double)a, (double)b))
-ROW2(pow_f32_i64, float, int64_t, float, pow((double)a, (double)b))
+ROW2(xor_b8, uint8_t, uint8_t, uint8_t, (a != 0) != (b != 0))
+
+/* Integer powers as the reference and numpy compute them: wrapping multiplication by squaring; a negative
+ * exponent gives 1 / a^-e truncated, 0 except for the bases 1 and -1. */
+static inline int64_t ipow(int64_t a, int64_t e)
+{
+    if (e < 0) return a == 1 ? 1 : a == -1 ? (e % 2 ? -1 : 1) : 0;
+    uint64_t r = 1, base = (uint64_t)a;
+    for (uint64_t m = (uint64_t)e; m; m >>= 1) {
+        if (m & 1) r *= base;
+        base *= base;
+    }
+    return (int64_t)r;
+}
+
+/* Pow by base kind and exponent kind (F32: float, FLT: double or float16, INT: any integer). float ** float
+ * stays in float; other float bases go through double, exact for every exponent up to 2^53 (float would turn
+ * a large odd exponent even, and with it the sign of a negative base); an integer base with a float exponent
+ * truncates the double result as Cast does. */
+#define POW_F32_F32(a, b) powf(a, b)
+#define POW_F32_FLT(a, b) pow((double)(a), (double)(b))
+#define POW_F32_INT(a, b) pow((double)(a), (double)(b))
+#define POW_FLT_F32(a, b) pow((double)(a), (double)(b))
+#define POW_FLT_FLT(a, b) pow((double)(a), (double)(b))
+#define POW_FLT_INT(a, b) pow((double)(a), (double)(b))
+#define POW_INT_F32(a, b) sat_i64(pow((double)(a), (double)(b)))
+#define POW_INT_FLT(a, b) sat_i64(pow((double)(a), (double)(b)))
+#define POW_INT_INT(a, b) ipow((int64_t)(a), (int64_t)(b))
+
+/* the bases Pow takes (ONNX: float16, float, double, int32, int64), X(bs, BDT, BT, BC, BLD, BST, BK) */
+#define POW_BASES(X)                                                                                         \
+    X(f32, FLOAT, float, float, AS_IS, (float), F32)                                                         \
+    X(f64, DOUBLE, double, double, AS_IS, (double), FLT)                                                     \
+    X(f16, FLOAT16, uint16_t, float, h2f, f2h, FLT)                                                          \
+    X(i32, INT32, int32_t, int32_t, AS_IS, (int32_t), INT)                                                   \
+    X(i64, INT64, int64_t, int64_t, AS_IS, (int64_t), INT)
+/* every numeric exponent, for one base */
+#define POW_EXPS(X, bs, BDT, BT, BC, BLD, BST, BK)                                                           \
+    X(bs, BDT, BT, BC, BLD, BST, BK, f32, FLOAT, float, float, AS_IS, F32)                                   \
+    X(bs, BDT, BT, BC, BLD, BST, BK, f64, DOUBLE, double, double, AS_IS, FLT)                                \
+    X(bs, BDT, BT, BC, BLD, BST, BK, f16, FLOAT16, uint16_t, float, h2f, FLT)                                \
+    X(bs, BDT, BT, BC, BLD, BST, BK, i8, INT8, int8_t, int8_t, AS_IS, INT)                                   \
+    X(bs, BDT, BT, BC, BLD, BST, BK, i16, INT16, int16_t, int16_t, AS_IS, INT)                               \
+    X(bs, BDT, BT, BC, BLD, BST, BK, i32, INT32, int32_t, int32_t, AS_IS, INT)                               \
+    X(bs, BDT, BT, BC, BLD, BST, BK, i64, INT64, int64_t, int64_t, AS_IS, INT)                               \
+    X(bs, BDT, BT, BC, BLD, BST, BK, u8, UINT8, uint8_t, uint8_t, AS_IS, INT)                                \
+    X(bs, BDT, BT, BC, BLD, BST, BK, u16, UINT16, uint16_t, uint16_t, AS_IS, INT)                            \
+    X(bs, BDT, BT, BC, BLD, BST, BK, u32, UINT32, uint32_t, uint32_t, AS_IS, INT)                            \
+    X(bs, BDT, BT, BC, BLD, BST, BK, u64, UINT64, uint64_t, uint64_t, AS_IS, INT)
+#define POW_ROW(bs, BDT, BT, BC, BLD, BST, BK, es, EDT, ET, EC, ELD, EK)                                     \
+    ROW2G(pow_##bs##_##es, BT, BC, BLD, ET, EC, ELD, BT, BST, POW_##BK##_##EK(a, b))
+#define POW_ROWS_OF(bs, BDT, BT, BC, BLD, BST, BK) POW_EXPS(POW_ROW, bs, BDT, BT, BC, BLD, BST, BK)
+POW_BASES(POW_ROWS_OF)
+
+#define POW_ENTRY(bs, BDT, BT, BC, BLD, BST, BK, es, EDT, ET, EC, ELD, EK)                                   \
+    [PC_DTYPE_##BDT][PC_DTYPE_##EDT] = pow_##bs##_##es,
+#define POW_ENTRIES_OF(bs, BDT, BT, BC, BLD, BST, BK) POW_EXPS(POW_ENTRY, bs, BDT, BT, BC, BLD, BST, BK)
+static const row_fn pow_rows[NDT][NDT] = {POW_BASES(POW_ENTRIES_OF)};
 
 /* A binary op's rows by the element type of input 0. */
 typedef struct row_set {
-    row_fn f32, i32, i64, b8;
+    row_fn f[NDT];
 } row_set;
 
 static row_fn row_for(const row_set *s, pc_dtype t)
 {
-    switch (t) {
-    case PC_DTYPE_FLOAT:
-        return s->f32;
-    case PC_DTYPE_INT32:
-        return s->i32;
-    case PC_DTYPE_INT64:
-        return s->i64;
-    case PC_DTYPE_BOOL:
-        return s->b8;
-    default:
-        return NULL;
-    }
+    return t > PC_DTYPE_UNDEFINED && t < NDT ? s->f[t] : NULL;
 }
 
-#define ROW_SET(op) static const row_set op##_rows = {op##_f32, op##_i32, op##_i64, NULL};
+#define E_FLT(op) [PC_DTYPE_FLOAT] = op##_f32, [PC_DTYPE_DOUBLE] = op##_f64, [PC_DTYPE_FLOAT16] = op##_f16
+#define E_SINT(op)                                                                                           \
+    [PC_DTYPE_INT8] = op##_i8, [PC_DTYPE_INT16] = op##_i16, [PC_DTYPE_INT32] = op##_i32,                     \
+    [PC_DTYPE_INT64] = op##_i64
+#define E_UINT(op)                                                                                           \
+    [PC_DTYPE_UINT8] = op##_u8, [PC_DTYPE_UINT16] = op##_u16, [PC_DTYPE_UINT32] = op##_u32,                  \
+    [PC_DTYPE_UINT64] = op##_u64
+#define E_NUM(op)   E_FLT(op), E_SINT(op), E_UINT(op)
+#define ROW_SET(op) static const row_set op##_rows = {{E_NUM(op)}};
 ROW_SET(add)
 ROW_SET(sub)
 ROW_SET(mul)
 ROW_SET(div)
 ROW_SET(max)
 ROW_SET(min)
+ROW_SET(modt)
+ROW_SET(prelu)
 ROW_SET(lt)
 ROW_SET(le)
 ROW_SET(gt)
 ROW_SET(ge)
-static const row_set eq_rows = {eq_f32, eq_i32, eq_i64, eq_b8};
-static const row_set and_rows = {NULL, NULL, NULL, and_b8};
-static const row_set or_rows = {NULL, NULL, NULL, or_b8};
-static const row_set prelu_rows = {prelu_f32, NULL, NULL, NULL};
+static const row_set eq_rows = {{E_NUM(eq), [PC_DTYPE_BOOL] = eq_b8}};
+/* unsigned remainders have no sign to choose */
+static const row_set modf_rows = {{E_SINT(modf), E_UINT(modt)}};
+static const row_set shl_rows = {{E_UINT(shl)}};
+static const row_set shr_rows = {{E_UINT(shr)}};
+static const row_set and_rows = {{[PC_DTYPE_BOOL] = and_b8}};
+static const row_set or_rows = {{[PC_DTYPE_BOOL] = or_b8}};
+static const row_set xor_rows = {{[PC_DTYPE_BOOL] = xor_b8}};
 
 /* ---- unary */
 
@@ -301,93 +467,218 @@ static pc_status unary_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     return PC_OK;
 }
 
-/* y[i] = EXPR of v = x[i], over n elements of type T */
-#define UNARY_LOOP(T, EXPR)                                                                                  \
+/* IsNaN, IsInf: a bool output */
+static pc_status predicate_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    *scratch_bytes = 0;
+    pc_status st = need_arity(k, 1, 1);
+    if (st != PC_OK || (st = need_out_dtype(k, PC_DTYPE_BOOL)) != PC_OK) return st;
+    if (k->out[0]->n != k->in[0]->n)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "%s: output has %llu elements, input %llu",
+                            k->node->op_type, (unsigned long long)k->out[0]->n,
+                            (unsigned long long)k->in[0]->n);
+    return PC_OK;
+}
+
+/* y[i] = ST(EXPR) of v = LD(x[i]) (of type C), x of type TS and y of type TY */
+#define UNARY_LOOPG(TS, C, LD, ST, TY, EXPR)                                                                 \
     do {                                                                                                     \
-        const T *x = k->in[0]->data;                                                                         \
-        T *y = k->out[0]->data;                                                                              \
+        const TS *x = k->in[0]->data;                                                                        \
+        TY *y = k->out[0]->data;                                                                             \
         for (uint64_t i = 0, n = k->out[0]->n; i < n; i++) {                                                 \
-            const T v = x[i];                                                                                \
-            y[i] = (T)(EXPR);                                                                                \
+            const C v = LD(x[i]);                                                                            \
+            y[i] = ST(EXPR);                                                                                 \
         }                                                                                                    \
     } while (0)
+#define UNARY_LOOP(T, EXPR) UNARY_LOOPG(T, T, AS_IS, (T), T, EXPR)
 
-/* A float32 unary kernel; PARAMS declares the attributes EXPR reads. */
-#define UNARY_F32(name, PARAMS, EXPR)                                                                        \
+/* the float, double and float16 cases of a dtype switch: EXPR of v (float or double) */
+#define FLT_CASES(EXPR)                                                                                      \
+    case PC_DTYPE_FLOAT:                                                                                     \
+        UNARY_LOOPG(float, float, AS_IS, (float), float, EXPR);                                              \
+        return PC_OK;                                                                                        \
+    case PC_DTYPE_DOUBLE:                                                                                    \
+        UNARY_LOOPG(double, double, AS_IS, (double), double, EXPR);                                          \
+        return PC_OK;                                                                                        \
+    case PC_DTYPE_FLOAT16:                                                                                   \
+        UNARY_LOOPG(uint16_t, float, h2f, f2h, uint16_t, EXPR);                                              \
+        return PC_OK;
+/* the same with a bool output */
+#define FLT_BOOL_CASES(EXPR)                                                                                 \
+    case PC_DTYPE_FLOAT:                                                                                     \
+        UNARY_LOOPG(float, float, AS_IS, (uint8_t), uint8_t, EXPR);                                          \
+        return PC_OK;                                                                                        \
+    case PC_DTYPE_DOUBLE:                                                                                    \
+        UNARY_LOOPG(double, double, AS_IS, (uint8_t), uint8_t, EXPR);                                        \
+        return PC_OK;                                                                                        \
+    case PC_DTYPE_FLOAT16:                                                                                   \
+        UNARY_LOOPG(uint16_t, float, h2f, (uint8_t), uint8_t, EXPR);                                         \
+        return PC_OK;
+
+/* A floating-point unary kernel (float, double, float16); PARAMS declares the attributes EXPR reads. EXPR
+ * calls libm through GM1 so that float stays float. */
+#define UNARY_FLT(name, PARAMS, EXPR)                                                                        \
     static pc_status name##_run(pc_rt_kernel_ctx *k)                                                         \
     {                                                                                                        \
         PARAMS                                                                                               \
-        UNARY_LOOP(float, EXPR);                                                                             \
-        return PC_OK;                                                                                        \
+        switch (k->in[0]->dtype) {                                                                           \
+            FLT_CASES(EXPR)                                                                                  \
+        default:                                                                                             \
+            return unexpected_dtype(k, 0);                                                                   \
+        }                                                                                                    \
     }
 
 #define ATTR(name, fallback) const float name = pc_node_attr_float(k->node, #name, fallback);
 
 /* [0, 1], NaN kept */
-static inline float clamp01(float t)
-{
-    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
-}
+#define CLAMP01(t) ((t) < 0.0f ? 0.0f : (t) > 1.0f ? 1.0f : (t))
 
 /* -0 gives +0 and NaN stays NaN (fmaxf would give 0) */
-UNARY_F32(relu, , v > 0.0f ? v : v <= 0.0f ? 0.0f : v)
-UNARY_F32(sigmoid, , 1.0f / (1.0f + expf(-v)))
-UNARY_F32(tanh, , tanhf(v))
-UNARY_F32(exp, , expf(v))
-UNARY_F32(log, , logf(v))
-UNARY_F32(sqrt, , sqrtf(v))
-UNARY_F32(reciprocal, , 1.0f / v)
-UNARY_F32(floor, , floorf(v))
-UNARY_F32(ceil, , ceilf(v))
-UNARY_F32(erf, , erff(v))
+#define RELU_F(v) ((v) > 0.0f ? (v) : (v) <= 0.0f ? 0.0f : (v))
+UNARY_FLT(sigmoid, , 1.0f / (1.0f + GM1(exp, -v)))
+UNARY_FLT(tanh, , GM1(tanh, v))
+UNARY_FLT(exp, , GM1(exp, v))
+UNARY_FLT(log, , GM1(log, v))
+UNARY_FLT(sqrt, , GM1(sqrt, v))
+UNARY_FLT(reciprocal, , 1.0f / v)
+UNARY_FLT(floor, , GM1(floor, v))
+UNARY_FLT(ceil, , GM1(ceil, v))
+UNARY_FLT(erf, , GM1(erf, v))
+UNARY_FLT(cos, , GM1(cos, v))
+UNARY_FLT(sin, , GM1(sin, v))
+UNARY_FLT(tan, , GM1(tan, v))
+UNARY_FLT(acos, , GM1(acos, v))
+UNARY_FLT(asin, , GM1(asin, v))
+UNARY_FLT(atan, , GM1(atan, v))
+UNARY_FLT(sinh, , GM1(sinh, v))
+UNARY_FLT(cosh, , GM1(cosh, v))
+UNARY_FLT(asinh, , GM1(asinh, v))
+UNARY_FLT(acosh, , GM1(acosh, v))
+UNARY_FLT(atanh, , GM1(atanh, v))
 /* log(1 + e^x) without overflow for large x */
-UNARY_F32(softplus, , log1pf(expf(-fabsf(v))) + (v > 0.0f ? v : 0.0f))
-UNARY_F32(softsign, , v / (1.0f + fabsf(v)))
-UNARY_F32(elu, ATTR(alpha, 1.0f), v < 0.0f ? alpha * (expf(v) - 1.0f) : v)
-UNARY_F32(leaky_relu, ATTR(alpha, 0.01f), v < 0.0f ? alpha * v : v)
-UNARY_F32(hard_sigmoid, ATTR(alpha, 0.2f) ATTR(beta, 0.5f), clamp01(alpha *v + beta))
-UNARY_F32(hard_swish, , v *clamp01(v / 6.0f + 0.5f))
+UNARY_FLT(softplus, , GM1(log1p, GM1(exp, -GM1(fabs, v))) + (v > 0.0f ? v : 0.0f))
+UNARY_FLT(softsign, , v / (1.0f + GM1(fabs, v)))
+UNARY_FLT(elu, ATTR(alpha, 1.0f), v < 0.0f ? alpha * (GM1(exp, v) - 1.0f) : v)
+UNARY_FLT(celu, ATTR(alpha, 1.0f), v > 0.0f ? v : alpha * (GM1(exp, v / alpha) - 1.0f))
+UNARY_FLT(leaky_relu, ATTR(alpha, 0.01f), v < 0.0f ? alpha * v : v)
+UNARY_FLT(thresholded_relu, ATTR(alpha, 1.0f), v > alpha ? v : 0.0f)
+UNARY_FLT(hard_sigmoid, ATTR(alpha, 0.2f) ATTR(beta, 0.5f), CLAMP01(alpha *v + beta))
+UNARY_FLT(hard_swish, , v *CLAMP01(v / 6.0f + 0.5f))
 /* the defaults are the float32 values of the spec's constants */
-UNARY_F32(selu, ATTR(alpha, 1.67326319217681884765625f) ATTR(gamma, 1.05070102214813232421875f),
-          gamma *(v <= 0.0f ? alpha * (expf(v) - 1.0f) : v))
-UNARY_F32(sign, , v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v)
+UNARY_FLT(selu, ATTR(alpha, 1.67326319217681884765625f) ATTR(gamma, 1.05070102214813232421875f),
+          gamma *(v <= 0.0f ? alpha * (GM1(exp, v) - 1.0f) : v))
 /* Gelu: the exact erf form (ai.onnx 20's default and com.microsoft's), or approximate = "tanh" */
-UNARY_F32(gelu,
+UNARY_FLT(gelu,
           const bool tanh_form = strcmp(pc_node_attr_string(k->node, "approximate", "none"), "tanh") == 0;
-          , tanh_form ? 0.5f * v *(1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)))
-                      : 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)))
-/* nearbyintf rounds half to even in the default rounding mode */
-UNARY_F32(round, , nearbyintf(v))
+          , tanh_form ? 0.5f * v *(1.0f + GM1(tanh, 0.7978845608028654f * (v + 0.044715f * v * v * v)))
+                      : 0.5f * v * (1.0f + GM1(erf, v * 0.70710678118654752f)))
+/* nearbyint rounds half to even in the default rounding mode */
+UNARY_FLT(round, , GM1(nearbyint, v))
 
-static pc_status neg_run(pc_rt_kernel_ctx *k)
+#define RELU_S(sfx, DT, T, W, LO, HI)                                                                        \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, v > 0 ? v : 0);                                                                        \
+        return PC_OK;
+static pc_status relu_run(pc_rt_kernel_ctx *k)
 {
     switch (k->in[0]->dtype) {
-    case PC_DTYPE_FLOAT:
-        UNARY_LOOP(float, -v);
-        return PC_OK;
-    case PC_DTYPE_INT32:
-        UNARY_LOOP(int32_t, (uint32_t)0 - (uint32_t)v);
-        return PC_OK;
-    case PC_DTYPE_INT64:
-        UNARY_LOOP(int64_t, (uint64_t)0 - (uint64_t)v);
-        return PC_OK;
+        FLT_CASES(RELU_F(v))
+        SINT_TYPES(RELU_S)
     default:
         return unexpected_dtype(k, 0);
     }
 }
 
+#define NEG_S(sfx, DT, T, W, LO, HI)                                                                         \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, (W)0 - (W)v);                                                                          \
+        return PC_OK;
+static pc_status neg_run(pc_rt_kernel_ctx *k)
+{
+    switch (k->in[0]->dtype) {
+        FLT_CASES(-v)
+        SINT_TYPES(NEG_S)
+    default:
+        return unexpected_dtype(k, 0);
+    }
+}
+
+#define ABS_S(sfx, DT, T, W, LO, HI)                                                                         \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, v < 0 ? (W)0 - (W)v : (W)v);                                                           \
+        return PC_OK;
+#define COPY_U(sfx, DT, T, W, LO, HI)                                                                        \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, v);                                                                                    \
+        return PC_OK;
 static pc_status abs_run(pc_rt_kernel_ctx *k)
 {
     switch (k->in[0]->dtype) {
-    case PC_DTYPE_FLOAT:
-        UNARY_LOOP(float, fabsf(v));
+        FLT_CASES(GM1(fabs, v))
+        SINT_TYPES(ABS_S)
+        UINT_TYPES(COPY_U)
+    default:
+        return unexpected_dtype(k, 0);
+    }
+}
+
+#define SIGN_S(sfx, DT, T, W, LO, HI)                                                                        \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, v > 0 ? 1 : v < 0 ? -1 : 0);                                                           \
         return PC_OK;
-    case PC_DTYPE_INT32:
-        UNARY_LOOP(int32_t, v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v);
+#define SIGN_U(sfx, DT, T, W, LO, HI)                                                                        \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, v > 0);                                                                                \
         return PC_OK;
-    case PC_DTYPE_INT64:
-        UNARY_LOOP(int64_t, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+static pc_status sign_run(pc_rt_kernel_ctx *k)
+{
+    switch (k->in[0]->dtype) {
+        FLT_CASES(v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v)
+        SINT_TYPES(SIGN_S)
+        UINT_TYPES(SIGN_U)
+    default:
+        return unexpected_dtype(k, 0);
+    }
+}
+
+/* Shrink on integers goes through double and back as the reference (and numpy with a float bias) do */
+#define SHRINK_D(v) ((v) < -lambd ? (v) + bias : (v) > lambd ? (v)-bias : 0.0)
+#define SHRINK_S(sfx, DT, T, W, LO, HI)                                                                      \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, (W)(uint64_t)sat_i64(SHRINK_D((double)v)));                                            \
         return PC_OK;
+#define SHRINK_U(sfx, DT, T, W, LO, HI)                                                                      \
+    case PC_DTYPE_##DT:                                                                                      \
+        UNARY_LOOP(T, (W)sat_u64(SHRINK_D((double)v)));                                                      \
+        return PC_OK;
+static pc_status shrink_run(pc_rt_kernel_ctx *k)
+{
+    const double lambd = pc_node_attr_float(k->node, "lambd", 0.5f),
+                 bias = pc_node_attr_float(k->node, "bias", 0.0f);
+    switch (k->in[0]->dtype) {
+        FLT_CASES(SHRINK_D(v))
+        SINT_TYPES(SHRINK_S)
+        UINT_TYPES(SHRINK_U)
+    default:
+        return unexpected_dtype(k, 0);
+    }
+}
+
+static pc_status isnan_run(pc_rt_kernel_ctx *k)
+{
+    switch (k->in[0]->dtype) {
+        FLT_BOOL_CASES(v != v)
+    default:
+        return unexpected_dtype(k, 0);
+    }
+}
+
+static pc_status isinf_run(pc_rt_kernel_ctx *k)
+{
+    const bool neg = pc_node_attr_int(k->node, "detect_negative", 1) != 0,
+               pos = pc_node_attr_int(k->node, "detect_positive", 1) != 0;
+    switch (k->in[0]->dtype) {
+        FLT_BOOL_CASES(isinf(v) && (v > 0 ? pos : neg))
     default:
         return unexpected_dtype(k, 0);
     }
@@ -423,48 +714,59 @@ static pc_status clip_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     return PC_OK;
 }
 
-/* bound input i, or the fallback when omitted */
-#define CLIP_BOUND(T, i, fallback) (k->n_in > (i) && k->in[i] ? *(const T *)k->in[i]->data : (fallback))
+/* bound input i read with LD, or the fallback when omitted */
+#define CLIP_BOUND(T, LD, i, fallback)                                                                       \
+    (k->n_in > (i) && k->in[i] ? LD(*(const T *)k->in[i]->data) : (fallback))
 
 /* y = min(max(x, lo), hi): lo > hi gives hi everywhere, hence lo lowered to hi first; NaN in x stays (both
  * compares are false) */
-#define CLIP_LOOP(T, lo, hi)                                                                                 \
+#define CLIP_LOOP(TS, C, LD, ST, lo, hi)                                                                     \
     do {                                                                                                     \
-        const T lo_ = (lo) > (hi) ? (hi) : (lo), hi_ = (hi);                                                 \
-        UNARY_LOOP(T, v<lo_ ? lo_ : v> hi_ ? hi_ : v);                                                       \
+        const C lo_ = (lo) > (hi) ? (hi) : (lo), hi_ = (hi);                                                 \
+        UNARY_LOOPG(TS, C, LD, ST, TS, v<lo_ ? lo_ : v> hi_ ? hi_ : v);                                      \
     } while (0)
+
+/* a floating type: attributes before opset 11 (a double's default bound is float's, the attribute's type) */
+#define CLIP_FLT(TS, C, LD, ST, BIG)                                                                         \
+    do {                                                                                                     \
+        C lo, hi;                                                                                            \
+        if (k->opset < 11) {                                                                                 \
+            lo = pc_node_attr_float(k->node, "min", -FLT_MAX);                                               \
+            hi = pc_node_attr_float(k->node, "max", FLT_MAX);                                                \
+        } else {                                                                                             \
+            lo = CLIP_BOUND(TS, LD, 1, -(BIG));                                                              \
+            hi = CLIP_BOUND(TS, LD, 2, (BIG));                                                               \
+        }                                                                                                    \
+        if (lo != lo || hi != hi) { /* a NaN bound makes every element NaN, as in the reference */           \
+            TS *y = k->out[0]->data;                                                                         \
+            for (uint64_t i = 0; i < k->out[0]->n; i++)                                                      \
+                y[i] = ST(NAN);                                                                              \
+        } else {                                                                                             \
+            CLIP_LOOP(TS, C, LD, ST, lo, hi);                                                                \
+        }                                                                                                    \
+    } while (0)
+
+#define CLIP_INT(sfx, DT, T, W, LO, HI)                                                                      \
+    case PC_DTYPE_##DT: {                                                                                    \
+        const T lo = CLIP_BOUND(T, AS_IS, 1, LO), hi = CLIP_BOUND(T, AS_IS, 2, HI);                          \
+        CLIP_LOOP(T, T, AS_IS, (T), lo, hi);                                                                 \
+        return PC_OK;                                                                                        \
+    }
 
 static pc_status clip_run(pc_rt_kernel_ctx *k)
 {
     switch (k->in[0]->dtype) {
-    case PC_DTYPE_FLOAT: {
-        float lo, hi;
-        if (k->opset < 11) {
-            lo = pc_node_attr_float(k->node, "min", -FLT_MAX);
-            hi = pc_node_attr_float(k->node, "max", FLT_MAX);
-        } else {
-            lo = CLIP_BOUND(float, 1, -FLT_MAX);
-            hi = CLIP_BOUND(float, 2, FLT_MAX);
-        }
-        if (isnan(lo) || isnan(hi)) { /* a NaN bound makes every element NaN, as in the reference */
-            float *y = k->out[0]->data;
-            for (uint64_t i = 0; i < k->out[0]->n; i++)
-                y[i] = NAN;
-        } else {
-            CLIP_LOOP(float, lo, hi);
-        }
+    case PC_DTYPE_FLOAT:
+        CLIP_FLT(float, float, AS_IS, (float), FLT_MAX);
         return PC_OK;
-    }
-    case PC_DTYPE_INT32: {
-        int32_t lo = CLIP_BOUND(int32_t, 1, INT32_MIN), hi = CLIP_BOUND(int32_t, 2, INT32_MAX);
-        CLIP_LOOP(int32_t, lo, hi);
+    case PC_DTYPE_DOUBLE:
+        CLIP_FLT(double, double, AS_IS, (double), DBL_MAX);
         return PC_OK;
-    }
-    case PC_DTYPE_INT64: {
-        int64_t lo = CLIP_BOUND(int64_t, 1, INT64_MIN), hi = CLIP_BOUND(int64_t, 2, INT64_MAX);
-        CLIP_LOOP(int64_t, lo, hi);
+    case PC_DTYPE_FLOAT16:
+        CLIP_FLT(uint16_t, float, h2f, f2h, 65504.0f); /* the largest finite float16 */
         return PC_OK;
-    }
+        SINT_TYPES(CLIP_INT)
+        UINT_TYPES(CLIP_INT)
     default:
         return unexpected_dtype(k, 0);
     }
@@ -472,12 +774,65 @@ static pc_status clip_run(pc_rt_kernel_ctx *k)
 
 /* ---- binary */
 
-/* Two inputs of one type (input 1 of a type in `b_types` when that is non-zero), both broadcasting to the
- * output, an output of out_dtype (UNDEFINED: input 0's). */
-static pc_status binary_check(pc_rt_kernel_ctx *k, uint64_t b_types, pc_dtype out_dtype)
+/* Input 1 as the walk reads it: itself from opset 7. Before (Add/Sub/Mul/Div/Pow up to 6) the legacy
+ * attributes decide: broadcast = 0 (the default) wants equal shapes; broadcast = 1 matches B against A's
+ * trailing axes, or with `axis` against A's axes from `axis` on, B viewed with trailing 1s so that the numpy
+ * rules line it up. Legacy broadcasting is one way (B to A's shape); binary_check checks that. */
+static pc_status legacy_b(pc_rt_kernel_ctx *k, pc_rt_tensor *view, const pc_rt_tensor **b)
 {
-    pc_status st = need_arity(k, 2, 2);
-    if (st != PC_OK) return st;
+    const pc_rt_tensor *a = k->in[0], *t = k->in[1];
+    *b = t;
+    if (k->opset >= 7) return PC_OK;
+    int64_t bc = pc_node_attr_int(k->node, "broadcast", 0);
+    if (bc != 0 && bc != 1)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "%s: attribute 'broadcast' = %lld (0 or 1)",
+                            k->node->op_type, (long long)bc);
+    if (bc == 0) {
+        if (!same_shape(a, t))
+            return pc_error_set(k->err, PC_ERR_SHAPE,
+                                "%s: inputs must have equal shapes when attribute 'broadcast' is 0",
+                                k->node->op_type);
+        return PC_OK;
+    }
+    if (!pc_node_attr(k->node, "axis")) return PC_OK;
+    int64_t axis = pc_node_attr_int(k->node, "axis", 0);
+    if (axis < 0) axis += a->rank;
+    if (axis < 0 || axis >= a->rank)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                            "%s: attribute 'axis' = %lld is out of range for rank %d", k->node->op_type,
+                            (long long)pc_node_attr_int(k->node, "axis", 0), (int)a->rank);
+    if (axis + t->rank > a->rank)
+        return pc_error_set(k->err, PC_ERR_SHAPE,
+                            "%s: input B of rank %d does not fit input A of rank %d at "
+                            "axis %lld",
+                            k->node->op_type, (int)t->rank, (int)a->rank, (long long)axis);
+    *view = *t;
+    view->rank = (int32_t)(a->rank - axis);
+    for (int32_t d = t->rank; d < view->rank; d++)
+        view->dims[d] = 1;
+    *b = view;
+    return PC_OK;
+}
+
+/* PRelu before opset 7 (Caffe2's): a 1-D slope of C values applies per channel (axis 1), viewed as
+ * [C, 1, ..., 1]; otherwise the slope broadcasts to X by the numpy rules. */
+static const pc_rt_tensor *prelu_slope(const pc_rt_kernel_ctx *k, pc_rt_tensor *view)
+{
+    const pc_rt_tensor *x = k->in[0], *s = k->in[1];
+    if (k->opset >= 7 || s->rank != 1 || x->rank < 2 || s->dims[0] != x->dims[1] || s->dims[0] == 1) return s;
+    *view = *s;
+    view->rank = x->rank - 1;
+    for (int32_t d = 1; d < view->rank; d++)
+        view->dims[d] = 1;
+    return view;
+}
+
+/* Two inputs of one type (input 1 of a type in `b_types` when that is non-zero), both broadcasting to the
+ * output (input 1 as `b`, its legacy view), an output of out_dtype (UNDEFINED: input 0's). */
+static pc_status binary_check(pc_rt_kernel_ctx *k, uint64_t b_types, pc_dtype out_dtype,
+                              const pc_rt_tensor *b)
+{
+    pc_status st;
     if (b_types) {
         if (!(RT_TYPE(k->in[1]->dtype) & b_types))
             return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "%s: input 1 of type %s is not implemented",
@@ -485,49 +840,111 @@ static pc_status binary_check(pc_rt_kernel_ctx *k, uint64_t b_types, pc_dtype ou
     } else if ((st = need_same_dtype(k, 1)) != PC_OK) {
         return st;
     }
-    if ((st = need_broadcast(k, 0)) != PC_OK || (st = need_broadcast(k, 1)) != PC_OK) return st;
+    if ((st = need_broadcast(k, k->in[0], 0)) != PC_OK || (st = need_broadcast(k, b, 1)) != PC_OK) return st;
+    if (k->opset < 7 && !same_shape(k->in[0], k->out[0]))
+        return pc_error_set(k->err, PC_ERR_SHAPE, "%s: the output's shape is not input A's (opset %lld)",
+                            k->node->op_type, (long long)k->opset);
     return need_out_dtype(k, out_dtype == PC_DTYPE_UNDEFINED ? k->in[0]->dtype : out_dtype);
+}
+
+/* the checks of an op whose input 1 has input 0's type, with the legacy view before opset 7 */
+static pc_status binary_prepare_as(pc_rt_kernel_ctx *k, uint64_t b_types, pc_dtype out_dtype)
+{
+    pc_status st = need_arity(k, 2, 2);
+    if (st != PC_OK) return st;
+    pc_rt_tensor view;
+    const pc_rt_tensor *b;
+    if ((st = legacy_b(k, &view, &b)) != PC_OK) return st;
+    return binary_check(k, b_types, out_dtype, b);
 }
 
 static pc_status binary_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
     *scratch_bytes = 0;
-    return binary_check(k, 0, PC_DTYPE_UNDEFINED);
+    return binary_prepare_as(k, 0, PC_DTYPE_UNDEFINED);
 }
 
 static pc_status compare_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
     *scratch_bytes = 0;
-    return binary_check(k, 0, PC_DTYPE_BOOL);
+    return binary_prepare_as(k, 0, PC_DTYPE_BOOL);
 }
 
-/* Pow: the exponent has the base's type before opset 12, any numeric type from 12 (float, int32, int64 here)
- */
+/* Pow: the exponent has the base's type before opset 12, any numeric type from 12 */
 static pc_status pow_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
     *scratch_bytes = 0;
-    return binary_check(k, k->opset < 12 ? RT_F32 : RT_F32 | RT_I32 | RT_I64, PC_DTYPE_UNDEFINED);
+    pc_status st = binary_prepare_as(k, k->opset < 12 ? 0 : RT_ALL_NUM, PC_DTYPE_UNDEFINED);
+    if (st != PC_OK) return st;
+    pc_dtype a = k->in[0]->dtype, b = k->in[1]->dtype;
+    if (a <= PC_DTYPE_UNDEFINED || a >= NDT || b <= PC_DTYPE_UNDEFINED || b >= NDT || !pow_rows[a][b])
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED,
+                            "Pow: a %s base with a %s exponent is not implemented", pc_dtype_name(a),
+                            pc_dtype_name(b));
+    return PC_OK;
+}
+
+/* Mod: fmod = 0 (integers only: the divisor's sign) or 1 (C's fmod and %) */
+static pc_status mod_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    *scratch_bytes = 0;
+    pc_status st = binary_prepare_as(k, 0, PC_DTYPE_UNDEFINED);
+    if (st != PC_OK) return st;
+    int64_t fm = pc_node_attr_int(k->node, "fmod", 0);
+    if (fm != 0 && fm != 1)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "Mod: attribute 'fmod' = %lld (0 or 1)", (long long)fm);
+    if (fm == 0 && (RT_TYPE(k->in[0]->dtype) & RT_FLT))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "Mod: attribute 'fmod' must be 1 for %s inputs",
+                            pc_dtype_name(k->in[0]->dtype));
+    return PC_OK;
+}
+
+static bool shift_left(const pc_rt_kernel_ctx *k)
+{
+    return strcmp(pc_node_attr_string(k->node, "direction", ""), "LEFT") == 0;
+}
+
+static pc_status bitshift_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    *scratch_bytes = 0;
+    pc_status st = binary_prepare_as(k, 0, PC_DTYPE_UNDEFINED);
+    if (st != PC_OK) return st;
+    const char *dir = pc_node_attr_string(k->node, "direction", NULL);
+    if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                            "BitShift: attribute 'direction' is %s%s%s, not \"LEFT\" "
+                            "or \"RIGHT\"",
+                            dir ? "\"" : "", dir ? dir : "absent", dir ? "\"" : "");
+    return PC_OK;
 }
 
 /* PRelu: the slope broadcasts to X, never X to the slope's shape */
 static pc_status prelu_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
-    pc_status st = binary_prepare(k, scratch_bytes);
+    *scratch_bytes = 0;
+    pc_status st = need_arity(k, 2, 2);
     if (st != PC_OK) return st;
-    const pc_rt_tensor *x = k->in[0], *y = k->out[0];
-    bool same = x->rank == y->rank;
-    for (int32_t d = 0; same && d < x->rank; d++)
-        same = x->dims[d] == y->dims[d];
-    if (!same) return pc_error_set(k->err, PC_ERR_SHAPE, "PRelu: the output's shape is not X's");
+    pc_rt_tensor view;
+    if ((st = binary_check(k, 0, PC_DTYPE_UNDEFINED, prelu_slope(k, &view))) != PC_OK) return st;
+    if (!same_shape(k->in[0], k->out[0]))
+        return pc_error_set(k->err, PC_ERR_SHAPE, "PRelu: the output's shape is not X's");
+    return PC_OK;
+}
+
+/* out = row(in0, b) with b input 1 or its legacy view */
+static pc_status binary_run_row(pc_rt_kernel_ctx *k, row_fn row, const pc_rt_tensor *b)
+{
+    if (!row) return unexpected_dtype(k, 0);
+    if (k->out[0]->n > 0) walk2(k->out[0], k->in[0], b, row);
     return PC_OK;
 }
 
 static pc_status binary_run(pc_rt_kernel_ctx *k, const row_set *rows)
 {
-    row_fn row = row_for(rows, k->in[0]->dtype);
-    if (!row) return unexpected_dtype(k, 0);
-    if (k->out[0]->n > 0) walk2(k->out[0], k->in[0], k->in[1], row);
-    return PC_OK;
+    pc_rt_tensor view;
+    const pc_rt_tensor *b;
+    pc_status st = legacy_b(k, &view, &b);
+    return st != PC_OK ? st : binary_run_row(k, row_for(rows, k->in[0]->dtype), b);
 }
 
 #define BINARY_RUN(op)                                                                                       \
@@ -545,41 +962,77 @@ BINARY_RUN(gt)
 BINARY_RUN(ge)
 BINARY_RUN(and)
 BINARY_RUN(or)
-BINARY_RUN(prelu)
+BINARY_RUN(xor)
 
-/* Integer division by zero is an error (ONNX Runtime would trap). Every divisor element is used when the
- * output is not empty (broadcasting repeats elements, never skips one), so one scan over the divisor decides.
- */
-#define ANY_ZERO(T, t, found)                                                                                \
+static pc_status prelu_run(pc_rt_kernel_ctx *k)
+{
+    pc_rt_tensor view;
+    return binary_run_row(k, row_for(&prelu_rows, k->in[0]->dtype), prelu_slope(k, &view));
+}
+
+static pc_status bitshift_run(pc_rt_kernel_ctx *k)
+{
+    return binary_run(k, shift_left(k) ? &shl_rows : &shr_rows);
+}
+
+/* Whether an integer tensor has a 0 element (integer types only: a float 0 divisor is fine). */
+static bool any_int_zero(const pc_rt_tensor *t)
+{
+    if (!(RT_TYPE(t->dtype) & RT_ALL_INT)) return false;
+#define ANY_ZERO(T)                                                                                          \
     do {                                                                                                     \
-        const T *p = (t)->data;                                                                              \
-        for (uint64_t i = 0; i < (t)->n && !(found); i++)                                                    \
-            (found) = p[i] == 0;                                                                             \
+        const T *p = t->data;                                                                                \
+        for (uint64_t i = 0; i < t->n; i++)                                                                  \
+            if (p[i] == 0) return true;                                                                      \
     } while (0)
+    switch (elem_size(t->dtype)) {
+    case 1:
+        ANY_ZERO(uint8_t);
+        break;
+    case 2:
+        ANY_ZERO(uint16_t);
+        break;
+    case 4:
+        ANY_ZERO(uint32_t);
+        break;
+    default:
+        ANY_ZERO(uint64_t);
+        break;
+    }
+#undef ANY_ZERO
+    return false;
+}
+
+/* Integer division (and modulo) by zero is an error, as in the reference (ONNX Runtime would trap). Every
+ * divisor element is used when the output is not empty (broadcasting repeats elements, never skips one), so
+ * one scan over the divisor decides. */
+static pc_status divide_run(pc_rt_kernel_ctx *k, const row_set *rows, const char *what)
+{
+    if (k->out[0]->n > 0 && any_int_zero(k->in[1]))
+        return pc_error_set(k->err, PC_ERR_VALUE, "%s: integer %s by zero (a %s divisor element is 0)",
+                            k->node->op_type, what, pc_dtype_name(k->in[1]->dtype));
+    return binary_run(k, rows);
+}
 
 static pc_status div_run(pc_rt_kernel_ctx *k)
 {
-    const pc_rt_tensor *b = k->in[1];
-    bool zero = false;
-    if (b->dtype == PC_DTYPE_INT32)
-        ANY_ZERO(int32_t, b, zero);
-    else if (b->dtype == PC_DTYPE_INT64)
-        ANY_ZERO(int64_t, b, zero);
-    if (zero && k->out[0]->n > 0)
-        return pc_error_set(k->err, PC_ERR_VALUE, "Div: integer division by zero (a %s divisor element is 0)",
-                            pc_dtype_name(b->dtype));
-    return binary_run(k, &div_rows);
+    return divide_run(k, &div_rows, "division");
+}
+
+static pc_status mod_run(pc_rt_kernel_ctx *k)
+{
+    return divide_run(k, pc_node_attr_int(k->node, "fmod", 0) ? &modt_rows : &modf_rows, "modulo");
 }
 
 static pc_status pow_run(pc_rt_kernel_ctx *k)
 {
-    row_fn row = k->in[1]->dtype == PC_DTYPE_FLOAT   ? pow_f32
-                 : k->in[1]->dtype == PC_DTYPE_INT32 ? pow_f32_i32
-                 : k->in[1]->dtype == PC_DTYPE_INT64 ? pow_f32_i64
-                                                     : NULL;
-    if (!row || k->in[0]->dtype != PC_DTYPE_FLOAT) return unexpected_dtype(k, row ? 0 : 1);
-    if (k->out[0]->n > 0) walk2(k->out[0], k->in[0], k->in[1], row);
-    return PC_OK;
+    pc_dtype a = k->in[0]->dtype, b = k->in[1]->dtype;
+    if (a <= PC_DTYPE_UNDEFINED || a >= NDT || b <= PC_DTYPE_UNDEFINED || b >= NDT)
+        return unexpected_dtype(k, 1);
+    pc_rt_tensor view;
+    const pc_rt_tensor *bt;
+    pc_status st = legacy_b(k, &view, &bt);
+    return st != PC_OK ? st : binary_run_row(k, pow_rows[a][b], bt);
 }
 
 /* ---- variadic Max, Min, Sum, Mean */
@@ -591,7 +1044,7 @@ static pc_status variadic_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     for (uint32_t i = 0; st == PC_OK && i < k->n_in; i++) {
         if (!k->in[i])
             return pc_error_set(k->err, PC_ERR_ARITY, "%s: input %u is required", k->node->op_type, i);
-        if ((st = need_same_dtype(k, i)) == PC_OK) st = need_broadcast(k, i);
+        if ((st = need_same_dtype(k, i)) == PC_OK) st = need_broadcast(k, k->in[i], i);
     }
     return st == PC_OK ? need_out_dtype(k, k->in[0]->dtype) : st;
 }
@@ -623,15 +1076,31 @@ VARIADIC_RUN(max, max)
 VARIADIC_RUN(min, min)
 VARIADIC_RUN(sum, add)
 
+#define MEAN_DIV(TS, C, LD, ST)                                                                              \
+    do {                                                                                                     \
+        TS *y = k->out[0]->data;                                                                             \
+        const C n = (C)k->n_in;                                                                              \
+        for (uint64_t i = 0; i < k->out[0]->n; i++)                                                          \
+            y[i] = ST(LD(y[i]) / n);                                                                         \
+    } while (0)
+
 static pc_status mean_run(pc_rt_kernel_ctx *k)
 {
     pc_status st = variadic_run(k, &add_rows);
     if (st != PC_OK) return st;
-    float *y = k->out[0]->data;
-    const float n = (float)k->n_in;
-    for (uint64_t i = 0; i < k->out[0]->n; i++)
-        y[i] /= n;
-    return PC_OK;
+    switch (k->in[0]->dtype) {
+    case PC_DTYPE_FLOAT:
+        MEAN_DIV(float, float, AS_IS, (float));
+        return PC_OK;
+    case PC_DTYPE_DOUBLE:
+        MEAN_DIV(double, double, AS_IS, (double));
+        return PC_OK;
+    case PC_DTYPE_FLOAT16:
+        MEAN_DIV(uint16_t, float, h2f, f2h);
+        return PC_OK;
+    default:
+        return unexpected_dtype(k, 0);
+    }
 }
 
 /* ---- Where */
@@ -663,7 +1132,7 @@ static pc_status where_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
         return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "Where on %s elements is not implemented",
                             pc_dtype_name(k->in[1]->dtype));
     for (uint32_t i = 0; i < 3; i++)
-        if ((st = need_broadcast(k, i)) != PC_OK) return st;
+        if ((st = need_broadcast(k, k->in[i], i)) != PC_OK) return st;
     return need_out_dtype(k, k->in[1]->dtype);
 }
 
@@ -688,59 +1157,81 @@ static pc_status where_run(pc_rt_kernel_ctx *k)
 
 /* ---- the table */
 
-#define RT_NUM (RT_F32 | RT_I32 | RT_I64)
-
 /* Opset ranges start where ONNX gave the op the semantics implemented here (numpy broadcasting from 7 for
- * the binaries, from 8 for the variadics; the type lists as the op's versions widened them). */
+ * the binaries, from 8 for the variadics, whose opset-6 forms take equal shapes, a case of it; Add, Sub,
+ * Mul, Div, Pow and PRelu at 6 with their legacy broadcasting); the type sets are the op's widest (a model
+ * of an older opset with a newer type is invalid before it gets here). */
 const pc_rt_kernel pc_rt_kernels_elementwise[] = {
-    {"", "Relu", 1, 21, RT_F32, unary_prepare, relu_run},
-    {"", "Sigmoid", 1, 21, RT_F32, unary_prepare, sigmoid_run},
-    {"", "Tanh", 1, 21, RT_F32, unary_prepare, tanh_run},
-    {"", "Exp", 1, 21, RT_F32, unary_prepare, exp_run},
-    {"", "Log", 1, 21, RT_F32, unary_prepare, log_run},
-    {"", "Sqrt", 1, 21, RT_F32, unary_prepare, sqrt_run},
-    {"", "Neg", 1, 21, RT_NUM, unary_prepare, neg_run},
-    {"", "Abs", 1, 21, RT_NUM, unary_prepare, abs_run},
-    {"", "Reciprocal", 1, 21, RT_F32, unary_prepare, reciprocal_run},
-    {"", "Floor", 1, 21, RT_F32, unary_prepare, floor_run},
-    {"", "Ceil", 1, 21, RT_F32, unary_prepare, ceil_run},
-    {"", "Erf", 9, 21, RT_F32, unary_prepare, erf_run},
-    {"", "Softplus", 1, 21, RT_F32, unary_prepare, softplus_run},
-    {"", "Softsign", 1, 21, RT_F32, unary_prepare, softsign_run},
-    {"", "Elu", 1, 21, RT_F32, unary_prepare, elu_run},
-    {"", "LeakyRelu", 1, 21, RT_F32, unary_prepare, leaky_relu_run},
-    {"", "HardSigmoid", 1, 21, RT_F32, unary_prepare, hard_sigmoid_run},
-    {"", "HardSwish", 14, 21, RT_F32, unary_prepare, hard_swish_run},
-    {"", "Selu", 1, 21, RT_F32, unary_prepare, selu_run},
-    {"", "Sign", 9, 21, RT_F32, unary_prepare, sign_run},
-    {"", "Round", 11, 21, RT_F32, unary_prepare, round_run},
-    {"", "Clip", 1, 21, RT_F32, clip_prepare, clip_run},
-    {"", "Gelu", 20, 21, RT_F32, unary_prepare, gelu_run},
-    {PC_MS_DOMAIN, "Gelu", 1, 1, RT_F32, unary_prepare, gelu_run},
-    {"", "Clip", 12, 21, RT_I32 | RT_I64, clip_prepare, clip_run},
+    {"", "Relu", 1, 21, RT_FLT, unary_prepare, relu_run},
+    {"", "Relu", 14, 21, RT_SINT, unary_prepare, relu_run},
+    {"", "Sigmoid", 1, 21, RT_FLT, unary_prepare, sigmoid_run},
+    {"", "Tanh", 1, 21, RT_FLT, unary_prepare, tanh_run},
+    {"", "Exp", 1, 21, RT_FLT, unary_prepare, exp_run},
+    {"", "Log", 1, 21, RT_FLT, unary_prepare, log_run},
+    {"", "Sqrt", 1, 21, RT_FLT, unary_prepare, sqrt_run},
+    {"", "Neg", 1, 21, RT_FLT | RT_SINT, unary_prepare, neg_run},
+    {"", "Abs", 1, 21, RT_ALL_NUM, unary_prepare, abs_run},
+    {"", "Reciprocal", 1, 21, RT_FLT, unary_prepare, reciprocal_run},
+    {"", "Floor", 1, 21, RT_FLT, unary_prepare, floor_run},
+    {"", "Ceil", 1, 21, RT_FLT, unary_prepare, ceil_run},
+    {"", "Erf", 9, 21, RT_FLT, unary_prepare, erf_run},
+    {"", "Cos", 7, 21, RT_FLT, unary_prepare, cos_run},
+    {"", "Sin", 7, 21, RT_FLT, unary_prepare, sin_run},
+    {"", "Tan", 7, 21, RT_FLT, unary_prepare, tan_run},
+    {"", "Acos", 7, 21, RT_FLT, unary_prepare, acos_run},
+    {"", "Asin", 7, 21, RT_FLT, unary_prepare, asin_run},
+    {"", "Atan", 7, 21, RT_FLT, unary_prepare, atan_run},
+    {"", "Sinh", 9, 21, RT_FLT, unary_prepare, sinh_run},
+    {"", "Cosh", 9, 21, RT_FLT, unary_prepare, cosh_run},
+    {"", "Asinh", 9, 21, RT_FLT, unary_prepare, asinh_run},
+    {"", "Acosh", 9, 21, RT_FLT, unary_prepare, acosh_run},
+    {"", "Atanh", 9, 21, RT_FLT, unary_prepare, atanh_run},
+    {"", "Softplus", 1, 21, RT_FLT, unary_prepare, softplus_run},
+    {"", "Softsign", 1, 21, RT_FLT, unary_prepare, softsign_run},
+    {"", "Elu", 1, 21, RT_FLT, unary_prepare, elu_run},
+    {"", "Celu", 12, 21, RT_FLT, unary_prepare, celu_run},
+    {"", "LeakyRelu", 1, 21, RT_FLT, unary_prepare, leaky_relu_run},
+    {"", "ThresholdedRelu", 10, 21, RT_FLT, unary_prepare, thresholded_relu_run},
+    {"", "HardSigmoid", 1, 21, RT_FLT, unary_prepare, hard_sigmoid_run},
+    {"", "HardSwish", 14, 21, RT_FLT, unary_prepare, hard_swish_run},
+    {"", "Selu", 1, 21, RT_FLT, unary_prepare, selu_run},
+    {"", "Sign", 9, 21, RT_ALL_NUM, unary_prepare, sign_run},
+    {"", "Round", 11, 21, RT_FLT, unary_prepare, round_run},
+    {"", "Shrink", 9, 21, RT_ALL_NUM, unary_prepare, shrink_run},
+    {"", "IsNaN", 9, 21, RT_FLT, predicate_prepare, isnan_run},
+    {"", "IsInf", 10, 21, RT_FLT, predicate_prepare, isinf_run},
+    {"", "Clip", 1, 21, RT_FLT, clip_prepare, clip_run},
+    {"", "Gelu", 20, 21, RT_FLT, unary_prepare, gelu_run},
+    {PC_MS_DOMAIN, "Gelu", 1, 1, RT_FLT, unary_prepare, gelu_run},
+    {"", "Clip", 12, 21, RT_ALL_INT, clip_prepare, clip_run},
     {"", "Not", 1, 21, RT_BOOL, unary_prepare, not_run},
-    {"", "Add", 7, 21, RT_NUM, binary_prepare, add_run},
-    {"", "Sub", 7, 21, RT_NUM, binary_prepare, sub_run},
-    {"", "Mul", 7, 21, RT_NUM, binary_prepare, mul_run},
-    {"", "Div", 7, 21, RT_NUM, binary_prepare, div_run},
-    {"", "Pow", 7, 21, RT_F32, pow_prepare, pow_run},
-    {"", "PRelu", 7, 21, RT_F32, prelu_prepare, prelu_run},
-    {"", "Max", 8, 21, RT_F32, variadic_prepare, max_run},
-    {"", "Max", 12, 21, RT_I32 | RT_I64, variadic_prepare, max_run},
-    {"", "Min", 8, 21, RT_F32, variadic_prepare, min_run},
-    {"", "Min", 12, 21, RT_I32 | RT_I64, variadic_prepare, min_run},
-    {"", "Sum", 8, 21, RT_F32, variadic_prepare, sum_run},
-    {"", "Mean", 8, 21, RT_F32, variadic_prepare, mean_run},
-    {"", "Equal", 7, 21, RT_I32 | RT_I64 | RT_BOOL, compare_prepare, eq_run},
-    {"", "Equal", 11, 21, RT_F32, compare_prepare, eq_run},
-    {"", "Less", 7, 21, RT_F32, compare_prepare, lt_run},
-    {"", "Less", 9, 21, RT_I32 | RT_I64, compare_prepare, lt_run},
-    {"", "Greater", 7, 21, RT_F32, compare_prepare, gt_run},
-    {"", "Greater", 9, 21, RT_I32 | RT_I64, compare_prepare, gt_run},
-    {"", "LessOrEqual", 12, 21, RT_NUM, compare_prepare, le_run},
-    {"", "GreaterOrEqual", 12, 21, RT_NUM, compare_prepare, ge_run},
+    {"", "Add", 6, 21, RT_ALL_NUM, binary_prepare, add_run},
+    {"", "Sub", 6, 21, RT_ALL_NUM, binary_prepare, sub_run},
+    {"", "Mul", 6, 21, RT_ALL_NUM, binary_prepare, mul_run},
+    {"", "Div", 6, 21, RT_ALL_NUM, binary_prepare, div_run},
+    {"", "Pow", 6, 21, RT_FLT, pow_prepare, pow_run},
+    {"", "Pow", 12, 21, RT_I32 | RT_I64, pow_prepare, pow_run},
+    {"", "Mod", 10, 21, RT_ALL_NUM, mod_prepare, mod_run},
+    {"", "BitShift", 11, 21, RT_UINT, bitshift_prepare, bitshift_run},
+    {"", "PRelu", 6, 21, RT_FLT, prelu_prepare, prelu_run},
+    {"", "PRelu", 9, 21, RT_ALL_INT, prelu_prepare, prelu_run},
+    {"", "Max", 6, 21, RT_FLT, variadic_prepare, max_run},
+    {"", "Max", 12, 21, RT_ALL_INT, variadic_prepare, max_run},
+    {"", "Min", 6, 21, RT_FLT, variadic_prepare, min_run},
+    {"", "Min", 12, 21, RT_ALL_INT, variadic_prepare, min_run},
+    {"", "Sum", 6, 21, RT_FLT, variadic_prepare, sum_run},
+    {"", "Mean", 6, 21, RT_FLT, variadic_prepare, mean_run},
+    {"", "Equal", 7, 21, RT_ALL_INT | RT_BOOL, compare_prepare, eq_run},
+    {"", "Equal", 11, 21, RT_FLT, compare_prepare, eq_run},
+    {"", "Less", 7, 21, RT_FLT, compare_prepare, lt_run},
+    {"", "Less", 9, 21, RT_ALL_INT, compare_prepare, lt_run},
+    {"", "Greater", 7, 21, RT_FLT, compare_prepare, gt_run},
+    {"", "Greater", 9, 21, RT_ALL_INT, compare_prepare, gt_run},
+    {"", "LessOrEqual", 12, 21, RT_ALL_NUM, compare_prepare, le_run},
+    {"", "GreaterOrEqual", 12, 21, RT_ALL_NUM, compare_prepare, ge_run},
     {"", "And", 7, 21, RT_BOOL, binary_prepare, and_run},
     {"", "Or", 7, 21, RT_BOOL, binary_prepare, or_run},
+    {"", "Xor", 7, 21, RT_BOOL, binary_prepare, xor_run},
     {"", "Where", 9, 21, RT_BOOL, where_prepare, where_run},
 };
 

@@ -1285,10 +1285,16 @@ static bool convert(pc_dtype from, pc_dtype to, const void *src, void *dst, uint
     }
 }
 
-/* Cast's target: attribute 'to', an int (a type name string before opset 6). */
+/* Cast's target: attribute 'to', an int (a type name string before opset 6); CastLike's: input 1's type. */
 static pc_status cast_target(pc_rt_kernel_ctx *k, pc_dtype *to)
 {
     *to = PC_DTYPE_UNDEFINED;
+    if (strcmp(k->node->op_type, "CastLike") == 0) {
+        const pc_rt_tensor *like = in_at(k, 1);
+        if (!like) return pc_error_set(k->err, PC_ERR_ARITY, "input 1 'target_type' is required");
+        *to = like->dtype;
+        return PC_OK;
+    }
     const pc_attr *a = pc_node_attr(k->node, "to");
     if (!a) return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'to' is required");
     if (a->type == PC_ATTR_INT) {
@@ -2971,6 +2977,7 @@ const pc_rt_kernel pc_rt_kernels_movement[] = {
     {"", "Size", 1, 21, 0, size_prepare, size_run},
     {"", "ConstantOfShape", 9, 21, RT_I64 | RT_I32, constant_of_shape_prepare, constant_of_shape_run},
     {"", "Cast", 1, 21, RT_ANY_FIXED, cast_prepare, cast_run},
+    {"", "CastLike", 15, 21, RT_ANY_FIXED, cast_prepare, cast_run},
     {"", "Range", 11, 21, RT_RANGE, range_prepare, range_run},
     {"", "DepthToSpace", 1, 21, RT_ANY_FIXED, depth_to_space_prepare, depth_to_space_run},
     {"", "SpaceToDepth", 1, 21, RT_ANY_FIXED, space_to_depth_prepare, space_to_depth_run},
