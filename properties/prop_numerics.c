@@ -613,6 +613,36 @@ static pc_status quant_tolerances(const pc_model *before, const pc_model *after,
     return PC_OK;
 }
 
+/* The values a QDQ rewrite rounds anew: the integer outputs of the nodes it created or changed (not the
+ * copying ones) that the graph before it also names. pc_check_ref_pinned takes each the rewritten way. */
+static pc_status rounding_sites(const pc_model *before, const pc_model *after, const char ***names,
+                                uint32_t *n, pc_error *err)
+{
+    *names = NULL;
+    *n = 0;
+    node_match mt;
+    pc_status st = match_build(before->graph, after->graph, &mt, err);
+    if (st != PC_OK) return st;
+    const char **list = calloc((size_t)after->graph->n_values + 1, sizeof *list);
+    if (!list) {
+        match_free(&mt);
+        return pc_error_set(err, PC_ERR_NOMEM, "numerics: out of memory");
+    }
+    for (uint32_t i = 0; i < mt.n_after; i++) {
+        const pc_node *nd = mt.after[i];
+        int32_t b = mt.after_to_before[i];
+        if ((b >= 0 && match_node_same(nd, mt.before[b])) || op_transparent(nd)) continue;
+        for (uint32_t k = 0; k < nd->n_outputs; k++) {
+            const pc_value *v = nd->outputs[k];
+            if (v && v->name && value_is_int(v) && pc_graph_find_value(before->graph, v->name))
+                list[(*n)++] = v->name;
+        }
+    }
+    match_free(&mt);
+    *names = list;
+    return PC_OK;
+}
+
 typedef struct cmp_out {
     const char *kind; /* NULL: equal */
     char what[512];
@@ -757,6 +787,51 @@ static pc_prop_outcome compare_outputs(pc_check_ctx *ctx, const pc_model *before
     return PC_PROP_PASS;
 }
 
+/* Quant mode, when the bounds failed: the rewritten rounding sites pinned to their rewritten results (when
+ * within the pass's steps of the QDQ form's), the graph before run again, and the plain rule applied to that.
+ * Two QLinearConvs in a row: a tie the first rounds the other way moves the second's input by a step, which
+ * its weights multiply (fuzz_pipeline: 54 before, 50 after). PASS when the pins explain every difference. */
+static pc_prop_outcome judge_pinned(pc_check_ctx *ctx, const pc_model *before, const pc_model *after,
+                                    pc_data **ao, tolerance t, const quant_tol *qt, char *msg,
+                                    size_t msg_size, const char **kind)
+{
+    const char **names = NULL;
+    uint32_t n = 0, pinned = 0;
+    pc_error err;
+    pc_prop_outcome o = PC_PROP_FAIL;
+    if (rounding_sites(before, after, &names, &n, &err) != PC_OK || !n) {
+        free(names);
+        return o;
+    }
+    pc_data **values = calloc(n, sizeof *values), **eo = NULL;
+    pc_pin *pins = calloc(n, sizeof *pins);
+    if (values && pins && pc_check_ref_capture(ctx, after, names, n, values, &err) == PC_OK) {
+        for (uint32_t i = 0; i < n; i++)
+            pins[i] = (pc_pin){names[i], values[i]};
+        if (pc_check_ref_pinned(ctx, before, pins, n, t.quant_steps, &eo, &pinned, &err) == PC_OK && pinned) {
+            char why[1024];
+            const char *k2 = NULL;
+            o = compare_outputs(ctx, before, after, eo, ao, t, NULL, NULL, why, sizeof why, &k2);
+            if (o == PC_PROP_FAIL && qt && qt->any)
+                o = compare_outputs(ctx, before, after, eo, ao, t, NULL, qt, why, sizeof why, &k2);
+            if (o == PC_PROP_PASS) {
+                *kind = NULL;
+                msg[0] = '\0';
+            } else {
+                o = PC_PROP_FAIL; /* the first verdict's message stands */
+            }
+            (void)msg_size;
+        }
+    }
+    if (eo) pc_ref_free_outputs(before, eo);
+    for (uint32_t i = 0; values && i < n; i++)
+        pc_data_unref(values[i]);
+    free(values);
+    free(pins);
+    free(names);
+    return o;
+}
+
 static pc_prop_outcome compare_models(pc_check_ctx *ctx, const pc_model *before, const pc_model *after,
                                       tolerance t, char *msg, size_t msg_size, const char **kind)
 {
@@ -803,6 +878,7 @@ static pc_prop_outcome compare_models(pc_check_ctx *ctx, const pc_model *before,
             return PC_PROP_ERROR;
         }
         if (qt.any) o = compare_outputs(ctx, before, after, eo, ao, t, NULL, &qt, msg, msg_size, kind);
+        if (o == PC_PROP_FAIL) o = judge_pinned(ctx, before, after, ao, t, &qt, msg, msg_size, kind);
         free(qt.steps);
         if (o == PC_PROP_PASS) {
             *kind = NULL; /* the strict comparison's failure no longer stands */

@@ -14,6 +14,7 @@
  * or run is a FAIL (kind create-failed / run-failed). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/passcheck.h"
@@ -46,45 +47,6 @@ static void probe_node(void *ctx, const pc_node *node, pc_data *const *inputs, p
         probe_tensor(ctx, outputs[i], false);
 }
 
-/* Element k of an integer tensor (the types QuantizeLinear makes), false for other types. */
-static bool int_at(const pc_data *d, uint64_t k, int64_t *v)
-{
-    switch (d->dtype) {
-    case PC_DTYPE_INT8:
-        *v = ((const int8_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_UINT8:
-        *v = ((const uint8_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_INT16:
-        *v = ((const int16_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_UINT16:
-        *v = ((const uint16_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_INT32:
-        *v = ((const int32_t *)d->data)[k];
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Same type and shape, every element within one step. */
-static bool within_step(const pc_data *want, const pc_data *got)
-{
-    if (!want || !got || want->kind != PC_TYPE_TENSOR || got->kind != PC_TYPE_TENSOR ||
-        want->dtype != got->dtype || want->rank != got->rank || want->n_elements != got->n_elements)
-        return false;
-    for (int32_t d = 0; d < want->rank; d++)
-        if (want->dims[d] != got->dims[d]) return false;
-    for (uint64_t k = 0; k < want->n_elements; k++) {
-        int64_t a, b;
-        if (!int_at(want, k, &a) || !int_at(got, k, &b) || a - b > 1 || b - a > 1) return false;
-    }
-    return true;
-}
-
 /* Quantization ties. A QuantizeLinear rounds a float the runtime computed in float32 and another order, the
  * reference in double: where the two straddle a rounding boundary the integer moves by one step, and so does
  * everything computed from it (fuzz_pipeline's runtime findings: Conv -> QuantizeLinear, -120 against -121;
@@ -95,25 +57,6 @@ static bool within_step(const pc_data *want, const pc_data *got)
  * the runtime's (pc_ref_options.replace_outputs). Agreement then is the same verdict the float tolerance
  * gives anywhere else; a result more than one step off stays the reference's, and a wrong kernel still
  * differs. */
-typedef struct pins {
-    const pc_graph *g; /* the graph with the extra outputs */
-    pc_data **got;     /* the runtime's outputs of g */
-    uint32_t pinned;
-} pins;
-
-static void pin_quantized(void *vctx, const pc_node *node, pc_data **outputs)
-{
-    pins *p = vctx;
-    if (strcmp(node->op_type, "QuantizeLinear") != 0 || node->domain[0] || !outputs[0]) return;
-    for (uint32_t i = 0; i < p->g->n_outputs; i++)
-        if (p->g->outputs[i] == node->outputs[0] && within_step(outputs[0], p->got[i])) {
-            pc_data_unref(outputs[0]);
-            outputs[0] = pc_data_ref(p->got[i]);
-            p->pinned++;
-            return;
-        }
-}
-
 /* The outputs of both engines with every QuantizeLinear pinned (see above), in *want and *got (the original
  * graph's outputs first); false when the graph has no QuantizeLinear or something could not run. */
 static bool run_pinned(pc_check_ctx *ctx, pc_model **model, pc_data ***want, pc_data ***got, pc_session **s)
@@ -145,14 +88,17 @@ static bool run_pinned(pc_check_ctx *ctx, pc_model **model, pc_data ***want, pc_
         *got = NULL;
         return false;
     }
-    pins p = {g, *got, 0};
-    pc_ref_options ro = {.replace_outputs = pin_quantized, .replace_ctx = &p};
-    ctx->stats->ref_runs++;
-    if (pc_ref_run_with_options(*model, &ro, ctx->kase->n_inputs, ctx->kase->inputs, want, &err) != PC_OK) {
-        *want = NULL;
-        return false;
+    pc_pin *pins = calloc(g->n_outputs, sizeof *pins);
+    if (!pins) return false;
+    uint32_t n_pins = 0, pinned = 0;
+    for (uint32_t i = 0; i < g->n_outputs; i++) {
+        const pc_node *p = g->outputs[i]->producer;
+        if (p && strcmp(p->op_type, "QuantizeLinear") == 0 && !p->domain[0] && g->outputs[i]->name)
+            pins[n_pins++] = (pc_pin){g->outputs[i]->name, (*got)[i]};
     }
-    return p.pinned > 0;
+    pc_status st = pc_check_ref_pinned(ctx, *model, pins, n_pins, 1, want, &pinned, &err);
+    free(pins);
+    return st == PC_OK && pinned > 0;
 }
 
 /* The first output out of tolerance (atol widened by extra), described in msg; PC_PROP_PASS when none. */

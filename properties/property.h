@@ -101,6 +101,22 @@ typedef struct pc_check_ctx {
  * free. PC_ERR_UNSUPPORTED when the reference cannot run it (an op it lacks: properties SKIP on it); other
  * codes are run failures the message explains. */
 pc_status pc_check_ref_outputs(pc_check_ctx *ctx, const pc_model *m, pc_data ***outputs, pc_error *err);
+/* Quantization ties (properties/pin.c): a quantized value two computations round from slightly different
+ * floats may differ by a step, and that step travels downstream. A property re-judges a failing comparison
+ * with the reference run on m where every node output named by a pin is replaced by the pinned value, if
+ * each element is within max_steps of the reference's own (same type and shape; else the reference's stays).
+ * *n_pinned counts the replacements; free *outputs with pc_ref_free_outputs(m, ...). */
+typedef struct pc_pin {
+    const char *name;     /* a value name of m */
+    const pc_data *value; /* the other computation's result for it; NULL: no pin */
+} pc_pin;
+pc_status pc_check_ref_pinned(pc_check_ctx *ctx, const pc_model *m, const pc_pin *pins, uint32_t n_pins,
+                              uint32_t max_steps, pc_data ***outputs, uint32_t *n_pinned, pc_error *err);
+/* The reference's values of the node outputs of m named in names (values[i]: a new reference, NULL when no
+ * node made it), from one run on the case inputs. Unref every values[i] whatever the status. */
+pc_status pc_check_ref_capture(pc_check_ctx *ctx, const pc_model *m, const char *const *names, uint32_t n,
+                               pc_data **values, pc_error *err);
+
 /* ctx->after_bytes as they load (default options, so verified), loaded once per judgment and shared: do not
  * modify or free. After a pass it becomes the next pass's `before`, which the runner would otherwise load
  * from the same bytes. A load that fails gives its status and message (to every caller). */
