@@ -1058,7 +1058,13 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "the transpose optimizer carries a Transpose through a Reshape merging axes the stored tensor holds "  \
       "apart")                                                                                               \
     X(PC_FAULT_RUNTIME_IM2COL_PAD, "runtime-im2col-pad",                                                     \
-      "the runtime's NCHW im2col ignores the padding at the start of each row (reads the window unshifted)")
+      "the runtime's NCHW im2col ignores the padding at the start of each row (reads the window unshifted)") \
+    X(PC_FAULT_RUNTIME_DEPTHWISE_NHWC, "runtime-depthwise-nhwc-channels",                                    \
+      "the runtime's NHWC depthwise conv steps through the weights' channels backwards (channel c gets "     \
+      "channel C-1-c's filter)")                                                                             \
+    X(PC_FAULT_RUNTIME_REQUANT_TRUNCATE, "runtime-requant-truncate",                                         \
+      "the runtime's QLinearConv/QLinearMatMul requantization truncates toward zero instead of rounding to " \
+      "nearest even")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

@@ -14,7 +14,7 @@
  *             y[i] = x[i] > 0 ? x[i] : 0;
  *         return PC_OK;
  *     }
- *     const pc_rt_kernel pc_rt_kernels_unary[] = {{"", "Relu", 6, 21, RT_F32, NULL, relu_run}, ...};
+ *     const pc_rt_kernel pc_rt_kernels_unary[] = {{"", "Relu", 6, 21, RT_F32, NULL, relu_run, true}, ...};
  *
  * The runtime shares nothing with the reference executor (reference/): its kernels are written for speed
  * (OpenBLAS for gemm), the reference's for obviousness, and the `runtime` property compares the two. */
@@ -35,6 +35,8 @@ typedef struct pc_rt_tensor {
     void *data; /* inputs: read only (initializers are referenced in place); outputs: the planned buffer */
 } pc_rt_tensor;
 
+typedef struct pc_rt_pool pc_rt_pool;
+
 typedef struct pc_rt_kernel_ctx {
     const pc_node *node; /* attributes: pc_node_attr_int/float/string, pc_node_attr for lists */
     int64_t opset;       /* the model's opset for the node's domain */
@@ -45,7 +47,21 @@ typedef struct pc_rt_kernel_ctx {
     size_t scratch_bytes;
     int threads; /* the session's thread count (>= 1) */
     pc_error *err;
+    pc_rt_pool *pool; /* the session's workers (threads > 1), else NULL: see pc_rt_parallel_for */
 } pc_rt_kernel_ctx;
+
+/* The thread pool (pool.c). A kernel splits independent work — channels, rows, elements — with
+ *
+ *     pc_rt_parallel_for(k, n, grain, fn, arg);   // fn(arg, lo, hi) over a fixed split of [0, n)
+ *
+ * which runs the chunks on the session's threads (the caller takes the first) and returns when all are done;
+ * with no pool, or fewer than two chunks of `grain` items, it calls fn(arg, 0, n) itself. The split depends
+ * only on n, grain and the thread count, so a kernel whose items do not interact gives the same bits every
+ * run, for any thread count. */
+typedef void (*pc_rt_task_fn)(void *arg, int64_t lo, int64_t hi);
+pc_rt_pool *pc_rt_pool_create(int threads); /* NULL when threads < 2 or the threads cannot start */
+void pc_rt_pool_free(pc_rt_pool *p);
+void pc_rt_parallel_for(const pc_rt_kernel_ctx *k, int64_t n, int64_t grain, pc_rt_task_fn fn, void *arg);
 
 /* At session creation, with the shapes known (data not yet: in[i]->data is NULL unless the input is an
  * initializer): refuses what the kernel cannot run (PC_ERR_UNSUPPORTED, or PC_ERR_ATTRIBUTE / PC_ERR_SHAPE
@@ -82,6 +98,9 @@ typedef struct pc_rt_kernel {
     uint64_t types;           /* input 0's element types; 0: any */
     pc_rt_prepare_fn prepare; /* NULL: nothing to check, no scratch */
     pc_rt_run_fn run;
+    /* Elementwise from input 0 to output 0 (flat index to flat index, equal counts; other inputs read whole,
+     * no scratch): the session may run it on slices of those two, one per thread (session.c). */
+    bool sliceable;
 } pc_rt_kernel;
 
 /* The kernel tables, one per file of core/runtime/kernels (a family per file). */

@@ -9,6 +9,7 @@
  * place in one arena (plan.c). Graph outputs are allocated per run and handed to the caller; initializers are
  * read in place. */
 #include <cblas.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ typedef struct rt_plan {
 struct pc_session {
     pc_model *model; /* the optimized copy, shapes as the model declares them */
     int threads;
+    pc_rt_pool *pool; /* threads > 1: the workers of the non-gemm kernels */
     bool profile;
     uint32_t n_nodes;
     uint32_t n_feeds;
@@ -347,7 +349,8 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
                               NULL,
                               0,
                               s->threads,
-                              err};
+                              err,
+                              s->pool};
         /* inputs not yet computed show no data to prepare */
         const pc_rt_tensor **shown = calloc(sp->node->n_inputs ? sp->node->n_inputs : 1, sizeof *shown);
         pc_rt_tensor *copies = calloc(sp->node->n_inputs ? sp->node->n_inputs : 1, sizeof *copies);
@@ -427,6 +430,10 @@ pc_status pc_session_create(const pc_model *model, const pc_session_options *opt
     if (!s) return pc_error_set(err, PC_ERR_NOMEM, "out of memory creating a session");
     s->threads = opts->threads;
     s->profile = opts->profile;
+    if (s->threads > 1 && !(s->pool = pc_rt_pool_create(s->threads))) {
+        free(s);
+        return pc_error_set(err, PC_ERR_NOMEM, "cannot start %d threads for the session", opts->threads);
+    }
     pc_status st = pc_model_clone(model, &s->model, err);
     if (st == PC_OK && opts->optimize) st = pc_model_optimize(s->model, &opts->pipeline, NULL, err);
     if (st == PC_OK) st = pc_graph_infer_shapes(s->model->graph, err);
@@ -457,6 +464,7 @@ pc_status pc_session_create(const pc_model *model, const pc_session_options *opt
 void pc_session_free(pc_session *s)
 {
     if (!s) return;
+    pc_rt_pool_free(s->pool);
     plan_free(s->plan);
     free(s->feeds);
     pc_model_free(s->model);
@@ -521,6 +529,58 @@ void pc_session_free_outputs(pc_session *s, pc_data **outputs)
     free(outputs);
 }
 
+/* A sliceable kernel (rt_internal.h) on the session's threads: input 0 and output 0 cut into contiguous
+ * rank-1 views, the other inputs whole. Below SLICE_GRAIN elements per thread waking the workers costs more
+ * than it saves. */
+enum { SLICE_GRAIN = 32768, SLICE_MAX_INPUTS = 8 };
+
+typedef struct slice_task {
+    const pc_rt_kernel_ctx *k;
+    const pc_rt_kernel *kernel;
+    _Atomic int failed; /* the first failing slice's error goes to k->err */
+    pc_status status;
+} slice_task;
+
+static void run_slice(void *arg, int64_t lo, int64_t hi)
+{
+    slice_task *t = arg;
+    const pc_rt_kernel_ctx *k = t->k;
+    pc_rt_tensor x = *k->in[0], y = *k->out[0];
+    size_t xs = pc_dtype_bits(x.dtype) / 8, ys = pc_dtype_bits(y.dtype) / 8;
+    x.rank = y.rank = 1;
+    x.dims[0] = y.dims[0] = hi - lo;
+    x.n = y.n = (uint64_t)(hi - lo);
+    x.data = (char *)x.data + (size_t)lo * xs;
+    y.data = (char *)y.data + (size_t)lo * ys;
+    const pc_rt_tensor *ins[SLICE_MAX_INPUTS];
+    for (uint32_t i = 0; i < k->n_in; i++)
+        ins[i] = i == 0 ? &x : k->in[i];
+    pc_rt_tensor *outs[1] = {&y};
+    pc_error err;
+    pc_error_clear(&err);
+    pc_rt_kernel_ctx c = *k;
+    c.in = ins;
+    c.out = outs;
+    c.n_out = 1;
+    c.err = &err;
+    pc_status st = t->kernel->run(&c);
+    if (st != PC_OK && atomic_exchange(&t->failed, 1) == 0) {
+        *k->err = err;
+        t->status = st;
+    }
+}
+
+static pc_status step_run(const step *sp, pc_rt_kernel_ctx *k)
+{
+    const pc_rt_kernel *kern = sp->kernel;
+    if (!kern->sliceable || !k->pool || k->n_in < 1 || k->n_in > SLICE_MAX_INPUTS || k->n_out != 1 ||
+        !k->in[0] || !k->out[0] || k->in[0]->n != k->out[0]->n || k->out[0]->n < 2 * SLICE_GRAIN)
+        return kern->run(k);
+    slice_task t = {k, kern, 0, PC_OK};
+    pc_rt_parallel_for(k, (int64_t)k->out[0]->n, SLICE_GRAIN, run_slice, &t);
+    return t.status;
+}
+
 pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *inputs, pc_data ***outputs,
                          pc_error *err)
 {
@@ -574,9 +634,10 @@ pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *input
                               sp->scratch_bytes ? p->arena + sp->scratch_offset : NULL,
                               sp->scratch_bytes,
                               s->threads,
-                              err};
+                              err,
+                              s->pool};
         double t0 = s->profile ? pc_now_seconds() : 0;
-        if ((st = sp->kernel->run(&k)) != PC_OK)
+        if ((st = step_run(sp, &k)) != PC_OK)
             pc_error_prefix(err, "%s: ", node_label(sp->node, label, sizeof label));
         if (s->profile) {
             sp->seconds += pc_now_seconds() - t0;

@@ -16,7 +16,8 @@
 #     added. ctest runs it from a Release build (label "suite"; ci/test builds one for it).
 #   targeted: a reduced run for sanitizer builds, where checks are ~10x slower: CASES (default 600) cases with seed
 #     SEED (default 7), each fault's run (and its baseline) restricted to the family that exercises the faulted pass
-#     (annotated for the level-1 annotation faults, nhwc for the transpose-optimizer faults, qdq for the QDQ rewrite,
+#     (annotated for the level-1 annotation faults, nhwc for the transpose-optimizer faults and the NHWC depthwise
+#     runtime fault, qdq for the QDQ rewrite and the runtime's requantization,
 #     eps for the EP-file parser and the capability check,
 #     patterns for the faults only the pattern library reaches, every family otherwise) and SHRINK_TIME (default 15) seconds of shrinking per signature.
 # Environment: MAX_NODES (default 6); FAULTS (default: every fault) to run a subset; SUITE_ARGS, extra arguments
@@ -41,8 +42,8 @@ family_for() {
     }
     case $1 in
     fusion-drops-annotation | fusion-merges-annotations | layer-rule-contains) echo annotated ;;
-    concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any) echo nhwc ;;
-    qdq-wrong-rounding) echo qdq ;;
+    concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any | runtime-depthwise-nhwc-channels) echo nhwc ;;
+    qdq-wrong-rounding | runtime-requant-truncate) echo qdq ;;
     ep-file-block-bound | capability-refuses-min-opset) echo eps ;;
     neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor | fold-skips-errors | eval-tie-later | gather-perm-order | reshape-groups-apart) echo patterns ;;
     *) echo all ;;

@@ -349,6 +349,118 @@ static void contract(void)
     pc_model_free(m);
 }
 
+/* Threads: the same convolutions (depthwise NCHW at stride 1 and 2, depthwise NHWC, im2col in several strips)
+ * at 1, 2 and 3 threads: each thread count gives the same bits run after run and agrees with the reference;
+ * the depthwise convs (our kernels, split by channels or rows) give the same bits at every thread count. The
+ * gemm ones need not: OpenBLAS blocks an sgemm differently for another thread count. */
+static void threads_same_bits(void)
+{
+    static const struct {
+        bool nhwc;
+        int64_t group, cg, k, s;
+    } convs[] = {{false, 24, 1, 5, 1},
+                 {false, 24, 1, 3, 2},
+                 {true, 24, 1, 3, 1},
+                 {false, 1, 40, 3, 1},
+                 {false, 2, 24, 3, 2}};
+    for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+        pc_error err;
+        int64_t c = convs[i].group * convs[i].cg, mo = convs[i].group * (convs[i].cg == 1 ? 1 : 8);
+        int64_t xd[4] = {1, c, 50, 60}, wd[4] = {mo, convs[i].cg, convs[i].k, convs[i].k};
+        if (convs[i].nhwc) xd[1] = 50, xd[2] = 60, xd[3] = c;
+        pc_model *m = pt_model(13);
+        pc_value *ins[2] = {input(m, "x", 4, xd), input(m, "w", 4, wd)};
+        const char *domain = convs[i].nhwc ? PC_NHWC_DOMAIN : "";
+        if (convs[i].nhwc) CHECK_OK(pc_model_set_opset(m, domain, 1, &err), &err);
+        pc_node *node = pc_graph_add_node(m->graph, "Conv", domain, 2, ins, 1, NULL, &err);
+        if (!node) pt_die("conv", &err);
+        int64_t st[2] = {convs[i].s, convs[i].s}, pads[4] = {1, 2, 1, 0};
+        CHECK_OK(pc_node_set_attr_ints(node, "strides", 2, st, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "pads", 4, pads, &err), &err);
+        CHECK_OK(pc_node_set_attr_int(node, "group", convs[i].group, &err), &err);
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("output", &err);
+        pc_data *feed[2] = {values(4, xd), values(4, wd)}, *first = NULL;
+        for (int threads = 1; threads <= 3; threads++) {
+            pc_session_options so;
+            pc_session_options_default(&so);
+            so.optimize = false;
+            so.threads = threads;
+            pc_session *s = NULL;
+            pc_data **got = NULL;
+            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+            if (s) CHECK_OK(pc_session_run(s, 2, feed, &got, &err), &err);
+            pc_data **again = NULL, **want = NULL;
+            if (s) CHECK_OK(pc_session_run(s, 2, feed, &again, &err), &err);
+            CHECK_OK(pc_ref_run(m, 2, feed, &want, &err), &err);
+            pc_compare_result cr;
+            if (got && again)
+                CHECK_MSG(pc_data_compare_exact(got[0], again[0], &cr) == PC_COMPARE_EQUAL,
+                          "conv %zu at %d threads: a second run differs: %s", i, threads, cr.detail);
+            if (got && want)
+                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-4, 1e-4, &cr) == PC_COMPARE_EQUAL,
+                          "conv %zu at %d threads: differs from the reference: %s", i, threads, cr.detail);
+            if (got && !first)
+                first = pc_data_ref(got[0]);
+            else if (got && convs[i].cg == 1)
+                CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
+                          "depthwise conv %zu: %d threads differ from 1: %s", i, threads, cr.detail);
+            if (want) pc_ref_free_outputs(m, want);
+            if (again) pc_session_free_outputs(s, again);
+            if (got) pc_session_free_outputs(s, got);
+            pc_session_free(s);
+        }
+        pc_data_unref(first);
+        pc_data_unref(feed[0]);
+        pc_data_unref(feed[1]);
+        pc_model_free(m);
+    }
+    /* sliceable kernels (Sigmoid, Clip with its bound inputs) over 200,000 elements: cut into one slice per
+     * thread by the session, the same bits as one thread, and the reference's values */
+    for (int op = 0; op < 2; op++) {
+        pc_error err;
+        int64_t xd[2] = {4, 50000};
+        pc_model *m = pt_model(13);
+        input(m, "x", 2, xd);
+        pc_node *node;
+        if (op == 0) {
+            node = pt_node(m, "Sigmoid", "", "x", "y", NULL);
+        } else {
+            pt_const_f(m, "lo", 0, NULL, (float[]){-0.5f});
+            pt_const_f(m, "hi", 0, NULL, (float[]){0.25f});
+            node = pt_node(m, "Clip", "", "x,lo,hi", "y", NULL);
+        }
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
+        pc_data *x = values(2, xd), *first = NULL;
+        for (int threads = 1; threads <= 3; threads++) {
+            pc_session_options so;
+            pc_session_options_default(&so);
+            so.optimize = false;
+            so.threads = threads;
+            pc_session *s = NULL;
+            pc_data **got = NULL, **want = NULL;
+            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+            if (s) CHECK_OK(pc_session_run(s, 1, &x, &got, &err), &err);
+            CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
+            pc_compare_result cr;
+            if (got && want)
+                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-5, 1e-6, &cr) == PC_COMPARE_EQUAL,
+                          "%s at %d threads: differs from the reference: %s", node->op_type, threads,
+                          cr.detail);
+            if (got && !first)
+                first = pc_data_ref(got[0]);
+            else if (got)
+                CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
+                          "%s: %d threads differ from 1: %s", node->op_type, threads, cr.detail);
+            if (want) pc_ref_free_outputs(m, want);
+            if (got) pc_session_free_outputs(s, got);
+            pc_session_free(s);
+        }
+        pc_data_unref(first);
+        pc_data_unref(x);
+        pc_model_free(m);
+    }
+}
+
 /* Profiling: one entry per node in run order, the runs counted, time summed, and the FLOP count of a Conv
  * (2 x outputs x products per output, whatever the weight layout) and a MatMul (2 x M x N x K). */
 static void profile(void)
@@ -404,6 +516,7 @@ int main(void)
     int conv = conv_cases() + convt_cases(), mm = matmul_cases();
     contract();
     profile();
+    threads_same_bits();
     printf("test_runtime_session: %d convolutions, %d MatMul/Gemm agree with the reference\n", conv, mm);
     return pc_test_finish("test_runtime_session");
 }

@@ -139,16 +139,16 @@ static bool depthwise_wide(const conv_geom *g)
     return conv_depthwise(g) && !g->nhwc && g->sh == 1 && g->sw == 1;
 }
 
-/* Scratch: one strip of im2col of one group (floats), or the padded plane and wide output of a stride-1
- * NCHW depthwise conv, plus NHWC's repacked weights. */
-static size_t conv_scratch(const conv_geom *g)
+/* Scratch: one strip of im2col of one group (floats), or per thread the padded plane and wide output of a
+ * stride-1 NCHW depthwise conv, plus NHWC's repacked weights. */
+static size_t conv_scratch(const conv_geom *g, int threads)
 {
     size_t cols = 0;
     if (!conv_pointwise(g) && !conv_depthwise(g))
         cols = (size_t)(g->cg * g->kh * g->kw) * (size_t)(strip_rows(g) * g->ow);
     if (depthwise_wide(g)) {
         size_t hp = (size_t)(g->oh + (g->kh - 1) * g->dh), wp = (size_t)(g->ow + (g->kw - 1) * g->dw);
-        cols = (hp + (size_t)g->oh) * wp;
+        cols = (hp + (size_t)g->oh) * wp * (size_t)threads;
     }
     size_t packed = g->nhwc ? (size_t)(g->m * g->cg * g->kh * g->kw) : 0;
     return (cols + packed) * sizeof(float);
@@ -170,14 +170,16 @@ static pc_status conv_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
     if (k->n_in > 2 && k->in[2] && (k->in[2]->rank != 1 || k->in[2]->dims[0] != g.m))
         return pc_error_set(k->err, PC_ERR_SHAPE, "bias B must be [%lld]", (long long)g.m);
     if ((st = pc_rt_activation_check(k->node, k->err)) != PC_OK) return st;
-    *scratch = conv_scratch(&g);
+    *scratch = conv_scratch(&g, k->threads);
     return PC_OK;
 }
 
 /* NCHW im2col of output rows [r0, r0 + rows) of group g of image x: col[(c, kh, kw), (oh - r0, ow)], zero
  * where the window reads padding. Each (row, tap) copies the run of columns that lands inside the input
- * (contiguous at stride 1) and zeroes the rest, with no per-element test. */
-static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t rows, float *col)
+ * (contiguous at stride 1) and zeroes the rest, with no per-element test. Channels [c_lo, c_hi) of the group
+ * (their rows of col): threads split the channels. */
+static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t rows, int64_t c_lo,
+                        int64_t c_hi, float *col)
 {
     int64_t ncols = rows * g->ow;
     /* planted bug (--inject runtime-im2col-pad): the columns' left padding forgotten; the runtime property
@@ -190,7 +192,7 @@ static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t 
         int64_t hi = g->w - 1 - off < 0 ? -1 : (g->w - 1 - off) / g->sw; /* inclusive */
         if (hi > g->ow - 1) hi = g->ow - 1;
         if (lo > hi) lo = hi + 1; /* no column inside: all padding */
-        for (int64_t c = 0; c < g->cg; c++)
+        for (int64_t c = c_lo; c < c_hi; c++)
             for (int64_t a = 0; a < g->kh; a++) {
                 float *row = col + ((c * g->kh + a) * g->kw + b) * ncols;
                 const float *xc = x + c * g->h * g->w;
@@ -215,6 +217,19 @@ static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t 
     }
 }
 
+typedef struct im2col_task {
+    const conv_geom *g;
+    const float *x;
+    int64_t r0, rows;
+    float *col;
+} im2col_task;
+
+static void im2col_nchw_part(void *arg, int64_t lo, int64_t hi)
+{
+    const im2col_task *t = arg;
+    im2col_nchw(t->g, t->x, t->r0, t->rows, lo, hi, t->col);
+}
+
 /* NHWC im2col of output rows [r0, r0 + rows) of group g: col[(oh - r0, ow), (kh, kw, c)], channels
  * contiguous. */
 static void im2col_nhwc(const conv_geom *g, const float *x, int64_t c0, int64_t r0, int64_t rows, float *col)
@@ -236,9 +251,10 @@ static void im2col_nhwc(const conv_geom *g, const float *x, int64_t c0, int64_t 
         }
 }
 
-static void depthwise_nchw(const conv_geom *g, const float *x, const float *w, float *y)
+static void depthwise_nchw(const conv_geom *g, const float *x, const float *w, float *y, int64_t c_lo,
+                           int64_t c_hi)
 {
-    for (int64_t c = 0; c < g->c; c++) {
+    for (int64_t c = c_lo; c < c_hi; c++) {
         const float *xc = x + c * g->h * g->w, *wc = w + c * g->kh * g->kw;
         float *yc = y + c * g->oh * g->ow;
         memset(yc, 0, (size_t)(g->oh * g->ow) * sizeof *yc);
@@ -270,13 +286,14 @@ static void depthwise_nchw(const conv_geom *g, const float *x, const float *w, f
  * columns per row in one long contiguous loop — the columns past ow are junk, dropped when the rows are
  * copied out. A 5x5 kernel over a 20x20 plane makes 25 loops of ~480 multiply-adds instead of 500 loops of
  * 20. */
-static void depthwise_nchw_s1(const conv_geom *g, const float *x, const float *w, float *y, float *scratch)
+static void depthwise_nchw_s1(const conv_geom *g, const float *x, const float *w, float *y, float *scratch,
+                              int64_t c_lo, int64_t c_hi)
 {
     int64_t hp = g->oh + (g->kh - 1) * g->dh, wp = g->ow + (g->kw - 1) * g->dw;
     float *xp = scratch, *yw = scratch + hp * wp;
     int64_t span = (g->oh - 1) * wp + g->ow; /* the wide output's elements up to the last valid one */
     memset(xp, 0, (size_t)(hp * wp) * sizeof *xp);
-    for (int64_t c = 0; c < g->c; c++) {
+    for (int64_t c = c_lo; c < c_hi; c++) {
         const float *xc = x + c * g->h * g->w, *wc = w + c * g->kh * g->kw;
         /* the input at rows [ph, ph + h), columns [pw, pw + w) of the plane, clipped to it; the border stays
          * zero from the memset above (only the interior is rewritten per channel) */
@@ -299,10 +316,12 @@ static void depthwise_nchw_s1(const conv_geom *g, const float *x, const float *w
     }
 }
 
-/* NHWC depthwise: wt is W repacked [kh, kw, C] so the inner loop runs along the channels. */
-static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, float *y)
+/* NHWC depthwise: wt is W repacked [kh, kw, C] so the inner loop runs along the channels; output rows
+ * [oh_lo, oh_hi). */
+static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, float *y, int64_t oh_lo,
+                           int64_t oh_hi)
 {
-    for (int64_t oh = 0; oh < g->oh; oh++)
+    for (int64_t oh = oh_lo; oh < oh_hi; oh++)
         for (int64_t ow = 0; ow < g->ow; ow++) {
             float *yp = y + (oh * g->ow + ow) * g->c;
             memset(yp, 0, (size_t)g->c * sizeof *yp);
@@ -318,6 +337,28 @@ static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, 
                 }
             }
         }
+}
+
+/* One image's depthwise conv, split by channels (NCHW; each thread its own slice of scratch for the stride-1
+ * form) or by output rows (NHWC). */
+typedef struct depthwise_task {
+    const conv_geom *g;
+    const float *x, *w;
+    float *y, *scratch;
+    size_t scratch_per_thread; /* floats */
+    int64_t chunk;             /* items per chunk: the slice of scratch a chunk takes is lo / chunk */
+} depthwise_task;
+
+static void depthwise_part(void *arg, int64_t lo, int64_t hi)
+{
+    const depthwise_task *t = arg;
+    if (t->g->nhwc)
+        depthwise_nhwc(t->g, t->x, t->w, t->y, lo, hi);
+    else if (depthwise_wide(t->g))
+        depthwise_nchw_s1(t->g, t->x, t->w, t->y,
+                          t->scratch + (size_t)(lo / t->chunk) * t->scratch_per_thread, lo, hi);
+    else
+        depthwise_nchw(t->g, t->x, t->w, t->y, lo, hi);
 }
 
 /* Bias per output channel and the fused activation over one image's output. */
@@ -354,8 +395,9 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
             for (int64_t c = 0; c < g.cg; c++)
                 for (int64_t p = 0; p < kk; p++) {
                     float v = w[(m * g.cg + c) * kk + p];
-                    if (conv_depthwise(&g))
-                        packed[p * g.c + m] = v;
+                    if (conv_depthwise(&g)) /* planted bug (--inject runtime-depthwise-nhwc-channels) */
+                        packed[p * g.c +
+                               (pc_fault_active(PC_FAULT_RUNTIME_DEPTHWISE_NHWC) ? g.c - 1 - m : m)] = v;
                     else
                         packed[(m * kk + p) * g.cg + c] = v;
                 }
@@ -364,12 +406,16 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
         const float *xn = x + n * g.c * hw;
         float *yn = y + n * g.m * ohw;
         if (conv_depthwise(&g)) {
-            if (g.nhwc)
-                depthwise_nhwc(&g, xn, packed, yn);
-            else if (depthwise_wide(&g))
-                depthwise_nchw_s1(&g, xn, w, yn, col);
-            else
-                depthwise_nchw(&g, xn, w, yn);
+            int64_t items = g.nhwc ? g.oh : g.c, parts = k->threads < items ? k->threads : items;
+            depthwise_task t = {&g,
+                                xn,
+                                g.nhwc ? packed : w,
+                                yn,
+                                col,
+                                conv_scratch(&g, 1) / sizeof(float),
+                                (items + parts - 1) / parts};
+            /* grain = the chunk pc_rt_parallel_for will pick, so chunk i is slice i of the scratch */
+            pc_rt_parallel_for(k, items, t.chunk, depthwise_part, &t);
         } else {
             for (int64_t gi = 0; gi < g.group; gi++) {
                 int64_t c0 = gi * g.cg, m0 = gi * g.mg;
@@ -392,7 +438,8 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
                 } else {
                     for (int64_t r0 = 0; r0 < g.oh; r0 += srows) {
                         int64_t rows = g.oh - r0 < srows ? g.oh - r0 : srows, ncols = rows * g.ow;
-                        im2col_nchw(&g, xn + c0 * hw, r0, rows, col);
+                        im2col_task it = {&g, xn + c0 * hw, r0, rows, col};
+                        pc_rt_parallel_for(k, g.cg, 4, im2col_nchw_part, &it);
                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g.mg, (int)ncols,
                                     (int)kcols, 1.0f, w + m0 * kcols, (int)kcols, col, (int)ncols, 0.0f,
                                     yn + m0 * ohw + r0 * g.ow, (int)ohw);
@@ -681,14 +728,14 @@ static pc_status gemm_run(pc_rt_kernel_ctx *k)
 }
 
 const pc_rt_kernel pc_rt_kernels_conv[] = {
-    {"", "Conv", 1, 21, RT_F32, conv_prepare, conv_run},
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, RT_F32, conv_prepare, conv_run},
-    {PC_NHWC_DOMAIN, "Conv", 1, 21, RT_F32, conv_prepare, conv_run},
-    {PC_NHWC_DOMAIN, "FusedConv", 1, 21, RT_F32, conv_prepare, conv_run},
-    {"", "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run},
-    {PC_NHWC_DOMAIN, "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run},
-    {"", "MatMul", 1, 21, RT_F32, matmul_prepare, matmul_run},
-    {"", "Gemm", 6, 21, RT_F32, gemm_prepare, gemm_run},
-    {PC_MS_DOMAIN, "FusedGemm", 1, 1, RT_F32, gemm_prepare, gemm_run},
+    {"", "Conv", 1, 21, RT_F32, conv_prepare, conv_run, false},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, RT_F32, conv_prepare, conv_run, false},
+    {PC_NHWC_DOMAIN, "Conv", 1, 21, RT_F32, conv_prepare, conv_run, false},
+    {PC_NHWC_DOMAIN, "FusedConv", 1, 21, RT_F32, conv_prepare, conv_run, false},
+    {"", "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run, false},
+    {PC_NHWC_DOMAIN, "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run, false},
+    {"", "MatMul", 1, 21, RT_F32, matmul_prepare, matmul_run, false},
+    {"", "Gemm", 6, 21, RT_F32, gemm_prepare, gemm_run, false},
+    {PC_MS_DOMAIN, "FusedGemm", 1, 1, RT_F32, gemm_prepare, gemm_run, false},
 };
 const size_t pc_rt_n_kernels_conv = sizeof pc_rt_kernels_conv / sizeof pc_rt_kernels_conv[0];

@@ -428,6 +428,13 @@ static inline void requant_row(const int32_t *acc, int64_t n, int32_t bias, floa
 {
     float lo = o->lo, hi = o->hi;
     int32_t zp = o->zp;
+    if (pc_fault_active(PC_FAULT_RUNTIME_REQUANT_TRUNCATE)) { /* planted bug: truncation, not rint */
+        for (int64_t i = 0; i < n; i++) {
+            float v = (float)to_i32((uint32_t)acc[i] + (uint32_t)bias) * mult;
+            y[i] = (uint8_t)((int32_t)(v >= lo ? (v <= hi ? v : hi) : lo) + zp);
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         y[i] = (uint8_t)(round_clamp((float)to_i32((uint32_t)acc[i] + (uint32_t)bias) * mult, lo, hi) + zp);
 }
@@ -437,6 +444,13 @@ static inline void requant_vec(const int32_t *acc, int64_t n, const int32_t *bia
 {
     float lo = o->lo, hi = o->hi;
     int32_t zp = o->zp;
+    if (pc_fault_active(PC_FAULT_RUNTIME_REQUANT_TRUNCATE)) { /* planted bug: truncation, not rint */
+        for (int64_t i = 0; i < n; i++) {
+            float v = (float)to_i32((uint32_t)acc[i] + (uint32_t)bias[i]) * mult[i];
+            y[i] = (uint8_t)((int32_t)(v >= lo ? (v <= hi ? v : hi) : lo) + zp);
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         y[i] = (uint8_t)(round_clamp((float)to_i32((uint32_t)acc[i] + (uint32_t)bias[i]) * mult[i], lo, hi) +
                          zp);
@@ -1423,12 +1437,12 @@ static pc_status matmul_integer_run(pc_rt_kernel_ctx *k)
 }
 
 const pc_rt_kernel pc_rt_kernels_quant[] = {
-    {"", "QuantizeLinear", 10, 21, RT_F32 | RT_I32, quantize_prepare, quantize_run},
-    {"", "DequantizeLinear", 10, 21, RT_I8 | RT_U8 | RT_I32, dequantize_prepare, dequantize_run},
-    {"", "QLinearConv", 10, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run},
-    {PC_NHWC_DOMAIN, "QLinearConv", 1, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run},
-    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run},
-    {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run},
-    {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run},
+    {"", "QuantizeLinear", 10, 21, RT_F32 | RT_I32, quantize_prepare, quantize_run, false},
+    {"", "DequantizeLinear", 10, 21, RT_I8 | RT_U8 | RT_I32, dequantize_prepare, dequantize_run, false},
+    {"", "QLinearConv", 10, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, false},
+    {PC_NHWC_DOMAIN, "QLinearConv", 1, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, false},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, false},
+    {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run, false},
+    {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run, false},
 };
 const size_t pc_rt_n_kernels_quant = sizeof pc_rt_kernels_quant / sizeof pc_rt_kernels_quant[0];

@@ -687,18 +687,18 @@ static pc_status argmin_run(pc_rt_kernel_ctx *k)
 /* Every opset from 1: the ops' semantics implemented here have not changed across their versions, only
  * where the axes come from (handled in reduce_axes) and select_last_index (from 12). */
 const pc_rt_kernel pc_rt_kernels_reduce[] = {
-    {"", "ReduceSum", 1, 21, RT_NUM, sum_prepare, sum_run},
-    {"", "ReduceMean", 1, 21, RT_FLOAT, mean_prepare, mean_run},
-    {"", "ReduceMax", 1, 21, RT_NUM, max_prepare, max_run},
-    {"", "ReduceMin", 1, 21, RT_NUM, min_prepare, min_run},
-    {"", "ReduceProd", 1, 21, RT_NUM, prod_prepare, prod_run},
-    {"", "ReduceL1", 1, 21, RT_FLOAT, l1_prepare, l1_run},
-    {"", "ReduceL2", 1, 21, RT_FLOAT, l2_prepare, l2_run},
-    {"", "ReduceSumSquare", 1, 21, RT_FLOAT, sumsquare_prepare, sumsquare_run},
-    {"", "ReduceLogSum", 1, 21, RT_FLOAT, logsum_prepare, logsum_run},
-    {"", "ReduceLogSumExp", 1, 21, RT_FLOAT, logsumexp_prepare, logsumexp_run},
-    {"", "ArgMax", 1, 21, RT_NUM, arg_prepare, argmax_run},
-    {"", "ArgMin", 1, 21, RT_NUM, arg_prepare, argmin_run},
+    {"", "ReduceSum", 1, 21, RT_NUM, sum_prepare, sum_run, false},
+    {"", "ReduceMean", 1, 21, RT_FLOAT, mean_prepare, mean_run, false},
+    {"", "ReduceMax", 1, 21, RT_NUM, max_prepare, max_run, false},
+    {"", "ReduceMin", 1, 21, RT_NUM, min_prepare, min_run, false},
+    {"", "ReduceProd", 1, 21, RT_NUM, prod_prepare, prod_run, false},
+    {"", "ReduceL1", 1, 21, RT_FLOAT, l1_prepare, l1_run, false},
+    {"", "ReduceL2", 1, 21, RT_FLOAT, l2_prepare, l2_run, false},
+    {"", "ReduceSumSquare", 1, 21, RT_FLOAT, sumsquare_prepare, sumsquare_run, false},
+    {"", "ReduceLogSum", 1, 21, RT_FLOAT, logsum_prepare, logsum_run, false},
+    {"", "ReduceLogSumExp", 1, 21, RT_FLOAT, logsumexp_prepare, logsumexp_run, false},
+    {"", "ArgMax", 1, 21, RT_NUM, arg_prepare, argmax_run, false},
+    {"", "ArgMin", 1, 21, RT_NUM, arg_prepare, argmin_run, false},
 };
 
 const size_t pc_rt_n_kernels_reduce = sizeof pc_rt_kernels_reduce / sizeof pc_rt_kernels_reduce[0];
