@@ -21,8 +21,10 @@
 #ifndef PC_RT_INTERNAL_H
 #define PC_RT_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/internal.h"
 
@@ -147,5 +149,80 @@ const int64_t *pc_rt_attr_ints(const pc_node *node, const char *name, size_t *n)
  * pc_rt_activation_check). */
 pc_status pc_rt_activation_check(const pc_node *node, pc_error *err);
 void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n);
+
+/* Branch-free float math for kernels whose loops must vectorize (libm's calls do not). */
+static inline float pc_rt_f32_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint32_t pc_rt_bits_from_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2], exp(r) by Cephes' degree-5
+ * polynomial. Branch-free so that loops over it vectorize; NaN propagates, +inf gives inf, -inf 0. The
+ * rounding uses the 1.5 * 2^23 trick (no float-to-int conversion, which is undefined for NaN), and 2^n is
+ * built in two halves so that subnormal results and n = 128 stay representable. */
+static inline float pc_rt_expf(float x)
+{
+    const float hi = 88.7228394f, lo = -103.972084f, magic = 12582912.0f;
+    float xc = x > hi ? hi : x; /* comparisons written so that NaN falls through */
+    xc = xc < lo ? lo : xc;
+    float t = xc * 1.44269504088896341f + magic;
+    float n = t - magic;
+    int32_t ni = (int32_t)(pc_rt_bits_from_f32(t) - pc_rt_bits_from_f32(magic));
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    int32_t n1 = ni / 2, n2 = ni - n1;
+    float y =
+        p * pc_rt_f32_from_bits((uint32_t)(n1 + 127) << 23) * pc_rt_f32_from_bits((uint32_t)(n2 + 127) << 23);
+    y = x > hi ? INFINITY : y;
+    return x < lo ? 0.0f : y;
+}
+
+/* erf(x), branch-free so that loops over it vectorize (Gelu, Erf): |x| < 1: x P(x^2), P of degree 6 fitted
+ * to erf(x)/x (relative error 1.4e-9 in double); 1 <= |x| < 4: 1 - exp(-x^2) Q(1/|x|), Q of degree 9 fitted
+ * to erfcx (3.1e-8); beyond, +-1 (erfc(4) is below half an ulp of 1). In float about 2 ulp near 0 and
+ * 2e-7 absolute at worst (exp(-x^2) inherits x^2's rounding); NaN propagates. */
+static inline float pc_rt_erff(float x)
+{
+    float a = x < 0 ? -x : x, u = x * x;
+    float p = 7.882497216642604e-05f;
+    p = p * u + -8.018855022995126e-04f;
+    p = p * u + 5.189311945793715e-03f;
+    p = p * u + -2.685432879743431e-02f;
+    p = p * u + 1.1283597463509794e-01f;
+    p = p * u + -3.761262690358043e-01f;
+    p = p * u + 1.1283791658815017f;
+    float small = x * p;
+    float t = 1.0f / (a > 1.0f ? a : 1.0f);
+    float q = 2.60252332143135e-02f;
+    q = q * t + -1.5349855561177536e-01f;
+    q = q * t + 3.745883097721276e-01f;
+    q = q * t + -4.4898904672283546e-01f;
+    q = q * t + 1.6222162173198762e-01f;
+    q = q * t + 2.730973459400266e-01f;
+    q = q * t + -3.913748789024806e-01f;
+    q = q * t + 2.4049762393521166e-02f;
+    q = q * t + 5.613178839776126e-01f;
+    q = q * t + 1.4590342908016345e-04f;
+    float big = 1.0f - pc_rt_expf(-u) * q;
+    big = a >= 4.0f ? 1.0f : big;
+    big = x < 0 ? -big : big;
+    return a < 1.0f ? small : a >= 1.0f ? big : x; /* NaN: neither comparison holds */
+}
 
 #endif

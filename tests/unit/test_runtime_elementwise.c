@@ -1173,8 +1173,39 @@ static void test_planted_fault(void)
     CHECK_MSG(run_case(&c, &wrong, true) == 0, "a wrongly broadcast operand went unnoticed");
 }
 
+/* The vectorizable erf (rt_internal.h pc_rt_erff, used by Erf and Gelu on float) against libm's double erf on
+ * 2,000,001 points over [-6, 6] and the special values: at most 3e-7 absolute anywhere and 4 float ulps of
+ * erf(x) below |x| = 1 (where erf is small and relative accuracy matters); odd; +-inf give +-1, NaN stays
+ * NaN.
+ */
+static void test_erf_accuracy(void)
+{
+    double worst_abs = 0, worst_ulps = 0;
+    float at_abs = 0, at_ulps = 0;
+    bool odd = true;
+    for (int64_t i = -1000000; i <= 1000000; i++) {
+        float x = (float)i * 6e-6f, y = pc_rt_erff(x);
+        double e = erf((double)x), d = fabs((double)y - e);
+        if (d > worst_abs) worst_abs = d, at_abs = x;
+        if (fabsf(x) < 1.0f && e != 0) {
+            double ulp = ldexp(1.0, ilogb(e) - 23), u = d / ulp;
+            if (u > worst_ulps) worst_ulps = u, at_ulps = x;
+        }
+        if (pc_rt_erff(-x) != -y) odd = false;
+    }
+    CHECK_MSG(odd, "pc_rt_erff is not odd somewhere in [-6, 6]");
+    CHECK_MSG(worst_abs <= 3e-7, "pc_rt_erff: %g absolute at x = %.9g", worst_abs, (double)at_abs);
+    CHECK_MSG(worst_ulps <= 4, "pc_rt_erff: %.2f ulps at x = %.9g", worst_ulps, (double)at_ulps);
+    CHECK(pc_rt_erff(1e-30f) == (float)erf(1e-30) && pc_rt_erff(0.0f) == 0.0f);
+    CHECK(pc_rt_erff(INFINITY) == 1.0f && pc_rt_erff(-INFINITY) == -1.0f && pc_rt_erff(50.0f) == 1.0f);
+    CHECK(isnan(pc_rt_erff(NAN)));
+    printf("test_runtime_elementwise: pc_rt_erff within %.2g absolute, %.2f ulps below |x| = 1\n", worst_abs,
+           worst_ulps);
+}
+
 int main(void)
 {
+    test_erf_accuracy();
     test_unary();
     test_clip();
     test_binary();

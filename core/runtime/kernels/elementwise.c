@@ -208,7 +208,9 @@ static inline uint16_t f2h(double v)
 #define AS_IS(x) (x)
 
 /* the float or the double libm function by the argument's type: float math stays in float */
-#define GM1(fn, x)    _Generic((x), float : fn##f, default : fn)(x)
+#define GM1(fn, x) _Generic((x), float : fn##f, default : fn)(x)
+/* erf: float through the vectorizable polynomial (rt_internal.h), double through libm */
+#define ERF(x)        _Generic((x), float : pc_rt_erff, default : erf)(x)
 #define GM2(fn, x, y) _Generic((x), float : fn##f, default : fn)((x), (y))
 
 /* float -> integer truncates toward zero through int64, saturating there (NaN gives 0): the reference's and
@@ -543,7 +545,7 @@ UNARY_FLT(sqrt, , GM1(sqrt, v))
 UNARY_FLT(reciprocal, , 1.0f / v)
 UNARY_FLT(floor, , GM1(floor, v))
 UNARY_FLT(ceil, , GM1(ceil, v))
-UNARY_FLT(erf, , GM1(erf, v))
+UNARY_FLT(erf, , ERF(v))
 UNARY_FLT(cos, , GM1(cos, v))
 UNARY_FLT(sin, , GM1(sin, v))
 UNARY_FLT(tan, , GM1(tan, v))
@@ -571,7 +573,7 @@ UNARY_FLT(selu, ATTR(alpha, 1.67326319217681884765625f) ATTR(gamma, 1.0507010221
 UNARY_FLT(gelu,
           const bool tanh_form = strcmp(pc_node_attr_string(k->node, "approximate", "none"), "tanh") == 0;
           , tanh_form ? 0.5f * v *(1.0f + GM1(tanh, 0.7978845608028654f * (v + 0.044715f * v * v * v)))
-                      : 0.5f * v * (1.0f + GM1(erf, v * 0.70710678118654752f)))
+                      : 0.5f * v * (1.0f + ERF(v * 0.70710678118654752f)))
 /* nearbyint rounds half to even in the default rounding mode */
 UNARY_FLT(round, , GM1(nearbyint, v))
 
@@ -1202,7 +1204,7 @@ const pc_rt_kernel pc_rt_kernels_elementwise[] = {
     {"", "IsInf", 10, 21, RT_FLT, predicate_prepare, isinf_run, true},
     {"", "Clip", 1, 21, RT_FLT, clip_prepare, clip_run, true},
     {"", "Gelu", 20, 21, RT_FLT, unary_prepare, gelu_run, true},
-    {PC_MS_DOMAIN, "Gelu", 1, 1, RT_FLT, unary_prepare, gelu_run, false},
+    {PC_MS_DOMAIN, "Gelu", 1, 1, RT_FLT, unary_prepare, gelu_run, true},
     {"", "Clip", 12, 21, RT_ALL_INT, clip_prepare, clip_run, true},
     {"", "Not", 1, 21, RT_BOOL, unary_prepare, not_run, true},
     {"", "Add", 6, 21, RT_ALL_NUM, binary_prepare, add_run, false},

@@ -11,7 +11,7 @@
  * norms, the softmax denominators) accumulate in double, over LANES independent partial sums so that they
  * vectorize without reassociation; windowed sums (an AveragePool window, LRN's channel window) accumulate in
  * float, as a window adds only its few taps. Means are subtracted in two float parts (hi + lo), so x - mean
- * stays exact enough when the mean is large against the spread. exp is rt_expf, a branch-free polynomial
+ * stays exact enough when the mean is large against the spread. exp is pc_rt_expf, a branch-free polynomial
  * within 2 ulp of expf, so that softmax rows vectorize.
  *
  * Speed: channels-first pools run tap-outer: each kernel tap adds one contiguous (stride 1) or strided input
@@ -263,47 +263,6 @@ static void normalize_row(const float *restrict x, float *restrict y, int64_t n,
     float mh = (float)mean, ml = (float)(mean - (double)mh);
     for (int64_t i = 0; i < n; i++)
         y[i] = ((x[i] - mh) - ml) * a + b;
-}
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t bits_from_f32(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-/* exp(x) = 2^n exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2], exp(r) by Cephes' degree-5
- * polynomial. Branch-free so that loops over it vectorize; NaN propagates, +inf gives inf, -inf 0. The
- * rounding uses the 1.5 * 2^23 trick (no float-to-int conversion, which is undefined for NaN), and 2^n is
- * built in two halves so that subnormal results and n = 128 stay representable. */
-static inline float rt_expf(float x)
-{
-    const float hi = 88.7228394f, lo = -103.972084f, magic = 12582912.0f;
-    float xc = x > hi ? hi : x; /* comparisons written so that NaN falls through */
-    xc = xc < lo ? lo : xc;
-    float t = xc * 1.44269504088896341f + magic;
-    float n = t - magic;
-    int32_t ni = (int32_t)(bits_from_f32(t) - bits_from_f32(magic));
-    float r = xc - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    int32_t n1 = ni / 2, n2 = ni - n1;
-    float y = p * f32_from_bits((uint32_t)(n1 + 127) << 23) * f32_from_bits((uint32_t)(n2 + 127) << 23);
-    y = x > hi ? INFINITY : y;
-    return x < lo ? 0.0f : y;
 }
 
 /* ---- MaxPool, AveragePool
@@ -1396,7 +1355,7 @@ static void smax_row(const float *restrict x, float *restrict y, int64_t n, bool
     }
     if (isinf(m)) m = 0.0f;
     for (int64_t i = 0; i < n; i++)
-        y[i] = rt_expf(x[i] - m);
+        y[i] = pc_rt_expf(x[i] - m);
     double sum = sum_f64(y, n);
     if (log_form) {
         float ls = (float)log(sum);
@@ -1444,7 +1403,7 @@ static pc_status smax_run_kind(pc_rt_kernel_ctx *k, bool log_form)
             const float *xr = xb + r * inner;
             float *yr = yb + r * inner;
             for (int64_t j = 0; j < inner; j++) {
-                float e = rt_expf(xr[j] - mx[j]);
+                float e = pc_rt_expf(xr[j] - mx[j]);
                 yr[j] = e;
                 sum[j] += (double)e;
             }
