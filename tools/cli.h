@@ -90,6 +90,20 @@ int pc_cli_check_writable(const char *cmd, const char *option, const char *path)
  * entry that holds a comma. Returns an exit code; the caller frees *out. */
 int pc_cli_join_dims(const char *cmd, const pc_cli_list *dims, char **out);
 
+/* run and bench: the model's case (inputs from --inputs or --seed, symbolic dims from --dim) and the session
+ * options for the EPs (--ep, --ep-file, --layer-assignment), --level and --threads. Returns an exit code
+ * (usage errors and bad files reported); on success the caller frees *reg after the session and the case with
+ * pc_case_free. */
+struct pc_case;
+typedef struct pc_cli_session_args {
+    const char *model, *inputs, *ep_file, *ep_list, *layer_assignment;
+    const pc_cli_list *dims;
+    uint64_t seed, threads;
+    int level;
+} pc_cli_session_args;
+int pc_cli_session_setup(const char *cmd, const pc_cli_session_args *a, pc_ep_registry **reg,
+                         struct pc_case *kase, pc_session_options *so);
+
 int pc_cmd_info(int argc, char **argv);
 void pc_cmd_info_help(FILE *out);
 int pc_cmd_roundtrip(int argc, char **argv);

@@ -12,6 +12,7 @@
 
 #include "core/internal.h"
 #include "tools/cli.h"
+#include "properties/runner/model_case.h"
 
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -280,5 +281,41 @@ int pc_cli_join_dims(const char *cmd, const pc_cli_list *dims, char **out)
         strcat(s, dims->items[i]);
     }
     *out = s;
+    return PC_EXIT_OK;
+}
+
+int pc_cli_session_setup(const char *cmd, const pc_cli_session_args *a, pc_ep_registry **reg, pc_case *kase,
+                         pc_session_options *so)
+{
+    const pc_ep **eps = NULL;
+    uint32_t n_eps = 0;
+    char *dims = NULL;
+    pc_error err;
+    *reg = NULL;
+    int rc = pc_cli_resolve_eps(cmd, a->ep_file, a->ep_list, a->layer_assignment, reg, &eps, &n_eps, NULL);
+    if (rc == PC_EXIT_OK) rc = pc_cli_join_dims(cmd, a->dims, &dims);
+    if (rc == PC_EXIT_OK) {
+        pc_model_case_options mo;
+        pc_model_case_options_default(&mo);
+        mo.inputs = a->inputs;
+        mo.seed = a->seed;
+        mo.dims = dims;
+        mo.require_dims = true;
+        if (pc_case_from_model(a->model, &mo, kase, &err) != PC_OK)
+            rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(cmd, "%s: %s", a->model, err.message)
+                                            : pc_cli_report(cmd, &err);
+    }
+    free(dims);
+    if (rc != PC_EXIT_OK) {
+        pc_ep_registry_free(*reg);
+        *reg = NULL;
+        return rc;
+    }
+    pc_session_options_default(so);
+    so->pipeline.level = a->level;
+    so->pipeline.eps = (const pc_ep *const *)eps;
+    so->pipeline.n_eps = n_eps;
+    so->pipeline.layer_assignment = a->layer_assignment;
+    so->threads = (int)a->threads;
     return PC_EXIT_OK;
 }

@@ -80,9 +80,6 @@ int pc_cmd_run(int argc, char **argv)
     run_args args = {.level = PC_LEVEL_MAX, .seed = PC_MODEL_CASE_SEED, .threads = 1};
     int rc = args_parse(argc, argv, &args);
     pc_ep_registry *reg = NULL;
-    const pc_ep **eps = NULL;
-    uint32_t n_eps = 0;
-    char *dims = NULL;
     pc_case kase;
     memset(&kase, 0, sizeof kase);
     pc_session *s = NULL;
@@ -90,28 +87,10 @@ int pc_cmd_run(int argc, char **argv)
     pc_error err;
     pc_error_clear(&err);
     if (rc != PC_EXIT_OK) goto done;
-    if ((rc = pc_cli_resolve_eps(RUN_CMD, args.ep_file, args.ep_list, args.layer_assignment, &reg, &eps,
-                                 &n_eps, NULL)) != PC_EXIT_OK)
-        goto done;
-    if ((rc = pc_cli_join_dims(RUN_CMD, &args.dims, &dims)) != PC_EXIT_OK) goto done;
-    pc_model_case_options mo;
-    pc_model_case_options_default(&mo);
-    mo.inputs = args.inputs;
-    mo.seed = args.seed;
-    mo.dims = dims;
-    mo.require_dims = true;
-    if (pc_case_from_model(args.model, &mo, &kase, &err) != PC_OK) {
-        rc = err.status == PC_ERR_USAGE ? pc_cli_usage_error(RUN_CMD, "%s: %s", args.model, err.message)
-                                        : pc_cli_report(RUN_CMD, &err);
-        goto done;
-    }
+    pc_cli_session_args sa = {args.model, args.inputs, args.ep_file, args.ep_list, args.layer_assignment,
+                              &args.dims, args.seed,   args.threads, args.level};
     pc_session_options so;
-    pc_session_options_default(&so);
-    so.pipeline.level = args.level;
-    so.pipeline.eps = (const pc_ep *const *)eps;
-    so.pipeline.n_eps = n_eps;
-    so.pipeline.layer_assignment = args.layer_assignment;
-    so.threads = (int)args.threads;
+    if ((rc = pc_cli_session_setup(RUN_CMD, &sa, &reg, &kase, &so)) != PC_EXIT_OK) goto done;
     double t0 = pc_now_seconds();
     if (pc_session_create(kase.model, &so, &s, &err) != PC_OK) {
         pc_error_prefix(&err, "%s: ", args.model);
@@ -160,7 +139,6 @@ done:
     if (outs) pc_session_free_outputs(s, outs);
     pc_session_free(s);
     pc_case_free(&kase);
-    free(dims);
     pc_ep_registry_free(reg);
     pc_cli_list_free(&args.dims);
     return rc;
