@@ -56,7 +56,7 @@ fi
 if [ -f "$ocr/ch_PP-OCRv4_rec_infer.onnx" ]; then
     d=p2o.DynamicDimension
     specs+=("ocr_det|cnn|$ocr/ch_PP-OCRv4_det_infer.onnx|--dim $d.0=1 --dim $d.1=320 --dim $d.2=320")
-    specs+=("ocr_rec|cnn|$ocr/ch_PP-OCRv4_rec_infer.onnx|--dim $d.0=1 --dim $d.1=48 --dim $d.2=320")
+    specs+=("ocr_rec|cnn|$ocr/ch_PP-OCRv4_rec_infer.onnx|--dim $d.0=1 --dim $d.1=320")
     specs+=("ocr_cls|cnn|$ocr/ch_ppocr_mobile_v2.0_cls_infer.onnx|--dim $d.0=1 --dim $d.1=48 --dim $d.2=192")
 else
     echo "note: no PaddleOCR models under $ocr (tests/real/run_paddleocr.sh fetches them): skipped"

@@ -33,7 +33,7 @@ static void run_chunk(pc_rt_pool *p, int index)
 {
     int64_t lo = (int64_t)index * p->chunk, hi = lo + p->chunk;
     if (hi > p->n) hi = p->n;
-    if (lo < hi) p->fn(p->arg, lo, hi);
+    if (lo < hi) p->fn(p->arg, lo, hi, index);
 }
 
 static void *worker_main(void *varg)
@@ -117,7 +117,7 @@ void pc_rt_parallel_for(const pc_rt_kernel_ctx *k, int64_t n, int64_t grain, pc_
     int64_t parts = p ? p->threads : 1;
     if (parts > n / grain) parts = n / grain;
     if (parts <= 1) {
-        fn(arg, 0, n);
+        fn(arg, 0, n, 0);
         return;
     }
     pthread_mutex_lock(&p->mu);

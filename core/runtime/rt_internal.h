@@ -54,16 +54,23 @@ typedef struct pc_rt_kernel_ctx {
 
 /* The thread pool (pool.c). A kernel splits independent work — channels, rows, elements — with
  *
- *     pc_rt_parallel_for(k, n, grain, fn, arg);   // fn(arg, lo, hi) over a fixed split of [0, n)
+ *     pc_rt_parallel_for(k, n, grain, fn, arg);   // fn(arg, lo, hi, part) over a fixed split of [0, n)
  *
  * which runs the chunks on the session's threads (the caller takes the first) and returns when all are done;
- * with no pool, or fewer than two chunks of `grain` items, it calls fn(arg, 0, n) itself. The split depends
+ * with no pool, or fewer than two chunks of `grain` items, it calls fn(arg, 0, n, 0) itself. `part` (0 ..
+ * threads - 1) numbers the chunk, so a kernel can give each its own slice of scratch. The split depends
  * only on n, grain and the thread count, so a kernel whose items do not interact gives the same bits every
  * run, for any thread count. */
-typedef void (*pc_rt_task_fn)(void *arg, int64_t lo, int64_t hi);
+typedef void (*pc_rt_task_fn)(void *arg, int64_t lo, int64_t hi, int part);
 pc_rt_pool *pc_rt_pool_create(int threads); /* NULL when threads < 2 or the threads cannot start */
 void pc_rt_pool_free(pc_rt_pool *p);
 void pc_rt_parallel_for(const pc_rt_kernel_ctx *k, int64_t n, int64_t grain, pc_rt_task_fn fn, void *arg);
+/* cblas_sgemm (row-major) split over the session's threads: by columns of C when N >= M, else by rows, each
+ * chunk a single-threaded sgemm (the session runs OpenBLAS on one thread: the pool is the only parallelism,
+ * so OpenBLAS's spinning workers never compete with it). Small products run whole. */
+void pc_rt_sgemm(const pc_rt_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk,
+                 float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                 int64_t ldc);
 
 /* At session creation, with the shapes known (data not yet: in[i]->data is NULL unless the input is an
  * initializer): refuses what the kernel cannot run (PC_ERR_UNSUPPORTED, or PC_ERR_ATTRIBUTE / PC_ERR_SHAPE

@@ -541,8 +541,9 @@ typedef struct slice_task {
     pc_status status;
 } slice_task;
 
-static void run_slice(void *arg, int64_t lo, int64_t hi)
+static void run_slice(void *arg, int64_t lo, int64_t hi, int part)
 {
+    (void)part;
     slice_task *t = arg;
     const pc_rt_kernel_ctx *k = t->k;
     pc_rt_tensor x = *k->in[0], y = *k->out[0];
@@ -621,7 +622,7 @@ pc_status pc_session_run(pc_session *s, uint32_t n_inputs, pc_data *const *input
         else
             t->data = made[v]->data;
     }
-    openblas_set_num_threads(s->threads);
+    openblas_set_num_threads(1); /* threads come from the session's pool (pc_rt_sgemm) */
     char label[256];
     for (uint32_t i = 0; i < p->n_steps && st == PC_OK; i++) {
         step *sp = &p->steps[i];

@@ -414,6 +414,66 @@ static void threads_same_bits(void)
         pc_data_unref(feed[1]);
         pc_model_free(m);
     }
+    /* the split sgemm (pc_rt_sgemm: by columns when N >= M, else by rows): a batched MatMul, Gemm with both
+     * transposes and one with M > N, and a ConvTranspose, at 1, 2 and 3 threads against the reference and
+     * run twice */
+    for (int op = 0; op < 4; op++) {
+        pc_error err;
+        pc_model *m = pt_model(13);
+        pc_node *node;
+        pc_data *feed[2];
+        int64_t ad[3] = {2, 96, 200}, bd[2] = {200, 130}, ta[2] = {300, 120}, tb[2] = {90, 300},
+                xd[4] = {1, 24, 30, 30}, wd[4] = {24, 8, 3, 3};
+        if (op == 0) {
+            input(m, "a", 3, ad);
+            input(m, "b", 2, bd);
+            node = pt_node(m, "MatMul", "", "a,b", "y", NULL);
+            feed[0] = values(3, ad), feed[1] = values(2, bd);
+        } else if (op < 3) {
+            int64_t *a_dims = op == 1 ? ta : (int64_t[]){400, 300},
+                    *b_dims = op == 1 ? tb : (int64_t[]){70, 300};
+            input(m, "a", 2, a_dims);
+            input(m, "b", 2, b_dims);
+            node = pt_node(m, "Gemm", "", "a,b", "y", NULL);
+            if (op == 1) CHECK_OK(pc_node_set_attr_int(node, "transA", 1, &err), &err);
+            CHECK_OK(pc_node_set_attr_int(node, "transB", 1, &err), &err);
+            feed[0] = values(2, a_dims), feed[1] = values(2, b_dims);
+        } else {
+            input(m, "x", 4, xd);
+            input(m, "w", 4, wd);
+            node = pt_node(m, "ConvTranspose", "", "x,w", "y", NULL);
+            CHECK_OK(pc_node_set_attr_ints(node, "strides", 2, (int64_t[]){2, 2}, &err), &err);
+            feed[0] = values(4, xd), feed[1] = values(4, wd);
+        }
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
+        for (int threads = 1; threads <= 3; threads++) {
+            pc_session_options so;
+            pc_session_options_default(&so);
+            so.optimize = false;
+            so.threads = threads;
+            pc_session *s = NULL;
+            pc_data **got = NULL, **again = NULL, **want = NULL;
+            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+            if (s) CHECK_OK(pc_session_run(s, 2, feed, &got, &err), &err);
+            if (s) CHECK_OK(pc_session_run(s, 2, feed, &again, &err), &err);
+            CHECK_OK(pc_ref_run(m, 2, feed, &want, &err), &err);
+            pc_compare_result cr;
+            if (got && want)
+                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-4, 1e-4, &cr) == PC_COMPARE_EQUAL,
+                          "%s at %d threads: differs from the reference: %s", node->op_type, threads,
+                          cr.detail);
+            if (got && again)
+                CHECK_MSG(pc_data_compare_exact(got[0], again[0], &cr) == PC_COMPARE_EQUAL,
+                          "%s at %d threads: a second run differs: %s", node->op_type, threads, cr.detail);
+            if (want) pc_ref_free_outputs(m, want);
+            if (again) pc_session_free_outputs(s, again);
+            if (got) pc_session_free_outputs(s, got);
+            pc_session_free(s);
+        }
+        pc_data_unref(feed[0]);
+        pc_data_unref(feed[1]);
+        pc_model_free(m);
+    }
     /* sliceable kernels (Sigmoid, Clip with its bound inputs) over 200,000 elements: cut into one slice per
      * thread by the session, the same bits as one thread, and the reference's values */
     for (int op = 0; op < 2; op++) {

@@ -139,13 +139,13 @@ static bool depthwise_wide(const conv_geom *g)
     return conv_depthwise(g) && !g->nhwc && g->sh == 1 && g->sw == 1;
 }
 
-/* Scratch: one strip of im2col of one group (floats), or per thread the padded plane and wide output of a
- * stride-1 NCHW depthwise conv, plus NHWC's repacked weights. */
+/* Scratch: per thread one strip of im2col of one group (floats), or the padded plane and wide output of a
+ * stride-1 NCHW depthwise conv; plus NHWC's repacked weights. */
 static size_t conv_scratch(const conv_geom *g, int threads)
 {
     size_t cols = 0;
     if (!conv_pointwise(g) && !conv_depthwise(g))
-        cols = (size_t)(g->cg * g->kh * g->kw) * (size_t)(strip_rows(g) * g->ow);
+        cols = (size_t)(g->cg * g->kh * g->kw) * (size_t)(strip_rows(g) * g->ow) * (size_t)threads;
     if (depthwise_wide(g)) {
         size_t hp = (size_t)(g->oh + (g->kh - 1) * g->dh), wp = (size_t)(g->ow + (g->kw - 1) * g->dw);
         cols = (hp + (size_t)g->oh) * wp * (size_t)threads;
@@ -176,10 +176,8 @@ static pc_status conv_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
 
 /* NCHW im2col of output rows [r0, r0 + rows) of group g of image x: col[(c, kh, kw), (oh - r0, ow)], zero
  * where the window reads padding. Each (row, tap) copies the run of columns that lands inside the input
- * (contiguous at stride 1) and zeroes the rest, with no per-element test. Channels [c_lo, c_hi) of the group
- * (their rows of col): threads split the channels. */
-static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t rows, int64_t c_lo,
-                        int64_t c_hi, float *col)
+ * (contiguous at stride 1) and zeroes the rest, with no per-element test. */
+static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t rows, float *col)
 {
     int64_t ncols = rows * g->ow;
     /* planted bug (--inject runtime-im2col-pad): the columns' left padding forgotten; the runtime property
@@ -192,7 +190,7 @@ static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t 
         int64_t hi = g->w - 1 - off < 0 ? -1 : (g->w - 1 - off) / g->sw; /* inclusive */
         if (hi > g->ow - 1) hi = g->ow - 1;
         if (lo > hi) lo = hi + 1; /* no column inside: all padding */
-        for (int64_t c = c_lo; c < c_hi; c++)
+        for (int64_t c = 0; c < g->cg; c++)
             for (int64_t a = 0; a < g->kh; a++) {
                 float *row = col + ((c * g->kh + a) * g->kw + b) * ncols;
                 const float *xc = x + c * g->h * g->w;
@@ -215,19 +213,6 @@ static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t 
                 }
             }
     }
-}
-
-typedef struct im2col_task {
-    const conv_geom *g;
-    const float *x;
-    int64_t r0, rows;
-    float *col;
-} im2col_task;
-
-static void im2col_nchw_part(void *arg, int64_t lo, int64_t hi)
-{
-    const im2col_task *t = arg;
-    im2col_nchw(t->g, t->x, t->r0, t->rows, lo, hi, t->col);
 }
 
 /* NHWC im2col of output rows [r0, r0 + rows) of group g: col[(oh - r0, ow), (kh, kw, c)], channels
@@ -346,19 +331,49 @@ typedef struct depthwise_task {
     const float *x, *w;
     float *y, *scratch;
     size_t scratch_per_thread; /* floats */
-    int64_t chunk;             /* items per chunk: the slice of scratch a chunk takes is lo / chunk */
 } depthwise_task;
 
-static void depthwise_part(void *arg, int64_t lo, int64_t hi)
+static void depthwise_part(void *arg, int64_t lo, int64_t hi, int part)
 {
     const depthwise_task *t = arg;
     if (t->g->nhwc)
         depthwise_nhwc(t->g, t->x, t->w, t->y, lo, hi);
     else if (depthwise_wide(t->g))
-        depthwise_nchw_s1(t->g, t->x, t->w, t->y,
-                          t->scratch + (size_t)(lo / t->chunk) * t->scratch_per_thread, lo, hi);
+        depthwise_nchw_s1(t->g, t->x, t->w, t->y, t->scratch + (size_t)part * t->scratch_per_thread, lo, hi);
     else
         depthwise_nchw(t->g, t->x, t->w, t->y, lo, hi);
+}
+
+/* im2col convolution of one image and group, strip by strip of output rows: each strip's columns made in the
+ * thread's own slice of scratch and multiplied there by a single-threaded sgemm (threads take whole strips).
+ */
+typedef struct strip_task {
+    const conv_geom *g;
+    const float *x, *w, *packed; /* the image; W as given (NCHW) or repacked [M, kh, kw, Cg] (NHWC) */
+    float *y, *col;
+    int64_t c0, m0, srows, strip_floats;
+} strip_task;
+
+static void strip_part(void *arg, int64_t lo, int64_t hi, int part)
+{
+    const strip_task *t = arg;
+    const conv_geom *g = t->g;
+    int64_t kcols = g->cg * g->kh * g->kw, ohw = g->oh * g->ow;
+    float *col = t->col + (size_t)part * (size_t)t->strip_floats;
+    for (int64_t s = lo; s < hi; s++) {
+        int64_t r0 = s * t->srows, rows = g->oh - r0 < t->srows ? g->oh - r0 : t->srows, ncols = rows * g->ow;
+        if (g->nhwc) {
+            im2col_nhwc(g, t->x, t->c0, r0, rows, col);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ncols, (int)g->mg, (int)kcols, 1.0f,
+                        col, (int)kcols, t->packed + t->m0 * kcols, (int)kcols, 0.0f,
+                        t->y + r0 * g->ow * g->m + t->m0, (int)g->m);
+        } else {
+            im2col_nchw(g, t->x + t->c0 * g->h * g->w, r0, rows, col);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->mg, (int)ncols, (int)kcols, 1.0f,
+                        t->w + t->m0 * kcols, (int)kcols, col, (int)ncols, 0.0f,
+                        t->y + t->m0 * ohw + r0 * g->ow, (int)ohw);
+        }
+    }
 }
 
 /* Bias per output channel and the fused activation over one image's output. */
@@ -406,44 +421,20 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
         const float *xn = x + n * g.c * hw;
         float *yn = y + n * g.m * ohw;
         if (conv_depthwise(&g)) {
-            int64_t items = g.nhwc ? g.oh : g.c, parts = k->threads < items ? k->threads : items;
-            depthwise_task t = {&g,
-                                xn,
-                                g.nhwc ? packed : w,
-                                yn,
-                                col,
-                                conv_scratch(&g, 1) / sizeof(float),
-                                (items + parts - 1) / parts};
-            /* grain = the chunk pc_rt_parallel_for will pick, so chunk i is slice i of the scratch */
-            pc_rt_parallel_for(k, items, t.chunk, depthwise_part, &t);
+            depthwise_task t = {&g, xn, g.nhwc ? packed : w, yn, col, conv_scratch(&g, 1) / sizeof(float)};
+            pc_rt_parallel_for(k, g.nhwc ? g.oh : g.c, 1, depthwise_part, &t);
         } else {
             for (int64_t gi = 0; gi < g.group; gi++) {
                 int64_t c0 = gi * g.cg, m0 = gi * g.mg;
                 if (g.nhwc && conv_pointwise(&g)) { /* rows are pixels, lda = C */
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ohw, (int)g.mg, (int)kcols,
-                                1.0f, xn + c0, (int)g.c, packed + m0 * kcols, (int)kcols, 0.0f, yn + m0,
-                                (int)g.m);
-                } else if (g.nhwc) {
-                    for (int64_t r0 = 0; r0 < g.oh; r0 += srows) {
-                        int64_t rows = g.oh - r0 < srows ? g.oh - r0 : srows;
-                        im2col_nhwc(&g, xn, c0, r0, rows, col);
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(rows * g.ow), (int)g.mg,
-                                    (int)kcols, 1.0f, col, (int)kcols, packed + m0 * kcols, (int)kcols, 0.0f,
-                                    yn + r0 * g.ow * g.m + m0, (int)g.m);
-                    }
+                    pc_rt_sgemm(k, false, true, ohw, g.mg, kcols, 1.0f, xn + c0, g.c, packed + m0 * kcols,
+                                kcols, 0.0f, yn + m0, g.m);
                 } else if (conv_pointwise(&g)) {
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g.mg, (int)ohw, (int)kcols,
-                                1.0f, w + m0 * kcols, (int)kcols, xn + c0 * hw, (int)ohw, 0.0f, yn + m0 * ohw,
-                                (int)ohw);
+                    pc_rt_sgemm(k, false, false, g.mg, ohw, kcols, 1.0f, w + m0 * kcols, kcols, xn + c0 * hw,
+                                ohw, 0.0f, yn + m0 * ohw, ohw);
                 } else {
-                    for (int64_t r0 = 0; r0 < g.oh; r0 += srows) {
-                        int64_t rows = g.oh - r0 < srows ? g.oh - r0 : srows, ncols = rows * g.ow;
-                        im2col_task it = {&g, xn + c0 * hw, r0, rows, col};
-                        pc_rt_parallel_for(k, g.cg, 4, im2col_nchw_part, &it);
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g.mg, (int)ncols,
-                                    (int)kcols, 1.0f, w + m0 * kcols, (int)kcols, col, (int)ncols, 0.0f,
-                                    yn + m0 * ohw + r0 * g.ow, (int)ohw);
-                    }
+                    strip_task t = {&g, xn, w, packed, yn, col, c0, m0, srows, kcols * srows * g.ow};
+                    pc_rt_parallel_for(k, (g.oh + srows - 1) / srows, 1, strip_part, &t);
                 }
             }
         }
@@ -558,11 +549,9 @@ static pc_status convt_run(pc_rt_kernel_ctx *k)
             int64_t c0 = gi * g.cg, m0 = gi * g.mg;
             const float *wg = w + c0 * rows; /* W [C, Mg, kh, kw]: group gi's rows are [Cg, Mg * kk] */
             if (g.nhwc)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)hw, (int)rows, (int)g.cg, 1.0f,
-                            xn + c0, (int)g.c, wg, (int)rows, 0.0f, cols, (int)rows);
+                pc_rt_sgemm(k, false, false, hw, rows, g.cg, 1.0f, xn + c0, g.c, wg, rows, 0.0f, cols, rows);
             else
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)rows, (int)hw, (int)g.cg, 1.0f, wg,
-                            (int)rows, xn + c0 * hw, (int)hw, 0.0f, cols, (int)hw);
+                pc_rt_sgemm(k, true, false, rows, hw, g.cg, 1.0f, wg, rows, xn + c0 * hw, hw, 0.0f, cols, hw);
             /* col2im: input pixel (ih, iw), kernel offset (a, b) lands on (ih*sh - ph + a*dh, iw*sw - pw +
              * b*dw) */
             for (int64_t m = 0; m < g.mg; m++)
@@ -639,8 +628,7 @@ static pc_status matmul_run(pc_rt_kernel_ctx *k)
     int32_t nb = y->rank - (a->rank > 1) - (b->rank > 1); /* batch axes of the output */
     if (b->rank <= 2) {
         int64_t rows = (int64_t)(y->n / (uint64_t)n);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)kk, 1.0f, a->data,
-                    (int)kk, b->data, (int)n, 0.0f, yd, (int)n);
+        pc_rt_sgemm(k, false, false, rows, n, kk, 1.0f, a->data, kk, b->data, n, 0.0f, yd, n);
         return PC_OK;
     }
     /* batch strides of A and B over the output's batch axes (0 where broadcast) */
@@ -664,8 +652,8 @@ static pc_status matmul_run(pc_rt_kernel_ctx *k)
     const float *ad = a->data, *bdta = b->data;
     int64_t oa = 0, ob = 0;
     for (uint64_t t = 0; t < batches; t++) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)kk, 1.0f, ad + oa,
-                    (int)kk, bdta + ob, (int)n, 0.0f, yd + (int64_t)t * m * n, (int)n);
+        pc_rt_sgemm(k, false, false, m, n, kk, 1.0f, ad + oa, kk, bdta + ob, n, 0.0f, yd + (int64_t)t * m * n,
+                    n);
         for (int32_t d = nb - 1; d >= 0; d--) {
             oa += sa[d];
             ob += sb[d];
@@ -720,9 +708,7 @@ static pc_status gemm_run(pc_rt_kernel_ctx *k)
         memset(yd, 0, y->n * sizeof *yd);
     }
     if (m && n && kk)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
-                    (int)n, (int)kk, alpha, a->data, (int)a->dims[1], b->data, (int)b->dims[1], 1.0f, yd,
-                    (int)n);
+        pc_rt_sgemm(k, ta, tb, m, n, kk, alpha, a->data, a->dims[1], b->data, b->dims[1], 1.0f, yd, n);
     pc_rt_activation_apply(k->node, yd, y->n);
     return PC_OK;
 }

@@ -1,5 +1,6 @@
 /* Helpers every kernel family uses: the kernel lookup over the family tables, broadcast strides, list
- * attributes, and the fused activations of FusedConv/FusedGemm. */
+ * attributes, the fused activations of FusedConv/FusedGemm, and sgemm split over the session's threads. */
+#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -101,4 +102,48 @@ void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n)
             x[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
         }
     }
+}
+
+typedef struct sgemm_task {
+    bool ta, tb, by_cols;
+    int64_t m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+} sgemm_task;
+
+static void sgemm_part(void *arg, int64_t lo, int64_t hi, int part)
+{
+    (void)part;
+    const sgemm_task *t = arg;
+    const float *a = t->a, *b = t->b;
+    float *c = t->c;
+    int64_t m = t->m, n = t->n;
+    if (t->by_cols) { /* columns lo..hi of B (and C) */
+        b += t->tb ? lo * t->ldb : lo;
+        c += lo;
+        n = hi - lo;
+    } else { /* rows lo..hi of A (and C) */
+        a += t->ta ? lo : lo * t->lda;
+        c += lo * t->ldc;
+        m = hi - lo;
+    }
+    cblas_sgemm(CblasRowMajor, t->ta ? CblasTrans : CblasNoTrans, t->tb ? CblasTrans : CblasNoTrans, (int)m,
+                (int)n, (int)t->k, t->alpha, a, (int)t->lda, b, (int)t->ldb, t->beta, c, (int)t->ldc);
+}
+
+/* Below about a million multiply-adds, or with fewer than 64 rows or columns per thread to split, a product
+ * runs whole: waking the workers would cost more. */
+enum { SGEMM_MIN_MADDS = 1 << 20, SGEMM_MIN_SPLIT = 64 };
+
+void pc_rt_sgemm(const pc_rt_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk,
+                 float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                 int64_t ldc)
+{
+    sgemm_task t = {trans_a, trans_b, n >= m, m, n, kk, lda, ldb, ldc, alpha, beta, a, b, c};
+    int64_t along = t.by_cols ? n : m;
+    if (!k->pool || (double)m * (double)n * (double)kk < SGEMM_MIN_MADDS)
+        sgemm_part(&t, 0, along, 0);
+    else
+        pc_rt_parallel_for(k, along, SGEMM_MIN_SPLIT, sgemm_part, &t);
 }
