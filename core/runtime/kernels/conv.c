@@ -422,7 +422,10 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
         float *yn = y + n * g.m * ohw;
         if (conv_depthwise(&g)) {
             depthwise_task t = {&g, xn, g.nhwc ? packed : w, yn, col, conv_scratch(&g, 1) / sizeof(float)};
-            pc_rt_parallel_for(k, g.nhwc ? g.oh : g.c, 1, depthwise_part, &t);
+            /* a chunk is worth a thread from about 16K multiply-adds */
+            int64_t per_item = (g.nhwc ? g.ow * g.c : g.oh * g.ow) * g.kh * g.kw;
+            pc_rt_parallel_for(k, g.nhwc ? g.oh : g.c, per_item > 0 ? 16384 / per_item + 1 : 1,
+                               depthwise_part, &t);
         } else {
             for (int64_t gi = 0; gi < g.group; gi++) {
                 int64_t c0 = gi * g.cg, m0 = gi * g.mg;
