@@ -474,6 +474,53 @@ static void threads_same_bits(void)
         pc_data_unref(feed[1]);
         pc_model_free(m);
     }
+    /* the broadcasting walk split over threads (rows, or pieces of the one merged row): Add with a [300, 1]
+     * operand (odometer rows), Add of equal shapes (one row), Sum of three with a scalar, at 1-3 threads: the
+     * reference's values and the same bits at every thread count */
+    for (int op = 0; op < 3; op++) {
+        pc_error err;
+        int64_t xd[3] = {4, 300, 200}, bd[2] = {300, 1};
+        pc_model *m = pt_model(13);
+        input(m, "x", 3, xd);
+        input(m, "b", op == 0 ? 2 : 3, op == 0 ? bd : xd);
+        pc_node *node;
+        if (op < 2) {
+            node = pt_node(m, "Add", "", "x,b", "y", NULL);
+        } else {
+            pt_const_f(m, "c", 0, NULL, (float[]){0.5f});
+            node = pt_node(m, "Sum", "", "x,b,c", "y", NULL);
+        }
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
+        pc_data *feed[2] = {values(3, xd), op == 0 ? values(2, bd) : values(3, xd)}, *first = NULL;
+        for (int threads = 1; threads <= 3; threads++) {
+            pc_session_options so;
+            pc_session_options_default(&so);
+            so.optimize = false;
+            so.threads = threads;
+            pc_session *s = NULL;
+            pc_data **got = NULL, **want = NULL;
+            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+            if (s) CHECK_OK(pc_session_run(s, 2, feed, &got, &err), &err);
+            CHECK_OK(pc_ref_run(m, 2, feed, &want, &err), &err);
+            pc_compare_result cr;
+            if (got && want)
+                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-6, 1e-6, &cr) == PC_COMPARE_EQUAL,
+                          "%s %d at %d threads: differs from the reference: %s", node->op_type, op, threads,
+                          cr.detail);
+            if (got && !first)
+                first = pc_data_ref(got[0]);
+            else if (got)
+                CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
+                          "%s %d: %d threads differ from 1: %s", node->op_type, op, threads, cr.detail);
+            if (want) pc_ref_free_outputs(m, want);
+            if (got) pc_session_free_outputs(s, got);
+            pc_session_free(s);
+        }
+        pc_data_unref(first);
+        pc_data_unref(feed[0]);
+        pc_data_unref(feed[1]);
+        pc_model_free(m);
+    }
     /* sliceable kernels (Sigmoid, Clip with its bound inputs) over 200,000 elements: cut into one slice per
      * thread by the session, the same bits as one thread, and the reference's values */
     for (int op = 0; op < 2; op++) {

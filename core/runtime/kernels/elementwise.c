@@ -146,44 +146,89 @@ static void walk_init(walk *w, const pc_rt_tensor *out, uint32_t n_src, const pc
     }
 }
 
-/* Runs `row` over every row of the output (out->n > 0), the outer axes walked by an odometer. */
-static void walk_run(const walk *w, const void *const *src, const size_t *src_size, void *dst,
-                     size_t dst_size, row_fn row)
+/* Runs `row` over rows [r_lo, r_hi) of the output, the outer axes walked by an odometer; with
+ * one row (rows == 1) over its elements [e_lo, e_hi) instead. */
+typedef struct walk_job {
+    const walk *w;
+    const void *const *src;
+    const size_t *src_size;
+    void *dst;
+    size_t dst_size;
+    row_fn row;
+    uint64_t rows;
+} walk_job;
+
+static void walk_range(void *arg, int64_t lo, int64_t hi, int part)
 {
+    (void)part;
+    const walk_job *j = arg;
+    const walk *w = j->w;
     int32_t last = w->rank - 1;
     int64_t inner = w->dims[last], step[WALK_MAX], off[WALK_MAX] = {0}, c[PC_MAX_RANK] = {0};
     const void *p[WALK_MAX];
-    uint64_t rows = 1;
-    for (int32_t d = 0; d < last; d++)
-        rows *= (uint64_t)w->dims[d];
-    for (uint32_t j = 0; j < w->n_src; j++)
-        step[j] = w->st[j][last];
-    char *y = dst;
-    for (uint64_t r = 0; r < rows; r++) {
-        for (uint32_t j = 0; j < w->n_src; j++)
-            p[j] = (const char *)src[j] + (size_t)off[j] * src_size[j];
-        row(p, step, y, inner);
-        y += (size_t)inner * dst_size;
+    for (uint32_t s = 0; s < w->n_src; s++)
+        step[s] = w->st[s][last];
+    if (j->rows == 1) { /* elements lo..hi of the one row */
+        for (uint32_t s = 0; s < w->n_src; s++)
+            p[s] = (const char *)j->src[s] + (size_t)(lo * step[s]) * j->src_size[s];
+        j->row(p, step, (char *)j->dst + (size_t)lo * j->dst_size, hi - lo);
+        return;
+    }
+    /* the odometer at row lo */
+    int64_t r = lo;
+    for (int32_t d = last - 1; d >= 0; d--) {
+        c[d] = r % w->dims[d];
+        r /= w->dims[d];
+        for (uint32_t s = 0; s < w->n_src; s++)
+            off[s] += c[d] * w->st[s][d];
+    }
+    char *y = (char *)j->dst + (size_t)lo * (size_t)inner * j->dst_size;
+    for (int64_t rr = lo; rr < hi; rr++) {
+        for (uint32_t s = 0; s < w->n_src; s++)
+            p[s] = (const char *)j->src[s] + (size_t)off[s] * j->src_size[s];
+        j->row(p, step, y, inner);
+        y += (size_t)inner * j->dst_size;
         for (int32_t d = last - 1; d >= 0; d--) {
-            for (uint32_t j = 0; j < w->n_src; j++)
-                off[j] += w->st[j][d];
+            for (uint32_t s = 0; s < w->n_src; s++)
+                off[s] += w->st[s][d];
             if (++c[d] < w->dims[d]) break;
-            for (uint32_t j = 0; j < w->n_src; j++)
-                off[j] -= w->st[j][d] * w->dims[d];
+            for (uint32_t s = 0; s < w->n_src; s++)
+                off[s] -= w->st[s][d] * w->dims[d];
             c[d] = 0;
         }
     }
 }
 
+/* Every row of the output (out->n > 0), on the session's threads from 64K elements: whole rows per chunk, or
+ * pieces of the one row when the walk merged everything into one. */
+enum { WALK_GRAIN = 32768 };
+
+static void walk_run(const pc_rt_kernel_ctx *k, const walk *w, const void *const *src, const size_t *src_size,
+                     void *dst, size_t dst_size, row_fn row)
+{
+    int64_t inner = w->dims[w->rank - 1];
+    uint64_t rows = 1;
+    for (int32_t d = 0; d < w->rank - 1; d++)
+        rows *= (uint64_t)w->dims[d];
+    walk_job j = {w, src, src_size, dst, dst_size, row, rows};
+    int64_t n = rows == 1 ? inner : (int64_t)rows;
+    int64_t grain = rows == 1 ? WALK_GRAIN : (inner >= WALK_GRAIN ? 1 : WALK_GRAIN / inner);
+    if (!k->pool || (uint64_t)inner * rows < 2 * WALK_GRAIN)
+        walk_range(&j, 0, n, 0);
+    else
+        pc_rt_parallel_for(k, n, grain, walk_range, &j);
+}
+
 /* out = f(a, b) with a and b broadcast to out's shape */
-static void walk2(pc_rt_tensor *out, const pc_rt_tensor *a, const pc_rt_tensor *b, row_fn row)
+static void walk2(const pc_rt_kernel_ctx *k, pc_rt_tensor *out, const pc_rt_tensor *a, const pc_rt_tensor *b,
+                  row_fn row)
 {
     walk w;
     const pc_rt_tensor *src[2] = {a, b};
     walk_init(&w, out, 2, src);
     const void *data[2] = {a->data, b->data};
     size_t sizes[2] = {elem_size(a->dtype), elem_size(b->dtype)};
-    walk_run(&w, data, sizes, out->data, elem_size(out->dtype), row);
+    walk_run(k, &w, data, sizes, out->data, elem_size(out->dtype), row);
 }
 
 /* ---- element types */
@@ -937,7 +982,7 @@ static pc_status prelu_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 static pc_status binary_run_row(pc_rt_kernel_ctx *k, row_fn row, const pc_rt_tensor *b)
 {
     if (!row) return unexpected_dtype(k, 0);
-    if (k->out[0]->n > 0) walk2(k->out[0], k->in[0], b, row);
+    if (k->out[0]->n > 0) walk2(k, k->out[0], k->in[0], b, row);
     return PC_OK;
 }
 
@@ -1063,9 +1108,9 @@ static pc_status variadic_run(pc_rt_kernel_ctx *k, const row_set *rows)
         if (y->data != k->in[0]->data) memcpy(y->data, k->in[0]->data, (size_t)y->n * elem_size(y->dtype));
         return PC_OK;
     }
-    walk2(y, k->in[0], k->in[1], row);
+    walk2(k, y, k->in[0], k->in[1], row);
     for (uint32_t j = 2; j < k->n_in; j++)
-        walk2(y, y, k->in[j], row);
+        walk2(k, y, y, k->in[j], row);
     return PC_OK;
 }
 
@@ -1153,7 +1198,7 @@ static pc_status where_run(pc_rt_kernel_ctx *k)
     walk_init(&w, y, 3, k->in);
     const void *data[3] = {k->in[0]->data, k->in[1]->data, k->in[2]->data};
     size_t sizes[3] = {1, es, es};
-    walk_run(&w, data, sizes, y->data, es, row);
+    walk_run(k, &w, data, sizes, y->data, es, row);
     return PC_OK;
 }
 
