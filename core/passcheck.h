@@ -592,6 +592,9 @@ pc_data *pc_data_new_tensor(pc_dtype dtype, int32_t rank, const int64_t *dims, p
 pc_data *pc_data_wrap_tensor(const pc_tensor *t, pc_error *err);
 /* A deep copy that owns its data. */
 pc_data *pc_data_clone(const pc_data *d, pc_error *err);
+/* Element k of an integer tensor (int4..int64 and uint4..uint32; not uint64, whose values int64 cannot hold),
+ * in *v; false for another kind or type, or k out of range. */
+bool pc_data_int_at(const pc_data *d, uint64_t k, int64_t *v);
 /* A sequence holding n items (each gains a reference). item_kind/dtype describe the items when n is 0. */
 pc_data *pc_data_new_sequence(pc_type_kind item_kind, pc_dtype dtype, uint32_t n, pc_data *const *items,
                               pc_error *err);

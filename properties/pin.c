@@ -11,30 +11,6 @@
 #include "properties/property.h"
 #include "reference/reference.h"
 
-/* Element k of an integer tensor (the types quantized values have), false for other types. */
-static bool int_at(const pc_data *d, uint64_t k, int64_t *v)
-{
-    switch (d->dtype) {
-    case PC_DTYPE_INT8:
-        *v = ((const int8_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_UINT8:
-        *v = ((const uint8_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_INT16:
-        *v = ((const int16_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_UINT16:
-        *v = ((const uint16_t *)d->data)[k];
-        return true;
-    case PC_DTYPE_INT32:
-        *v = ((const int32_t *)d->data)[k];
-        return true;
-    default:
-        return false;
-    }
-}
-
 /* Same type and shape, every element within max_steps. */
 static bool within_steps(const pc_data *a, const pc_data *b, uint32_t max_steps)
 {
@@ -45,7 +21,7 @@ static bool within_steps(const pc_data *a, const pc_data *b, uint32_t max_steps)
         if (a->dims[d] != b->dims[d]) return false;
     for (uint64_t k = 0; k < a->n_elements; k++) {
         int64_t x, y;
-        if (!int_at(a, k, &x) || !int_at(b, k, &y) || x - y > (int64_t)max_steps ||
+        if (!pc_data_int_at(a, k, &x) || !pc_data_int_at(b, k, &y) || x - y > (int64_t)max_steps ||
             y - x > (int64_t)max_steps)
             return false;
     }

@@ -110,28 +110,11 @@ static double elem_f(const pc_data *d, uint64_t k)
     return d->dtype == PC_DTYPE_DOUBLE ? ((const double *)d->data)[k] : (double)((const float *)d->data)[k];
 }
 
+/* Element k of an integer tensor (is_small_int types): core's reader, 0 where it has none. */
 static int64_t elem_i(const pc_data *d, uint64_t k)
 {
-    switch (d->dtype) {
-    case PC_DTYPE_INT8:
-        return ((const int8_t *)d->data)[k];
-    case PC_DTYPE_UINT8:
-        return ((const uint8_t *)d->data)[k];
-    case PC_DTYPE_INT16:
-        return ((const int16_t *)d->data)[k];
-    case PC_DTYPE_UINT16:
-        return ((const uint16_t *)d->data)[k];
-    case PC_DTYPE_INT32:
-        return ((const int32_t *)d->data)[k];
-    case PC_DTYPE_INT4: {
-        int v = (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
-        return v >= 8 ? v - 16 : v;
-    }
-    case PC_DTYPE_UINT4:
-        return (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
-    default:
-        return 0;
-    }
+    int64_t v = 0;
+    return pc_data_int_at(d, k, &v) ? v : 0;
 }
 
 static bool has_special(const pc_data *d)

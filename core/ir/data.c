@@ -242,3 +242,41 @@ const char *pc_data_describe(const pc_data *d, char *buf, size_t size)
 #undef PUT
     return buf;
 }
+
+bool pc_data_int_at(const pc_data *d, uint64_t k, int64_t *v)
+{
+    if (!d || d->kind != PC_TYPE_TENSOR || k >= d->n_elements) return false;
+    switch (d->dtype) {
+    case PC_DTYPE_INT8:
+        *v = ((const int8_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_UINT8:
+        *v = ((const uint8_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_INT16:
+        *v = ((const int16_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_UINT16:
+        *v = ((const uint16_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_INT32:
+        *v = ((const int32_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_UINT32:
+        *v = ((const uint32_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_INT64:
+        *v = ((const int64_t *)d->data)[k];
+        return true;
+    case PC_DTYPE_INT4: { /* two per byte, the low nibble first */
+        int x = (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
+        *v = x >= 8 ? x - 16 : x;
+        return true;
+    }
+    case PC_DTYPE_UINT4:
+        *v = (((const uint8_t *)d->data)[k / 2] >> (4 * (k % 2))) & 15;
+        return true;
+    default:
+        return false;
+    }
+}

@@ -691,22 +691,23 @@ static bool read_float(const pc_data *d, uint64_t k, double *v)
 /* Element k of an 8- or 16-bit integer tensor, with that type's range. */
 static bool read_quant(const pc_data *d, uint64_t k, int64_t *v, int64_t *lo, int64_t *hi)
 {
-    switch (d->dtype) {
+    switch (d->dtype) { /* the quantized types and their ranges; the element through core's reader */
     case PC_DTYPE_INT8:
-        *v = ((const int8_t *)d->data)[k], *lo = INT8_MIN, *hi = INT8_MAX;
-        return true;
+        *lo = INT8_MIN, *hi = INT8_MAX;
+        break;
     case PC_DTYPE_UINT8:
-        *v = ((const uint8_t *)d->data)[k], *lo = 0, *hi = UINT8_MAX;
-        return true;
+        *lo = 0, *hi = UINT8_MAX;
+        break;
     case PC_DTYPE_INT16:
-        *v = ((const int16_t *)d->data)[k], *lo = INT16_MIN, *hi = INT16_MAX;
-        return true;
+        *lo = INT16_MIN, *hi = INT16_MAX;
+        break;
     case PC_DTYPE_UINT16:
-        *v = ((const uint16_t *)d->data)[k], *lo = 0, *hi = UINT16_MAX;
-        return true;
+        *lo = 0, *hi = UINT16_MAX;
+        break;
     default:
         return false;
     }
+    return pc_data_int_at(d, k, v);
 }
 
 static bool same_shape(const pc_data *a, const pc_data *b)

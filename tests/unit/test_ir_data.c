@@ -64,9 +64,38 @@ static void test_refusals(void)
     CHECK_MSG(strstr(err.message, "'deep'") && strstr(err.message, "rank 65"), "%s", err.message);
 }
 
+/* pc_data_int_at: each integer type read back with its sign (int4 nibbles, low first), uint64 and floats
+ * refused, an index past the end refused. */
+static void test_int_at(void)
+{
+    pc_error err;
+    int64_t v = 0, d3[1] = {3};
+    pc_data *i8 = pc_data_new_tensor(PC_DTYPE_INT8, 1, d3, &err);
+    ((int8_t *)i8->data)[2] = -128;
+    CHECK(pc_data_int_at(i8, 2, &v) && v == -128);
+    CHECK(!pc_data_int_at(i8, 3, &v));
+    pc_data *u16 = pc_data_new_tensor(PC_DTYPE_UINT16, 1, d3, &err);
+    ((uint16_t *)u16->data)[1] = 65535;
+    CHECK(pc_data_int_at(u16, 1, &v) && v == 65535);
+    pc_data *u32 = pc_data_new_tensor(PC_DTYPE_UINT32, 1, d3, &err);
+    ((uint32_t *)u32->data)[0] = UINT32_MAX;
+    CHECK(pc_data_int_at(u32, 0, &v) && v == (int64_t)UINT32_MAX);
+    pc_data *i4 = pc_data_new_tensor(PC_DTYPE_INT4, 1, d3, &err);
+    ((uint8_t *)i4->data)[0] = 0x9f; /* element 0 = 0xf = -1, element 1 = 0x9 = -7 */
+    CHECK(pc_data_int_at(i4, 0, &v) && v == -1);
+    CHECK(pc_data_int_at(i4, 1, &v) && v == -7);
+    pc_data *u64 = pc_data_new_tensor(PC_DTYPE_UINT64, 1, d3, &err),
+            *f = pc_data_new_tensor(PC_DTYPE_FLOAT, 1, d3, &err);
+    CHECK(!pc_data_int_at(u64, 0, &v) && !pc_data_int_at(f, 0, &v) && !pc_data_int_at(NULL, 0, &v));
+    pc_data *all[] = {i8, u16, u32, i4, u64, f};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        pc_data_unref(all[i]);
+}
+
 int main(void)
 {
     test_values();
+    test_int_at();
     test_refusals();
     return pc_test_finish("test_ir_data");
 }
