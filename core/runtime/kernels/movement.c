@@ -449,6 +449,23 @@ static double float_scalar(const pc_rt_tensor *t)
 
 /* ---- Reshape, Flatten, Squeeze, Unsqueeze: the data as it is, under new dims */
 
+/* prepare and run of a kernel that copies the data as it lies under the dims name##_check verifies: prepare
+ * checks what it can see, run checks again (computed shape and axes inputs are known only then) and copies.
+ */
+#define VIEW_KERNEL(name)                                                                                    \
+    static pc_status name##_prepare(pc_rt_kernel_ctx *k, size_t *scratch)                                    \
+    {                                                                                                        \
+        size_t es;                                                                                           \
+        *scratch = 0;                                                                                        \
+        pc_status st = start(k, &es);                                                                        \
+        return st != PC_OK ? st : name##_check(k);                                                           \
+    }                                                                                                        \
+    static pc_status name##_run(pc_rt_kernel_ctx *k)                                                         \
+    {                                                                                                        \
+        pc_status st = name##_check(k);                                                                      \
+        return st != PC_OK ? st : copy_all_run(k);                                                           \
+    }
+
 /* The dims Reshape makes; *known false when the shape input has no values yet. */
 static pc_status reshape_dims(pc_rt_kernel_ctx *k, int32_t *rank, int64_t *dims, bool *known)
 {
@@ -514,19 +531,7 @@ static pc_status reshape_check(pc_rt_kernel_ctx *k)
     return check_out(k, 0, k->in[0]->dtype, rank, dims);
 }
 
-static pc_status reshape_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
-{
-    size_t es;
-    *scratch = 0;
-    pc_status st = start(k, &es);
-    return st != PC_OK ? st : reshape_check(k);
-}
-
-static pc_status reshape_run(pc_rt_kernel_ctx *k)
-{
-    pc_status st = reshape_check(k);
-    return st != PC_OK ? st : copy_all_run(k);
-}
+VIEW_KERNEL(reshape)
 
 static pc_status flatten_check(pc_rt_kernel_ctx *k)
 {
@@ -546,19 +551,7 @@ static pc_status flatten_check(pc_rt_kernel_ctx *k)
     return check_out(k, 0, x->dtype, 2, dims);
 }
 
-static pc_status flatten_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
-{
-    size_t es;
-    *scratch = 0;
-    pc_status st = start(k, &es);
-    return st != PC_OK ? st : flatten_check(k);
-}
-
-static pc_status flatten_run(pc_rt_kernel_ctx *k)
-{
-    pc_status st = flatten_check(k);
-    return st != PC_OK ? st : copy_all_run(k);
-}
+VIEW_KERNEL(flatten)
 
 /* Squeeze and Unsqueeze: axes an attribute before opset 13, input 1 from then on. */
 static pc_status squeeze_check(pc_rt_kernel_ctx *k)
@@ -586,19 +579,7 @@ static pc_status squeeze_check(pc_rt_kernel_ctx *k)
     return check_out(k, 0, x->dtype, r, dims);
 }
 
-static pc_status squeeze_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
-{
-    size_t es;
-    *scratch = 0;
-    pc_status st = start(k, &es);
-    return st != PC_OK ? st : squeeze_check(k);
-}
-
-static pc_status squeeze_run(pc_rt_kernel_ctx *k)
-{
-    pc_status st = squeeze_check(k);
-    return st != PC_OK ? st : copy_all_run(k);
-}
+VIEW_KERNEL(squeeze)
 
 static pc_status unsqueeze_check(pc_rt_kernel_ctx *k)
 {
@@ -622,19 +603,7 @@ static pc_status unsqueeze_check(pc_rt_kernel_ctx *k)
     return check_out(k, 0, x->dtype, r, dims);
 }
 
-static pc_status unsqueeze_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
-{
-    size_t es;
-    *scratch = 0;
-    pc_status st = start(k, &es);
-    return st != PC_OK ? st : unsqueeze_check(k);
-}
-
-static pc_status unsqueeze_run(pc_rt_kernel_ctx *k)
-{
-    pc_status st = unsqueeze_check(k);
-    return st != PC_OK ? st : copy_all_run(k);
-}
+VIEW_KERNEL(unsqueeze)
 
 /* ---- Transpose */
 
