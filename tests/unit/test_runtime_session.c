@@ -349,6 +349,44 @@ static void contract(void)
     pc_model_free(m);
 }
 
+/* m at 1, 2 and 3 threads: each run agrees with the reference within (rtol, atol) and with a second run of
+ * the same session bit for bit; with same_across, every thread count gives the 1-thread run's bits. */
+static void across_threads(pc_model *m, uint32_t n, pc_data **feed, const char *what, double rtol,
+                           double atol, bool same_across)
+{
+    pc_error err;
+    pc_data *first = NULL;
+    for (int threads = 1; threads <= 3; threads++) {
+        pc_session_options so;
+        pc_session_options_default(&so);
+        so.optimize = false;
+        so.threads = threads;
+        pc_session *s = NULL;
+        pc_data **got = NULL, **again = NULL, **want = NULL;
+        CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+        if (s) CHECK_OK(pc_session_run(s, n, feed, &got, &err), &err);
+        if (s) CHECK_OK(pc_session_run(s, n, feed, &again, &err), &err);
+        CHECK_OK(pc_ref_run(m, n, feed, &want, &err), &err);
+        pc_compare_result cr;
+        if (got && want)
+            CHECK_MSG(pc_data_compare(want[0], got[0], rtol, atol, &cr) == PC_COMPARE_EQUAL,
+                      "%s at %d threads: differs from the reference: %s", what, threads, cr.detail);
+        if (got && again)
+            CHECK_MSG(pc_data_compare_exact(got[0], again[0], &cr) == PC_COMPARE_EQUAL,
+                      "%s at %d threads: a second run differs: %s", what, threads, cr.detail);
+        if (got && !first)
+            first = pc_data_ref(got[0]);
+        else if (got && same_across)
+            CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
+                      "%s: %d threads differ from 1: %s", what, threads, cr.detail);
+        if (want) pc_ref_free_outputs(m, want);
+        if (again) pc_session_free_outputs(s, again);
+        if (got) pc_session_free_outputs(s, got);
+        pc_session_free(s);
+    }
+    pc_data_unref(first);
+}
+
 /* Threads: the same convolutions (depthwise NCHW at stride 1 and 2, depthwise NHWC, im2col in several strips)
  * at 1, 2 and 3 threads: each thread count gives the same bits run after run and agrees with the reference;
  * the depthwise convs (our kernels, split by channels or rows) give the same bits at every thread count. The
@@ -379,37 +417,10 @@ static void threads_same_bits(void)
         CHECK_OK(pc_node_set_attr_ints(node, "pads", 4, pads, &err), &err);
         CHECK_OK(pc_node_set_attr_int(node, "group", convs[i].group, &err), &err);
         if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("output", &err);
-        pc_data *feed[2] = {values(4, xd), values(4, wd)}, *first = NULL;
-        for (int threads = 1; threads <= 3; threads++) {
-            pc_session_options so;
-            pc_session_options_default(&so);
-            so.optimize = false;
-            so.threads = threads;
-            pc_session *s = NULL;
-            pc_data **got = NULL;
-            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
-            if (s) CHECK_OK(pc_session_run(s, 2, feed, &got, &err), &err);
-            pc_data **again = NULL, **want = NULL;
-            if (s) CHECK_OK(pc_session_run(s, 2, feed, &again, &err), &err);
-            CHECK_OK(pc_ref_run(m, 2, feed, &want, &err), &err);
-            pc_compare_result cr;
-            if (got && again)
-                CHECK_MSG(pc_data_compare_exact(got[0], again[0], &cr) == PC_COMPARE_EQUAL,
-                          "conv %zu at %d threads: a second run differs: %s", i, threads, cr.detail);
-            if (got && want)
-                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-4, 1e-4, &cr) == PC_COMPARE_EQUAL,
-                          "conv %zu at %d threads: differs from the reference: %s", i, threads, cr.detail);
-            if (got && !first)
-                first = pc_data_ref(got[0]);
-            else if (got && convs[i].cg == 1)
-                CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
-                          "depthwise conv %zu: %d threads differ from 1: %s", i, threads, cr.detail);
-            if (want) pc_ref_free_outputs(m, want);
-            if (again) pc_session_free_outputs(s, again);
-            if (got) pc_session_free_outputs(s, got);
-            pc_session_free(s);
-        }
-        pc_data_unref(first);
+        pc_data *feed[2] = {values(4, xd), values(4, wd)};
+        char what[64];
+        snprintf(what, sizeof what, "%sconv %zu", convs[i].cg == 1 ? "depthwise " : "", i);
+        across_threads(m, 2, feed, what, 1e-4, 1e-4, convs[i].cg == 1);
         pc_data_unref(feed[0]);
         pc_data_unref(feed[1]);
         pc_model_free(m);
@@ -446,30 +457,7 @@ static void threads_same_bits(void)
             feed[0] = values(4, xd), feed[1] = values(4, wd);
         }
         if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
-        for (int threads = 1; threads <= 3; threads++) {
-            pc_session_options so;
-            pc_session_options_default(&so);
-            so.optimize = false;
-            so.threads = threads;
-            pc_session *s = NULL;
-            pc_data **got = NULL, **again = NULL, **want = NULL;
-            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
-            if (s) CHECK_OK(pc_session_run(s, 2, feed, &got, &err), &err);
-            if (s) CHECK_OK(pc_session_run(s, 2, feed, &again, &err), &err);
-            CHECK_OK(pc_ref_run(m, 2, feed, &want, &err), &err);
-            pc_compare_result cr;
-            if (got && want)
-                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-4, 1e-4, &cr) == PC_COMPARE_EQUAL,
-                          "%s at %d threads: differs from the reference: %s", node->op_type, threads,
-                          cr.detail);
-            if (got && again)
-                CHECK_MSG(pc_data_compare_exact(got[0], again[0], &cr) == PC_COMPARE_EQUAL,
-                          "%s at %d threads: a second run differs: %s", node->op_type, threads, cr.detail);
-            if (want) pc_ref_free_outputs(m, want);
-            if (again) pc_session_free_outputs(s, again);
-            if (got) pc_session_free_outputs(s, got);
-            pc_session_free(s);
-        }
+        across_threads(m, 2, feed, node->op_type, 1e-4, 1e-4, false);
         pc_data_unref(feed[0]);
         pc_data_unref(feed[1]);
         pc_model_free(m);
@@ -491,32 +479,10 @@ static void threads_same_bits(void)
             node = pt_node(m, "Sum", "", "x,b,c", "y", NULL);
         }
         if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
-        pc_data *feed[2] = {values(3, xd), op == 0 ? values(2, bd) : values(3, xd)}, *first = NULL;
-        for (int threads = 1; threads <= 3; threads++) {
-            pc_session_options so;
-            pc_session_options_default(&so);
-            so.optimize = false;
-            so.threads = threads;
-            pc_session *s = NULL;
-            pc_data **got = NULL, **want = NULL;
-            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
-            if (s) CHECK_OK(pc_session_run(s, 2, feed, &got, &err), &err);
-            CHECK_OK(pc_ref_run(m, 2, feed, &want, &err), &err);
-            pc_compare_result cr;
-            if (got && want)
-                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-6, 1e-6, &cr) == PC_COMPARE_EQUAL,
-                          "%s %d at %d threads: differs from the reference: %s", node->op_type, op, threads,
-                          cr.detail);
-            if (got && !first)
-                first = pc_data_ref(got[0]);
-            else if (got)
-                CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
-                          "%s %d: %d threads differ from 1: %s", node->op_type, op, threads, cr.detail);
-            if (want) pc_ref_free_outputs(m, want);
-            if (got) pc_session_free_outputs(s, got);
-            pc_session_free(s);
-        }
-        pc_data_unref(first);
+        pc_data *feed[2] = {values(3, xd), op == 0 ? values(2, bd) : values(3, xd)};
+        char what[32];
+        snprintf(what, sizeof what, "%s %d", node->op_type, op);
+        across_threads(m, 2, feed, what, 1e-6, 1e-6, true);
         pc_data_unref(feed[0]);
         pc_data_unref(feed[1]);
         pc_model_free(m);
@@ -537,32 +503,8 @@ static void threads_same_bits(void)
             node = pt_node(m, "Clip", "", "x,lo,hi", "y", NULL);
         }
         if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
-        pc_data *x = values(2, xd), *first = NULL;
-        for (int threads = 1; threads <= 3; threads++) {
-            pc_session_options so;
-            pc_session_options_default(&so);
-            so.optimize = false;
-            so.threads = threads;
-            pc_session *s = NULL;
-            pc_data **got = NULL, **want = NULL;
-            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
-            if (s) CHECK_OK(pc_session_run(s, 1, &x, &got, &err), &err);
-            CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
-            pc_compare_result cr;
-            if (got && want)
-                CHECK_MSG(pc_data_compare(want[0], got[0], 1e-5, 1e-6, &cr) == PC_COMPARE_EQUAL,
-                          "%s at %d threads: differs from the reference: %s", node->op_type, threads,
-                          cr.detail);
-            if (got && !first)
-                first = pc_data_ref(got[0]);
-            else if (got)
-                CHECK_MSG(pc_data_compare_exact(first, got[0], &cr) == PC_COMPARE_EQUAL,
-                          "%s: %d threads differ from 1: %s", node->op_type, threads, cr.detail);
-            if (want) pc_ref_free_outputs(m, want);
-            if (got) pc_session_free_outputs(s, got);
-            pc_session_free(s);
-        }
-        pc_data_unref(first);
+        pc_data *x = values(2, xd);
+        across_threads(m, 1, &x, node->op_type, 1e-5, 1e-6, true);
         pc_data_unref(x);
         pc_model_free(m);
     }
