@@ -100,6 +100,13 @@ typedef pc_status (*pc_rt_run_fn)(pc_rt_kernel_ctx *k);
 /* every fixed-width type (data movement copies bytes) */
 #define RT_ANY_FIXED (RT_ALL_NUM | RT_BOOL | RT_BF16)
 
+/* Kernel flags. RT_SLICEABLE: elementwise from input 0 to output 0 (flat index to flat index, equal counts;
+ * other inputs read whole, no scratch): the session may run it on slices of those two, one per thread
+ * (session.c). RT_INPLACE: output 0's element i is made from element i of every input of its element count
+ * (each read before it is written), the others read whole: the planner may give output 0 the buffer of such
+ * an input that dies at this node (session.c, plan_inplace). Sliceable kernels are in place on input 0. */
+enum { RT_SLICEABLE = 1u << 0, RT_INPLACE = 1u << 1 };
+
 typedef struct pc_rt_kernel {
     const char *domain; /* "" for ai.onnx */
     const char *op_type;
@@ -107,9 +114,7 @@ typedef struct pc_rt_kernel {
     uint64_t types;           /* input 0's element types; 0: any */
     pc_rt_prepare_fn prepare; /* NULL: nothing to check, no scratch */
     pc_rt_run_fn run;
-    /* Elementwise from input 0 to output 0 (flat index to flat index, equal counts; other inputs read whole,
-     * no scratch): the session may run it on slices of those two, one per thread (session.c). */
-    bool sliceable;
+    unsigned flags; /* RT_SLICEABLE, RT_INPLACE */
 } pc_rt_kernel;
 
 /* The kernel tables, one per file of core/runtime/kernels (a family per file). */
@@ -155,7 +160,44 @@ const int64_t *pc_rt_attr_ints(const pc_node *node, const char *name, size_t *n)
  * floats; PC_ERR_UNSUPPORTED for an activation it does not know (checked in prepare via
  * pc_rt_activation_check). */
 pc_status pc_rt_activation_check(const pc_node *node, pc_error *err);
-void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n);
+/* The activation read once (kernels apply it row by row: looking the attributes up per row cost more than
+ * the rows), then applied to runs of floats. */
+typedef enum pc_rt_act_kind {
+    PC_RT_ACT_NONE,
+    PC_RT_ACT_RELU,
+    PC_RT_ACT_SIGMOID,
+    PC_RT_ACT_TANH,
+    PC_RT_ACT_LEAKY_RELU,
+    PC_RT_ACT_CLIP,
+    PC_RT_ACT_HARD_SIGMOID
+} pc_rt_act_kind;
+typedef struct pc_rt_act {
+    pc_rt_act_kind kind;
+    float a, b; /* LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta */
+} pc_rt_act;
+pc_rt_act pc_rt_activation_get(const pc_node *node);
+void pc_rt_act_apply(const pc_rt_act *act, float *x, uint64_t n);
+void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n); /* get, then apply */
+
+/* PC_RT_WIDE before a hot loop's function compiles it twice, for baseline x86-64 (SSE2, 4 lanes) and for
+ * AVX2 (8 lanes), the loader picking one by the CPU. The build targets baseline x86-64, so without it every
+ * vectorized loop runs 4 lanes wide. FMA is not asked for and -std=c11 keeps contraction off, so both clones
+ * compute the same bits. Static functions only (clang 14 makes no dispatcher for a clone called from
+ * another file). Not under the sanitizers (their runtime is not up when ifunc resolvers run). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PC_RT_SANITIZED
+#endif
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_ADDRESS__) &&                     \
+    !defined(PC_RT_SANITIZED)
+#if __has_attribute(target_clones)
+#define PC_RT_WIDE __attribute__((target_clones("default", "avx2")))
+#endif
+#endif
+#ifndef PC_RT_WIDE
+#define PC_RT_WIDE
+#endif
 
 /* Branch-free float math for kernels whose loops must vectorize (libm's calls do not). */
 static inline float pc_rt_f32_from_bits(uint32_t u)

@@ -197,6 +197,37 @@ static bool constant_view(rt_plan *p, const pc_node *n, pc_rt_tensor *t, bool *o
 }
 
 /* The plan for the fed shapes `fdims` (each feed's dims, concatenated). */
+/* In place: an elementwise step (a kernel with RT_INPLACE, or RT_SLICEABLE on input 0) whose input of the
+ * output's size dies at that step writes its output into the input's buffer, which then lives on as the
+ * output's (a chain of such steps shares one buffer). Graph inputs, outputs and constants are never
+ * arena buffers, so they are never overwritten. An input read twice by the step is left alone. */
+static void plan_inplace(rt_plan *p, pc_rt_buffer *bufs, uint32_t *buf_of)
+{
+    for (uint32_t i = 0; i < p->n_steps; i++) {
+        const step *sp = &p->steps[i];
+        const pc_node *n = sp->node;
+        if (!(sp->kernel->flags & (RT_INPLACE | RT_SLICEABLE)) || n->n_outputs < 1 || !n->outputs[0])
+            continue;
+        uint32_t yo = n->outputs[0]->id;
+        if (!buf_of[yo]) continue;
+        pc_rt_buffer *bo = &bufs[buf_of[yo] - 1];
+        for (uint32_t j = 0; j < (sp->kernel->flags & RT_INPLACE ? n->n_inputs : 1); j++) {
+            const pc_value *v = n->inputs[j];
+            if (!v || !buf_of[v->id] || buf_of[v->id] == buf_of[yo]) continue;
+            pc_rt_buffer *bi = &bufs[buf_of[v->id] - 1];
+            if (bi->last != i || bi->bytes != bo->bytes || p->vals[v->id].n != p->vals[yo].n) continue;
+            bool twice = false;
+            for (uint32_t o = 0; o < n->n_inputs; o++)
+                twice |= o != j && n->inputs[o] == v;
+            if (twice) continue;
+            bi->last = bo->last;
+            *bo = (pc_rt_buffer){i, i, 0, 0}; /* empty: the planner places it anywhere */
+            buf_of[yo] = buf_of[v->id];
+            break;
+        }
+    }
+}
+
 static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out, pc_error *err)
 {
     *out = NULL;
@@ -336,6 +367,7 @@ static pc_status plan_build(pc_session *s, pc_data *const *feeds, rt_plan **out,
         }
         si++;
     }
+    plan_inplace(p, bufs, buf_of);
     /* kernel checks and scratch, with the shapes (constant inputs have their data, the rest not yet) */
     for (uint32_t i = 0; i < p->n_steps; i++) {
         step *sp = &p->steps[i];
@@ -574,8 +606,9 @@ static void run_slice(void *arg, int64_t lo, int64_t hi, int part)
 static pc_status step_run(const step *sp, pc_rt_kernel_ctx *k)
 {
     const pc_rt_kernel *kern = sp->kernel;
-    if (!kern->sliceable || !k->pool || k->n_in < 1 || k->n_in > SLICE_MAX_INPUTS || k->n_out != 1 ||
-        !k->in[0] || !k->out[0] || k->in[0]->n != k->out[0]->n || k->out[0]->n < 2 * SLICE_GRAIN)
+    if (!(kern->flags & RT_SLICEABLE) || !k->pool || k->n_in < 1 || k->n_in > SLICE_MAX_INPUTS ||
+        k->n_out != 1 || !k->in[0] || !k->out[0] || k->in[0]->n != k->out[0]->n ||
+        k->out[0]->n < 2 * SLICE_GRAIN)
         return kern->run(k);
     slice_task t = {k, kern, 0, PC_OK};
     pc_rt_parallel_for(k, (int64_t)k->out[0]->n, SLICE_GRAIN, run_slice, &t);

@@ -560,12 +560,57 @@ static void profile(void)
     pc_model_free(m);
 }
 
+/* In place: Neg, Relu and Add over 1024 floats share one buffer when each input dies at its reader (arena
+ * 4096 bytes, not 8192); when the input lives on (t1 read again by the Add) Relu gets its own buffer. Both
+ * against the reference, at 1 and 2 threads (the sliced Relu and the split Add write their own slices). */
+static void inplace(void)
+{
+    static const struct {
+        const char *add_inputs;
+        size_t arena;
+    } cases[] = {{"t2,x", 4096}, {"t2,t1", 8192}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int threads = 1; threads <= 2; threads++) {
+            pc_error err;
+            pc_model *m = pt_model(13);
+            pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){1024});
+            pt_node(m, "Neg", "", "x", "t1", NULL);
+            pt_node(m, "Relu", "", "t1", "t2", NULL);
+            pt_node(m, "Add", "", cases[c].add_inputs, "t3", NULL);
+            pt_node(m, "Sigmoid", "", "t3", "y", NULL);
+            pt_output(m, "y");
+            pc_session_options so;
+            pc_session_options_default(&so);
+            so.optimize = false;
+            so.threads = threads;
+            pc_session *s = NULL;
+            CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+            pc_session_stats st;
+            pc_session_get_stats(s, &st);
+            CHECK_MSG(st.arena_bytes == cases[c].arena, "in place, Add(%s): arena %zu bytes, want %zu",
+                      cases[c].add_inputs, st.arena_bytes, cases[c].arena);
+            pc_data *in = values(1, (int64_t[]){1024}), **out = NULL, **want = NULL;
+            CHECK_OK(pc_session_run(s, 1, &in, &out, &err), &err);
+            CHECK_OK(pc_ref_run(m, 1, &in, &want, &err), &err);
+            pc_compare_result cr;
+            CHECK_MSG(out && want && pc_data_compare(want[0], out[0], 1e-6, 1e-6, &cr) == PC_COMPARE_EQUAL,
+                      "in place, Add(%s), %d threads: differs from the reference", cases[c].add_inputs,
+                      threads);
+            pc_session_free_outputs(s, out);
+            pc_ref_free_outputs(m, want);
+            pc_data_unref(in);
+            pc_session_free(s);
+            pc_model_free(m);
+        }
+}
+
 int main(void)
 {
     int conv = conv_cases() + convt_cases(), mm = matmul_cases();
     contract();
     profile();
     threads_same_bits();
+    inplace();
     printf("test_runtime_session: %d convolutions, %d MatMul/Gemm agree with the reference\n", conv, mm);
     return pc_test_finish("test_runtime_session");
 }

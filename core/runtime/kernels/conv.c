@@ -123,32 +123,48 @@ static bool conv_depthwise(const conv_geom *g)
 
 /* im2col runs in strips of whole output rows whose columns fill about STRIP_BYTES, so each strip is written
  * and then read by its sgemm while it is still in L2 (a 96-channel 3x3 conv at 80x80 has a 22 MB im2col: made
- * whole, it went to memory and back and took longer than the gemm). */
-enum { STRIP_BYTES = 256 * 1024 };
+ * whole, it went to memory and back and took longer than the gemm). A strip has at least STRIP_MIN_COLS
+ * output pixels however deep the kernel: sgemm on a narrow panel is slow (resnet18's last 3x3 convs, 7 pixels
+ * a row and 4608-deep, ran at 32% of peak one row at a time and at 70% whole). */
+enum { STRIP_BYTES = 256 * 1024, STRIP_MIN_COLS = 192 };
 
 static int64_t strip_rows(const conv_geom *g)
 {
     int64_t per_row = g->cg * g->kh * g->kw * g->ow * (int64_t)sizeof(float);
     int64_t rows = per_row > 0 ? STRIP_BYTES / per_row : g->oh;
+    int64_t min_rows = g->ow > 0 ? (STRIP_MIN_COLS + g->ow - 1) / g->ow : 1;
+    if (rows < min_rows) rows = min_rows;
     return rows < 1 ? 1 : rows > g->oh ? g->oh : rows;
 }
 
-/* NCHW depthwise at stride 1 runs on a padded copy of each channel (depthwise_nchw_s1). */
-static bool depthwise_wide(const conv_geom *g)
+/* NCHW depthwise, any stride: each channel is split into its sh x sw phase planes, phase (pa, pb) holding the
+ * zero-padded input's rows pa, pa + sh, ... and columns pb, pb + sw, ..., each hp x wp. Tap (a, b) then reads
+ * phase ((a dh) % sh, (b dw) % sw) shifted by ((a dh) / sh, (b dw) / sw): one contiguous run per tap over a
+ * "wide" output of wp columns per row, the columns past ow junk dropped when the rows are copied out. A 5x5
+ * kernel over a 20x20 plane makes 5 row passes of ~480 outputs instead of 500 loops of 20, and stride 2 reads
+ * contiguous memory like stride 1. */
+static int64_t dw_plane_h(const conv_geom *g)
 {
-    return conv_depthwise(g) && !g->nhwc && g->sh == 1 && g->sw == 1;
+    return g->oh + (g->kh - 1) * g->dh / g->sh;
 }
 
-/* Scratch: per thread one strip of im2col of one group (floats), or the padded plane and wide output of a
- * stride-1 NCHW depthwise conv; plus NHWC's repacked weights. */
+static int64_t dw_plane_w(const conv_geom *g)
+{
+    return g->ow + (g->kw - 1) * g->dw / g->sw;
+}
+
+/* Scratch: per thread one strip of im2col of one group, or a depthwise channel's phase planes and wide output
+ * (floats); plus NHWC's repacked weights. */
 static size_t conv_scratch(const conv_geom *g, int threads)
 {
     size_t cols = 0;
-    if (!conv_pointwise(g) && !conv_depthwise(g))
+    if (conv_depthwise(g)) {
+        if (!g->nhwc) {
+            size_t hp = (size_t)dw_plane_h(g), wp = (size_t)dw_plane_w(g);
+            cols = ((size_t)(g->sh * g->sw) * hp + (size_t)g->oh) * wp * (size_t)threads;
+        }
+    } else if (!conv_pointwise(g)) {
         cols = (size_t)(g->cg * g->kh * g->kw) * (size_t)(strip_rows(g) * g->ow) * (size_t)threads;
-    if (depthwise_wide(g)) {
-        size_t hp = (size_t)(g->oh + (g->kh - 1) * g->dh), wp = (size_t)(g->ow + (g->kw - 1) * g->dw);
-        cols = (hp + (size_t)g->oh) * wp * (size_t)threads;
     }
     size_t packed = g->nhwc ? (size_t)(g->m * g->cg * g->kh * g->kw) : 0;
     return (cols + packed) * sizeof(float);
@@ -177,7 +193,7 @@ static pc_status conv_prepare(pc_rt_kernel_ctx *k, size_t *scratch)
 /* NCHW im2col of output rows [r0, r0 + rows) of group g of image x: col[(c, kh, kw), (oh - r0, ow)], zero
  * where the window reads padding. Each (row, tap) copies the run of columns that lands inside the input
  * (contiguous at stride 1) and zeroes the rest, with no per-element test. */
-static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t rows, float *col)
+PC_RT_WIDE static void im2col_nchw(const conv_geom *g, const float *x, int64_t r0, int64_t rows, float *col)
 {
     int64_t ncols = rows * g->ow;
     /* planted bug (--inject runtime-im2col-pad): the columns' left padding forgotten; the runtime property
@@ -236,80 +252,117 @@ static void im2col_nhwc(const conv_geom *g, const float *x, int64_t c0, int64_t 
         }
 }
 
-static void depthwise_nchw(const conv_geom *g, const float *x, const float *w, float *y, int64_t c_lo,
-                           int64_t c_hi)
-{
-    for (int64_t c = c_lo; c < c_hi; c++) {
-        const float *xc = x + c * g->h * g->w, *wc = w + c * g->kh * g->kw;
-        float *yc = y + c * g->oh * g->ow;
-        memset(yc, 0, (size_t)(g->oh * g->ow) * sizeof *yc);
-        for (int64_t a = 0; a < g->kh; a++)
-            for (int64_t b = 0; b < g->kw; b++) {
-                float wv = wc[a * g->kw + b];
-                int64_t off = b * g->dw - g->pw;
-                int64_t lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
-                int64_t hi = g->w - 1 - off < 0 ? -1 : (g->w - 1 - off) / g->sw;
-                if (hi > g->ow - 1) hi = g->ow - 1;
-                for (int64_t oh = 0; oh < g->oh; oh++) {
-                    int64_t ih = oh * g->sh - g->ph + a * g->dh;
-                    if (ih < 0 || ih >= g->h) continue;
-                    const float *xr = xc + ih * g->w + off;
-                    float *yr = yc + oh * g->ow;
-                    if (g->sw == 1)
-                        for (int64_t ow = lo; ow <= hi; ow++)
-                            yr[ow] += xr[ow] * wv;
-                    else
-                        for (int64_t ow = lo; ow <= hi; ow++)
-                            yr[ow] += xr[ow * g->sw] * wv;
-                }
-            }
+/* y[i] += sum over the KW taps of w[b] * src[b][i], for i < n: one row of a depthwise kernel over a run of
+ * the wide output. Unrolled over a constant KW so the loop over i vectorizes with all taps in registers; the
+ * sum runs in tap order whatever KW. */
+#define DW_ROW(KW)                                                                                           \
+    PC_RT_WIDE static void dw_row_##KW(float *restrict y, const float *const *src, const float *w,           \
+                                       int64_t n)                                                            \
+    {                                                                                                        \
+        const float *s[KW];                                                                                  \
+        float wv[KW];                                                                                        \
+        for (int b = 0; b < KW; b++) {                                                                       \
+            s[b] = src[b];                                                                                   \
+            wv[b] = w[b];                                                                                    \
+        }                                                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                                    \
+            float acc = y[i];                                                                                \
+            for (int b = 0; b < KW; b++)                                                                     \
+                acc += wv[b] * s[b][i];                                                                      \
+            y[i] = acc;                                                                                      \
+        }                                                                                                    \
     }
+DW_ROW(1)
+DW_ROW(2)
+DW_ROW(3)
+DW_ROW(4)
+DW_ROW(5)
+DW_ROW(6)
+DW_ROW(7)
+#undef DW_ROW
+
+static void dw_row(float *y, const float *const *src, const float *w, int64_t kw, int64_t n)
+{
+    typedef void (*row_fn)(float *restrict, const float *const *, const float *, int64_t);
+    static const row_fn by_width[] = {NULL,     dw_row_1, dw_row_2, dw_row_3,
+                                      dw_row_4, dw_row_5, dw_row_6, dw_row_7};
+    if (kw < (int64_t)(sizeof by_width / sizeof by_width[0])) {
+        by_width[kw](y, src, w, n);
+        return;
+    }
+    for (int64_t b = 0; b < kw; b++) /* wider kernels: one tap at a time, the same order */
+        dw_row_1(y, src + b, w + b, n);
 }
 
-/* NCHW depthwise at stride 1, one channel at a time: the channel is copied into a zero-padded plane of width
- * wp = ow + (kw - 1) dw, and each tap adds w * (the plane shifted by the tap) to a "wide" output of wp
- * columns per row in one long contiguous loop — the columns past ow are junk, dropped when the rows are
- * copied out. A 5x5 kernel over a 20x20 plane makes 25 loops of ~480 multiply-adds instead of 500 loops of
- * 20. */
-static void depthwise_nchw_s1(const conv_geom *g, const float *x, const float *w, float *y, float *scratch,
-                              int64_t c_lo, int64_t c_hi)
+/* The wide output is made in chunks of DW_CHUNK floats so a chunk stays in L1 through all kh row passes. */
+enum { DW_CHUNK = 2048, DW_MAX_KW = 64 };
+
+PC_RT_WIDE static void depthwise_nchw(const conv_geom *g, const float *x, const float *w, const float *bias,
+                                      float *y, const pc_rt_act *act, float *scratch, int64_t c_lo,
+                                      int64_t c_hi)
 {
-    int64_t hp = g->oh + (g->kh - 1) * g->dh, wp = g->ow + (g->kw - 1) * g->dw;
-    float *xp = scratch, *yw = scratch + hp * wp;
+    int64_t hp = dw_plane_h(g), wp = dw_plane_w(g), plane = hp * wp, phases = g->sh * g->sw;
+    float *xp = scratch, *yw = scratch + phases * plane;
     int64_t span = (g->oh - 1) * wp + g->ow; /* the wide output's elements up to the last valid one */
-    memset(xp, 0, (size_t)(hp * wp) * sizeof *xp);
+    if (g->oh <= 0 || g->ow <= 0) return;
+    /* out-of-image positions are the same for every channel: zeroed once, only the interior rewritten */
+    memset(xp, 0, (size_t)(phases * plane) * sizeof *xp);
     for (int64_t c = c_lo; c < c_hi; c++) {
         const float *xc = x + c * g->h * g->w, *wc = w + c * g->kh * g->kw;
-        /* the input at rows [ph, ph + h), columns [pw, pw + w) of the plane, clipped to it; the border stays
-         * zero from the memset above (only the interior is rewritten per channel) */
-        for (int64_t i = 0; i < g->h; i++) {
-            int64_t r = i + g->ph;
-            if (r >= hp) break;
-            int64_t n = g->w < wp - g->pw ? g->w : wp - g->pw;
-            if (n > 0) memcpy(xp + r * wp + g->pw, xc + i * g->w, (size_t)n * sizeof *xp);
-        }
-        memset(yw, 0, (size_t)span * sizeof *yw);
-        for (int64_t a = 0; a < g->kh; a++)
-            for (int64_t b = 0; b < g->kw; b++) {
-                const float wv = wc[a * g->kw + b], *src = xp + a * g->dh * wp + b * g->dw;
-                for (int64_t i = 0; i < span; i++)
-                    yw[i] += src[i] * wv;
+        for (int64_t pa = 0; pa < g->sh; pa++)
+            for (int64_t pb = 0; pb < g->sw; pb++) {
+                float *ph = xp + (pa * g->sw + pb) * plane;
+                /* plane column j is input column j sw + pb - pw: those in [0, w) */
+                int64_t first = pb - g->pw, j0 = first >= 0 ? 0 : (-first + g->sw - 1) / g->sw;
+                int64_t j1 = g->w - 1 - first < 0 ? -1 : (g->w - 1 - first) / g->sw; /* inclusive */
+                if (j1 > wp - 1) j1 = wp - 1;
+                for (int64_t i = 0; i < hp; i++) {
+                    int64_t ih = i * g->sh + pa - g->ph;
+                    if (ih < 0 || ih >= g->h || j0 > j1) continue;
+                    const float *xr = xc + ih * g->w + first;
+                    float *r = ph + i * wp;
+                    if (g->sw == 1)
+                        memcpy(r + j0, xr + j0, (size_t)(j1 - j0 + 1) * sizeof *r);
+                    else
+                        for (int64_t j = j0; j <= j1; j++)
+                            r[j] = xr[j * g->sw];
+                }
             }
+        float b0 = bias ? bias[c] : 0.0f;
+        for (int64_t i0 = 0; i0 < span; i0 += DW_CHUNK) {
+            int64_t n = span - i0 < DW_CHUNK ? span - i0 : DW_CHUNK;
+            for (int64_t i = 0; i < n; i++)
+                yw[i0 + i] = b0;
+            for (int64_t a = 0; a < g->kh; a++) {
+                const float *src[DW_MAX_KW];
+                int64_t ra = a * g->dh;
+                for (int64_t b = 0; b < g->kw; b++) {
+                    int64_t cb = b * g->dw;
+                    src[b] =
+                        xp + ((ra % g->sh) * g->sw + cb % g->sw) * plane + ra / g->sh * wp + cb / g->sw + i0;
+                }
+                dw_row(yw + i0, src, wc + a * g->kw, g->kw, n);
+            }
+        }
         float *yc = y + c * g->oh * g->ow;
         for (int64_t oh = 0; oh < g->oh; oh++)
             memcpy(yc + oh * g->ow, yw + oh * wp, (size_t)g->ow * sizeof *yc);
+        pc_rt_act_apply(act, yc, (uint64_t)(g->oh * g->ow));
     }
 }
 
 /* NHWC depthwise: wt is W repacked [kh, kw, C] so the inner loop runs along the channels; output rows
- * [oh_lo, oh_hi). */
-static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, float *y, int64_t oh_lo,
-                           int64_t oh_hi)
+ * [oh_lo, oh_hi), each started from the bias and activated once done. */
+PC_RT_WIDE static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, const float *bias,
+                                      float *y, const pc_rt_act *act, int64_t oh_lo, int64_t oh_hi)
 {
-    for (int64_t oh = oh_lo; oh < oh_hi; oh++)
+    for (int64_t oh = oh_lo; oh < oh_hi; oh++) {
         for (int64_t ow = 0; ow < g->ow; ow++) {
             float *yp = y + (oh * g->ow + ow) * g->c;
-            memset(yp, 0, (size_t)g->c * sizeof *yp);
+            if (bias)
+                memcpy(yp, bias, (size_t)g->c * sizeof *yp);
+            else
+                memset(yp, 0, (size_t)g->c * sizeof *yp);
             for (int64_t a = 0; a < g->kh; a++) {
                 int64_t ih = oh * g->sh - g->ph + a * g->dh;
                 if (ih < 0 || ih >= g->h) continue;
@@ -322,13 +375,16 @@ static void depthwise_nhwc(const conv_geom *g, const float *x, const float *wt, 
                 }
             }
         }
+        pc_rt_act_apply(act, y + oh * g->ow * g->c, (uint64_t)(g->ow * g->c));
+    }
 }
 
-/* One image's depthwise conv, split by channels (NCHW; each thread its own slice of scratch for the stride-1
- * form) or by output rows (NHWC). */
+/* One image's depthwise conv, split by channels (NCHW; each thread its own slice of scratch) or by output
+ * rows (NHWC). */
 typedef struct depthwise_task {
     const conv_geom *g;
-    const float *x, *w;
+    const pc_rt_act *act;
+    const float *x, *w, *bias;
     float *y, *scratch;
     size_t scratch_per_thread; /* floats */
 } depthwise_task;
@@ -337,60 +393,130 @@ static void depthwise_part(void *arg, int64_t lo, int64_t hi, int part)
 {
     const depthwise_task *t = arg;
     if (t->g->nhwc)
-        depthwise_nhwc(t->g, t->x, t->w, t->y, lo, hi);
-    else if (depthwise_wide(t->g))
-        depthwise_nchw_s1(t->g, t->x, t->w, t->y, t->scratch + (size_t)part * t->scratch_per_thread, lo, hi);
+        depthwise_nhwc(t->g, t->x, t->w, t->bias, t->y, t->act, lo, hi);
     else
-        depthwise_nchw(t->g, t->x, t->w, t->y, lo, hi);
+        depthwise_nchw(t->g, t->x, t->w, t->bias, t->y, t->act,
+                       t->scratch + (size_t)part * t->scratch_per_thread, lo, hi);
+}
+
+/* The gemm-shaped convs make the output matrix — NCHW: Y[m, p] = W[m, :] . B[:, p]; NHWC: Y[p, m] =
+ * B[p, :] . W[m, :] — tile by tile, B being the input itself (pointwise) or a strip of im2col columns. A tile
+ * (output channels [m_lo, m_hi) of the group, pixels [p_lo, p_hi) of B) starts as the bias, takes the product
+ * with beta = 1 (OpenBLAS then skips its own pass zeroing C) and is activated while still in cache. */
+typedef struct gemm_job {
+    const conv_geom *g;
+    pc_rt_act act;
+    const float *w;    /* the group's weights, [mg, K] (NHWC: repacked) */
+    const float *b;    /* B: NCHW [K, ldb] columns, NHWC [rows, ldb] */
+    const float *bias; /* the group's bias, or NULL */
+    float *y;          /* output element (m0, pixel p0): where B's pixel 0 lands */
+    int64_t kdim, ldb, np, tile_m, tile_p, tiles_p;
+} gemm_job;
+
+PC_RT_WIDE static void gemm_tile(const gemm_job *j, int64_t m_lo, int64_t m_hi, int64_t p_lo, int64_t p_hi)
+{
+    const conv_geom *g = j->g;
+    int64_t nm = m_hi - m_lo, np = p_hi - p_lo, ohw = g->oh * g->ow;
+    if (nm <= 0 || np <= 0) return;
+    if (g->nhwc) {
+        float *y = j->y + p_lo * g->m + m_lo;
+        for (int64_t p = 0; p < np; p++)
+            if (j->bias)
+                memcpy(y + p * g->m, j->bias + m_lo, (size_t)nm * sizeof *y);
+            else
+                memset(y + p * g->m, 0, (size_t)nm * sizeof *y);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)np, (int)nm, (int)j->kdim, 1.0f,
+                    j->b + p_lo * j->ldb, (int)j->ldb, j->w + m_lo * j->kdim, (int)j->kdim, 1.0f, y,
+                    (int)g->m);
+        for (int64_t p = 0; p < np; p++)
+            pc_rt_act_apply(&j->act, y + p * g->m, (uint64_t)nm);
+    } else {
+        float *y = j->y + m_lo * ohw + p_lo;
+        for (int64_t m = 0; m < nm; m++) {
+            float v = j->bias ? j->bias[m_lo + m] : 0.0f;
+            for (int64_t p = 0; p < np; p++)
+                y[m * ohw + p] = v;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nm, (int)np, (int)j->kdim, 1.0f,
+                    j->w + m_lo * j->kdim, (int)j->kdim, j->b + p_lo, (int)j->ldb, 1.0f, y, (int)ohw);
+        for (int64_t m = 0; m < nm; m++)
+            pc_rt_act_apply(&j->act, y + m * ohw, (uint64_t)np);
+    }
+}
+
+static void gemm_tiles_part(void *arg, int64_t lo, int64_t hi, int part)
+{
+    (void)part;
+    const gemm_job *j = arg;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t m0 = t / j->tiles_p * j->tile_m, p0 = t % j->tiles_p * j->tile_p;
+        int64_t m1 = m0 + j->tile_m < j->g->mg ? m0 + j->tile_m : j->g->mg;
+        int64_t p1 = p0 + j->tile_p < j->np ? p0 + j->tile_p : j->np;
+        gemm_tile(j, m0, m1, p0, p1);
+    }
+}
+
+/* Tiles of about TILE_BYTES of output and at least TILE_MIN_PIXELS pixels (narrower products run slowly),
+ * split by channels too when there are fewer pixel tiles than threads; then run on the pool. */
+enum { TILE_BYTES = 256 * 1024, TILE_MIN_PIXELS = 192, TILE_ALIGN = 16 };
+
+static void gemm_job_run(const pc_rt_kernel_ctx *k, gemm_job *j)
+{
+    int64_t mg = j->g->mg;
+    int64_t tp = mg > 0 ? TILE_BYTES / (int64_t)sizeof(float) / mg : j->np;
+    tp = tp < TILE_MIN_PIXELS ? TILE_MIN_PIXELS : tp / TILE_ALIGN * TILE_ALIGN;
+    j->tile_p = tp > j->np ? j->np : tp;
+    j->tiles_p = j->tile_p > 0 ? (j->np + j->tile_p - 1) / j->tile_p : 1;
+    j->tile_m = mg;
+    if (j->tiles_p < k->threads && mg >= 2 * TILE_ALIGN) {
+        int64_t per = (mg + k->threads - 1) / k->threads;
+        j->tile_m = (per + TILE_ALIGN - 1) / TILE_ALIGN * TILE_ALIGN;
+    }
+    int64_t tiles_m = j->tile_m > 0 ? (mg + j->tile_m - 1) / j->tile_m : 1;
+    pc_rt_parallel_for(k, tiles_m * j->tiles_p, 1, gemm_tiles_part, j);
 }
 
 /* im2col convolution of one image and group, strip by strip of output rows: each strip's columns made in the
- * thread's own slice of scratch and multiplied there by a single-threaded sgemm (threads take whole strips).
- */
+ * thread's own slice of scratch and multiplied there as one tile (threads take whole strips). */
 typedef struct strip_task {
     const conv_geom *g;
-    const float *x, *w, *packed; /* the image; W as given (NCHW) or repacked [M, kh, kw, Cg] (NHWC) */
+    gemm_job job; /* w, bias, act; the rest set per strip */
+    const float *x;
     float *y, *col;
     int64_t c0, m0, srows, strip_floats;
 } strip_task;
 
+/* The job of strip s, its columns made in col. */
+static gemm_job strip_job(const strip_task *t, int64_t s, float *col)
+{
+    const conv_geom *g = t->g;
+    int64_t r0 = s * t->srows, rows = g->oh - r0 < t->srows ? g->oh - r0 : t->srows;
+    gemm_job j = t->job;
+    j.np = rows * g->ow;
+    j.b = col;
+    if (g->nhwc) {
+        im2col_nhwc(g, t->x, t->c0, r0, rows, col);
+        j.ldb = j.kdim;
+        j.y = t->y + r0 * g->ow * g->m + t->m0;
+    } else {
+        im2col_nchw(g, t->x + t->c0 * g->h * g->w, r0, rows, col);
+        j.ldb = j.np;
+        j.y = t->y + t->m0 * g->oh * g->ow + r0 * g->ow;
+    }
+    j.tile_m = g->mg;
+    j.tile_p = j.np;
+    j.tiles_p = 1;
+    return j;
+}
+
 static void strip_part(void *arg, int64_t lo, int64_t hi, int part)
 {
     const strip_task *t = arg;
-    const conv_geom *g = t->g;
-    int64_t kcols = g->cg * g->kh * g->kw, ohw = g->oh * g->ow;
     float *col = t->col + (size_t)part * (size_t)t->strip_floats;
     for (int64_t s = lo; s < hi; s++) {
-        int64_t r0 = s * t->srows, rows = g->oh - r0 < t->srows ? g->oh - r0 : t->srows, ncols = rows * g->ow;
-        if (g->nhwc) {
-            im2col_nhwc(g, t->x, t->c0, r0, rows, col);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ncols, (int)g->mg, (int)kcols, 1.0f,
-                        col, (int)kcols, t->packed + t->m0 * kcols, (int)kcols, 0.0f,
-                        t->y + r0 * g->ow * g->m + t->m0, (int)g->m);
-        } else {
-            im2col_nchw(g, t->x + t->c0 * g->h * g->w, r0, rows, col);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->mg, (int)ncols, (int)kcols, 1.0f,
-                        t->w + t->m0 * kcols, (int)kcols, col, (int)ncols, 0.0f,
-                        t->y + t->m0 * ohw + r0 * g->ow, (int)ohw);
-        }
+        gemm_job j = strip_job(t, s, col);
+        gemm_tile(&j, 0, t->g->mg, 0, j.np);
     }
-}
-
-/* Bias per output channel and the fused activation over one image's output. */
-static void conv_epilogue(const pc_rt_kernel_ctx *k, const conv_geom *g, const float *bias, float *y)
-{
-    int64_t ohw = g->oh * g->ow;
-    if (bias) {
-        if (g->nhwc)
-            for (int64_t p = 0; p < ohw; p++)
-                for (int64_t m = 0; m < g->m; m++)
-                    y[p * g->m + m] += bias[m];
-        else
-            for (int64_t m = 0; m < g->m; m++)
-                for (int64_t p = 0; p < ohw; p++)
-                    y[m * ohw + p] += bias[m];
-    }
-    pc_rt_activation_apply(k->node, y, (uint64_t)(ohw * g->m));
 }
 
 static pc_status conv_run(pc_rt_kernel_ctx *k)
@@ -402,8 +528,10 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
     const float *bias = k->n_in > 2 && k->in[2] ? k->in[2]->data : NULL;
     float *y = k->out[0]->data, *col = k->scratch;
     int64_t hw = g.h * g.w, ohw = g.oh * g.ow, kk = g.kh * g.kw, kcols = g.cg * kk, srows = strip_rows(&g);
+    pc_rt_act act = pc_rt_activation_get(k->node);
+    /* NHWC's repacked weights sit after the threads' columns, at the end of the scratch (conv_scratch) */
     float *packed =
-        g.nhwc ? col + (conv_pointwise(&g) || conv_depthwise(&g) ? 0 : kcols * srows * g.ow) : NULL;
+        g.nhwc ? col + conv_scratch(&g, k->threads) / sizeof(float) - (size_t)(g.m * kcols) : NULL;
     if (g.nhwc) {
         /* W [M, Cg, kh, kw] as the NHWC loops read it: depthwise [kh, kw, C], else [M, kh, kw, Cg] */
         for (int64_t m = 0; m < g.m; m++)
@@ -417,31 +545,54 @@ static pc_status conv_run(pc_rt_kernel_ctx *k)
                         packed[(m * kk + p) * g.cg + c] = v;
                 }
     }
+    if (conv_depthwise(&g) && g.kw > DW_MAX_KW)
+        return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "depthwise kernel %lld wide: at most %d",
+                            (long long)g.kw, DW_MAX_KW);
     for (int64_t n = 0; n < g.n; n++) {
         const float *xn = x + n * g.c * hw;
         float *yn = y + n * g.m * ohw;
         if (conv_depthwise(&g)) {
-            depthwise_task t = {&g, xn, g.nhwc ? packed : w, yn, col, conv_scratch(&g, 1) / sizeof(float)};
+            depthwise_task t = {.g = &g,
+                                .act = &act,
+                                .x = xn,
+                                .w = g.nhwc ? packed : w,
+                                .bias = bias,
+                                .y = yn,
+                                .scratch = col,
+                                .scratch_per_thread = conv_scratch(&g, 1) / sizeof(float)};
             /* a chunk is worth a thread from about 16K multiply-adds */
             int64_t per_item = (g.nhwc ? g.ow * g.c : g.oh * g.ow) * g.kh * g.kw;
             pc_rt_parallel_for(k, g.nhwc ? g.oh : g.c, per_item > 0 ? 16384 / per_item + 1 : 1,
                                depthwise_part, &t);
-        } else {
-            for (int64_t gi = 0; gi < g.group; gi++) {
-                int64_t c0 = gi * g.cg, m0 = gi * g.mg;
-                if (g.nhwc && conv_pointwise(&g)) { /* rows are pixels, lda = C */
-                    pc_rt_sgemm(k, false, true, ohw, g.mg, kcols, 1.0f, xn + c0, g.c, packed + m0 * kcols,
-                                kcols, 0.0f, yn + m0, g.m);
-                } else if (conv_pointwise(&g)) {
-                    pc_rt_sgemm(k, false, false, g.mg, ohw, kcols, 1.0f, w + m0 * kcols, kcols, xn + c0 * hw,
-                                ohw, 0.0f, yn + m0 * ohw, ohw);
-                } else {
-                    strip_task t = {&g, xn, w, packed, yn, col, c0, m0, srows, kcols * srows * g.ow};
-                    pc_rt_parallel_for(k, (g.oh + srows - 1) / srows, 1, strip_part, &t);
-                }
+            continue;
+        }
+        for (int64_t gi = 0; gi < g.group; gi++) {
+            int64_t c0 = gi * g.cg, m0 = gi * g.mg;
+            gemm_job job = {.g = &g,
+                            .act = act,
+                            .w = g.nhwc ? packed + m0 * kcols : w + m0 * kcols,
+                            .bias = bias ? bias + m0 : NULL,
+                            .kdim = kcols};
+            if (conv_pointwise(&g)) { /* B is the input: NCHW [C, HW] rows, NHWC [HW, C] rows */
+                job.b = g.nhwc ? xn + c0 : xn + c0 * hw;
+                job.ldb = g.nhwc ? g.c : hw;
+                job.y = g.nhwc ? yn + m0 : yn + m0 * ohw;
+                job.np = ohw;
+                gemm_job_run(k, &job);
+                continue;
+            }
+            int64_t strips = (g.oh + srows - 1) / srows;
+            strip_task t = {&g, job, xn, yn, col, c0, m0, srows, kcols * srows * g.ow};
+            if (strips >= k->threads) {
+                pc_rt_parallel_for(k, strips, 1, strip_part, &t);
+                continue;
+            }
+            /* fewer strips than threads: each strip's columns made once, its product split in tiles */
+            for (int64_t s = 0; s < strips; s++) {
+                gemm_job j = strip_job(&t, s, col);
+                gemm_job_run(k, &j);
             }
         }
-        conv_epilogue(k, &g, bias, yn);
     }
     return PC_OK;
 }
@@ -717,14 +868,14 @@ static pc_status gemm_run(pc_rt_kernel_ctx *k)
 }
 
 const pc_rt_kernel pc_rt_kernels_conv[] = {
-    {"", "Conv", 1, 21, RT_F32, conv_prepare, conv_run, false},
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, RT_F32, conv_prepare, conv_run, false},
-    {PC_NHWC_DOMAIN, "Conv", 1, 21, RT_F32, conv_prepare, conv_run, false},
-    {PC_NHWC_DOMAIN, "FusedConv", 1, 21, RT_F32, conv_prepare, conv_run, false},
-    {"", "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run, false},
-    {PC_NHWC_DOMAIN, "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run, false},
-    {"", "MatMul", 1, 21, RT_F32, matmul_prepare, matmul_run, false},
-    {"", "Gemm", 6, 21, RT_F32, gemm_prepare, gemm_run, false},
-    {PC_MS_DOMAIN, "FusedGemm", 1, 1, RT_F32, gemm_prepare, gemm_run, false},
+    {"", "Conv", 1, 21, RT_F32, conv_prepare, conv_run, 0},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, RT_F32, conv_prepare, conv_run, 0},
+    {PC_NHWC_DOMAIN, "Conv", 1, 21, RT_F32, conv_prepare, conv_run, 0},
+    {PC_NHWC_DOMAIN, "FusedConv", 1, 21, RT_F32, conv_prepare, conv_run, 0},
+    {"", "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run, 0},
+    {PC_NHWC_DOMAIN, "ConvTranspose", 1, 21, RT_F32, convt_prepare, convt_run, 0},
+    {"", "MatMul", 1, 21, RT_F32, matmul_prepare, matmul_run, 0},
+    {"", "Gemm", 6, 21, RT_F32, gemm_prepare, gemm_run, 0},
+    {PC_MS_DOMAIN, "FusedGemm", 1, 1, RT_F32, gemm_prepare, gemm_run, 0},
 };
 const size_t pc_rt_n_kernels_conv = sizeof pc_rt_kernels_conv / sizeof pc_rt_kernels_conv[0];

@@ -1437,12 +1437,12 @@ static pc_status matmul_integer_run(pc_rt_kernel_ctx *k)
 }
 
 const pc_rt_kernel pc_rt_kernels_quant[] = {
-    {"", "QuantizeLinear", 10, 21, RT_F32 | RT_I32, quantize_prepare, quantize_run, false},
-    {"", "DequantizeLinear", 10, 21, RT_I8 | RT_U8 | RT_I32, dequantize_prepare, dequantize_run, false},
-    {"", "QLinearConv", 10, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, false},
-    {PC_NHWC_DOMAIN, "QLinearConv", 1, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, false},
-    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, false},
-    {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run, false},
-    {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run, false},
+    {"", "QuantizeLinear", 10, 21, RT_F32 | RT_I32, quantize_prepare, quantize_run, 0},
+    {"", "DequantizeLinear", 10, 21, RT_I8 | RT_U8 | RT_I32, dequantize_prepare, dequantize_run, 0},
+    {"", "QLinearConv", 10, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
+    {PC_NHWC_DOMAIN, "QLinearConv", 1, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
+    {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run, 0},
+    {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run, 0},
 };
 const size_t pc_rt_n_kernels_quant = sizeof pc_rt_kernels_quant / sizeof pc_rt_kernels_quant[0];

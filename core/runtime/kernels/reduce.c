@@ -687,18 +687,18 @@ static pc_status argmin_run(pc_rt_kernel_ctx *k)
 /* Every opset from 1: the ops' semantics implemented here have not changed across their versions, only
  * where the axes come from (handled in reduce_axes) and select_last_index (from 12). */
 const pc_rt_kernel pc_rt_kernels_reduce[] = {
-    {"", "ReduceSum", 1, 21, RT_NUM, sum_prepare, sum_run, false},
-    {"", "ReduceMean", 1, 21, RT_FLOAT, mean_prepare, mean_run, false},
-    {"", "ReduceMax", 1, 21, RT_NUM, max_prepare, max_run, false},
-    {"", "ReduceMin", 1, 21, RT_NUM, min_prepare, min_run, false},
-    {"", "ReduceProd", 1, 21, RT_NUM, prod_prepare, prod_run, false},
-    {"", "ReduceL1", 1, 21, RT_FLOAT, l1_prepare, l1_run, false},
-    {"", "ReduceL2", 1, 21, RT_FLOAT, l2_prepare, l2_run, false},
-    {"", "ReduceSumSquare", 1, 21, RT_FLOAT, sumsquare_prepare, sumsquare_run, false},
-    {"", "ReduceLogSum", 1, 21, RT_FLOAT, logsum_prepare, logsum_run, false},
-    {"", "ReduceLogSumExp", 1, 21, RT_FLOAT, logsumexp_prepare, logsumexp_run, false},
-    {"", "ArgMax", 1, 21, RT_NUM, arg_prepare, argmax_run, false},
-    {"", "ArgMin", 1, 21, RT_NUM, arg_prepare, argmin_run, false},
+    {"", "ReduceSum", 1, 21, RT_NUM, sum_prepare, sum_run, 0},
+    {"", "ReduceMean", 1, 21, RT_FLOAT, mean_prepare, mean_run, 0},
+    {"", "ReduceMax", 1, 21, RT_NUM, max_prepare, max_run, 0},
+    {"", "ReduceMin", 1, 21, RT_NUM, min_prepare, min_run, 0},
+    {"", "ReduceProd", 1, 21, RT_NUM, prod_prepare, prod_run, 0},
+    {"", "ReduceL1", 1, 21, RT_FLOAT, l1_prepare, l1_run, 0},
+    {"", "ReduceL2", 1, 21, RT_FLOAT, l2_prepare, l2_run, 0},
+    {"", "ReduceSumSquare", 1, 21, RT_FLOAT, sumsquare_prepare, sumsquare_run, 0},
+    {"", "ReduceLogSum", 1, 21, RT_FLOAT, logsum_prepare, logsum_run, 0},
+    {"", "ReduceLogSumExp", 1, 21, RT_FLOAT, logsumexp_prepare, logsumexp_run, 0},
+    {"", "ArgMax", 1, 21, RT_NUM, arg_prepare, argmax_run, 0},
+    {"", "ArgMin", 1, 21, RT_NUM, arg_prepare, argmin_run, 0},
 };
 
 const size_t pc_rt_n_kernels_reduce = sizeof pc_rt_kernels_reduce / sizeof pc_rt_kernels_reduce[0];

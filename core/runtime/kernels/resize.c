@@ -824,10 +824,10 @@ static pc_status resize_run(pc_rt_kernel_ctx *k)
 #define RT_RESIZE_TYPES (RT_F32 | RT_U8 | RT_I8)
 
 const pc_rt_kernel pc_rt_kernels_resize[] = {
-    {"", "Upsample", 7, 9, RT_RESIZE_TYPES, resize_prepare, resize_run, false},
-    {"", "Resize", 10, 21, RT_RESIZE_TYPES, resize_prepare, resize_run, false},
+    {"", "Upsample", 7, 9, RT_RESIZE_TYPES, resize_prepare, resize_run, 0},
+    {"", "Resize", 10, 21, RT_RESIZE_TYPES, resize_prepare, resize_run, 0},
     /* channels-last: ai.onnx semantics at the domain's opset (opset 10 and below read as Resize-10) */
-    {PC_NHWC_DOMAIN, "Resize", 1, 21, RT_RESIZE_TYPES, resize_prepare, resize_run, false},
+    {PC_NHWC_DOMAIN, "Resize", 1, 21, RT_RESIZE_TYPES, resize_prepare, resize_run, 0},
 };
 
 const size_t pc_rt_n_kernels_resize = sizeof pc_rt_kernels_resize / sizeof pc_rt_kernels_resize[0];

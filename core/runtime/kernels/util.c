@@ -74,34 +74,72 @@ pc_status pc_rt_activation_check(const pc_node *node, pc_error *err)
     return pc_error_set(err, PC_ERR_UNSUPPORTED, "activation '%s' is not one the runtime fuses", act);
 }
 
-void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n)
+pc_rt_act pc_rt_activation_get(const pc_node *node)
 {
     const char *act = pc_node_attr_string(node, "activation", NULL);
-    if (!act) return;
+    pc_rt_act a = {PC_RT_ACT_NONE, 0.0f, 0.0f};
+    if (!act) return a;
     if (strcmp(act, "Relu") == 0) {
+        a.kind = PC_RT_ACT_RELU;
+    } else if (strcmp(act, "Sigmoid") == 0) {
+        a.kind = PC_RT_ACT_SIGMOID;
+    } else if (strcmp(act, "Tanh") == 0) {
+        a.kind = PC_RT_ACT_TANH;
+    } else if (strcmp(act, "LeakyRelu") == 0) {
+        a = (pc_rt_act){PC_RT_ACT_LEAKY_RELU, param(node, 0, 0.01f), 0.0f};
+    } else if (strcmp(act, "Clip") == 0) {
+        a = (pc_rt_act){PC_RT_ACT_CLIP, param(node, 0, -INFINITY), param(node, 1, INFINITY)};
+    } else if (strcmp(act, "HardSigmoid") == 0) {
+        a = (pc_rt_act){PC_RT_ACT_HARD_SIGMOID, param(node, 0, 0.2f), param(node, 1, 0.5f)};
+    }
+    return a;
+}
+
+PC_RT_WIDE static void act_apply(const pc_rt_act *act, float *x, uint64_t n)
+{
+    switch (act->kind) {
+    case PC_RT_ACT_NONE:
+        break;
+    case PC_RT_ACT_RELU:
         for (uint64_t i = 0; i < n; i++)
             x[i] = x[i] > 0.0f ? x[i] : x[i] <= 0.0f ? 0.0f : x[i]; /* NaN stays NaN, as Relu's own kernel */
-    } else if (strcmp(act, "Sigmoid") == 0) {
+        break;
+    case PC_RT_ACT_SIGMOID:
         for (uint64_t i = 0; i < n; i++)
             x[i] = 1.0f / (1.0f + expf(-x[i]));
-    } else if (strcmp(act, "Tanh") == 0) {
+        break;
+    case PC_RT_ACT_TANH:
         for (uint64_t i = 0; i < n; i++)
             x[i] = tanhf(x[i]);
-    } else if (strcmp(act, "LeakyRelu") == 0) {
-        float alpha = param(node, 0, 0.01f);
+        break;
+    case PC_RT_ACT_LEAKY_RELU:
         for (uint64_t i = 0; i < n; i++)
-            x[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
-    } else if (strcmp(act, "Clip") == 0) {
-        float lo = param(node, 0, -INFINITY), hi = param(node, 1, INFINITY);
+            x[i] = x[i] >= 0.0f ? x[i] : act->a * x[i];
+        break;
+    case PC_RT_ACT_CLIP: {
+        float lo = act->a, hi = act->b;
         for (uint64_t i = 0; i < n; i++)
             x[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
-    } else if (strcmp(act, "HardSigmoid") == 0) {
-        float alpha = param(node, 0, 0.2f), beta = param(node, 1, 0.5f);
+        break;
+    }
+    case PC_RT_ACT_HARD_SIGMOID:
         for (uint64_t i = 0; i < n; i++) {
-            float v = alpha * x[i] + beta;
+            float v = act->a * x[i] + act->b;
             x[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
         }
+        break;
     }
+}
+
+void pc_rt_act_apply(const pc_rt_act *act, float *x, uint64_t n)
+{
+    act_apply(act, x, n);
+}
+
+void pc_rt_activation_apply(const pc_node *node, float *x, uint64_t n)
+{
+    pc_rt_act a = pc_rt_activation_get(node);
+    pc_rt_act_apply(&a, x, n);
 }
 
 typedef struct sgemm_task {
@@ -140,6 +178,29 @@ void pc_rt_sgemm(const pc_rt_kernel_ctx *k, bool trans_a, bool trans_b, int64_t 
                  float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                  int64_t ldc)
 {
+    /* a product with one row or one column is a matrix-vector product: OpenBLAS's sgemm is several times
+     * slower there than its sgemv (a batch-1 fully connected layer, 1000 x 512: 0.41 ms against 0.03 ms) */
+    if ((m == 1 || n == 1) && kk > 0 && beta == 0.0f) /* y = 0 * y keeps a stale NaN in some BLAS builds */
+        for (int64_t i = 0; i < (m == 1 ? n : m); i++)
+            c[i * (m == 1 ? 1 : ldc)] = 0.0f;
+    if (m == 1 && kk > 0) { /* c[1, n] = a[1, k] B' : y = B'^T a */
+        if (trans_b)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)kk, alpha, b, (int)ldb, a,
+                        trans_a ? (int)lda : 1, beta, c, 1);
+        else
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)kk, (int)n, alpha, b, (int)ldb, a,
+                        trans_a ? (int)lda : 1, beta, c, 1);
+        return;
+    }
+    if (n == 1 && kk > 0) { /* c[m, 1] = A' b[k, 1] */
+        if (trans_a)
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)kk, (int)m, alpha, a, (int)lda, b,
+                        trans_b ? 1 : (int)ldb, beta, c, (int)ldc);
+        else
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)kk, alpha, a, (int)lda, b,
+                        trans_b ? 1 : (int)ldb, beta, c, (int)ldc);
+        return;
+    }
     sgemm_task t = {trans_a, trans_b, n >= m, m, n, kk, lda, ldb, ldc, alpha, beta, a, b, c};
     int64_t along = t.by_cols ? n : m;
     if (!k->pool || (double)m * (double)n * (double)kk < SGEMM_MIN_MADDS)
