@@ -565,7 +565,7 @@ static pc_status predicate_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 /* A floating-point unary kernel (float, double, float16); PARAMS declares the attributes EXPR reads. EXPR
  * calls libm through GM1 so that float stays float. */
 #define UNARY_FLT(name, PARAMS, EXPR)                                                                        \
-    static pc_status name##_run(pc_rt_kernel_ctx *k)                                                         \
+    PC_RT_WIDE static pc_status name##_run(pc_rt_kernel_ctx *k)                                              \
     {                                                                                                        \
         PARAMS                                                                                               \
         switch (k->in[0]->dtype) {                                                                           \
@@ -614,11 +614,15 @@ UNARY_FLT(hard_swish, , v *CLAMP01(v / 6.0f + 0.5f))
 /* the defaults are the float32 values of the spec's constants */
 UNARY_FLT(selu, ATTR(alpha, 1.67326319217681884765625f) ATTR(gamma, 1.05070102214813232421875f),
           gamma *(v <= 0.0f ? alpha * (GM1(exp, v) - 1.0f) : v))
-/* Gelu: the exact erf form (ai.onnx 20's default and com.microsoft's), or approximate = "tanh" */
-UNARY_FLT(gelu,
-          const bool tanh_form = strcmp(pc_node_attr_string(k->node, "approximate", "none"), "tanh") == 0;
-          , tanh_form ? 0.5f * v *(1.0f + GM1(tanh, 0.7978845608028654f * (v + 0.044715f * v * v * v)))
-                      : 0.5f * v * (1.0f + ERF(v * 0.70710678118654752f)))
+/* Gelu: the exact erf form (ai.onnx 20's default and com.microsoft's), or approximate = "tanh"; one loop
+ * each, so the erf form's loop (no libm call) vectorizes */
+UNARY_FLT(gelu_erf, , 0.5f * v * (1.0f + ERF(v * 0.70710678118654752f)))
+UNARY_FLT(gelu_tanh, , 0.5f * v * (1.0f + GM1(tanh, 0.7978845608028654f * (v + 0.044715f * v * v * v))))
+static pc_status gelu_run(pc_rt_kernel_ctx *k)
+{
+    return strcmp(pc_node_attr_string(k->node, "approximate", "none"), "tanh") == 0 ? gelu_tanh_run(k)
+                                                                                    : gelu_erf_run(k);
+}
 /* nearbyint rounds half to even in the default rounding mode */
 UNARY_FLT(round, , GM1(nearbyint, v))
 

@@ -1345,7 +1345,7 @@ static pc_status smax_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     return PC_OK;
 }
 
-static void smax_row(const float *restrict x, float *restrict y, int64_t n, bool log_form)
+PC_RT_WIDE static void smax_row(const float *restrict x, float *restrict y, int64_t n, bool log_form)
 {
     float m = max_row(x, n);
     if (m != m) {
