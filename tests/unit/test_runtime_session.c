@@ -508,6 +508,56 @@ static void threads_same_bits(void)
         pc_data_unref(x);
         pc_model_free(m);
     }
+    /* row kernels split by row: Softmax and LayerNormalization (with scale and bias) over 300 rows of 700 */
+    for (int op = 0; op < 2; op++) {
+        pc_error err;
+        int64_t xd[2] = {300, 700};
+        pc_model *m = pt_model(17);
+        input(m, "x", 2, xd);
+        pc_node *node;
+        if (op == 0) {
+            node = pt_node(m, "Softmax", "", "x", "y", NULL);
+        } else {
+            pc_data *sc = values(1, (int64_t[]){700}), *bi = values(1, (int64_t[]){700});
+            pt_const_f(m, "scale", 1, (int64_t[]){700}, sc->data);
+            pt_const_f(m, "bias", 1, (int64_t[]){700}, bi->data);
+            pc_data_unref(sc);
+            pc_data_unref(bi);
+            node = pt_node(m, "LayerNormalization", "", "x,scale,bias", "y", NULL);
+        }
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
+        pc_data *x = values(2, xd);
+        across_threads(m, 1, &x, node->op_type, 1e-5, 1e-5, true);
+        pc_data_unref(x);
+        pc_model_free(m);
+    }
+    /* pools, split by plane (channels first) or output row (channels last), each thread with its own row
+     * scratch: MaxPool and AveragePool with padding and stride 2, both layouts, the same bits at every count
+     */
+    for (int op = 0; op < 4; op++) {
+        pc_error err;
+        bool nhwc = op >= 2;
+        int64_t xd[4] = {2, 24, 37, 41};
+        if (nhwc) xd[1] = 37, xd[2] = 41, xd[3] = 24;
+        pc_model *m = pt_model(13);
+        pc_value *in = input(m, "x", 4, xd);
+        const char *domain = nhwc ? PC_NHWC_DOMAIN : "";
+        if (nhwc) CHECK_OK(pc_model_set_opset(m, domain, 1, &err), &err);
+        pc_node *node =
+            pc_graph_add_node(m->graph, op % 2 ? "AveragePool" : "MaxPool", domain, 1, &in, 1, NULL, &err);
+        if (!node) pt_die("pool", &err);
+        int64_t ks[2] = {3, 3}, st[2] = {2, 2}, pads[4] = {1, 1, 1, 0};
+        CHECK_OK(pc_node_set_attr_ints(node, "kernel_shape", 2, ks, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "strides", 2, st, &err), &err);
+        CHECK_OK(pc_node_set_attr_ints(node, "pads", 4, pads, &err), &err);
+        if (pc_graph_add_output(m->graph, node->outputs[0], &err) != PC_OK) pt_die("y", &err);
+        pc_data *x = values(4, xd);
+        char what[64];
+        snprintf(what, sizeof what, "%s%s", nhwc ? "NHWC " : "", node->op_type);
+        across_threads(m, 1, &x, what, 1e-5, 1e-6, true);
+        pc_data_unref(x);
+        pc_model_free(m);
+    }
 }
 
 /* Profiling: one entry per node in run order, the runs counted, time summed, and the FLOP count of a Conv

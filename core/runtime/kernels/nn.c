@@ -460,7 +460,8 @@ typedef struct pool_layout {
     size_t taps[POOL_AXES], kw_lo, kw_hi, inv_w, row, total;
 } pool_layout;
 
-static bool pool_layout_compute(const pool_geom *g, pool_layout *l)
+/* threads: one reduced input row each (channels-first) */
+static bool pool_layout_compute(const pool_geom *g, int threads, pool_layout *l)
 {
     bool ok = true;
     l->total = 0;
@@ -471,7 +472,8 @@ static bool pool_layout_compute(const pool_geom *g, pool_layout *l)
         ok = ok && scratch_take(&l->total, (uint64_t)g->k[2], sizeof(int64_t), &l->kw_lo) &&
              scratch_take(&l->total, (uint64_t)g->k[2], sizeof(int64_t), &l->kw_hi) &&
              scratch_take(&l->total, (uint64_t)g->out[2], sizeof(float), &l->inv_w) &&
-             scratch_take(&l->total, (uint64_t)g->in[2], sizeof(float), &l->row);
+             (uint64_t)g->in[2] <= UINT64_MAX / (uint64_t)threads &&
+             scratch_take(&l->total, (uint64_t)g->in[2] * (uint64_t)threads, sizeof(float), &l->row);
     }
     return ok;
 }
@@ -493,7 +495,7 @@ static pc_status pool_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes, bool i
                                         a - (POOL_AXES - g.nsp), (long long)o);
             }
     pool_layout l;
-    if (!pool_layout_compute(&g, &l)) return scratch_overflow(k);
+    if (!pool_layout_compute(&g, k->threads, &l)) return scratch_overflow(k);
     *scratch_bytes = l.total;
     return PC_OK;
 }
@@ -537,13 +539,13 @@ typedef struct pool_tables {
 /* Channels-first, per output row: the input rows under the window (its outer axes) are reduced into one row,
  * contiguously, then each last-axis tap adds (or maxes) one run of that row, contiguous or strided, into the
  * output row: a k x k window costs k contiguous row passes and k output-row passes, not k * k strided. */
-static void pool_nchw(const pool_geom *g, const pool_tables *t, const float *x, float *y)
+static void pool_nchw(const pool_geom *g, const pool_tables *t, const float *x, float *y, float *row,
+                      int64_t p_lo, int64_t p_hi)
 {
     const int64_t in_plane = g->in[0] * g->in[1] * g->in[2], out_plane = g->out[0] * g->out[1] * g->out[2];
     const int64_t w_in = g->in[2], w_out = g->out[2], sw = g->s[2];
-    const int64_t planes = g->batch * g->channels;
     const float init = g->is_max ? -INFINITY : 0.0f;
-    for (int64_t p = 0; p < planes; p++) {
+    for (int64_t p = p_lo; p < p_hi; p++) {
         const float *xp = x + p * in_plane;
         float *yr = y + p * out_plane;
         for (int64_t od = 0; od < g->out[0]; od++) {
@@ -562,13 +564,13 @@ static void pool_nchw(const pool_geom *g, const pool_tables *t, const float *x, 
                             continue;
                         }
                         if (rows == 1) {
-                            memcpy(t->row, src, (size_t)w_in * sizeof *src);
-                            src = t->row;
+                            memcpy(row, src, (size_t)w_in * sizeof *src);
+                            src = row;
                         }
                         if (g->is_max)
-                            max_into(t->row, xr, w_in, 1);
+                            max_into(row, xr, w_in, 1);
                         else
-                            add_into(t->row, xr, w_in, 1);
+                            add_into(row, xr, w_in, 1);
                     }
                 }
                 for (int64_t ow = 0; ow < w_out; ow++)
@@ -593,17 +595,20 @@ static void pool_nchw(const pool_geom *g, const pool_tables *t, const float *x, 
     }
 }
 
-/* Channels-last: per output position, each tap adds (or maxes) a contiguous run of C channels. */
-static void pool_nhwc(const pool_geom *g, const pool_tables *t, const float *x, float *y)
+/* Channels-last: per output position, each tap adds (or maxes) a contiguous run of C channels; output rows
+ * [r_lo, r_hi) of the batch x out[0] x out[1] rows. */
+static void pool_nhwc(const pool_geom *g, const pool_tables *t, const float *x, float *y, int64_t r_lo,
+                      int64_t r_hi)
 {
     const int64_t C = g->channels, in_image = g->in[0] * g->in[1] * g->in[2] * C;
     const float init = g->is_max ? -INFINITY : 0.0f;
-    float *yv = y;
-    for (int64_t n = 0; n < g->batch; n++) {
+    float *yv = y + r_lo * g->out[2] * C;
+    for (int64_t r = r_lo; r < r_hi; r++) {
+        int64_t oh = r % g->out[1], od = r / g->out[1] % g->out[0], n = r / g->out[1] / g->out[0];
         const float *xn = x + n * in_image;
-        for (int64_t od = 0; od < g->out[0]; od++) {
+        {
             const axis_taps *td = &t->taps[0][od];
-            for (int64_t oh = 0; oh < g->out[1]; oh++) {
+            {
                 const axis_taps *th = &t->taps[1][oh];
                 for (int64_t ow = 0; ow < g->out[2]; ow++, yv += C) {
                     const axis_taps *tw = &t->taps[2][ow];
@@ -724,6 +729,22 @@ static void maxpool_direct(pc_rt_kernel_ctx *k, const pool_geom *g, const axis_t
     }
 }
 
+typedef struct pool_task {
+    const pool_geom *g;
+    const pool_tables *t;
+    const float *x;
+    float *y;
+} pool_task;
+
+static void pool_part(void *arg, int64_t lo, int64_t hi, int part)
+{
+    const pool_task *p = arg;
+    if (p->g->nhwc)
+        pool_nhwc(p->g, p->t, p->x, p->y, lo, hi);
+    else
+        pool_nchw(p->g, p->t, p->x, p->y, p->t->row + (size_t)part * (size_t)p->g->in[2], lo, hi);
+}
+
 static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
 {
     pool_geom g;
@@ -731,7 +752,7 @@ static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
     if (st != PC_OK) return st;
     if (k->out[0]->n == 0) return PC_OK;
     pool_layout l;
-    if (!pool_layout_compute(&g, &l)) return scratch_overflow(k);
+    if (!pool_layout_compute(&g, k->threads, &l)) return scratch_overflow(k);
     char *base = scratch_get(k, l.total);
     if (!base && l.total) return k->err->status;
     pool_tables t;
@@ -743,7 +764,9 @@ static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
     }
     if (g.direct) {
         maxpool_direct(k, &g, t.taps);
-    } else if (!g.nhwc) {
+        return PC_OK;
+    }
+    if (!g.nhwc) {
         int64_t *kw_lo = (int64_t *)(void *)(base + l.kw_lo), *kw_hi = (int64_t *)(void *)(base + l.kw_hi);
         float *inv_w = (float *)(void *)(base + l.inv_w);
         for (int64_t kw = 0; kw < g.k[2]; kw++) { /* 0 <= ow * s - pb + kw * d < in */
@@ -760,10 +783,14 @@ static pc_status pool_run(pc_rt_kernel_ctx *k, bool is_max)
         t.kw_hi = kw_hi;
         t.inv_w = inv_w;
         t.row = (float *)(void *)(base + l.row);
-        pool_nchw(&g, &t, k->in[0]->data, k->out[0]->data);
-    } else {
-        pool_nhwc(&g, &t, k->in[0]->data, k->out[0]->data);
     }
+    pool_task task = {&g, &t, k->in[0]->data, k->out[0]->data};
+    /* channels-first by plane, channels-last by output row; a chunk is worth a thread from ~16K window taps
+     */
+    int64_t window = g.k[0] * g.k[1] * g.k[2];
+    int64_t items = g.nhwc ? g.batch * g.out[0] * g.out[1] : g.batch * g.channels;
+    int64_t per_item = (g.nhwc ? g.out[2] * g.channels : g.out[0] * g.out[1] * g.out[2]) * window;
+    pc_rt_parallel_for(k, items, per_item > 0 ? 16384 / per_item + 1 : 1, pool_part, &task);
     return PC_OK;
 }
 
@@ -1368,6 +1395,21 @@ PC_RT_WIDE static void smax_row(const float *restrict x, float *restrict y, int6
     }
 }
 
+typedef struct smax_task {
+    const float *x;
+    float *y;
+    int64_t n;
+    bool log_form;
+} smax_task;
+
+static void smax_rows(void *arg, int64_t lo, int64_t hi, int part)
+{
+    (void)part;
+    const smax_task *t = arg;
+    for (int64_t o = lo; o < hi; o++)
+        smax_row(t->x + o * t->n, t->y + o * t->n, t->n, t->log_form);
+}
+
 static pc_status smax_run_kind(pc_rt_kernel_ctx *k, bool log_form)
 {
     smax_split s;
@@ -1375,9 +1417,9 @@ static pc_status smax_run_kind(pc_rt_kernel_ctx *k, bool log_form)
     if (st != PC_OK) return st;
     const float *x = k->in[0]->data;
     float *y = k->out[0]->data;
-    if (s.inner == 1) {
-        for (int64_t o = 0; o < s.outer; o++)
-            smax_row(x + o * s.n, y + o * s.n, s.n, log_form);
+    if (s.inner == 1) { /* rows on the session's threads, a chunk from ~16K elements */
+        smax_task t = {x, y, s.n, log_form};
+        pc_rt_parallel_for(k, s.outer, s.n > 0 ? 16384 / s.n + 1 : 1, smax_rows, &t);
         return PC_OK;
     }
     /* strided: the n rows of `inner` columns are swept whole, each column keeping its own max and sum */
@@ -1565,6 +1607,38 @@ static void lnorm_expand(const pc_rt_tensor *p, int32_t ns, const int64_t *dims,
     }
 }
 
+typedef struct lnorm_task {
+    const float *x;
+    float *y;
+    const float *scale, *bias;
+    pc_rt_tensor *mo, *io; /* Mean and InvStdDev when wanted */
+    double eps;
+    int64_t inner;
+} lnorm_task;
+
+static void lnorm_rows(void *arg, int64_t lo, int64_t hi, int part)
+{
+    (void)part;
+    const lnorm_task *t = arg;
+    const int64_t inner = t->inner;
+    const float *scale = t->scale, *bias = t->bias;
+    for (int64_t o = lo; o < hi; o++) {
+        const float *xr = t->x + o * inner;
+        float *yr = t->y + o * inner;
+        double mean = sum_f64(xr, inner) / (double)inner;
+        double var = sum_sq_dev_f64(xr, inner, mean) / (double)inner, inv_d = 1.0 / sqrt(var + t->eps);
+        float inv = (float)inv_d, mh = (float)mean, ml = (float)(mean - (double)mh);
+        if (t->mo) store_f(t->mo, o, mean);
+        if (t->io) store_f(t->io, o, inv_d);
+        if (bias)
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] = ((xr[i] - mh) - ml) * inv * scale[i] + bias[i];
+        else
+            for (int64_t i = 0; i < inner; i++)
+                yr[i] = ((xr[i] - mh) - ml) * inv * scale[i];
+    }
+}
+
 static pc_status lnorm_run(pc_rt_kernel_ctx *k)
 {
     lnorm_geom g;
@@ -1587,24 +1661,16 @@ static pc_status lnorm_run(pc_rt_kernel_ctx *k)
         lnorm_expand(bt, ns, x->dims + g.axis, b);
         bias = b;
     }
-    double eps = (double)pc_node_attr_float(k->node, "epsilon", 1e-5f);
-    pc_rt_tensor *mo = output_wanted(k, 1) ? k->out[1] : NULL, *io = output_wanted(k, 2) ? k->out[2] : NULL;
-    const int64_t inner = g.inner;
-    for (int64_t o = 0; o < g.outer; o++) {
-        const float *xr = (const float *)x->data + o * inner;
-        float *yr = (float *)k->out[0]->data + o * inner;
-        double mean = sum_f64(xr, inner) / (double)inner;
-        double var = sum_sq_dev_f64(xr, inner, mean) / (double)inner, inv_d = 1.0 / sqrt(var + eps);
-        float inv = (float)inv_d, mh = (float)mean, ml = (float)(mean - (double)mh);
-        if (mo) store_f(mo, o, mean);
-        if (io) store_f(io, o, inv_d);
-        if (bias)
-            for (int64_t i = 0; i < inner; i++)
-                yr[i] = ((xr[i] - mh) - ml) * inv * scale[i] + bias[i];
-        else
-            for (int64_t i = 0; i < inner; i++)
-                yr[i] = ((xr[i] - mh) - ml) * inv * scale[i];
-    }
+    lnorm_task t = {x->data,
+                    k->out[0]->data,
+                    scale,
+                    bias,
+                    output_wanted(k, 1) ? k->out[1] : NULL,
+                    output_wanted(k, 2) ? k->out[2] : NULL,
+                    (double)pc_node_attr_float(k->node, "epsilon", 1e-5f),
+                    g.inner};
+    /* rows on the session's threads, a chunk from ~16K elements; each row is one thread's, in its order */
+    pc_rt_parallel_for(k, g.outer, g.inner > 0 ? 16384 / g.inner + 1 : 1, lnorm_rows, &t);
     return PC_OK;
 }
 
