@@ -78,6 +78,15 @@ extern "C" {
     X(PC_ERR_EMBEDDED_NUL, "embedded-nul", 3)                                                                \
     X(PC_ERR_ENUM, "enum-out-of-range", 3)                                                                   \
     X(PC_ERR_MISSING_FIELD, "missing-field", 3)                                                              \
+    /* FlatBuffers (the ORT format) */                                                                       \
+    X(PC_ERR_FB_IDENTIFIER, "bad-identifier", 3)                                                             \
+    X(PC_ERR_FB_OFFSET, "bad-offset", 3)                                                                     \
+    X(PC_ERR_FB_ALIGN, "misaligned", 3)                                                                      \
+    X(PC_ERR_FB_VTABLE, "bad-vtable", 3)                                                                     \
+    X(PC_ERR_FB_STRING, "unterminated-string", 3)                                                            \
+    X(PC_ERR_FB_UNION, "bad-union", 3)                                                                       \
+    X(PC_ERR_FB_OVERLAP, "overlapping-objects", 3)                                                           \
+    X(PC_ERR_FORMAT_VERSION, "bad-format-version", 3)                                                        \
     /* model level */                                                                                        \
     X(PC_ERR_IR_VERSION, "bad-ir-version", 3)                                                                \
     X(PC_ERR_OPSET, "bad-opset", 3)                                                                          \

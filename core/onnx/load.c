@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/onnx/onnx_internal.h"
+#include "core/ort/ort_internal.h"
 #include "core/ir/ir_internal.h"
 #include "core/base/strmap.h"
 
@@ -1454,19 +1455,31 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
     if (size > opts->max_file_bytes)
         return pc_error_set(err, PC_ERR_BUDGET, "the input has %zu bytes (limit %zu)", size,
                             opts->max_file_bytes);
-    pc_prescan_limits limits = {opts->max_depth, opts->max_messages};
-    pc_status st = pc_pb_prescan(data, size, &onnx__model_proto__descriptor, &limits, NULL, err);
-    if (st != PC_OK) return st;
+    /* the format by content: an ORT file (FlatBuffers, "ORTM" at byte 4) is verified and translated into the
+     * same ModelProto (core/ort), then converted with every check below; it has no external data */
+    bool ort = pc_ort_detect(data, size);
+    pc_status st = PC_OK;
+    if (!ort) {
+        pc_prescan_limits limits = {opts->max_depth, opts->max_messages};
+        st = pc_pb_prescan(data, size, &onnx__model_proto__descriptor, &limits, NULL, err);
+        if (st != PC_OK) return st;
+    }
 
     pc_model *m;
     if ((st = model_new(opts, &m, err)) != PC_OK) return st;
     pc_pb_allocator alloc;
     pc_pb_allocator_init(&alloc, &m->mem);
     model_split split;
+    memset(&split, 0, sizeof split);
     pb_stream nodes = {.n = 0}, value_infos = {.n = 0};
-    Onnx__ModelProto *mp = unpack_model(data, size, &alloc, &split, &nodes, &value_infos);
-    if (!mp) {
+    Onnx__ModelProto *mp = NULL;
+    if (ort) {
+        base_dir = NULL;
+        st = pc_ort_to_model_proto(data, size, &alloc, opts, &mp, err);
+    } else if (!(mp = unpack_model(data, size, &alloc, &split, &nodes, &value_infos))) {
         st = unpack_error(m, err, "model");
+    }
+    if (st != PC_OK) {
         pc_pb_allocator_release(&alloc);
         split_free(&m->mem, &split);
         pc_model_free(m);
