@@ -670,6 +670,13 @@ pc_status pc_model_save_bytes(const pc_model *model, uint8_t **out, size_t *out_
 /* Writes to "<path>.tmp.<pid>" and renames it over path, so a failure leaves no half-written file. */
 pc_status pc_model_save_file(const pc_model *model, const char *path, pc_error *err);
 
+/* The ORT format (core/ort/save.c): what ONNX Runtime 1.30 loads (ort_version 6, with the kernel type string
+ * resolver and NodeEdges it needs), the EP assignment as each node's execution_provider_type; the same bytes
+ * for the same model. PC_ERR_UNSUPPORTED naming the node or value for what the format cannot hold or ONNX
+ * Runtime could not be told (docs/loader.md). The loaders read either format (detected by content). */
+pc_status pc_model_save_ort_bytes(const pc_model *model, uint8_t **out, size_t *out_size, pc_error *err);
+pc_status pc_model_save_ort_file(const pc_model *model, const char *path, pc_error *err);
+
 /* Decodes a standalone TensorProto (the backend test data's input_N.pb / output_N.pb). */
 pc_status pc_tensor_load_file(pc_model *owner, const char *path, pc_tensor **out, pc_error *err);
 

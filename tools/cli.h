@@ -104,6 +104,8 @@ typedef struct pc_cli_session_args {
 int pc_cli_session_setup(const char *cmd, const pc_cli_session_args *a, pc_ep_registry **reg,
                          struct pc_case *kase, pc_session_options *so);
 
+int pc_cmd_convert(int argc, char **argv);
+void pc_cmd_convert_help(FILE *out);
 int pc_cmd_info(int argc, char **argv);
 void pc_cmd_info_help(FILE *out);
 int pc_cmd_roundtrip(int argc, char **argv);

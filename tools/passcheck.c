@@ -8,6 +8,8 @@
 static const pc_command commands[] = {
     {"info", "describe a model: versions, ops, inputs/outputs, initializers, annotations, EPs", pc_cmd_info,
      pc_cmd_info_help},
+    {"convert", "write a model (ONNX or ORT format) in the ONNX or the ORT format", pc_cmd_convert,
+     pc_cmd_convert_help},
     {"roundtrip", "load, verify, save and reload models; check equality and byte stability", pc_cmd_roundtrip,
      pc_cmd_roundtrip_help},
     {"conformance", "run ONNX backend test cases through an executor and compare the outputs",

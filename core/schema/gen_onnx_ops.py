@@ -82,7 +82,9 @@ def type_facts(types, where):
 
 
 def formals(schema):
-    """[(group, homogeneous, single, kinds, elems)] for the inputs, then the outputs."""
+    """[(group, homogeneous, single, kinds, elems, type_str)] for the inputs, then the outputs. type_str is the
+    name ONNX Runtime's kernel type string resolver keys the parameter by: its type parameter ("T"), or the
+    parameter's own name when its type is concrete (Reshape's "shape")."""
     groups = {}
     out = []
     for what, params in (("input", schema.inputs), ("output", schema.outputs)):
@@ -99,11 +101,13 @@ def formals(schema):
             option = onnx.defs.OpSchema.FormalParameterOption
             homogeneous = bool(p.isHomogeneous) if p.option == option.Variadic else True
             kinds, elems = type_facts(p.types, where)
-            out.append((group, homogeneous, p.option == option.Single, kinds, elems))
+            if not NAME_RE.match(key or p.name):
+                fail("%s: type string %r is not an identifier" % (where, key or p.name))
+            out.append((group, homogeneous, p.option == option.Single, kinds, elems, key or p.name))
     # a group with one heterogeneous variadic parameter (Loop's V) binds no single type: none of its
     # parameters is compared with the others, so the flag is the group's
     mixed = {f[0] for f in out if not f[1]}
-    return [(g, g not in mixed, single, kinds, elems) for g, _h, single, kinds, elems in out]
+    return [(g, g not in mixed, single, kinds, elems, ts) for g, _h, single, kinds, elems, ts in out]
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -226,13 +230,14 @@ def main(argv):
         ident = "pc_sformals_%s_%s_%d" % (DOMAIN_TAGS[domain], op, ver)
         frefs.append(ident)
         w("static const pc_formal_schema %s[] = {" % ident)
-        for group, homogeneous, single, kinds, elems in fs:
-            w("    {%d, %s, %s, 0x%02x, 0x%05x}," % (group, c_bool(homogeneous), c_bool(single), kinds, elems))
+        for group, homogeneous, single, kinds, elems, type_str in fs:
+            w('    {%d, %s, %s, 0x%02x, 0x%05x, "%s"},' % (group, c_bool(homogeneous), c_bool(single), kinds, elems,
+                                                       type_str))
         w("};")
     w("")
     w("/* domain, op_type, since_version, deprecated, min/max inputs, min/max outputs, n_attrs, attrs,")
     w(" * formal inputs, formal outputs, formals (inputs then outputs: group, homogeneous, single, kinds,")
-    w(" * elements) */")
+    w(" * elements, ORT's kernel type string) */")
     w("static const pc_op_schema pc_onnx_ops[] = {")
     for (domain, op, ver, dep, ins, outs, attrs, (n_in, n_out, _fs)), ref, fref in zip(rows, refs, frefs):
         fields = ['"%s"' % domain, '"%s"' % op, str(ver), c_bool(dep), c_count(ins[0]), c_count(ins[1]),

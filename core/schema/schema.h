@@ -34,6 +34,9 @@ typedef struct pc_formal_schema {
     bool single;      /* required: the node must name a value there (ONNX's checker refuses an empty name) */
     uint8_t kinds;    /* PC_KIND_* */
     uint32_t elems;   /* tensor element types allowed: bit pc_dtype */
+    /* the key ONNX Runtime's kernel type string resolver files it under: its type parameter ("T"), or its own
+     * name when its type is concrete (Reshape's "shape"); the ORT saver writes the resolver from it */
+    const char *type_str;
 } pc_formal_schema;
 
 typedef struct pc_op_schema {

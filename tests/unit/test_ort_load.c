@@ -9,6 +9,7 @@
 
 #include "core/ort/fb.h"
 #include "reference/reference.h"
+#include "tests/pass_test_util.h"
 #include "tests/test_util.h"
 
 static const char *source_dir(void)
@@ -391,6 +392,72 @@ static void random_edits(void)
     CHECK(refused > 1000 && loaded > 100);
 }
 
+/* The saver: each fixture ORT wrote, loaded, saved by passcheck, reloaded: the same IR, and saving that gives
+ * the same bytes; a small ONNX-built model likewise, with its EP assignment carried; and what the format
+ * cannot hold refused with UNSUPPORTED naming the node or value. */
+static void saver(void)
+{
+    static const char *names[] = {"test_loop11.ort", "test_constant.ort",
+                                  "test_conv_with_strides_padding.ort"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        buf b = fixture(names[i]);
+        pc_error err;
+        pc_model *a = NULL, *r = NULL;
+        uint8_t *s1 = NULL, *s2 = NULL;
+        size_t n1 = 0, n2 = 0;
+        CHECK_OK(pc_model_load_bytes(b.data, b.size, NULL, &a, &err), &err);
+        if (a) CHECK_OK(pc_model_save_ort_bytes(a, &s1, &n1, &err), &err);
+        if (s1) CHECK_OK(pc_model_load_bytes(s1, n1, NULL, &r, &err), &err);
+        char diff[256];
+        if (r) CHECK_MSG(pc_model_equal(a, r, diff, sizeof diff), "%s: reloaded differs: %s", names[i], diff);
+        if (r) CHECK_OK(pc_model_save_ort_bytes(r, &s2, &n2, &err), &err);
+        CHECK_MSG(s1 && s2 && n1 == n2 && memcmp(s1, s2, n1) == 0,
+                  "%s: second save differs (%zu vs %zu bytes)", names[i], n1, n2);
+        free(s1);
+        free(s2);
+        pc_model_free(a);
+        pc_model_free(r);
+        free(b.data);
+    }
+    /* refusals: a node with a layering annotation, an op ORT runs only by expanding its function, an optional
+     * value */
+    static const struct {
+        const char *op, *expect;
+        bool annotate;
+    } bad[] = {{"Relu", "metadata", true}, {"HardSwish", "function body", false}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pc_error err;
+        pc_model *m = pt_model(14);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+        pt_node(m, bad[i].op, "", "x", "y", bad[i].annotate ? "block0" : NULL);
+        pt_output(m, "y");
+        uint8_t *out = NULL;
+        size_t n = 0;
+        pc_status st = pc_model_save_ort_bytes(m, &out, &n, &err);
+        CHECK_MSG(st == PC_ERR_UNSUPPORTED && strstr(err.message, bad[i].expect), "%s: %s (%s)", bad[i].op,
+                  pc_status_name(st), st ? err.message : "saved");
+        CHECK(out == NULL);
+        pc_model_free(m);
+    }
+    /* the EP assignment is carried */
+    pc_error err;
+    pc_model *m = pt_model(14);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 1, (int64_t[]){4});
+    pc_node *relu = pt_node(m, "Relu", "", "x", "y", NULL);
+    relu->ep = "CPUExecutionProvider";
+    pt_output(m, "y");
+    uint8_t *out = NULL;
+    size_t n = 0;
+    pc_model *r = NULL;
+    CHECK_OK(pc_model_save_ort_bytes(m, &out, &n, &err), &err);
+    if (out) CHECK_OK(pc_model_load_bytes(out, n, NULL, &r, &err), &err);
+    CHECK(r && r->graph->first && r->graph->first->ep &&
+          strcmp(r->graph->first->ep, "CPUExecutionProvider") == 0);
+    free(out);
+    pc_model_free(r);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     good_files();
@@ -398,5 +465,6 @@ int main(void)
     ort_semantics();
     oom();
     random_edits();
+    saver();
     return pc_test_finish("test_ort_load");
 }
