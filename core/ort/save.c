@@ -642,6 +642,14 @@ static size_t w_node(save_ctx *c, const pc_graph *g, const pc_node *n, uint32_t 
     return at;
 }
 
+static int end_cmp(const void *pa, const void *pb)
+{
+    const uint32_t *a = pa, *b = pb;
+    for (int i = 0; i < 3; i++)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
 /* EdgeEnd vectors of node n: inputs from nodes of g, outputs to nodes of g. */
 static size_t w_edges(save_ctx *c, const pc_graph *g, const pc_node *n, bool output, uint32_t *count)
 {
@@ -669,15 +677,29 @@ static size_t w_edges(save_ctx *c, const pc_graph *g, const pc_node *n, bool out
             e += 12;
         }
     } else {
+        /* in (output, consumer index, input) order: the IR's consumer lists are in no canonical order (a pass
+         * appends uses as it rewires), and the same model must give the same bytes */
+        uint32_t(*ends)[3] = malloc((size_t)k * sizeof *ends), m = 0;
+        if (!ends) {
+            w_fail(w, PC_ERR_NOMEM, "ORT format: out of memory%s%s", NULL, NULL);
+            return at;
+        }
         for (uint32_t o = 0; o < n->n_outputs; o++)
             for (uint32_t u = 0; n->outputs[o] && u < n->outputs[o]->n_consumers; u++) {
                 const pc_use *use = &n->outputs[o]->consumers[u];
                 if (use->node->graph != g) continue;
-                put(w, e, node_index(g, use->node), 4);
-                put(w, e + 4, o, 4);
-                put(w, e + 8, use->index, 4);
-                e += 12;
+                ends[m][0] = o;
+                ends[m][1] = node_index(g, use->node);
+                ends[m][2] = use->index;
+                m++;
             }
+        qsort(ends, m, sizeof *ends, end_cmp);
+        for (uint32_t i = 0; i < m; i++, e += 12) {
+            put(w, e, ends[i][1], 4);
+            put(w, e + 4, ends[i][0], 4);
+            put(w, e + 8, ends[i][2], 4);
+        }
+        free(ends);
     }
     return at;
 }
