@@ -1474,8 +1474,22 @@ static pc_status load_buffer(const uint8_t *data, size_t size, const char *base_
     pb_stream nodes = {.n = 0}, value_infos = {.n = 0};
     Onnx__ModelProto *mp = NULL;
     if (ort) {
-        base_dir = NULL;
         st = pc_ort_to_model_proto(data, size, &alloc, opts, &mp, err);
+        /* "ORTM" at byte 4 can also begin an ONNX file (ir_version, then a producer_name starting "ORTM"):
+         * when the bytes are no ORT file but pass the ONNX pre-scan, they are ONNX */
+        pc_error onnx_err;
+        pc_prescan_limits limits = {opts->max_depth, opts->max_messages};
+        if (st != PC_OK && st != PC_ERR_NOMEM &&
+            pc_pb_prescan(data, size, &onnx__model_proto__descriptor, &limits, NULL, &onnx_err) == PC_OK) {
+            ort = false;
+            st = PC_OK;
+            pc_error_clear(err);
+            pc_pb_allocator_release(&alloc);
+            pc_pb_allocator_init(&alloc, &m->mem);
+        }
+    }
+    if (ort) {
+        base_dir = NULL; /* the ORT format has no external data */
     } else if (!(mp = unpack_model(data, size, &alloc, &split, &nodes, &value_infos))) {
         st = unpack_error(m, err, "model");
     }

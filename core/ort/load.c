@@ -183,6 +183,9 @@ static pc_status tensor_type(ort_ctx *c, uint32_t tts, Onnx__TypeProto *tp)
 
 static pc_status type_proto(ort_ctx *c, uint32_t ti, Onnx__TypeProto **out, const char *where)
 {
+    *out = NULL;
+    if (fb_field_u(c->b, ti, TI_VALUE_TYPE, 1, 0) == 0)
+        return PC_OK; /* type NONE: no type (ORT accepts it) */
     Onnx__TypeProto *tp = palloc(c, 1, sizeof *tp);
     if (!tp) return nomem(c);
     onnx__type_proto__init(tp);
@@ -201,6 +204,9 @@ static pc_status type_proto(ort_ctx *c, uint32_t ti, Onnx__TypeProto **out, cons
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD,
                                 "ORT format: %s: sequence type without elem_type", where);
         st = type_proto(c, elem, &s->elem_type, where);
+        if (st == PC_OK && !s->elem_type)
+            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "ORT format: %s: sequence type of type NONE",
+                                where);
         tp->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
         tp->sequence_type = s;
     } else if (tag == 3) { /* MapType: key_type, value_type */
@@ -214,6 +220,9 @@ static pc_status type_proto(ort_ctx *c, uint32_t ti, Onnx__TypeProto **out, cons
             return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "ORT format: %s: map type without value_type",
                                 where);
         st = type_proto(c, vt, &mt->value_type, where);
+        if (st == PC_OK && !mt->value_type)
+            return pc_error_set(c->err, PC_ERR_MISSING_FIELD, "ORT format: %s: map value type of type NONE",
+                                where);
         tp->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
         tp->map_type = mt;
     }

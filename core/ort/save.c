@@ -831,7 +831,7 @@ static int op_cmp(const void *pa, const void *pb)
 static size_t w_resolver(save_ctx *c)
 {
     fbw *w = &c->w;
-    qsort(c->ops, c->n_ops, sizeof *c->ops, op_cmp);
+    if (c->n_ops > 1) qsort(c->ops, c->n_ops, sizeof *c->ops, op_cmp);
     tbuild rb = {.n = 0};
     int list = t_ref(&rb, 0);
     size_t at = t_write(w, &rb), v;
@@ -904,8 +904,12 @@ pc_status pc_model_save_ort_bytes(const pc_model *model, uint8_t **out, size_t *
     *out_size = 0;
     pc_model *typed = NULL;
     pc_status st = pc_model_clone(model, &typed, err);
-    if (st == PC_OK && (st = pc_graph_infer_shapes(typed->graph, err)) != PC_OK)
-        pc_error_prefix(err, "ORT format: shape inference: ");
+    if (st == PC_OK && (st = pc_graph_infer_shapes(typed->graph, err)) != PC_OK && st != PC_ERR_NOMEM) {
+        /* the NodeArg types cannot be derived: a model whose declared types contradict its ops (the loader's
+         * checks do not run shape inference) cannot be written typed */
+        pc_error_prefix(err, "ORT format: shape inference, needed to type every NodeArg, fails: ");
+        st = err->status = PC_ERR_UNSUPPORTED;
+    }
     if (st == PC_OK) st = save_typed(typed, out, out_size, err);
     pc_model_free(typed);
     return st;
