@@ -127,4 +127,8 @@ uint64_t pc_model_fingerprint(const pc_model *m);
  * comparable across models or loads (use the fingerprint there). */
 uint64_t pc_model_change_stamp(const pc_model *m);
 
+/* FlatBuffers and the ORT format's schema (core/ort/fb.h): the verifier, its accessors, the schema as data,
+ * for the fuzz target's structure-aware mutator. */
+#include "core/ort/fb.h"
+
 #endif
