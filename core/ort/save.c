@@ -523,10 +523,11 @@ static bool graph_within(const pc_graph *h, const pc_graph *g)
 }
 
 /* The names read by the subgraphs of node n (at any depth) from outside them: n's implicit inputs. Appends
- * to names (unique, in order of first use). */
-static void collect_implicit(const pc_graph *g, const pc_graph *sub, const char **names, uint32_t *n,
+ * to names (unique, in order of first use); false when more than cap names would be needed. */
+static bool collect_implicit(const pc_graph *g, const pc_graph *sub, const char **names, uint32_t *n,
                              uint32_t cap)
 {
+    bool fits = true;
     for (const pc_node *k = g->first; k; k = k->next) {
         for (uint32_t i = 0; i < k->n_inputs; i++) {
             const pc_value *v = k->inputs[i];
@@ -538,14 +539,18 @@ static void collect_implicit(const pc_graph *g, const pc_graph *sub, const char 
             bool seen = false;
             for (uint32_t j = 0; j < *n && !seen; j++)
                 seen = strcmp(names[j], v->name) == 0;
-            if (!seen && *n < cap) names[(*n)++] = v->name;
+            if (seen) continue;
+            if (*n == cap) return false;
+            names[(*n)++] = v->name;
         }
-        for (uint32_t a = 0; a < k->n_attrs; a++) {
-            if (k->attrs[a].type == PC_ATTR_GRAPH) collect_implicit(k->attrs[a].g, sub, names, n, cap);
-            for (size_t j = 0; k->attrs[a].type == PC_ATTR_GRAPHS && j < k->attrs[a].n; j++)
-                collect_implicit(k->attrs[a].graphs[j], sub, names, n, cap);
+        for (uint32_t a = 0; a < k->n_attrs && fits; a++) {
+            if (k->attrs[a].type == PC_ATTR_GRAPH) fits = collect_implicit(k->attrs[a].g, sub, names, n, cap);
+            for (size_t j = 0; k->attrs[a].type == PC_ATTR_GRAPHS && j < k->attrs[a].n && fits; j++)
+                fits = collect_implicit(k->attrs[a].graphs[j], sub, names, n, cap);
         }
+        if (!fits) return false;
     }
+    return true;
 }
 
 /* ONNX Runtime turns Constant nodes into initializers when it loads ONNX and has no kernel for them in the
@@ -556,14 +561,6 @@ static bool is_constant(const pc_node *n)
     return strcmp(n->op_type, "Constant") == 0 && !n->domain[0] && n->n_outputs == 1 && n->outputs[0];
 }
 
-static uint32_t node_index(const pc_graph *g, const pc_node *n)
-{
-    uint32_t i = 0;
-    for (const pc_node *k = g->first; k && k != n; k = k->next)
-        i += !is_constant(k);
-    return i;
-}
-
 static bool edge_from(const pc_value *v, const pc_graph *g)
 {
     return v && v->producer && v->graph == g && !is_constant(v->producer);
@@ -571,7 +568,7 @@ static bool edge_from(const pc_value *v, const pc_graph *g)
 
 enum { MAX_IMPLICIT = 4096 };
 
-static size_t w_node(save_ctx *c, const pc_graph *g, const pc_node *n, uint32_t index)
+static size_t w_node(save_ctx *c, const pc_node *n, uint32_t index)
 {
     fbw *w = &c->w;
     if (n->n_metadata) {
@@ -582,18 +579,30 @@ static size_t w_node(save_ctx *c, const pc_graph *g, const pc_node *n, uint32_t 
     }
     const pc_op_schema *s = node_schema(c, n);
     if (!s) return 0;
-    const char **implicit = malloc(MAX_IMPLICIT * sizeof *implicit);
-    if (!implicit) {
+    /* implicit inputs: only a node holding subgraphs has any */
+    bool holds = false;
+    for (uint32_t a = 0; a < n->n_attrs; a++)
+        holds |= n->attrs[a].type == PC_ATTR_GRAPH || n->attrs[a].type == PC_ATTR_GRAPHS;
+    const char **implicit = holds ? malloc(MAX_IMPLICIT * sizeof *implicit) : NULL;
+    if (holds && !implicit) {
         w_fail(w, PC_ERR_NOMEM, "ORT format: out of memory%s%s", NULL, NULL);
         return 0;
     }
     uint32_t n_implicit = 0;
-    for (uint32_t a = 0; a < n->n_attrs; a++) {
+    bool fits = true;
+    for (uint32_t a = 0; a < n->n_attrs && fits; a++) {
         if (n->attrs[a].type == PC_ATTR_GRAPH)
-            collect_implicit(n->attrs[a].g, n->attrs[a].g, implicit, &n_implicit, MAX_IMPLICIT);
-        for (size_t j = 0; n->attrs[a].type == PC_ATTR_GRAPHS && j < n->attrs[a].n; j++)
-            collect_implicit(n->attrs[a].graphs[j], n->attrs[a].graphs[j], implicit, &n_implicit,
-                             MAX_IMPLICIT);
+            fits = collect_implicit(n->attrs[a].g, n->attrs[a].g, implicit, &n_implicit, MAX_IMPLICIT);
+        for (size_t j = 0; n->attrs[a].type == PC_ATTR_GRAPHS && j < n->attrs[a].n && fits; j++)
+            fits = collect_implicit(n->attrs[a].graphs[j], n->attrs[a].graphs[j], implicit, &n_implicit,
+                                    MAX_IMPLICIT);
+    }
+    if (!fits) {
+        free(implicit);
+        w_fail(w, PC_ERR_BUDGET,
+               "ORT format: node '%s': its subgraphs read more than 4096 enclosing values%s", node_name(n),
+               NULL);
+        return 0;
     }
     tbuild tb = {.n = 0};
     int name = n->name ? t_ref(&tb, 0) : -1, doc = n->doc_string ? t_ref(&tb, 1) : -1;
@@ -638,7 +647,6 @@ static size_t w_node(save_ctx *c, const pc_graph *g, const pc_node *n, uint32_t 
     for (uint32_t i = 0; i < n_implicit; i++)
         patch(w, v + 4 + 4 * (size_t)i, w_string(w, implicit[i], strlen(implicit[i])));
     free(implicit);
-    (void)g;
     return at;
 }
 
@@ -650,8 +658,10 @@ static int end_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-/* EdgeEnd vectors of node n: inputs from nodes of g, outputs to nodes of g. */
-static size_t w_edges(save_ctx *c, const pc_graph *g, const pc_node *n, bool output, uint32_t *count)
+/* EdgeEnd vectors of node n: inputs from nodes of g, outputs to nodes of g; pos gives each node's index by
+ * node id. */
+static size_t w_edges(save_ctx *c, const pc_graph *g, const uint32_t *pos, const pc_node *n, bool output,
+                      uint32_t *count)
 {
     fbw *w = &c->w;
     uint32_t k = 0;
@@ -671,7 +681,7 @@ static size_t w_edges(save_ctx *c, const pc_graph *g, const pc_node *n, bool out
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             const pc_value *v = n->inputs[i];
             if (!edge_from(v, g)) continue;
-            put(w, e, node_index(g, v->producer), 4);
+            put(w, e, pos[v->producer->id], 4);
             put(w, e + 4, v->producer_output, 4);
             put(w, e + 8, i, 4);
             e += 12;
@@ -689,7 +699,7 @@ static size_t w_edges(save_ctx *c, const pc_graph *g, const pc_node *n, bool out
                 const pc_use *use = &n->outputs[o]->consumers[u];
                 if (use->node->graph != g) continue;
                 ends[m][0] = o;
-                ends[m][1] = node_index(g, use->node);
+                ends[m][1] = pos[use->node->id];
                 ends[m][2] = use->index;
                 m++;
             }
@@ -754,9 +764,20 @@ static size_t w_graph(save_ctx *c, const pc_graph *g)
         for (uint32_t i = 0; i < n->n_outputs && !empty; i++)
             empty = !n->outputs[i];
     }
+    /* each node's index (its position among the nodes written, Constant nodes left out) by node id, for the
+     * edges */
     uint32_t n_consts = 0, n_nodes = 0;
+    uint32_t *pos = calloc(g->next_node_id ? g->next_node_id : 1, sizeof *pos);
+    if (!pos) {
+        free(args);
+        w_fail(w, PC_ERR_NOMEM, "ORT format: out of memory%s%s", NULL, NULL);
+        return 0;
+    }
     for (const pc_node *n = g->first; n; n = n->next)
-        is_constant(n) ? n_consts++ : n_nodes++;
+        if (is_constant(n))
+            n_consts++;
+        else
+            pos[n->id] = n_nodes++;
     tbuild tb = {.n = 0};
     int inits = t_ref(&tb, 0), nargs = t_ref(&tb, 1), nodes = t_ref(&tb, 2);
     t_scalar(&tb, 3, 4, n_nodes);
@@ -792,7 +813,7 @@ static size_t w_graph(save_ctx *c, const pc_graph *g)
     uint32_t idx = 0;
     for (const pc_node *n = g->first; n && w_ok(w); n = n->next) {
         if (is_constant(n)) continue;
-        patch(w, v + 4 + 4 * (size_t)idx, w_node(c, g, n, idx));
+        patch(w, v + 4 + 4 * (size_t)idx, w_node(c, n, idx));
         idx++;
     }
     /* NodeEdges: one per node, as ONNX Runtime writes them */
@@ -804,10 +825,10 @@ static size_t w_graph(save_ctx *c, const pc_graph *g)
         t_scalar(&eb, 0, 4, idx);
         int ie = t_ref(&eb, 1), oe = t_ref(&eb, 2);
         patch(w, v + 4 + 4 * (size_t)idx, t_write(w, &eb));
-        size_t iv = w_edges(c, g, n, false, &k);
+        size_t iv = w_edges(c, g, pos, n, false, &k);
         if (!k) iv = w_vec(w, NULL, 0, 4);
         patch(w, eb.slot[ie], iv);
-        size_t ov = w_edges(c, g, n, true, &k);
+        size_t ov = w_edges(c, g, pos, n, true, &k);
         if (!k) ov = w_vec(w, NULL, 0, 4);
         patch(w, eb.slot[oe], ov);
         idx++;
@@ -818,6 +839,7 @@ static size_t w_graph(save_ctx *c, const pc_graph *g)
     patch(w, tb.slot[outs], v = w_refvec(w, g->n_outputs));
     for (uint32_t i = 0; i < g->n_outputs; i++)
         patch(w, v + 4 + 4 * (size_t)i, w_string(w, g->outputs[i]->name, strlen(g->outputs[i]->name)));
+    free(pos);
     return at;
 }
 
