@@ -147,15 +147,15 @@ static void print_counts_json(const char *key, const count_table *t, bool last)
 
 void pc_cmd_info_help(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: passcheck info MODEL [--json]\n\n"
-        "Loads and verifies MODEL (.onnx) and prints: IR and opset versions, producer, node counts per op\n"
-        "and domain (main graph and subgraphs), graph inputs/outputs with element types and shapes,\n"
-        "initializer count and bytes, layering annotations (per value of the node metadata key\n"
-        "'layer_ann') and EP assignments.\n\n"
-        "  --json   machine-readable output (one JSON object)\n\n"
-        "exit codes: 0 ok, 2 usage error, 3 the model is malformed or unreadable, 4 internal error\n");
+    fprintf(out,
+            "usage: passcheck info MODEL [--json]\n\n"
+            "Loads and verifies MODEL (ONNX or ORT format) and prints: IR and opset versions, producer, node "
+            "counts per op\n"
+            "and domain (main graph and subgraphs), graph inputs/outputs with element types and shapes,\n"
+            "initializer count and bytes, layering annotations (per value of the node metadata key\n"
+            "'layer_ann') and EP assignments.\n\n"
+            "  --json   machine-readable output (one JSON object)\n\n"
+            "exit codes: 0 ok, 2 usage error, 3 the model is malformed or unreadable, 4 internal error\n");
 }
 
 typedef struct info_args {
