@@ -172,21 +172,16 @@ static bool graph_eq(eq_ctx *c, const pc_graph *a, const pc_graph *b)
     }
     for (const pc_node *x = a->first, *y = b->first; x && y; x = x->next, y = y->next)
         if (!node_eq(c, x, y)) return false;
-    /* value_info entries, in creation order */
-    uint32_t i = 0, j = 0;
+    /* value_info entries, in the order the saver writes them (not creation order, which depends on the order
+     * of the file a loader read and sorted) */
+    pc_value_info_iter ia = {0}, ib = {0};
     for (;;) {
-        while (i < a->n_values && !a->values[i]->has_value_info)
-            i++;
-        while (j < b->n_values && !b->values[j]->has_value_info)
-            j++;
-        if (i == a->n_values || j == b->n_values) {
-            if (i != a->n_values || j != b->n_values)
-                return differ(c, "graph '%s': value_info counts differ", gn);
+        const pc_value *x = pc_value_info_next(a, &ia), *y = pc_value_info_next(b, &ib);
+        if (!x || !y) {
+            if (x || y) return differ(c, "graph '%s': value_info counts differ", gn);
             break;
         }
-        if (!value_eq(c, where, a->values[i], b->values[j])) return false;
-        i++;
-        j++;
+        if (!value_eq(c, where, x, y)) return false;
     }
     if (a->n_opaque != b->n_opaque) return differ(c, "graph '%s': opaque field counts differ", gn);
     for (uint32_t k = 0; k < a->n_opaque; k++)

@@ -192,6 +192,44 @@ static bool arena_grow(pc_arena *arena, void **array, uint32_t *cap, uint32_t co
 /* ---- values
  * ------------------------------------------------------------------------------------------------ */
 
+/* v is listed among its producer's outputs and that producer is live in g: phase 1 of the walk yields it */
+static bool value_info_in_node_phase(const pc_graph *g, const pc_value *v)
+{
+    const pc_node *p = v->producer;
+    if (!p || p->removed || p->graph != g) return false;
+    for (uint32_t k = 0; k < p->n_outputs; k++)
+        if (p->outputs[k] == v) return true;
+    return false;
+}
+
+const pc_value *pc_value_info_next(const pc_graph *g, pc_value_info_iter *it)
+{
+    if (it->phase == 0) {
+        it->phase = 1;
+        it->node = g->first;
+        it->k = 0;
+    }
+    while (it->phase == 1) {
+        if (!it->node) {
+            it->phase = 2;
+            it->k = 0;
+            break;
+        }
+        if (it->k >= it->node->n_outputs) {
+            it->node = it->node->next;
+            it->k = 0;
+            continue;
+        }
+        const pc_value *v = it->node->outputs[it->k++];
+        if (v && v->has_value_info && v->producer == it->node) return v;
+    }
+    while (it->k < g->n_values) {
+        const pc_value *v = g->values[it->k++];
+        if (v->has_value_info && !value_info_in_node_phase(g, v)) return v;
+    }
+    return NULL;
+}
+
 pc_value *pc_graph_find_value(const pc_graph *graph, const char *name)
 {
     return vindex_probe(graph, name, pc_str_hash(name), NULL);

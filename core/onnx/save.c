@@ -399,22 +399,13 @@ static Onnx__GraphProto *save_graph(save_ctx *c, const pc_graph *g)
     for (uint32_t i = 0; i < g->n_values; i++)
         n_vi += g->values[i]->has_value_info;
     if (n_vi) {
-        /* In node order (each node's outputs), then the rest in creation order: the order a reload creates
-         * values in, so save(load(save(G))) is byte-identical to save(G) even after a pass re-created a
-         * producer later in the graph (creation order would then differ from node order). */
+        /* pc_value_info_next's order: the order a reload creates values in, so save(load(save(G))) is
+         * byte-identical to save(G) even after a pass re-created a producer later in the graph */
         gp->value_info = salloc(c, n_vi, sizeof *gp->value_info);
-        uint8_t *done = salloc(c, g->n_values ? g->n_values : 1, 1);
-        if (!gp->value_info || !done) return NULL;
-        for (const pc_node *n = g->first; n; n = n->next)
-            for (uint32_t k = 0; k < n->n_outputs; k++) {
-                const pc_value *v = n->outputs[k];
-                if (!v || !v->has_value_info || v->id >= g->n_values || done[v->id]) continue;
-                done[v->id] = 1;
-                gp->value_info[gp->n_value_info++] = save_value_info(c, v);
-            }
-        for (uint32_t i = 0; i < g->n_values; i++)
-            if (g->values[i]->has_value_info && !done[i])
-                gp->value_info[gp->n_value_info++] = save_value_info(c, g->values[i]);
+        if (!gp->value_info) return NULL;
+        pc_value_info_iter it = {0};
+        for (const pc_value *v; gp->n_value_info < n_vi && (v = pc_value_info_next(g, &it));)
+            gp->value_info[gp->n_value_info++] = save_value_info(c, v);
     }
     gp->metadata_props = save_kvs(c, g->n_metadata, g->metadata, &gp->n_metadata_props);
     size_t n_qa = 0;
