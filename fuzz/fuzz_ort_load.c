@@ -44,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef PC_FUZZ_MUTATOR
-/* The mutator verifies every input it edits structurally (and crossover verifies two). With the library's
+/* The mutator verifies every input it edits structurally (and crossover verifies two), listing the places it
+ * may edit in the same walk (fb_verify's visitor). With the library's
  * fb_verify that cost about a third of each execution under libFuzzer: pccore is built with coverage and
  * comparison tracing, and the tracing hooks ran for the mutator's verifications too (perf: 44 % of the time
  * in the mutators, most of it __sanitizer_cov_trace_*cmp* inside fb_verify). So the mutator has its own copy
@@ -114,30 +115,22 @@ static uint64_t get_uw(const uint8_t *b, size_t pos, unsigned width)
     return v;
 }
 
-/* ---- the verified buffer as a list of sites ---- */
-typedef enum site_kind {
-    SITE_TABLE,  /* a table at pos of schema table `ti` */
-    SITE_REF,    /* a uoffset at pos (field or vector element) to `target`; `to` says what is there */
-    SITE_SCALAR, /* a scalar or enum field at pos; `field` */
-    SITE_TAG,    /* a union tag (u8) at pos */
-    SITE_VECTOR, /* a vector at pos: count, then elements of `width` bytes; `to` is its kind */
-    SITE_EDGE,   /* an EdgeEnd record (u32, i32, i32) at pos */
-    SITE_STRING, /* a string at pos */
-    SITE_KINDS
-} site_kind;
+/* ---- the verified buffer as a list of sites: what fb_verify's visitor reports as it checks them ---- */
+typedef fb_site site;
+typedef fb_site_kind site_kind;
+enum {
+    SITE_TABLE = FB_SITE_TABLE,
+    SITE_REF = FB_SITE_REF,
+    SITE_SCALAR = FB_SITE_SCALAR,
+    SITE_TAG = FB_SITE_TAG,
+    SITE_VECTOR = FB_SITE_VECTOR,
+    SITE_EDGE = FB_SITE_STRUCT, /* the schema's one struct: EdgeEnd (u32, i32, i32) */
+    SITE_STRING = FB_SITE_STRING,
+    SITE_KINDS = FB_SITE_KINDS
+};
 
-typedef struct site {
-    uint32_t pos;
-    uint32_t target; /* SITE_REF */
-    const fb_field *field;
-    int16_t ti; /* SITE_TABLE; SITE_REF to a table: the target's schema table; else -1 */
-    uint8_t kind;
-    uint8_t to;    /* SITE_REF, SITE_VECTOR: an fb_kind (FB_STRING, FB_TABLE, FB_VEC_*) */
-    uint8_t width; /* SITE_VECTOR: element bytes */
-} site;
-
-/* Files in the corpus have a few hundred sites; past the cap the walk stops recording (the rest of the file
- * is simply not chosen). Static storage: the mutator runs in one thread and nothing outlives a call. */
+/* Files in the corpus have a few hundred sites; past the cap the list stops growing (the rest of the file is
+ * simply not chosen). Static storage: the mutator runs in one thread and nothing outlives a call. */
 enum { MAX_SITES = 16384, N_SITE_LISTS = 2 };
 
 typedef struct walk {
@@ -150,11 +143,12 @@ typedef struct walk {
 
 static site g_sites[N_SITE_LISTS][MAX_SITES];
 
-static void add_site(walk *w, site s)
+static void add_site(void *ctx, const fb_site *s)
 {
+    walk *w = ctx;
     if (w->n < MAX_SITES) {
-        w->sites[w->n++] = s;
-        w->count[s.kind]++;
+        w->sites[w->n++] = *s;
+        w->count[s->kind]++;
     }
 }
 
@@ -163,70 +157,8 @@ static uint32_t vtable_of(const uint8_t *b, uint32_t t)
     return (uint32_t)((int64_t)t - (int32_t)fb_u32(b, t));
 }
 
-static void walk_table(walk *w, uint32_t t, int16_t ti);
-
-static void walk_ref(walk *w, uint32_t pos, const fb_field *f, uint8_t to, int16_t ti)
-{
-    uint32_t target = pos + fb_u32(w->b, pos);
-    add_site(w, (site){pos, target, f, ti, SITE_REF, to, 0});
-    if (to == FB_STRING) add_site(w, (site){target, 0, f, -1, SITE_STRING, 0, 0});
-    if (to == FB_TABLE) walk_table(w, target, ti);
-}
-
-/* Verified input only: every position read here was checked by fb_verify, and its depth budget bounds the
- * recursion. */
-static void walk_table(walk *w, uint32_t t, int16_t ti)
-{
-    const uint8_t *b = w->b;
-    const fb_table *tab = &pc_ort_schema.tables[ti];
-    add_site(w, (site){t, 0, NULL, ti, SITE_TABLE, 0, 0});
-    for (uint16_t id = 0; id < tab->n_fields; id++) {
-        const fb_field *f = &tab->fields[id];
-        uint32_t p = fb_field_pos(b, t, id);
-        if (!p) continue;
-        switch (f->kind) {
-        case FB_SCALAR:
-            add_site(w, (site){p, 0, f, -1, SITE_SCALAR, 0, f->width});
-            break;
-        case FB_UNION_TYPE:
-            add_site(w, (site){p, 0, f, -1, SITE_TAG, 0, 1});
-            break;
-        case FB_UNION: {
-            uint32_t tp = id ? fb_field_pos(b, t, (uint16_t)(id - 1)) : 0;
-            uint8_t tag = tp ? b[tp] : 0;
-            if (tag >= 1 && tag <= f->n_union) walk_ref(w, p, f, FB_TABLE, f->union_subs[tag - 1]);
-            break;
-        }
-        case FB_STRING:
-            walk_ref(w, p, f, FB_STRING, -1);
-            break;
-        case FB_TABLE:
-            walk_ref(w, p, f, FB_TABLE, f->sub);
-            break;
-        case FB_VEC_SCALAR:
-        case FB_VEC_STRUCT:
-        case FB_VEC_STRING:
-        case FB_VEC_TABLE: {
-            uint32_t v = p + fb_u32(b, p);
-            uint32_t n = fb_u32(b, v);
-            uint8_t width = f->kind == FB_VEC_STRING || f->kind == FB_VEC_TABLE ? 4 : f->width;
-            add_site(w, (site){p, v, f, -1, SITE_REF, f->kind, 0});
-            add_site(w, (site){v, 0, f, -1, SITE_VECTOR, f->kind, width});
-            for (uint32_t i = 0; i < n && w->n < MAX_SITES; i++) {
-                uint32_t e = v + 4 + (uint32_t)width * i;
-                if (f->kind == FB_VEC_STRUCT) add_site(w, (site){e, 0, f, -1, SITE_EDGE, 0, 12});
-                if (f->kind == FB_VEC_STRING) walk_ref(w, e, f, FB_STRING, -1);
-                if (f->kind == FB_VEC_TABLE) walk_ref(w, e, f, FB_TABLE, f->sub);
-            }
-            break;
-        }
-        default:
-            break;
-        }
-    }
-}
-
-/* Verify and list the sites; 0 when the buffer does not verify (then only byte mutations apply). */
+/* Verify and list the sites in one walk; 0 when the buffer does not verify (then only byte mutations
+ * apply). */
 static int walk_buffer(walk *w, const uint8_t *b, size_t size, unsigned list)
 {
     memset(w, 0, sizeof *w);
@@ -236,11 +168,14 @@ static int walk_buffer(walk *w, const uint8_t *b, size_t size, unsigned list)
     if (size < 8 || memcmp(b + 4, pc_ort_schema.identifier, 4) != 0) return 0;
     fb_verify_options o;
     fb_verify_options_default(&o);
+    o.visit = add_site;
+    o.visit_ctx = w;
     pc_error err;
     pc_error_clear(&err);
-    if (fb_verify(b, size, &pc_ort_schema, &o, &err) != PC_OK) return 0;
-    walk_table(w, fb_root(b), (int16_t)pc_ort_schema.root);
-    return 1;
+    if (fb_verify(b, size, &pc_ort_schema, &o, &err) == PC_OK) return 1;
+    w->n = 0;
+    memset(w->count, 0, sizeof w->count);
+    return 0;
 }
 
 /* A random site of a kind (and, when `to` >= 0, pointing at that kind), or NULL. */

@@ -65,10 +65,38 @@ typedef struct fb_schema {
     char identifier[4]; /* file identifier at bytes 4..7 */
 } fb_schema;
 
+/* What the verifier has checked, reported to an optional visitor as the walk passes it (the fuzz target's
+ * structure-aware mutator lists a file's editable places this way, in the one walk that verifies it). */
+typedef enum fb_site_kind {
+    FB_SITE_TABLE,  /* a table at pos of schema table `ti` */
+    FB_SITE_REF,    /* a uoffset at pos (a field or a vector element) to `target`; `to`: the fb_kind there
+                     * (FB_STRING, FB_TABLE with ti, or the vector's kind) */
+    FB_SITE_SCALAR, /* a scalar or enum field at pos, `width` bytes */
+    FB_SITE_TAG,    /* a union tag (u8) at pos */
+    FB_SITE_VECTOR, /* a vector at pos: its count, then elements of `width` bytes; `to`: its fb_kind */
+    FB_SITE_STRUCT, /* one struct element of a vector at pos, `width` bytes */
+    FB_SITE_STRING, /* a string at pos */
+    FB_SITE_KINDS
+} fb_site_kind;
+
+typedef struct fb_site {
+    uint32_t pos;
+    uint32_t target;       /* FB_SITE_REF */
+    const fb_field *field; /* the schema field (NULL for FB_SITE_TABLE) */
+    int16_t ti;            /* FB_SITE_TABLE, and FB_SITE_REF to a table: the schema table; else -1 */
+    uint8_t kind;          /* fb_site_kind */
+    uint8_t to;            /* FB_SITE_REF, FB_SITE_VECTOR: an fb_kind */
+    uint8_t width;         /* FB_SITE_SCALAR, FB_SITE_TAG, FB_SITE_VECTOR, FB_SITE_STRUCT */
+} fb_site;
+
 typedef struct fb_verify_options {
     size_t max_size;     /* buffer bytes; default and at most 2^31 - 1 (FlatBuffers' limit) */
     uint32_t max_depth;  /* nested tables; default 64 (Google's verifier's default) */
     uint64_t max_tables; /* tables visited; default 1,000,000 */
+    /* default NULL; called for each site once its bytes are checked (a failure later in the walk still
+     * fails the whole buffer: keep the sites only when fb_verify returns PC_OK) */
+    void (*visit)(void *ctx, const fb_site *site);
+    void *visit_ctx;
 } fb_verify_options;
 
 void fb_verify_options_default(fb_verify_options *o);
