@@ -8,7 +8,7 @@
 # libFuzzer process, one after the other) from a fresh scratch corpus, and prints executions per second and
 # coverage (libFuzzer's cov: edges, and ft: features) for both and the ratio. BUILD must hold both libFuzzer
 # binaries, built as ci/fuzz builds them: clang, -DPC_FUZZ=ON -DPC_SANITIZE=ON (ASan+UBSan), e.g.
-#   cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DPC_FUZZ=ON -DPC_SANITIZE=ON
+#   cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPC_FUZZ=ON -DPC_SANITIZE=ON
 #   cmake --build build-fuzz --target fuzz_ort_load fuzz_onnx_load
 # Seeds named crash-* are left out (an unfixed one would stop the run at start). Both targets run in libFuzzer's
 # fork mode with one worker (-fork=1 -ignore_crashes=1), so an open finding (corpus/README.md lists them; the
@@ -41,7 +41,7 @@ run() {
     [[ "${BENCH_FORK:-1}" == 0 ]] || fork=(-fork=1 -ignore_crashes=1)
     set +e
     # shellcheck disable=SC2086 # FUZZ_EXTRA_ARGS is a list of flags
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=10:malloc_context_size=8}" \
         "$build/fuzz/$name" "$tmp/$name/new" "$tmp/$name/seeds" -dict="$dict" -max_len="$max_len" -timeout=20 \
         -rss_limit_mb=2048 -max_total_time="$seconds" -artifact_prefix="$tmp/$name/artifacts/" \
         -print_final_stats=1 "${fork[@]}" ${FUZZ_EXTRA_ARGS:-} >"$tmp/$name.log" 2>&1
