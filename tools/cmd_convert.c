@@ -15,9 +15,9 @@ void pc_cmd_convert_help(FILE *out)
         "Loads and verifies MODEL (ONNX or ORT format, told by content) and writes it to OUT: in the ORT\n"
         "format (what ONNX Runtime 1.30 loads: ort_version 6, its kernel type string resolver, each\n"
         "node's EP assignment as its execution_provider_type) when OUT ends in .ort, else as ONNX;\n"
-        "--format overrides the name. The same model always gives the same bytes; OUT is written through\n"
-        "a temporary file, so a failure leaves nothing behind.\n\n"
-        "  -o, --out OUT      the file to write (must not exist)\n"
+        "--format overrides the name. The same model always gives the same bytes; OUT is written to a\n"
+        "temporary file renamed into place, so a failure leaves OUT as it was (OUT may be MODEL itself).\n\n"
+        "  -o, --out OUT      the file to write (replaced if it exists)\n"
         "  --format FORMAT    onnx or ort\n\n"
         "exit codes: 0 ok, 2 usage error, 3 MODEL is malformed or cannot be written in that format\n"
         "(the message names the node or value), 4 internal error\n");
@@ -50,6 +50,7 @@ int pc_cmd_convert(int argc, char **argv)
         return PC_EXIT_USAGE;
     }
     bool ort = a.format ? strcmp(a.format, "ort") == 0 : ends_with(a.out, ".ort");
+    if ((rc = pc_cli_check_writable(CMD, "-o", a.out)) != PC_EXIT_OK) return rc;
     pc_error err;
     pc_model *m;
     if (pc_model_load_file(a.model, NULL, &m, &err) != PC_OK) return pc_cli_report(CMD, &err);
