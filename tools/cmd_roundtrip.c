@@ -13,8 +13,10 @@ void pc_cmd_roundtrip_help(FILE *out)
     fprintf(
         out,
         "usage: passcheck roundtrip PATH... [--skip-list FILE] [--json FILE] [--save-dir DIR] [--quiet]\n\n"
-        "For every model (a .onnx file, or every .onnx below a directory): load and verify it, save it,\n"
-        "reload the saved bytes, compare the two graphs, save again and require byte-identical output.\n\n"
+        "For every model (a model file, or every .onnx and .ort below a directory): load and verify it,\n"
+        "save it, reload the saved bytes, compare the two graphs, save again and require byte-identical\n"
+        "output. A model in the ORT format is also saved as ORT, reloaded and saved again: the two ORT\n"
+        "files must be byte-identical.\n\n"
         "  --skip-list FILE  reviewed list of expected failures: 'case/model.onnx reason' per line; listed\n"
         "                    cases still run, count as skipped when they fail, and are reported when they "
         "pass\n"

@@ -240,6 +240,12 @@ EOF
 else
     echo "SKIP: the over-budget convert check needs python3-onnx (ci/deps installs it)"
 fi
+# roundtrip finds .ort files too, and an ORT-format model must also round-trip through the ORT saver (the
+# fuzz find whose TypeInfo has no value loads, saves as ONNX, but cannot be written back as ORT)
+repo=$(dirname "$0")/../..
+expect 0 "roundtrip: 3 models.*3 passed, 0 failed" -- "$pc" roundtrip --quiet "$repo/tests/ort/data"
+expect 1 "FAIL .*crash-typeinfo-none \[unsupported\]: saving as ORT: .*value 'cond' has no type" -- \
+    "$pc" roundtrip "$repo/corpus/ort/crash-typeinfo-none"
 # one parser for every subcommand: an option given twice is a usage error naming it, in every command (a silently
 # ignored first value hides mistakes in scripts); only the list options (suite --family/--property) repeat
 expect 2 "info: usage error: --json given twice" -- "$pc" info --json --json "$good"
