@@ -127,20 +127,12 @@ uint64_t pc_model_fingerprint(const pc_model *m);
  * comparable across models or loads (use the fingerprint there). */
 uint64_t pc_model_change_stamp(const pc_model *m);
 
-/* A graph's value_info entries in the order the ONNX saver writes them and a reload recreates them: each
- * live node's outputs in node order, then the rest (graph-level and orphan values) in creation order. The
- * saver and structural equality both walk it, so a loader that sorts nodes after creating their outputs (a
- * file not in topological order) still loads equal to its own save. No allocation.
- *
- *     pc_value_info_iter it = {0};
- *     for (const pc_value *v; (v = pc_value_info_next(g, &it));) write(v);
- */
-typedef struct pc_value_info_iter {
-    const pc_node *node; /* phase 1: the node whose outputs come next */
-    uint32_t k;          /* phase 1: its next output; phase 2: the next value id */
-    int phase;           /* 0: not started, 1: node outputs, 2: the rest */
-} pc_value_info_iter;
-const pc_value *pc_value_info_next(const pc_graph *g, pc_value_info_iter *it);
+/* A graph's value_info entries in their canonical order, the one the ONNX saver writes and structural
+ * equality compares: each live node's outputs in node order, then the rest (graph-level, outer-scope and
+ * orphan values) by name. It depends on the graph's content only, never on the order values were created in,
+ * which follows the file a loader read (a file not in topological order is sorted after its values exist).
+ * out needs room for g->n_values entries; returns how many it filled. */
+size_t pc_graph_value_info_list(const pc_graph *g, const pc_value **out);
 
 /* FlatBuffers and the ORT format's schema (core/ort/fb.h): the verifier, its accessors, the schema as data,
  * for the fuzz target's structure-aware mutator. */

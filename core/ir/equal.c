@@ -1,6 +1,7 @@
 /* Structural equality of models, for round-trip tests: describes the first difference found. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/ir/ir_internal.h"
@@ -150,6 +151,21 @@ static bool node_eq(eq_ctx *c, const pc_node *a, const pc_node *b)
     return kvs_eq(c, where, a->n_metadata, a->metadata, b->n_metadata, b->metadata);
 }
 
+static bool value_infos_eq(eq_ctx *c, const char *where, const pc_graph *a, const pc_graph *b)
+{
+    const pc_value **la = malloc((a->n_values ? a->n_values : 1) * sizeof *la);
+    const pc_value **lb = malloc((b->n_values ? b->n_values : 1) * sizeof *lb);
+    bool same = la && lb;
+    if (!same) differ(c, "%s: out of memory comparing value_info", where);
+    size_t na = same ? pc_graph_value_info_list(a, la) : 0, nb = same ? pc_graph_value_info_list(b, lb) : 0;
+    if (same && na != nb) same = differ(c, "%s: %zu vs %zu value_info entries", where, na, nb);
+    for (size_t i = 0; same && i < na; i++)
+        same = value_eq(c, where, la[i], lb[i]);
+    free(la);
+    free(lb);
+    return same;
+}
+
 static bool graph_eq(eq_ctx *c, const pc_graph *a, const pc_graph *b)
 {
     const char *gn = a->name ? a->name : "";
@@ -172,17 +188,9 @@ static bool graph_eq(eq_ctx *c, const pc_graph *a, const pc_graph *b)
     }
     for (const pc_node *x = a->first, *y = b->first; x && y; x = x->next, y = y->next)
         if (!node_eq(c, x, y)) return false;
-    /* value_info entries, in the order the saver writes them (not creation order, which depends on the order
-     * of the file a loader read and sorted) */
-    pc_value_info_iter ia = {0}, ib = {0};
-    for (;;) {
-        const pc_value *x = pc_value_info_next(a, &ia), *y = pc_value_info_next(b, &ib);
-        if (!x || !y) {
-            if (x || y) return differ(c, "graph '%s': value_info counts differ", gn);
-            break;
-        }
-        if (!value_eq(c, where, x, y)) return false;
-    }
+    /* value_info entries in their canonical order (the saver's), not creation order, which depends on the
+     * order of the file a loader read */
+    if (!value_infos_eq(c, where, a, b)) return false;
     if (a->n_opaque != b->n_opaque) return differ(c, "graph '%s': opaque field counts differ", gn);
     for (uint32_t k = 0; k < a->n_opaque; k++)
         if (a->opaque[k].field_number != b->opaque[k].field_number ||

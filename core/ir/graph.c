@@ -192,7 +192,7 @@ static bool arena_grow(pc_arena *arena, void **array, uint32_t *cap, uint32_t co
 /* ---- values
  * ------------------------------------------------------------------------------------------------ */
 
-/* v is listed among its producer's outputs and that producer is live in g: phase 1 of the walk yields it */
+/* v is listed among its producer's outputs and that producer is live in g: listed in node order */
 static bool value_info_in_node_phase(const pc_graph *g, const pc_value *v)
 {
     const pc_node *p = v->producer;
@@ -202,32 +202,26 @@ static bool value_info_in_node_phase(const pc_graph *g, const pc_value *v)
     return false;
 }
 
-const pc_value *pc_value_info_next(const pc_graph *g, pc_value_info_iter *it)
+static int value_name_cmp(const void *pa, const void *pb)
 {
-    if (it->phase == 0) {
-        it->phase = 1;
-        it->node = g->first;
-        it->k = 0;
-    }
-    while (it->phase == 1) {
-        if (!it->node) {
-            it->phase = 2;
-            it->k = 0;
-            break;
+    const pc_value *a = *(const pc_value *const *)pa, *b = *(const pc_value *const *)pb;
+    return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+size_t pc_graph_value_info_list(const pc_graph *g, const pc_value **out)
+{
+    size_t n = 0;
+    for (const pc_node *node = g->first; node; node = node->next)
+        for (uint32_t k = 0; k < node->n_outputs; k++) {
+            const pc_value *v = node->outputs[k];
+            if (v && v->has_value_info && v->producer == node && n < g->n_values) out[n++] = v;
         }
-        if (it->k >= it->node->n_outputs) {
-            it->node = it->node->next;
-            it->k = 0;
-            continue;
-        }
-        const pc_value *v = it->node->outputs[it->k++];
-        if (v && v->has_value_info && v->producer == it->node) return v;
-    }
-    while (it->k < g->n_values) {
-        const pc_value *v = g->values[it->k++];
-        if (v->has_value_info && !value_info_in_node_phase(g, v)) return v;
-    }
-    return NULL;
+    size_t rest = n;
+    for (uint32_t i = 0; i < g->n_values && n < g->n_values; i++)
+        if (g->values[i]->has_value_info && !value_info_in_node_phase(g, g->values[i]))
+            out[n++] = g->values[i];
+    if (n - rest > 1) qsort(out + rest, n - rest, sizeof *out, value_name_cmp);
+    return n;
 }
 
 pc_value *pc_graph_find_value(const pc_graph *graph, const char *name)

@@ -399,13 +399,14 @@ static Onnx__GraphProto *save_graph(save_ctx *c, const pc_graph *g)
     for (uint32_t i = 0; i < g->n_values; i++)
         n_vi += g->values[i]->has_value_info;
     if (n_vi) {
-        /* pc_value_info_next's order: the order a reload creates values in, so save(load(save(G))) is
-         * byte-identical to save(G) even after a pass re-created a producer later in the graph */
+        /* the canonical order (pc_graph_value_info_list): a reload lists the same entries in the same order,
+         * so save(load(save(G))) is byte-identical to save(G) whatever order the values were created in */
         gp->value_info = salloc(c, n_vi, sizeof *gp->value_info);
-        if (!gp->value_info) return NULL;
-        pc_value_info_iter it = {0};
-        for (const pc_value *v; gp->n_value_info < n_vi && (v = pc_value_info_next(g, &it));)
-            gp->value_info[gp->n_value_info++] = save_value_info(c, v);
+        const pc_value **order = salloc(c, g->n_values, sizeof *order);
+        if (!gp->value_info || !order) return NULL;
+        size_t n_order = pc_graph_value_info_list(g, order);
+        for (size_t i = 0; i < n_order && gp->n_value_info < n_vi; i++)
+            gp->value_info[gp->n_value_info++] = save_value_info(c, order[i]);
     }
     gp->metadata_props = save_kvs(c, g->n_metadata, g->metadata, &gp->n_metadata_props);
     size_t n_qa = 0;
