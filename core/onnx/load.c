@@ -1599,8 +1599,17 @@ pc_status pc_model_load_file(const char *path, const pc_load_options *opts, pc_m
         strcpy(base, ".");
     st = load_buffer(data, size, opts->allow_external_data ? base : NULL, opts, out, err);
     free(base);
+    /* the format is told by content: a file named .ort without "ORTM" at byte 4 was read as ONNX, which its
+     * error alone would not say */
+    bool ort_name = plen >= 4 && strcmp(path + plen - 4, ".ort") == 0;
+    bool ort_bytes = size >= 8 && memcmp((const uint8_t *)data + 4, "ORTM", 4) == 0;
     if (data) munmap(data, size);
     if (st != PC_OK) {
+        if (ort_name && !ort_bytes) {
+            size_t len = strlen(err->message);
+            snprintf(err->message + len, sizeof err->message - len,
+                     " (named .ort, but bytes 4..7 are not \"ORTM\": read as ONNX)");
+        }
         pc_error_prefix(err, "%s: ", path);
         return st;
     }

@@ -3,13 +3,15 @@
  * ONNX Runtime's own after its 2026 fixes (PR 27297, 28186, 29048):
  *   - ort_version: 1-3 ASCII digits, a version this loader reads (5 and 6; older ones carry kernel-def hashes
  *     and no kernel type resolver);
- *   - node slots from the data, never from max_node_index: indices unique and below max_node_index;
+ *   - node slots from the data, never from max_node_index: indices unique and below max_node_index, which
+ *     may not exceed the table budget (ONNX Runtime once sized its node array by it);
  *   - every NodeEdge and EdgeEnd naming a real node, its argument indices in range and naming the same value
  *     on both ends;
  *   - every node input, output and implicit input, and every graph input and output, bound to a NodeArg (an
  *     empty name is a missing optional argument); NodeArgs named once, unnamed only without a type;
  *   - input_arg_counts summing to the inputs; since_version within the model's opset for the domain; runtime
- *     optimization records naming real nodes;
+ *     optimization records naming real nodes; the kernel type string resolver binding formal arguments its
+ *     op has, where the schema table describes the op;
  *   - initializers with dims, raw_data for every type but string, and no external data (an
  *     external_data_offset other than -1: the inference path has no sidecar file);
  *   - attributes holding exactly the value their type names (a scalar may be absent: FlatBuffers does not
@@ -24,9 +26,10 @@
 #include "core/base/strmap.h"
 #include "core/ort/fb.h"
 #include "core/ort/ort_internal.h"
+#include "core/schema/schema.h"
 
 /* Field ids (ort.fbs declaration order). */
-enum { IS_ORT_VERSION, IS_MODEL };
+enum { IS_ORT_VERSION, IS_MODEL, IS_SESSION_STATE, IS_RESOLVER };
 enum {
     M_IR_VERSION,
     M_OPSET_IMPORT,
@@ -105,6 +108,7 @@ typedef struct ort_ctx {
     pc_pb_allocator *alloc;
     pc_arena scratch; /* maps and lookup tables, freed at the end */
     const Onnx__ModelProto *mp;
+    uint64_t max_tables; /* the verifier's table budget, which bounds max_node_index too */
     pc_error *err;
 } ort_ctx;
 
@@ -601,6 +605,12 @@ static pc_status graph_proto(ort_ctx *c, uint32_t g, const graph_scope *outer, O
     /* nodes: slots from the data (indices unique and below max_node_index), arguments bound */
     uint32_t nodes = fb_field_ref(c->b, g, G_NODES), n_nodes = fb_vec_len(c->b, nodes);
     uint32_t max_index = (uint32_t)fb_field_u(c->b, g, G_MAX_NODE_INDEX, 4, 0);
+    /* unused here, but a reader sizing its node array by it (ONNX Runtime before PR 28186) would allocate up
+     * to 32 GiB for a small file: no more slots than the verifier's budget of tables */
+    if (max_index > c->max_tables)
+        return pc_error_set(c->err, PC_ERR_BUDGET,
+                            "ORT format: %s: max_node_index %u exceeds the budget of %llu node slots", where,
+                            max_index, (unsigned long long)c->max_tables);
     node_slot *slots = pc_arena_array(&c->scratch, n_nodes ? n_nodes : 1, sizeof *slots);
     gp->node = palloc(c, n_nodes, sizeof *gp->node);
     if (!slots || !gp->node) return nomem(c);
@@ -636,7 +646,7 @@ static pc_status graph_proto(ort_ctx *c, uint32_t g, const graph_scope *outer, O
         np->domain = str(c, nt, N_DOMAIN);
         np->op_type = str(c, nt, N_OP_TYPE);
         int64_t since = fb_field_i(c->b, nt, N_SINCE_VERSION, 4, 0), opset = model_opset(c->mp, np->domain);
-        if (since < 1 || (opset >= 0 && since > opset))
+        if (since < 1 || (opset >= 1 && since > opset)) /* an opset below 1 is the converter's to name */
             return pc_error_set(c->err, PC_ERR_OPSET,
                                 "ORT format: %s: since_version %lld outside 1..%lld (the model's opset)", who,
                                 (long long)since, (long long)opset);
@@ -751,6 +761,68 @@ static pc_status check_version(ort_ctx *c, uint32_t root)
     return PC_OK;
 }
 
+/* The schema an op id ("domain:op_type:since_version") names, or NULL when the table does not describe
+ * exactly that version (contrib domains, opsets above the table, ids of another shape): nothing to check it
+ * against. */
+static const pc_op_schema *op_id_schema(const char *id)
+{
+    size_t n = strlen(id), since_at = n, op_at;
+    while (since_at > 0 && id[since_at - 1] != ':')
+        since_at--;
+    if (since_at == 0) return NULL;
+    op_at = since_at - 1;
+    while (op_at > 0 && id[op_at - 1] != ':')
+        op_at--;
+    /* id: domain [0, op_at - 1), ':', op_type [op_at, since_at - 1), ':', since_version [since_at, n) */
+    char domain[128], op_type[128];
+    size_t domain_len = op_at ? op_at - 1 : 0, op_len = since_at - 1 - op_at;
+    if (op_at == 0 || op_len == 0 || n - since_at == 0 || n - since_at > 4 || domain_len >= sizeof domain ||
+        op_len >= sizeof op_type)
+        return NULL;
+    int since = 0;
+    for (size_t i = since_at; i < n; i++) {
+        if (id[i] < '0' || id[i] > '9') return NULL;
+        since = since * 10 + (id[i] - '0');
+    }
+    memcpy(domain, id, domain_len);
+    domain[domain_len] = '\0';
+    memcpy(op_type, id + op_at, op_len);
+    op_type[op_len] = '\0';
+    const pc_domain_info *d = pc_schema_domain(domain);
+    if (!d || !d->has_schemas || since > d->schema_max_opset) return NULL;
+    const pc_op_schema *s = pc_schema_lookup(domain, op_type, since);
+    return s && s->since_version == since ? s : NULL;
+}
+
+/* The kernel type string resolver: each (arg_type, index) names a formal input or output of its op, checked
+ * where the schema table describes the op (it is dropped after: the IR has no kernels). */
+static pc_status check_resolver(ort_ctx *c, uint32_t root)
+{
+    uint32_t r = fb_field_ref(c->b, root, IS_RESOLVER), ops = r ? fb_field_ref(c->b, r, 0) : 0;
+    for (uint32_t i = 0; i < fb_vec_len(c->b, ops); i++) {
+        uint32_t e = fb_vec_ref(c->b, ops, i), strs = fb_field_ref(c->b, e, 1);
+        const char *id = str(c, e, 0);
+        const pc_op_schema *s = id ? op_id_schema(id) : NULL;
+        for (uint32_t j = 0; s && j < fb_vec_len(c->b, strs); j++) {
+            uint32_t k = fb_vec_ref(c->b, strs, j), args = fb_field_ref(c->b, k, 1);
+            for (uint32_t a = 0; a < fb_vec_len(c->b, args); a++) {
+                uint32_t arg = fb_vec_ref(c->b, args, a);
+                bool output = fb_field_u(c->b, arg, 0, 1, 0) == 1;
+                uint32_t index = (uint32_t)fb_field_u(c->b, arg, 1, 4, 0);
+                uint16_t n = output ? s->n_formal_outputs : s->n_formal_inputs;
+                const char *side = output ? "output" : "input", *key = str(c, k, 0);
+                if (index >= n)
+                    return pc_error_set(c->err, PC_ERR_ARITY,
+                                        "ORT format: kernel_type_str_resolver: op '%s', type string '%s': %s "
+                                        "index %u, but %s-%d has %u formal %ss",
+                                        id, key ? key : "", side, index, s->op_type, (int)s->since_version, n,
+                                        side);
+            }
+        }
+    }
+    return PC_OK;
+}
+
 pc_status pc_ort_to_model_proto(const uint8_t *data, size_t size, pc_pb_allocator *alloc,
                                 const pc_load_options *opts, Onnx__ModelProto **out, pc_error *err)
 {
@@ -761,10 +833,10 @@ pc_status pc_ort_to_model_proto(const uint8_t *data, size_t size, pc_pb_allocato
     if (opts && opts->max_messages && opts->max_messages < vo.max_tables) vo.max_tables = opts->max_messages;
     pc_status st = fb_verify(data, size, &pc_ort_schema, &vo, err);
     if (st != PC_OK) return st;
-    ort_ctx c = {.b = data, .alloc = alloc, .err = err};
+    ort_ctx c = {.b = data, .alloc = alloc, .max_tables = vo.max_tables, .err = err};
     pc_arena_init(&c.scratch, alloc->mem);
     uint32_t root = fb_root(data);
-    if ((st = check_version(&c, root)) != PC_OK) goto done;
+    if ((st = check_version(&c, root)) != PC_OK || (st = check_resolver(&c, root)) != PC_OK) goto done;
     uint32_t m = fb_field_ref(data, root, IS_MODEL);
     if (!m) {
         st = pc_error_set(err, PC_ERR_MISSING_FIELD, "ORT format: the file has no model");

@@ -307,6 +307,31 @@ static void ort_semantics(void)
     } else {
         free(b.data);
     }
+    /* the default domain imported at version 0: named as the import's fault, not as the Loop's since_version
+     * (which used to be reported "outside 1..0") */
+    uint32_t ops = fb_field_ref(good.data, p.model, 1), op0 = fb_vec_ref(good.data, ops, 0);
+    CHECK(fb_field_pos(good.data, op0, 1) && *fb_field_str(good.data, op0, 0, NULL) == '\0');
+    b = copy(good);
+    memset(b.data + fb_field_pos(good.data, op0, 1), 0, 8);
+    expect(b, PC_ERR_OPSET, "opset 0 for domain", "opset version 0");
+    /* max_node_index far above the table budget: refused, though nothing is sized by it (ONNX Runtime once
+     * allocated a slot per index: 32 GiB here) */
+    b = copy(good);
+    put_u32(b.data, fb_field_pos(good.data, p.graph, 3), 0xffffffffu);
+    expect(b, PC_ERR_BUDGET, "max_node_index 4294967295", "absurd max_node_index");
+    /* the kernel type string resolver binding an input Add-7 does not have (it has 2) */
+    uint32_t resolver = fb_field_ref(good.data, p.root, 3), entries = fb_field_ref(good.data, resolver, 0);
+    uint32_t add = fb_vec_ref(good.data, entries, 0), arg = 0;
+    CHECK(strcmp(fb_field_str(good.data, add, 0, NULL), ":Add:7") == 0);
+    uint32_t strs = fb_field_ref(good.data, add, 1),
+             args = fb_field_ref(good.data, fb_vec_ref(good.data, strs, 0), 1);
+    for (uint32_t i = 0; i < fb_vec_len(good.data, args) && !arg; i++)
+        if (fb_field_pos(good.data, fb_vec_ref(good.data, args, i), 1))
+            arg = fb_vec_ref(good.data, args, i); /* index 0 is the default and not stored */
+    CHECK(arg && fb_field_u(good.data, arg, 0, 1, 0) == 0);
+    b = copy(good);
+    put_u32(b.data, fb_field_pos(good.data, arg, 1), 9);
+    expect(b, PC_ERR_ARITY, "input index 9, but Add-7 has 2 formal inputs", "resolver index out of range");
     free(good.data);
 
     /* tensors: test_constant's initializer without dims, and with its data type changed (raw_data length) */
