@@ -158,6 +158,39 @@ static void describe_value_type(const pc_type *t, char *buf, size_t size)
                                              : "optional");
 }
 
+/* The type a value has for checking: its own, or for an outer-scope reference without one (a subgraph's
+ * value_info may name an outer value and leave its type out), the nearest typed value it refers to. An outer
+ * reference is that value: judging it untyped let a subgraph apply an op to an outer value of a type the op
+ * refuses (found by fuzz_ort_load: SequenceAt on an outer float tensor, accepted until the ORT saver typed
+ * the reference and the reload refused it). */
+static const pc_type *checked_type(const pc_value *v)
+{
+    while (v->type.kind == PC_TYPE_NONE && v->outer)
+        v = v->outer;
+    return &v->type;
+}
+
+/* Two declarations of one value agree: the same kind, and where both say, the same element types (shapes may
+ * be more or less specific). */
+static bool types_agree(const pc_type *a, const pc_type *b)
+{
+    if (a->kind == PC_TYPE_NONE || b->kind == PC_TYPE_NONE) return true;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case PC_TYPE_TENSOR:
+    case PC_TYPE_SPARSE_TENSOR:
+        return a->elem == PC_DTYPE_UNDEFINED || b->elem == PC_DTYPE_UNDEFINED || a->elem == b->elem;
+    case PC_TYPE_MAP:
+        if (a->key != b->key) return false;
+        /* fall through */
+    case PC_TYPE_SEQUENCE:
+    case PC_TYPE_OPTIONAL:
+        return !a->inner || !b->inner || types_agree(a->inner, b->inner);
+    default:
+        return true;
+    }
+}
+
 enum { MAX_TYPE_GROUPS = 16 }; /* gen_onnx_ops.py holds every schema below it */
 
 /* The schema's type constraints on the node's typed values: each value's kind is one its formal parameter
@@ -184,7 +217,7 @@ static pc_status check_types(verify_ctx *c, const pc_node *n, const pc_op_schema
                     c->err, PC_ERR_ARITY, "graph '%s': node '%s' (%s-%d) %s %u is required but empty",
                     gname(g), label(n), n->op_type, (int)s->since_version, output ? "output" : "input", i);
             if (!v) continue;
-            const pc_type *t = &v->type;
+            const pc_type *t = checked_type(v);
             unsigned k = kind_bit(t->kind);
             if (!k) continue;
             bool elem_known = k != PC_KIND_TENSOR || t->elem != PC_DTYPE_UNDEFINED;
@@ -209,10 +242,11 @@ static pc_status check_types(verify_ctx *c, const pc_node *n, const pc_op_schema
                 bound[f->group] = v, bound_at[f->group] = i, bound_out[f->group] = output;
                 continue;
             }
-            if (b->type.kind == t->kind && (k != PC_KIND_TENSOR || b->type.elem == t->elem)) continue;
+            const pc_type *bt = checked_type(b);
+            if (bt->kind == t->kind && (k != PC_KIND_TENSOR || bt->elem == t->elem)) continue;
             char have[48], want[48];
             describe_value_type(t, have, sizeof have);
-            describe_value_type(&b->type, want, sizeof want);
+            describe_value_type(bt, want, sizeof want);
             return pc_error_set(c->err, PC_ERR_TYPE,
                                 "graph '%s': node '%s' (%s-%d) %s %u '%s' is %s, but its type parameter is "
                                 "bound to %s by %s %u '%s'",
@@ -510,6 +544,16 @@ static pc_status verify_graph(verify_ctx *c, const pc_graph *g)
         else if (v->outer && !pc_value_resolve((pc_value *)v))
             st = pc_error_set(c->err, PC_ERR_DANGLING_INPUT,
                               "graph '%s': outer reference '%s' resolves to nothing", gname(g), v->name);
+        else if (v->outer && !types_agree(&v->type, checked_type(v->outer))) {
+            char have[48], outer[48];
+            describe_value_type(&v->type, have, sizeof have);
+            describe_value_type(checked_type(v->outer), outer, sizeof outer);
+            st = pc_error_set(
+                c->err, PC_ERR_TYPE,
+                "graph '%s': value_info declares outer-scope value '%s' %s, but graph '%s' has it "
+                "as %s",
+                gname(g), v->name, have, gname(v->outer->graph), outer);
+        }
     }
     if (st == PC_OK && (!lists_in_order || n_matched != n_listed)) st = check_use_lists(c, g);
     for (uint32_t i = 0; st == PC_OK && i < g->n_outputs; i++) {

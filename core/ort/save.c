@@ -917,7 +917,8 @@ static void check_model(save_ctx *c)
 static pc_status save_typed(const pc_model *model, uint8_t **out, size_t *out_size, pc_error *err);
 
 /* Every NodeArg of an ORT file has a type: the model is saved from a copy with shapes inferred (declared
- * types win where both are known), so intermediate values the ONNX file left untyped get theirs. */
+ * types win where both are known), so intermediate values the ONNX file left untyped get theirs; the copy is
+ * verified again, so what is written loads back. */
 pc_status pc_model_save_ort_bytes(const pc_model *model, uint8_t **out, size_t *out_size, pc_error *err)
 {
     pc_error local;
@@ -930,6 +931,13 @@ pc_status pc_model_save_ort_bytes(const pc_model *model, uint8_t **out, size_t *
         /* the NodeArg types cannot be derived: a model whose declared types contradict its ops (the loader's
          * checks do not run shape inference) cannot be written typed */
         pc_error_prefix(err, "ORT format: shape inference, needed to type every NodeArg, fails: ");
+        st = err->status = PC_ERR_UNSUPPORTED;
+    }
+    /* the types inferred are written, and a reader checks ops against them: a model whose untyped values
+     * hide a type error (an Add of a value inference finds to be a string) would be written as a file that
+     * does not load. The typed copy must pass the verifier the loader runs. */
+    if (st == PC_OK && (st = pc_model_verify(typed, err)) != PC_OK && st != PC_ERR_NOMEM) {
+        pc_error_prefix(err, "ORT format: the types shape inference gives break the model's ops: ");
         st = err->status = PC_ERR_UNSUPPORTED;
     }
     if (st == PC_OK) st = save_typed(typed, out, out_size, err);

@@ -1091,6 +1091,32 @@ static void test_subgraph_outer_scope(void)
     build_if_model(&b, "ghost");
     EXPECT_MODEL(&b, PC_ERR_DANGLING_INPUT, "'ghost'", "then_id");
     baseline_free(&b);
+
+    /* an outer-scope value is typed as in its graph: a branch applying SequenceLength to the outer float
+     * tensor x is refused (it was accepted, the reference judged untyped, until the ORT saver typed it:
+     * fuzz_ort_load find corpus/ort/crash-outer-ref-type) */
+    build_if_model(&b, "x");
+    Onnx__GraphProto *then_g = b.m->graph->node[b.m->graph->n_node - 1]->attribute[0]->g;
+    then_g->node[0]->op_type = ob_strdup(&b.p, "SequenceLength");
+    EXPECT_MODEL(&b, PC_ERR_TYPE, "input 0 'x' is tensor(float)", "(allowed: seq)");
+    baseline_free(&b);
+    /* and a subgraph's value_info may not declare an outer value another type */
+    build_if_model(&b, "x");
+    then_g = b.m->graph->node[b.m->graph->n_node - 1]->attribute[0]->g;
+    ob_graph_value_info(&b.p, then_g, "x",
+                        ob_tensor_type(&b.p, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, -1, NULL));
+    EXPECT_MODEL(&b, PC_ERR_TYPE, "declares outer-scope value 'x' tensor(int64)", "has it as tensor(float)");
+    baseline_free(&b);
+    /* the same element type with a less specific shape is fine */
+    build_if_model(&b, "x");
+    then_g = b.m->graph->node[b.m->graph->n_node - 1]->attribute[0]->g;
+    ob_graph_value_info(&b.p, then_g, "x",
+                        ob_tensor_type(&b.p, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, -1, NULL));
+    d = ob_pack(&b.p, &b.m->base, &n);
+    m = NULL;
+    CHECK_OK(pc_model_load_bytes(d, n, NULL, &m, &err), &err);
+    pc_model_free(m);
+    baseline_free(&b);
 }
 
 static void test_map_float_key(void)
