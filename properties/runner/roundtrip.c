@@ -169,6 +169,18 @@ pc_status pc_roundtrip_open(const pc_roundtrip_options *o, const char *const *pa
     return PC_OK;
 }
 
+/* PC_OK when two saves are byte-identical; otherwise a check failure naming the first differing byte. */
+static pc_status same_bytes(const uint8_t *b1, size_t n1, const uint8_t *b2, size_t n2, const char *what,
+                            pc_error *err)
+{
+    if (n1 == n2 && (!n1 || memcmp(b1, b2, n1) == 0)) return PC_OK;
+    size_t at = 0;
+    while (at < n1 && at < n2 && b1[at] == b2[at])
+        at++;
+    return pc_error_set(err, PC_ERR_CHECK_FAILED, "%s gives different bytes (%zu vs %zu, first at %zu)", what,
+                        n1, n2, at);
+}
+
 /* The file is in the ORT format: told by content ("ORTM" at byte 4), as the loader tells it. */
 static bool file_is_ort(const char *path)
 {
@@ -199,13 +211,7 @@ static pc_status roundtrip_ort(const pc_model *a, pc_error *err)
         pc_error_prefix(err, "saving the reloaded ORT model: ");
         goto out;
     }
-    if (k1 != k2 || memcmp(o1, o2, k1) != 0) {
-        size_t at = 0;
-        while (at < k1 && at < k2 && o1[at] == o2[at])
-            at++;
-        st = pc_error_set(err, PC_ERR_CHECK_FAILED,
-                          "saving as ORT twice gives different bytes (%zu vs %zu, first at %zu)", k1, k2, at);
-    }
+    st = same_bytes(o1, k1, o2, k2, "saving as ORT twice", err);
 out:
     free(o1);
     free(o2);
@@ -234,14 +240,7 @@ static pc_status roundtrip_one(const char *path, const char *save_as, pc_error *
         goto out;
     }
     if ((st = pc_model_save_bytes(b, &bytes2, &size2, err)) != PC_OK) goto out;
-    if (size1 != size2 || memcmp(bytes1, bytes2, size1) != 0) {
-        size_t at = 0;
-        while (at < size1 && at < size2 && bytes1[at] == bytes2[at])
-            at++;
-        st = pc_error_set(err, PC_ERR_CHECK_FAILED,
-                          "saving twice gives different bytes (%zu vs %zu, first at %zu)", size1, size2, at);
-        goto out;
-    }
+    if ((st = same_bytes(bytes1, size1, bytes2, size2, "saving twice", err)) != PC_OK) goto out;
     if (file_is_ort(path)) st = roundtrip_ort(a, err);
 out:
     free(bytes1);

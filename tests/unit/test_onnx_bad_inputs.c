@@ -1066,6 +1066,13 @@ static void build_if_model(baseline *b, const char *then_reads)
     ob_attr_graph(p, iff, "else_branch", else_g);
 }
 
+/* build_if_model whose then branch reads the main graph's float input x; returns that branch */
+static Onnx__GraphProto *build_if_reading_x(baseline *b)
+{
+    build_if_model(b, "x");
+    return b->m->graph->node[b->m->graph->n_node - 1]->attribute[0]->g;
+}
+
 static void test_subgraph_outer_scope(void)
 {
     baseline b;
@@ -1095,21 +1102,18 @@ static void test_subgraph_outer_scope(void)
     /* an outer-scope value is typed as in its graph: a branch applying SequenceLength to the outer float
      * tensor x is refused (it was accepted, the reference judged untyped, until the ORT saver typed it:
      * fuzz_ort_load find corpus/ort/crash-outer-ref-type) */
-    build_if_model(&b, "x");
-    Onnx__GraphProto *then_g = b.m->graph->node[b.m->graph->n_node - 1]->attribute[0]->g;
+    Onnx__GraphProto *then_g = build_if_reading_x(&b);
     then_g->node[0]->op_type = ob_strdup(&b.p, "SequenceLength");
     EXPECT_MODEL(&b, PC_ERR_TYPE, "input 0 'x' is tensor(float)", "(allowed: seq)");
     baseline_free(&b);
     /* and a subgraph's value_info may not declare an outer value another type */
-    build_if_model(&b, "x");
-    then_g = b.m->graph->node[b.m->graph->n_node - 1]->attribute[0]->g;
+    then_g = build_if_reading_x(&b);
     ob_graph_value_info(&b.p, then_g, "x",
                         ob_tensor_type(&b.p, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, -1, NULL));
     EXPECT_MODEL(&b, PC_ERR_TYPE, "declares outer-scope value 'x' tensor(int64)", "has it as tensor(float)");
     baseline_free(&b);
     /* the same element type with a less specific shape is fine */
-    build_if_model(&b, "x");
-    then_g = b.m->graph->node[b.m->graph->n_node - 1]->attribute[0]->g;
+    then_g = build_if_reading_x(&b);
     ob_graph_value_info(&b.p, then_g, "x",
                         ob_tensor_type(&b.p, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, -1, NULL));
     d = ob_pack(&b.p, &b.m->base, &n);

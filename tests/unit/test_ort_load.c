@@ -8,33 +8,16 @@
 #include <string.h>
 
 #include "core/ort/fb.h"
+#include "tests/ort/ort_fixture.h"
 #include "reference/reference.h"
 #include "tests/pass_test_util.h"
 #include "tests/test_util.h"
 
-static const char *source_dir(void)
-{
-    const char *s = getenv("PC_SOURCE_DIR");
-    return s ? s : ".";
-}
-
-typedef struct buf {
-    uint8_t *data;
-    size_t size;
-} buf;
+typedef ort_buf buf;
 
 static buf fixture(const char *name)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/ort/data/%s", source_dir(), name);
-    pc_error err;
-    char *data = NULL;
-    size_t size = 0;
-    if (pc_file_read_all(path, 1 << 20, &data, &size, &err) != PC_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        exit(1);
-    }
-    return (buf){(uint8_t *)data, size};
+    return ort_fixture(name);
 }
 
 static buf copy(buf b)
