@@ -109,7 +109,7 @@ static uint64_t bits_mask(size_t from, size_t to) /* bits [from, to) of a word, 
     return hi & ~(((uint64_t)1 << from) - 1);
 }
 
-/* Any bit of [start, end) set; with set, sets them all (callers test first). */
+/* Any bit of [start, end) set (end > start). */
 static bool bits_any(const uint64_t *bits, size_t start, size_t end)
 {
     for (size_t w = start / 64; w <= (end - 1) / 64; w++) {
