@@ -287,10 +287,19 @@ static bool has_nul(const uint8_t *p, size_t n)
 
 static size_t w_graph(save_ctx *c, const pc_graph *g);
 
+/* The element types the format holds: the schema's own TensorDataType range (ORT 1.30's ort.fbs), so a type
+ * the IR has and the format lacks (INT2, FLOAT4E2M1, ...) is refused, never written as an out-of-range enum
+ * a reader rejects. */
+static bool ort_dtype_ok(pc_dtype d)
+{
+    const fb_field *f = &pc_ort_schema.tables[ORT_T_TENSOR_TYPE_AND_SHAPE].fields[0];
+    return (int64_t)d >= f->lo && (int64_t)d <= f->hi;
+}
+
 static size_t w_tensor(save_ctx *c, const pc_tensor *t)
 {
     fbw *w = &c->w;
-    if (t->dtype <= PC_DTYPE_UNDEFINED || t->dtype > 20) {
+    if (t->dtype <= PC_DTYPE_UNDEFINED || !ort_dtype_ok(t->dtype)) {
         w_fail(w, PC_ERR_UNSUPPORTED, "ORT format: tensor '%s' has type %s, beyond the format's types",
                t->name, pc_dtype_name(t->dtype));
         return 0;
@@ -322,9 +331,14 @@ static size_t w_tensor(save_ctx *c, const pc_tensor *t)
 static size_t w_type(save_ctx *c, const pc_type *ty, const char *what);
 
 /* TensorTypeAndShape */
-static size_t w_tensor_type(save_ctx *c, const pc_type *ty)
+static size_t w_tensor_type(save_ctx *c, const pc_type *ty, const char *what)
 {
     fbw *w = &c->w;
+    if (!ort_dtype_ok(ty->elem)) {
+        w_fail(w, PC_ERR_UNSUPPORTED, "ORT format: value '%s' has element type %s, beyond the format's types",
+               what, pc_dtype_name(ty->elem));
+        return 0;
+    }
     tbuild tb = {.n = 0};
     t_scalar(&tb, 0, 4, (uint64_t)ty->elem);
     int shape = ty->shape.rank >= 0 ? t_ref(&tb, 1) : -1;
@@ -378,7 +392,7 @@ static size_t w_type(save_ctx *c, const pc_type *ty, const char *what)
     size_t at = t_write(w, &tb);
     if (den >= 0) ref_string(w, tb.slot[den], ty->denotation);
     if (tag == 1) {
-        patch(w, tb.slot[value], w_tensor_type(c, ty));
+        patch(w, tb.slot[value], w_tensor_type(c, ty, what));
     } else if (tag == 2) {
         tbuild sb = {.n = 0};
         int elem = t_ref(&sb, 0);

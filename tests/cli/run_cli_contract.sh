@@ -237,6 +237,17 @@ EOF
     expect 3 "\[over-budget\]: $tmp/wide.ort: ORT format: node '.*': its subgraphs read more than 4096 enclosing values" -- \
         "$pc" convert "$tmp/wide_if.onnx" -o "$tmp/wide.ort"
     expect 0 "^no file$" -- bash -c 'ls "$1"/wide.ort* 2>/dev/null || echo "no file"' _ "$tmp"
+    # an element type the ORT format's TensorDataType lacks (INT2) is refused, not written out of range
+    /usr/bin/python3 - "$tmp/int2.onnx" <<'EOF'
+import sys
+import onnx
+from onnx import helper as h
+g = h.make_graph([], "int2_passthrough", [h.make_tensor_value_info("x", 26, [2])],
+                 [h.make_tensor_value_info("x", 26, [2])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), sys.argv[1])
+EOF
+    expect 3 "\[unsupported\]: $tmp/int2.ort: ORT format: value 'x' has element type int2, beyond the format's types" -- \
+        "$pc" convert "$tmp/int2.onnx" -o "$tmp/int2.ort"
 else
     echo "SKIP: the over-budget convert check needs python3-onnx (ci/deps installs it)"
 fi
