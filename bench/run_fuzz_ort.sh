@@ -47,6 +47,12 @@ run() {
         -print_final_stats=1 "${fork[@]}" ${FUZZ_EXTRA_ARGS:-} >"$tmp/$name.log" 2>&1
     local rc=$?
     set -e
+    # keep what a session found: the scratch directory goes at exit
+    if [[ -n "$(ls -A "$tmp/$name/artifacts")" ]]; then
+        mkdir -p "$build/bench-artifacts"
+        cp "$tmp/$name/artifacts/"* "$build/bench-artifacts/"
+        echo "$name: findings kept in $build/bench-artifacts/" >&2
+    fi
     cov=$(grep -o 'cov: [0-9]*' "$tmp/$name.log" | tail -n 1 | cut -d' ' -f2)
     ft=$(grep -o 'ft: [0-9]*' "$tmp/$name.log" | tail -n 1 | cut -d' ' -f2)
     if ((${#fork[@]})); then
