@@ -175,6 +175,36 @@ static void drop_node_metadata(pc_graph *g)
     }
 }
 
+/* Runs m, a reloaded graph, on the case's inputs: PC_PROP_PASS when every output is bit-identical to want.
+ * Otherwise *kind is kind_name and msg says which: "<what> does not run<not_run_tail>" or "output N of <what>
+ * differs<differs_tail>". */
+static pc_prop_outcome reloaded_outputs_match(pc_check_ctx *ctx, const pc_model *m, pc_data **want,
+                                              const char *kind_name, const char *what,
+                                              const char *not_run_tail, const char *differs_tail, char *msg,
+                                              size_t msg_size, const char **kind)
+{
+    pc_data **got = NULL;
+    pc_error err;
+    pc_status st = pc_ref_run(m, ctx->kase->n_inputs, ctx->kase->inputs, &got, &err);
+    if (ctx->stats) ctx->stats->ref_runs++;
+    if (st != PC_OK) {
+        *kind = kind_name;
+        snprintf(msg, msg_size, "%s does not run%s: %s: %s", what, not_run_tail, pc_status_name(st),
+                 err.message);
+        return PC_PROP_FAIL;
+    }
+    pc_prop_outcome o = PC_PROP_PASS;
+    for (uint32_t i = 0; i < m->graph->n_outputs && o == PC_PROP_PASS; i++)
+        if (!data_identical(want[i], got[i])) {
+            *kind = kind_name;
+            snprintf(msg, msg_size, "output %u ('%s') of %s differs%s", i, m->graph->outputs[i]->name, what,
+                     differs_tail);
+            o = PC_PROP_FAIL;
+        }
+    pc_ref_free_outputs(m, got);
+    return o;
+}
+
 /* The ORT format, end to end: the optimized graph (its node metadata dropped) saved as ORT, reloaded and
  * saved again gives the same bytes, and the reloaded graph computes the reference's outputs bit for bit.
  * Graphs the format cannot hold (UNSUPPORTED: optional types, values no shape rule types, ...) are not judged
@@ -186,13 +216,21 @@ static pc_prop_outcome ort_final(pc_check_ctx *ctx, pc_data **want, char *msg, s
     pc_model *copy = NULL, *back = NULL;
     uint8_t *b1 = NULL, *b2 = NULL;
     size_t n1 = 0, n2 = 0;
-    pc_data **got = NULL;
     pc_prop_outcome o = PC_PROP_PASS;
-    if (pc_model_clone(ctx->after, &copy, &err) != PC_OK)
-        return PC_PROP_PASS; /* out of memory: no judgement */
+    if (pc_model_clone(ctx->after, &copy, &err) != PC_OK) { /* the harness could not judge: an error */
+        *kind = "copy-failed";
+        snprintf(msg, msg_size, "copying the optimized graph for the ORT check: %s", err.message);
+        return PC_PROP_ERROR;
+    }
     drop_node_metadata(copy->graph);
     pc_status st = pc_model_save_ort_bytes(copy, &b1, &n1, &err);
-    if (st == PC_ERR_UNSUPPORTED || st == PC_ERR_NOMEM) goto done;
+    if (st == PC_ERR_UNSUPPORTED) goto done;
+    if (st == PC_ERR_NOMEM) {
+        *kind = "ort-save-failed";
+        snprintf(msg, msg_size, "saving the optimized graph as ORT ran out of memory: %s", err.message);
+        o = PC_PROP_ERROR;
+        goto done;
+    }
     if (st != PC_OK) {
         *kind = "ort-save-failed";
         snprintf(msg, msg_size, "the optimized graph does not save as ORT: %s: %s", pc_status_name(st),
@@ -217,25 +255,10 @@ static pc_prop_outcome ort_final(pc_check_ctx *ctx, pc_data **want, char *msg, s
         o = PC_PROP_FAIL;
         goto done;
     }
-    st = pc_ref_run(back, ctx->kase->n_inputs, ctx->kase->inputs, &got, &err);
-    if (ctx->stats) ctx->stats->ref_runs++;
-    if (st != PC_OK) {
-        *kind = "ort-outputs-differ";
-        snprintf(msg, msg_size, "the optimized graph reloaded from the ORT format does not run: %s: %s",
-                 pc_status_name(st), err.message);
-        o = PC_PROP_FAIL;
-        goto done;
-    }
-    for (uint32_t i = 0; i < back->graph->n_outputs && o == PC_PROP_PASS; i++)
-        if (!data_identical(want[i], got[i])) {
-            *kind = "ort-outputs-differ";
-            snprintf(msg, msg_size,
-                     "output %u ('%s') of the optimized graph reloaded from the ORT format differs", i,
-                     back->graph->outputs[i]->name);
-            o = PC_PROP_FAIL;
-        }
+    o = reloaded_outputs_match(ctx, back, want, "ort-outputs-differ",
+                               "the optimized graph reloaded from the ORT format", "", "", msg, msg_size,
+                               kind);
 done:
-    if (got) pc_ref_free_outputs(back, got);
     free(b1);
     free(b2);
     pc_model_free(back);
@@ -248,27 +271,12 @@ static pc_prop_outcome roundtrip_final(pc_check_ctx *ctx, char *msg, size_t msg_
     const pc_model *m = NULL;
     pc_prop_outcome o = structural(ctx, &m, msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;
-    pc_data **want = NULL, **got = NULL;
+    pc_data **want = NULL;
     pc_error err;
     if (pc_check_ref_outputs(ctx, ctx->after, &want, &err) != PC_OK)
         return PC_PROP_PASS; /* numerics reports a graph the reference cannot run; structure was equal */
-    pc_status st = pc_ref_run(m, ctx->kase->n_inputs, ctx->kase->inputs, &got, &err);
-    if (ctx->stats) ctx->stats->ref_runs++;
-    if (st != PC_OK) {
-        *kind = "outputs-differ";
-        snprintf(msg, msg_size, "the reloaded optimized graph does not run, the original one did: %s: %s",
-                 pc_status_name(st), err.message);
-        return PC_PROP_FAIL;
-    }
-    for (uint32_t i = 0; i < m->graph->n_outputs && o == PC_PROP_PASS; i++)
-        if (!data_identical(want[i], got[i])) {
-            *kind = "outputs-differ";
-            snprintf(msg, msg_size,
-                     "output %u ('%s') of the reloaded optimized graph differs from the graph's own", i,
-                     m->graph->outputs[i]->name);
-            o = PC_PROP_FAIL;
-        }
-    pc_ref_free_outputs(m, got);
+    o = reloaded_outputs_match(ctx, m, want, "outputs-differ", "the reloaded optimized graph",
+                               ", the original one did", " from the graph's own", msg, msg_size, kind);
     if (o == PC_PROP_PASS) o = ort_final(ctx, want, msg, msg_size, kind);
     return o;
 }
