@@ -1602,7 +1602,7 @@ pc_status pc_model_load_file(const char *path, const pc_load_options *opts, pc_m
     /* the format is told by content: a file named .ort without "ORTM" at byte 4 was read as ONNX, which its
      * error alone would not say */
     bool ort_name = plen >= 4 && strcmp(path + plen - 4, ".ort") == 0;
-    bool ort_bytes = size >= 8 && memcmp((const uint8_t *)data + 4, "ORTM", 4) == 0;
+    bool ort_bytes = data && pc_ort_detect(data, size);
     if (data) munmap(data, size);
     if (st != PC_OK) {
         if (ort_name && !ort_bytes) {

@@ -147,6 +147,9 @@ static inline uint32_t fb_vec_ref(const uint8_t *b, uint32_t v, uint32_t i)
     return slot + fb_u32(b, slot);
 }
 
+/* The ORT format by content: "ORTM" at bytes 4..7, whatever the file is called (core/ort/load.c). */
+bool pc_ort_detect(const uint8_t *data, size_t size);
+
 /* The ORT format's schema (ort_schema.c): onnxruntime/core/flatbuffers/schema/ort.fbs, field ids as there. */
 extern const fb_schema pc_ort_schema;
 enum {

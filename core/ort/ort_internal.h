@@ -6,9 +6,6 @@
 
 #include "core/onnx/onnx_internal.h"
 
-/* "ORTM" at bytes 4..7, whatever the file is called. */
-bool pc_ort_detect(const uint8_t *data, size_t size);
-
 /* Verifies data against ort.fbs (fb_verify), checks what the ORT format says beyond the schema (ort_version,
  * node indices and edges, NodeArg bindings, external data) and builds the equivalent ModelProto in alloc's
  * blocks: strings point into data (which must outlive the conversion), raw_data is copied into blocks the

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/internal.h"
 #include "properties/runner/util.h"
 
 /* Notes go to stderr in the command's voice: the runner is the command's body. */
@@ -181,12 +182,12 @@ static pc_status same_bytes(const uint8_t *b1, size_t n1, const uint8_t *b2, siz
                         n1, n2, at);
 }
 
-/* The file is in the ORT format: told by content ("ORTM" at byte 4), as the loader tells it. */
+/* The file is in the ORT format: told by content, by the loader's own test (pc_ort_detect). */
 static bool file_is_ort(const char *path)
 {
-    char head[8];
+    uint8_t head[8];
     FILE *f = fopen(path, "rb");
-    bool ort = f && fread(head, 1, sizeof head, f) == sizeof head && memcmp(head + 4, "ORTM", 4) == 0;
+    bool ort = f && pc_ort_detect(head, fread(head, 1, sizeof head, f));
     if (f) fclose(f);
     return ort;
 }
