@@ -31,9 +31,10 @@ done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-# run NAME SEEDS DICT MAX_LEN: one session; sets rate, execs, cov, ft
+# run NAME SEEDS DICT MAX_LEN [FLAGS...]: one session; sets rate, execs, cov, ft
 run() {
     local name=$1 seeds=$2 dict=$3 max_len=$4
+    shift 4
     mkdir -p "$tmp/$name/seeds" "$tmp/$name/new" "$tmp/$name/artifacts"
     find "$seeds" -maxdepth 1 -type f ! -name 'crash-*' -exec cp {} "$tmp/$name/seeds/" \;
     echo "$name: $(find "$tmp/$name/seeds" -type f | wc -l) seeds, ${seconds}s, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
@@ -44,7 +45,7 @@ run() {
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=10:malloc_context_size=8}" \
         "$build/fuzz/$name" "$tmp/$name/new" "$tmp/$name/seeds" -dict="$dict" -max_len="$max_len" -timeout=20 \
         -rss_limit_mb=2048 -max_total_time="$seconds" -artifact_prefix="$tmp/$name/artifacts/" \
-        -print_final_stats=1 "${fork[@]}" ${FUZZ_EXTRA_ARGS:-} >"$tmp/$name.log" 2>&1
+        -print_final_stats=1 "${fork[@]}" "$@" ${FUZZ_EXTRA_ARGS:-} >"$tmp/$name.log" 2>&1
     local rc=$?
     set -e
     # keep what a session found: the scratch directory goes at exit
@@ -77,7 +78,7 @@ run() {
     fi
 }
 
-run fuzz_ort_load corpus/ort fuzz/ort.dict 65536
+run fuzz_ort_load corpus/ort fuzz/ort.dict 65536 -use_counters=0 # ci/fuzz ort's flag (it says why)
 ort_rate=${rate:-0} ort_execs=${execs:-0} ort_cov=${cov:-?} ort_ft=${ft:-?}
 run fuzz_onnx_load corpus/onnx fuzz/onnx.dict 1048576
 onnx_rate=${rate:-0} onnx_execs=${execs:-0} onnx_cov=${cov:-?} onnx_ft=${ft:-?}

@@ -52,16 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
  * of the verifier, the same source under other names, built without coverage instrumentation like the rest of
  * the mutator (ASan stays); the loader keeps the instrumented one, so the verifier's coverage still counts.
  */
-#define fb_verify_options_default mut_fb_verify_options_default
-#define fb_verify                 mut_fb_verify
-#define fb_field_pos              mut_fb_field_pos
-#define fb_field_u                mut_fb_field_u
-#define fb_field_i                mut_fb_field_i
-#define fb_field_ref              mut_fb_field_ref
-#define fb_field_str              mut_fb_field_str
-/* core/internal.h brings core/ort/fb.h, whose declarations the defines above rename; the mut_* definitions
- * are core/ort/fb_verify.c compiled a second time under those names without coverage (fuzz/CMakeLists.txt,
- * pc_fb_verify_mut) */
+/* fb_verify_mut.h renames the verifier for the declarations core/internal.h brings (core/ort/fb.h); the mut_*
+ * definitions are core/ort/fb_verify.c compiled a second time under those names without coverage
+ * (fuzz/CMakeLists.txt, pc_fb_verify_mut) */
+#include "fuzz/fb_verify_mut.h"
 #include "core/internal.h"
 #pragma clang attribute push(__attribute__((no_sanitize("coverage"))), apply_to = function)
 
