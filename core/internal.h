@@ -25,6 +25,9 @@
 /* Domains of the ops core emits: the layout transformer's NHWC forms and ONNX Runtime's contrib ops. */
 #define PC_NHWC_DOMAIN "com.ms.internal.nhwc"
 #define PC_MS_DOMAIN   "com.microsoft"
+/* The systolic EP's level-3 forms (core/passes/systolic_nhwc.c): QLinearConv_nhwc, as in the Systolic fork of
+ * ONNX Runtime (which put it in ai.onnx; here it has a domain of its own). */
+#define PC_SYSTOLIC_DOMAIN "com.passcheck.systolic"
 
 /* The default-domain opsets the transpose optimizer handles (outside them it leaves the graph alone). */
 enum { PC_TRANSPOSE_OPSET_MIN = 7, PC_TRANSPOSE_OPSET_MAX = 21 };

@@ -883,7 +883,9 @@ typedef struct pc_trace {
     X(PC_RW_TP_TO_RESHAPE, "transpose_optimize", "became_reshape", false,                                    \
       "Transpose moving size-1 dims -> Reshape")                                                             \
     X(PC_RW_NHWC_MOVED, "partition", "node_moved_nhwc", true,                                                \
-      "layout transformer: node moved to the NHWC domain")
+      "layout transformer: node moved to the NHWC domain")                                                   \
+    X(PC_RW_SYSTOLIC_NHWC, "ep_rewrites", "systolic_conv_nhwc", true,                                        \
+      "systolic: QLinearConv -> QLinearConv_nhwc (HWIO weight, reorders at NCHW boundaries)")
 
 #define PC_RW_ENUM_ROW(id, pass, kind, near, description) id,
 typedef enum pc_rewrite_kind { PC_REWRITE_KINDS(PC_RW_ENUM_ROW) PC_RW_COUNT } pc_rewrite_kind;
@@ -1083,7 +1085,10 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "channel C-1-c's filter)")                                                                             \
     X(PC_FAULT_RUNTIME_REQUANT_TRUNCATE, "runtime-requant-truncate",                                         \
       "the runtime's QLinearConv/QLinearMatMul requantization truncates toward zero instead of rounding to " \
-      "nearest even")
+      "nearest even")                                                                                        \
+    X(PC_FAULT_SYSTOLIC_WEIGHT_OHWI, "systolic-weight-ohwi",                                                 \
+      "the systolic rewrite lays QLinearConv_nhwc's weight out as OHWI (the fork's 2020 order before its "   \
+      "per-group transpose) under HWIO dims")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

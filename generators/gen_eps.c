@@ -9,9 +9,13 @@
  * the NCHW form only, and the node must stay in NCHW form (tests/unit/test_ep_layout.c covers that path by
  * hand too).
  *
+ * A graph with QLinearConv or QLinearMatMul puts the built-in `systolic` EP first now and then (40%), so its
+ * level-3 rewrite runs in the suite's random configurations.
+ *
  * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per
  * distinct op in graph order include, types, opset range, an earlier row for other opsets, Conv's group rule
- * or an attribute rule, NHWC form refused, FusedConv. */
+ * or an attribute rule, NHWC form refused, FusedConv; last, for a graph with integer ops systolic claims,
+ * whether it leads the list (one draw, none for other graphs, so their streams are unchanged). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,17 +81,29 @@ static void attr_rule(pc_choices *ch, const pc_node *n, char *out, size_t size)
 
 enum { MAX_OPS = 64, MAX_EPS = 2 };
 
+/* The last draw: "systolic," leads the list (a graph with an integer op it claims, 40% of the time). */
+static const char *systolic_prefix(pc_gen *g)
+{
+    bool integer_ops = false;
+    for (const pc_node *n = g->graph->first; n && !integer_ops; n = n->next)
+        integer_ops = n->domain[0] == '\0' &&
+                      (strcmp(n->op_type, "QLinearConv") == 0 || strcmp(n->op_type, "QLinearMatMul") == 0);
+    return integer_ops && pc_draw_bool(g->ch, 40) ? "systolic," : "";
+}
+
 pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
 {
     pc_choices *ch = g->ch;
     uint32_t n_eps = pc_draw(ch, MAX_EPS + 1);
-    char *list = NULL;
     if (n_eps == 0) {
-        list = malloc(sizeof "cpu");
-        if (!list) return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (EP list)");
-        memcpy(list, "cpu", sizeof "cpu");
+        pc_strbuf list = {0};
+        pc_strbuf_printf(&list, "%scpu", systolic_prefix(g));
+        if (list.oom) {
+            pc_strbuf_free(&list);
+            return pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (EP list)");
+        }
         free(g->out->ep_list);
-        g->out->ep_list = list;
+        g->out->ep_list = pc_strbuf_take(&list);
         return pc_gen_retarget_rules(g, err);
     }
     op_use ops[MAX_OPS];
@@ -169,6 +185,13 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
         pc_strbuf_printf(&names, "gen%u,", e);
     }
     pc_strbuf_printf(&names, "cpu");
+    const char *sys = systolic_prefix(g);
+    if (*sys) { /* systolic leads: the list is rebuilt with it first */
+        pc_strbuf lead = {0};
+        pc_strbuf_printf(&lead, "%s%s", sys, names.s ? names.s : "");
+        pc_strbuf_free(&names);
+        names = lead;
+    }
     if (text.oom || names.oom) {
         pc_strbuf_free(&text);
         pc_strbuf_free(&names);

@@ -59,7 +59,8 @@ static uint64_t cost_inferred(const pc_model *m, const uint8_t *bytes, size_t si
     return cost;
 }
 
-/* Transpose cost of `after` against `before`, unless layout-sensitive ops moved to NHWC between them. The
+/* Transpose cost of `after` against `before`, unless a layout transformer moved ops to channels-last between
+ * them (the NHWC layout transformer, the systolic EP's rewrite). The
  * count is reported but not required to stay down: the cost model trades a Transpose of many non-1 dims for
  * smaller ones (a pushed ReduceMean gets a Transpose of [1,1,1,C]); whether the count is the least possible
  * is the exact oracle's question. */
@@ -68,7 +69,7 @@ static pc_prop_outcome check_no_increase(const pc_check_ctx *ctx, const pc_model
                                          const char **kind)
 {
     const pc_graph *b = before->graph, *a = ctx->after->graph;
-    if (pc_tpo_count_nhwc(a) > pc_tpo_count_nhwc(b)) return PC_PROP_PASS;
+    if (pc_tpo_count_layout_moved(a) > pc_tpo_count_layout_moved(b)) return PC_PROP_PASS;
     uint64_t c0 = pc_graph_transpose_cost(b), c1 = pc_graph_transpose_cost(a);
     if (c1 > c0) { /* confirm on freshly inferred shapes before judging */
         c0 = cost_inferred(before, bb, bs);
@@ -77,8 +78,8 @@ static pc_prop_outcome check_no_increase(const pc_check_ctx *ctx, const pc_model
     if (c1 <= c0) return PC_PROP_PASS;
     *kind = "increase";
     snprintf(msg, msg_size,
-             "Transpose cost went up %s: %llu -> %llu (count %u -> %u; no layout-sensitive op moved to NHWC)",
-             what, (unsigned long long)c0, (unsigned long long)c1, pc_tpo_count_transposes(b),
+             "Transpose cost went up %s: %llu -> %llu (count %u -> %u; no op moved to channels-last)", what,
+             (unsigned long long)c0, (unsigned long long)c1, pc_tpo_count_transposes(b),
              pc_tpo_count_transposes(a));
     return PC_PROP_FAIL;
 }

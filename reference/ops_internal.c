@@ -3,16 +3,22 @@
  *   - layout-converted ops (ORT's internal NHWC domain): transpose the channels-last inputs to NCHW, run the
  *     standard op, transpose the channels-last outputs back;
  *   - fused ops (com.microsoft FusedConv/FusedGemm, QLinear fusions): run the standard op, then the
- * activation named by the `activation` attribute. The transformer issue adds a row here for every internal op
- * it introduces. */
+ * activation named by the `activation` attribute;
+ *   - the systolic EP's QLinearConv_nhwc: channels-last, its weight transposed from HWIO to OIHW first, and
+ * its `relu` attribute a clamp at the output zero point.
+ * Every internal op a pass introduces has a row here. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference/ref_internal.h"
 
-#define NHWC_DOMAIN "com.ms.internal.nhwc"
-#define MS_DOMAIN   "com.microsoft"
+#define NHWC_DOMAIN     "com.ms.internal.nhwc"
+#define MS_DOMAIN       "com.microsoft"
+#define SYSTOLIC_DOMAIN "com.passcheck.systolic"
+
+/* A Relu in the quantized domain after the base op: never, always, or when attribute relu is 1. */
+typedef enum zp_relu { RELU_NONE, RELU_AT_ZERO_POINT, RELU_BY_ATTRIBUTE } zp_relu;
 
 typedef struct composite {
     const char *domain, *op_type;  /* the internal op */
@@ -20,40 +26,45 @@ typedef struct composite {
     uint32_t channels_last_inputs; /* bit i: input i is channels-last (N, spatial..., C) */
     uint32_t channels_last_outputs;
     bool fused_activation; /* applies attribute `activation` (+ `activation_params`) to output 0 */
+    uint32_t hwio_input;   /* 0, or the input holding a weight in HWIO (k1..kn, I, O) rather than OIHW */
+    zp_relu relu;          /* output 0 clamped below at y's zero point (input 7): a Relu of the real values */
 } composite;
 
-/* domain, op, base op, channels-last inputs, channels-last outputs, fused activation */
+/* domain, op, base op, channels-last inputs, channels-last outputs, fused activation, HWIO weight input,
+ * quantized Relu */
 #define COMPOSITES(X)                                                                                        \
     /* ORT's layout transformer moves these to NHWC; weights and per-channel inputs keep their layout. */    \
-    X(NHWC_DOMAIN, "AveragePool", "AveragePool", 1u, 1u, false)                                              \
-    X(NHWC_DOMAIN, "BatchNormalization", "BatchNormalization", 1u, 1u, false)                                \
-    X(NHWC_DOMAIN, "Conv", "Conv", 1u, 1u, false)                                                            \
-    X(NHWC_DOMAIN, "ConvTranspose", "ConvTranspose", 1u, 1u, false)                                          \
-    X(NHWC_DOMAIN, "DepthToSpace", "DepthToSpace", 1u, 1u, false)                                            \
-    X(NHWC_DOMAIN, "FusedConv", "Conv", 1u, 1u, true)                                                        \
-    X(NHWC_DOMAIN, "GlobalAveragePool", "GlobalAveragePool", 1u, 1u, false)                                  \
-    X(NHWC_DOMAIN, "GlobalLpPool", "GlobalLpPool", 1u, 1u, false)                                            \
-    X(NHWC_DOMAIN, "GlobalMaxPool", "GlobalMaxPool", 1u, 1u, false)                                          \
+    X(NHWC_DOMAIN, "AveragePool", "AveragePool", 1u, 1u, false, 0, RELU_NONE)                                \
+    X(NHWC_DOMAIN, "BatchNormalization", "BatchNormalization", 1u, 1u, false, 0, RELU_NONE)                  \
+    X(NHWC_DOMAIN, "Conv", "Conv", 1u, 1u, false, 0, RELU_NONE)                                              \
+    X(NHWC_DOMAIN, "ConvTranspose", "ConvTranspose", 1u, 1u, false, 0, RELU_NONE)                            \
+    X(NHWC_DOMAIN, "DepthToSpace", "DepthToSpace", 1u, 1u, false, 0, RELU_NONE)                              \
+    X(NHWC_DOMAIN, "FusedConv", "Conv", 1u, 1u, true, 0, RELU_NONE)                                          \
+    X(NHWC_DOMAIN, "GlobalAveragePool", "GlobalAveragePool", 1u, 1u, false, 0, RELU_NONE)                    \
+    X(NHWC_DOMAIN, "GlobalLpPool", "GlobalLpPool", 1u, 1u, false, 0, RELU_NONE)                              \
+    X(NHWC_DOMAIN, "GlobalMaxPool", "GlobalMaxPool", 1u, 1u, false, 0, RELU_NONE)                            \
     /* the grid (N, H_out, W_out, 2) is not a channels tensor and keeps its layout */                        \
-    X(NHWC_DOMAIN, "GridSample", "GridSample", 1u, 1u, false)                                                \
-    X(NHWC_DOMAIN, "InstanceNormalization", "InstanceNormalization", 1u, 1u, false)                          \
-    X(NHWC_DOMAIN, "LRN", "LRN", 1u, 1u, false)                                                              \
-    X(NHWC_DOMAIN, "LpPool", "LpPool", 1u, 1u, false)                                                        \
-    X(NHWC_DOMAIN, "MaxPool", "MaxPool", 1u, 1u, false)                                                      \
+    X(NHWC_DOMAIN, "GridSample", "GridSample", 1u, 1u, false, 0, RELU_NONE)                                  \
+    X(NHWC_DOMAIN, "InstanceNormalization", "InstanceNormalization", 1u, 1u, false, 0, RELU_NONE)            \
+    X(NHWC_DOMAIN, "LRN", "LRN", 1u, 1u, false, 0, RELU_NONE)                                                \
+    X(NHWC_DOMAIN, "LpPool", "LpPool", 1u, 1u, false, 0, RELU_NONE)                                          \
+    X(NHWC_DOMAIN, "MaxPool", "MaxPool", 1u, 1u, false, 0, RELU_NONE)                                        \
     /* indices (input 1) are flat positions in the NCHW output, as the standard op defines them */           \
-    X(NHWC_DOMAIN, "MaxUnpool", "MaxUnpool", 1u, 1u, false)                                                  \
-    X(NHWC_DOMAIN, "QLinearConv", "QLinearConv", 1u, 1u, false)                                              \
-    X(NHWC_DOMAIN, "Resize", "Resize", 1u, 1u, false)                                                        \
-    X(NHWC_DOMAIN, "SpaceToDepth", "SpaceToDepth", 1u, 1u, false)                                            \
+    X(NHWC_DOMAIN, "MaxUnpool", "MaxUnpool", 1u, 1u, false, 0, RELU_NONE)                                    \
+    X(NHWC_DOMAIN, "QLinearConv", "QLinearConv", 1u, 1u, false, 0, RELU_NONE)                                \
+    X(NHWC_DOMAIN, "Resize", "Resize", 1u, 1u, false, 0, RELU_NONE)                                          \
+    X(NHWC_DOMAIN, "SpaceToDepth", "SpaceToDepth", 1u, 1u, false, 0, RELU_NONE)                              \
     /* fusions: the standard op, then the activation */                                                      \
-    X(MS_DOMAIN, "FusedConv", "Conv", 0u, 0u, true)                                                          \
-    X(MS_DOMAIN, "FusedGemm", "Gemm", 0u, 0u, true)                                                          \
+    X(MS_DOMAIN, "FusedConv", "Conv", 0u, 0u, true, 0, RELU_NONE)                                            \
+    X(MS_DOMAIN, "FusedGemm", "Gemm", 0u, 0u, true, 0, RELU_NONE)                                            \
     /* contrib Gelu is the exact (erf) form, ai.onnx Gelu's default */                                       \
-    X(MS_DOMAIN, "Gelu", "Gelu", 0u, 0u, false)                                                              \
-    X(MS_DOMAIN, "QLinearConvRelu", "QLinearConv", 0u, 0u, false) /* Relu = clamp at the output zero point   \
-                                                                   */
+    X(MS_DOMAIN, "Gelu", "Gelu", 0u, 0u, false, 0, RELU_NONE)                                                \
+    X(MS_DOMAIN, "QLinearConvRelu", "QLinearConv", 0u, 0u, false, 0, RELU_AT_ZERO_POINT)                     \
+    /* the Systolic fork's conv: channels-last x and y, an HWIO weight, a `relu` epilogue */                 \
+    X(SYSTOLIC_DOMAIN, "QLinearConv_nhwc", "QLinearConv", 1u, 1u, false, 3, RELU_BY_ATTRIBUTE)
 
-#define AS_COMPOSITE(domain, op, base, in_mask, out_mask, fused) {domain, op, base, in_mask, out_mask, fused},
+#define AS_COMPOSITE(domain, op, base, in_mask, out_mask, fused, hwio, relu)                                 \
+    {domain, op, base, in_mask, out_mask, fused, hwio, relu},
 static const composite composites[] = {COMPOSITES(AS_COMPOSITE)};
 
 static const composite *composite_find(const pc_node *n)
@@ -88,6 +99,15 @@ static pc_data *transpose(ref_ctx *ctx, const pc_data *x, const int32_t *perm)
         }
     }
     return y;
+}
+
+/* HWIO (k1..kn, I, O) → OIHW (O, I, k1..kn) */
+static void perm_hwio_to_oihw(int32_t rank, int32_t *perm)
+{
+    perm[0] = rank - 1;
+    perm[1] = rank - 2;
+    for (int32_t i = 2; i < rank; i++)
+        perm[i] = i - 2;
 }
 
 /* channels-last → channels-first: (N, d1..dk, C) → (N, C, d1..dk), and back. */
@@ -178,16 +198,21 @@ static pc_status op_composite(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
     if (c->channels_last_outputs && strcmp(c->base_op, "MaxPool") == 0 && n_out > 1 && ctx->node->outputs[1])
         st = ref_unsupported(ctx, "the Indices output of a channels-last MaxPool");
     for (uint32_t i = 0; i < n_in && st == PC_OK; i++) {
-        if (!in[i] || !(c->channels_last_inputs >> i & 1u)) {
+        bool last = c->channels_last_inputs >> i & 1u, hwio = i && i == c->hwio_input;
+        if (!in[i] || (!last && !hwio)) {
             args[i] = pc_data_ref(in[i]);
             continue;
         }
         if (in[i]->kind != PC_TYPE_TENSOR || in[i]->rank < 3) {
-            st = ref_fail(ctx, PC_ERR_SHAPE, "channels-last input %u must be a tensor of rank >= 3", i);
+            st = ref_fail(ctx, PC_ERR_SHAPE, "%s input %u must be a tensor of rank >= 3",
+                          hwio ? "HWIO weight" : "channels-last", i);
             break;
         }
         int32_t perm[PC_MAX_RANK];
-        perm_to_first(in[i]->rank, perm);
+        if (hwio)
+            perm_hwio_to_oihw(in[i]->rank, perm);
+        else
+            perm_to_first(in[i]->rank, perm);
         if (!(args[i] = transpose(ctx, in[i], perm))) st = ctx->err->status;
     }
     /* the standard op runs with the standard domain's opset semantics */
@@ -199,8 +224,12 @@ static pc_status op_composite(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
     ref_unref_all(args, n_in);
     free(args);
     if (st == PC_OK && c->fused_activation && out[0]) st = apply_activation(ctx, out[0]);
-    if (st == PC_OK && strcmp(c->op_type, "QLinearConvRelu") == 0 && out[0])
-        clamp_to_zero_point(out[0], n_in > 7 ? in[7] : NULL);
+    int64_t relu = c->relu == RELU_AT_ZERO_POINT  ? 1
+                   : c->relu == RELU_BY_ATTRIBUTE ? ref_attr_int(ctx, "relu", 0)
+                                                  : 0;
+    if (st == PC_OK && relu != 0 && relu != 1)
+        st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute relu is %lld, not 0 or 1", (long long)relu);
+    if (st == PC_OK && relu && out[0]) clamp_to_zero_point(out[0], n_in > 7 ? in[7] : NULL);
     for (uint32_t i = 0; i < n_out && st == PC_OK; i++) {
         if (!out[i] || !(c->channels_last_outputs >> i & 1u) || out[i]->rank < 3) continue;
         int32_t perm[PC_MAX_RANK];
@@ -217,6 +246,6 @@ static pc_status op_composite(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
     return st;
 }
 
-#define AS_OP(domain, op, base, in_mask, out_mask, fused) {domain, op, op_composite},
+#define AS_OP(domain, op, base, in_mask, out_mask, fused, hwio, relu) {domain, op, op_composite},
 const ref_op ref_ops_internal[] = {COMPOSITES(AS_OP)};
 const size_t ref_ops_internal_count = sizeof ref_ops_internal / sizeof ref_ops_internal[0];

@@ -1,4 +1,5 @@
-/* EP registry: the built-in EPs as data (cpu, nhwc), lookup by name, and the "--ep nhwc,cpu" priority list.
+/* EP registry: the built-in EPs as data (cpu, nhwc, systolic), lookup by name, and the "--ep nhwc,cpu"
+ * priority list.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,23 @@ static const pc_ep_op nhwc_ops[] = {
 static const pc_ep nhwc_ep = {
     "nhwc", PC_LAYOUT_NHWC, 0, true, true, false, sizeof nhwc_ops / sizeof nhwc_ops[0], nhwc_ops};
 
+/* ---- systolic: the Systolic fork's int8 EP (a systolic array emulated on the CPU). It claims the integer
+ * ops the array runs, QLinearConv and QLinearMatMul (int8 or uint8 activations; the fork also required zero
+ * points of 0, the kernels here take any), its own channels-last QLinearConv_nhwc, which its level-3
+ * rewrite makes from the QLinearConvs it owns (core/passes/systolic_nhwc.c), and the quantized Transposes
+ * that rewrite places at its layout boundaries, so every node it makes stays on it. Declared NCHW: the layout
+ * change is its own level-3 rewrite, not the generic NHWC layout transformer. */
+static const pc_ep_op systolic_ops[] = {
+    {"", "QLinearConv", 10, 21, QUANT, 0, NULL},
+    {"", "QLinearMatMul", 10, 21, QUANT, 0, NULL},
+    {"", "Transpose", 1, 21, QUANT, 0, NULL},
+    {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, QUANT, 0, NULL},
+};
+
+static const pc_ep systolic_ep = {
+    "systolic",  PC_LAYOUT_NCHW, 0, false, true, false, sizeof systolic_ops / sizeof systolic_ops[0],
+    systolic_ops};
+
 const pc_ep *pc_ep_builtin_cpu(void)
 {
     return &cpu_ep;
@@ -156,8 +174,8 @@ pc_status pc_ep_registry_create(pc_ep_registry **out, pc_error *err)
     pc_ep_registry *reg = calloc(1, sizeof *reg);
     if (!reg) return pc_error_set(err, PC_ERR_NOMEM, "out of memory creating the EP registry");
     pc_arena_init(&reg->arena, &reg->mem);
-    const pc_ep *builtins[] = {&cpu_ep, &nhwc_ep};
-    pc_status st = pc_ep_registry_add(reg, builtins, 2, err);
+    const pc_ep *builtins[] = {&cpu_ep, &nhwc_ep, &systolic_ep};
+    pc_status st = pc_ep_registry_add(reg, builtins, (uint32_t)(sizeof builtins / sizeof builtins[0]), err);
     if (st != PC_OK) {
         pc_ep_registry_free(reg);
         return st;

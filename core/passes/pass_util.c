@@ -46,6 +46,7 @@ static const struct emittable {
     {"com.microsoft", "QLinearConvRelu"},
     {"com.ms.internal.nhwc", "FusedConv"},
     {"com.ms.internal.nhwc", "QLinearConv"},
+    {"com.passcheck.systolic", "QLinearConv_nhwc"},
 };
 
 static int emittable_cmp(const char *domain, const char *op_type, const struct emittable *e)

@@ -68,13 +68,13 @@ void pc_optimize_options_default(pc_optimize_options *opts)
     opts->max_iterations = 8;
 }
 
-/* Level-3 hook: EP-specific rewrites (QDQ -> QLinear, the Systolic NHWC path, the blocked-layout EP) register
- * here by EP name. The table is empty until those EPs exist; the pass then changes nothing. */
+/* Level-3 hook: EP-specific rewrites register here by EP name (the blocked-layout EP's will too); for any
+ * other EP the pass changes nothing. */
 typedef struct ep_rewrite {
     const char *ep_name;
     pc_pass_fn run;
 } ep_rewrite;
-static const ep_rewrite ep_rewrites[] = {{NULL, NULL}};
+static const ep_rewrite ep_rewrites[] = {{"systolic", pc_pass_systolic_nhwc}, {NULL, NULL}};
 
 pc_status pc_pass_ep_rewrites(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
 {

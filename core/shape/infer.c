@@ -12,9 +12,11 @@
 /* ---- the table: sorted by (domain, op_type) ---- */
 
 /* clang-format off */
-#define ONNX(op, fn)     {"", op, fn, false},
-#define MS(op, fn)       {PC_MS_DOMAIN, op, fn, false},
-#define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true},
+#define ONNX(op, fn)     {"", op, fn, false, 0},
+#define MS(op, fn)       {PC_MS_DOMAIN, op, fn, false, 0},
+#define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true, 0},
+/* channels-last, and input w an HWIO weight the rule sees as OIHW */
+#define SYSTOLIC(op, fn, w) {PC_SYSTOLIC_DOMAIN, op, fn, true, w},
 
 static const sh_rule rules[] = {
     ONNX("Abs", sh_infer_same)
@@ -182,6 +184,7 @@ static const sh_rule rules[] = {
     NHWC("QLinearConv", sh_infer_qlinear_conv)
     NHWC("Resize", sh_infer_resize)
     NHWC("SpaceToDepth", sh_infer_space_to_depth)
+    SYSTOLIC("QLinearConv_nhwc", sh_infer_qlinear_conv, 3)
 };
 
 #undef ONNX
@@ -216,7 +219,7 @@ const sh_rule *pc_shape_rule_at(size_t index)
 const sh_rule *pc_shape_rule_find(const char *domain, const char *op_type)
 {
     if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
-    sh_rule key = {domain, op_type, NULL, false};
+    sh_rule key = {domain, op_type, NULL, false, 0};
     return bsearch(&key, rules, n_rules, sizeof rules[0], rule_key_cmp);
 }
 
@@ -298,6 +301,10 @@ bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out)
     out->rank = -1;
     if (i == 0 && c->nhwc) {
         *out = c->in0;
+        return out->rank >= 0;
+    }
+    if (i != 0 && i == c->hwio_input) {
+        *out = c->inw;
         return out->rank >= 0;
     }
     const pc_value *v = input_value(c, i);
@@ -626,6 +633,17 @@ static void to_channels_last(sh_shape *s)
     s->dims[s->rank - 1] = c;
 }
 
+/* an HWIO weight (k1..kn, I, O) as OIHW (O, I, k1..kn) */
+static void hwio_to_oihw(sh_shape *s)
+{
+    if (s->rank < 3) return;
+    sh_shape h = *s;
+    s->dims[0] = h.dims[h.rank - 1];
+    s->dims[1] = h.dims[h.rank - 2];
+    for (int32_t i = 2; i < h.rank; i++)
+        s->dims[i] = h.dims[i - 2];
+}
+
 static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
 {
     const sh_rule *rule = pc_shape_rule_find(node->domain, node->op_type);
@@ -652,6 +670,11 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
             st = sh_fail(&c, "channels-last input 0 must have rank >= 3, has rank %d", (int)c.in0.rank);
         to_channels_first(&c.in0);
         c.nhwc = true;
+    }
+    if (st == PC_OK && rule->hwio_weight) {
+        sh_in_shape(&c, rule->hwio_weight, &c.inw);
+        hwio_to_oihw(&c.inw);
+        c.hwio_input = rule->hwio_weight;
     }
     if (st == PC_OK) st = rule->infer(&c);
     if (st == PC_OK && c.nhwc) {

@@ -32,8 +32,10 @@ typedef struct sh_ctx {
     const pc_node *node;
     const sh_values *values; /* may be NULL (single-node inference) */
     int64_t opset;           /* the standard op's semantics (an internal op uses its base op's opset) */
-    bool nhwc;    /* input 0 and output 0 are channels-last; the function sees them channels-first */
-    sh_shape in0; /* input 0 as the function sees it (valid when nhwc) */
+    bool nhwc;           /* input 0 and output 0 are channels-last; the function sees them channels-first */
+    sh_shape in0;        /* input 0 as the function sees it (valid when nhwc) */
+    uint32_t hwio_input; /* 0, or an HWIO weight input the function sees as OIHW, in inw */
+    sh_shape inw;
     uint32_t n_out;
     sh_out *out;
     pc_error *err;
@@ -46,6 +48,7 @@ typedef struct sh_rule {
     const char *op_type;
     sh_infer_fn infer;
     bool nhwc;
+    uint8_t hwio_weight; /* 0, or the input holding an HWIO weight (the systolic EP's layout) */
 } sh_rule;
 
 /* The table (infer.c): sorted by (domain, op_type) with strcmp; looked up by bsearch. */

@@ -81,8 +81,9 @@ void pc_tpo_result_free(pc_tpo_result *res);
 
 /* ai.onnx Transpose nodes in the main graph. */
 uint32_t pc_tpo_count_transposes(const pc_graph *g);
-/* Nodes in com.ms.internal.nhwc (layout-sensitive ops the layout transformer moved). */
-uint32_t pc_tpo_count_nhwc(const pc_graph *g);
+/* Nodes whose layout a transformer changed: in com.ms.internal.nhwc (the NHWC layout transformer) or
+ * com.passcheck.systolic (the systolic EP's level-3 rewrite). */
+uint32_t pc_tpo_count_layout_moved(const pc_graph *g);
 
 /* Structural leftovers of the transpose optimizer in g's main graph, among nodes that one optimizer run could
  * edit together (the same EP, or none): an identity-perm Transpose (but for the copy a graph output's name

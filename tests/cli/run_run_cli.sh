@@ -2,7 +2,7 @@
 # ctest: `passcheck run` — usage errors (exit 2) naming the option, bad files (exit 3) naming the file, a node the
 # runtime has no kernel for refused at once naming the node (exit 3), and good runs: the backend cases' recorded
 # outputs reproduced from their recorded inputs (written with -o and compared by numpy), with --ep nhwc,cpu too,
-# and --stats printing the memory plan.
+# and --stats printing the memory plan; the systolic EP's rewritten QLinearConvs give cpu's bytes.
 # usage: run_run_cli.sh PASSCHECK DATA_DIR
 set -uo pipefail
 pc=$1 data=$2
@@ -62,4 +62,39 @@ for c in test_conv_with_strides_padding test_maxpool_2d_pads test_softmax_axis_1
     done
 done
 expect 0 "stats: 1 nodes; planned peak [0-9]+ bytes" -- "$pc" run "$conv/model.onnx" --stats
+
+# the systolic EP: three int8-weight QLinearConvs (a shared input, a chain, a shared weight) rewritten to
+# QLinearConv_nhwc give the same bytes as on cpu; the backend's QLinearConv (uint8 weight) stays as it is
+expect 0 "wrote 1 output file" -- "$pc" run "$data/node/test_qlinearconv/model.onnx" \
+    --inputs "$data/node/test_qlinearconv/test_data_set_0" --ep systolic,cpu -o "$tmp/qlinearconv-systolic"
+if command -v python3 >/dev/null && python3 -c 'import onnx, numpy' 2>/dev/null; then
+    check "test_qlinearconv --ep systolic,cpu: the recorded outputs" compare "$tmp/qlinearconv-systolic" \
+        "$data/node/test_qlinearconv"
+    python3 - "$tmp/sys.onnx" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper as nh, save
+rng = np.random.default_rng(0)
+arr = lambda n, a: nh.from_array(a, n)
+inits = [arr("xs", np.array(0.05, np.float32)), arr("xz", np.array(3, np.int8)),
+         arr("w", rng.integers(-20, 20, (6, 4, 3, 3)).astype(np.int8)), arr("ws", np.array(0.02, np.float32)),
+         arr("wz", np.array(0, np.int8)), arr("ys", np.array(0.1, np.float32)), arr("yz", np.array(-2, np.int8)),
+         arr("b", rng.integers(-50, 50, (6,)).astype(np.int32)),
+         arr("w2", rng.integers(-20, 20, (5, 6, 1, 1)).astype(np.int8))]
+nodes = [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y1"], pads=[1, 1, 1, 1]),
+         helper.make_node("QLinearConv", ["y1", "ys", "yz", "w2", "ws", "wz", "ys", "yz"], ["y2"]),
+         helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y3"], strides=[2, 2])]
+x = helper.make_tensor_value_info("x", TensorProto.INT8, [1, 4, 5, 5])
+outs = [helper.make_tensor_value_info(n, TensorProto.INT8, None) for n in ["y2", "y3", "y1"]]
+g = helper.make_graph(nodes, "g", [x], outs, initializer=inits)
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+    expect 0 "QLinearConv_nhwc \(HWIO weight\)" -- "$pc" optimize "$tmp/sys.onnx" -o "$tmp/sys-opt.onnx" \
+        --ep systolic,cpu --explain
+    expect 0 "wrote 3 output files" -- "$pc" run "$tmp/sys.onnx" --seed 5 --ep systolic,cpu -o "$tmp/sys-out"
+    expect 0 "wrote 3 output files" -- "$pc" run "$tmp/sys.onnx" --seed 5 --ep cpu -o "$tmp/cpu-out"
+    for i in 0 1 2; do
+        check "systolic output $i equals cpu's" cmp "$tmp/sys-out/output_$i.pb" "$tmp/cpu-out/output_$i.pb"
+    done
+fi
 finish "run CLI"

@@ -113,6 +113,39 @@ static void test_builtins(void)
     pc_ep_registry_free(reg);
 }
 
+/* systolic: the integer ops and quantized Transposes in ai.onnx, its own QLinearConv_nhwc, nothing float */
+static void test_systolic(void)
+{
+    pc_ep_registry *reg = new_registry();
+    const pc_ep *sys = pc_ep_registry_find(reg, "systolic");
+    CHECK(sys && sys->layout == PC_LAYOUT_NCHW && !sys->compiles && sys->runs_transpose &&
+          !sys->all_standard_ops);
+    pc_model *m = pt_model(13);
+    pt_input(m, "q", PC_DTYPE_UINT8, 4, (int64_t[]){1, 2, 3, 3});
+    pt_input(m, "f", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 2, 3, 3});
+    pt_input(m, "s", PC_DTYPE_FLOAT, 0, NULL);
+    pt_input(m, "z", PC_DTYPE_UINT8, 0, NULL);
+    pt_input(m, "wz", PC_DTYPE_INT8, 0, NULL);
+    pt_input(m, "w", PC_DTYPE_INT8, 4, (int64_t[]){2, 2, 1, 1});
+    pc_node *qconv = pt_node(m, "QLinearConv", "", "q,s,z,w,s,wz,s,z", "y", NULL);
+    pc_node *qmm = pt_node(m, "QLinearMatMul", "", "q,s,z,q,s,z,s,z", "mm", NULL);
+    pc_node *tq = pt_node(m, "Transpose", "", "q", "tq", NULL);
+    pc_node *tf = pt_node(m, "Transpose", "", "f", "tf", NULL);
+    pc_node *conv = pt_node(m, "Conv", "", "f,f", "c", NULL);
+    pc_node *relu = pt_node(m, "Relu", "", "f", "r", NULL);
+    pc_node *nhwc = pt_node(m, "QLinearConv_nhwc", PC_SYSTOLIC_DOMAIN, "q,s,z,w,s,wz,s,z", "yn", NULL);
+    char why[256];
+    CHECK(pc_ep_claims_node(sys, qconv, why, sizeof why) && pc_ep_claims_node(sys, qmm, why, sizeof why));
+    CHECK(pc_ep_claims_node(sys, tq, why, sizeof why) && pc_ep_claims_node(sys, nhwc, why, sizeof why));
+    CHECK(!pc_ep_claims_node(sys, tf, why, sizeof why) && !pc_ep_claims_node(sys, conv, why, sizeof why));
+    CHECK_MSG(!pc_ep_claims_node(sys, relu, why, sizeof why) && strstr(why, "not in the EP's op list"), "%s",
+              why);
+    /* nothing else runs its domain: cpu refuses QLinearConv_nhwc */
+    CHECK(!pc_ep_claims_node(pc_ep_registry_find(reg, "cpu"), nhwc, why, sizeof why));
+    pc_model_free(m);
+    pc_ep_registry_free(reg);
+}
+
 static void test_parse_list(void)
 {
     pc_ep_registry *reg = new_registry();
@@ -366,6 +399,7 @@ static void test_layer_rule_errors(void)
 int main(void)
 {
     test_builtins();
+    test_systolic();
     test_parse_list();
     test_ep_file_good();
     test_ep_file_errors();

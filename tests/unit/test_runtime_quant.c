@@ -9,7 +9,8 @@
  * Cases: QuantizeLinear (float32 and int32 x, opsets 10-21, per tensor and per axis, int8/uint8 and the
  * default/output_dtype types; values aimed at exact ties x / scale = k + 1/2 and at saturation, infinities);
  * DequantizeLinear (int8, uint8, int32 with extremes); QLinearConv NCHW, channels-last
- * (com.ms.internal.nhwc) and com.microsoft QLinearConvRelu, 1-D and 2-D, groups, depthwise, pointwise,
+ * (com.ms.internal.nhwc), com.microsoft QLinearConvRelu and the systolic EP's QLinearConv_nhwc (HWIO weight,
+ * relu attribute), 1-D and 2-D, groups, depthwise, pointwise,
  * strides, dilations, pads and auto_pad, per-tensor and per-channel w params, bias, every mix of int8 and
  * uint8, scales from 2^-20 to 10^4 (powers of two make ties); QLinearMatMul and MatMulInteger with batch
  * broadcasting, 1-D operands, per-row A and per-column B params; sums over more than 32768 products that wrap
@@ -78,6 +79,8 @@ static void case_begin(tcase *c, const char *op, const char *domain, int64_t ops
     pc_error err;
     /* the NHWC domain's import carries the ai.onnx opset, as the layout transformer writes it */
     if (strcmp(domain, PC_NHWC_DOMAIN) == 0 && pc_model_set_opset(c->m, domain, opset, &err) != PC_OK)
+        pt_die("opset", &err);
+    if (strcmp(domain, PC_SYSTOLIC_DOMAIN) == 0 && pc_model_set_opset(c->m, domain, 1, &err) != PC_OK)
         pt_die("opset", &err);
     label_add(c, "%s%s%s-%lld", domain, *domain ? "." : "", op, (long long)opset);
 }
@@ -597,8 +600,9 @@ static void dequantize_case(op_stats *stats)
 
 typedef struct conv_cov {
     int nhwc, relu, depthwise, pointwise, grouped, strided, dilated, padded, same, one_d, per_channel, biased;
-    int few_pixels; /* fewer output pixels than channels under a kernel of several taps */
-    int wide;       /* pointwise over 150+ channels and 144+ pixels */
+    int few_pixels;              /* fewer output pixels than channels under a kernel of several taps */
+    int wide;                    /* pointwise over 150+ channels and 144+ pixels */
+    int systolic, systolic_relu; /* QLinearConv_nhwc (HWIO weight), with relu = 1 */
 } conv_cov;
 
 /* 8-bit data across the type's range */
@@ -611,12 +615,17 @@ static void fill_q8(pc_data *d)
 }
 
 /* variant 0: NCHW, 1: channels last, 2: QLinearConvRelu; kind 0: any, 1: depthwise, 2: pointwise */
+/* variant 0 NCHW, 1 channels-last (com.ms.internal.nhwc), 2 com.microsoft QLinearConvRelu, 3 the systolic
+ * EP's QLinearConv_nhwc (channels-last, HWIO weight, a random relu attribute) */
 static void qconv_case(op_stats *stats, conv_cov *cov, int variant, int kind)
 {
     static const int64_t opsets[] = {10, 13, 19, 21};
     tcase c;
-    const char *op = variant == 2 ? "QLinearConvRelu" : "QLinearConv";
-    const char *domain = variant == 1 ? PC_NHWC_DOMAIN : variant == 2 ? PC_MS_DOMAIN : "";
+    const char *op = variant == 2 ? "QLinearConvRelu" : variant == 3 ? "QLinearConv_nhwc" : "QLinearConv";
+    const char *domain = variant == 1   ? PC_NHWC_DOMAIN
+                         : variant == 2 ? PC_MS_DOMAIN
+                         : variant == 3 ? PC_SYSTOLIC_DOMAIN
+                                        : "";
     case_begin(&c, op, domain, opsets[draw(4)]);
     int nsp = draw(4) == 0 ? 1 : 2;
     int64_t n = 1 + draw(2), group, cg, mg;
@@ -647,13 +656,19 @@ static void qconv_case(op_stats *stats, conv_cov *cov, int variant, int kind)
         if (wide) in[i] = 12 + draw(9);
     }
     pc_dtype xt = q8_type(), wt = q8_type(), yt = q8_type();
-    bool nhwc = variant == 1;
+    bool nhwc = variant == 1 || variant == 3, hwio = variant == 3;
     int64_t xd[4], wd[4] = {m, cg, 0, 0};
     xd[0] = n;
     xd[nhwc ? nsp + 1 : 1] = cin;
     for (int i = 0; i < nsp; i++) {
         xd[(nhwc ? 1 : 2) + i] = in[i];
         wd[2 + i] = ker[i];
+    }
+    if (hwio) { /* (k..., cg, m) */
+        for (int i = 0; i < nsp; i++)
+            wd[i] = ker[i];
+        wd[nsp] = cg;
+        wd[nsp + 1] = m;
     }
     pc_data *x = tensor(xt, nsp + 2, xd), *w = tensor(wt, nsp + 2, wd);
     fill_q8(x);
@@ -718,7 +733,11 @@ static void qconv_case(op_stats *stats, conv_cov *cov, int variant, int kind)
         set_ints(&c, "pads", 2 * (size_t)nsp, pads);
     else if (pad_mode > 0 || draw(4) == 0)
         set_string(&c, "auto_pad", modes[pad_mode]);
+    int64_t relu = hwio && draw(2) ? 1 : 0;
+    if (hwio && (relu || draw(2))) set_int(&c, "relu", relu);
     if (run_case(&c, stats) == R_COMPARED) {
+        cov->systolic += hwio;
+        cov->systolic_relu += hwio && relu;
         cov->nhwc += variant == 1;
         cov->relu += variant == 2;
         cov->depthwise += kind == 1;
@@ -1329,8 +1348,8 @@ int main(void)
     for (int i = 0; i < 300; i++)
         dequantize_case(&dq);
     conv_cov cc = {0};
-    for (int i = 0; i < 600; i++)
-        qconv_case(&qc, &cc, i % 3, i % 5 == 1 ? 1 : i % 5 == 2 ? 2 : 0);
+    for (int i = 0; i < 800; i++)
+        qconv_case(&qc, &cc, i % 4, i % 5 == 1 ? 1 : i % 5 == 2 ? 2 : 0);
     qconv_big_k_case(&qc, false);
     qconv_big_k_case(&qc, true);
     mm_cov mc = {0};
@@ -1352,11 +1371,12 @@ int main(void)
     CHECK_MSG(
         cc.nhwc > 50 && cc.relu > 50 && cc.depthwise > 50 && cc.pointwise > 50 && cc.grouped > 20 &&
             cc.strided > 50 && cc.dilated > 30 && cc.padded > 50 && cc.same > 30 && cc.one_d > 50 &&
-            cc.per_channel > 100 && cc.biased > 100 && cc.few_pixels > 20 && cc.wide > 10,
+            cc.per_channel > 100 && cc.biased > 100 && cc.few_pixels > 20 && cc.wide > 10 &&
+            cc.systolic > 100 && cc.systolic_relu > 40,
         "conv coverage: nhwc %d relu %d depthwise %d pointwise %d grouped %d strided %d dilated %d padded %d "
-        "same %d 1-D %d per-channel %d bias %d few-pixels %d wide %d",
+        "same %d 1-D %d per-channel %d bias %d few-pixels %d wide %d systolic %d (relu %d)",
         cc.nhwc, cc.relu, cc.depthwise, cc.pointwise, cc.grouped, cc.strided, cc.dilated, cc.padded, cc.same,
-        cc.one_d, cc.per_channel, cc.biased, cc.few_pixels, cc.wide);
+        cc.one_d, cc.per_channel, cc.biased, cc.few_pixels, cc.wide, cc.systolic, cc.systolic_relu);
     CHECK_MSG(
         mc.batched > 50 && mc.broadcast > 30 && mc.vec_a > 20 && mc.vec_b > 20 && mc.row_a > 50 &&
             mc.col_b > 50 && mc.many_rows > 50,

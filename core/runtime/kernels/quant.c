@@ -1,5 +1,6 @@
-/* Quantized kernels: QuantizeLinear, DequantizeLinear, QLinearConv (NCHW, the internal NHWC domain and
- * com.microsoft QLinearConvRelu), QLinearMatMul and MatMulInteger, on 8-bit integers.
+/* Quantized kernels: QuantizeLinear, DequantizeLinear, QLinearConv (NCHW, the internal NHWC domain,
+ * com.microsoft QLinearConvRelu and the systolic EP's QLinearConv_nhwc with its HWIO weight), QLinearMatMul
+ * and MatMulInteger, on 8-bit integers.
  *
  * Bit-exact with the reference executor (reference/ops_quant.c), which computes as ONNX Runtime does, in
  * float:
@@ -582,6 +583,8 @@ typedef struct qconv_geom {
     int64_t hq, wq;         /* NCHW depthwise: rows and row pitch of a stride phase of the padded plane */
     bool nhwc, pointwise, depthwise;
     bool w_order; /* patches ordered (cg, kh, kw) like W, not (kh, kw, cg) like the image */
+    bool hwio;    /* W is (k..., cg, M), the systolic EP's QLinearConv_nhwc, not (M, cg, k...) */
+    bool relu;    /* clamp at y's zero point: QLinearConvRelu, or QLinearConv_nhwc with relu = 1 */
 } qconv_geom;
 
 /* Attributes and spatial dims are bounded so that no geometry arithmetic overflows int64. */
@@ -612,7 +615,13 @@ static pc_status qconv_geometry(pc_rt_kernel_ctx *k, qconv_geom *g)
 {
     const pc_rt_tensor *x = k->in[QC_X], *w = k->in[QC_W], *y = k->out[0];
     memset(g, 0, sizeof *g);
-    g->nhwc = pc_name_eq(k->node->domain, PC_NHWC_DOMAIN);
+    g->hwio = pc_name_eq(k->node->domain, PC_SYSTOLIC_DOMAIN);
+    g->nhwc = g->hwio || pc_name_eq(k->node->domain, PC_NHWC_DOMAIN);
+    int64_t relu = g->hwio ? pc_node_attr_int(k->node, "relu", 0) : 0;
+    if (relu != 0 && relu != 1)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "QLinearConv_nhwc: relu is %lld, not 0 or 1",
+                            (long long)relu);
+    g->relu = relu || pc_name_eq(k->node->op_type, "QLinearConvRelu");
     if (x->rank < 3)
         return pc_error_set(k->err, PC_ERR_SHAPE, "QLinearConv: X has rank %d, at least 3", (int)x->rank);
     if (x->rank > 4)
@@ -624,11 +633,13 @@ static pc_status qconv_geometry(pc_rt_kernel_ctx *k, qconv_geom *g)
                             (int)x->rank, (int)w->rank, (int)y->rank);
     int nsp = x->rank - 2;
     int32_t cax = g->nhwc ? x->rank - 1 : 1, sp0 = g->nhwc ? 1 : 2;
+    /* W's output-channel, input-channel and first kernel axes: OIHW, or HWIO */
+    int32_t wm = g->hwio ? w->rank - 1 : 0, wc = g->hwio ? w->rank - 2 : 1, wk = g->hwio ? 0 : 2;
     int64_t in[2] = {1, 1}, out[2] = {1, 1}, ker[2] = {1, 1}, st[2], dl[2], pb[2] = {0, 0}, pe[2] = {0, 0};
     for (int i = 0; i < nsp; i++) {
         in[2 - nsp + i] = x->dims[sp0 + i];
         out[2 - nsp + i] = y->dims[sp0 + i];
-        ker[2 - nsp + i] = w->dims[2 + i];
+        ker[2 - nsp + i] = w->dims[wk + i];
     }
     for (int i = 0; i < 2; i++)
         if (in[i] > QC_MAX || ker[i] > QC_MAX || ker[i] < 1)
@@ -638,7 +649,7 @@ static pc_status qconv_geometry(pc_rt_kernel_ctx *k, qconv_geom *g)
     size_t nks;
     const int64_t *ks = pc_rt_attr_ints(k->node, "kernel_shape", &nks);
     for (size_t i = 0; ks && i < nks; i++)
-        if (nks != (size_t)nsp || ks[i] != w->dims[2 + i])
+        if (nks != (size_t)nsp || ks[i] != w->dims[wk + i])
             return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
                                 "QLinearConv: kernel_shape disagrees with W's dims");
     pc_status s;
@@ -648,12 +659,13 @@ static pc_status qconv_geometry(pc_rt_kernel_ctx *k, qconv_geom *g)
     g->group = pc_node_attr_int(k->node, "group", 1);
     g->n = x->dims[0];
     g->c = x->dims[cax];
-    g->m = w->dims[0];
-    if (g->group < 1 || g->c % g->group || g->m % g->group || w->dims[1] != g->c / g->group)
-        return pc_error_set(
-            k->err, PC_ERR_SHAPE,
-            "QLinearConv: W [%lld, %lld, ...] does not fit %lld input channels in %lld groups",
-            (long long)w->dims[0], (long long)w->dims[1], (long long)g->c, (long long)g->group);
+    g->m = w->dims[wm];
+    if (g->group < 1 || g->c % g->group || g->m % g->group || w->dims[wc] != g->c / g->group)
+        return pc_error_set(k->err, PC_ERR_SHAPE,
+                            "QLinearConv: W with %lld output and %lld input channels does not fit %lld input "
+                            "channels in %lld groups",
+                            (long long)w->dims[wm], (long long)w->dims[wc], (long long)g->c,
+                            (long long)g->group);
     const char *ap = pc_node_attr_string(k->node, "auto_pad", "NOTSET");
     bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
     if (strcmp(ap, "NOTSET") == 0) {
@@ -799,7 +811,8 @@ static pc_status qconv_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 
 /* x - x_zero_point as int16, channels last: img[(h * W + w) * C + c] */
 typedef void (*center_fn)(const void *x, const qconv_geom *g, int32_t zp, int16_t *img);
-/* W [M, Cg, kh, kw] minus its zero point: depthwise as [kh * kw, C], else rows [M][kh][kw][Cg] kp apart */
+/* W [M, Cg, kh, kw] (or HWIO [kh, kw, Cg, M]) minus its zero point: depthwise as [kh * kw, C], else rows
+ * [M][kh][kw][Cg] kp apart */
 typedef void (*pack_w_fn)(const void *w, const pc_rt_tensor *zp, const qconv_geom *g, int16_t *wts);
 #define QCONV_PACKS(sfx, T)                                                                                  \
     static void center_##sfx(const void *xv, const qconv_geom *g, int32_t zp, int16_t *img)                  \
@@ -823,22 +836,25 @@ typedef void (*pack_w_fn)(const void *w, const pc_rt_tensor *zp, const qconv_geo
     {                                                                                                        \
         const T *w = wv;                                                                                     \
         int64_t kk = g->kh * g->kw;                                                                          \
+        /* element (m, c, tap): OIHW at (m * cg + c) * kk + tap, HWIO at (tap * cg + c) * M + m */           \
+        int64_t sm = g->hwio ? 1 : g->cg * kk, sc = g->hwio ? g->m : kk, st = g->hwio ? g->cg * g->m : 1;    \
         for (int64_t m = 0; m < g->m; m++) {                                                                 \
             int32_t z = zp_at(zp, zp->n == 1 ? 0 : (uint64_t)m);                                             \
-            const T *wm = w + m * g->cg * kk;                                                                \
+            const T *wm = w + m * sm;                                                                        \
             if (g->depthwise) {                                                                              \
                 for (int64_t t = 0; t < kk; t++)                                                             \
-                    wts[t * g->c + m] = (int16_t)(wm[t] - z);                                                \
+                    wts[t * g->c + m] = (int16_t)(wm[t * st] - z);                                           \
                 continue;                                                                                    \
             }                                                                                                \
             int16_t *row = wts + m * g->kp;                                                                  \
             if (g->w_order)                                                                                  \
-                for (int64_t i = 0; i < g->k; i++)                                                           \
-                    row[i] = (int16_t)(wm[i] - z);                                                           \
+                for (int64_t c = 0; c < g->cg; c++)                                                          \
+                    for (int64_t t = 0; t < kk; t++)                                                         \
+                        row[c * kk + t] = (int16_t)(wm[c * sc + t * st] - z);                                \
             else                                                                                             \
                 for (int64_t c = 0; c < g->cg; c++)                                                          \
                     for (int64_t t = 0; t < kk; t++)                                                         \
-                        row[t * g->cg + c] = (int16_t)(wm[c * kk + t] - z);                                  \
+                        row[t * g->cg + c] = (int16_t)(wm[c * sc + t * st] - z);                             \
             memset(row + g->k, 0, (size_t)(g->kp - g->k) * sizeof *row);                                     \
         }                                                                                                    \
     }
@@ -1015,7 +1031,7 @@ static pc_status qconv_run(pc_rt_kernel_ctx *k)
     }
     int32_t zp = zp_at(k->in[QC_YZ], 0), qlo, qhi;
     q8_range(k->out[0]->dtype, &qlo, &qhi);
-    if (pc_name_eq(k->node->op_type, "QLinearConvRelu")) qlo = zp; /* Relu: clamp at the zero point */
+    if (g.relu) qlo = zp; /* Relu: clamp at the zero point */
     int64_t ohw = g.oh * g.ow;
     /* NCHW: out(m, pixel), rows of W against patches; channels last: out(pixel, m), the other way round */
     gemm_out o = {.y8 = NULL,
@@ -1442,6 +1458,7 @@ const pc_rt_kernel pc_rt_kernels_quant[] = {
     {"", "QLinearConv", 10, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {PC_NHWC_DOMAIN, "QLinearConv", 1, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
+    {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run, 0},
     {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run, 0},
 };

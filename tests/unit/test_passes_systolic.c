@@ -1,0 +1,282 @@
+/* The systolic EP (core/ep/registry.c) and its level-3 rewrite (core/passes/systolic_nhwc.c), on hand-built
+ * graphs optimized with --ep systolic,cpu. Oracles: the HWIO weight checked element by element against the
+ * OIHW original (h, w, i, o) = (o, i, h, w); the reorders counted as the Systolic fork counts them (one per
+ * NCHW source, one back per output still read in NCHW); every new node on the systolic EP; the reference
+ * executor bit-exact between the original graph (standard QLinearConv) and the rewritten one (its composite
+ * definition of QLinearConv_nhwc); the runtime bit-exact against the reference; relu = 1 against the
+ * standard QLinearConv -> DequantizeLinear -> Relu -> QuantizeLinear it fuses; the refusals. */
+#include <string.h>
+
+#include "reference/reference.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
+
+static const pc_ep *eps[2];
+
+static void eps_init(pc_ep_registry **reg)
+{
+    pc_error err;
+    if (pc_ep_registry_create(reg, &err) != PC_OK) pt_die("registry", &err);
+    eps[0] = pc_ep_registry_find(*reg, "systolic");
+    eps[1] = pc_ep_registry_find(*reg, "cpu");
+    CHECK(eps[0] && eps[1]);
+    CHECK(eps[0]->layout == PC_LAYOUT_NCHW && eps[0]->runs_transpose && !eps[0]->all_standard_ops);
+}
+
+static void optimize(pc_model *m)
+{
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.eps = eps;
+    o.n_eps = 2;
+    o.verify_each_pass = true;
+    pc_error err;
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+}
+
+static int count(const pc_model *m, const char *domain, const char *op)
+{
+    int k = 0;
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        k += strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0;
+    return k;
+}
+
+static void all_on(const pc_model *m, const char *ep)
+{
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name,
+                  n->op_type, n->ep ? n->ep : "(none)", ep);
+}
+
+/* x uint8 [1, c, h, w], the shared quantization parameters, and w int8 [m, c, k, k] with elements 1, 2, ...
+ */
+static pc_model *conv_model(int64_t c, int64_t hw, int64_t m, int64_t k)
+{
+    pc_model *md = pt_model(13);
+    pt_input(md, "x", PC_DTYPE_UINT8, 4, (int64_t[]){1, c, hw, hw});
+    float xs = 0.05f, ws = 0.02f, ys = 0.1f;
+    uint8_t xz = 3, yz = 120;
+    int8_t wz = 0;
+    pt_const(md, "xs", PC_DTYPE_FLOAT, 0, NULL, &xs);
+    pt_const(md, "xz", PC_DTYPE_UINT8, 0, NULL, &xz);
+    pt_const(md, "ws", PC_DTYPE_FLOAT, 0, NULL, &ws);
+    pt_const(md, "wz", PC_DTYPE_INT8, 0, NULL, &wz);
+    pt_const(md, "ys", PC_DTYPE_FLOAT, 0, NULL, &ys);
+    pt_const(md, "yz", PC_DTYPE_UINT8, 0, NULL, &yz);
+    int8_t wv[1024];
+    int64_t n = m * c * k * k;
+    CHECK(n <= 1024);
+    for (int64_t i = 0; i < n; i++)
+        wv[i] = (int8_t)((i * 37) % 251 - 125);
+    pt_const(md, "w", PC_DTYPE_INT8, 4, (int64_t[]){m, c, k, k}, wv);
+    return md;
+}
+
+static void equal_on_reference(const pc_model *before, const pc_model *after, const char *what)
+{
+    char why[2048];
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        int r = pt_equiv(before, after, seed, 0, 0, why, sizeof why);
+        CHECK_MSG(r == 1, "%s, seed %llu: %s", what, (unsigned long long)seed, why);
+    }
+}
+
+/* The runtime on `m` as given (no second optimization) against the reference, bit for bit. */
+static void runtime_equals_reference(const pc_model *m, const char *what)
+{
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    pc_session *s = NULL;
+    pc_error err;
+    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+    if (!s) return;
+    uint64_t seed = 7;
+    pc_data *x = pt_random_input(m->graph->inputs[0], &seed);
+    pc_data **got = NULL, **want = NULL;
+    CHECK_OK(pc_session_run(s, 1, &x, &got, &err), &err);
+    CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
+    for (uint32_t i = 0; got && want && i < m->graph->n_outputs; i++) {
+        pc_compare_result r;
+        CHECK_MSG(pc_data_compare(got[i], want[i], 0, 0, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s", what,
+                  i, r.detail);
+    }
+    if (got) pc_session_free_outputs(s, got);
+    if (want) pc_ref_free_outputs(m, want);
+    pc_data_unref(x);
+    pc_session_free(s);
+}
+
+static void test_one_conv(void)
+{
+    pc_model *m = conv_model(3, 5, 4, 3);
+    pc_node *conv = pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "y", NULL);
+    pc_error err;
+    CHECK_OK(pc_node_set_attr_ints(conv, "pads", 4, (int64_t[]){1, 0, 1, 2}, &err), &err);
+    pt_output(m, "y");
+    pc_model *before = pt_clone(m);
+    optimize(m);
+    CHECK(count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 1 && count(m, "", "QLinearConv") == 0);
+    CHECK_MSG(count(m, "", "Transpose") == 2, "%d Transposes: one reorder in, one back",
+              count(m, "", "Transpose"));
+    all_on(m, "systolic");
+    CHECK(pc_model_opset(m, PC_SYSTOLIC_DOMAIN) == 1);
+    /* the weight: HWIO, element (h, w, i, o) = OIHW (o, i, h, w) */
+    const pc_node *n = NULL;
+    for (const pc_node *k = m->graph->first; k; k = k->next)
+        if (strcmp(k->op_type, "QLinearConv_nhwc") == 0) n = k;
+    const pc_tensor *wh = n ? pc_value_const(n->inputs[3]) : NULL,
+                    *wo = pc_value_const(pc_graph_find_value(before->graph, "w"));
+    CHECK(wh && wo && wh->dtype == PC_DTYPE_INT8 && wh->rank == 4);
+    if (wh && wo && wh->rank == 4) {
+        CHECK(wh->dims[0] == 3 && wh->dims[1] == 3 && wh->dims[2] == 3 && wh->dims[3] == 4);
+        const int8_t *h = wh->data, *o = wo->data;
+        int wrong = 0;
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 3; b++)
+                for (int y = 0; y < 3; y++)
+                    for (int x = 0; x < 3; x++)
+                        wrong += h[((y * 3 + x) * 3 + b) * 4 + a] != o[((a * 3 + b) * 3 + y) * 3 + x];
+        CHECK_MSG(wrong == 0, "%d HWIO elements differ from the OIHW ones they come from", wrong);
+    }
+    equal_on_reference(before, m, "one conv");
+    runtime_equals_reference(m, "one conv");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* x read by two convs (one reorder), conv a feeding conv b (no pair between them), a's output also a graph
+ * output (one way back), the weight shared by a and c (one HWIO copy): Transposes = 1 + 3 outputs. */
+static void test_reorder_counting(void)
+{
+    pc_model *m = conv_model(4, 5, 4, 3);
+    int8_t w2[16];
+    for (int i = 0; i < 16; i++)
+        w2[i] = (int8_t)(i * 9 - 70);
+    pt_const(m, "w2", PC_DTYPE_INT8, 4, (int64_t[]){4, 4, 1, 1}, w2);
+    pc_error err;
+    pc_node *a = pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "ya", NULL);
+    CHECK_OK(pc_node_set_attr_ints(a, "pads", 4, (int64_t[]){1, 1, 1, 1}, &err), &err);
+    pt_node(m, "QLinearConv", "", "ya,ys,yz,w2,ws,wz,ys,yz", "yb", NULL);
+    pc_node *c = pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "yc", NULL);
+    CHECK_OK(pc_node_set_attr_ints(c, "strides", 2, (int64_t[]){2, 2}, &err), &err);
+    pt_output(m, "yb");
+    pt_output(m, "yc");
+    pt_output(m, "ya");
+    pc_model *before = pt_clone(m);
+    optimize(m);
+    CHECK(count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 3);
+    CHECK_MSG(count(m, "", "Transpose") == 4, "%d Transposes, 4 expected (x in; ya, yb, yc back)",
+              count(m, "", "Transpose"));
+    all_on(m, "systolic");
+    const pc_value *w33[4];
+    int n33 = 0;
+    for (const pc_node *n = m->graph->first; n; n = n->next) {
+        const pc_tensor *t =
+            strcmp(n->op_type, "QLinearConv_nhwc") == 0 ? pc_value_const(n->inputs[3]) : NULL;
+        if (t && t->rank == 4 && t->dims[0] == 3 && n33 < 4) w33[n33++] = n->inputs[3];
+    }
+    CHECK_MSG(n33 == 2 && w33[0] == w33[1], "convs a and c share one HWIO copy of w (%d found)", n33);
+    equal_on_reference(before, m, "three convs");
+    runtime_equals_reference(m, "three convs");
+    /* idempotent: a second run changes nothing */
+    pc_model *again = pt_clone(m);
+    optimize(again);
+    char diff[512];
+    CHECK_MSG(pc_model_equal(m, again, diff, sizeof diff), "optimizing again changed the graph: %s", diff);
+    pc_model_free(again);
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
+/* Left as QLinearConv (on systolic, NCHW): a uint8 weight, a weight that is a graph input, a 3-D x. */
+static void test_refusals(void)
+{
+    pc_model *m = conv_model(2, 4, 2, 1);
+    uint8_t wu[4] = {1, 200, 3, 4}, wuz = 128;
+    pt_const(m, "wu", PC_DTYPE_UINT8, 4, (int64_t[]){2, 2, 1, 1}, wu);
+    pt_const(m, "wuz", PC_DTYPE_UINT8, 0, NULL, &wuz);
+    pt_input(m, "wi", PC_DTYPE_INT8, 4, (int64_t[]){2, 2, 1, 1});
+    pt_input(m, "x3", PC_DTYPE_UINT8, 3, (int64_t[]){1, 2, 6});
+    int8_t w3[4] = {1, -2, 3, -4};
+    pt_const(m, "w3", PC_DTYPE_INT8, 3, (int64_t[]){2, 2, 1}, w3);
+    pt_node(m, "QLinearConv", "", "x,xs,xz,wu,ws,wuz,ys,yz", "y1", NULL);
+    pt_node(m, "QLinearConv", "", "x,xs,xz,wi,ws,wz,ys,yz", "y2", NULL);
+    pt_node(m, "QLinearConv", "", "x3,xs,xz,w3,ws,wz,ys,yz", "y3", NULL);
+    pt_output(m, "y1");
+    pt_output(m, "y2");
+    pt_output(m, "y3");
+    optimize(m);
+    CHECK(count(m, "", "QLinearConv") == 3 && count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 0);
+    CHECK(count(m, "", "Transpose") == 0 && pc_model_opset(m, PC_SYSTOLIC_DOMAIN) < 0);
+    all_on(m, "systolic");
+    pc_model_free(m);
+}
+
+/* relu = 1 is QLinearConv -> DequantizeLinear -> Relu -> QuantizeLinear with y's parameters (the Systolic
+ * quantizer's QLinearRelu), computed by the standard ops; for every y zero point kind (low end, middle). */
+static void test_relu_attribute(void)
+{
+    for (int zp_case = 0; zp_case < 2; zp_case++) {
+        pc_model *a = conv_model(3, 4, 3, 2), *b = conv_model(3, 4, 3, 2);
+        uint8_t yz2 = zp_case ? 120 : 0;
+        pt_const(a, "yz2", PC_DTYPE_UINT8, 0, NULL, &yz2);
+        pt_const(b, "yz2", PC_DTYPE_UINT8, 0, NULL, &yz2);
+        pt_node(a, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz2", "c", NULL);
+        pt_node(a, "DequantizeLinear", "", "c,ys,yz2", "d", NULL);
+        pt_node(a, "Relu", "", "d", "r", NULL);
+        pt_node(a, "QuantizeLinear", "", "r,ys,yz2", "y", NULL);
+        pt_output(a, "y");
+        /* b: the systolic form written by hand: reorder in, HWIO weight, relu = 1, reorder back */
+        const pc_tensor *wo = pc_value_const(pc_graph_find_value(b->graph, "w"));
+        int8_t wh[54];
+        const int8_t *o = wo->data;
+        for (int m = 0; m < 3; m++)
+            for (int i = 0; i < 3; i++)
+                for (int y = 0; y < 2; y++)
+                    for (int x = 0; x < 2; x++)
+                        wh[((y * 2 + x) * 3 + i) * 3 + m] = o[((m * 3 + i) * 2 + y) * 2 + x];
+        pt_const(b, "wh", PC_DTYPE_INT8, 4, (int64_t[]){2, 2, 3, 3}, wh);
+        pc_error err;
+        pc_node *t = pt_node(b, "Transpose", "", "x", "xt", NULL);
+        CHECK_OK(pc_node_set_attr_ints(t, "perm", 4, (int64_t[]){0, 2, 3, 1}, &err), &err);
+        pc_node *c =
+            pt_node(b, "QLinearConv_nhwc", PC_SYSTOLIC_DOMAIN, "xt,xs,xz,wh,ws,wz,ys,yz2", "ct", NULL);
+        CHECK_OK(pc_node_set_attr_int(c, "relu", 1, &err), &err);
+        pc_node *back = pt_node(b, "Transpose", "", "ct", "y", NULL);
+        CHECK_OK(pc_node_set_attr_ints(back, "perm", 4, (int64_t[]){0, 3, 1, 2}, &err), &err);
+        pt_output(b, "y");
+        CHECK_OK(pc_model_verify(b, &err), &err);
+        equal_on_reference(a, b, zp_case ? "relu = 1, y zero point 120" : "relu = 1, y zero point 0");
+        runtime_equals_reference(b, "relu = 1");
+        /* a relu other than 0 or 1 is refused by the reference and the runtime alike */
+        CHECK_OK(pc_node_set_attr_int(c, "relu", 2, &err), &err);
+        uint64_t seed = 3;
+        pc_data *x = pt_random_input(b->graph->inputs[0], &seed), **outs = NULL;
+        CHECK(pc_ref_run(b, 1, &x, &outs, &err) == PC_ERR_ATTRIBUTE);
+        pc_session_options so;
+        pc_session_options_default(&so);
+        so.optimize = false;
+        pc_session *s = NULL;
+        pc_status st = pc_session_create(b, &so, &s, &err);
+        if (st == PC_OK) st = pc_session_run(s, 1, &x, &outs, &err);
+        CHECK_MSG(st == PC_ERR_ATTRIBUTE, "runtime with relu = 2: %s", pc_status_name(st));
+        pc_session_free(s);
+        pc_data_unref(x);
+        pc_model_free(a);
+        pc_model_free(b);
+    }
+}
+
+int main(void)
+{
+    pc_ep_registry *reg = NULL;
+    eps_init(&reg);
+    test_one_conv();
+    test_reorder_counting();
+    test_refusals();
+    test_relu_attribute();
+    pc_ep_registry_free(reg);
+    return pc_test_finish("test_passes_systolic");
+}
