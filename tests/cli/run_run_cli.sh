@@ -91,6 +91,8 @@ save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv
 PY
     expect 0 "QLinearConv_nhwc \(HWIO weight\)" -- "$pc" optimize "$tmp/sys.onnx" -o "$tmp/sys-opt.onnx" \
         --ep systolic,cpu --explain
+    expect 0 "Transposes 0 -> 4.*ep systolic: 7 nodes.*EP rewrites \(level 3\): 3" -- "$pc" optimize "$tmp/sys.onnx" \
+        -o "$tmp/sys-opt.onnx" --ep systolic,cpu
     expect 0 "wrote 3 output files" -- "$pc" run "$tmp/sys.onnx" --seed 5 --ep systolic,cpu -o "$tmp/sys-out"
     expect 0 "wrote 3 output files" -- "$pc" run "$tmp/sys.onnx" --seed 5 --ep cpu -o "$tmp/cpu-out"
     for i in 0 1 2; do
