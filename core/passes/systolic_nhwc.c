@@ -26,7 +26,7 @@ static const int64_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
 /* value -> value, for the few dozen convs of a graph: NCHW source -> its NHWC reorder or converted output,
  * OIHW weight -> its HWIO copy */
 typedef struct vmap {
-    const pc_value **from;
+    pc_value **from;
     pc_value **to;
     uint32_t n, cap;
 } vmap;
@@ -38,11 +38,11 @@ static pc_value *vmap_get(const vmap *m, const pc_value *v)
     return NULL;
 }
 
-static pc_status vmap_put(vmap *m, const pc_value *from, pc_value *to, pc_error *err)
+static pc_status vmap_put(vmap *m, pc_value *from, pc_value *to, pc_error *err)
 {
     if (m->n == m->cap) {
         uint32_t cap = m->cap ? 2 * m->cap : 16;
-        const pc_value **f = realloc(m->from, cap * sizeof *f);
+        pc_value **f = realloc(m->from, cap * sizeof *f);
         if (f) m->from = f;
         pc_value **t = f ? realloc(m->to, cap * sizeof *t) : NULL;
         if (!t) return pc_error_set(err, PC_ERR_NOMEM, "systolic_nhwc: out of memory");
@@ -194,9 +194,12 @@ pc_status pc_pass_systolic_nhwc(pc_graph *graph, const pc_pass_options *opts, bo
         *changed = true;
     }
     pm_nodes_free(&nodes);
-    /* a converted conv read only by converted convs needs no way back */
+    /* a converted conv read only by converted convs needs no way back, and an OIHW weight nothing else reads
+     * goes (a model would otherwise carry every converted weight twice) */
     for (uint32_t i = 0; st == PC_OK && i < s.n_back; i++)
         if (!pc_value_is_used(s.back[i]->outputs[0])) st = pc_graph_remove_node(graph, s.back[i], err);
+    for (uint32_t i = 0; st == PC_OK && i < s.hwio.n; i++)
+        st = pm_drop_unused_const(graph, s.hwio.from[i], err);
     free(s.back);
     vmap_free(&s.nhwc);
     vmap_free(&s.hwio);

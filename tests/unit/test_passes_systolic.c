@@ -122,6 +122,8 @@ static void test_one_conv(void)
               count(m, "", "Transpose"));
     all_on(m, "systolic");
     CHECK(pc_model_opset(m, PC_SYSTOLIC_DOMAIN) == 1);
+    const pc_value *old_w = pc_graph_find_value(m->graph, "w");
+    CHECK_MSG(!old_w || !old_w->initializer, "the OIHW weight nothing reads any more is dropped");
     /* the weight: HWIO, element (h, w, i, o) = OIHW (o, i, h, w) */
     const pc_node *n = NULL;
     for (const pc_node *k = m->graph->first; k; k = k->next)
