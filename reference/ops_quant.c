@@ -617,6 +617,68 @@ done:
     return st;
 }
 
+/* ---- com.microsoft QLinearAdd
+ * ------------------------------------------------------------------------------- */
+
+/* A, A_scale, A_zero_point?, B, B_scale, B_zero_point?, C_scale, C_zero_point? (ONNX Runtime's contrib op):
+ * C = saturate(rint((float(A - A_zp) * A_scale + float(B - B_zp) * B_scale) / C_scale) + C_zp), A and B
+ * broadcast as Add does, every step in float as DequantizeLinear -> Add -> QuantizeLinear compute it; T is
+ * int8 or uint8 for A, B and C, scales and zero points one element each (absent zero points are 0). */
+static pc_status op_QLinearAdd(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    static const uint32_t need[] = {0, 1, 3, 4, 6};
+    pc_status st = PC_OK;
+    for (size_t k = 0; k < sizeof need / sizeof need[0] && st == PC_OK; k++)
+        st = ref_require_tensor(ctx, in, n_in, need[k]);
+    if (st != PC_OK) return st;
+    const pc_data *a = in[0], *b = in[3];
+    if (!q8(a->dtype) || b->dtype != a->dtype)
+        return ref_fail(ctx, PC_ERR_TYPE, "A and B must both be int8 or both uint8 (%s, %s)",
+                        pc_dtype_name(a->dtype), pc_dtype_name(b->dtype));
+    static const char *const names[8] = {"A",       "A_scale",      "A_zero_point", "B",
+                                         "B_scale", "B_zero_point", "C_scale",      "C_zero_point"};
+    for (uint32_t i = 1; i < 8; i++) {
+        const pc_data *p = i < n_in ? in[i] : NULL;
+        if (i == 3 || !p) continue;
+        bool scale = i == 1 || i == 4 || i == 6;
+        if (p->kind != PC_TYPE_TENSOR || !one_element(p) || p->rank > 1)
+            return ref_fail(ctx, PC_ERR_SHAPE, "%s must be a scalar or a 1-D tensor of one element",
+                            names[i]);
+        if (scale ? p->dtype != PC_DTYPE_FLOAT : p->dtype != a->dtype)
+            return ref_fail(ctx, PC_ERR_TYPE, "%s has type %s, expected %s", names[i],
+                            pc_dtype_name(p->dtype), scale ? "float" : pc_dtype_name(a->dtype));
+    }
+    float as = (float)ref_get_f64(in[1], 0), bs = (float)ref_get_f64(in[4], 0),
+          cs = (float)ref_get_f64(in[6], 0);
+    int64_t az = n_in > 2 && in[2] ? ref_get_i64(in[2], 0) : 0,
+            bz = n_in > 5 && in[5] ? ref_get_i64(in[5], 0) : 0,
+            cz = n_in > 7 && in[7] ? ref_get_i64(in[7], 0) : 0, lo, hi;
+    q_range(a->dtype, &lo, &hi);
+    pc_data *pair[2] = {in[0], in[3]};
+    ref_bcast bc;
+    if ((st = ref_bcast_init(ctx, 2, pair, &bc)) != PC_OK) {
+        free(bc.idx);
+        return st;
+    }
+    pc_data *c = ref_new_tensor(ctx, a->dtype, bc.shape.rank, bc.shape.dims);
+    for (uint64_t k = 0; c && k < bc.n; k++) {
+        float va = (float)(ref_get_i64(a, bc.idx[k]) - az) * as;
+        float vb = (float)(ref_get_i64(b, bc.idx[bc.n + k]) - bz) * bs;
+        float v = (va + vb) / cs;
+        if (isnan(v)) {
+            pc_data_unref(c);
+            free(bc.idx);
+            return ref_unsupported(ctx, "quantizing NaN (C element %llu)", (unsigned long long)k);
+        }
+        ref_set_i64(c, k, requantize(v, cz, lo, hi));
+    }
+    free(bc.idx);
+    if (!c) return ctx->err->status;
+    out[0] = c;
+    return PC_OK;
+}
+
 const ref_op ref_ops_quant[] = {
     {"", "ConvInteger", op_ConvInteger},
     {"", "DequantizeLinear", op_DequantizeLinear},
@@ -625,6 +687,7 @@ const ref_op ref_ops_quant[] = {
     {"", "QLinearConv", op_QLinearConv},
     {"", "QLinearMatMul", op_QLinearMatMul},
     {"", "QuantizeLinear", op_QuantizeLinear},
+    {"com.microsoft", "QLinearAdd", op_QLinearAdd},
 };
 
 const size_t ref_ops_quant_count = sizeof ref_ops_quant / sizeof ref_ops_quant[0];

@@ -19,6 +19,7 @@ static const pc_ep_op cpu_ops[] = {
     {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL},
     {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL},
     {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, 0, 0, NULL},
     {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL},
 };
 
@@ -131,6 +132,7 @@ static const pc_ep_op systolic_ops[] = {
     {"", "QLinearConv", 10, 21, QUANT, 0, NULL},
     {"", "QLinearMatMul", 10, 21, QUANT, 0, NULL},
     {"", "Transpose", 1, 21, QUANT, 0, NULL},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL},
     {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, QUANT, 0, NULL},
 };
 

@@ -165,6 +165,7 @@ static const sh_rule rules[] = {
     MS("FusedConv", sh_infer_conv)
     MS("FusedGemm", sh_infer_gemm)
     MS("Gelu", sh_infer_same)
+    MS("QLinearAdd", sh_infer_qlinear_add)
     MS("QLinearConvRelu", sh_infer_qlinear_conv)
     NHWC("AveragePool", sh_infer_pool)
     NHWC("BatchNormalization", sh_infer_batch_norm)

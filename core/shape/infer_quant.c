@@ -120,6 +120,30 @@ pc_status sh_infer_qlinear_conv(sh_ctx *c)
     return sh_conv_output(c, 3, sh_in_elem(c, 7));
 }
 
+/* com.microsoft QLinearAdd: A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?: C is A and B broadcast, of
+ * A's type; scales and zero points one value each. */
+pc_status sh_infer_qlinear_add(sh_ctx *c)
+{
+    static const struct {
+        uint32_t i;
+        const char *what;
+    } one[] = {{1, "A_scale"},      {2, "A_zero_point"}, {4, "B_scale"},
+               {5, "B_zero_point"}, {6, "C_scale"},      {7, "C_zero_point"}};
+    for (size_t k = 0; k < sizeof one / sizeof one[0]; k++) {
+        pc_status st = check_one_value(c, one[k].i, one[k].what);
+        if (st != PC_OK) return st;
+    }
+    sh_shape a, b, y;
+    bool ka = sh_in_shape(c, 0, &a), kb = sh_in_shape(c, 3, &b);
+    if (!ka || !kb) {
+        sh_set_out(c, 0, sh_in_elem(c, 0), NULL);
+        return PC_OK;
+    }
+    pc_status st = sh_broadcast(c, &a, &b, &y);
+    if (st == PC_OK) sh_set_out(c, 0, sh_in_elem(c, 0), &y);
+    return st;
+}
+
 /* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp. */
 pc_status sh_infer_qlinear_matmul(sh_ctx *c)
 {

@@ -184,6 +184,7 @@ pc_status sh_matmul_output(sh_ctx *c, uint32_t a_input, uint32_t b_input, pc_dty
 pc_status sh_infer_quantize(sh_ctx *c);
 pc_status sh_infer_dequantize(sh_ctx *c);
 pc_status sh_infer_qlinear_conv(sh_ctx *c);
+pc_status sh_infer_qlinear_add(sh_ctx *c);
 pc_status sh_infer_qlinear_matmul(sh_ctx *c);
 pc_status sh_infer_dynamic_quantize(sh_ctx *c);
 pc_status sh_infer_matmul_integer(sh_ctx *c);

@@ -385,6 +385,22 @@ static void test_internal_composites(void)
     if (outs3) pc_ref_free_outputs(om.m, outs3);
     unref_all(ins3, 3);
     pc_model_free(om.m);
+    /* com.microsoft QLinearAdd, by hand: A = {10, 200} at scale 0.5 (zero point 0) is {5, 100}; B = {4} at
+     * scale 0.25, zero point 2, is 0.5 broadcast; the sums 5.5 and 100.5 at scale 1 round half to even to 6
+     * and 100, plus zero point 3: {9, 103} */
+    const pc_dtype qa_types[8] = {PC_DTYPE_UINT8, PC_DTYPE_FLOAT, PC_DTYPE_UINT8, PC_DTYPE_UINT8,
+                                  PC_DTYPE_FLOAT, PC_DTYPE_UINT8, PC_DTYPE_FLOAT, PC_DTYPE_UINT8};
+    om = one_op("com.microsoft", "QLinearAdd", 1, 8, qa_types, 1);
+    int64_t two[1] = {2};
+    double qa[2] = {10, 200}, qas = 0.5, qaz = 0, qb = 4, qbs = 0.25, qbz = 2, qcs = 1, qcz = 3,
+           qwant[2] = {9, 103};
+    pc_data *qins[8] = {tensor(PC_DTYPE_UINT8, 1, two, qa),    tensor(PC_DTYPE_FLOAT, 0, NULL, &qas),
+                        tensor(PC_DTYPE_UINT8, 0, NULL, &qaz), tensor(PC_DTYPE_UINT8, 1, one, &qb),
+                        tensor(PC_DTYPE_FLOAT, 0, NULL, &qbs), tensor(PC_DTYPE_UINT8, 0, NULL, &qbz),
+                        tensor(PC_DTYPE_FLOAT, 0, NULL, &qcs), tensor(PC_DTYPE_UINT8, 0, NULL, &qcz)};
+    expect_output("QLinearAdd", om, 8, qins, PC_DTYPE_UINT8, 1, two, qwant, 0);
+    unref_all(qins, 8);
+    pc_model_free(om.m);
 }
 
 static void test_executor_errors(void)

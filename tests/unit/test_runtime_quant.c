@@ -1338,11 +1338,55 @@ static void test_refusals(void)
     }
 }
 
+/* com.microsoft QLinearAdd: A and B of one 8-bit type with shapes that broadcast (equal, scalars, size-1
+ * axes, fewer axes on either side), scales across the range or matched to the sum's spread, zero points
+ * present or omitted (then 0). */
+static void qadd_case(op_stats *stats, int *broadcast, int *omitted_zp)
+{
+    tcase c;
+    case_begin(&c, "QLinearAdd", PC_MS_DOMAIN, 13);
+    pc_dtype t = q8_type();
+    int32_t rank = (int32_t)draw(5), rs = rank ? rank - (int32_t)draw((uint32_t)rank + 1) : 0;
+    int64_t dims[4], full[4], small[4];
+    for (int32_t d = 0; d < rank; d++)
+        dims[d] = 1 + draw(5);
+    for (int32_t d = 0; d < rank; d++)
+        full[d] = draw(4) == 0 ? 1 : dims[d];
+    for (int32_t d = 0; d < rs; d++)
+        small[d] = draw(3) == 0 ? 1 : dims[rank - rs + d];
+    bool a_small = draw(2);
+    pc_data *a = a_small ? tensor(t, rs, small) : tensor(t, rank, full);
+    pc_data *b = a_small ? tensor(t, rank, full) : tensor(t, rs, small);
+    fill_q8(a);
+    fill_q8(b);
+    float as = scale_value(), bs = draw(3) ? scale_value() : as;
+    float cs = draw(2) ? scale_value() : (float)((as + bs) * (0.3 + 1.5 * unit()));
+    set_input(&c, 0, a, false);
+    set_input(&c, 1, scalar_f(as), draw(2));
+    bool omit = false;
+    pc_data *az = draw(4) ? scalar_i(t, zp_value(t)) : NULL, *bz = draw(4) ? scalar_i(t, zp_value(t)) : NULL;
+    set_input(&c, 2, az, draw(2));
+    set_input(&c, 3, b, draw(5) == 0);
+    set_input(&c, 4, scalar_f(bs), draw(2));
+    set_input(&c, 5, bz, draw(2));
+    set_input(&c, 6, scalar_f(cs), draw(2));
+    if (draw(4)) set_input(&c, 7, scalar_i(t, zp_value(t)), draw(2));
+    omit = !az || !bz || c.n_in < 8;
+    case_node(&c);
+    bool differ =
+        a->rank != b->rank || (a->rank && memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]));
+    if (run_case(&c, stats) == R_COMPARED) {
+        *broadcast += differ;
+        *omitted_zp += omit;
+    }
+    case_end(&c);
+}
+
 int main(void)
 {
     op_stats q = {"QuantizeLinear", 0, 0, 0, 0}, dq = {"DequantizeLinear", 0, 0, 0, 0},
              qc = {"QLinearConv", 0, 0, 0, 0}, qm = {"QLinearMatMul", 0, 0, 0, 0},
-             mi = {"MatMulInteger", 0, 0, 0, 0};
+             mi = {"MatMulInteger", 0, 0, 0, 0}, qa = {"QLinearAdd", 0, 0, 0, 0};
     for (int i = 0; i < 400; i++)
         quantize_case(&q);
     for (int i = 0; i < 300; i++)
@@ -1357,11 +1401,16 @@ int main(void)
         mm_case(&qm, &mc, true, i == 0, i % 8 == 1);
         mm_case(&mi, &mc, false, i == 0, i % 8 == 1);
     }
+    int qa_broadcast = 0, qa_omitted = 0;
+    for (int i = 0; i < 400; i++)
+        qadd_case(&qa, &qa_broadcast, &qa_omitted);
+    CHECK_MSG(qa_broadcast > 100 && qa_omitted > 100,
+              "QLinearAdd coverage: broadcast %d, omitted zero points %d", qa_broadcast, qa_omitted);
     test_fixed();
     test_multiplier(&qc, &qm);
     test_refusals();
-    const op_stats *all[] = {&q, &dq, &qc, &qm, &mi};
-    for (size_t i = 0; i < 5; i++) {
+    const op_stats *all[] = {&q, &dq, &qc, &qm, &mi, &qa};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         CHECK_MSG(all[i]->compared >= 200 && all[i]->planted == 1, "%s: %d cases compared, %d planted",
                   all[i]->op, all[i]->compared, all[i]->planted);
         printf("test_runtime_quant: %s: %d cases equal to the reference (%d elements), %d refused by both\n",

@@ -1432,6 +1432,79 @@ static pc_status mm_run(pc_rt_kernel_ctx *k, const mm_spec *sp)
     return PC_OK;
 }
 
+/* ---- com.microsoft QLinearAdd: A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp? ----
+ * c = saturate(rint((float(a - a_zp) * a_scale + float(b - b_zp) * b_scale) / c_scale) + c_zp), each step in
+ * float as the reference computes it (bit-exact), A and B broadcast as numpy does. */
+static pc_status qadd_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    /* A, A_scale, B, B_scale and C_scale are required; the zero points (2, 5, 7) may be absent */
+    pc_status st = need_inputs(k, 2, 8);
+    if (st != PC_OK) return st;
+    static const uint32_t required[] = {3, 4, 6};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!opt_in(k, required[i]))
+            return pc_error_set(k->err, PC_ERR_ARITY, "QLinearAdd: input %u is required", required[i]);
+    pc_dtype t = k->in[0]->dtype;
+    if ((st = need_type(k, 0, is_q8(t), "A", "int8 or uint8")) != PC_OK ||
+        (st = need_type(k, 3, k->in[3]->dtype == t, "B", "A's type")) != PC_OK ||
+        (st = need_zp_type(k, 2, 0, "A_zero_point")) != PC_OK ||
+        (st = need_zp_type(k, 5, 0, "B_zero_point")) != PC_OK ||
+        (st = need_zp_type(k, 7, 0, "C_zero_point")) != PC_OK ||
+        (st = need_scale(k, 1, "A_scale")) != PC_OK || (st = need_scale(k, 4, "B_scale")) != PC_OK ||
+        (st = need_scale(k, 6, "C_scale")) != PC_OK || (st = need_one(k, 1, "A_scale")) != PC_OK ||
+        (st = need_one(k, 4, "B_scale")) != PC_OK || (st = need_one(k, 6, "C_scale")) != PC_OK ||
+        (st = need_out_type(k, t)) != PC_OK)
+        return st;
+    static const uint32_t params[] = {1, 2, 4, 5, 6, 7};
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        const pc_rt_tensor *p = opt_in(k, params[i]);
+        if (p && (p->n != 1 || p->rank > 1))
+            return pc_error_set(k->err, PC_ERR_SHAPE,
+                                "QLinearAdd: input %u must be a scalar or a 1-D tensor of one value",
+                                params[i]);
+    }
+    *scratch_bytes = 0;
+    return PC_OK;
+}
+
+static pc_status qadd_run(pc_rt_kernel_ctx *k)
+{
+    const pc_rt_tensor *a = k->in[0], *b = k->in[3];
+    pc_rt_tensor *c = k->out[0];
+    if (c->n == 0) return PC_OK;
+    int64_t sa[PC_MAX_RANK], sb[PC_MAX_RANK], at[PC_MAX_RANK] = {0};
+    pc_rt_broadcast_strides(a, c, sa);
+    pc_rt_broadcast_strides(b, c, sb);
+    float as = f32_at(k->in[1], 0), bs = f32_at(k->in[4], 0), cs = f32_at(k->in[6], 0);
+    int32_t az = zp_at(opt_in(k, 2), 0), bz = zp_at(opt_in(k, 5), 0), cz = zp_at(opt_in(k, 7), 0), lo, hi;
+    q8_range(c->dtype, &lo, &hi);
+    bool u8 = a->dtype == PC_DTYPE_UINT8;
+    int64_t ia = 0, ib = 0;
+    for (uint64_t e = 0; e < c->n; e++) {
+        int32_t qa = u8 ? ((const uint8_t *)a->data)[ia] : ((const int8_t *)a->data)[ia];
+        int32_t qb = u8 ? ((const uint8_t *)b->data)[ib] : ((const int8_t *)b->data)[ib];
+        /* three statements, as the reference: no contraction into a fused multiply-add */
+        float va = (float)(qa - az) * as;
+        float vb = (float)(qb - bz) * bs;
+        float v = (va + vb) / cs;
+        int32_t q = round_clamp(v, (float)(lo - cz), (float)(hi - cz)) + cz;
+        if (u8)
+            ((uint8_t *)c->data)[e] = (uint8_t)q;
+        else
+            ((int8_t *)c->data)[e] = (int8_t)q;
+        /* the next coordinate of C, and A's and B's offsets with it */
+        for (int32_t d = c->rank - 1; d >= 0; d--) {
+            ia += sa[d];
+            ib += sb[d];
+            if (++at[d] < c->dims[d]) break;
+            ia -= sa[d] * c->dims[d];
+            ib -= sb[d] * c->dims[d];
+            at[d] = 0;
+        }
+    }
+    return PC_OK;
+}
+
 static pc_status qlinear_matmul_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
     return mm_prepare(k, &qlinear_matmul_spec, scratch_bytes);
@@ -1459,6 +1532,7 @@ const pc_rt_kernel pc_rt_kernels_quant[] = {
     {PC_NHWC_DOMAIN, "QLinearConv", 1, 21, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, RT_I8 | RT_U8, qadd_prepare, qadd_run, 0},
     {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run, 0},
     {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run, 0},
 };
