@@ -834,6 +834,8 @@ typedef struct pc_trace {
       "DQ -> Conv -> Relu -> Q, or QLinearConv -> DQ -> Relu -> Q -> QLinearConvRelu")                       \
     X(PC_RW_QLINEAR_MATMUL, "fuse_qdq_qlinear", "qlinear_matmul_fused", true,                                \
       "DQ -> MatMul -> Q -> QLinearMatMul")                                                                  \
+    X(PC_RW_QLINEAR_ADD, "fuse_qdq_qlinear", "qlinear_add_fused", true,                                      \
+      "DQ, DQ -> Add -> Q -> com.microsoft QLinearAdd")                                                      \
     X(PC_RW_DQ_RELU_Q_REMOVED, "fuse_qdq_qlinear", "dq_relu_q_removed", true,                                \
       "DQ -> Relu -> Q removed (zero point at the low end)")                                                 \
     X(PC_RW_RELU_Q_DROPPED, "fuse_qdq_qlinear", "relu_before_q_removed", false,                              \

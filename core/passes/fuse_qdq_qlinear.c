@@ -3,6 +3,8 @@
  *   - DQ(x), DQ(w)[, DQ(int32 b)] -> Conv | FusedConv(Relu) [-> Relu] -> Q  =>  QLinearConv, or com.microsoft
  *     QLinearConvRelu when the Relu is not made redundant by Q (its zero point above the type's low end);
  *   - DQ(a), DQ(b) -> MatMul [-> redundant Relu] -> Q  =>  QLinearMatMul;
+ *   - DQ(a), DQ(b) -> Add [-> redundant Relu] -> Q, all per tensor and of one type  =>  com.microsoft
+ * QLinearAdd (exact);
  *   - QLinearConv -> DQ -> Relu -> Q with equal parameters  =>  QLinearConvRelu (the Systolic quantizer's
  * form);
  *   - DQ -> Relu -> Q with equal parameters and Q's zero point at the low end  =>  removed (exact);
@@ -398,6 +400,50 @@ static pc_status try_matmul(pc_graph *graph, const pc_pass_options *opts, group 
     return pc_pass_remove_dead(graph, g->q, err);
 }
 
+/* ---- DQ(a), DQ(b) -> Add [redundant Relu] -> Q
+ * ------------------------------------------------------------------ */
+
+/* ORT's BinaryNodeGroupSelector for Add: a, b and y per tensor and of one 8-bit type. Exact: QLinearAdd is
+ * defined by the same float steps (docs/reference.md), and a float sum of two floats rounded through double
+ * is the float sum. */
+static pc_status try_add(pc_graph *graph, const pc_pass_options *opts, group *g, bool *fired, pc_error *err)
+{
+    pc_node *add = g->target;
+    *fired = false;
+    if (g->has_relu && !zp_at_low_end(&g->y)) return PC_OK;
+    if (add->n_inputs != 2 || !add->inputs[0] || !add->inputs[1]) return PC_OK;
+    pc_node *dq_a = dq_producer(opts, graph, add->inputs[0], add),
+            *dq_b = dq_producer(opts, graph, add->inputs[1], add);
+    if (!dq_a || !dq_b) return PC_OK;
+    qparams a, b;
+    if (!qparams_read(dq_a, false, data_rank(dq_a->inputs[0]), &a) ||
+        !qparams_read(dq_b, false, data_rank(dq_b->inputs[0]), &b) || !a.per_tensor || !b.per_tensor ||
+        !g->y.per_tensor || !is_q8(a.qtype) || a.qtype != b.qtype || a.qtype != g->y.qtype) {
+        pc_pass_near_miss(opts, PC_RW_QLINEAR_ADD, PC_MISS_TYPE);
+        return PC_OK;
+    }
+    pc_value *made[3];
+    uint32_t n_made = 0;
+    pc_value *az = zero_point_or_new(graph, &a, err), *bz = az ? zero_point_or_new(graph, &b, err) : NULL,
+             *yz = bz ? zero_point_or_new(graph, &g->y, err) : NULL;
+    if (!yz) return err->status;
+    if (az != a.zp) made[n_made++] = az;
+    if (bz != b.zp) made[n_made++] = bz;
+    if (yz != g->y.zp) made[n_made++] = yz;
+    pc_value *ins[8] = {dq_a->inputs[0], a.scale, az, dq_b->inputs[0], b.scale, bz, g->y.scale, yz};
+    const char *label = pm_label(add);
+    pc_node *n;
+    pc_status st =
+        emit_group(graph, opts, "QLinearAdd", MS_DOMAIN, 8, ins, made, n_made, add, false, g->q, &n, err);
+    if (st == PC_OK && !n) pc_pass_near_miss(opts, PC_RW_QLINEAR_ADD, PC_MISS_ANNOTATION);
+    if (st != PC_OK || !n) return st;
+    pc_pass_note(opts, PC_RW_QLINEAR_ADD);
+    pc_pass_explain(opts, "DQ, DQ -> Add '%s'%s -> Q '%s' -> QLinearAdd '%s' on %s", label,
+                    g->relu ? " -> Relu" : "", pm_label(g->q), n->name, opts->ep->name);
+    *fired = true;
+    return pc_pass_remove_dead(graph, g->q, err);
+}
+
 /* ---- Relu rules
  * ------------------------------------------------------------------------------------------------- */
 
@@ -525,6 +571,9 @@ static pc_status visit_q(pc_graph *graph, const pc_pass_options *opts, pc_node *
     } else if (p && pm_is_op(p, "MatMul")) {
         g.target = p;
         st = try_matmul(graph, opts, &g, &fired, err);
+    } else if (p && pm_is_op(p, "Add")) {
+        g.target = p;
+        st = try_add(graph, opts, &g, &fired, err);
     }
     if (st == PC_OK && !fired && g.relu) {
         bool blocked = false;

@@ -43,6 +43,7 @@ static const struct emittable {
     {"", "Unsqueeze"},
     {"com.microsoft", "FusedConv"},
     {"com.microsoft", "Gelu"},
+    {"com.microsoft", "QLinearAdd"},
     {"com.microsoft", "QLinearConvRelu"},
     {"com.ms.internal.nhwc", "FusedConv"},
     {"com.ms.internal.nhwc", "QLinearConv"},

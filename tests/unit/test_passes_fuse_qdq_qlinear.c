@@ -655,9 +655,68 @@ static void test_fault(void)
     pc_fault_reset();
 }
 
+/* DQ(a), DQ(b) -> Add -> Q: one QLinearAdd, bit-exact (b broadcast, zero points present or absent, int8 and
+ * uint8); a per-axis DQ, or b of another type, is a near miss and nothing changes. */
+static void test_add_group(void)
+{
+    for (int k = 0; k < 6; k++) {
+        pc_dtype t = k % 2 ? PC_DTYPE_INT8 : PC_DTYPE_UINT8,
+                 bt = k == 5 ? (k % 2 ? PC_DTYPE_UINT8 : PC_DTYPE_INT8) : t;
+        bool per_axis = k == 4;
+        pc_model *m = pt_model(13);
+        pt_input(m, "a", t, 3, (int64_t[]){2, 3, 4});
+        pt_input(m, "b", bt, 2, (int64_t[]){1, 4});
+        float as = 0.037f * (float)(k + 1), bs = 0.011f, ys = 0.05f, axs[3] = {0.03f, 0.02f, 0.01f};
+        int8_t zi = -3;
+        uint8_t zu = 121;
+        pt_const(m, "as", PC_DTYPE_FLOAT, per_axis ? 1 : 0, (int64_t[]){3},
+                 per_axis ? (const void *)axs : &as);
+        pt_const(m, "bs", PC_DTYPE_FLOAT, 0, NULL, &bs);
+        pt_const(m, "ys", PC_DTYPE_FLOAT, 0, NULL, &ys);
+        pt_const(m, "az", t, per_axis ? 1 : 0, (int64_t[]){3},
+                 per_axis ? (const void *)(int8_t[3]){0, 0, 0}
+                          : (t == PC_DTYPE_INT8 ? (const void *)&zi : &zu));
+        pt_const(m, "bz", bt, 0, NULL, bt == PC_DTYPE_INT8 ? (const void *)&zi : &zu);
+        pt_const(m, "yz", t, 0, NULL, t == PC_DTYPE_INT8 ? (const void *)&zi : &zu);
+        pc_node *dqa = pt_node(m, "DequantizeLinear", "", k == 2 ? "a,as" : "a,as,az", "fa", NULL);
+        if (per_axis) {
+            pc_error aerr;
+            CHECK_OK(pc_node_set_attr_int(dqa, "axis", 1, &aerr), &aerr);
+        }
+        pt_node(m, "DequantizeLinear", "", k == 3 ? "b,bs" : "b,bs,bz", "fb", NULL);
+        pt_node(m, "Add", "", "fa,fb", "s", NULL);
+        pt_node(m, "QuantizeLinear", "", "s,ys,yz", "y", NULL);
+        pt_output(m, "y");
+        /* an absent zero point is uint8 0: an int8 a or b then has a zero point of its own type only when
+         * given */
+        if ((k == 2 && t == PC_DTYPE_INT8) || (k == 3 && bt == PC_DTYPE_INT8)) {
+            pc_model_free(m);
+            continue;
+        }
+        pc_error err;
+        CHECK_OK(pc_graph_infer_shapes(m->graph, &err), &err); /* the float side's type is checked */
+        assign_all(m, "cpu");
+        pc_model *before = pt_clone(m);
+        pc_pass_options o = cpu_options();
+        bool changed = pt_run_pass(pc_pass_fuse_qdq_qlinear, m, &o);
+        bool fuse = k < 4;
+        CHECK_MSG(changed == fuse && count_domain_op(m, "com.microsoft", "QLinearAdd") == (fuse ? 1 : 0),
+                  "Add group %d: changed %d, %d QLinearAdd", k, changed,
+                  count_domain_op(m, "com.microsoft", "QLinearAdd"));
+        if (fuse) CHECK(pt_count_op(m, "DequantizeLinear") == 0 && pt_count_op(m, "QuantizeLinear") == 0);
+        char why[2048];
+        for (uint64_t seed = 1; seed <= 6; seed++)
+            CHECK_MSG(pt_equiv(before, m, seed, 0, 0, why, sizeof why) == 1, "Add group %d, seed %llu: %s", k,
+                      (unsigned long long)seed, why);
+        pc_model_free(before);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_conv_groups();
+    test_add_group();
     test_after_fuse_conv_activation();
     test_other_eps();
     test_relu_rules();
