@@ -90,7 +90,7 @@ done
 expect 0 "level 3, eps cpu" -- "$pc" optimize "$conv" -o "$tmp/conv_default.onnx"
 expect 0 '"level": 1,.*"eps": \["cpu"\].*"partition": null.*"trace": null' -- \
     "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --level 1 --json
-expect 0 '"level": 3,.*"partition": \{"layout_changes": 0, "eps": \[\{"ep": "cpu", "nodes": 1, "subgraphs": 1, "compiles": false\}\]\}' -- \
+expect 0 '"level": 3,.*"partition": \{"layout_changes": 0, "ep_rewrites": 0, "eps": \[\{"ep": "cpu", "nodes": 1, "subgraphs": 1, "compiles": false\}\]\}' -- \
     "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --json
 expect 0 '"trace": \[' -- "$pc" optimize "$conv" -o "$tmp/conv.json.onnx" --json --explain
 # every count of the summary is taken from the optimized graph: the EPs' nodes add up to it even where a level-2
