@@ -181,6 +181,22 @@ static pc_value *zero_point_or_new(pc_graph *graph, const qparams *p, pc_error *
     return p->zp ? p->zp : zero_point_new(graph, p->qtype, err);
 }
 
+/* The three zero points a QLinear op takes (its two operands' and y's), each the group's own or a new zero
+ * constant, which is listed in made (room for 3 more) so a refused rewrite can drop it. zp[0] NULL: out of
+ * memory. */
+static void zero_points_three(pc_graph *graph, const qparams *const p[3], pc_value *zp[3], pc_value **made,
+                              uint32_t *n_made, pc_error *err)
+{
+    for (int i = 0; i < 3; i++) {
+        zp[i] = zero_point_or_new(graph, p[i], err);
+        if (!zp[i]) {
+            zp[0] = NULL;
+            return;
+        }
+        if (zp[i] != p[i]->zp) made[(*n_made)++] = zp[i];
+    }
+}
+
 /* Fault PC_FAULT_QDQ_ROUNDING: an output scale that makes the requantization multiplier
  * m = float(x_scale * w_scale) / y_scale equal m rounded to 8 fractional bits (at least 1/256). */
 static pc_value *faulty_y_scale(pc_graph *graph, const qparams *x, const qparams *w, const qparams *y,
@@ -317,12 +333,10 @@ static pc_status try_conv(pc_graph *graph, const pc_pass_options *opts, group *g
     }
     pc_value *made[4];
     uint32_t n_made = 0;
-    pc_value *xz = zero_point_or_new(graph, &x, err), *wz = xz ? zero_point_or_new(graph, &w, err) : NULL,
-             *yz = wz ? zero_point_or_new(graph, &g->y, err) : NULL;
-    if (!yz) return err->status;
-    if (xz != x.zp) made[n_made++] = xz;
-    if (wz != w.zp) made[n_made++] = wz;
-    if (yz != g->y.zp) made[n_made++] = yz;
+    pc_value *zp[3];
+    zero_points_three(graph, (const qparams *const[3]){&x, &w, &g->y}, zp, made, &n_made, err);
+    if (!zp[0]) return err->status;
+    pc_value *xz = zp[0], *wz = zp[1], *yz = zp[2];
     pc_value *ys = g->y.scale;
     if (pc_fault_active(PC_FAULT_QDQ_ROUNDING)) {
         if (!(ys = faulty_y_scale(graph, &x, &w, &g->y, err))) return err->status;
@@ -375,12 +389,10 @@ static pc_status try_matmul(pc_graph *graph, const pc_pass_options *opts, group 
     }
     pc_value *made[4];
     uint32_t n_made = 0;
-    pc_value *az = zero_point_or_new(graph, &a, err), *bz = az ? zero_point_or_new(graph, &b, err) : NULL,
-             *yz = bz ? zero_point_or_new(graph, &g->y, err) : NULL;
-    if (!yz) return err->status;
-    if (az != a.zp) made[n_made++] = az;
-    if (bz != b.zp) made[n_made++] = bz;
-    if (yz != g->y.zp) made[n_made++] = yz;
+    pc_value *zp[3];
+    zero_points_three(graph, (const qparams *const[3]){&a, &b, &g->y}, zp, made, &n_made, err);
+    if (!zp[0]) return err->status;
+    pc_value *az = zp[0], *bz = zp[1], *yz = zp[2];
     pc_value *ys = g->y.scale;
     if (pc_fault_active(PC_FAULT_QDQ_ROUNDING)) {
         if (!(ys = faulty_y_scale(graph, &a, &b, &g->y, err))) return err->status;
@@ -424,12 +436,10 @@ static pc_status try_add(pc_graph *graph, const pc_pass_options *opts, group *g,
     }
     pc_value *made[3];
     uint32_t n_made = 0;
-    pc_value *az = zero_point_or_new(graph, &a, err), *bz = az ? zero_point_or_new(graph, &b, err) : NULL,
-             *yz = bz ? zero_point_or_new(graph, &g->y, err) : NULL;
-    if (!yz) return err->status;
-    if (az != a.zp) made[n_made++] = az;
-    if (bz != b.zp) made[n_made++] = bz;
-    if (yz != g->y.zp) made[n_made++] = yz;
+    pc_value *zp[3];
+    zero_points_three(graph, (const qparams *const[3]){&a, &b, &g->y}, zp, made, &n_made, err);
+    if (!zp[0]) return err->status;
+    pc_value *az = zp[0], *bz = zp[1], *yz = zp[2];
     pc_value *ins[8] = {dq_a->inputs[0], a.scale, az, dq_b->inputs[0], b.scale, bz, g->y.scale, yz};
     const char *label = pm_label(add);
     pc_node *n;
