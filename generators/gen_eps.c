@@ -186,7 +186,7 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
     }
     pc_strbuf_printf(&names, "cpu");
     const char *sys = systolic_prefix(g);
-    if (*sys) { /* systolic leads: the list is rebuilt with it first */
+    if (*sys && !names.oom) { /* systolic leads: the list is rebuilt with it first */
         pc_strbuf lead = {0};
         pc_strbuf_printf(&lead, "%s%s", sys, names.s ? names.s : "");
         pc_strbuf_free(&names);

@@ -63,10 +63,8 @@ static void vmap_free(vmap *m)
 typedef struct state {
     pc_graph *graph;
     const pc_pass_options *opts;
-    vmap nhwc;      /* NCHW value -> the same data channels-last */
-    vmap hwio;      /* OIHW weight -> HWIO copy */
-    pc_node **back; /* the Transposes back to NCHW, removed at the end when nothing reads them */
-    uint32_t n_back, cap_back;
+    vmap nhwc; /* NCHW value -> the same data channels-last: a reorder's output, or a converted conv's */
+    vmap hwio; /* OIHW weight -> HWIO copy */
 } state;
 
 /* The OIHW int8 weight as a new HWIO initializer. */
@@ -148,14 +146,6 @@ static pc_status convert(state *s, pc_node *n, const pc_tensor *w, pc_error *err
     if (st == PC_OK) st = pc_node_set_input(n, 3, wh, err);
     if (st == PC_OK) st = vmap_put(&s->nhwc, y, yh, err);
     if (st != PC_OK) return st;
-    if (s->n_back == s->cap_back) {
-        uint32_t cap = s->cap_back ? 2 * s->cap_back : 16;
-        pc_node **b = realloc(s->back, cap * sizeof *b);
-        if (!b) return pc_error_set(err, PC_ERR_NOMEM, "systolic_nhwc: out of memory");
-        s->back = b;
-        s->cap_back = cap;
-    }
-    s->back[s->n_back++] = back;
     n->op_type = "QLinearConv_nhwc";
     n->domain = PC_SYSTOLIC_DOMAIN;
     return PC_OK;
@@ -194,13 +184,17 @@ pc_status pc_pass_systolic_nhwc(pc_graph *graph, const pc_pass_options *opts, bo
         *changed = true;
     }
     pm_nodes_free(&nodes);
-    /* a converted conv read only by converted convs needs no way back, and an OIHW weight nothing else reads
-     * goes (a model would otherwise carry every converted weight twice) */
-    for (uint32_t i = 0; st == PC_OK && i < s.n_back; i++)
-        if (!pc_value_is_used(s.back[i]->outputs[0])) st = pc_graph_remove_node(graph, s.back[i], err);
+    /* a converted conv read only by converted convs needs no way back (the map's entries for converted
+     * outputs: y, now written by its Transpose back, to the conv's NHWC value), and an OIHW weight nothing
+     * else reads goes (a model would otherwise carry every converted weight twice) */
+    for (uint32_t i = 0; st == PC_OK && i < s.nhwc.n; i++) {
+        const pc_node *conv = s.nhwc.to[i]->producer;
+        pc_value *y = s.nhwc.from[i];
+        if (conv && strcmp(conv->domain, PC_SYSTOLIC_DOMAIN) == 0 && !pc_value_is_used(y))
+            st = pc_graph_remove_node(graph, y->producer, err);
+    }
     for (uint32_t i = 0; st == PC_OK && i < s.hwio.n; i++)
         st = pm_drop_unused_const(graph, s.hwio.from[i], err);
-    free(s.back);
     vmap_free(&s.nhwc);
     vmap_free(&s.hwio);
     if (st != PC_OK || !*changed) return st;

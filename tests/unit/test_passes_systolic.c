@@ -192,6 +192,23 @@ static void test_reorder_counting(void)
     pc_model_free(m);
 }
 
+/* A chain whose first output nothing else reads: its way back is removed, one reorder in and one back out. */
+static void test_chain_inside(void)
+{
+    pc_model *m = conv_model(4, 5, 4, 1);
+    pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "ya", NULL);
+    pt_node(m, "QLinearConv", "", "ya,ys,yz,w,ws,wz,ys,yz", "yb", NULL);
+    pt_output(m, "yb");
+    pc_model *before = pt_clone(m);
+    optimize(m);
+    CHECK(count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 2);
+    CHECK_MSG(count(m, "", "Transpose") == 2, "%d Transposes, 2 expected (x in, yb back)",
+              count(m, "", "Transpose"));
+    equal_on_reference(before, m, "chain inside");
+    pc_model_free(before);
+    pc_model_free(m);
+}
+
 /* Left as QLinearConv (on systolic, NCHW): a uint8 weight, a weight that is a graph input, a 3-D x. */
 static void test_refusals(void)
 {
@@ -277,6 +294,7 @@ int main(void)
     eps_init(&reg);
     test_one_conv();
     test_reorder_counting();
+    test_chain_inside();
     test_refusals();
     test_relu_attribute();
     pc_ep_registry_free(reg);

@@ -1451,17 +1451,16 @@ static pc_status qadd_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
         (st = need_zp_type(k, 5, 0, "B_zero_point")) != PC_OK ||
         (st = need_zp_type(k, 7, 0, "C_zero_point")) != PC_OK ||
         (st = need_scale(k, 1, "A_scale")) != PC_OK || (st = need_scale(k, 4, "B_scale")) != PC_OK ||
-        (st = need_scale(k, 6, "C_scale")) != PC_OK || (st = need_one(k, 1, "A_scale")) != PC_OK ||
-        (st = need_one(k, 4, "B_scale")) != PC_OK || (st = need_one(k, 6, "C_scale")) != PC_OK ||
-        (st = need_out_type(k, t)) != PC_OK)
+        (st = need_scale(k, 6, "C_scale")) != PC_OK || (st = need_out_type(k, t)) != PC_OK)
         return st;
-    static const uint32_t params[] = {1, 2, 4, 5, 6, 7};
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
-        const pc_rt_tensor *p = opt_in(k, params[i]);
+    static const char *const params[8] = {NULL,      "A_scale",      "A_zero_point", NULL,
+                                          "B_scale", "B_zero_point", "C_scale",      "C_zero_point"};
+    for (uint32_t i = 0; i < 8; i++) {
+        const pc_rt_tensor *p = params[i] ? opt_in(k, i) : NULL;
         if (p && (p->n != 1 || p->rank > 1))
             return pc_error_set(k->err, PC_ERR_SHAPE,
-                                "QLinearAdd: input %u must be a scalar or a 1-D tensor of one value",
-                                params[i]);
+                                "QLinearAdd: %s (input %u) must be a scalar or a 1-D tensor of one value",
+                                params[i], i);
     }
     *scratch_bytes = 0;
     return PC_OK;
