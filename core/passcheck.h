@@ -711,6 +711,16 @@ typedef struct pc_ep_attr_rule {
     int64_t default_value; /* value assumed when the node does not set the attribute */
 } pc_ep_attr_rule;
 
+/* A row that claims a node only as a member of a pattern around it (a group the EP runs as one unit). */
+typedef enum pc_ep_group {
+    PC_EP_GROUP_NONE = 0,
+    /* DequantizeLinear -> Relu -> QuantizeLinear, each the only reader of the one before and none a graph
+     * output, DQ and Q per tensor on one 8-bit type with equal constant scales and zero points: the Systolic
+     * fork's QLinearRelu (`group=dq-relu-q` in EP files) */
+    PC_EP_GROUP_DQ_RELU_Q,
+    PC_EP_GROUP_COUNT
+} pc_ep_group;
+
 typedef struct pc_ep_op {
     const char *domain;           /* "" for ai.onnx */
     const char *op_type;          /* "*": every op of the domain */
@@ -719,6 +729,7 @@ typedef struct pc_ep_op {
                                      (first output when it has no inputs); 0: any */
     uint32_t n_attr_rules;
     const pc_ep_attr_rule *attr_rules;
+    pc_ep_group group; /* PC_EP_GROUP_NONE, or the pattern the node must be part of */
 } pc_ep_op;
 
 typedef struct pc_ep {
@@ -836,6 +847,8 @@ typedef struct pc_trace {
       "DQ -> MatMul -> Q -> QLinearMatMul")                                                                  \
     X(PC_RW_QLINEAR_ADD, "fuse_qdq_qlinear", "qlinear_add_fused", true,                                      \
       "DQ, DQ -> Add -> Q -> com.microsoft QLinearAdd")                                                      \
+    X(PC_RW_QLINEAR_RELU, "fuse_qdq_qlinear", "qlinear_relu_fused", true,                                    \
+      "DQ -> Relu -> Q with equal parameters -> systolic QLinearRelu")                                       \
     X(PC_RW_DQ_RELU_Q_REMOVED, "fuse_qdq_qlinear", "dq_relu_q_removed", true,                                \
       "DQ -> Relu -> Q removed (zero point at the low end)")                                                 \
     X(PC_RW_RELU_Q_DROPPED, "fuse_qdq_qlinear", "relu_before_q_removed", false,                              \
@@ -887,7 +900,11 @@ typedef struct pc_trace {
     X(PC_RW_NHWC_MOVED, "partition", "node_moved_nhwc", true,                                                \
       "layout transformer: node moved to the NHWC domain")                                                   \
     X(PC_RW_SYSTOLIC_NHWC, "ep_rewrites", "systolic_conv_nhwc", true,                                        \
-      "systolic: QLinearConv -> QLinearConv_nhwc (HWIO weight, reorders at NCHW boundaries)")
+      "systolic: QLinearConv -> QLinearConv_nhwc (HWIO weight, reorders at NCHW boundaries)")                \
+    X(PC_RW_SYSTOLIC_RELU, "ep_rewrites", "systolic_relu_fused", true,                                       \
+      "systolic: QLinearConvRelu or QLinearConv_nhwc -> QLinearRelu -> QLinearConv_nhwc relu=1")             \
+    X(PC_RW_SYSTOLIC_CARRY, "ep_rewrites", "systolic_carried_nhwc", true,                                    \
+      "systolic: QLinearRelu / QLinearAdd with channels-last producers carried in NHWC")
 
 #define PC_RW_ENUM_ROW(id, pass, kind, near, description) id,
 typedef enum pc_rewrite_kind { PC_REWRITE_KINDS(PC_RW_ENUM_ROW) PC_RW_COUNT } pc_rewrite_kind;
@@ -1090,7 +1107,13 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "nearest even")                                                                                        \
     X(PC_FAULT_SYSTOLIC_WEIGHT_OHWI, "systolic-weight-ohwi",                                                 \
       "the systolic rewrite lays QLinearConv_nhwc's weight out as OHWI (the fork's 2020 order before its "   \
-      "per-group transpose) under HWIO dims")
+      "per-group transpose) under HWIO dims")                                                                \
+    X(PC_FAULT_SYSTOLIC_ADD_SHAPE_COPY, "systolic-add-shape-copy",                                           \
+      "the systolic rewrite compares QLinearAdd's input A shape with itself instead of B's before carrying " \
+      "it in NHWC (the fork's TransformQLinearAdd copy-paste)")                                              \
+    X(PC_FAULT_SYSTOLIC_ADD_NO_RETURN, "systolic-add-no-return",                                             \
+      "the systolic rewrite explains a QLinearAdd shape mismatch but carries the add in NHWC anyway (the "   \
+      "fork's bail-out that logs without returning)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

@@ -12,24 +12,27 @@ static const pc_gen_family families[] = {
     {"float",
      "CNN-like NCHW float graphs (Conv, pools, BN, activations, elementwise, Concat/Split, Reshape, "
      "Softmax, Reduce*, MatMul/Gemm, Pad/Slice, Resize)",
-     pc_gen_float, "cpu", 10},
+     pc_gen_float, "cpu", 10, NULL, 0},
     {"nhwc", "TF-style NHWC graphs: Transposes around layout-sensitive ops, long layout-agnostic chains",
-     pc_gen_nhwc, "nhwc,cpu", 10},
-    {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu", 10},
-    {"qlinear", "QLinearConv / QLinearMatMul graphs as the Systolic quantizer produces them", pc_gen_qlinear,
-     "cpu", 10},
+     pc_gen_nhwc, "nhwc,cpu", 10, NULL, 0},
+    {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu", 10,
+     NULL, 0},
+    {"qlinear",
+     "QLinearConv / QLinearMatMul / QLinearAdd graphs as the Systolic quantizer produces them (40% on "
+     "systolic,cpu)",
+     pc_gen_qlinear, "cpu", 10, "systolic,cpu", 40},
     {"patterns",
      "the pattern library: each rewrite kind's input pattern with random variation, or one of its near "
      "misses (one constant, attribute, consumer, annotation off); canonical units must fire",
-     pc_gen_patterns, "cpu", 0},
+     pc_gen_patterns, "cpu", 0, NULL, 0},
     {"annotated",
      "a base family (float, nhwc, qdq, qlinear, patterns) with layer_ann on random nodes and a random "
      "layer-assignment string",
-     gen_layered, "nhwc,cpu", 0},
+     gen_layered, "nhwc,cpu", 0, NULL, 0},
     {"eps",
      "a base family run with a random EP configuration (op subsets, layout preferences) from the EP "
      "description format",
-     gen_layered, "cpu", 0},
+     gen_layered, "cpu", 0, NULL, 0},
 };
 enum { N_FAMILIES = sizeof families / sizeof families[0], N_BASE_FAMILIES = 5 };
 
@@ -193,10 +196,13 @@ pc_status pc_case_generate(const pc_gen_config *cfg_in, pc_choices *ch, pc_case 
     /* drawn last (0: static shapes); a case's written guarantees may rest on known dims */
     if (st == PC_OK && !guaranteed && pc_draw_bool(ch, 20)) st = pc_gen_symbolic_dims(&g, err);
     if (st == PC_OK && guaranteed) st = expect_fired_write(&g, err);
+    bool alt = st == PC_OK && !guaranteed && !cfg.annotate && !out->ep_list && base->alt_eps &&
+               pc_draw_bool(ch, base->alt_eps_percent);
     if (st == PC_OK && !out->ep_list) {
         /* annotated cases use the base family's EPs, plus nhwc so layer rules have two EPs to choose from */
-        const char *eps =
-            cfg.annotate && strcmp(base->default_eps, "cpu") == 0 ? "nhwc,cpu" : base->default_eps;
+        const char *eps = alt                                                     ? base->alt_eps
+                          : cfg.annotate && strcmp(base->default_eps, "cpu") == 0 ? "nhwc,cpu"
+                                                                                  : base->default_eps;
         out->ep_list = strdup(eps);
         if (!out->ep_list) st = pc_error_set(err, PC_ERR_NOMEM, "generator: out of memory (EP list)");
     }

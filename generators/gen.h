@@ -157,6 +157,11 @@ typedef struct pc_gen_family {
      * fresh inputs after the family's own graph: the family's weight for the library (the patterns family
      * itself is all library). Drawn last, so draw 0 (no unit) keeps the family's minimal case. */
     uint32_t pattern_percent;
+    /* Percent of the family's cases (neither annotated nor with random EPs, and without a unit's guarantee on
+     * cpu) whose EP list is alt_eps instead: an EP the family's graphs are made for (qlinear: systolic). The
+     * case's last draw, so draw 0 (default_eps) changes nothing else. */
+    const char *alt_eps;
+    uint32_t alt_eps_percent;
 } pc_gen_family;
 
 /* The families' build functions (one .c each). "annotated" and "eps" are layers over a base family drawn from

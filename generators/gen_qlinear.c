@@ -11,12 +11,14 @@
  * internal op). Generating QLinearConvRelu directly would skip the rewrite the family is there to exercise.
  *
  * Units (index 0 the simplest): 0 QLinearConv, 1 QLinearMatMul, 2 QLinearRelu-style, 3 DQ to a float output,
- * 4 a new float input quantized. The graph starts from a quantized graph input (index 0; the all-zero
- * sequence is one QLinearConv on a [1, 1, 1] uint8 input) or a quantized float input. */
+ * 4 a new float input quantized, 5 com.microsoft QLinearAdd (ORT's contrib op, which its quantizer writes).
+ * The graph starts from a quantized graph input (index 0; the all-zero sequence is one QLinearConv on a [1,
+ * 1, 1] uint8 input) or a quantized float input. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "generators/gen_quant.h"
 
 static double mag_of(double lo, double hi)
@@ -193,6 +195,42 @@ static pc_status unit_qrelu(pc_genq *s, pc_error *err)
     return pc_genq_quantize_like(s, relu->outputs[0], lo, hi, v, &out, err);
 }
 
+/* b may be added to a (the accept context): per tensor, a's type and rank, each dim equal or 1 in one of them
+ */
+static bool accept_addend(const pc_genq_value *v, const void *ctx)
+{
+    const pc_genq_value *a = ctx;
+    if (v->axis >= 0 || v->type != a->type || v->rank != a->rank) return false;
+    for (int32_t i = 0; i < v->rank; i++)
+        if (v->dims[i] != a->dims[i] && v->dims[i] != 1 && a->dims[i] != 1) return false;
+    return true;
+}
+
+/* 5: com.microsoft QLinearAdd(a, b), as ORT's QOperator quantizer writes a residual add: one 8-bit type, per
+ * tensor, b broadcasting with a (on the systolic EP, two conv outputs it may carry in NHWC) */
+static pc_status unit_qadd(pc_genq *s, pc_error *err)
+{
+    if (pc_genq_budget(s) < 1 || s->n == 0) return PC_OK;
+    pc_genq_value *a = pc_genq_pick(s, accept_per_tensor, NULL);
+    pc_genq_value *b = a ? pc_genq_pick(s, accept_addend, a) : NULL;
+    if (!b) return PC_OK;
+    int64_t dims[PC_MAX_RANK];
+    for (int32_t i = 0; i < a->rank; i++)
+        dims[i] = a->dims[i] > b->dims[i] ? a->dims[i] : b->dims[i];
+    if (!pc_gen_shape_fits(s->g, a->rank, dims)) return PC_OK;
+    double lo = a->lo + b->lo, hi = a->hi + b->hi;
+    pc_value *ins[8] = {a->q, a->scale, a->zp, b->q, b->scale, b->zp, NULL, NULL};
+    pc_genq_params yp;
+    pc_status st = pc_genq_params_draw(s, a->type, -1, 1, mag_of(lo, hi), &yp, err);
+    if (st == PC_OK && pc_model_opset(s->g->model, PC_MS_DOMAIN) < 0)
+        st = pc_model_set_opset(s->g->model, PC_MS_DOMAIN, 1, err);
+    if (st == PC_OK) st = scalar_params(s, &yp, &ins[6], &ins[7], err);
+    pc_node *n = st == PC_OK ? pc_gen_node_begin(s->g, "QLinearAdd", PC_MS_DOMAIN, 8, ins, 1, err) : NULL;
+    if (st == PC_OK) st = n ? qlinear_output(s, n, &yp, ins[6], ins[7], hi, lo, err) : err->status;
+    pc_genq_params_free(&yp);
+    return st;
+}
+
 /* 3: DQ -> a float graph output */
 static pc_status unit_dq_output(pc_genq *s, pc_error *err)
 {
@@ -211,8 +249,8 @@ static pc_status unit_input(pc_genq *s, pc_error *err)
 
 typedef pc_status (*unit_fn)(pc_genq *s, pc_error *err);
 
-static const unit_fn units[] = {unit_qconv, unit_qmatmul, unit_qrelu, unit_dq_output, unit_input};
-static const uint32_t unit_weights[] = {30, 20, 20, 15, 5};
+static const unit_fn units[] = {unit_qconv, unit_qmatmul, unit_qrelu, unit_dq_output, unit_input, unit_qadd};
+static const uint32_t unit_weights[] = {30, 20, 20, 15, 5, 15};
 
 pc_status pc_gen_qlinear(pc_gen *g, pc_error *err)
 {

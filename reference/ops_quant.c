@@ -679,6 +679,51 @@ static pc_status op_QLinearAdd(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, 
     return PC_OK;
 }
 
+/* ---- the systolic EP's ops (com.passcheck.systolic)
+ * --------------------------------------------------------- */
+
+/* QLinearAdd: com.microsoft QLinearAdd restricted to A and B of one shape (the array adds elementwise). */
+static pc_status op_SystolicQLinearAdd(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                       uint32_t n_out)
+{
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st == PC_OK) st = ref_require_tensor(ctx, in, n_in, 3);
+    if (st != PC_OK) return st;
+    const pc_data *a = in[0], *b = in[3];
+    bool same = a->rank == b->rank;
+    for (int32_t i = 0; same && i < a->rank; i++)
+        same = a->dims[i] == b->dims[i];
+    if (!same)
+        return ref_fail(ctx, PC_ERR_SHAPE,
+                        "A and B must have one shape (the systolic add does not broadcast)");
+    return op_QLinearAdd(ctx, in, n_in, out, n_out);
+}
+
+/* QLinearRelu: X [, X_zero_point] -> max(X, zero point) (absent: 0), the Relu of the real values X stands
+ * for, written on the integers: DequantizeLinear, Relu and QuantizeLinear with one scale and zero point give
+ * it. */
+static pc_status op_QLinearRelu(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                uint32_t n_out)
+{
+    (void)n_out;
+    pc_status st = ref_require_tensor(ctx, in, n_in, 0);
+    if (st != PC_OK) return st;
+    const pc_data *x = in[0], *z = n_in > 1 ? in[1] : NULL;
+    if (!q8(x->dtype))
+        return ref_fail(ctx, PC_ERR_TYPE, "X must be int8 or uint8, is %s", pc_dtype_name(x->dtype));
+    if (z && (z->kind != PC_TYPE_TENSOR || !one_element(z) || z->rank > 1 || z->dtype != x->dtype))
+        return ref_fail(ctx, PC_ERR_SHAPE, "X_zero_point must be one %s value", pc_dtype_name(x->dtype));
+    int64_t zp = z ? ref_get_i64(z, 0) : 0;
+    pc_data *y = ref_new_tensor(ctx, x->dtype, x->rank, x->dims);
+    if (!y) return ctx->err->status;
+    for (uint64_t k = 0; k < x->n_elements; k++) {
+        int64_t v = ref_get_i64(x, k);
+        ref_set_i64(y, k, v > zp ? v : zp);
+    }
+    out[0] = y;
+    return PC_OK;
+}
+
 const ref_op ref_ops_quant[] = {
     {"", "ConvInteger", op_ConvInteger},
     {"", "DequantizeLinear", op_DequantizeLinear},
@@ -688,6 +733,8 @@ const ref_op ref_ops_quant[] = {
     {"", "QLinearMatMul", op_QLinearMatMul},
     {"", "QuantizeLinear", op_QuantizeLinear},
     {"com.microsoft", "QLinearAdd", op_QLinearAdd},
+    {"com.passcheck.systolic", "QLinearAdd", op_SystolicQLinearAdd},
+    {"com.passcheck.systolic", "QLinearRelu", op_QLinearRelu},
 };
 
 const size_t ref_ops_quant_count = sizeof ref_ops_quant / sizeof ref_ops_quant[0];

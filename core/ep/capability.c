@@ -82,6 +82,95 @@ static bool standard_op(const pc_node *node, const char *domain, int64_t opset)
     return pc_model_function_index(node->graph->model, domain, node->op_type) >= 0;
 }
 
+/* ---- groups: patterns a row claims a node only as part of (pc_ep_group) */
+
+/* The only reader of v (an input of one node, no graph output, no subgraph reference), or NULL. */
+static const pc_node *only_reader(const pc_value *v)
+{
+    if (!v || v->n_consumers != 1 || v->is_graph_output || v->n_subgraph_refs) return NULL;
+    return v->consumers[0].node;
+}
+
+static bool is_default_op(const pc_node *n, const char *op)
+{
+    return n && !n->domain[0] && pc_name_eq(n->op_type, op);
+}
+
+/* A per-tensor quantization parameter pair: scale (input 1, one float) and zero point (input 2, one 8-bit
+ * value; absent: uint8 0). */
+typedef struct qpair {
+    float scale;
+    pc_dtype type;
+    int32_t zp;
+} qpair;
+
+static bool qpair_read(const pc_node *n, qpair *q)
+{
+    const pc_tensor *s = n->n_inputs > 1 ? pc_value_const(n->inputs[1]) : NULL;
+    if (!s || s->dtype != PC_DTYPE_FLOAT || s->n_elements != 1) return false;
+    memcpy(&q->scale, s->data, sizeof q->scale);
+    const pc_tensor *z = n->n_inputs > 2 && n->inputs[2] ? pc_value_const(n->inputs[2]) : NULL;
+    if (n->n_inputs > 2 && n->inputs[2] && !z) return false;
+    q->type = z ? z->dtype : PC_DTYPE_UINT8;
+    if (z && z->n_elements != 1) return false;
+    if (q->type == PC_DTYPE_INT8)
+        q->zp = z ? ((const int8_t *)z->data)[0] : 0;
+    else if (q->type == PC_DTYPE_UINT8)
+        q->zp = z ? ((const uint8_t *)z->data)[0] : 0;
+    else
+        return false;
+    return true;
+}
+
+/* DQ -> Relu -> Q around n, with equal parameters (pc_ep_group's PC_EP_GROUP_DQ_RELU_Q). */
+static bool in_dq_relu_q(const pc_node *n)
+{
+    const pc_node *dq, *relu, *q;
+    if (is_default_op(n, "DequantizeLinear")) {
+        dq = n;
+        relu = n->n_outputs ? only_reader(n->outputs[0]) : NULL;
+        q = relu && relu->n_outputs ? only_reader(relu->outputs[0]) : NULL;
+    } else if (is_default_op(n, "Relu")) {
+        relu = n;
+        dq = n->n_inputs && n->inputs[0] ? n->inputs[0]->producer : NULL;
+        q = n->n_outputs ? only_reader(n->outputs[0]) : NULL;
+    } else if (is_default_op(n, "QuantizeLinear")) {
+        q = n;
+        relu = n->n_inputs && n->inputs[0] ? n->inputs[0]->producer : NULL;
+        dq = relu && relu->n_inputs && relu->inputs[0] ? relu->inputs[0]->producer : NULL;
+    } else {
+        return false;
+    }
+    if (!is_default_op(dq, "DequantizeLinear") || !is_default_op(relu, "Relu") ||
+        !is_default_op(q, "QuantizeLinear") || dq->graph != n->graph || relu->graph != n->graph ||
+        q->graph != n->graph)
+        return false;
+    /* the chain itself: each the only reader of the one before */
+    if (!dq->n_outputs || !relu->n_outputs || !q->n_inputs || only_reader(dq->outputs[0]) != relu ||
+        relu->n_inputs != 1 || relu->inputs[0] != dq->outputs[0] || only_reader(relu->outputs[0]) != q ||
+        q->inputs[0] != relu->outputs[0])
+        return false;
+    qpair a, b;
+    const pc_value *x = dq->inputs[0];
+    return qpair_read(dq, &a) && qpair_read(q, &b) && x && x->type.kind == PC_TYPE_TENSOR &&
+           x->type.elem == a.type && a.type == b.type && a.zp == b.zp &&
+           memcmp(&a.scale, &b.scale, sizeof a.scale) == 0;
+}
+
+static bool group_ok(pc_ep_group group, const pc_node *node, char *why, size_t why_size)
+{
+    switch (group) {
+    case PC_EP_GROUP_NONE:
+        return true;
+    case PC_EP_GROUP_DQ_RELU_Q:
+        if (in_dq_relu_q(node)) return true;
+        return set_why(why, why_size, "not part of a DQ -> Relu -> Q group with equal parameters");
+    case PC_EP_GROUP_COUNT:
+        break;
+    }
+    return set_why(why, why_size, "unknown group %d", (int)group);
+}
+
 bool pc_ep_claims_node(const pc_ep *ep, const pc_node *node, char *why, size_t why_size)
 {
     const char *domain = node->domain ? node->domain : "";
@@ -120,7 +209,9 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
                         SHOW_DOMAIN(domain), (long long)op->opset_min, (long long)op->opset_max);
             continue;
         }
-        if (!dtype_ok(op, node, w, why_size) || !attrs_ok(op, node, w, why_size)) continue;
+        if (!dtype_ok(op, node, w, why_size) || !attrs_ok(op, node, w, why_size) ||
+            !group_ok(op->group, node, w, why_size))
+            continue;
         if (why && why_size) why[0] = '\0';
         return true;
     }

@@ -16,11 +16,11 @@
  * internal NHWC domain is deliberately absent: an NHWC node left to cpu is a partitioning bug, caught as
  * such. */
 static const pc_ep_op cpu_ops[] = {
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL},
-    {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL},
-    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL},
-    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, 0, 0, NULL},
-    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
 };
 
 static const pc_ep cpu_ep = {"cpu",  PC_LAYOUT_NCHW, 0, false, true, true, sizeof cpu_ops / sizeof cpu_ops[0],
@@ -110,13 +110,15 @@ static const pc_ep_attr_rule batchnorm_rules[] = {{"spatial", 1, spatial_per_cha
     X("DequantizeLinear", QUANT, 0, NULL)                                                                    \
     X("QuantizeLinear", FLOATS, 0, NULL)
 
-#define AS_ONNX_OP(op, types, n_rules, rules) {"", op, NHWC_ONNX_MIN, NHWC_ONNX_MAX, types, n_rules, rules},
-#define AS_NHWC_OP(op, types, n_rules, rules) {PC_NHWC_DOMAIN, op, 1, NHWC_ONNX_MAX, types, n_rules, rules},
+#define AS_ONNX_OP(op, types, n_rules, rules)                                                                \
+    {"", op, NHWC_ONNX_MIN, NHWC_ONNX_MAX, types, n_rules, rules, PC_EP_GROUP_NONE},
+#define AS_NHWC_OP(op, types, n_rules, rules)                                                                \
+    {PC_NHWC_DOMAIN, op, 1, NHWC_ONNX_MAX, types, n_rules, rules, PC_EP_GROUP_NONE},
 static const pc_ep_op nhwc_ops[] = {
     NHWC_LAYOUT_OPS(AS_ONNX_OP) NHWC_OTHER_OPS(AS_ONNX_OP) NHWC_LAYOUT_OPS(AS_NHWC_OP)
     /* FusedConv (level 2 makes it from a Conv this EP owns) is layout-sensitive too */
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, FLOATS, 0, NULL},
-    {PC_NHWC_DOMAIN, "FusedConv", 1, NHWC_ONNX_MAX, FLOATS, 0, NULL},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, FLOATS, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_NHWC_DOMAIN, "FusedConv", 1, NHWC_ONNX_MAX, FLOATS, 0, NULL, PC_EP_GROUP_NONE},
 };
 
 static const pc_ep nhwc_ep = {
@@ -124,16 +126,25 @@ static const pc_ep nhwc_ep = {
 
 /* ---- systolic: the Systolic fork's int8 EP (a systolic array emulated on the CPU). It claims the integer
  * ops the array runs, QLinearConv and QLinearMatMul (int8 or uint8 activations; the fork also required zero
- * points of 0, the kernels here take any), its own channels-last QLinearConv_nhwc, which its level-3
- * rewrite makes from the QLinearConvs it owns (core/passes/systolic_nhwc.c), and the quantized Transposes
- * that rewrite places at its layout boundaries, so every node it makes stays on it. Declared NCHW: the layout
- * change is its own level-3 rewrite, not the generic NHWC layout transformer. */
+ * points of 0, the kernels here take any), QLinearAdd and the fork's QLinearRelu, and as a group the
+ * DQ -> Relu -> Q a quantizer leaves where the fork's emitted QLinearRelu (level 2 fuses the group into
+ * QLinearRelu, or into QLinearConvRelu after a QLinearConv); then what its level-3 rewrite makes
+ * (core/passes/systolic_nhwc.c): its channels-last QLinearConv_nhwc, its own elementwise QLinearAdd (the
+ * array's residual add: equal shapes) and the quantized Transposes at its layout boundaries, so every node it
+ * makes stays on it. Declared NCHW: the layout change is its own level-3 rewrite, not the generic NHWC layout
+ * transformer. */
 static const pc_ep_op systolic_ops[] = {
-    {"", "QLinearConv", 10, 21, QUANT, 0, NULL},
-    {"", "QLinearMatMul", 10, 21, QUANT, 0, NULL},
-    {"", "Transpose", 1, 21, QUANT, 0, NULL},
-    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL},
-    {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, QUANT, 0, NULL},
+    {"", "QLinearConv", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {"", "QLinearMatMul", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {"", "Transpose", 1, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {"", "DequantizeLinear", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_DQ_RELU_Q},
+    {"", "Relu", 6, 21, BIT(PC_DTYPE_FLOAT), 0, NULL, PC_EP_GROUP_DQ_RELU_Q},
+    {"", "QuantizeLinear", 10, 21, BIT(PC_DTYPE_FLOAT), 0, NULL, PC_EP_GROUP_DQ_RELU_Q},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_SYSTOLIC_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_SYSTOLIC_DOMAIN, "QLinearRelu", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
 };
 
 static const pc_ep systolic_ep = {

@@ -8,6 +8,8 @@
  *   - QLinearConv -> DQ -> Relu -> Q with equal parameters  =>  QLinearConvRelu (the Systolic quantizer's
  * form);
  *   - DQ -> Relu -> Q with equal parameters and Q's zero point at the low end  =>  removed (exact);
+ *   - any other DQ -> Relu -> Q with equal per-tensor parameters  =>  the systolic EP's QLinearRelu, where
+ * the EP claims it (only systolic does);
  *   - Relu -> Q with Q's zero point at the low end  =>  the Relu is removed (ORT's ReluQuantFusion; exact).
  * Every node of a group must be one this pass may modify and share the target's EP; the new node takes the
  * target's EP and must be claimed by the EP (pc_ep_claims_node), else it is dropped again. Conditions follow
@@ -486,6 +488,26 @@ static pc_status replaceable(pc_graph *graph, const pc_pass_options *opts, pc_no
     return identity_claimed(graph, opts, x, q, ok, err);
 }
 
+/* DQ -> Relu -> Q with equal per-tensor parameters, not after a QLinearConv: the systolic EP's QLinearRelu,
+ * max(x, zero point) (the fork's op took x alone and assumed a zero point of 0; the optional second input
+ * here carries it). Only where the EP claims QLinearRelu. */
+static pc_status try_qlinear_relu(pc_graph *graph, const pc_pass_options *opts, group *g, pc_node *dq,
+                                  const qparams *d, bool *fired, pc_error *err)
+{
+    if (!d->per_tensor) return PC_OK;
+    pc_value *ins[2] = {dq->inputs[0], d->zp};
+    pc_node *n;
+    pc_status st = emit_group(graph, opts, "QLinearRelu", PC_SYSTOLIC_DOMAIN, d->zp ? 2 : 1, ins, NULL, 0,
+                              g->relu, false, g->q, &n, err);
+    if (st == PC_OK && !n) pc_pass_near_miss(opts, PC_RW_QLINEAR_RELU, PC_MISS_ANNOTATION); /* refused */
+    if (st != PC_OK || !n) return st;
+    pc_pass_note(opts, PC_RW_QLINEAR_RELU);
+    pc_pass_explain(opts, "DQ '%s' -> Relu -> Q '%s' -> QLinearRelu '%s' on %s", pm_label(dq), pm_label(g->q),
+                    n->name, opts->ep->name);
+    *fired = true;
+    return pc_pass_remove_dead(graph, g->q, err);
+}
+
 static pc_status try_dq_relu_q(pc_graph *graph, const pc_pass_options *opts, group *g, bool *fired,
                                bool *blocked, pc_error *err)
 {
@@ -523,12 +545,13 @@ static pc_status try_dq_relu_q(pc_graph *graph, const pc_pass_options *opts, gro
         pc_value_single_consumer(dq->outputs[0]) == relu ? sole_producer(graph, dq->inputs[0], dq) : NULL;
     if (!qc || !pm_is_op(qc, "QLinearConv") || qc->n_inputs < 8 || !pc_pass_can_modify(opts, qc) ||
         !pc_nodes_fusable(qc, dq))
-        return PC_OK;
+        return try_qlinear_relu(graph, opts, g, dq, &d, fired, err);
     const pc_tensor *qs = pc_value_const(qc->inputs[6]), *qz = pc_value_const(qc->inputs[7]);
-    if (!qs || !qz || !tensors_same(qs, d.s) || qz->n_elements != 1 || qz->dtype != d.qtype) return PC_OK;
+    if (!qs || !qz || !tensors_same(qs, d.s) || qz->n_elements != 1 || qz->dtype != d.qtype)
+        return try_qlinear_relu(graph, opts, g, dq, &d, fired, err);
     qparams qcy = d;
     qcy.z = qz;
-    if (zp_at(&qcy, 0) != zp_at(&d, 0)) return PC_OK;
+    if (zp_at(&qcy, 0) != zp_at(&d, 0)) return try_qlinear_relu(graph, opts, g, dq, &d, fired, err);
     const char *label = pm_label(qc);
     pc_node *n;
     pc_status st = emit_group(graph, opts, "QLinearConvRelu", MS_DOMAIN, qc->n_inputs, qc->inputs, NULL, 0,

@@ -47,7 +47,9 @@ static const struct emittable {
     {"com.microsoft", "QLinearConvRelu"},
     {"com.ms.internal.nhwc", "FusedConv"},
     {"com.ms.internal.nhwc", "QLinearConv"},
+    {"com.passcheck.systolic", "QLinearAdd"},
     {"com.passcheck.systolic", "QLinearConv_nhwc"},
+    {"com.passcheck.systolic", "QLinearRelu"},
 };
 
 static int emittable_cmp(const char *domain, const char *op_type, const struct emittable *e)

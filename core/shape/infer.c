@@ -17,6 +17,8 @@
 #define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true, 0},
 /* channels-last, and input w an HWIO weight the rule sees as OIHW */
 #define SYSTOLIC(op, fn, w) {PC_SYSTOLIC_DOMAIN, op, fn, true, w},
+/* layout-blind (elementwise) */
+#define SYSTOLIC_ANY(op, fn) {PC_SYSTOLIC_DOMAIN, op, fn, false, 0},
 
 static const sh_rule rules[] = {
     ONNX("Abs", sh_infer_same)
@@ -185,7 +187,9 @@ static const sh_rule rules[] = {
     NHWC("QLinearConv", sh_infer_qlinear_conv)
     NHWC("Resize", sh_infer_resize)
     NHWC("SpaceToDepth", sh_infer_space_to_depth)
+    SYSTOLIC_ANY("QLinearAdd", sh_infer_systolic_add)
     SYSTOLIC("QLinearConv_nhwc", sh_infer_qlinear_conv, 3)
+    SYSTOLIC_ANY("QLinearRelu", sh_infer_qlinear_relu)
 };
 
 #undef ONNX

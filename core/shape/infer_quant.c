@@ -144,6 +144,40 @@ pc_status sh_infer_qlinear_add(sh_ctx *c)
     return st;
 }
 
+/* The systolic EP's QLinearAdd (the array's residual add): com.microsoft QLinearAdd's inputs, A and B of
+ * equal shapes (elementwise over one flat length: no broadcasting), C of A's shape and type. */
+pc_status sh_infer_systolic_add(sh_ctx *c)
+{
+    sh_shape a, b;
+    if (sh_in_shape(c, 0, &a) && sh_in_shape(c, 3, &b)) {
+        if (a.rank != b.rank)
+            return sh_fail(
+                c,
+                "A (rank %d) and B (rank %d) must have equal shapes: the systolic array's add does "
+                "not broadcast",
+                (int)a.rank, (int)b.rank);
+        for (int32_t i = 0; i < a.rank; i++)
+            if (a.dims[i].kind == PC_DIM_KNOWN && b.dims[i].kind == PC_DIM_KNOWN &&
+                a.dims[i].size != b.dims[i].size)
+                return sh_fail(c,
+                               "A and B must have equal shapes (dim %d: %lld and %lld): the systolic array's "
+                               "add does not broadcast",
+                               (int)i, (long long)a.dims[i].size, (long long)b.dims[i].size);
+    }
+    return sh_infer_qlinear_add(c);
+}
+
+/* The systolic EP's QLinearRelu: X [, X_zero_point] -> Y = max(X, zero point), X's shape and type. */
+pc_status sh_infer_qlinear_relu(sh_ctx *c)
+{
+    pc_status st = check_one_value(c, 1, "X_zero_point");
+    if (st != PC_OK) return st;
+    sh_shape x;
+    bool known = sh_in_shape(c, 0, &x);
+    sh_set_out(c, 0, sh_in_elem(c, 0), known ? &x : NULL);
+    return PC_OK;
+}
+
 /* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp. */
 pc_status sh_infer_qlinear_matmul(sh_ctx *c)
 {

@@ -185,6 +185,8 @@ pc_status sh_infer_quantize(sh_ctx *c);
 pc_status sh_infer_dequantize(sh_ctx *c);
 pc_status sh_infer_qlinear_conv(sh_ctx *c);
 pc_status sh_infer_qlinear_add(sh_ctx *c);
+pc_status sh_infer_systolic_add(sh_ctx *c);
+pc_status sh_infer_qlinear_relu(sh_ctx *c);
 pc_status sh_infer_qlinear_matmul(sh_ctx *c);
 pc_status sh_infer_dynamic_quantize(sh_ctx *c);
 pc_status sh_infer_matmul_integer(sh_ctx *c);

@@ -42,6 +42,85 @@ static bool standard_claim(const pc_model *m, const char *domain, const char *op
     return opset > info->schema_max_opset || pc_schema_lookup(domain, op, opset) != NULL;
 }
 
+/* ---- groups (docs/ep.md, "group=dq-relu-q"): found by scanning the graph's nodes, not through the IR's
+ * consumer lists core uses */
+
+/* The node reading v when exactly one node input in v's graph does and v is not a graph output; else NULL. */
+static const pc_node *sole_reader(const pc_value *v)
+{
+    if (!v || v->is_graph_output || v->n_subgraph_refs) return NULL;
+    const pc_node *found = NULL;
+    uint32_t uses = 0;
+    for (const pc_node *n = v->graph->first; n; n = n->next)
+        for (uint32_t i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] == v) {
+                found = n;
+                uses++;
+            }
+    return uses == 1 ? found : NULL;
+}
+
+static bool plain_op(const pc_node *n, const char *op)
+{
+    return n && same_domain(n->domain, "") && pc_name_eq(n->op_type, op);
+}
+
+/* Scale (one float) and zero point (one int8/uint8 value, absent: uint8 0) of a Q or DQ; false otherwise. */
+static bool per_tensor(const pc_node *n, float *scale, pc_dtype *type, int64_t *zp)
+{
+    const pc_tensor *s = n->n_inputs > 1 && n->inputs[1] ? pc_value_const(n->inputs[1]) : NULL;
+    if (!s || s->dtype != PC_DTYPE_FLOAT || s->n_elements != 1) return false;
+    *scale = *(const float *)s->data;
+    *type = PC_DTYPE_UINT8;
+    *zp = 0;
+    if (n->n_inputs < 3 || !n->inputs[2]) return true;
+    const pc_tensor *z = pc_value_const(n->inputs[2]);
+    if (!z || z->n_elements != 1) return false;
+    *type = z->dtype;
+    if (z->dtype == PC_DTYPE_UINT8)
+        *zp = *(const uint8_t *)z->data;
+    else if (z->dtype == PC_DTYPE_INT8)
+        *zp = *(const int8_t *)z->data;
+    else
+        return false;
+    return true;
+}
+
+static bool dq_relu_q_chain(const pc_node *dq, const pc_node *relu, const pc_node *q)
+{
+    if (!plain_op(dq, "DequantizeLinear") || !plain_op(relu, "Relu") || !plain_op(q, "QuantizeLinear"))
+        return false;
+    if (dq->n_outputs < 1 || relu->n_outputs < 1 || relu->n_inputs != 1 || q->n_inputs < 1) return false;
+    if (sole_reader(dq->outputs[0]) != relu || relu->inputs[0] != dq->outputs[0]) return false;
+    if (sole_reader(relu->outputs[0]) != q || q->inputs[0] != relu->outputs[0]) return false;
+    float s1, s2;
+    pc_dtype t1, t2;
+    int64_t z1, z2;
+    if (!per_tensor(dq, &s1, &t1, &z1) || !per_tensor(q, &s2, &t2, &z2)) return false;
+    const pc_value *x = dq->inputs[0];
+    return x && x->type.kind == PC_TYPE_TENSOR && x->type.elem == t1 && t1 == t2 && z1 == z2 &&
+           memcmp(&s1, &s2, sizeof s1) == 0;
+}
+
+static const pc_node *producer_of(const pc_node *n)
+{
+    return n && n->n_inputs && n->inputs[0] ? n->inputs[0]->producer : NULL;
+}
+
+static bool in_group(pc_ep_group group, const pc_node *n)
+{
+    if (group == PC_EP_GROUP_NONE) return true;
+    if (group != PC_EP_GROUP_DQ_RELU_Q) return false;
+    if (plain_op(n, "DequantizeLinear")) {
+        const pc_node *relu = n->n_outputs ? sole_reader(n->outputs[0]) : NULL;
+        return relu && relu->n_outputs && dq_relu_q_chain(n, relu, sole_reader(relu->outputs[0]));
+    }
+    if (plain_op(n, "Relu"))
+        return n->n_outputs && dq_relu_q_chain(producer_of(n), n, sole_reader(n->outputs[0]));
+    if (plain_op(n, "QuantizeLinear")) return dq_relu_q_chain(producer_of(producer_of(n)), producer_of(n), n);
+    return false;
+}
+
 /* Why a row whose op type and domain match does not claim the node (PC_CAPO_CLAIMS: it does). */
 static pc_capo_reason row_refusal(const pc_ep_op *row, const pc_node *node, int64_t opset)
 {
@@ -73,7 +152,7 @@ static pc_capo_reason row_refusal(const pc_ep_op *row, const pc_node *node, int6
             listed = listed || rule->values[k] == value;
         if (!listed) return PC_CAPO_ATTRIBUTE;
     }
-    return PC_CAPO_CLAIMS;
+    return in_group(row->group, node) ? PC_CAPO_CLAIMS : PC_CAPO_GROUP;
 }
 
 static bool row_matches_op(const pc_ep_op *row, const pc_node *node, const char *domain)
@@ -117,6 +196,7 @@ const char *pc_capo_reason_phrase(pc_capo_reason r)
         [PC_CAPO_OPSET] = "opset ",
         [PC_CAPO_DTYPE] = "element type ",
         [PC_CAPO_ATTRIBUTE] = "attribute '",
+        [PC_CAPO_GROUP] = "not part of a ",
     };
     return (unsigned)r < PC_CAPO_REASON_COUNT ? phrases[r] : "?";
 }

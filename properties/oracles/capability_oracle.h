@@ -14,7 +14,9 @@
  * must match: op type (or "*") and domain, the model's opset for the domain within the row's range, the
  * element type of the node's first input (first output without inputs) in the row's set when it has one
  * (unknown types fail), and every attribute rule (the node's int attribute, or the rule's default when
- * absent; absent without a default, or not an int, fails) one of the listed values.
+ * absent; absent without a default, or not an int, fails) one of the listed values, and when the row names a
+ * group, the node part of that pattern (DQ -> Relu -> Q, each the only reader of the one before, equal
+ * per-tensor parameters).
  *
  * Deliberately simple: linear scans; the reason is the rule that failed, by class (docs/ep.md words each).
  * The schema table (core/schema, facts from ONNX 1.12) and the EP's parsed rows are data it shares with core;
@@ -35,6 +37,7 @@ typedef enum pc_capo_reason {
     PC_CAPO_OPSET,        /* the model's opset is outside the first row's range */
     PC_CAPO_DTYPE,        /* the element type is unknown or not in the first row's set */
     PC_CAPO_ATTRIBUTE,    /* an attribute rule of the first row fails */
+    PC_CAPO_GROUP,        /* the node is not part of the first row's group (pc_ep_group) */
     PC_CAPO_REASON_COUNT
 } pc_capo_reason;
 

@@ -1396,8 +1396,9 @@ uint32_t pc_tpo_count_layout_moved(const pc_graph *g)
 {
     uint32_t n = 0;
     for (const pc_node *x = g->first; x; x = x->next)
-        n += strcmp(x->domain, "com.ms.internal.nhwc") == 0 ||
-             strcmp(x->domain, "com.passcheck.systolic") == 0;
+        n +=
+            strcmp(x->domain, "com.ms.internal.nhwc") == 0 ||
+            (strcmp(x->domain, "com.passcheck.systolic") == 0 && strcmp(x->op_type, "QLinearConv_nhwc") == 0);
     return n;
 }
 

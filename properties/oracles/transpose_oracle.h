@@ -81,8 +81,9 @@ void pc_tpo_result_free(pc_tpo_result *res);
 
 /* ai.onnx Transpose nodes in the main graph. */
 uint32_t pc_tpo_count_transposes(const pc_graph *g);
-/* Nodes whose layout a transformer changed: in com.ms.internal.nhwc (the NHWC layout transformer) or
- * com.passcheck.systolic (the systolic EP's level-3 rewrite). */
+/* Nodes whose layout a transformer changed: in com.ms.internal.nhwc (the NHWC layout transformer), or the
+ * systolic EP's QLinearConv_nhwc (its level-3 rewrite; the elementwise ops it carries along are layout-blind
+ * and QLinearRelu is also made at level 2, so they do not count). */
 uint32_t pc_tpo_count_layout_moved(const pc_graph *g);
 
 /* Structural leftovers of the transpose optimizer in g's main graph, among nodes that one optimizer run could

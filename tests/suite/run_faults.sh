@@ -44,7 +44,7 @@ family_for() {
     fusion-drops-annotation | fusion-merges-annotations | layer-rule-contains) echo annotated ;;
     concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any | runtime-depthwise-nhwc-channels) echo nhwc ;;
     qdq-wrong-rounding | runtime-requant-truncate) echo qdq ;;
-    ep-file-block-bound | capability-refuses-min-opset | systolic-weight-ohwi) echo eps ;;
+    ep-file-block-bound | capability-refuses-min-opset | systolic-weight-ohwi | systolic-add-shape-copy | systolic-add-no-return) echo eps ;;
     neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor | fold-skips-errors | eval-tie-later | gather-perm-order | reshape-groups-apart) echo patterns ;;
     *) echo all ;;
     esac

@@ -138,8 +138,9 @@ static void test_systolic(void)
     CHECK(pc_ep_claims_node(sys, qconv, why, sizeof why) && pc_ep_claims_node(sys, qmm, why, sizeof why));
     CHECK(pc_ep_claims_node(sys, tq, why, sizeof why) && pc_ep_claims_node(sys, nhwc, why, sizeof why));
     CHECK(!pc_ep_claims_node(sys, tf, why, sizeof why) && !pc_ep_claims_node(sys, conv, why, sizeof why));
-    CHECK_MSG(!pc_ep_claims_node(sys, relu, why, sizeof why) && strstr(why, "not in the EP's op list"), "%s",
-              why);
+    /* a float Relu only as part of a DQ -> Relu -> Q group (test_passes_systolic has the groups) */
+    CHECK_MSG(!pc_ep_claims_node(sys, relu, why, sizeof why) && strstr(why, "not part of a DQ -> Relu -> Q"),
+              "%s", why);
     /* nothing else runs its domain: cpu refuses QLinearConv_nhwc */
     CHECK(!pc_ep_claims_node(pc_ep_registry_find(reg, "cpu"), nhwc, why, sizeof why));
     pc_model_free(m);
@@ -246,7 +247,8 @@ static const bad_case bad_files[] = {
     {"op Conv\n", "f.ep:1:1: an 'op' line before any 'ep' line"},
     {"ep a\nattr group values=1\n", "f.ep:2:1: an 'attr' line before any 'op' line of its EP"},
     {"ep a\nop Conv colour=red\n",
-     "f.ep:2:9: unknown field 'colour' on an op line (known: domain, opset, types)"},
+     "f.ep:2:9: unknown field 'colour' on an op line (known: domain, opset, types, group)"},
+    {"ep a\nop Relu group=relu\n", "f.ep:2:15: field 'group': expected dq-relu-q, got 'relu'"},
     {"ep a speed=9\n",
      "f.ep:1:6: unknown field 'speed' on an ep line (known: layout, block, compiles, transpose, "
      "standard)"},

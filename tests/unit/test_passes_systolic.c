@@ -288,6 +288,159 @@ static void test_relu_attribute(void)
     }
 }
 
+static const pc_node *find_op(const pc_model *m, const char *domain, const char *op)
+{
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        if (strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0) return n;
+    return NULL;
+}
+
+/* Optimizes a clone of `m` and checks it against the original on the reference and the runtime. */
+static pc_model *optimized_checked(const pc_model *m, const char *what)
+{
+    pc_model *o = pt_clone(m);
+    optimize(o);
+    equal_on_reference(m, o, what);
+    runtime_equals_reference(o, what);
+    all_on(o, "systolic");
+    /* idempotent: a second run changes nothing */
+    pc_model *again = pt_clone(o);
+    optimize(again);
+    char diff[512];
+    CHECK_MSG(pc_model_equal(o, again, diff, sizeof diff), "%s: optimizing again changed the graph: %s", what,
+              diff);
+    pc_model_free(again);
+    return o;
+}
+
+/* The quantizer's QLinearRelu after a conv (QLinearConv -> DQ -> Relu -> Q, y's parameters): claimed by
+ * systolic as a group, fused at level 2 (QLinearConvRelu), at level 3 one kernel with relu = 1. */
+static void test_relu_group_fused(void)
+{
+    pc_model *m = conv_model(3, 4, 3, 2);
+    pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "c", NULL);
+    pt_node(m, "DequantizeLinear", "", "c,ys,yz", "d", NULL);
+    pt_node(m, "Relu", "", "d", "r", NULL);
+    pt_node(m, "QuantizeLinear", "", "r,ys,yz", "y", NULL);
+    pt_output(m, "y");
+    pc_model *o = optimized_checked(m, "conv + DQ/Relu/Q group");
+    const pc_node *c = find_op(o, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc");
+    CHECK(c && pc_node_attr_int(c, "relu", 0) == 1);
+    CHECK_MSG(count(o, "", "Transpose") == 2 && count(o, "", "Relu") == 0 &&
+                  count(o, "", "QuantizeLinear") == 0,
+              "%d Transposes, %d Relus", count(o, "", "Transpose"), count(o, "", "Relu"));
+    pc_model_free(o);
+    pc_model_free(m);
+}
+
+/* The fork's own QLinearRelu after a conv whose output nothing else reads: fused (relu = 1). When the conv's
+ * output is also a graph output, or read by another conv converted before the QLinearRelu in the walk:
+ * carried in NHWC (the conv's output must stay as it is for the other reader). */
+static void test_fork_relu(void)
+{
+    static const char *const what[3] = {"QLinearRelu fused", "QLinearRelu carried (graph output)",
+                                        "QLinearRelu carried (a conv reads the output too)"};
+    for (int shared = 0; shared < 3; shared++) {
+        pc_model *m = conv_model(3, 4, 3, 1);
+        pc_error err;
+        CHECK_OK(pc_model_set_opset(m, PC_SYSTOLIC_DOMAIN, 1, &err), &err);
+        pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "c", NULL);
+        if (shared == 2) pt_node(m, "QLinearConv", "", "c,ys,yz,w,ws,wz,ys,yz", "c2", NULL);
+        pt_node(m, "QLinearRelu", PC_SYSTOLIC_DOMAIN, "c,yz", "y", NULL);
+        pt_output(m, "y");
+        if (shared == 1) pt_output(m, "c");
+        if (shared == 2) pt_output(m, "c2");
+        pc_model *o = optimized_checked(m, what[shared]);
+        const pc_node *c = NULL;
+        for (const pc_node *n = o->graph->first; n; n = n->next)
+            if (strcmp(n->op_type, "QLinearConv_nhwc") == 0 && n->inputs[0]->producer &&
+                strcmp(n->inputs[0]->producer->op_type, "Transpose") == 0)
+                c = n;
+        CHECK(c && pc_node_attr_int(c, "relu", 0) == (shared ? 0 : 1));
+        CHECK(count(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu") == (shared ? 1 : 0));
+        CHECK_MSG(count(o, "", "Transpose") == 2 + (shared ? 1 : 0), "%s: %d Transposes", what[shared],
+                  count(o, "", "Transpose"));
+        const pc_node *r = find_op(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu");
+        CHECK(!r || (c && r->inputs[0] == c->outputs[0]));
+        pc_model_free(o);
+        pc_model_free(m);
+    }
+}
+
+/* A DQ -> Relu -> Q group with equal parameters not after a conv: QLinearRelu (systolic claims the group). */
+static void test_relu_group_alone(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_INT8, 2, (int64_t[]){3, 5});
+    float s = 0.25f;
+    int8_t z = 7;
+    pt_const(m, "s", PC_DTYPE_FLOAT, 0, NULL, &s);
+    pt_const(m, "z", PC_DTYPE_INT8, 0, NULL, &z);
+    pt_node(m, "DequantizeLinear", "", "x,s,z", "d", NULL);
+    pt_node(m, "Relu", "", "d", "r", NULL);
+    pt_node(m, "QuantizeLinear", "", "r,s,z", "y", NULL);
+    pt_output(m, "y");
+    pc_model *o = optimized_checked(m, "DQ/Relu/Q alone");
+    const pc_node *r = find_op(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu");
+    CHECK(r && o->graph->first == r && !r->next);
+    pc_model_free(o);
+    /* unequal parameters: no group, nothing on systolic, cpu runs the three as they are */
+    float s2 = 0.5f;
+    pt_const(m, "s2", PC_DTYPE_FLOAT, 0, NULL, &s2);
+    pc_node *q = (pc_node *)find_op(m, "", "QuantizeLinear");
+    pc_error err;
+    CHECK_OK(pc_node_set_input(q, 1, pc_graph_find_value(m->graph, "s2"), &err), &err);
+    o = pt_clone(m);
+    optimize(o);
+    CHECK(count(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu") == 0 && count(o, "", "Relu") == 1);
+    all_on(o, "cpu");
+    pc_model_free(o);
+    pc_model_free(m);
+}
+
+/* Two convs of x added: the add carried in NHWC as the EP's own QLinearAdd (one reorder in, one back). With
+ * B of another shape (broadcast) it stays NCHW; the fork's two TransformQLinearAdd bugs carry it anyway and
+ * the verifier's shape inference names the mismatch. */
+static void test_add(void)
+{
+    for (int broadcast = 0; broadcast < 2; broadcast++) {
+        pc_model *m = conv_model(3, 5, 3, 1);
+        int8_t w5[3 * 3 * 25];
+        for (int i = 0; i < 3 * 3 * 25; i++)
+            w5[i] = (int8_t)(i % 7 - 3);
+        pt_const(m, "w5", PC_DTYPE_INT8, 4, (int64_t[]){3, 3, 5, 5}, w5);
+        pt_node(m, "QLinearConv", "", "x,xs,xz,w,ws,wz,ys,yz", "a", NULL);
+        pt_node(m, "QLinearConv", "", broadcast ? "x,xs,xz,w5,ws,wz,ys,yz" : "x,xs,xz,w,ws,wz,ys,yz", "b",
+                NULL);
+        pt_node(m, "QLinearAdd", PC_MS_DOMAIN, "a,ys,yz,b,ys,yz,xs,xz", "y", NULL);
+        pc_error err;
+        CHECK_OK(pc_model_set_opset(m, PC_MS_DOMAIN, 1, &err), &err);
+        pt_output(m, "y");
+        pc_model *o = optimized_checked(m, broadcast ? "broadcast add" : "add");
+        CHECK(count(o, PC_SYSTOLIC_DOMAIN, "QLinearAdd") == !broadcast);
+        CHECK(count(o, PC_MS_DOMAIN, "QLinearAdd") == broadcast);
+        CHECK_MSG(count(o, "", "Transpose") == (broadcast ? 3 : 2), "%d Transposes",
+                  count(o, "", "Transpose"));
+        pc_model_free(o);
+        for (int f = 0; broadcast && f < 2; f++) {
+            CHECK_OK(pc_fault_enable_list(f ? "systolic-add-no-return" : "systolic-add-shape-copy", &err),
+                     &err);
+            o = pt_clone(m);
+            pc_optimize_options opt;
+            pc_optimize_options_default(&opt);
+            opt.eps = eps;
+            opt.n_eps = 2;
+            opt.verify_each_pass = true;
+            pc_status st = pc_model_optimize(o, &opt, NULL, &err);
+            CHECK_MSG(st != PC_OK && strstr(err.message, "equal shapes"), "fault %d: %s", f,
+                      st == PC_OK ? "optimized" : err.message);
+            pc_fault_reset();
+            pc_model_free(o);
+        }
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     pc_ep_registry *reg = NULL;
@@ -297,6 +450,10 @@ int main(void)
     test_chain_inside();
     test_refusals();
     test_relu_attribute();
+    test_relu_group_fused();
+    test_fork_relu();
+    test_relu_group_alone();
+    test_add();
     pc_ep_registry_free(reg);
     return pc_test_finish("test_passes_systolic");
 }

@@ -1341,10 +1341,10 @@ static void test_refusals(void)
 /* com.microsoft QLinearAdd: A and B of one 8-bit type with shapes that broadcast (equal, scalars, size-1
  * axes, fewer axes on either side), scales across the range or matched to the sum's spread, zero points
  * present or omitted (then 0). */
-static void qadd_case(op_stats *stats, int *broadcast, int *omitted_zp)
+static void qadd_case(op_stats *stats, int *broadcast, int *omitted_zp, bool systolic)
 {
     tcase c;
-    case_begin(&c, "QLinearAdd", PC_MS_DOMAIN, 13);
+    case_begin(&c, "QLinearAdd", systolic ? PC_SYSTOLIC_DOMAIN : PC_MS_DOMAIN, 13);
     pc_dtype t = q8_type();
     int32_t rank = (int32_t)draw(5), rs = rank ? rank - (int32_t)draw((uint32_t)rank + 1) : 0;
     int64_t dims[4], full[4], small[4];
@@ -1357,6 +1357,11 @@ static void qadd_case(op_stats *stats, int *broadcast, int *omitted_zp)
     bool a_small = draw(2);
     pc_data *a = a_small ? tensor(t, rs, small) : tensor(t, rank, full);
     pc_data *b = a_small ? tensor(t, rank, full) : tensor(t, rs, small);
+    if (systolic) { /* the systolic add takes one shape (its shape rule refuses others; test_passes_systolic)
+                     */
+        pc_data_unref(b);
+        b = tensor(t, a->rank, a->dims);
+    }
     fill_q8(a);
     fill_q8(b);
     float as = scale_value(), bs = draw(3) ? scale_value() : as;
@@ -1382,11 +1387,32 @@ static void qadd_case(op_stats *stats, int *broadcast, int *omitted_zp)
     case_end(&c);
 }
 
+/* The systolic EP's QLinearRelu: X [, X_zero_point] -> max(X, zero point). */
+static void qrelu_case(op_stats *stats, int *omitted_zp)
+{
+    tcase c;
+    case_begin(&c, "QLinearRelu", PC_SYSTOLIC_DOMAIN, 13);
+    pc_dtype t = q8_type();
+    int32_t rank = (int32_t)draw(5);
+    int64_t dims[4];
+    for (int32_t d = 0; d < rank; d++)
+        dims[d] = 1 + draw(6);
+    pc_data *x = tensor(t, rank, dims);
+    fill_q8(x);
+    set_input(&c, 0, x, false);
+    bool omit = draw(4) == 0;
+    if (!omit) set_input(&c, 1, scalar_i(t, zp_value(t)), draw(2));
+    case_node(&c);
+    if (run_case(&c, stats) == R_COMPARED) *omitted_zp += omit;
+    case_end(&c);
+}
+
 int main(void)
 {
     op_stats q = {"QuantizeLinear", 0, 0, 0, 0}, dq = {"DequantizeLinear", 0, 0, 0, 0},
              qc = {"QLinearConv", 0, 0, 0, 0}, qm = {"QLinearMatMul", 0, 0, 0, 0},
-             mi = {"MatMulInteger", 0, 0, 0, 0}, qa = {"QLinearAdd", 0, 0, 0, 0};
+             mi = {"MatMulInteger", 0, 0, 0, 0}, qa = {"QLinearAdd", 0, 0, 0, 0},
+             sa = {"QLinearAdd (systolic)", 0, 0, 0, 0}, sr = {"QLinearRelu (systolic)", 0, 0, 0, 0};
     for (int i = 0; i < 400; i++)
         quantize_case(&q);
     for (int i = 0; i < 300; i++)
@@ -1403,13 +1429,21 @@ int main(void)
     }
     int qa_broadcast = 0, qa_omitted = 0;
     for (int i = 0; i < 400; i++)
-        qadd_case(&qa, &qa_broadcast, &qa_omitted);
+        qadd_case(&qa, &qa_broadcast, &qa_omitted, false);
+    int sa_broadcast = 0, sa_omitted = 0, sr_omitted = 0;
+    for (int i = 0; i < 250; i++) {
+        qadd_case(&sa, &sa_broadcast, &sa_omitted, true);
+        qrelu_case(&sr, &sr_omitted);
+    }
+    CHECK_MSG(sa_broadcast == 0 && sa_omitted > 50 && sr_omitted > 30,
+              "systolic coverage: broadcast %d, omitted zero points %d (add) %d (relu)", sa_broadcast,
+              sa_omitted, sr_omitted);
     CHECK_MSG(qa_broadcast > 100 && qa_omitted > 100,
               "QLinearAdd coverage: broadcast %d, omitted zero points %d", qa_broadcast, qa_omitted);
     test_fixed();
     test_multiplier(&qc, &qm);
     test_refusals();
-    const op_stats *all[] = {&q, &dq, &qc, &qm, &mi, &qa};
+    const op_stats *all[] = {&q, &dq, &qc, &qm, &mi, &qa, &sa, &sr};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         CHECK_MSG(all[i]->compared >= 200 && all[i]->planted == 1, "%s: %d cases compared, %d planted",
                   all[i]->op, all[i]->compared, all[i]->planted);

@@ -1504,6 +1504,59 @@ static pc_status qadd_run(pc_rt_kernel_ctx *k)
     return PC_OK;
 }
 
+/* ---- the systolic EP's QLinearAdd: com.microsoft QLinearAdd over A and B of one shape (the array adds
+ * elementwise, without broadcasting) ---- */
+static pc_status systolic_add_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = qadd_prepare(k, scratch_bytes);
+    if (st != PC_OK) return st;
+    const pc_rt_tensor *a = k->in[0], *b = k->in[3];
+    bool same = a->rank == b->rank;
+    for (int32_t d = 0; same && d < a->rank; d++)
+        same = a->dims[d] == b->dims[d];
+    if (!same)
+        return pc_error_set(
+            k->err, PC_ERR_SHAPE,
+            "QLinearAdd (systolic): A and B must have one shape, the array does not broadcast");
+    return PC_OK;
+}
+
+/* ---- the systolic EP's QLinearRelu: X [, X_zero_point] -> max(X, zero point) ---- */
+static pc_status qrelu_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
+{
+    pc_status st = need_inputs(k, 1, 2);
+    if (st != PC_OK) return st;
+    pc_dtype t = k->in[0]->dtype;
+    if ((st = need_type(k, 0, is_q8(t), "X", "int8 or uint8")) != PC_OK ||
+        (st = need_zp_type(k, 1, 0, "X_zero_point")) != PC_OK || (st = need_out_type(k, t)) != PC_OK)
+        return st;
+    const pc_rt_tensor *z = opt_in(k, 1);
+    if (z && (z->n != 1 || z->rank > 1))
+        return pc_error_set(k->err, PC_ERR_SHAPE,
+                            "QLinearRelu: X_zero_point must be a scalar or a 1-D tensor of one value");
+    *scratch_bytes = 0;
+    return PC_OK;
+}
+
+static pc_status qrelu_run(pc_rt_kernel_ctx *k)
+{
+    const pc_rt_tensor *x = k->in[0];
+    pc_rt_tensor *y = k->out[0];
+    int32_t zp = zp_at(opt_in(k, 1), 0);
+    if (x->dtype == PC_DTYPE_UINT8) {
+        const uint8_t *src = x->data;
+        uint8_t *dst = y->data, z = (uint8_t)zp;
+        for (uint64_t e = 0; e < y->n; e++)
+            dst[e] = src[e] > z ? src[e] : z;
+    } else {
+        const int8_t *src = x->data;
+        int8_t *dst = y->data, z = (int8_t)zp;
+        for (uint64_t e = 0; e < y->n; e++)
+            dst[e] = src[e] > z ? src[e] : z;
+    }
+    return PC_OK;
+}
+
 static pc_status qlinear_matmul_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
 {
     return mm_prepare(k, &qlinear_matmul_spec, scratch_bytes);
@@ -1532,6 +1585,8 @@ const pc_rt_kernel pc_rt_kernels_quant[] = {
     {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, RT_I8 | RT_U8, qconv_prepare, qconv_run, 0},
     {PC_MS_DOMAIN, "QLinearAdd", 1, 1, RT_I8 | RT_U8, qadd_prepare, qadd_run, 0},
+    {PC_SYSTOLIC_DOMAIN, "QLinearAdd", 1, 1, RT_I8 | RT_U8, systolic_add_prepare, qadd_run, 0},
+    {PC_SYSTOLIC_DOMAIN, "QLinearRelu", 1, 1, RT_I8 | RT_U8, qrelu_prepare, qrelu_run, 0},
     {"", "QLinearMatMul", 10, 21, RT_I8 | RT_U8, qlinear_matmul_prepare, qlinear_matmul_run, 0},
     {"", "MatMulInteger", 10, 21, RT_I8 | RT_U8, matmul_integer_prepare, matmul_integer_run, 0},
 };
