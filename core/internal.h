@@ -28,6 +28,8 @@
 /* The systolic EP's level-3 forms (core/passes/systolic_nhwc.c): QLinearConv_nhwc, as in the Systolic fork of
  * ONNX Runtime (which put it in ai.onnx; here it has a domain of its own). */
 #define PC_SYSTOLIC_DOMAIN "com.passcheck.systolic"
+/* The blocked EP's ops (nChw<b>c reorders and primitives, and the compiled Subgraph node): docs/ep.md. */
+#define PC_BLOCKED_DOMAIN "com.passcheck.blocked"
 
 /* The default-domain opsets the transpose optimizer handles (outside them it leaves the graph alone). */
 enum { PC_TRANSPOSE_OPSET_MIN = 7, PC_TRANSPOSE_OPSET_MAX = 21 };
@@ -49,6 +51,13 @@ bool pc_value_dims(const pc_value *v, int64_t *dims);
 /* Reads an int32/int64 tensor of at most cap elements into out. false for other dtypes or when it does not
  * fit. */
 bool pc_tensor_read_ints(const pc_tensor *t, int64_t *out, size_t cap, size_t *n);
+
+/* Replaces `node` by the nodes of its graph attribute `attr` (core/ir/inline.c): body input i reads node
+ * input i, the body's initializers become the graph's, body output j is written to node output j (its name,
+ * consumers and graph-output role kept), outer references read the outer values; nodes copied in order with
+ * their EPs and attributes, then the graph sorted. Bodies whose nodes hold graphs are PC_ERR_UNSUPPORTED. How
+ * the runtime runs the blocked EP's compiled Subgraph nodes. */
+pc_status pc_graph_inline_body(pc_graph *graph, pc_node *node, const char *attr, pc_error *err);
 
 /* Appends `value` as a new output of `node`; value must have no producer. */
 pc_status pc_node_append_output(pc_node *node, pc_value *value, pc_error *err);

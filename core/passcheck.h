@@ -559,6 +559,12 @@ pc_status pc_node_set_attr_ints(pc_node *node, const char *name, size_t n, const
 pc_status pc_node_set_attr_floats(pc_node *node, const char *name, size_t n, const float *values,
                                   pc_error *err);
 pc_status pc_node_set_attr_tensor(pc_node *node, const char *name, pc_tensor *tensor, pc_error *err);
+/* A graph attribute: graph must be of the node's model and owned by the node (pc_graph_create(model, node's
+ * graph, node)). */
+pc_status pc_node_set_attr_graph(pc_node *node, const char *name, pc_graph *graph, pc_error *err);
+/* Appends src's attributes to dst's (both of one model; values shared, not deep-copied; no graph attributes
+ * expected: a body would then have two owners). */
+pc_status pc_node_copy_attrs(pc_node *dst, const pc_node *src, pc_error *err);
 bool pc_node_remove_attr(pc_node *node, const char *name);
 
 /* Verification: single producer per value, no cycles, every input defined (graph input, initializer,
@@ -730,6 +736,8 @@ typedef struct pc_ep_op {
     uint32_t n_attr_rules;
     const pc_ep_attr_rule *attr_rules;
     pc_ep_group group; /* PC_EP_GROUP_NONE, or the pattern the node must be part of */
+    int32_t rank;      /* 0: any; else the rank the node's first input (first output without inputs) must have
+                          (unknown fails): the blocked layout's 4-D activations */
 } pc_ep_op;
 
 typedef struct pc_ep {
@@ -904,7 +912,9 @@ typedef struct pc_trace {
     X(PC_RW_SYSTOLIC_RELU, "ep_rewrites", "systolic_relu_fused", true,                                       \
       "systolic: QLinearConvRelu or QLinearConv_nhwc -> QLinearRelu -> QLinearConv_nhwc relu=1")             \
     X(PC_RW_SYSTOLIC_CARRY, "ep_rewrites", "systolic_carried_nhwc", true,                                    \
-      "systolic: QLinearRelu / QLinearAdd with channels-last producers carried in NHWC")
+      "systolic: QLinearRelu / QLinearAdd with channels-last producers carried in NHWC")                     \
+    X(PC_RW_BLOCKED_SUBGRAPH, "ep_rewrites", "blocked_subgraph", false,                                      \
+      "blocked EP: a subgraph compiled into one Subgraph node (nChw<b>c body)")
 
 #define PC_RW_ENUM_ROW(id, pass, kind, near, description) id,
 typedef enum pc_rewrite_kind { PC_REWRITE_KINDS(PC_RW_ENUM_ROW) PC_RW_COUNT } pc_rewrite_kind;

@@ -22,7 +22,8 @@
     X(ref_ops_misc)                                                                                          \
     X(ref_ops_signal)                                                                                        \
     X(ref_ops_text)                                                                                          \
-    X(ref_ops_internal)
+    X(ref_ops_internal)                                                                                      \
+    X(ref_ops_blocked)
 
 #define DECLARE(name) REF_OP_TABLE(name)
 REF_FAMILIES(DECLARE)

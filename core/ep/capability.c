@@ -44,6 +44,18 @@ static bool dtype_ok(const pc_ep_op *op, const pc_node *node, char *why, size_t 
                    v->name);
 }
 
+static bool rank_ok(const pc_ep_op *op, const pc_node *node, char *why, size_t why_size)
+{
+    if (!op->rank) return true;
+    const pc_value *v = typed_value(node);
+    int32_t r = v && v->type.kind == PC_TYPE_TENSOR ? v->type.shape.rank : -1;
+    if (r == op->rank) return true;
+    if (r < 0)
+        return set_why(why, why_size, "the rank of '%s' is unknown (rank %d needed)",
+                       v ? v->name : "(omitted input)", (int)op->rank);
+    return set_why(why, why_size, "rank %d of '%s' is not %d", (int)r, v->name, (int)op->rank);
+}
+
 static bool attrs_ok(const pc_ep_op *op, const pc_node *node, char *why, size_t why_size)
 {
     for (uint32_t r = 0; r < op->n_attr_rules; r++) {
@@ -209,8 +221,8 @@ bool pc_ep_claims_node_as(const pc_ep *ep, const pc_node *node, const char *doma
                         SHOW_DOMAIN(domain), (long long)op->opset_min, (long long)op->opset_max);
             continue;
         }
-        if (!dtype_ok(op, node, w, why_size) || !attrs_ok(op, node, w, why_size) ||
-            !group_ok(op->group, node, w, why_size))
+        if (!dtype_ok(op, node, w, why_size) || !rank_ok(op, node, w, why_size) ||
+            !attrs_ok(op, node, w, why_size) || !group_ok(op->group, node, w, why_size))
             continue;
         if (why && why_size) why[0] = '\0';
         return true;

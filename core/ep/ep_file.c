@@ -1,7 +1,7 @@
 /* EP description files (docs/ep.md): line-based, strict. Three line kinds, fields are key=value tokens:
  *
  *     ep NAME [layout=nchw|nhwc|blocked] [block=N] [compiles=yes|no] [transpose=yes|no] [standard=yes|no]
- *     op OP_TYPE|* [domain=D] [opset=A..B|A..|A] [types=float,int8,...] [group=dq-relu-q]
+ *     op OP_TYPE|* [domain=D] [opset=A..B|A..|A] [types=float,int8,...] [rank=R] [group=dq-relu-q]
  *     attr NAME values=V,V,... [default=V]
  *
  * An `op` line belongs to the last `ep`, an `attr` line to the last `op`. '#' starts a comment. Every error
@@ -296,13 +296,21 @@ static pc_status parse_op_line(parser *p, const token *tk, uint32_t n)
         } else if (tok_is(&key, "types")) {
             if ((st = check_once(p, &key, &seen, 4u)) != PC_OK) return st;
             if ((st = parse_types(p, &v, &op->dtypes)) != PC_OK) return st;
+        } else if (tok_is(&key, "rank")) {
+            if ((st = check_once(p, &key, &seen, 16u)) != PC_OK) return st;
+            int64_t r;
+            if (!parse_i64(v.s, v.len, &r) || r < 1 || r > PC_MAX_RANK)
+                return fail(p, v.col, "field 'rank': expected 1..%d, got '%.*s'", PC_MAX_RANK, (int)v.len,
+                            v.s);
+            op->rank = (int32_t)r;
         } else if (tok_is(&key, "group")) {
             if ((st = check_once(p, &key, &seen, 8u)) != PC_OK) return st;
             if (!tok_is(&v, "dq-relu-q"))
                 return fail(p, v.col, "field 'group': expected dq-relu-q, got '%.*s'", (int)v.len, v.s);
             op->group = PC_EP_GROUP_DQ_RELU_Q;
         } else {
-            return fail(p, key.col, "unknown field '%.*s' on an op line (known: domain, opset, types, group)",
+            return fail(p, key.col,
+                        "unknown field '%.*s' on an op line (known: domain, opset, types, rank, group)",
                         (int)key.len, key.s);
         }
     }

@@ -1,5 +1,5 @@
-/* EP registry: the built-in EPs as data (cpu, nhwc, systolic), lookup by name, and the "--ep nhwc,cpu"
- * priority list.
+/* EP registry: the built-in EPs as data (cpu, nhwc, systolic, blocked), lookup by name, and the "--ep
+ * nhwc,cpu" priority list.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +16,11 @@
  * internal NHWC domain is deliberately absent: an NHWC node left to cpu is a partitioning bug, caught as
  * such. */
 static const pc_ep_op cpu_ops[] = {
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_MS_DOMAIN, "FusedGemm", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_MS_DOMAIN, "Gelu", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
 };
 
 static const pc_ep cpu_ep = {"cpu",  PC_LAYOUT_NCHW, 0, false, true, true, sizeof cpu_ops / sizeof cpu_ops[0],
@@ -111,14 +111,14 @@ static const pc_ep_attr_rule batchnorm_rules[] = {{"spatial", 1, spatial_per_cha
     X("QuantizeLinear", FLOATS, 0, NULL)
 
 #define AS_ONNX_OP(op, types, n_rules, rules)                                                                \
-    {"", op, NHWC_ONNX_MIN, NHWC_ONNX_MAX, types, n_rules, rules, PC_EP_GROUP_NONE},
+    {"", op, NHWC_ONNX_MIN, NHWC_ONNX_MAX, types, n_rules, rules, PC_EP_GROUP_NONE, 0},
 #define AS_NHWC_OP(op, types, n_rules, rules)                                                                \
-    {PC_NHWC_DOMAIN, op, 1, NHWC_ONNX_MAX, types, n_rules, rules, PC_EP_GROUP_NONE},
+    {PC_NHWC_DOMAIN, op, 1, NHWC_ONNX_MAX, types, n_rules, rules, PC_EP_GROUP_NONE, 0},
 static const pc_ep_op nhwc_ops[] = {
     NHWC_LAYOUT_OPS(AS_ONNX_OP) NHWC_OTHER_OPS(AS_ONNX_OP) NHWC_LAYOUT_OPS(AS_NHWC_OP)
     /* FusedConv (level 2 makes it from a Conv this EP owns) is layout-sensitive too */
-    {PC_MS_DOMAIN, "FusedConv", 1, 1, FLOATS, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_NHWC_DOMAIN, "FusedConv", 1, NHWC_ONNX_MAX, FLOATS, 0, NULL, PC_EP_GROUP_NONE},
+    {PC_MS_DOMAIN, "FusedConv", 1, 1, FLOATS, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_NHWC_DOMAIN, "FusedConv", 1, NHWC_ONNX_MAX, FLOATS, 0, NULL, PC_EP_GROUP_NONE, 0},
 };
 
 static const pc_ep nhwc_ep = {
@@ -134,22 +134,79 @@ static const pc_ep nhwc_ep = {
  * makes stays on it. Declared NCHW: the layout change is its own level-3 rewrite, not the generic NHWC layout
  * transformer. */
 static const pc_ep_op systolic_ops[] = {
-    {"", "QLinearConv", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "QLinearMatMul", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "Transpose", 1, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "DequantizeLinear", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_DQ_RELU_Q},
-    {"", "Relu", 6, 21, BIT(PC_DTYPE_FLOAT), 0, NULL, PC_EP_GROUP_DQ_RELU_Q},
-    {"", "QuantizeLinear", 10, 21, BIT(PC_DTYPE_FLOAT), 0, NULL, PC_EP_GROUP_DQ_RELU_Q},
-    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_SYSTOLIC_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
-    {PC_SYSTOLIC_DOMAIN, "QLinearRelu", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE},
+    {"", "QLinearConv", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "QLinearMatMul", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "Transpose", 1, 21, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "DequantizeLinear", 10, 21, QUANT, 0, NULL, PC_EP_GROUP_DQ_RELU_Q, 0},
+    {"", "Relu", 6, 21, BIT(PC_DTYPE_FLOAT), 0, NULL, PC_EP_GROUP_DQ_RELU_Q, 0},
+    {"", "QuantizeLinear", 10, 21, BIT(PC_DTYPE_FLOAT), 0, NULL, PC_EP_GROUP_DQ_RELU_Q, 0},
+    {PC_MS_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_MS_DOMAIN, "QLinearConvRelu", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_SYSTOLIC_DOMAIN, "QLinearAdd", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {PC_SYSTOLIC_DOMAIN, "QLinearRelu", 1, 1, QUANT, 0, NULL, PC_EP_GROUP_NONE, 0},
 };
 
 static const pc_ep systolic_ep = {
     "systolic",  PC_LAYOUT_NCHW, 0, false, true, false, sizeof systolic_ops / sizeof systolic_ops[0],
     systolic_ops};
+
+/* ---- blocked: ORT's MKL-DNN subgraph EP (docs/ep.md "The blocked EP"): a compiling EP whose subgraphs run
+ * channels blocked by 16 (nChw16c). It claims 4-D float activations of the ops MKL-DNN ran (Conv of group 1,
+ * BatchNormalization in inference form, Relu, Sum, Add, the pools, LRN, Concat on channels); level 3
+ * (core/passes/blocked_compile.c) compiles each of its subgraphs into one Subgraph node of its domain, whose
+ * body holds the blocked primitives, the reorders at the boundary, and the standard ops that run on blocked
+ * tensors unchanged (rank 5: Relu, Add, Sum, Concat). */
+#define F32 BIT(PC_DTYPE_FLOAT)
+static const int64_t zero_only[] = {0}, one_only[] = {1};
+static const pc_ep_attr_rule group_one[] = {{"group", 1, one_only, true, 1}};
+static const pc_ep_attr_rule bn_inference[] = {{"spatial", 1, one_only, true, 1},
+                                               {"training_mode", 1, zero_only, true, 0}};
+static const pc_ep_attr_rule row_major[] = {{"storage_order", 1, zero_only, true, 0}};
+static const pc_ep_attr_rule channel_axis[] = {{"axis", 1, one_only, false, 0}};
+#define BLOCKED_OP(op, rules, n_rules, rank)                                                                 \
+    {                                                                                                        \
+        "", op, 1, 21, F32, n_rules, rules, PC_EP_GROUP_NONE, rank                                           \
+    }
+#define BLOCKED_OWN(op, rank)                                                                                \
+    {                                                                                                        \
+        PC_BLOCKED_DOMAIN, op, 1, 1, F32, 0, NULL, PC_EP_GROUP_NONE, rank                                    \
+    }
+static const pc_ep_op blocked_ops[] = {
+    BLOCKED_OP("Conv", group_one, 1, 4),
+    BLOCKED_OP("BatchNormalization", bn_inference, 2, 4),
+    BLOCKED_OP("Relu", NULL, 0, 4),
+    BLOCKED_OP("Sum", NULL, 0, 4),
+    BLOCKED_OP("Add", NULL, 0, 4),
+    BLOCKED_OP("MaxPool", row_major, 1, 4),
+    BLOCKED_OP("AveragePool", NULL, 0, 4),
+    BLOCKED_OP("GlobalMaxPool", NULL, 0, 4),
+    BLOCKED_OP("GlobalAveragePool", NULL, 0, 4),
+    BLOCKED_OP("LRN", NULL, 0, 4),
+    BLOCKED_OP("Concat", channel_axis, 1, 4),
+    /* inside the compiled bodies: the layout-blind ops on nChw<b>c tensors */
+    BLOCKED_OP("Relu", NULL, 0, 5),
+    BLOCKED_OP("Sum", NULL, 0, 5),
+    BLOCKED_OP("Add", NULL, 0, 5),
+    BLOCKED_OP("Concat", channel_axis, 1, 5),
+    /* its own domain: the reorders, the primitives and the compiled node */
+    BLOCKED_OWN("ToBlocked", 4),
+    BLOCKED_OWN("FromBlocked", 5),
+    BLOCKED_OWN("Conv", 5),
+    BLOCKED_OWN("BatchNormalization", 5),
+    BLOCKED_OWN("MaxPool", 5),
+    BLOCKED_OWN("AveragePool", 5),
+    BLOCKED_OWN("GlobalMaxPool", 5),
+    BLOCKED_OWN("GlobalAveragePool", 5),
+    BLOCKED_OWN("LRN", 5),
+    {PC_BLOCKED_DOMAIN, "Subgraph", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+};
+#undef BLOCKED_OP
+#undef BLOCKED_OWN
+
+static const pc_ep blocked_ep = {
+    "blocked",  PC_LAYOUT_BLOCKED, 16, true, false, false, sizeof blocked_ops / sizeof blocked_ops[0],
+    blocked_ops};
 
 const pc_ep *pc_ep_builtin_cpu(void)
 {
@@ -187,7 +244,7 @@ pc_status pc_ep_registry_create(pc_ep_registry **out, pc_error *err)
     pc_ep_registry *reg = calloc(1, sizeof *reg);
     if (!reg) return pc_error_set(err, PC_ERR_NOMEM, "out of memory creating the EP registry");
     pc_arena_init(&reg->arena, &reg->mem);
-    const pc_ep *builtins[] = {&cpu_ep, &nhwc_ep, &systolic_ep};
+    const pc_ep *builtins[] = {&cpu_ep, &nhwc_ep, &systolic_ep, &blocked_ep};
     pc_status st = pc_ep_registry_add(reg, builtins, (uint32_t)(sizeof builtins / sizeof builtins[0]), err);
     if (st != PC_OK) {
         pc_ep_registry_free(reg);

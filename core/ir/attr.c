@@ -169,3 +169,29 @@ bool pc_node_remove_attr(pc_node *node, const char *name)
     }
     return false;
 }
+
+pc_status pc_node_set_attr_graph(pc_node *node, const char *name, pc_graph *graph, pc_error *err)
+{
+    if (!graph || graph->model != node->graph->model || graph->owner != node)
+        return pc_error_set(err, PC_ERR_INTERNAL,
+                            "node '%s': attribute '%s' must be a graph owned by the node",
+                            node->name ? node->name : "", name);
+    pc_attr *a = attr_slot(node, name, PC_ATTR_GRAPH, err);
+    if (!a) return err ? err->status : PC_ERR_NOMEM;
+    a->g = graph;
+    return PC_OK;
+}
+
+pc_status pc_node_copy_attrs(pc_node *dst, const pc_node *src, pc_error *err)
+{
+    if (!src->n_attrs) return PC_OK;
+    pc_model *m = dst->graph->model;
+    uint32_t n = dst->n_attrs + src->n_attrs;
+    pc_attr *a = pc_arena_array(&m->arena, n, sizeof *a);
+    if (!a) return pc_model_alloc_error(m, err, "the attributes of a copied node");
+    if (dst->n_attrs) memcpy(a, dst->attrs, dst->n_attrs * sizeof *a);
+    memcpy(a + dst->n_attrs, src->attrs, src->n_attrs * sizeof *a);
+    dst->attrs = a;
+    dst->n_attrs = dst->cap_attrs = n;
+    return PC_OK;
+}

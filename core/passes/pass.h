@@ -121,5 +121,6 @@ pc_status pc_pass_fuse_qdq_qlinear(pc_graph *, const pc_pass_options *, bool *, 
 pc_status pc_pass_ep_rewrites(pc_graph *, const pc_pass_options *, bool *, pc_error *);
 /* the level-3 rewrites ep_rewrites dispatches to, by EP */
 pc_status pc_pass_systolic_nhwc(pc_graph *, const pc_pass_options *, bool *, pc_error *);
+pc_status pc_pass_blocked_compile(pc_graph *, const pc_pass_options *, bool *, pc_error *);
 
 #endif

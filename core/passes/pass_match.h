@@ -99,18 +99,9 @@ static inline bool pm_scalar_f64(const pc_tensor *t, double *out)
  * edited in place, so sharing them is safe). */
 static inline pc_status pm_copy_attrs(pc_node *dst, const pc_node *src, pc_error *err)
 {
-    if (!src->n_attrs) return PC_OK;
-    pc_model *m = dst->graph->model;
-    uint32_t n = dst->n_attrs + src->n_attrs;
-    pc_attr *a = pc_arena_array(&m->arena, n, sizeof *a);
-    if (!a)
-        return pc_error_set(err, PC_ERR_NOMEM, "out of memory copying the attributes of node '%s'",
-                            pm_label(src));
-    if (dst->n_attrs) memcpy(a, dst->attrs, dst->n_attrs * sizeof *a);
-    memcpy(a + dst->n_attrs, src->attrs, src->n_attrs * sizeof *a);
-    dst->attrs = a;
-    dst->n_attrs = dst->cap_attrs = n;
-    return PC_OK;
+    pc_status st = pc_node_copy_attrs(dst, src, err);
+    if (st != PC_OK) pc_error_prefix(err, "copying the attributes of node '%s': ", pm_label(src));
+    return st;
 }
 
 /* The live nodes in order, so a pass can remove nodes while it walks (a removed node loses its links). Every

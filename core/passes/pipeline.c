@@ -68,22 +68,30 @@ void pc_optimize_options_default(pc_optimize_options *opts)
     opts->max_iterations = 8;
 }
 
-/* Level-3 hook: EP-specific rewrites register here by EP name (the blocked-layout EP's will too); for any
- * other EP the pass changes nothing. */
+/* Level-3 hook: EP-specific rewrites register here by EP name, or by layout (NULL name) for every EP of that
+ * layout (the blocked EP's compile, also for EP files with layout=blocked); for any other EP the pass changes
+ * nothing. */
 typedef struct ep_rewrite {
     const char *ep_name;
+    pc_layout layout;
     pc_pass_fn run;
 } ep_rewrite;
-static const ep_rewrite ep_rewrites[] = {{"systolic", pc_pass_systolic_nhwc}, {NULL, NULL}};
+static const ep_rewrite ep_rewrites[] = {
+    {"systolic", PC_LAYOUT_NCHW, pc_pass_systolic_nhwc},
+    {NULL, PC_LAYOUT_BLOCKED, pc_pass_blocked_compile},
+};
 
 pc_status pc_pass_ep_rewrites(pc_graph *graph, const pc_pass_options *opts, bool *changed, pc_error *err)
 {
     *changed = false;
     if (!opts || !opts->provider) return PC_OK;
-    for (size_t i = 0; ep_rewrites[i].ep_name; i++) {
-        if (strcmp(ep_rewrites[i].ep_name, opts->provider) != 0) continue;
+    for (size_t i = 0; i < sizeof ep_rewrites / sizeof ep_rewrites[0]; i++) {
+        const ep_rewrite *r = &ep_rewrites[i];
+        bool mine =
+            r->ep_name ? strcmp(r->ep_name, opts->provider) == 0 : opts->ep && opts->ep->layout == r->layout;
+        if (!mine) continue;
         bool c = false;
-        pc_status st = ep_rewrites[i].run(graph, opts, &c, err);
+        pc_status st = r->run(graph, opts, &c, err);
         if (st != PC_OK) return st;
         *changed |= c;
     }
@@ -119,6 +127,9 @@ static pc_status run_on_graph(const pc_pass_info *p, pc_graph *g, const pc_pass_
     for (pc_node *n = g->first; n; n = n->next)
         for (uint32_t a = 0; a < n->n_attrs; a++) {
             pc_attr *at = &n->attrs[a];
+            /* a compiled subgraph is its EP's: passes do not look inside (ORT's fused nodes are opaque too)
+             */
+            if (pc_name_eq(n->domain, PC_BLOCKED_DOMAIN) && pc_name_eq(n->op_type, "Subgraph")) break;
             if (at->type == PC_ATTR_GRAPH && at->g) {
                 st = run_on_graph(p, at->g, po, changed, err);
                 if (st != PC_OK) return st;

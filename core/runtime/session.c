@@ -90,6 +90,18 @@ static pc_dtype in0_type(const pc_node *n)
 }
 
 /* Every node has a kernel row: the creation-time promise. */
+/* A compiled subgraph (the blocked EP's Subgraph node) runs as the run of its body's nodes, in place. */
+static pc_status inline_compiled(pc_graph *g, pc_error *err)
+{
+    pc_status st = PC_OK;
+    for (pc_node *n = g->first, *next; n && st == PC_OK; n = next) {
+        next = n->next;
+        if (pc_name_eq(n->domain, PC_BLOCKED_DOMAIN) && pc_name_eq(n->op_type, "Subgraph"))
+            st = pc_graph_inline_body(g, n, "body", err);
+    }
+    return st;
+}
+
 static pc_status bind_check(const pc_graph *g, uint32_t *n_nodes, pc_error *err)
 {
     char label[256];
@@ -468,6 +480,7 @@ pc_status pc_session_create(const pc_model *model, const pc_session_options *opt
     }
     pc_status st = pc_model_clone(model, &s->model, err);
     if (st == PC_OK && opts->optimize) st = pc_model_optimize(s->model, &opts->pipeline, NULL, err);
+    if (st == PC_OK) st = inline_compiled(s->model->graph, err);
     if (st == PC_OK) st = pc_graph_infer_shapes(s->model->graph, err);
     if (st == PC_OK) st = bind_check(s->model->graph, &s->n_nodes, err);
     pc_graph *g = st == PC_OK ? s->model->graph : NULL;

@@ -39,6 +39,7 @@ static const pc_domain_info pc_domains[] = {
     {"com.microsoft", 1, 1, false, 0},
     {"com.ms.internal.nhwc", 1, 21, false, 0},
     {"com.passcheck", 1, 1, false, 0},
+    {"com.passcheck.blocked", 1, 1, false, 0},
     {"com.passcheck.systolic", 1, 1, false, 0},
 };
 

@@ -12,13 +12,17 @@
 /* ---- the table: sorted by (domain, op_type) ---- */
 
 /* clang-format off */
-#define ONNX(op, fn)     {"", op, fn, false, 0},
-#define MS(op, fn)       {PC_MS_DOMAIN, op, fn, false, 0},
-#define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true, 0},
+#define ONNX(op, fn)     {"", op, fn, false, 0, false, 0},
+#define MS(op, fn)       {PC_MS_DOMAIN, op, fn, false, 0, false, 0},
+#define NHWC(op, fn)     {PC_NHWC_DOMAIN, op, fn, true, 0, false, 0},
+/* nChw<b>c input 0 and output 0 (w: the input holding a blocked weight, or 0); and the blocked domain's other
+ * ops */
+#define BLOCKED(op, fn, w) {PC_BLOCKED_DOMAIN, op, fn, false, 0, true, w},
+#define BLOCKED_OTHER(op, fn) {PC_BLOCKED_DOMAIN, op, fn, false, 0, false, 0},
 /* channels-last, and input w an HWIO weight the rule sees as OIHW */
-#define SYSTOLIC(op, fn, w) {PC_SYSTOLIC_DOMAIN, op, fn, true, w},
+#define SYSTOLIC(op, fn, w) {PC_SYSTOLIC_DOMAIN, op, fn, true, w, false, 0},
 /* layout-blind (elementwise) */
-#define SYSTOLIC_ANY(op, fn) {PC_SYSTOLIC_DOMAIN, op, fn, false, 0},
+#define SYSTOLIC_ANY(op, fn) {PC_SYSTOLIC_DOMAIN, op, fn, false, 0, false, 0},
 
 static const sh_rule rules[] = {
     ONNX("Abs", sh_infer_same)
@@ -187,6 +191,16 @@ static const sh_rule rules[] = {
     NHWC("QLinearConv", sh_infer_qlinear_conv)
     NHWC("Resize", sh_infer_resize)
     NHWC("SpaceToDepth", sh_infer_space_to_depth)
+    BLOCKED("AveragePool", sh_infer_pool, 0)
+    BLOCKED("BatchNormalization", sh_infer_batch_norm, 0)
+    BLOCKED("Conv", sh_infer_conv, 1)
+    BLOCKED_OTHER("FromBlocked", sh_infer_from_blocked)
+    BLOCKED("GlobalAveragePool", sh_infer_global_pool, 0)
+    BLOCKED("GlobalMaxPool", sh_infer_global_pool, 0)
+    BLOCKED("LRN", sh_infer_same, 0)
+    BLOCKED("MaxPool", sh_infer_pool, 0)
+    BLOCKED_OTHER("Subgraph", sh_infer_blocked_subgraph)
+    BLOCKED_OTHER("ToBlocked", sh_infer_to_blocked)
     SYSTOLIC_ANY("QLinearAdd", sh_infer_systolic_add)
     SYSTOLIC("QLinearConv_nhwc", sh_infer_qlinear_conv, 3)
     SYSTOLIC_ANY("QLinearRelu", sh_infer_qlinear_relu)
@@ -195,6 +209,10 @@ static const sh_rule rules[] = {
 #undef ONNX
 #undef MS
 #undef NHWC
+#undef BLOCKED
+#undef BLOCKED_OTHER
+#undef SYSTOLIC
+#undef SYSTOLIC_ANY
 /* clang-format on */
 
 static const size_t n_rules = sizeof rules / sizeof rules[0];
@@ -224,7 +242,7 @@ const sh_rule *pc_shape_rule_at(size_t index)
 const sh_rule *pc_shape_rule_find(const char *domain, const char *op_type)
 {
     if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
-    sh_rule key = {domain, op_type, NULL, false, 0};
+    sh_rule key = {domain, op_type, NULL, false, 0, false, 0};
     return bsearch(&key, rules, n_rules, sizeof rules[0], rule_key_cmp);
 }
 
@@ -649,6 +667,70 @@ static void hwio_to_oihw(sh_shape *s)
         s->dims[i] = h.dims[i - 2];
 }
 
+/* The product of two dims (unknown unless both are known and it fits). */
+static pc_dim dim_product(pc_dim a, pc_dim b)
+{
+    pc_dim d;
+    int64_t p;
+    if (a.kind == PC_DIM_KNOWN && b.kind == PC_DIM_KNOWN && sh_mul(a.size, b.size, &p))
+        sh_dim_known(&d, p);
+    else
+        sh_dim_unknown(&d);
+    return d;
+}
+
+/* nChw<b>c (N, C/b, H, W, b) as the padded plain (N, C, H, W); *block: b (-1 unknown). */
+static pc_status unblock_input(sh_ctx *c, sh_shape *s, int64_t *block)
+{
+    *block = -1;
+    if (!sh_in_shape(c, 0, s)) return PC_OK;
+    if (s->rank != 5)
+        return sh_fail(c, "blocked input 0 must have rank 5 (N, C/b, H, W, b), has rank %d", (int)s->rank);
+    if (s->dims[4].kind == PC_DIM_KNOWN) *block = s->dims[4].size;
+    s->dims[1] = dim_product(s->dims[1], s->dims[4]);
+    s->rank = 4;
+    return PC_OK;
+}
+
+/* A blocked weight (O/b, I/b, kH, kW, b_i, b_o) as OIHW (O, I, kH, kW). */
+static pc_status unblock_weight(sh_ctx *c, uint32_t i, sh_shape *s)
+{
+    if (!sh_in_shape(c, i, s)) return PC_OK;
+    if (s->rank != 6)
+        return sh_fail(c, "blocked weight (input %u) must have rank 6 (O/b, I/b, kH, kW, b, b), has rank %d",
+                       i, (int)s->rank);
+    sh_shape w = *s;
+    s->dims[0] = dim_product(w.dims[0], w.dims[5]);
+    s->dims[1] = dim_product(w.dims[1], w.dims[4]);
+    s->rank = 4;
+    return PC_OK;
+}
+
+/* Output 0 (N, C, H, W) back into nChw<b>c; C a multiple of b. */
+static pc_status reblock_output(sh_ctx *c, int64_t block)
+{
+    sh_shape *y = &c->out[0].shape;
+    if (!c->out[0].set || y->rank < 0) return PC_OK;
+    if (y->rank != 4) return sh_fail(c, "a blocked op's output has rank %d, not 4", (int)y->rank);
+    pc_dim ch = y->dims[1];
+    y->rank = 5;
+    if (block < 1) {
+        sh_dim_unknown(&y->dims[4]);
+        sh_dim_unknown(&y->dims[1]);
+        return PC_OK;
+    }
+    sh_dim_known(&y->dims[4], block);
+    if (ch.kind != PC_DIM_KNOWN) {
+        sh_dim_unknown(&y->dims[1]);
+        return PC_OK;
+    }
+    if (ch.size % block != 0)
+        return sh_fail(c, "%lld output channels are not a multiple of the block %lld", (long long)ch.size,
+                       (long long)block);
+    sh_dim_known(&y->dims[1], ch.size / block);
+    return PC_OK;
+}
+
 static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
 {
     const sh_rule *rule = pc_shape_rule_find(node->domain, node->op_type);
@@ -681,7 +763,22 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
         hwio_to_oihw(&c.inw);
         c.hwio_input = rule->hwio_weight;
     }
+    int64_t block = -1;
+    if (st == PC_OK && rule->blocked) {
+        st = unblock_input(&c, &c.in0, &block);
+        c.nhwc = true; /* input 0 is read from c.in0 */
+    }
+    if (st == PC_OK && rule->blocked_weight) {
+        st = unblock_weight(&c, rule->blocked_weight, &c.inw);
+        c.hwio_input = rule->blocked_weight;
+    }
     if (st == PC_OK) st = rule->infer(&c);
+    if (st == PC_OK && rule->blocked) {
+        c.nhwc = false;
+        st = reblock_output(&c, block);
+        for (uint32_t i = 1; i < c.n_out; i++)
+            c.out[i].set = false; /* only output 0 is defined in the blocked layout */
+    }
     if (st == PC_OK && c.nhwc) {
         to_channels_last(&c.out[0].shape);
         for (uint32_t i = 1; i < c.n_out; i++)
@@ -689,7 +786,7 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
     }
     for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++)
         st = merge_output(&c, i);
-    if (st == PC_OK && values && !rule->nhwc) st = sh_values_propagate(&c, values);
+    if (st == PC_OK && values && !rule->nhwc && !rule->blocked) st = sh_values_propagate(&c, values);
     if (c.out != few) free(c.out);
     return st;
 }

@@ -49,6 +49,11 @@ typedef struct sh_rule {
     sh_infer_fn infer;
     bool nhwc;
     uint8_t hwio_weight; /* 0, or the input holding an HWIO weight (the systolic EP's layout) */
+    /* the blocked EP's layout (docs/ep.md): input 0 and output 0 are nChw<b>c (N, C/b, H, W, b), which the
+     * function sees as the zero-padded plain (N, C, H, W); blocked_weight: 0, or the input holding a blocked
+     * weight (O/b, I/b, kH, kW, b_i, b_o), seen as OIHW */
+    bool blocked;
+    uint8_t blocked_weight;
 } sh_rule;
 
 /* The table (infer.c): sorted by (domain, op_type) with strcmp; looked up by bsearch. */
@@ -187,6 +192,10 @@ pc_status sh_infer_qlinear_conv(sh_ctx *c);
 pc_status sh_infer_qlinear_add(sh_ctx *c);
 pc_status sh_infer_systolic_add(sh_ctx *c);
 pc_status sh_infer_qlinear_relu(sh_ctx *c);
+/* infer_blocked.c: the blocked EP's reorders and compiled node */
+pc_status sh_infer_to_blocked(sh_ctx *c);
+pc_status sh_infer_from_blocked(sh_ctx *c);
+pc_status sh_infer_blocked_subgraph(sh_ctx *c);
 pc_status sh_infer_qlinear_matmul(sh_ctx *c);
 pc_status sh_infer_dynamic_quantize(sh_ctx *c);
 pc_status sh_infer_matmul_integer(sh_ctx *c);

@@ -132,6 +132,10 @@ static pc_capo_reason row_refusal(const pc_ep_op *row, const pc_node *node, int6
         if ((unsigned)v->type.elem >= 64 || !((row->dtypes >> (unsigned)v->type.elem) & 1u))
             return PC_CAPO_DTYPE;
     }
+    if (row->rank) {
+        const pc_value *v = node->n_inputs ? node->inputs[0] : node->n_outputs ? node->outputs[0] : NULL;
+        if (!v || v->type.kind != PC_TYPE_TENSOR || v->type.shape.rank != row->rank) return PC_CAPO_RANK;
+    }
     for (uint32_t r = 0; r < row->n_attr_rules; r++) {
         const pc_ep_attr_rule *rule = &row->attr_rules[r];
         int64_t value = 0;
@@ -197,6 +201,7 @@ const char *pc_capo_reason_phrase(pc_capo_reason r)
         [PC_CAPO_DTYPE] = "element type ",
         [PC_CAPO_ATTRIBUTE] = "attribute '",
         [PC_CAPO_GROUP] = "not part of a ",
+        [PC_CAPO_RANK] = "rank ",
     };
     return (unsigned)r < PC_CAPO_REASON_COUNT ? phrases[r] : "?";
 }

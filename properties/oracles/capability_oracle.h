@@ -13,7 +13,8 @@
  * domain above the table's newest opset of it, and any call of a model-local function; otherwise some row
  * must match: op type (or "*") and domain, the model's opset for the domain within the row's range, the
  * element type of the node's first input (first output without inputs) in the row's set when it has one
- * (unknown types fail), and every attribute rule (the node's int attribute, or the rule's default when
+ * (unknown types fail), the rank of that value when the row names one (unknown fails), and every attribute
+ * rule (the node's int attribute, or the rule's default when
  * absent; absent without a default, or not an int, fails) one of the listed values, and when the row names a
  * group, the node part of that pattern (DQ -> Relu -> Q, each the only reader of the one before, equal
  * per-tensor parameters).
@@ -38,6 +39,7 @@ typedef enum pc_capo_reason {
     PC_CAPO_DTYPE,        /* the element type is unknown or not in the first row's set */
     PC_CAPO_ATTRIBUTE,    /* an attribute rule of the first row fails */
     PC_CAPO_GROUP,        /* the node is not part of the first row's group (pc_ep_group) */
+    PC_CAPO_RANK,         /* the first input's rank is unknown or not the first row's */
     PC_CAPO_REASON_COUNT
 } pc_capo_reason;
 

@@ -22,6 +22,7 @@ typedef struct efo_op {
     int64_t lo, hi;
     uint64_t dtypes;
     pc_ep_group group;
+    int32_t rank;
     uint32_t first_attr, n_attrs; /* its attrs are attrs[first_attr .. first_attr + n_attrs) */
 } efo_op;
 
@@ -291,8 +292,8 @@ static pc_status line_op(pc_efo_file *f, const tok *t, uint32_t n, uint32_t line
     if (f->n_eps == 0) return bad(err, line, t[0].col, "op before any ep");
     pc_status st = line_name(t, n, true, "op", line, err);
     if (st != PC_OK) return st;
-    static const char *const keys[] = {"domain", "opset", "types", "group", NULL};
-    bool given[4] = {false};
+    static const char *const keys[] = {"domain", "opset", "types", "group", "rank", NULL};
+    bool given[5] = {false};
     efo_op o = {.lo = 1, .hi = INT64_MAX, .first_attr = f->n_attrs};
     tok domain = {"", 0, 0};
     for (uint32_t i = 2; i < n; i++) {
@@ -305,7 +306,13 @@ static pc_status line_op(pc_efo_file *f, const tok *t, uint32_t n, uint32_t line
             st = opset_range(v, &o.lo, &o.hi, line, err);
         else if (k == 2)
             st = type_list(v, &o.dtypes, line, err);
-        else if (tok_eq(v, "dq-relu-q"))
+        else if (k == 4) {
+            int64_t r;
+            if (!parse_int(v, &r) || r < 1 || r > PC_MAX_RANK)
+                st = bad(err, line, v.col, "rank: not in 1..%d", PC_MAX_RANK);
+            else
+                o.rank = (int32_t)r;
+        } else if (tok_eq(v, "dq-relu-q"))
             o.group = PC_EP_GROUP_DQ_RELU_Q;
         else
             st = bad(err, line, v.col, "group: '%.*s' is not a group", (int)v.n, v.s);
@@ -497,6 +504,7 @@ bool pc_efo_same(const pc_efo_file *f, const pc_ep_registry *reg, char *why, siz
                                (long long)o->hi, (long long)co->opset_min, (long long)co->opset_max);
             if (o->dtypes != co->dtypes) return differs(why, size, "%s: types differ", where);
             if (o->group != co->group) return differs(why, size, "%s: groups differ", where);
+            if (o->rank != co->rank) return differs(why, size, "%s: ranks differ", where);
             if (o->n_attrs != co->n_attr_rules)
                 return differs(why, size, "%s: %u attr rules, core %u", where, o->n_attrs, co->n_attr_rules);
             for (uint32_t a = 0; a < o->n_attrs; a++)

@@ -147,6 +147,35 @@ static void test_systolic(void)
     pc_ep_registry_free(reg);
 }
 
+/* blocked: a compiling EP with nChw16c; 4-D float activations of MKL-DNN's ops, its own domain */
+static void test_blocked(void)
+{
+    pc_ep_registry *reg = new_registry();
+    const pc_ep *blk = pc_ep_registry_find(reg, "blocked");
+    CHECK(blk && blk->layout == PC_LAYOUT_BLOCKED && blk->block_size == 16 && blk->compiles &&
+          !blk->runs_transpose && !blk->all_standard_ops);
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 5, 5});
+    pt_input(m, "x3", PC_DTYPE_FLOAT, 3, (int64_t[]){1, 3, 5});
+    pt_input(m, "w", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 3, 1, 1});
+    pt_input(m, "w3", PC_DTYPE_FLOAT, 3, (int64_t[]){2, 3, 1});
+    pc_node *conv = pt_node(m, "Conv", "", "x,w", "c", NULL);
+    pc_node *conv3 = pt_node(m, "Conv", "", "x3,w3", "c3", NULL);
+    pc_node *grouped = pt_node(m, "Conv", "", "x,w", "g", NULL);
+    pc_error err;
+    CHECK_OK(pc_node_set_attr_int(grouped, "group", 3, &err), &err);
+    pc_node *relu = pt_node(m, "Relu", "", "x", "r", NULL);
+    pc_node *tanh = pt_node(m, "Tanh", "", "x", "t", NULL);
+    char why[256];
+    CHECK(pc_ep_claims_node(blk, conv, why, sizeof why) && pc_ep_claims_node(blk, relu, why, sizeof why));
+    CHECK_MSG(!pc_ep_claims_node(blk, conv3, why, sizeof why) && strstr(why, "rank 3 of 'x3' is not 4"), "%s",
+              why);
+    CHECK_MSG(!pc_ep_claims_node(blk, grouped, why, sizeof why) && strstr(why, "'group' = 3"), "%s", why);
+    CHECK(!pc_ep_claims_node(blk, tanh, why, sizeof why));
+    pc_model_free(m);
+    pc_ep_registry_free(reg);
+}
+
 static void test_parse_list(void)
 {
     pc_ep_registry *reg = new_registry();
@@ -247,7 +276,8 @@ static const bad_case bad_files[] = {
     {"op Conv\n", "f.ep:1:1: an 'op' line before any 'ep' line"},
     {"ep a\nattr group values=1\n", "f.ep:2:1: an 'attr' line before any 'op' line of its EP"},
     {"ep a\nop Conv colour=red\n",
-     "f.ep:2:9: unknown field 'colour' on an op line (known: domain, opset, types, group)"},
+     "f.ep:2:9: unknown field 'colour' on an op line (known: domain, opset, types, rank, group)"},
+    {"ep a\nop Relu rank=0\n", "f.ep:2:14: field 'rank': expected 1..64, got '0'"},
     {"ep a\nop Relu group=relu\n", "f.ep:2:15: field 'group': expected dq-relu-q, got 'relu'"},
     {"ep a speed=9\n",
      "f.ep:1:6: unknown field 'speed' on an ep line (known: layout, block, compiles, transpose, "
@@ -402,6 +432,7 @@ int main(void)
 {
     test_builtins();
     test_systolic();
+    test_blocked();
     test_parse_list();
     test_ep_file_good();
     test_ep_file_errors();

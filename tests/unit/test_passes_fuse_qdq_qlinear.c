@@ -289,10 +289,10 @@ static void test_after_fuse_conv_activation(void)
 static pc_model *relu_model(int kind, int32_t zp);
 
 static const pc_ep_op qdq_only_ops[] = {
-    {"", "Conv", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "DequantizeLinear", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "QuantizeLinear", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "Relu", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {"", "Conv", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "DequantizeLinear", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "QuantizeLinear", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "Relu", 1, 30, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
 };
 static const pc_ep qdq_only_ep = {"qdq_only", PC_LAYOUT_NCHW, 0, false, true, false, 4, qdq_only_ops};
 

@@ -513,11 +513,11 @@ static void test_gelu(void)
  * --------------------------------------------------------------------------- */
 
 static const pc_ep_op test_ep_ops[] = {
-    {"", "Conv", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "Relu", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "Clip", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"", "LeakyRelu", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE},
-    {"com.microsoft", "FusedConv", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE},
+    {"", "Conv", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "Relu", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "Clip", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"", "LeakyRelu", 1, 100, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
+    {"com.microsoft", "FusedConv", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
 };
 static const pc_ep test_ep = {"fuser", PC_LAYOUT_NCHW, 0, false, true, false, 5, test_ep_ops};
 static const pc_ep plain_ep = {"plain", PC_LAYOUT_NCHW, 0, false, true, false, 4, test_ep_ops};

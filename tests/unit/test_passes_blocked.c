@@ -1,0 +1,250 @@
+/* The blocked EP (core/ep/registry.c) and its level-3 compile (core/passes/blocked_compile.c), on hand-built
+ * float CNN graphs optimized with --ep blocked,cpu. Oracles: the reference executor on the original graph
+ * (standard ops only) against the compiled one (its Subgraph body of blocked primitives, each defined by the
+ * standard op on the zero-padded plain tensor) within the float bound; the reorders counted against the
+ * activation edges crossing the subgraph's boundary, counted on the original graph; every node on the EP;
+ * a second optimization changing nothing; the runtime (which inlines the body) against the reference. */
+#include <string.h>
+
+#include "reference/reference.h"
+#include "tests/pass_test_util.h"
+#include "tests/test_util.h"
+
+static const pc_ep *eps[2];
+
+static void optimize(pc_model *m)
+{
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.eps = eps;
+    o.n_eps = 2;
+    o.verify_each_pass = true;
+    pc_error err;
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+}
+
+static int count_in(const pc_graph *g, const char *domain, const char *op)
+{
+    int k = 0;
+    for (const pc_node *n = g->first; n; n = n->next)
+        k += strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0;
+    return k;
+}
+
+static const pc_node *only_subgraph(const pc_model *m)
+{
+    const pc_node *s = NULL;
+    int k = 0;
+    for (const pc_node *n = m->graph->first; n; n = n->next)
+        if (strcmp(n->domain, PC_BLOCKED_DOMAIN) == 0 && strcmp(n->op_type, "Subgraph") == 0) {
+            s = n;
+            k++;
+        }
+    CHECK_MSG(k == 1, "%d Subgraph nodes, 1 expected", k);
+    return s;
+}
+
+static const pc_graph *body_of(const pc_node *s)
+{
+    const pc_attr *a = s ? pc_node_attr(s, "body") : NULL;
+    CHECK(a && a->type == PC_ATTR_GRAPH && a->g);
+    return a && a->type == PC_ATTR_GRAPH ? a->g : NULL;
+}
+
+static void all_on(const pc_graph *g, const char *ep)
+{
+    for (const pc_node *n = g->first; n; n = n->next)
+        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name, n->op_type,
+                  n->ep ? n->ep : "(none)", ep);
+}
+
+static void equal_on_reference(const pc_model *before, const pc_model *after, const char *what)
+{
+    char why[2048];
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        int r = pt_equiv(before, after, seed, 1e-4, 1e-5, why, sizeof why);
+        CHECK_MSG(r == 1, "%s, seed %llu: %s", what, (unsigned long long)seed, why);
+    }
+}
+
+static void runtime_equals_reference(const pc_model *m, const char *what)
+{
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    pc_session *s = NULL;
+    pc_error err;
+    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+    if (!s) return;
+    uint64_t seed = 5;
+    pc_data *x = pt_random_input(m->graph->inputs[0], &seed);
+    pc_data **got = NULL, **want = NULL;
+    CHECK_OK(pc_session_run(s, 1, &x, &got, &err), &err);
+    CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
+    for (uint32_t i = 0; got && want && i < m->graph->n_outputs; i++) {
+        pc_compare_result r;
+        CHECK_MSG(pc_data_compare(got[i], want[i], 1e-4, 1e-5, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s", what, i,
+                  r.detail);
+    }
+    if (got) pc_session_free_outputs(s, got);
+    if (want) pc_ref_free_outputs(m, want);
+    pc_data_unref(x);
+    pc_session_free(s);
+}
+
+static void weights(pc_model *m, const char *name, int64_t o, int64_t i, int64_t k, float scale)
+{
+    float w[4096];
+    int64_t n = o * i * k * k;
+    CHECK(n <= 4096);
+    for (int64_t e = 0; e < n; e++)
+        w[e] = scale * (float)((e * 37) % 23 - 11) / 11.0f;
+    pt_const(m, name, PC_DTYPE_FLOAT, 4, (int64_t[]){o, i, k, k}, w);
+}
+
+static void vector(pc_model *m, const char *name, int64_t n, float base, float step)
+{
+    float v[256];
+    CHECK(n <= 256);
+    for (int64_t e = 0; e < n; e++)
+        v[e] = base + step * (float)(e % 7);
+    pt_const(m, name, PC_DTYPE_FLOAT, 1, (int64_t[]){n}, v);
+}
+
+/* Conv-BN-Relu, MaxPool, BN-Relu, 1x1 Conv, a residual Add, LRN, GlobalAveragePool: one subgraph; one reorder
+ * in, one out. Level 1 folds the first BN into the conv's weights (fuse_conv_bn), so the blocked primitives are
+ * Conv-Relu and BatchNormalization-Relu (MKL-DNN's fusions, attribute relu). */
+static void test_cnn(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 8, 8});
+    weights(m, "w1", 5, 3, 3, 0.5f);
+    vector(m, "b1", 5, 0.1f, 0.05f);
+    vector(m, "s", 5, 0.9f, 0.1f);
+    vector(m, "bb", 5, -0.2f, 0.1f);
+    vector(m, "mean", 5, 0.05f, 0.02f);
+    vector(m, "var", 5, 1.0f, 0.3f);
+    weights(m, "w2", 5, 5, 1, 0.7f);
+    pc_error err;
+    pc_node *c1 = pt_node(m, "Conv", "", "x,w1,b1", "c1", NULL);
+    CHECK_OK(pc_node_set_attr_ints(c1, "pads", 4, (int64_t[]){1, 1, 1, 1}, &err), &err);
+    pt_node(m, "BatchNormalization", "", "c1,s,bb,mean,var", "n1", NULL);
+    pt_node(m, "Relu", "", "n1", "r1", NULL);
+    pc_node *mp = pt_node(m, "MaxPool", "", "r1", "p0", NULL);
+    CHECK_OK(pc_node_set_attr_ints(mp, "kernel_shape", 2, (int64_t[]){2, 2}, &err), &err);
+    CHECK_OK(pc_node_set_attr_ints(mp, "strides", 2, (int64_t[]){2, 2}, &err), &err);
+    pt_node(m, "BatchNormalization", "", "p0,s,bb,mean,var", "n2", NULL);
+    pt_node(m, "Relu", "", "n2", "p1", NULL);
+    pt_node(m, "Conv", "", "p1,w2", "c2", NULL);
+    pt_node(m, "Add", "", "c2,p1", "a", NULL);
+    pc_node *lrn = pt_node(m, "LRN", "", "a", "l", NULL);
+    CHECK_OK(pc_node_set_attr_int(lrn, "size", 3, &err), &err);
+    pt_node(m, "GlobalAveragePool", "", "l", "y", NULL);
+    pt_output(m, "y");
+    pc_model *o = pt_clone(m);
+    optimize(o);
+    const pc_node *s = only_subgraph(o);
+    const pc_graph *b = body_of(s);
+    CHECK(o->graph->n_nodes == 1 && s && s->n_inputs == 1 && s->n_outputs == 1);
+    CHECK(s && pc_node_attr_int(s, "subgraph_id", -1) == 0);
+    if (b) {
+        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
+                  "reorders: %d in, %d out (1 and 1: one edge in, one out)", count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"),
+                  count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
+        CHECK(count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 2 && count_in(b, PC_BLOCKED_DOMAIN, "BatchNormalization") == 1 &&
+              count_in(b, "", "Relu") == 0 && count_in(b, "", "Add") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "LRN") == 1);
+        all_on(b, "blocked");
+    }
+    CHECK(s && pc_node_attr(s, "Conv-Relu-1-pads") && pc_node_attr_int(s, "BatchNormalization-Relu-3-relu", 0) == 1);
+    all_on(o->graph, "blocked");
+    equal_on_reference(m, o, "cnn");
+    runtime_equals_reference(o, "cnn");
+    pc_model *again = pt_clone(o);
+    optimize(again);
+    char diff[512];
+    CHECK_MSG(pc_model_equal(o, again, diff, sizeof diff), "optimizing again changed the graph: %s", diff);
+    pc_model_free(again);
+    pc_model_free(o);
+    pc_model_free(m);
+}
+
+/* A node the EP does not run (Tanh) between two convs: two subgraphs, each with one reorder in and one out;
+ * a Conv output that is also a graph output leaves the first subgraph too. */
+static void test_two_subgraphs(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){2, 4, 5, 5});
+    weights(m, "w1", 6, 4, 1, 0.5f);
+    weights(m, "w2", 3, 6, 3, 0.3f);
+    pt_node(m, "Conv", "", "x,w1", "c1", NULL);
+    pt_node(m, "Relu", "", "c1", "r1", NULL);
+    pt_node(m, "Tanh", "", "r1", "t", NULL);
+    pt_node(m, "Conv", "", "t,w2", "c2", NULL);
+    pt_output(m, "c2");
+    pt_output(m, "c1");
+    pc_model *o = pt_clone(m);
+    optimize(o);
+    int k = count_in(o->graph, PC_BLOCKED_DOMAIN, "Subgraph");
+    CHECK_MSG(k == 2, "%d subgraphs", k);
+    int64_t ids = 0;
+    for (const pc_node *n = o->graph->first; n; n = n->next) {
+        if (strcmp(n->op_type, "Subgraph") != 0) continue;
+        ids += 1 + pc_node_attr_int(n, "subgraph_id", -1);
+        const pc_graph *b = body_of(n);
+        int in = b ? count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") : -1,
+            out = b ? count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") : -1;
+        CHECK_MSG(in == (int)n->n_inputs && out == (int)n->n_outputs, "subgraph with %u in, %u out: %d and %d reorders",
+                  n->n_inputs, n->n_outputs, in, out);
+    }
+    CHECK_MSG(ids == 3, "subgraph ids 0 and 1 (sum of id + 1: %lld)", (long long)ids);
+    equal_on_reference(m, o, "two subgraphs");
+    runtime_equals_reference(o, "two subgraphs");
+    pc_model_free(o);
+    pc_model_free(m);
+}
+
+/* A conv whose weight is a graph input runs plain inside the body, between a reorder back and one forth. */
+static void test_plain_inside(void)
+{
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+    pt_input(m, "wi", PC_DTYPE_FLOAT, 4, (int64_t[]){3, 3, 1, 1});
+    weights(m, "w1", 3, 3, 1, 0.5f);
+    pt_node(m, "Conv", "", "x,w1", "c1", NULL);
+    pt_node(m, "Conv", "", "c1,wi", "c2", NULL);
+    pt_node(m, "Relu", "", "c2", "y", NULL);
+    pt_output(m, "y");
+    pc_model *o = pt_clone(m);
+    optimize(o);
+    const pc_node *s = only_subgraph(o);
+    const pc_graph *b = body_of(s);
+    if (b) {
+        CHECK(count_in(b, "", "Conv") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 1);
+        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
+                  "reorders %d in %d out: x in, c1 back to plain; the Relu runs plain",
+                  count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"), count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
+    }
+    uint64_t seed = 9;
+    pc_data *ins[2] = {pt_random_input(m->graph->inputs[0], &seed), pt_random_input(m->graph->inputs[1], &seed)};
+    char why[2048];
+    CHECK_MSG(pt_equiv_inputs(m, o, 2, ins, 1e-4, 1e-5, why, sizeof why) == 1, "plain inside: %s", why);
+    pc_data_unref(ins[0]);
+    pc_data_unref(ins[1]);
+    pc_model_free(o);
+    pc_model_free(m);
+}
+
+int main(void)
+{
+    pc_ep_registry *reg = NULL;
+    pc_error err;
+    if (pc_ep_registry_create(&reg, &err) != PC_OK) pt_die("registry", &err);
+    eps[0] = pc_ep_registry_find(reg, "blocked");
+    eps[1] = pc_ep_registry_find(reg, "cpu");
+    CHECK(eps[0] && eps[1]);
+    test_cnn();
+    test_two_subgraphs();
+    test_plain_inside();
+    pc_ep_registry_free(reg);
+    return pc_test_finish("test_passes_blocked");
+}
