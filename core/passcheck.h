@@ -1123,7 +1123,12 @@ uint64_t pc_graph_transpose_cost(const pc_graph *graph);
       "it in NHWC (the fork's TransformQLinearAdd copy-paste)")                                              \
     X(PC_FAULT_SYSTOLIC_ADD_NO_RETURN, "systolic-add-no-return",                                             \
       "the systolic rewrite explains a QLinearAdd shape mismatch but carries the add in NHWC anyway (the "   \
-      "fork's bail-out that logs without returning)")
+      "fork's bail-out that logs without returning)")                                                        \
+    X(PC_FAULT_BLOCKED_WEIGHT_IO, "blocked-weight-io-swapped",                                               \
+      "the blocked compile lays a Conv weight's inner b x b tile out as (b_o, b_i) instead of (b_i, b_o)")   \
+    X(PC_FAULT_BLOCKED_REORDER_PER_OP, "blocked-reorder-per-op",                                             \
+      "the blocked compile reorders back to plain and forth again between adjacent blocked primitives (no "  \
+      "layout propagation, the per-op design MKL-DNN's subgraphs replaced)")
 
 #define PC_FAULT_ENUM_ROW(id, name, description) id,
 typedef enum pc_fault { PC_FAULT_LIST(PC_FAULT_ENUM_ROW) PC_FAULT_COUNT } pc_fault;

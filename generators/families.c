@@ -11,8 +11,8 @@ static pc_status gen_layered(pc_gen *g, pc_error *err);
 static const pc_gen_family families[] = {
     {"float",
      "CNN-like NCHW float graphs (Conv, pools, BN, activations, elementwise, Concat/Split, Reshape, "
-     "Softmax, Reduce*, MatMul/Gemm, Pad/Slice, Resize)",
-     pc_gen_float, "cpu", 10, NULL, 0},
+     "Softmax, Reduce*, MatMul/Gemm, Pad/Slice, Resize; 30% on blocked,cpu)",
+     pc_gen_float, "cpu", 10, "blocked,cpu", 30},
     {"nhwc", "TF-style NHWC graphs: Transposes around layout-sensitive ops, long layout-agnostic chains",
      pc_gen_nhwc, "nhwc,cpu", 10, NULL, 0},
     {"qdq", "quantized graphs in QDQ form (per-tensor and per-axis, int8 and uint8)", pc_gen_qdq, "cpu", 10,

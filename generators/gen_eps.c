@@ -9,8 +9,10 @@
  * the NCHW form only, and the node must stay in NCHW form (tests/unit/test_ep_layout.c covers that path by
  * hand too).
  *
- * A graph with QLinearConv or QLinearMatMul puts the built-in `systolic` EP first now and then (40%), so its
- * level-3 rewrite runs in the suite's random configurations.
+ * A blocked EP (block 4, 8 or 16) lists its compiled form (the com.passcheck.blocked ops) 70% of the time,
+ * so level 3 compiles its subgraphs. A graph with QLinearConv or
+ * QLinearMatMul puts the built-in `systolic` EP first now and then (40%), so its level-3 rewrite runs in the
+ * suite's random configurations.
  *
  * Draws: how many EPs (0: none, the list is "cpu"); per EP layout, compiles, transpose, block size; per
  * distinct op in graph order include, types, opset range, an earlier row for other opsets, Conv's group rule
@@ -115,7 +117,7 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
         uint32_t layout = pc_draw_weighted(ch, layout_w, 3); /* 0 nchw (the simplest), 1 nhwc, 2 blocked */
         bool compiles = pc_draw_bool(ch, 50), transpose = pc_draw_bool(ch, 50);
         char block[24] = "";
-        if (layout == 2) snprintf(block, sizeof block, " block=%u", 8u << pc_draw(ch, 2));
+        if (layout == 2) snprintf(block, sizeof block, " block=%u", 4u << pc_draw(ch, 3));
         pc_strbuf_printf(&text, "ep gen%u layout=%s%s compiles=%s transpose=%s\n", e,
                          layout == 0   ? "nchw"
                          : layout == 1 ? "nhwc"
@@ -181,6 +183,20 @@ pc_status pc_gen_random_eps(pc_gen *g, pc_error *err)
                 op_line(&text, PC_MS_DOMAIN, "FusedConv", types, "");
                 if (layout == 1) op_line(&text, PC_NHWC_DOMAIN, "FusedConv", types, opset);
             }
+        }
+        /* a blocked EP mostly lists its compiled form too (docs/ep.md): its subgraphs then compile at level 3
+         * into Subgraph nodes running the blocked primitives and, inside, the layout-blind ops on rank 5 */
+        if (layout == 2 && pc_draw_bool(ch, 70)) {
+            static const char *const own[] = {
+                "ToBlocked", "FromBlocked", "Conv",          "BatchNormalization",
+                "MaxPool",   "AveragePool", "GlobalMaxPool", "GlobalAveragePool",
+                "LRN",       "Subgraph"};
+            for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+                pc_strbuf_printf(&text, "op %s domain=%s\n", own[k], PC_BLOCKED_DOMAIN);
+            static const char *const blind[] = {"Relu", "Add", "Sum"};
+            for (size_t k = 0; k < sizeof blind / sizeof blind[0]; k++)
+                pc_strbuf_printf(&text, "op %s rank=5 types=float\n", blind[k]);
+            pc_strbuf_printf(&text, "op Concat rank=5 types=float\nattr axis values=1\n");
         }
         pc_strbuf_printf(&names, "gen%u,", e);
     }

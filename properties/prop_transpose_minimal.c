@@ -7,6 +7,7 @@
  * level-2 run when one EP owns the graph (with several EPs a per-EP run leaves the others' nodes to their own
  * run; so does a level-1 run of one annotation group) and at the end, where patterns that span EPs (or,
  * before partitioning, annotation groups) are exempt (no single run may edit them);
+ *  - the blocked EP's reorders, after ep_rewrites and at the end (blocked_reorders below);
  *  - Transpose cost (pc_graph_transpose_cost, the optimizer's own metric) never above the input's, unless the
  *    pass (or the pipeline, at the end) moved layout-sensitive ops to NHWC, which adds Transposes by design.
  * The count may rise where the cost falls (see check_no_increase); the exact oracle judges the count. Exact,
@@ -102,8 +103,95 @@ static bool annotated(const pc_graph *g)
     return false;
 }
 
+/* ---- the blocked EP's reorders (docs/ep.md): in each compiled Subgraph body, no value reordered twice the
+ * same way, no reorder undoing another, no reorder nobody needs; and a body with no plain compute node has
+ * exactly one reorder per activation edge crossing its boundary (its node's inputs and outputs). */
+
+static bool blocked_op(const pc_node *n, const char *op)
+{
+    return strcmp(n->domain, "com.passcheck.blocked") == 0 && strcmp(n->op_type, op) == 0;
+}
+
+static bool is_reorder(const pc_node *n)
+{
+    return blocked_op(n, "ToBlocked") || blocked_op(n, "FromBlocked");
+}
+
+/* A node that computes on nChw<b>c tensors: an op of the domain other than the reorders. */
+static bool runs_blocked(const pc_node *n)
+{
+    return strcmp(n->domain, "com.passcheck.blocked") == 0 && !is_reorder(n);
+}
+
+static pc_prop_outcome body_reorders(const pc_node *sub, const pc_graph *b, char *msg, size_t msg_size,
+                                     const char **kind)
+{
+    uint32_t reorders = 0;
+    bool plain_compute = false;
+    for (const pc_node *n = b->first; n; n = n->next) {
+        if (!is_reorder(n)) {
+            plain_compute = plain_compute || !runs_blocked(n);
+            continue;
+        }
+        reorders++;
+        bool to = blocked_op(n, "ToBlocked");
+        const pc_value *in = n->n_inputs ? n->inputs[0] : NULL, *out = n->n_outputs ? n->outputs[0] : NULL;
+        if (!in || !out) continue;
+        for (const pc_node *m = n->next; m; m = m->next)
+            if (m->op_type == n->op_type && strcmp(m->op_type, n->op_type) == 0 && m->n_inputs &&
+                m->inputs[0] == in) {
+                *kind = "duplicate";
+                snprintf(msg, msg_size, "subgraph %lld: '%s' and '%s' both reorder '%s' %s",
+                         (long long)pc_node_attr_int(sub, "subgraph_id", -1), n->name, m->name, in->name,
+                         to ? "to blocked" : "back to plain");
+                return PC_PROP_FAIL;
+            }
+        if (in->producer && is_reorder(in->producer) && strcmp(in->producer->op_type, n->op_type) != 0) {
+            *kind = "round-trip";
+            snprintf(msg, msg_size, "subgraph %lld: '%s' undoes '%s'",
+                     (long long)pc_node_attr_int(sub, "subgraph_id", -1), n->name, in->producer->name);
+            return PC_PROP_FAIL;
+        }
+        bool needed = !to && out->is_graph_output;
+        for (uint32_t k = 0; k < out->n_consumers && !needed; k++)
+            needed = to == runs_blocked(out->consumers[k].node) && !is_reorder(out->consumers[k].node);
+        if (!needed) {
+            *kind = "unneeded";
+            snprintf(msg, msg_size, "subgraph %lld: nothing needs the %s form '%s' made",
+                     (long long)pc_node_attr_int(sub, "subgraph_id", -1), to ? "blocked" : "plain", n->name);
+            return PC_PROP_FAIL;
+        }
+    }
+    if (!plain_compute && reorders != sub->n_inputs + sub->n_outputs) {
+        *kind = "boundary";
+        snprintf(msg, msg_size,
+                 "subgraph %lld: %u reorders for %u activation edges crossing its boundary (%u in, %u out), "
+                 "and every op inside runs blocked",
+                 (long long)pc_node_attr_int(sub, "subgraph_id", -1), reorders,
+                 sub->n_inputs + sub->n_outputs, sub->n_inputs, sub->n_outputs);
+        return PC_PROP_FAIL;
+    }
+    return PC_PROP_PASS;
+}
+
+static pc_prop_outcome blocked_reorders(const pc_graph *g, char *msg, size_t msg_size, const char **kind)
+{
+    for (const pc_node *n = g->first; n; n = n->next) {
+        if (!blocked_op(n, "Subgraph")) continue;
+        const pc_attr *a = pc_node_attr(n, "body");
+        if (!a || a->type != PC_ATTR_GRAPH || !a->g) continue; /* validity's to report */
+        pc_prop_outcome o = body_reorders(n, a->g, msg, msg_size, kind);
+        if (o != PC_PROP_PASS) return o;
+    }
+    return PC_PROP_PASS;
+}
+
 static pc_prop_outcome per_pass(pc_check_ctx *ctx, char *msg, size_t msg_size, const char **kind)
 {
+    if (strcmp(ctx->pass, "ep_rewrites") == 0) {
+        pc_prop_outcome o = blocked_reorders(ctx->after->graph, msg, msg_size, kind);
+        if (o != PC_PROP_PASS) return o;
+    }
     if (!is_transpose_pass(ctx->pass) || !opset_supported(ctx->after)) return PC_PROP_PASS;
     /* an annotated graph is optimized one annotation group per run (pc_pass_options.scoped), like one EP per
      * run after partitioning: a run leaves the groups after it to their own runs */
@@ -135,7 +223,9 @@ static pc_prop_outcome final(pc_check_ctx *ctx, char *msg, size_t msg_size, cons
         return PC_PROP_SKIP;
     }
     const pc_graph *g = ctx->after->graph;
-    pc_prop_outcome o = leftover(ctx, g, msg, msg_size, kind);
+    pc_prop_outcome o = blocked_reorders(g, msg, msg_size, kind);
+    if (o != PC_PROP_PASS) return o;
+    o = leftover(ctx, g, msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;
     o = check_no_increase(ctx, ctx->original, NULL, 0, "end to end", msg, msg_size, kind);
     if (o != PC_PROP_PASS) return o;

@@ -1,11 +1,13 @@
-/* Reference ops: the blocked EP's domain (com.passcheck.blocked, docs/ep.md "The blocked EP"), each defined by
- * the standard op on the plain form, so the definition is obviously right:
+/* Reference ops: the blocked EP's domain (com.passcheck.blocked, docs/ep.md "The blocked EP"), each defined
+ * by the standard op on the plain form, so the definition is obviously right:
  *   - ToBlocked / FromBlocked: the layout change itself, element by element (channels zero-padded to a
  * multiple of the block; FromBlocked drops the padding);
  *   - the primitives (Conv, BatchNormalization, MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool, LRN):
- * unblock input 0 to the padded plain (N, Cb·b, H, W) tensor (Conv: its weight (O/b, I/b, kH, kW, b_i, b_o) to
- * OIHW too), run the standard op at the model's ai.onnx opset, then for Conv the optional BatchNormalization
- * (inputs 3..6) and for Conv and BatchNormalization the optional Relu (attribute relu), and block output 0 again;
+ * unblock input 0 to the padded plain (N, Cb·b, H, W) tensor (Conv: its weight (O/b, I/b, kH, kW, b_i, b_o)
+ * to OIHW too), run the standard op at the model's ai.onnx opset, then for Conv the optional
+ * BatchNormalization (inputs 3..6) and for Conv and BatchNormalization the optional Relu (attribute relu),
+ * and block output 0 again;
+ *   - Relu, Add, Sum, Concat: the standard op on the blocked tensors as they are;
  *   - Subgraph: its body, run on its inputs.
  * Nothing here is shared with the runtime's kernels. */
 #include <stdlib.h>
@@ -19,7 +21,8 @@ static pc_status need_float_rank(ref_ctx *ctx, const pc_data *x, int32_t rank, c
 {
     if (!x || x->kind != PC_TYPE_TENSOR || x->dtype != PC_DTYPE_FLOAT)
         return ref_fail(ctx, PC_ERR_TYPE, "%s must be a float tensor", what);
-    if (x->rank != rank) return ref_fail(ctx, PC_ERR_SHAPE, "%s must have rank %d, has %d", what, rank, x->rank);
+    if (x->rank != rank)
+        return ref_fail(ctx, PC_ERR_SHAPE, "%s must have rank %d, has %d", what, rank, x->rank);
     return PC_OK;
 }
 
@@ -35,7 +38,8 @@ static pc_data *unblock(ref_ctx *ctx, const pc_data *x)
             for (int64_t h = 0; h < d[2]; h++)
                 for (int64_t w = 0; w < d[3]; w++) {
                     uint64_t to = (uint64_t)(((n * dims[1] + c) * d[2] + h) * d[3] + w);
-                    uint64_t from = (uint64_t)((((n * d[1] + c / d[4]) * d[2] + h) * d[3] + w) * d[4] + c % d[4]);
+                    uint64_t from =
+                        (uint64_t)((((n * d[1] + c / d[4]) * d[2] + h) * d[3] + w) * d[4] + c % d[4]);
                     ref_set_f64(y, to, ref_get_f64(x, from));
                 }
     return y;
@@ -77,13 +81,14 @@ static pc_data *crop(ref_ctx *ctx, const pc_data *x, int64_t channels)
     return y;
 }
 
-/* (O/b, I/b, kH, kW, b_i, b_o) -> (O, I, kH, kW): element (o, i, y, x) = (o / b, i / b, y, x, i % b, o % b). */
+/* (O/b, I/b, kH, kW, b_i, b_o) -> (O, I, kH, kW): element (o, i, y, x) = (o / b, i / b, y, x, i % b, o % b).
+ */
 static pc_data *unblock_weight(ref_ctx *ctx, const pc_data *w)
 {
     const int64_t *d = w->dims;
     if (d[4] != d[5]) {
-        ref_fail(ctx, PC_ERR_SHAPE, "a blocked weight's last two dims (%lld, %lld) must be equal", (long long)d[4],
-                 (long long)d[5]);
+        ref_fail(ctx, PC_ERR_SHAPE, "a blocked weight's last two dims (%lld, %lld) must be equal",
+                 (long long)d[4], (long long)d[5]);
         return NULL;
     }
     int64_t b = d[4], dims[4] = {d[0] * b, d[1] * b, d[2], d[3]};
@@ -95,7 +100,8 @@ static pc_data *unblock_weight(ref_ctx *ctx, const pc_data *w)
                 for (int64_t kx = 0; kx < d[3]; kx++) {
                     uint64_t to = (uint64_t)(((o * dims[1] + i) * d[2] + ky) * d[3] + kx);
                     uint64_t from =
-                        (uint64_t)((((((o / b) * d[1] + i / b) * d[2] + ky) * d[3] + kx) * b + i % b) * b + o % b);
+                        (uint64_t)((((((o / b) * d[1] + i / b) * d[2] + ky) * d[3] + kx) * b + i % b) * b +
+                                   o % b);
                     ref_set_f64(y, to, ref_get_f64(w, from));
                 }
     return y;
@@ -105,13 +111,15 @@ static pc_status op_ToBlocked(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
 {
     (void)n_out;
     int64_t b = ref_attr_int(ctx, "block", 0);
-    if (b < 1 || b > 1024) return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute block is %lld, not in 1..1024", (long long)b);
+    if (b < 1 || b > 1024)
+        return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute block is %lld, not in 1..1024", (long long)b);
     pc_status st = n_in ? need_float_rank(ctx, in[0], 4, "X") : ref_fail(ctx, PC_ERR_ARITY, "X is required");
     if (st != PC_OK) return st;
     return (out[0] = block(ctx, in[0], b)) ? PC_OK : ctx->err->status;
 }
 
-static pc_status op_FromBlocked(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+static pc_status op_FromBlocked(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out,
+                                uint32_t n_out)
 {
     (void)n_out;
     pc_status st = n_in ? need_float_rank(ctx, in[0], 5, "X") : ref_fail(ctx, PC_ERR_ARITY, "X is required");
@@ -157,7 +165,8 @@ static pc_status op_primitive(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
     if (st == PC_OK && conv && (n_in < 2 || !in[1])) st = ref_fail(ctx, PC_ERR_ARITY, "W is required");
     if (st == PC_OK && conv) st = need_float_rank(ctx, in[1], 6, "W");
     if (st == PC_OK && conv && n_in > 3 && (n_in != 7 || !in[3] || !in[4] || !in[5] || !in[6]))
-        st = ref_fail(ctx, PC_ERR_ARITY, "the fused BatchNormalization needs inputs 3..6 (scale, B, mean, var)");
+        st = ref_fail(ctx, PC_ERR_ARITY,
+                      "the fused BatchNormalization needs inputs 3..6 (scale, B, mean, var)");
     int64_t relu = ref_attr_int(ctx, "relu", 0);
     if (st == PC_OK && (relu < 0 || relu > 1) && (conv || bn))
         st = ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute relu is %lld, not 0 or 1", (long long)relu);
@@ -188,27 +197,43 @@ static pc_status op_primitive(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, p
     return st;
 }
 
+/* Relu, Add, Sum, Concat on blocked tensors: the standard op on them as they are (elementwise over equal
+ * shapes, or Concat on axis 1 of blocks whose channels are all real: the layout does not matter). */
+static pc_status op_blind(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
+{
+    (void)n_out;
+    for (uint32_t i = 0; i < n_in; i++) {
+        pc_status st = need_float_rank(ctx, in[i], 5, "a blocked input");
+        if (st != PC_OK) return st;
+    }
+    return run_base(ctx, ctx->node->op_type, in, n_in, out);
+}
+
 static pc_status op_Subgraph(ref_ctx *ctx, pc_data *const *in, uint32_t n_in, pc_data **out, uint32_t n_out)
 {
     const pc_attr *a = pc_node_attr(ctx->node, "body");
     if (!a || a->type != PC_ATTR_GRAPH || !a->g)
         return ref_fail(ctx, PC_ERR_ATTRIBUTE, "attribute 'body' (a graph) is required");
     if (a->g->n_inputs != n_in || a->g->n_outputs != n_out)
-        return ref_fail(ctx, PC_ERR_ARITY, "the node has %u inputs and %u outputs, its body %u and %u", n_in, n_out,
-                        a->g->n_inputs, a->g->n_outputs);
+        return ref_fail(ctx, PC_ERR_ARITY, "the node has %u inputs and %u outputs, its body %u and %u", n_in,
+                        n_out, a->g->n_inputs, a->g->n_outputs);
     return ref_run_body(ctx, a->g, n_in, in, out);
 }
 
 const ref_op ref_ops_blocked[] = {
+    {BLOCKED_DOMAIN, "Add", op_blind},
     {BLOCKED_DOMAIN, "AveragePool", op_primitive},
     {BLOCKED_DOMAIN, "BatchNormalization", op_primitive},
+    {BLOCKED_DOMAIN, "Concat", op_blind},
     {BLOCKED_DOMAIN, "Conv", op_primitive},
     {BLOCKED_DOMAIN, "FromBlocked", op_FromBlocked},
     {BLOCKED_DOMAIN, "GlobalAveragePool", op_primitive},
     {BLOCKED_DOMAIN, "GlobalMaxPool", op_primitive},
     {BLOCKED_DOMAIN, "LRN", op_primitive},
     {BLOCKED_DOMAIN, "MaxPool", op_primitive},
+    {BLOCKED_DOMAIN, "Relu", op_blind},
     {BLOCKED_DOMAIN, "Subgraph", op_Subgraph},
+    {BLOCKED_DOMAIN, "Sum", op_blind},
     {BLOCKED_DOMAIN, "ToBlocked", op_ToBlocked},
 };
 const size_t ref_ops_blocked_count = sizeof ref_ops_blocked / sizeof ref_ops_blocked[0];

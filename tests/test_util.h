@@ -2,6 +2,7 @@
 #ifndef PC_TEST_UTIL_H
 #define PC_TEST_UTIL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,18 @@ static inline const char *pc_test_errmsg(const pc_error *e)
 #define CHECK_OK(expr, errp) CHECK_STATUS(expr, PC_OK, errp)
 
 /* Prints the closing line CI reads and returns the exit code. */
+/* Appends printf-style text to the NUL-terminated buf of `size` bytes (truncating; a test label). */
+static inline void pc_test_appendf(char *buf, size_t size, const char *fmt, ...) PC_PRINTF(3, 4);
+static inline void pc_test_appendf(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
 static inline int pc_test_finish(const char *name)
 {
     printf("%s: %d checks, %d passed, %d failed\n", name, pc_test_checks, pc_test_checks - pc_test_failures,

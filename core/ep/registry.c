@@ -155,8 +155,8 @@ static const pc_ep systolic_ep = {
  * channels blocked by 16 (nChw16c). It claims 4-D float activations of the ops MKL-DNN ran (Conv of group 1,
  * BatchNormalization in inference form, Relu, Sum, Add, the pools, LRN, Concat on channels); level 3
  * (core/passes/blocked_compile.c) compiles each of its subgraphs into one Subgraph node of its domain, whose
- * body holds the blocked primitives, the reorders at the boundary, and the standard ops that run on blocked
- * tensors unchanged (rank 5: Relu, Add, Sum, Concat). */
+ * body holds the blocked primitives (with Relu, Add, Sum and Concat on blocked tensors), the reorders at the
+ * boundary, and the standard ops that stay plain. */
 #define F32 BIT(PC_DTYPE_FLOAT)
 static const int64_t zero_only[] = {0}, one_only[] = {1};
 static const pc_ep_attr_rule group_one[] = {{"group", 1, one_only, true, 1}};
@@ -184,11 +184,6 @@ static const pc_ep_op blocked_ops[] = {
     BLOCKED_OP("GlobalAveragePool", NULL, 0, 4),
     BLOCKED_OP("LRN", NULL, 0, 4),
     BLOCKED_OP("Concat", channel_axis, 1, 4),
-    /* inside the compiled bodies: the layout-blind ops on nChw<b>c tensors */
-    BLOCKED_OP("Relu", NULL, 0, 5),
-    BLOCKED_OP("Sum", NULL, 0, 5),
-    BLOCKED_OP("Add", NULL, 0, 5),
-    BLOCKED_OP("Concat", channel_axis, 1, 5),
     /* its own domain: the reorders, the primitives and the compiled node */
     BLOCKED_OWN("ToBlocked", 4),
     BLOCKED_OWN("FromBlocked", 5),
@@ -199,6 +194,10 @@ static const pc_ep_op blocked_ops[] = {
     BLOCKED_OWN("GlobalMaxPool", 5),
     BLOCKED_OWN("GlobalAveragePool", 5),
     BLOCKED_OWN("LRN", 5),
+    BLOCKED_OWN("Relu", 5),
+    BLOCKED_OWN("Add", 5),
+    BLOCKED_OWN("Sum", 5),
+    {PC_BLOCKED_DOMAIN, "Concat", 1, 1, F32, 1, channel_axis, PC_EP_GROUP_NONE, 5},
     {PC_BLOCKED_DOMAIN, "Subgraph", 1, 1, 0, 0, NULL, PC_EP_GROUP_NONE, 0},
 };
 #undef BLOCKED_OP

@@ -17,8 +17,8 @@ pc_status pc_graph_inline_body(pc_graph *graph, pc_node *node, const char *attr,
 {
     const pc_attr *a = pc_node_attr(node, attr);
     if (!a || a->type != PC_ATTR_GRAPH || !a->g)
-        return pc_error_set(err, PC_ERR_ATTRIBUTE, "node '%s': attribute '%s' (a graph) is required", node->name,
-                            attr);
+        return pc_error_set(err, PC_ERR_ATTRIBUTE, "node '%s': attribute '%s' (a graph) is required",
+                            node->name, attr);
     pc_graph *body = a->g;
     if (body->n_inputs != node->n_inputs || body->n_outputs != node->n_outputs)
         return pc_error_set(err, PC_ERR_ARITY, "node '%s': %u inputs and %u outputs, its body %u and %u",
@@ -26,11 +26,12 @@ pc_status pc_graph_inline_body(pc_graph *graph, pc_node *node, const char *attr,
     for (const pc_node *n = body->first; n; n = n->next)
         for (uint32_t k = 0; k < n->n_attrs; k++)
             if (n->attrs[k].type == PC_ATTR_GRAPH || n->attrs[k].type == PC_ATTR_GRAPHS)
-                return pc_error_set(err, PC_ERR_UNSUPPORTED, "node '%s': body node '%s' has a graph attribute",
-                                    node->name, n->name);
+                return pc_error_set(err, PC_ERR_UNSUPPORTED,
+                                    "node '%s': body node '%s' has a graph attribute", node->name, n->name);
     pc_mem *mem = &graph->model->mem;
     pc_value **map = pc_mem_calloc(mem, body->n_values ? body->n_values : 1, sizeof *map);
-    if (!map) return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inlining its body", node->name);
+    if (!map)
+        return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inlining its body", node->name);
     pc_status st = PC_OK;
     for (uint32_t i = 0; i < body->n_inputs; i++)
         map[body->inputs[i]->id] = node->inputs[i];
@@ -52,7 +53,8 @@ pc_status pc_graph_inline_body(pc_graph *graph, pc_node *node, const char *attr,
         }
         for (uint32_t i = 0; i < bn->n_inputs; i++)
             in[i] = mapped(map, bn->inputs[i]);
-        pc_node *n = pc_graph_add_node(graph, bn->op_type, bn->domain, bn->n_inputs, in, bn->n_outputs, NULL, err);
+        pc_node *n =
+            pc_graph_add_node(graph, bn->op_type, bn->domain, bn->n_inputs, in, bn->n_outputs, NULL, err);
         if (in != ins) free(in);
         if (!n) {
             st = err->status;
@@ -87,7 +89,8 @@ pc_status pc_graph_inline_body(pc_graph *graph, pc_node *node, const char *attr,
         pc_node *id = src ? pc_graph_add_node(graph, "Identity", "", 1, &src, 1, NULL, err) : NULL;
         if (!id)
             st = src ? err->status
-                     : pc_error_set(err, PC_ERR_INTERNAL, "node '%s': body output %u has no source", node->name, j);
+                     : pc_error_set(err, PC_ERR_INTERNAL, "node '%s': body output %u has no source",
+                                    node->name, j);
         else if (pc_graph_move_output(node, j, id, 0) != PC_OK)
             st = pc_error_set(err, PC_ERR_INTERNAL, "node '%s': moving output %u", node->name, j);
         else

@@ -4,24 +4,25 @@
  * (docs/ep.md, "The blocked EP's ops"):
  *  - a blocked primitive for each Conv (group 1, constant weight and bias), BatchNormalization (constant
  * parameters, one output), MaxPool (one output), AveragePool, GlobalMaxPool, GlobalAveragePool and LRN whose
- * input is 4-D with a known channel count, its weight, bias and BatchNormalization vectors re-laid-out once into
- * body initializers; fused as MKL-DNN did: Conv -> BatchNormalization, and Conv / BatchNormalization /
+ * input is 4-D with a known channel count, its weight, bias and BatchNormalization vectors re-laid-out once
+ * into body initializers; fused as MKL-DNN did: Conv -> BatchNormalization, and Conv / BatchNormalization /
  * Conv-BatchNormalization -> Relu, when the first's output has no other reader (attribute relu, the inputs
  * 3..6 of the blocked Conv);
- *  - Relu, Add and Sum on blocked tensors when an input is blocked already (Add and Sum: equal shapes), and
- * Concat on axis 1 when every input's channel count is a multiple of the block: the standard op, unchanged;
+ *  - Relu, Add and Sum of the domain on blocked tensors when an input is blocked already (Add and Sum: equal
+ * shapes), and its Concat on axis 1 when every input's channel count is a multiple of the block;
  *  - anything else (a grouped conv cannot reach here: the EP refuses it; a weight that is not a constant) the
  * standard op on the plain tensor;
  *  - reorders: one ToBlocked per plain value a blocked node reads, one FromBlocked per blocked value a plain
  * node or the outside reads; a value crossing the subgraph's boundary is plain outside, so every activation
  * edge crossing it is one reorder, and inside there are reorders only where a plain node meets a blocked one.
- * The Subgraph node gets the subgraph's outer inputs (activations) as its inputs and writes its outputs' values
- * (names, consumers, graph-output roles kept), a model-unique `subgraph_id`, and the body nodes' attributes
- * again as `OpType-index-name` (MKL-DNN's MetaDef naming; fused ops as "Conv-BatchNormalization-Relu").
- * Every node made is on the EP. A subgraph that holds a Subgraph node already (an optimized graph optimized
- * again) is left alone, as is an EP that does not claim `Subgraph` (an EP file with layout=blocked that lists
- * no compiled form). Numerics: the same float operations on zero-padded channels (the reference defines each
- * primitive by the standard op on the padded plain tensor); the runtime inlines the body (core/ir/inline.c).
+ * The Subgraph node gets the subgraph's outer inputs (activations) as its inputs and writes its outputs'
+ * values (names, consumers, graph-output roles kept), a model-unique `subgraph_id`, and the body nodes'
+ * attributes again as `OpType-index-name` (MKL-DNN's MetaDef naming; fused ops as
+ * "Conv-BatchNormalization-Relu"). Every node made is on the EP. A subgraph that holds a Subgraph node
+ * already (an optimized graph optimized again) is left alone, as is an EP that does not claim `Subgraph` (an
+ * EP file with layout=blocked that lists no compiled form). Numerics: the same float operations on
+ * zero-padded channels (the reference defines each primitive by the standard op on the padded plain tensor);
+ * the runtime inlines the body (core/ir/inline.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,10 +146,12 @@ static pc_value *plain_form(state *s, const pc_value *v, pc_error *err)
         pc_value *b = f->blocked;
         pc_node *r = body_node(s, "FromBlocked", PC_BLOCKED_DOMAIN, 1, &b, err);
         bool ok;
-        if (!r || pc_node_set_attr_int(r, "channels", ch, err) != PC_OK || body_node_done(s, r, &ok, err) != PC_OK)
+        if (!r || pc_node_set_attr_int(r, "channels", ch, err) != PC_OK ||
+            body_node_done(s, r, &ok, err) != PC_OK)
             return NULL;
         if (!ok) {
-            pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: EP '%s' does not run FromBlocked", s->ep->name);
+            pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: EP '%s' does not run FromBlocked",
+                         s->ep->name);
             return NULL;
         }
         s->n_reorders++;
@@ -166,17 +169,44 @@ static pc_value *plain_form(state *s, const pc_value *v, pc_error *err)
     return form_of(s, v, err)->plain = in;
 }
 
-/* The blocked form of v (a 4-D float activation): made by a blocked body node, or ToBlocked of its plain form. */
+/* The blocked form of v (a 4-D float activation): made by a blocked body node, or ToBlocked of its plain
+ * form. */
 static pc_value *blocked_form(state *s, const pc_value *v, pc_error *err)
 {
     vform *f = form_of(s, v, err);
     if (!f) return NULL;
-    if (f->blocked) return f->blocked;
+    /* planted bug (--inject blocked-reorder-per-op): a blocked value a primitive made goes back to plain and
+     * forth again before the next one reads it */
+    bool per_op = f->blocked && f->blocked->producer &&
+                  !pc_name_eq(f->blocked->producer->op_type, "ToBlocked") &&
+                  pc_fault_active(PC_FAULT_BLOCKED_REORDER_PER_OP);
+    if (f->blocked && !per_op) return f->blocked;
+    const pc_tensor *t = v->graph == s->graph && !v->is_graph_input ? pc_value_const(v) : NULL;
+    if (t && t->dtype == PC_DTYPE_FLOAT && t->rank == 4) { /* a constant: laid out once, at compile time */
+        int64_t b = s->block, c = t->dims[1], cb = (c + b - 1) / b;
+        int64_t dims[5] = {t->dims[0], cb, t->dims[2], t->dims[3], b};
+        pc_tensor *bt = pc_tensor_create(s->graph->model, NULL, PC_DTYPE_FLOAT, 5, dims, err);
+        if (!bt) return NULL;
+        float *d = bt->data;
+        const float *src = t->data;
+        memset(d, 0, bt->n_elements * sizeof *d);
+        int64_t plane = t->dims[2] * t->dims[3];
+        for (int64_t n = 0; n < t->dims[0]; n++)
+            for (int64_t ch = 0; ch < c; ch++)
+                for (int64_t p = 0; p < plane; p++)
+                    d[((n * cb + ch / b) * plane + p) * b + ch % b] = src[(n * c + ch) * plane + p];
+        char hint[256];
+        snprintf(hint, sizeof hint, "%s_blocked", v->name ? v->name : "c");
+        pc_value *bv = pc_pass_add_initializer(s->body, hint, bt, err);
+        if (!bv) return NULL;
+        return form_of(s, v, err)->blocked = bv;
+    }
     pc_value *p = plain_form(s, v, err);
     if (!p) return NULL;
     pc_node *r = body_node(s, "ToBlocked", PC_BLOCKED_DOMAIN, 1, &p, err);
     bool ok;
-    if (!r || pc_node_set_attr_int(r, "block", s->block, err) != PC_OK || body_node_done(s, r, &ok, err) != PC_OK)
+    if (!r || pc_node_set_attr_int(r, "block", s->block, err) != PC_OK ||
+        body_node_done(s, r, &ok, err) != PC_OK)
         return NULL;
     if (!ok) {
         pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: EP '%s' does not run ToBlocked", s->ep->name);
@@ -211,12 +241,16 @@ static pc_value *blocked_weight(state *s, const pc_value *w, pc_error *err)
     float *d = bt->data;
     const float *src = t->data;
     memset(d, 0, bt->n_elements * sizeof *d);
+    /* planted bug (--inject blocked-weight-io-swapped): the inner tile as (b_o, b_i) */
+    bool swapped = pc_fault_active(PC_FAULT_BLOCKED_WEIGHT_IO);
     for (int64_t o = 0; o < m; o++)
         for (int64_t i = 0; i < c; i++)
             for (int64_t y = 0; y < kh; y++)
-                for (int64_t x = 0; x < kw; x++)
-                    d[(((((o / b) * cb + i / b) * kh + y) * kw + x) * b + i % b) * b + o % b] =
+                for (int64_t x = 0; x < kw; x++) {
+                    int64_t tile = ((((o / b) * cb + i / b) * kh + y) * kw + x) * b * b;
+                    d[tile + (swapped ? (o % b) * b + i % b : (i % b) * b + o % b)] =
                         src[((o * c + i) * kh + y) * kw + x];
+                }
     char hint[256];
     snprintf(hint, sizeof hint, "%s_blocked", w->name ? w->name : "w");
     return pc_pass_add_initializer(s->body, hint, bt, err);
@@ -269,7 +303,8 @@ static bool primitive_ok(const pc_node *n)
     int64_t c = n->n_inputs ? channels_of(n->inputs[0]) : -1;
     if (c < 1 || !single_output(n) || channels_of(n->outputs[0]) < 1) return false;
     if (is_op(n, "Conv")) {
-        const pc_tensor *w = n->n_inputs >= 2 && const_float(n->inputs[1], 4) ? pc_value_const(n->inputs[1]) : NULL;
+        const pc_tensor *w =
+            n->n_inputs >= 2 && const_float(n->inputs[1], 4) ? pc_value_const(n->inputs[1]) : NULL;
         if (!w || w->dims[1] != c || pc_node_attr_int(n, "group", 1) != 1) return false;
         if (n->n_inputs == 3 && n->inputs[2]) {
             const pc_tensor *b = const_float(n->inputs[2], 1) ? pc_value_const(n->inputs[2]) : NULL;
@@ -287,8 +322,7 @@ static bool primitive_ok(const pc_node *n)
 static pc_node *fusable_next(const state *s, const pc_node *p, const char *op)
 {
     pc_node *c = pc_value_single_consumer(p->outputs[0]);
-    if (!c || !grouped(s, c) || !is_op(c, op) || c->inputs[0] != p->outputs[0])
-        return NULL;
+    if (!c || !grouped(s, c) || !is_op(c, op) || c->inputs[0] != p->outputs[0]) return NULL;
     return c;
 }
 
@@ -306,8 +340,8 @@ static pc_status set_form(state *s, const pc_value *y, pc_value *plain, pc_value
 
 /* A primitive (and what fuses into it) in blocked form; *done false when the EP refuses it. *last: the last
  * group node it covers (its output is the primitive's). */
-static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last, char *label, size_t label_size,
-                                pc_error *err)
+static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last, char *label,
+                                size_t label_size, pc_error *err)
 {
     *done = false;
     pc_node *bn = is_op(n, "Conv") ? fusable_next(s, n, "BatchNormalization") : NULL;
@@ -377,7 +411,8 @@ static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last
 static bool blind_ok(const state *s, const pc_node *n)
 {
     bool concat = is_op(n, "Concat");
-    if (!(is_op(n, "Relu") || is_op(n, "Add") || is_op(n, "Sum") || concat) || !single_output(n)) return false;
+    if (!(is_op(n, "Relu") || is_op(n, "Add") || is_op(n, "Sum") || concat) || !single_output(n))
+        return false;
     if (concat && pc_node_attr_int(n, "axis", 0) != 1) return false;
     bool any_blocked = false;
     int64_t dims0[PC_MAX_RANK];
@@ -401,7 +436,7 @@ static pc_status make_blind(state *s, pc_node *n, bool *done, pc_error *err)
     for (uint32_t i = 0; i < n->n_inputs; i++)
         if (!(ins[i] = blocked_form(s, n->inputs[i], err))) return err->status;
     s->source = n;
-    pc_node *p = body_node(s, n->op_type, "", n->n_inputs, ins, err);
+    pc_node *p = body_node(s, n->op_type, PC_BLOCKED_DOMAIN, n->n_inputs, ins, err);
     bool ok = false;
     if (!p || pc_node_copy_attrs(p, n, err) != PC_OK || body_node_done(s, p, &ok, err) != PC_OK)
         return err->status;
@@ -422,7 +457,8 @@ static pc_status make_plain(state *s, pc_node *n, pc_error *err)
         else if (!n->inputs[i])
             ins[i] = NULL;
     pc_node *p = NULL;
-    if (st == PC_OK) p = pc_graph_add_node(s->body, n->op_type, n->domain, n->n_inputs, ins, n->n_outputs, NULL, err);
+    if (st == PC_OK)
+        p = pc_graph_add_node(s->body, n->op_type, n->domain, n->n_inputs, ins, n->n_outputs, NULL, err);
     if (ins != few) free(ins);
     if (st != PC_OK) return st;
     if (!p) return err->status;
@@ -430,10 +466,12 @@ static pc_status make_plain(state *s, pc_node *n, pc_error *err)
     if (!name) return pc_model_alloc_error(s->graph->model, err, "a node name");
     p->name = name;
     pc_node_copy_ep(p, n);
-    if ((st = pc_node_copy_attrs(p, n, err)) != PC_OK || (st = pc_node_infer_shapes(p, err)) != PC_OK) return st;
+    if ((st = pc_node_copy_attrs(p, n, err)) != PC_OK || (st = pc_node_infer_shapes(p, err)) != PC_OK)
+        return st;
     for (uint32_t o = 0; o < n->n_outputs && st == PC_OK; o++)
         if (n->outputs[o]) {
-            if (p->outputs[o]->type.kind == PC_TYPE_NONE) st = pc_value_set_type(p->outputs[o], &n->outputs[o]->type, err);
+            if (p->outputs[o]->type.kind == PC_TYPE_NONE)
+                st = pc_value_set_type(p->outputs[o], &n->outputs[o]->type, err);
             if (st == PC_OK) st = set_form(s, n->outputs[o], p->outputs[o], NULL, err);
         }
     return st;
@@ -502,9 +540,18 @@ enum { MAX_LABELS = 1024 };
 static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, const pc_ep_subgraph *sg,
                                uint8_t *in_group, uint32_t n_ids, bool *changed, pc_error *err)
 {
-    for (uint32_t i = 0; i < sg->n_nodes; i++)
-        if (pc_name_eq(sg->nodes[i]->domain, PC_BLOCKED_DOMAIN) || !pc_pass_can_modify(opts, sg->nodes[i]))
+    for (uint32_t i = 0; i < sg->n_nodes; i++) {
+        const pc_node *n = sg->nodes[i];
+        if (pc_name_eq(n->domain, PC_BLOCKED_DOMAIN) || !pc_pass_can_modify(opts, n))
             return PC_OK; /* compiled already, or not ours to change */
+        for (uint32_t k = 0; k < n->n_attrs; k++)
+            if (n->attrs[k].type == PC_ATTR_GRAPH || n->attrs[k].type == PC_ATTR_GRAPHS) {
+                /* a body inside a body: the compiled form holds no control flow (the runtime runs none) */
+                pc_pass_explain(opts, "subgraph of '%s' not compiled: node '%s' holds a graph",
+                                pm_label(sg->nodes[0]), pm_label(n));
+                return PC_OK;
+            }
+    }
     for (uint32_t i = 0; i < sg->n_nodes; i++)
         in_group[sg->nodes[i]->id] = 1;
     pc_model *model = graph->model;
@@ -523,7 +570,6 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
     pc_node *sub = pc_graph_add_node(graph, "Subgraph", PC_BLOCKED_DOMAIN, 0, NULL, 0, NULL, err);
     char(*labels)[96] = calloc(MAX_LABELS, sizeof *labels);
     if (!sub || !labels) {
-        free(labels);
         st = sub ? nomem(err) : err->status;
         goto out;
     }
@@ -532,7 +578,12 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
         st = pc_model_alloc_error(model, err, "a subgraph body");
         goto out;
     }
-    s.body->name = pc_arena_printf(&model->arena, "%s_subgraph", sg->nodes[0]->name ? sg->nodes[0]->name : "blocked");
+    s.body->name =
+        pc_arena_printf(&model->arena, "%s_subgraph", sg->nodes[0]->name ? sg->nodes[0]->name : "blocked");
+    if (!s.body->name) {
+        st = pc_model_alloc_error(model, err, "a subgraph name");
+        goto out;
+    }
     uint32_t n_prims = 0, n_fused = 0;
     for (uint32_t i = 0; i < sg->n_nodes && st == PC_OK; i++) {
         pc_node *n = sg->nodes[i];
@@ -554,7 +605,8 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
             /* the fused nodes' outputs are internal: mark them covered */
             for (pc_node *k = n; k != last;) {
                 pc_node *next = pc_value_single_consumer(k->outputs[0]);
-                if ((st = set_form(&s, next->outputs[0], NULL, form_of(&s, last->outputs[0], err)->blocked, err)) != PC_OK)
+                if ((st = set_form(&s, next->outputs[0], NULL, form_of(&s, last->outputs[0], err)->blocked,
+                                   err)) != PC_OK)
                     break;
                 n_fused++;
                 k = next;
@@ -597,7 +649,8 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
                 break;
             }
             if (pc_graph_move_output(n, o, sub, j++) != PC_OK)
-                st = pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: moving the output of node '%s'", pm_label(n));
+                st = pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: moving the output of node '%s'",
+                                  pm_label(n));
         }
     }
     pc_node_copy_ep(sub, sg->nodes[0]);
@@ -610,7 +663,8 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
     if (st == PC_OK) st = pc_node_set_attr_int(sub, "subgraph_id", id, err);
     if (st == PC_OK) st = prefixed_attrs(sub, s.body, labels, MAX_LABELS, err);
     if (st == PC_OK) st = pc_node_infer_shapes(sub, err);
-    /* the group's nodes go, last first (each one's readers are gone by then), and the constants only they read */
+    /* the group's nodes go, last first (each one's readers are gone by then), and the constants only they
+     * read */
     for (uint32_t i = sg->n_nodes; i-- > 0 && st == PC_OK;) {
         pc_node *n = sg->nodes[i];
         pc_value *ins[16];
@@ -621,7 +675,9 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
             st = pm_drop_unused_const(graph, ins[q], err);
     }
     if (st == PC_OK) {
-        pc_pass_explain(opts, "subgraph %lld: %u nodes -> Subgraph (%u blocked primitives, %u fused, %u reorders, %u inputs, %u outputs)",
+        pc_pass_explain(opts,
+                        "subgraph %lld: %u nodes -> Subgraph (%u blocked primitives, %u fused, %u reorders, "
+                        "%u inputs, %u outputs)",
                         (long long)id, sg->n_nodes, n_prims, n_fused, s.n_reorders, s.n_sub_inputs, n_out);
         pc_pass_note(opts, PC_RW_BLOCKED_SUBGRAPH);
         *changed = true;

@@ -132,6 +132,8 @@ extern const pc_rt_kernel pc_rt_kernels_reduce[];
 extern const size_t pc_rt_n_kernels_reduce;
 extern const pc_rt_kernel pc_rt_kernels_quant[];
 extern const size_t pc_rt_n_kernels_quant;
+extern const pc_rt_kernel pc_rt_kernels_blocked[];
+extern const size_t pc_rt_n_kernels_blocked;
 
 /* The row that runs `node` (domain, op, the model's opset for the domain, input 0's type), or NULL. */
 const pc_rt_kernel *pc_rt_kernel_find(const pc_node *node, int64_t opset, pc_dtype in0);
@@ -156,6 +158,35 @@ bool pc_rt_plan_valid(const pc_rt_buffer *b, uint32_t n, size_t arena_bytes);
 void pc_rt_broadcast_strides(const pc_rt_tensor *t, const pc_rt_tensor *out, int64_t *strides);
 /* An ints attribute (NULL and *n = 0 when absent). */
 const int64_t *pc_rt_attr_ints(const pc_node *node, const char *name, size_t *n);
+/* Bound on kernel, stride, dilation, pad and size attributes: keeps the kernels' index arithmetic in int64.
+ */
+#define PC_RT_ATTR_LIMIT ((int64_t)1 << 31)
+/* An int attribute (fallback when absent); PC_ERR_ATTRIBUTE when it is of another type. */
+pc_status pc_rt_read_int(pc_rt_kernel_ctx *k, const char *name, int64_t fallback, int64_t *out);
+/* An ints attribute of exactly n values in [lo, PC_RT_ATTR_LIMIT) into dst (left as is when absent and not
+ * required); PC_ERR_ATTRIBUTE naming it otherwise. */
+pc_status pc_rt_read_ints(pc_rt_kernel_ctx *k, const char *name, size_t n, int64_t lo, bool required,
+                          int64_t *dst);
+/* A float attribute (fallback when absent); PC_ERR_ATTRIBUTE when it is of another type. */
+pc_status pc_rt_read_float(pc_rt_kernel_ctx *k, const char *name, float fallback, float *out);
+/* LRN's attributes: size (required, >= 1), alpha, beta, bias (floats, ONNX's defaults), and the window
+ * around a channel: [c - before, c + after] with before = floor((size - 1) / 2). */
+typedef struct pc_rt_lrn {
+    int64_t size, before, after;
+    float alpha, beta, bias;
+} pc_rt_lrn;
+pc_status pc_rt_read_lrn(pc_rt_kernel_ctx *k, pc_rt_lrn *p);
+/* auto_pad, read and checked (a string of the four values; "" is NOTSET). */
+typedef enum pc_rt_auto_pad {
+    PC_RT_PAD_NOTSET,
+    PC_RT_PAD_VALID,
+    PC_RT_PAD_SAME_UPPER,
+    PC_RT_PAD_SAME_LOWER
+} pc_rt_auto_pad;
+pc_status pc_rt_read_auto_pad(pc_rt_kernel_ctx *k, pc_rt_auto_pad *mode);
+/* Output 0 has exactly rank and dims (the session sized it from shape inference: a disagreement is a bug
+ * somewhere, never something to compute through). */
+pc_status pc_rt_require_out_dims(pc_rt_kernel_ctx *k, int32_t rank, const int64_t *dims);
 /* The fused activation of FusedConv/FusedGemm (`activation`, `activation_params`) applied in place to n
  * floats; PC_ERR_UNSUPPORTED for an activation it does not know (checked in prepare via
  * pc_rt_activation_check). */

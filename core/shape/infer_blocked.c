@@ -34,20 +34,22 @@ pc_status sh_infer_to_blocked(sh_ctx *c)
 pc_status sh_infer_from_blocked(sh_ctx *c)
 {
     int64_t ch = sh_attr_int(c, "channels", 0);
-    if (ch < 1) return sh_fail_status(c, PC_ERR_ATTRIBUTE, "attribute channels is %lld, not >= 1", (long long)ch);
+    if (ch < 1)
+        return sh_fail_status(c, PC_ERR_ATTRIBUTE, "attribute channels is %lld, not >= 1", (long long)ch);
     sh_shape x, y;
     if (!sh_in_shape(c, 0, &x)) {
         sh_set_out(c, 0, sh_in_elem(c, 0), NULL);
         return PC_OK;
     }
-    if (x.rank != 5) return sh_fail(c, "input 0 must have rank 5 (N, C/b, H, W, b), has rank %d", (int)x.rank);
+    if (x.rank != 5)
+        return sh_fail(c, "input 0 must have rank 5 (N, C/b, H, W, b), has rank %d", (int)x.rank);
     if (x.dims[1].kind == PC_DIM_KNOWN && x.dims[4].kind == PC_DIM_KNOWN) {
         int64_t cb = x.dims[1].size, b = x.dims[4].size, hi;
         if (!sh_mul(cb, b, &hi) || ch > hi || ch <= hi - b)
-            return sh_fail_status(c, PC_ERR_ATTRIBUTE,
-                                  "channels = %lld does not fit %lld blocks of %lld (it must be in %lld..%lld)",
-                                  (long long)ch, (long long)cb, (long long)b, (long long)(hi - b + 1),
-                                  (long long)hi);
+            return sh_fail_status(
+                c, PC_ERR_ATTRIBUTE,
+                "channels = %lld does not fit %lld blocks of %lld (it must be in %lld..%lld)", (long long)ch,
+                (long long)cb, (long long)b, (long long)(hi - b + 1), (long long)hi);
     }
     y.rank = 4;
     y.dims[0] = x.dims[0];
@@ -76,7 +78,8 @@ pc_status sh_infer_blocked_subgraph(sh_ctx *c)
         pc_dtype e = sh_in_elem(c, i);
         sh_shape s;
         bool known = sh_in_shape(c, i, &s);
-        if (d->kind == PC_TYPE_TENSOR && e != PC_DTYPE_UNDEFINED && d->elem != PC_DTYPE_UNDEFINED && e != d->elem)
+        if (d->kind == PC_TYPE_TENSOR && e != PC_DTYPE_UNDEFINED && d->elem != PC_DTYPE_UNDEFINED &&
+            e != d->elem)
             return sh_fail_status(c, PC_ERR_TYPE, "input %u is %s, the body's input '%s' %s", i,
                                   pc_dtype_name(e), g->inputs[i]->name, pc_dtype_name(d->elem));
         if (known && d->kind == PC_TYPE_TENSOR && d->shape.rank >= 0 && d->shape.rank != s.rank)

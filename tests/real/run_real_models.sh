@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ctest (label real): `passcheck check` on real architectures — torchvision models with random weights, exported
-# by bench/real-models/export_torchvision.py — with every property after every pass, once with --ep cpu and once
-# with --ep nhwc,cpu (the first with ONNX Runtime on the original and the optimized graph, when installed); each
-# must end "verdict: PASS" with exit 0. Skipped (77) without python3-torch,
+# by bench/real-models/export_torchvision.py — with every property after every pass, with --ep cpu, nhwc,cpu and
+# blocked,cpu (the first with ONNX Runtime on the original and the optimized graph, when installed); each must end
+# "verdict: PASS" with exit 0. Skipped (77) without python3-torch,
 # python3-torchvision and python3-onnx (Debian packages ci/deps does not install: not the default test path).
 # usage: run_real_models.sh PASSCHECK [MODEL ...]   (KEEP=DIR keeps the exported models)
 set -uo pipefail
@@ -37,7 +37,7 @@ fi
 ort_setup "$pc"
 for m in "$tmp"/*.onnx; do
     name=$(basename "$m" .onnx)
-    for eps in cpu nhwc,cpu; do
+    for eps in cpu nhwc,cpu blocked,cpu; do
         start=$(date +%s)
         extra=()
         [ "$eps" = cpu ] && extra=("${ort[@]}")

@@ -19,6 +19,7 @@
 #     (annotated for the level-1 annotation faults, nhwc for the transpose-optimizer faults and the NHWC depthwise
 #     runtime fault, qdq for the QDQ rewrite and the runtime's requantization,
 #     eps for the EP-file parser, the capability check and the systolic rewrite (its EP is in eps' random configs),
+#     float for the blocked EP's compile (30% of float cases run on blocked,cpu),
 #     patterns for the faults only the pattern library reaches, every family otherwise) and SHRINK_TIME (default 15) seconds of shrinking per signature.
 # Environment: MAX_NODES (default 6); FAULTS (default: every fault) to run a subset; SUITE_ARGS, extra arguments
 # for every suite run (e.g. "--cases 5000" for a quick local run).
@@ -44,6 +45,7 @@ family_for() {
     fusion-drops-annotation | fusion-merges-annotations | layer-rule-contains) echo annotated ;;
     concat-wrong-axis | softmax-push-old-opset | transpose-skip-cancel | reshape-push-any | runtime-depthwise-nhwc-channels) echo nhwc ;;
     qdq-wrong-rounding | runtime-requant-truncate) echo qdq ;;
+    blocked-weight-io-swapped | blocked-reorder-per-op) echo float ;;
     ep-file-block-bound | capability-refuses-min-opset | systolic-weight-ohwi | systolic-add-shape-copy | systolic-add-no-return) echo eps ;;
     neg-neg-skipped | gather-push-wrong-axis | cast-same-width-removed | fold-int-div-floor | fold-skips-errors | eval-tie-later | gather-perm-order | reshape-groups-apart) echo patterns ;;
     *) echo all ;;

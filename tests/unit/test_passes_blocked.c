@@ -54,8 +54,8 @@ static const pc_graph *body_of(const pc_node *s)
 static void all_on(const pc_graph *g, const char *ep)
 {
     for (const pc_node *n = g->first; n; n = n->next)
-        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name, n->op_type,
-                  n->ep ? n->ep : "(none)", ep);
+        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name,
+                  n->op_type, n->ep ? n->ep : "(none)", ep);
 }
 
 static void equal_on_reference(const pc_model *before, const pc_model *after, const char *what)
@@ -83,8 +83,8 @@ static void runtime_equals_reference(const pc_model *m, const char *what)
     CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
     for (uint32_t i = 0; got && want && i < m->graph->n_outputs; i++) {
         pc_compare_result r;
-        CHECK_MSG(pc_data_compare(got[i], want[i], 1e-4, 1e-5, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s", what, i,
-                  r.detail);
+        CHECK_MSG(pc_data_compare(got[i], want[i], 1e-4, 1e-5, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s",
+                  what, i, r.detail);
     }
     if (got) pc_session_free_outputs(s, got);
     if (want) pc_ref_free_outputs(m, want);
@@ -112,8 +112,8 @@ static void vector(pc_model *m, const char *name, int64_t n, float base, float s
 }
 
 /* Conv-BN-Relu, MaxPool, BN-Relu, 1x1 Conv, a residual Add, LRN, GlobalAveragePool: one subgraph; one reorder
- * in, one out. Level 1 folds the first BN into the conv's weights (fuse_conv_bn), so the blocked primitives are
- * Conv-Relu and BatchNormalization-Relu (MKL-DNN's fusions, attribute relu). */
+ * in, one out. Level 1 folds the first BN into the conv's weights (fuse_conv_bn), so the blocked primitives
+ * are Conv-Relu and BatchNormalization-Relu (MKL-DNN's fusions, attribute relu). */
 static void test_cnn(void)
 {
     pc_model *m = pt_model(13);
@@ -148,14 +148,17 @@ static void test_cnn(void)
     CHECK(o->graph->n_nodes == 1 && s && s->n_inputs == 1 && s->n_outputs == 1);
     CHECK(s && pc_node_attr_int(s, "subgraph_id", -1) == 0);
     if (b) {
-        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
-                  "reorders: %d in, %d out (1 and 1: one edge in, one out)", count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"),
-                  count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
-        CHECK(count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 2 && count_in(b, PC_BLOCKED_DOMAIN, "BatchNormalization") == 1 &&
-              count_in(b, "", "Relu") == 0 && count_in(b, "", "Add") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "LRN") == 1);
+        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 &&
+                      count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
+                  "reorders: %d in, %d out (1 and 1: one edge in, one out)",
+                  count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"), count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
+        CHECK(count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 2 &&
+              count_in(b, PC_BLOCKED_DOMAIN, "BatchNormalization") == 1 && count_in(b, "", "Relu") == 0 &&
+              count_in(b, PC_BLOCKED_DOMAIN, "Add") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "LRN") == 1);
         all_on(b, "blocked");
     }
-    CHECK(s && pc_node_attr(s, "Conv-Relu-1-pads") && pc_node_attr_int(s, "BatchNormalization-Relu-3-relu", 0) == 1);
+    CHECK(s && pc_node_attr(s, "Conv-Relu-1-pads") &&
+          pc_node_attr_int(s, "BatchNormalization-Relu-3-relu", 0) == 1);
     all_on(o->graph, "blocked");
     equal_on_reference(m, o, "cnn");
     runtime_equals_reference(o, "cnn");
@@ -193,8 +196,8 @@ static void test_two_subgraphs(void)
         const pc_graph *b = body_of(n);
         int in = b ? count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") : -1,
             out = b ? count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") : -1;
-        CHECK_MSG(in == (int)n->n_inputs && out == (int)n->n_outputs, "subgraph with %u in, %u out: %d and %d reorders",
-                  n->n_inputs, n->n_outputs, in, out);
+        CHECK_MSG(in == (int)n->n_inputs && out == (int)n->n_outputs,
+                  "subgraph with %u in, %u out: %d and %d reorders", n->n_inputs, n->n_outputs, in, out);
     }
     CHECK_MSG(ids == 3, "subgraph ids 0 and 1 (sum of id + 1: %lld)", (long long)ids);
     equal_on_reference(m, o, "two subgraphs");
@@ -220,12 +223,14 @@ static void test_plain_inside(void)
     const pc_graph *b = body_of(s);
     if (b) {
         CHECK(count_in(b, "", "Conv") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 1);
-        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
+        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 &&
+                      count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
                   "reorders %d in %d out: x in, c1 back to plain; the Relu runs plain",
                   count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"), count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
     }
     uint64_t seed = 9;
-    pc_data *ins[2] = {pt_random_input(m->graph->inputs[0], &seed), pt_random_input(m->graph->inputs[1], &seed)};
+    pc_data *ins[2] = {pt_random_input(m->graph->inputs[0], &seed),
+                       pt_random_input(m->graph->inputs[1], &seed)};
     char why[2048];
     CHECK_MSG(pt_equiv_inputs(m, o, 2, ins, 1e-4, 1e-5, why, sizeof why) == 1, "plain inside: %s", why);
     pc_data_unref(ins[0]);

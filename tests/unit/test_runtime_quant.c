@@ -59,15 +59,7 @@ typedef struct tcase {
     char label[1024];
 } tcase;
 
-static void label_add(tcase *c, const char *fmt, ...) PC_PRINTF(2, 3);
-static void label_add(tcase *c, const char *fmt, ...)
-{
-    size_t len = strlen(c->label);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->label + len, sizeof c->label - len, fmt, ap);
-    va_end(ap);
-}
+#define label_add(c, ...) pc_test_appendf((c)->label, sizeof(c)->label, __VA_ARGS__)
 
 static void case_begin(tcase *c, const char *op, const char *domain, int64_t opset)
 {

@@ -1215,6 +1215,10 @@ static pc_status where_run(pc_rt_kernel_ctx *k)
 const pc_rt_kernel pc_rt_kernels_elementwise[] = {
     {"", "Relu", 1, 21, RT_FLT, unary_prepare, relu_run, RT_SLICEABLE},
     {"", "Relu", 14, 21, RT_SINT, unary_prepare, relu_run, RT_SLICEABLE},
+    /* the blocked EP's layout-blind ops: the standard kernels on nChw<b>c tensors */
+    {PC_BLOCKED_DOMAIN, "Relu", 1, 1, RT_F32, unary_prepare, relu_run, RT_SLICEABLE},
+    {PC_BLOCKED_DOMAIN, "Add", 1, 1, RT_F32, binary_prepare, add_run, RT_INPLACE},
+    {PC_BLOCKED_DOMAIN, "Sum", 1, 1, RT_F32, variadic_prepare, sum_run, 0},
     {"", "Sigmoid", 1, 21, RT_FLT, unary_prepare, sigmoid_run, RT_SLICEABLE},
     {"", "Tanh", 1, 21, RT_FLT, unary_prepare, tanh_run, RT_SLICEABLE},
     {"", "Exp", 1, 21, RT_FLT, unary_prepare, exp_run, RT_SLICEABLE},

@@ -2936,6 +2936,7 @@ const pc_rt_kernel pc_rt_kernels_movement[] = {
     {"", "Unsqueeze", 1, 21, RT_ANY_FIXED, unsqueeze_prepare, unsqueeze_run, 0},
     {"", "Transpose", 1, 21, RT_ANY_FIXED, transpose_prepare, transpose_run, 0},
     {"", "Concat", 1, 21, RT_ANY_FIXED, concat_prepare, concat_run, 0},
+    {PC_BLOCKED_DOMAIN, "Concat", 1, 1, RT_F32, concat_prepare, concat_run, 0},
     {"", "Split", 1, 21, RT_ANY_FIXED, split_prepare, split_run, 0},
     {"", "Slice", 1, 21, RT_ANY_FIXED, slice_prepare, slice_run, 0},
     {"", "Gather", 1, 21, RT_ANY_FIXED, gather_prepare, gather_run, 0},

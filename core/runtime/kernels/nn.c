@@ -26,8 +26,6 @@
 #include "core/runtime/rt_internal.h"
 
 enum { POOL_AXES = 3, LANES = 8 };
-/* bound on kernel, stride, dilation, pad and size attributes: keeps the index arithmetic in int64 */
-#define ATTR_LIMIT ((int64_t)1 << 31)
 
 /* ---- shared helpers
  * ------------------------------------------------------------------------------------------ */
@@ -106,21 +104,6 @@ static pc_status require_output(pc_rt_kernel_ctx *k)
     return PC_OK;
 }
 
-/* Output 0 must have exactly `dims` (the session sized it from shape inference; a disagreement is a bug
- * somewhere, never something to compute through). */
-static pc_status require_out_dims(pc_rt_kernel_ctx *k, int32_t rank, const int64_t *dims)
-{
-    const pc_rt_tensor *y = k->out[0];
-    if (y->rank != rank)
-        return pc_error_set(k->err, PC_ERR_SHAPE, "output 0 has rank %d; the kernel computes rank %d",
-                            (int)y->rank, (int)rank);
-    for (int32_t i = 0; i < rank; i++)
-        if (y->dims[i] != dims[i])
-            return pc_error_set(k->err, PC_ERR_SHAPE, "output 0 has dim %d = %lld; the kernel computes %lld",
-                                (int)i, (long long)y->dims[i], (long long)dims[i]);
-    return PC_OK;
-}
-
 /* Input 0 float32 of rank >= min_rank (channels-last forms: >= 3), output 0 float32. */
 static pc_status require_x(pc_rt_kernel_ctx *k, int32_t min_rank)
 {
@@ -130,48 +113,6 @@ static pc_status require_x(pc_rt_kernel_ctx *k, int32_t min_rank)
     if (k->in[0]->rank < min_rank)
         return pc_error_set(k->err, PC_ERR_SHAPE, "input 0 has rank %d; this op needs rank >= %d",
                             (int)k->in[0]->rank, (int)min_rank);
-    return PC_OK;
-}
-
-static pc_status read_int(pc_rt_kernel_ctx *k, const char *name, int64_t fallback, int64_t *out)
-{
-    const pc_attr *a = pc_node_attr(k->node, name);
-    *out = a && a->type == PC_ATTR_INT ? a->i : fallback;
-    if (a && a->type != PC_ATTR_INT)
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be an int", name);
-    return PC_OK;
-}
-
-static pc_status read_float(pc_rt_kernel_ctx *k, const char *name, float fallback, float *out)
-{
-    const pc_attr *a = pc_node_attr(k->node, name);
-    *out = a && a->type == PC_ATTR_FLOAT ? a->f : fallback;
-    if (a && a->type != PC_ATTR_FLOAT)
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be a float", name);
-    return PC_OK;
-}
-
-/* An ints attribute of n values in [lo, ATTR_LIMIT) into dst (left as is when absent and optional). */
-static pc_status read_ints(pc_rt_kernel_ctx *k, const char *name, size_t n, int64_t lo, bool required,
-                           int64_t *dst)
-{
-    size_t got;
-    const int64_t *v = pc_rt_attr_ints(k->node, name, &got);
-    if (!v) {
-        if (pc_node_attr(k->node, name))
-            return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be a list of ints", name);
-        return required ? pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' is required", name) : PC_OK;
-    }
-    if (got != n)
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' has %zu values, expected %zu", name,
-                            got, n);
-    for (size_t i = 0; i < n; i++) {
-        if (v[i] < lo || v[i] >= ATTR_LIMIT)
-            return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
-                                "attribute '%s' value %lld is out of range [%lld, 2^31)", name,
-                                (long long)v[i], (long long)lo);
-        dst[i] = v[i];
-    }
     return PC_OK;
 }
 
@@ -189,7 +130,7 @@ static pc_status attr_since(pc_rt_kernel_ctx *k, const char *name, int64_t since
 static pc_status read_axis(pc_rt_kernel_ctx *k, int64_t fallback, int32_t rank, int32_t *axis)
 {
     int64_t a;
-    pc_status st = read_int(k, "axis", fallback, &a);
+    pc_status st = pc_rt_read_int(k, "axis", fallback, &a);
     if (st != PC_OK) return st;
     if (a < -(int64_t)rank || a >= rank)
         return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'axis' is %lld, outside [%d, %d]",
@@ -353,30 +294,18 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
         pads[j] = pads[j + nsp] = 0;
     }
     int64_t ceil_mode = 0;
-    if ((st = read_ints(k, "kernel_shape", (size_t)nsp, 1, true, ks)) != PC_OK ||
-        (st = read_ints(k, "strides", (size_t)nsp, 1, false, strides)) != PC_OK ||
-        (st = read_ints(k, "pads", 2 * (size_t)nsp, 0, false, pads)) != PC_OK ||
+    if ((st = pc_rt_read_ints(k, "kernel_shape", (size_t)nsp, 1, true, ks)) != PC_OK ||
+        (st = pc_rt_read_ints(k, "strides", (size_t)nsp, 1, false, strides)) != PC_OK ||
+        (st = pc_rt_read_ints(k, "pads", 2 * (size_t)nsp, 0, false, pads)) != PC_OK ||
         (st = attr_since(k, "dilations", is_max ? 10 : 19)) != PC_OK ||
-        (st = read_ints(k, "dilations", (size_t)nsp, 1, false, dil)) != PC_OK ||
+        (st = pc_rt_read_ints(k, "dilations", (size_t)nsp, 1, false, dil)) != PC_OK ||
         (st = attr_since(k, "ceil_mode", 10)) != PC_OK ||
-        (st = read_int(k, "ceil_mode", 0, &ceil_mode)) != PC_OK)
+        (st = pc_rt_read_int(k, "ceil_mode", 0, &ceil_mode)) != PC_OK)
         return st;
-    const pc_attr *ap_attr = pc_node_attr(k->node, "auto_pad");
-    if (ap_attr && ap_attr->type != PC_ATTR_STRING)
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'auto_pad' must be a string");
+    pc_rt_auto_pad mode;
+    if ((st = pc_rt_read_auto_pad(k, &mode)) != PC_OK) return st;
     const char *ap = pc_node_attr_string(k->node, "auto_pad", "NOTSET");
-    enum { AP_NOTSET, AP_VALID, AP_UPPER, AP_LOWER } mode;
-    if (!*ap || strcmp(ap, "NOTSET") == 0)
-        mode = AP_NOTSET;
-    else if (strcmp(ap, "VALID") == 0)
-        mode = AP_VALID;
-    else if (strcmp(ap, "SAME_UPPER") == 0)
-        mode = AP_UPPER;
-    else if (strcmp(ap, "SAME_LOWER") == 0)
-        mode = AP_LOWER;
-    else
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'auto_pad' has unknown value '%s'", ap);
-    if (mode != AP_NOTSET)
+    if (mode != PC_RT_PAD_NOTSET)
         for (int32_t j = 0; j < 2 * nsp; j++)
             if (pads[j])
                 return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
@@ -384,7 +313,7 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
     if (is_max) {
         int64_t order = 0;
         if ((st = attr_since(k, "storage_order", 8)) != PC_OK ||
-            (st = read_int(k, "storage_order", 0, &order)) != PC_OK)
+            (st = pc_rt_read_int(k, "storage_order", 0, &order)) != PC_OK)
             return st;
         if (order != 0 && order != 1)
             return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
@@ -399,7 +328,7 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
     } else {
         int64_t include_pad = 0;
         if ((st = attr_since(k, "count_include_pad", 7)) != PC_OK ||
-            (st = read_int(k, "count_include_pad", 0, &include_pad)) != PC_OK)
+            (st = pc_rt_read_int(k, "count_include_pad", 0, &include_pad)) != PC_OK)
             return st;
         g->include_pad = include_pad != 0;
     }
@@ -416,16 +345,16 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
         g->k[a] = ks[j];
         g->s[a] = s;
         g->d[a] = dil[j];
-        if (mode == AP_UPPER || mode == AP_LOWER) {
+        if (mode == PC_RT_PAD_SAME_UPPER || mode == PC_RT_PAD_SAME_LOWER) {
             int64_t out = (in + s - 1) / s, total = (out - 1) * s + ek - in;
             if (total < 0 || out == 0) total = 0;
             g->out[a] = out;
-            g->pb[a] = mode == AP_UPPER ? total / 2 : total - total / 2;
+            g->pb[a] = mode == PC_RT_PAD_SAME_UPPER ? total / 2 : total - total / 2;
             g->pe[a] = total - g->pb[a];
             continue;
         }
-        g->pb[a] = mode == AP_VALID ? 0 : pads[j];
-        g->pe[a] = mode == AP_VALID ? 0 : pads[j + nsp];
+        g->pb[a] = mode == PC_RT_PAD_VALID ? 0 : pads[j];
+        g->pe[a] = mode == PC_RT_PAD_VALID ? 0 : pads[j + nsp];
         if (g->pb[a] >= ek || g->pe[a] >= ek)
             return pc_error_set(
                 k->err, PC_ERR_ATTRIBUTE,
@@ -445,7 +374,7 @@ static pc_status pool_geom_read(pc_rt_kernel_ctx *k, bool is_max, pool_geom *g)
     for (int32_t j = 0; j < nsp; j++)
         ydims[(g->nhwc ? 1 : 2) + j] = g->out[off + j];
     ydims[g->nhwc ? x->rank - 1 : 1] = g->channels;
-    if ((st = require_out_dims(k, x->rank, ydims)) != PC_OK) return st;
+    if ((st = pc_rt_require_out_dims(k, x->rank, ydims)) != PC_OK) return st;
     if (g->indices) {
         const pc_rt_tensor *ind = k->out[1];
         if (ind->dtype != PC_DTYPE_INT64 || ind->n != k->out[0]->n)
@@ -842,7 +771,7 @@ static pc_status global_pool_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes,
         ydims[i] = 1;
     ydims[0] = batch;
     ydims[is_nhwc(k) ? x->rank - 1 : 1] = channels;
-    if ((st = require_out_dims(k, x->rank, ydims)) != PC_OK) return st;
+    if ((st = pc_rt_require_out_dims(k, x->rank, ydims)) != PC_OK) return st;
     if (is_max && area == 0 && batch * channels > 0)
         return pc_error_set(k->err, PC_ERR_SHAPE, "the spatial dims are empty: there is no maximum");
     *scratch_bytes = 0;
@@ -939,7 +868,7 @@ static pc_status batchnorm_mode(pc_rt_kernel_ctx *k, bool *training)
     for (uint32_t i = 1; i < k->node->n_outputs; i++)
         extra = extra || output_wanted(k, i);
     if (k->opset >= 14) {
-        if ((st = read_int(k, "training_mode", 0, &v)) != PC_OK) return st;
+        if ((st = pc_rt_read_int(k, "training_mode", 0, &v)) != PC_OK) return st;
         if (v != 0 && v != 1)
             return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
                                 "attribute 'training_mode' must be 0 or 1, got %lld", (long long)v);
@@ -981,7 +910,7 @@ static pc_status batchnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     if ((st = batchnorm_mode(k, &training)) != PC_OK) return st;
     int64_t v;
     if (k->opset < 9) { /* spatial = 0 takes per-activation parameters (C x D1 x ...) */
-        if ((st = read_int(k, "spatial", 1, &v)) != PC_OK) return st;
+        if ((st = pc_rt_read_int(k, "spatial", 1, &v)) != PC_OK) return st;
         if (v != 1)
             return pc_error_set(k->err, PC_ERR_UNSUPPORTED, "attribute 'spatial' = %lld", (long long)v);
     }
@@ -996,9 +925,9 @@ static pc_status batchnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
             return pc_error_set(k->err, PC_ERR_SHAPE, "output %u must be float32 with C = %lld elements", i,
                                 (long long)C);
     float eps, momentum;
-    if ((st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
-        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK ||
-        (st = read_float(k, "momentum", 0.9f, &momentum)) != PC_OK)
+    if ((st = pc_rt_require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
+        (st = pc_rt_read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK ||
+        (st = pc_rt_read_float(k, "momentum", 0.9f, &momentum)) != PC_OK)
         return st;
     if (training && batch * area == 0 && C > 0)
         return pc_error_set(k->err, PC_ERR_SHAPE, "training mode over an empty batch has no statistics");
@@ -1136,8 +1065,8 @@ static pc_status instnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     float eps;
     if ((st = require_channel_vector(k, 1, "scale", C)) != PC_OK ||
         (st = require_channel_vector(k, 2, "B", C)) != PC_OK ||
-        (st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
-        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
+        (st = pc_rt_require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK ||
+        (st = pc_rt_read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
         return st;
     *scratch_bytes = 0;
     inorm_layout l;
@@ -1218,22 +1147,14 @@ typedef struct lrn_params {
 
 static pc_status lrn_params_read(pc_rt_kernel_ctx *k, lrn_params *p)
 {
-    pc_status st;
-    int64_t size;
-    float alpha;
-    if (!pc_node_attr(k->node, "size"))
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'size' is required");
-    if ((st = read_int(k, "size", 1, &size)) != PC_OK ||
-        (st = read_float(k, "alpha", 1e-4f, &alpha)) != PC_OK ||
-        (st = read_float(k, "beta", 0.75f, &p->beta)) != PC_OK ||
-        (st = read_float(k, "bias", 1.0f, &p->bias)) != PC_OK)
-        return st;
-    if (size < 1 || size >= ATTR_LIMIT)
-        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'size' must be positive, got %lld",
-                            (long long)size);
-    p->before = (size - 1) / 2;
-    p->after = size - 1 - p->before;
-    p->coef = (float)((double)alpha / (double)size);
+    pc_rt_lrn a;
+    pc_status st = pc_rt_read_lrn(k, &a);
+    if (st != PC_OK) return st;
+    p->before = a.before;
+    p->after = a.after;
+    p->beta = a.beta;
+    p->bias = a.bias;
+    p->coef = (float)((double)a.alpha / (double)a.size);
     return PC_OK;
 }
 
@@ -1265,7 +1186,7 @@ static pc_status lrn_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     if (st != PC_OK) return st;
     lrn_params p;
     if ((st = lrn_params_read(k, &p)) != PC_OK ||
-        (st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK)
+        (st = pc_rt_require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK)
         return st;
     int64_t batch, C, area;
     split_nc(k, &batch, &C, &area);
@@ -1365,7 +1286,7 @@ static pc_status smax_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     smax_split s;
     smax_layout l;
     if ((st = smax_split_read(k, &s)) != PC_OK ||
-        (st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK)
+        (st = pc_rt_require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK)
         return st;
     if (!smax_layout_compute(&s, &l)) return scratch_overflow(k);
     *scratch_bytes = l.total;
@@ -1558,11 +1479,11 @@ static pc_status lnorm_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     lnorm_geom g;
     pc_status st = lnorm_geom_read(k, &g);
     if (st != PC_OK) return st;
-    if ((st = require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK) return st;
+    if ((st = pc_rt_require_out_dims(k, k->in[0]->rank, k->in[0]->dims)) != PC_OK) return st;
     int64_t stash;
     float eps;
-    if ((st = read_int(k, "stash_type", 1, &stash)) != PC_OK ||
-        (st = read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
+    if ((st = pc_rt_read_int(k, "stash_type", 1, &stash)) != PC_OK ||
+        (st = pc_rt_read_float(k, "epsilon", 1e-5f, &eps)) != PC_OK)
         return st;
     /* the statistics are computed in double whatever stash_type asks for: at least as precise */
     if (stash != PC_DTYPE_FLOAT && stash != PC_DTYPE_DOUBLE && stash != PC_DTYPE_FLOAT16 &&
@@ -1701,7 +1622,7 @@ static pc_status hardmax_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     smax_split s;
     if ((st = smax_split_read(k, &s)) != PC_OK) return st;
     *scratch_bytes = 0;
-    return require_out_dims(k, k->in[0]->rank, k->in[0]->dims);
+    return pc_rt_require_out_dims(k, k->in[0]->rank, k->in[0]->dims);
 }
 
 static pc_status hardmax_run(pc_rt_kernel_ctx *k)
@@ -1788,7 +1709,7 @@ static pc_status dropout_prepare(pc_rt_kernel_ctx *k, size_t *scratch_bytes)
     if (k->out[0]->dtype != x->dtype)
         return pc_error_set(k->err, PC_ERR_TYPE, "output 0 is %s, input 0 %s",
                             pc_dtype_name(k->out[0]->dtype), pc_dtype_name(x->dtype));
-    pc_status st = require_out_dims(k, x->rank, x->dims);
+    pc_status st = pc_rt_require_out_dims(k, x->rank, x->dims);
     if (st != PC_OK) return st;
     if (output_wanted(k, 1)) {
         const pc_rt_tensor *m = k->out[1];
@@ -1895,11 +1816,11 @@ static pc_status loss_read(pc_rt_kernel_ctx *k, bool sce, loss_geom *g)
     else
         return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'reduction' has unknown value '%s'", red);
     g->has_ii = pc_node_attr(k->node, "ignore_index") != NULL;
-    if ((st = read_int(k, "ignore_index", 0, &g->ii)) != PC_OK) return st;
+    if ((st = pc_rt_read_int(k, "ignore_index", 0, &g->ii)) != PC_OK) return st;
     if (g->reduction == RED_NONE)
-        st = require_out_dims(k, t->rank, t->dims);
+        st = pc_rt_require_out_dims(k, t->rank, t->dims);
     else
-        st = require_out_dims(k, 0, NULL);
+        st = pc_rt_require_out_dims(k, 0, NULL);
     if (st != PC_OK) return st;
     if (sce && output_wanted(k, 1)) {
         const pc_rt_tensor *lp = k->out[1];

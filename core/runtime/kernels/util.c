@@ -19,6 +19,7 @@ static const family families[] = {
     {pc_rt_kernels_resize, &pc_rt_n_kernels_resize},
     {pc_rt_kernels_reduce, &pc_rt_n_kernels_reduce},
     {pc_rt_kernels_quant, &pc_rt_n_kernels_quant},
+    {pc_rt_kernels_blocked, &pc_rt_n_kernels_blocked},
 };
 
 const pc_rt_kernel *pc_rt_kernel_find(const pc_node *node, int64_t opset, pc_dtype in0)
@@ -55,6 +56,97 @@ const int64_t *pc_rt_attr_ints(const pc_node *node, const char *name, size_t *n)
     }
     *n = a->n;
     return a->ints;
+}
+
+pc_status pc_rt_read_int(pc_rt_kernel_ctx *k, const char *name, int64_t fallback, int64_t *out)
+{
+    const pc_attr *a = pc_node_attr(k->node, name);
+    *out = a && a->type == PC_ATTR_INT ? a->i : fallback;
+    if (a && a->type != PC_ATTR_INT)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be an int", name);
+    return PC_OK;
+}
+
+pc_status pc_rt_read_ints(pc_rt_kernel_ctx *k, const char *name, size_t n, int64_t lo, bool required,
+                          int64_t *dst)
+{
+    size_t got;
+    const int64_t *v = pc_rt_attr_ints(k->node, name, &got);
+    if (!v) {
+        if (pc_node_attr(k->node, name))
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be a list of ints", name);
+        return required ? pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' is required", name) : PC_OK;
+    }
+    if (got != n)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' has %zu values, expected %zu", name,
+                            got, n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] >= PC_RT_ATTR_LIMIT)
+            return pc_error_set(k->err, PC_ERR_ATTRIBUTE,
+                                "attribute '%s' value %lld is out of range [%lld, 2^31)", name,
+                                (long long)v[i], (long long)lo);
+        dst[i] = v[i];
+    }
+    return PC_OK;
+}
+
+pc_status pc_rt_read_float(pc_rt_kernel_ctx *k, const char *name, float fallback, float *out)
+{
+    const pc_attr *a = pc_node_attr(k->node, name);
+    *out = a && a->type == PC_ATTR_FLOAT ? a->f : fallback;
+    if (a && a->type != PC_ATTR_FLOAT)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute '%s' must be a float", name);
+    return PC_OK;
+}
+
+pc_status pc_rt_read_lrn(pc_rt_kernel_ctx *k, pc_rt_lrn *p)
+{
+    pc_status st;
+    if (!pc_node_attr(k->node, "size"))
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'size' is required");
+    if ((st = pc_rt_read_int(k, "size", 1, &p->size)) != PC_OK ||
+        (st = pc_rt_read_float(k, "alpha", 1e-4f, &p->alpha)) != PC_OK ||
+        (st = pc_rt_read_float(k, "beta", 0.75f, &p->beta)) != PC_OK ||
+        (st = pc_rt_read_float(k, "bias", 1.0f, &p->bias)) != PC_OK)
+        return st;
+    if (p->size < 1 || p->size >= PC_RT_ATTR_LIMIT)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'size' must be positive, got %lld",
+                            (long long)p->size);
+    p->before = (p->size - 1) / 2;
+    p->after = p->size - 1 - p->before;
+    return PC_OK;
+}
+
+pc_status pc_rt_read_auto_pad(pc_rt_kernel_ctx *k, pc_rt_auto_pad *mode)
+{
+    const pc_attr *a = pc_node_attr(k->node, "auto_pad");
+    if (a && a->type != PC_ATTR_STRING)
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'auto_pad' must be a string");
+    const char *ap = pc_node_attr_string(k->node, "auto_pad", "NOTSET");
+    if (!*ap || strcmp(ap, "NOTSET") == 0)
+        *mode = PC_RT_PAD_NOTSET;
+    else if (strcmp(ap, "VALID") == 0)
+        *mode = PC_RT_PAD_VALID;
+    else if (strcmp(ap, "SAME_UPPER") == 0)
+        *mode = PC_RT_PAD_SAME_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0)
+        *mode = PC_RT_PAD_SAME_LOWER;
+    else
+        return pc_error_set(k->err, PC_ERR_ATTRIBUTE, "attribute 'auto_pad' has unknown value '%s'", ap);
+    return PC_OK;
+}
+
+pc_status pc_rt_require_out_dims(pc_rt_kernel_ctx *k, int32_t rank, const int64_t *dims)
+{
+    const pc_rt_tensor *y = k->out[0];
+    if (y->rank != rank)
+        return pc_error_set(k->err, PC_ERR_SHAPE, "output 0 has rank %d; the kernel computes rank %d",
+                            (int)y->rank, (int)rank);
+    for (int32_t i = 0; i < rank; i++)
+        if (y->dims[i] != dims[i])
+            return pc_error_set(k->err, PC_ERR_SHAPE, "output 0 has dim %d = %lld; the kernel computes %lld",
+                                (int)i, (long long)y->dims[i], (long long)dims[i]);
+    return PC_OK;
 }
 
 /* activation_params as ORT's FusedConv takes them: LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta */
