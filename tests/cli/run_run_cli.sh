@@ -2,7 +2,8 @@
 # ctest: `passcheck run` — usage errors (exit 2) naming the option, bad files (exit 3) naming the file, a node the
 # runtime has no kernel for refused at once naming the node (exit 3), and good runs: the backend cases' recorded
 # outputs reproduced from their recorded inputs (written with -o and compared by numpy), with --ep nhwc,cpu too,
-# and --stats printing the memory plan; the systolic EP's rewritten QLinearConvs give cpu's bytes.
+# and --stats printing the memory plan; the systolic EP's rewritten QLinearConvs give cpu's bytes; the blocked
+# EP's compiled subgraphs give the recorded outputs and refuse malformed Subgraph nodes.
 # usage: run_run_cli.sh PASSCHECK DATA_DIR
 set -uo pipefail
 pc=$1 data=$2
@@ -51,8 +52,9 @@ sys.exit(0 if ok else 1)
 PY
 }
 for c in test_conv_with_strides_padding test_maxpool_2d_pads test_softmax_axis_1 test_gemm_all_attributes \
-    test_resize_upsample_scales_linear test_reduce_mean_keepdims_random; do
-    for eps in cpu nhwc,cpu; do
+    test_resize_upsample_scales_linear test_reduce_mean_keepdims_random test_averagepool_2d_pads test_lrn \
+    test_batchnorm_example test_globalmaxpool; do
+    for eps in cpu nhwc,cpu blocked,cpu; do
         out=$tmp/$c-${eps%%,*}
         expect 0 "wrote 1 output file" -- "$pc" run "$data/node/$c/model.onnx" --inputs "$data/node/$c/test_data_set_0" \
             --ep "$eps" -o "$out"
@@ -98,5 +100,31 @@ PY
     for i in 0 1 2; do
         check "systolic output $i equals cpu's" cmp "$tmp/sys-out/output_$i.pb" "$tmp/cpu-out/output_$i.pb"
     done
+fi
+# the blocked EP: a model whose compiled Subgraph node is malformed is a bad input (exit 3) naming the node
+if command -v python3 >/dev/null && python3 -c 'import onnx' 2>/dev/null; then
+    python3 - "$tmp" <<'PY'
+import sys
+from onnx import TensorProto as T, helper as h, save
+d = sys.argv[1]
+x = h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4, 4])
+y = h.make_tensor_value_info("y", T.FLOAT, None)
+ops = [h.make_opsetid("", 13), h.make_opsetid("com.passcheck.blocked", 1)]
+def model(node, name):
+    save(h.make_model(h.make_graph([node], "g", [x], [y]), opset_imports=ops), d + "/" + name)
+model(h.make_node("Subgraph", ["x"], ["y"], name="sg", domain="com.passcheck.blocked", subgraph_id=0), "nobody.onnx")
+body = h.make_graph([h.make_node("Relu", ["a"], ["b"])], "body",
+                    [h.make_tensor_value_info("a", T.FLOAT, [1, 3, 4, 4]), h.make_tensor_value_info("a2", T.FLOAT, [1])],
+                    [h.make_tensor_value_info("b", T.FLOAT, [1, 3, 4, 4])])
+model(h.make_node("Subgraph", ["x"], ["y"], name="sg", domain="com.passcheck.blocked", subgraph_id=0, body=body),
+      "arity.onnx")
+model(h.make_node("ToBlocked", ["x"], ["y"], name="tb", domain="com.passcheck.blocked", block=0), "block0.onnx")
+PY
+    expect 3 "nobody.onnx.*node 'sg'.*attribute body \(a graph\) is required" -- "$pc" run "$tmp/nobody.onnx" \
+        --ep blocked,cpu
+    expect 3 "arity.onnx.*node 'sg'.*1 inputs and 1 outputs, its body 2 and 1" -- "$pc" run "$tmp/arity.onnx" \
+        --ep blocked,cpu
+    expect 3 "block0.onnx.*node 'tb'.*attribute block is 0, not in 1..1024" -- "$pc" run "$tmp/block0.onnx" \
+        --ep blocked,cpu
 fi
 finish "run CLI"
