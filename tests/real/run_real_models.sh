@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ctest (label real): `passcheck check` on real architectures — torchvision models with random weights, exported
 # by bench/real-models/export_torchvision.py — with every property after every pass, with --ep cpu, nhwc,cpu and
-# blocked,cpu (the first with ONNX Runtime on the original and the optimized graph, when installed); each must end
-# "verdict: PASS" with exit 0. Skipped (77) without python3-torch,
+# blocked,cpu (the first with ONNX Runtime on the original and the optimized graph, when installed), and each
+# model's QOperator form (bench/real-models/quantize_qop.py) with --ep systolic,cpu; each must end "verdict: PASS"
+# with exit 0. Skipped (77) without python3-torch,
 # python3-torchvision and python3-onnx (Debian packages ci/deps does not install: not the default test path).
 # usage: run_real_models.sh PASSCHECK [MODEL ...]   (KEEP=DIR keeps the exported models)
 set -uo pipefail
@@ -46,5 +47,10 @@ for m in "$tmp"/*.onnx; do
         [ ${#extra[@]} -gt 0 ] && ort_judged "$name" "$tmp/$name.$eps.json"
         echo "$name --ep $eps: $(($(date +%s) - start)) s"
     done
+    # its QOperator form (every Conv a QLinearConv, as the Systolic fork's quantizer wrote them) on systolic
+    start=$(date +%s)
+    "$py" "$here/../../bench/real-models/quantize_qop.py" "$m" "$tmp/$name.q.onnx"
+    expect 0 "verdict: PASS" -- "$pc" check "$tmp/$name.q.onnx" --inputs "$tmp/$name.input_0.pb" --ep systolic,cpu
+    echo "$name (QOperator) --ep systolic,cpu: $(($(date +%s) - start)) s"
 done
 finish "real models"
