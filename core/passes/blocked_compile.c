@@ -653,6 +653,20 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
                                   pm_label(n));
         }
     }
+    /* what a refused blocked form left behind (its input's reorder, its weights) goes */
+    for (bool removed = true; removed && st == PC_OK;) {
+        removed = false;
+        for (pc_node *b = s.body->first; b && !removed; b = b->next) {
+            bool used = false;
+            for (uint32_t o = 0; o < b->n_outputs && !used; o++)
+                used = b->outputs[o] && pc_value_is_used(b->outputs[o]);
+            if (!used) {
+                st = pc_graph_remove_node(s.body, b, err);
+                removed = true;
+            }
+        }
+    }
+    if (st == PC_OK) st = pc_graph_prune_initializers(s.body, NULL, err);
     pc_node_copy_ep(sub, sg->nodes[0]);
     /* the body's types are part of the compiled node: saved (value_info) and cloned with it, since inference
      * does not look inside a compiled body */

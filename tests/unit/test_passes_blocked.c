@@ -239,6 +239,44 @@ static void test_plain_inside(void)
     pc_model_free(m);
 }
 
+/* An EP file's blocked EP (block 8) that lists the compiled form but not the blocked Conv: the conv runs
+ * plain in the body, and nothing its refused blocked form made (a reorder of x, the blocked weight) is left
+ * behind. */
+static void test_refused_form(pc_ep_registry *reg)
+{
+    pc_error err;
+    CHECK_OK(pc_ep_registry_load_text(reg,
+                                      "ep part layout=blocked block=8 compiles=yes\n"
+                                      "op Conv\nop Relu\n"
+                                      "op ToBlocked domain=com.passcheck.blocked\n"
+                                      "op FromBlocked domain=com.passcheck.blocked\n"
+                                      "op Relu domain=com.passcheck.blocked\n"
+                                      "op Subgraph domain=com.passcheck.blocked\n",
+                                      "part.ep", &err),
+             &err);
+    const pc_ep *saved = eps[0];
+    eps[0] = pc_ep_registry_find(reg, "part");
+    CHECK(eps[0] && eps[0]->block_size == 8);
+    pc_model *m = pt_model(13);
+    pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+    weights(m, "w1", 4, 3, 3, 0.5f);
+    pt_node(m, "Conv", "", "x,w1", "c1", NULL);
+    pt_node(m, "Relu", "", "c1", "y", NULL);
+    pt_output(m, "y");
+    pc_model *o = pt_clone(m);
+    optimize(o);
+    const pc_graph *b = body_of(only_subgraph(o));
+    if (b) {
+        CHECK_MSG(count_in(b, "", "Conv") == 1 && count_in(b, "", "Relu") == 1 && b->n_nodes == 2,
+                  "%u body nodes: the plain Conv and Relu only", b->n_nodes);
+        CHECK_MSG(b->n_initializers == 1, "%u body initializers: the OIHW weight only", b->n_initializers);
+    }
+    equal_on_reference(m, o, "refused blocked form");
+    pc_model_free(o);
+    pc_model_free(m);
+    eps[0] = saved;
+}
+
 int main(void)
 {
     pc_ep_registry *reg = NULL;
@@ -250,6 +288,7 @@ int main(void)
     test_cnn();
     test_two_subgraphs();
     test_plain_inside();
+    test_refused_form(reg);
     pc_ep_registry_free(reg);
     return pc_test_finish("test_passes_blocked");
 }
