@@ -419,4 +419,36 @@ static inline bool pt_generate(const char *family, uint64_t seed, pc_case *c)
     return st == PC_OK;
 }
 
+/* The runtime on `m` as given (a session without a second optimization), fed one random input per graph
+ * input from `seed`, against the reference executor on the same inputs, within rtol/atol (0, 0: bit for bit).
+ */
+static inline void pt_runtime_equals_reference(const pc_model *m, uint64_t seed, double rtol, double atol,
+                                               const char *what)
+{
+    pc_session_options so;
+    pc_session_options_default(&so);
+    so.optimize = false;
+    pc_session *s = NULL;
+    pc_error err;
+    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
+    if (!s) return;
+    pc_data *ins[16];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->graph->n_inputs && n < 16; i++)
+        if (!m->graph->inputs[i]->initializer) ins[n++] = pt_random_input(m->graph->inputs[i], &seed);
+    pc_data **got = NULL, **want = NULL;
+    CHECK_OK(pc_session_run(s, n, ins, &got, &err), &err);
+    CHECK_OK(pc_ref_run(m, n, ins, &want, &err), &err);
+    for (uint32_t i = 0; got && want && i < m->graph->n_outputs; i++) {
+        pc_compare_result r;
+        CHECK_MSG(pc_data_compare(got[i], want[i], rtol, atol, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s",
+                  what, i, r.detail);
+    }
+    if (got) pc_session_free_outputs(s, got);
+    if (want) pc_ref_free_outputs(m, want);
+    for (uint32_t i = 0; i < n; i++)
+        pc_data_unref(ins[i]);
+    pc_session_free(s);
+}
+
 #endif

@@ -67,31 +67,6 @@ static void equal_on_reference(const pc_model *before, const pc_model *after, co
     }
 }
 
-static void runtime_equals_reference(const pc_model *m, const char *what)
-{
-    pc_session_options so;
-    pc_session_options_default(&so);
-    so.optimize = false;
-    pc_session *s = NULL;
-    pc_error err;
-    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
-    if (!s) return;
-    uint64_t seed = 5;
-    pc_data *x = pt_random_input(m->graph->inputs[0], &seed);
-    pc_data **got = NULL, **want = NULL;
-    CHECK_OK(pc_session_run(s, 1, &x, &got, &err), &err);
-    CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
-    for (uint32_t i = 0; got && want && i < m->graph->n_outputs; i++) {
-        pc_compare_result r;
-        CHECK_MSG(pc_data_compare(got[i], want[i], 1e-4, 1e-5, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s",
-                  what, i, r.detail);
-    }
-    if (got) pc_session_free_outputs(s, got);
-    if (want) pc_ref_free_outputs(m, want);
-    pc_data_unref(x);
-    pc_session_free(s);
-}
-
 static void weights(pc_model *m, const char *name, int64_t o, int64_t i, int64_t k, float scale)
 {
     float w[4096];
@@ -161,7 +136,7 @@ static void test_cnn(void)
           pc_node_attr_int(s, "BatchNormalization-Relu-3-relu", 0) == 1);
     all_on(o->graph, "blocked");
     equal_on_reference(m, o, "cnn");
-    runtime_equals_reference(o, "cnn");
+    pt_runtime_equals_reference(o, 5, 1e-4, 1e-5, "cnn");
     pc_model *again = pt_clone(o);
     optimize(again);
     char diff[512];
@@ -201,7 +176,7 @@ static void test_two_subgraphs(void)
     }
     CHECK_MSG(ids == 3, "subgraph ids 0 and 1 (sum of id + 1: %lld)", (long long)ids);
     equal_on_reference(m, o, "two subgraphs");
-    runtime_equals_reference(o, "two subgraphs");
+    pt_runtime_equals_reference(o, 5, 1e-4, 1e-5, "two subgraphs");
     pc_model_free(o);
     pc_model_free(m);
 }

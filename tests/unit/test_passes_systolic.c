@@ -82,32 +82,6 @@ static void equal_on_reference(const pc_model *before, const pc_model *after, co
     }
 }
 
-/* The runtime on `m` as given (no second optimization) against the reference, bit for bit. */
-static void runtime_equals_reference(const pc_model *m, const char *what)
-{
-    pc_session_options so;
-    pc_session_options_default(&so);
-    so.optimize = false;
-    pc_session *s = NULL;
-    pc_error err;
-    CHECK_OK(pc_session_create(m, &so, &s, &err), &err);
-    if (!s) return;
-    uint64_t seed = 7;
-    pc_data *x = pt_random_input(m->graph->inputs[0], &seed);
-    pc_data **got = NULL, **want = NULL;
-    CHECK_OK(pc_session_run(s, 1, &x, &got, &err), &err);
-    CHECK_OK(pc_ref_run(m, 1, &x, &want, &err), &err);
-    for (uint32_t i = 0; got && want && i < m->graph->n_outputs; i++) {
-        pc_compare_result r;
-        CHECK_MSG(pc_data_compare(got[i], want[i], 0, 0, &r) == PC_COMPARE_EQUAL, "%s: output %u: %s", what,
-                  i, r.detail);
-    }
-    if (got) pc_session_free_outputs(s, got);
-    if (want) pc_ref_free_outputs(m, want);
-    pc_data_unref(x);
-    pc_session_free(s);
-}
-
 static void test_one_conv(void)
 {
     pc_model *m = conv_model(3, 5, 4, 3);
@@ -143,7 +117,7 @@ static void test_one_conv(void)
         CHECK_MSG(wrong == 0, "%d HWIO elements differ from the OIHW ones they come from", wrong);
     }
     equal_on_reference(before, m, "one conv");
-    runtime_equals_reference(m, "one conv");
+    pt_runtime_equals_reference(m, 7, 0, 0, "one conv");
     pc_model_free(before);
     pc_model_free(m);
 }
@@ -181,7 +155,7 @@ static void test_reorder_counting(void)
     }
     CHECK_MSG(n33 == 2 && w33[0] == w33[1], "convs a and c share one HWIO copy of w (%d found)", n33);
     equal_on_reference(before, m, "three convs");
-    runtime_equals_reference(m, "three convs");
+    pt_runtime_equals_reference(m, 7, 0, 0, "three convs");
     /* idempotent: a second run changes nothing */
     pc_model *again = pt_clone(m);
     optimize(again);
@@ -268,7 +242,7 @@ static void test_relu_attribute(void)
         pt_output(b, "y");
         CHECK_OK(pc_model_verify(b, &err), &err);
         equal_on_reference(a, b, zp_case ? "relu = 1, y zero point 120" : "relu = 1, y zero point 0");
-        runtime_equals_reference(b, "relu = 1");
+        pt_runtime_equals_reference(b, 7, 0, 0, "relu = 1");
         /* a relu other than 0 or 1 is refused by the reference and the runtime alike */
         CHECK_OK(pc_node_set_attr_int(c, "relu", 2, &err), &err);
         uint64_t seed = 3;
@@ -301,7 +275,7 @@ static pc_model *optimized_checked(const pc_model *m, const char *what)
     pc_model *o = pt_clone(m);
     optimize(o);
     equal_on_reference(m, o, what);
-    runtime_equals_reference(o, what);
+    pt_runtime_equals_reference(o, 7, 0, 0, what);
     all_on(o, "systolic");
     /* idempotent: a second run changes nothing */
     pc_model *again = pt_clone(o);
