@@ -10,8 +10,8 @@
  * 3..6 of the blocked Conv);
  *  - Relu, Add and Sum of the domain on blocked tensors when an input is blocked already (Add and Sum: equal
  * shapes), and its Concat on axis 1 when every input's channel count is a multiple of the block;
- *  - anything else (a grouped conv cannot reach here: the EP refuses it; a weight that is not a constant) the
- * standard op on the plain tensor;
+ *  - anything else (a grouped conv, which the built-in EP refuses but an EP file may claim; a weight that is
+ * not a constant; a non-4-D input) the standard op on the plain tensor;
  *  - reorders: one ToBlocked per plain value a blocked node reads, one FromBlocked per blocked value a plain
  * node or the outside reads; a value crossing the subgraph's boundary is plain outside, so every activation
  * edge crossing it is one reorder, and inside there are reorders only where a plain node meets a blocked one.
