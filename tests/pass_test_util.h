@@ -195,6 +195,35 @@ static inline int pt_count_op(const pc_model *m, const char *op)
     return n;
 }
 
+/* Nodes of graph g with this domain and op type. */
+static inline int pt_count_in(const pc_graph *g, const char *domain, const char *op)
+{
+    int n = 0;
+    for (const pc_node *x = g->first; x; x = x->next)
+        n += strcmp(x->domain, domain) == 0 && strcmp(x->op_type, op) == 0;
+    return n;
+}
+
+/* Every node of graph g is on EP ep. */
+static inline void pt_all_on(const pc_graph *g, const char *ep)
+{
+    for (const pc_node *n = g->first; n; n = n->next)
+        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name,
+                  n->op_type, n->ep ? n->ep : "(none)", ep);
+}
+
+/* The whole pipeline with these EPs, verifying after every pass. */
+static inline void pt_optimize_eps(pc_model *m, const pc_ep *const *eps, uint32_t n_eps)
+{
+    pc_optimize_options o;
+    pc_optimize_options_default(&o);
+    o.eps = eps;
+    o.n_eps = n_eps;
+    o.verify_each_pass = true;
+    pc_error err;
+    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
+}
+
 /* --explain sink shared by pass tests: counts lines, keeps the first message and the last line ("pass:
  * message"). Tests reset pt_log.n before a run when they look at the first message. */
 typedef struct pt_trace_log {

@@ -118,6 +118,32 @@ static pc_status body_node_done(state *s, pc_node *n, bool *ok, pc_error *err)
     return pc_graph_remove_node(s->body, n, err);
 }
 
+/* The channel count of a 4-D float value (-1 when unknown). */
+static int64_t channels_of(const pc_value *v)
+{
+    if (!v || v->type.kind != PC_TYPE_TENSOR || v->type.elem != PC_DTYPE_FLOAT || v->type.shape.rank != 4 ||
+        v->type.shape.dims[1].kind != PC_DIM_KNOWN)
+        return -1;
+    return v->type.shape.dims[1].size;
+}
+
+/* A reorder (ToBlocked or FromBlocked, its int attribute `attr` = value) of body value in; the EP must run
+ * it. */
+static pc_value *reorder(state *s, const char *op, pc_value *in, const char *attr, int64_t value,
+                         pc_error *err)
+{
+    pc_node *r = body_node(s, op, PC_BLOCKED_DOMAIN, 1, &in, err);
+    bool ok;
+    if (!r || pc_node_set_attr_int(r, attr, value, err) != PC_OK || body_node_done(s, r, &ok, err) != PC_OK)
+        return NULL;
+    if (!ok) {
+        pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: EP '%s' does not run %s", s->ep->name, op);
+        return NULL;
+    }
+    s->n_reorders++;
+    return r->outputs[0];
+}
+
 /* The body's plain form of outer value v: a body input (registered as a Subgraph input), a copied constant,
  * the output of the body node made from v's producer, or a FromBlocked of its blocked form. */
 static pc_value *plain_form(state *s, const pc_value *v, pc_error *err)
@@ -135,27 +161,13 @@ static pc_value *plain_form(state *s, const pc_value *v, pc_error *err)
         return form_of(s, v, err)->plain = c;
     }
     if (f->blocked) {
-        int64_t ch = v->type.kind == PC_TYPE_TENSOR && v->type.shape.rank == 4 &&
-                             v->type.shape.dims[1].kind == PC_DIM_KNOWN
-                         ? v->type.shape.dims[1].size
-                         : -1;
+        int64_t ch = channels_of(v);
         if (ch < 1) {
             pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: the channels of '%s' are unknown", v->name);
             return NULL;
         }
-        pc_value *b = f->blocked;
-        pc_node *r = body_node(s, "FromBlocked", PC_BLOCKED_DOMAIN, 1, &b, err);
-        bool ok;
-        if (!r || pc_node_set_attr_int(r, "channels", ch, err) != PC_OK ||
-            body_node_done(s, r, &ok, err) != PC_OK)
-            return NULL;
-        if (!ok) {
-            pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: EP '%s' does not run FromBlocked",
-                         s->ep->name);
-            return NULL;
-        }
-        s->n_reorders++;
-        return form_of(s, v, err)->plain = r->outputs[0];
+        pc_value *p = reorder(s, "FromBlocked", f->blocked, "channels", ch, err);
+        return p ? form_of(s, v, err)->plain = p : NULL;
     }
     /* an outer activation: a new body input */
     pc_value *in = pc_graph_add_value(s->body, NULL, v->name, err);
@@ -167,6 +179,14 @@ static pc_value *plain_form(state *s, const pc_value *v, pc_error *err)
     }
     s->sub_inputs[s->n_sub_inputs++] = (pc_value *)v;
     return form_of(s, v, err)->plain = in;
+}
+
+/* t, the blocked layout of constant src, as a body initializer named after it. */
+static pc_value *laid_out(state *s, const pc_value *src, pc_tensor *t, pc_error *err)
+{
+    char hint[256];
+    snprintf(hint, sizeof hint, "%s_blocked", src && src->name ? src->name : "c");
+    return pc_pass_add_initializer(s->body, hint, t, err);
 }
 
 /* The blocked form of v (a 4-D float activation): made by a blocked body node, or ToBlocked of its plain
@@ -195,38 +215,37 @@ static pc_value *blocked_form(state *s, const pc_value *v, pc_error *err)
             for (int64_t ch = 0; ch < c; ch++)
                 for (int64_t p = 0; p < plane; p++)
                     d[((n * cb + ch / b) * plane + p) * b + ch % b] = src[(n * c + ch) * plane + p];
-        char hint[256];
-        snprintf(hint, sizeof hint, "%s_blocked", v->name ? v->name : "c");
-        pc_value *bv = pc_pass_add_initializer(s->body, hint, bt, err);
-        if (!bv) return NULL;
-        return form_of(s, v, err)->blocked = bv;
+        pc_value *bv = laid_out(s, v, bt, err);
+        return bv ? form_of(s, v, err)->blocked = bv : NULL;
     }
     pc_value *p = plain_form(s, v, err);
-    if (!p) return NULL;
-    pc_node *r = body_node(s, "ToBlocked", PC_BLOCKED_DOMAIN, 1, &p, err);
-    bool ok;
-    if (!r || pc_node_set_attr_int(r, "block", s->block, err) != PC_OK ||
-        body_node_done(s, r, &ok, err) != PC_OK)
-        return NULL;
-    if (!ok) {
-        pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: EP '%s' does not run ToBlocked", s->ep->name);
-        return NULL;
-    }
-    s->n_reorders++;
-    return form_of(s, v, err)->blocked = r->outputs[0];
+    pc_value *b = p ? reorder(s, "ToBlocked", p, "block", s->block, err) : NULL;
+    return b ? form_of(s, v, err)->blocked = b : NULL;
 }
 
 /* ---- weights: re-laid-out once per source, as body initializers ---- */
 
-static pc_value *const_vector(state *s, const char *hint, int64_t len, const float *src, int64_t n, float pad,
-                              pc_error *err)
+/* A per-channel vector padded to len: constant src's elements (src NULL: none), then `pad`. */
+static pc_value *const_vector(state *s, const pc_value *src, int64_t len, float pad, pc_error *err)
 {
+    const pc_tensor *c = src ? pc_value_const(src) : NULL;
+    int64_t n = c ? (int64_t)c->n_elements : 0;
     pc_tensor *t = pc_tensor_create(s->graph->model, NULL, PC_DTYPE_FLOAT, 1, &len, err);
     if (!t) return NULL;
     float *d = t->data;
     for (int64_t i = 0; i < len; i++)
-        d[i] = i < n ? src[i] : pad;
-    return pc_pass_add_initializer(s->body, hint, t, err);
+        d[i] = i < n ? ((const float *)c->data)[i] : pad;
+    return laid_out(s, src, t, err);
+}
+
+/* BatchNormalization node bn's scale, B, mean and var (its inputs 1..4) padded to len into out[0..3]: past
+ * the real channels scale 0, B 0, mean 0, var 1, so a padded channel stays 0. */
+static pc_status bn_vectors(state *s, const pc_node *bn, int64_t len, pc_value **out, pc_error *err)
+{
+    static const float pads[4] = {0.0f, 0.0f, 0.0f, 1.0f};
+    for (uint32_t k = 0; k < 4; k++)
+        if (!(out[k] = const_vector(s, bn->inputs[k + 1], len, pads[k], err))) return err->status;
+    return PC_OK;
 }
 
 /* OIHW (M, C, kH, kW) -> (ceil(M/b), ceil(C/b), kH, kW, b_i, b_o), zeros past M or C. */
@@ -251,9 +270,7 @@ static pc_value *blocked_weight(state *s, const pc_value *w, pc_error *err)
                     d[tile + (swapped ? (o % b) * b + i % b : (i % b) * b + o % b)] =
                         src[((o * c + i) * kh + y) * kw + x];
                 }
-    char hint[256];
-    snprintf(hint, sizeof hint, "%s_blocked", w->name ? w->name : "w");
-    return pc_pass_add_initializer(s->body, hint, bt, err);
+    return laid_out(s, w, bt, err);
 }
 
 static bool const_float(const pc_value *v, int32_t rank)
@@ -263,14 +280,6 @@ static bool const_float(const pc_value *v, int32_t rank)
 }
 
 /* ---- classification ---- */
-
-static int64_t channels_of(const pc_value *v)
-{
-    if (!v || v->type.kind != PC_TYPE_TENSOR || v->type.elem != PC_DTYPE_FLOAT || v->type.shape.rank != 4 ||
-        v->type.shape.dims[1].kind != PC_DIM_KNOWN)
-        return -1;
-    return v->type.shape.dims[1].size;
-}
 
 static bool is_op(const pc_node *n, const char *op)
 {
@@ -340,8 +349,7 @@ static pc_status set_form(state *s, const pc_value *y, pc_value *plain, pc_value
 
 /* A primitive (and what fuses into it) in blocked form; *done false when the EP refuses it. *last: the last
  * group node it covers (its output is the primitive's). */
-static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last, char *label,
-                                size_t label_size, pc_error *err)
+static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last, pc_error *err)
 {
     *done = false;
     pc_node *bn = is_op(n, "Conv") ? fusable_next(s, n, "BatchNormalization") : NULL;
@@ -353,46 +361,24 @@ static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last
     uint32_t n_in = 1;
     if (!(ins[0] = blocked_form(s, n->inputs[0], err))) return err->status;
     int64_t b = s->block;
+    pc_status st = PC_OK;
     if (is_op(n, "Conv")) {
-        const pc_tensor *w = pc_value_const(n->inputs[1]);
-        int64_t m = w->dims[0], mp = (m + b - 1) / b * b;
+        int64_t m = pc_value_const(n->inputs[1])->dims[0], mp = (m + b - 1) / b * b;
         if (!(ins[1] = blocked_weight(s, n->inputs[1], err))) return err->status;
         n_in = 2;
-        if (n->n_inputs == 3 && n->inputs[2]) {
-            char hint[256];
-            snprintf(hint, sizeof hint, "%s_blocked", n->inputs[2]->name);
-            const pc_tensor *bias = pc_value_const(n->inputs[2]);
-            if (!(ins[2] = const_vector(s, hint, mp, bias->data, m, 0.0f, err))) return err->status;
-            n_in = 3;
-        }
-        if (bn) {
-            static const float pads[4] = {0.0f, 0.0f, 0.0f, 1.0f}; /* scale, B, mean, var past M */
-            if (n_in == 2) {
-                if (!(ins[2] = const_vector(s, "bias_blocked", mp, NULL, 0, 0.0f, err))) return err->status;
-            }
-            for (uint32_t k = 0; k < 4; k++) {
-                char hint[256];
-                snprintf(hint, sizeof hint, "%s_blocked", bn->inputs[k + 1]->name);
-                const pc_tensor *p = pc_value_const(bn->inputs[k + 1]);
-                if (!(ins[3 + k] = const_vector(s, hint, mp, p->data, m, pads[k], err))) return err->status;
-            }
-            n_in = 7;
-        }
+        bool bias = n->n_inputs == 3 && n->inputs[2];
+        if ((bias || bn) && !(ins[2] = const_vector(s, bias ? n->inputs[2] : NULL, mp, 0.0f, err)))
+            return err->status;
+        if (bias || bn) n_in = 3;
+        if (bn && (st = bn_vectors(s, bn, mp, &ins[3], err)) == PC_OK) n_in = 7;
     } else if (is_op(n, "BatchNormalization")) {
-        static const float pads[4] = {0.0f, 0.0f, 0.0f, 1.0f};
-        int64_t c = channels_of(n->inputs[0]), cp = (c + b - 1) / b * b;
-        for (uint32_t k = 0; k < 4; k++) {
-            char hint[256];
-            snprintf(hint, sizeof hint, "%s_blocked", n->inputs[k + 1]->name);
-            const pc_tensor *p = pc_value_const(n->inputs[k + 1]);
-            if (!(ins[1 + k] = const_vector(s, hint, cp, p->data, c, pads[k], err))) return err->status;
-        }
-        n_in = 5;
+        int64_t c = channels_of(n->inputs[0]);
+        if ((st = bn_vectors(s, n, (c + b - 1) / b * b, &ins[1], err)) == PC_OK) n_in = 5;
     }
+    if (st != PC_OK) return st;
     s->source = n;
     pc_node *p = body_node(s, n->op_type, PC_BLOCKED_DOMAIN, n_in, ins, err);
     if (!p || pc_node_copy_attrs(p, n, err) != PC_OK) return err->status;
-    pc_status st = PC_OK;
     if (bn) {
         const pc_attr *eps = pc_node_attr(bn, "epsilon");
         if (eps && eps->type == PC_ATTR_FLOAT) st = pc_node_set_attr_float(p, "epsilon", eps->f, err);
@@ -401,7 +387,6 @@ static pc_status make_primitive(state *s, pc_node *n, bool *done, pc_node **last
     bool ok = false;
     if (st == PC_OK) st = body_node_done(s, p, &ok, err);
     if (st != PC_OK || !ok) return st;
-    snprintf(label, label_size, "%s%s%s", n->op_type, bn ? "-BatchNormalization" : "", relu ? "-Relu" : "");
     *done = true;
     *last = tail;
     return set_form(s, tail->outputs[0], NULL, p->outputs[0], err);
@@ -499,14 +484,25 @@ static int64_t next_subgraph_id(const pc_graph *g, const pc_node *self)
     return id;
 }
 
-/* MKL-DNN's MetaDef naming: every body node's scalar and list attributes as "<label>-<index>-<name>". */
-static pc_status prefixed_attrs(pc_node *sub, const pc_graph *body, char (*labels)[96], uint32_t n_labels,
-                                pc_error *err)
+/* A blocked Conv carrying a fused BatchNormalization (its inputs 3..6). */
+static bool is_conv_bn(const pc_node *n)
+{
+    return pc_name_eq(n->op_type, "Conv") && n->n_inputs == 7;
+}
+
+/* MKL-DNN's MetaDef naming: every body node's scalar and list attributes as "<label>-<index>-<name>", the
+ * label a primitive's fused ops ("Conv-BatchNormalization-Relu": a blocked Conv with the BatchNormalization
+ * inputs 3..6, relu = 1), else its op type. */
+static pc_status prefixed_attrs(pc_node *sub, const pc_graph *body, pc_error *err)
 {
     uint32_t index = 0;
     pc_status st = PC_OK;
     for (const pc_node *n = body->first; n && st == PC_OK; n = n->next, index++) {
-        const char *label = index < n_labels && labels[index][0] ? labels[index] : n->op_type;
+        bool primitive = pc_name_eq(n->domain, PC_BLOCKED_DOMAIN);
+        char label[96];
+        snprintf(label, sizeof label, "%s%s%s", n->op_type,
+                 primitive && is_conv_bn(n) ? "-BatchNormalization" : "",
+                 primitive && pc_node_attr_int(n, "relu", 0) == 1 ? "-Relu" : "");
         for (uint32_t k = 0; k < n->n_attrs && st == PC_OK; k++) {
             const pc_attr *a = &n->attrs[k];
             char name[256];
@@ -534,8 +530,6 @@ static pc_status prefixed_attrs(pc_node *sub, const pc_graph *body, char (*label
     }
     return st;
 }
-
-enum { MAX_LABELS = 1024 };
 
 static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, const pc_ep_subgraph *sg,
                                uint8_t *in_group, uint32_t n_ids, bool *changed, pc_error *err)
@@ -568,9 +562,8 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
                .n_ids = n_ids};
     pc_status st = PC_OK;
     pc_node *sub = pc_graph_add_node(graph, "Subgraph", PC_BLOCKED_DOMAIN, 0, NULL, 0, NULL, err);
-    char(*labels)[96] = calloc(MAX_LABELS, sizeof *labels);
-    if (!sub || !labels) {
-        st = sub ? nomem(err) : err->status;
+    if (!sub) {
+        st = err->status;
         goto out;
     }
     s.body = pc_graph_create(model, graph, sub);
@@ -592,12 +585,11 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
             for (uint32_t f = 0; n->outputs[k] && f < s.n_forms && !covered; f++)
                 covered = s.forms[f].outer == n->outputs[k] && (s.forms[f].plain || s.forms[f].blocked);
         if (covered) continue;
-        uint32_t before = s.body->n_nodes;
         s.source = n;
         bool done = false;
         pc_node *last = n;
-        char label[96] = "";
-        if (primitive_ok(n)) st = make_primitive(&s, n, &done, &last, label, sizeof label, err);
+        if (primitive_ok(n)) st = make_primitive(&s, n, &done, &last, err);
+        n_prims += done;
         if (st == PC_OK && !done && blind_ok(&s, n)) st = make_blind(&s, n, &done, err);
         if (st == PC_OK && !done) st = make_plain(&s, n, err);
         if (st != PC_OK) break;
@@ -612,13 +604,12 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
                 k = next;
             }
         }
-        n_prims += label[0] != 0;
-        /* the label of the node just made (reorders made on the way come first) */
-        if (label[0] && s.body->n_nodes > before && s.body->n_nodes - 1 < MAX_LABELS)
-            snprintf(labels[s.body->n_nodes - 1], sizeof labels[0], "%s", label);
     }
-    /* outputs: every value of the group read outside it, plain */
+    /* outputs: every value of the group read outside it, plain in the body; the Subgraph node takes the value
+     * over (its name, consumers and graph-output role) */
     uint32_t n_out = 0;
+    for (uint32_t i = 0; i < s.n_sub_inputs && st == PC_OK; i++)
+        st = pc_node_add_input(sub, s.sub_inputs[i], err);
     for (uint32_t i = 0; i < sg->n_nodes && st == PC_OK; i++) {
         pc_node *n = sg->nodes[i];
         s.source = n;
@@ -626,29 +617,13 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
             pc_value *y = n->outputs[o];
             if (!y || !read_outside(&s, y)) continue;
             pc_value *p = plain_form(&s, y, err);
-            if (!p || pc_graph_add_output(s.body, p, err) != PC_OK) {
+            pc_value *fresh = p ? pc_graph_add_value(graph, NULL, "subgraph_out", err) : NULL;
+            if (!fresh || pc_graph_add_output(s.body, p, err) != PC_OK ||
+                pc_node_append_output(sub, fresh, err) != PC_OK) {
                 st = err->status;
                 break;
             }
-            n_out++;
-        }
-    }
-    if (st != PC_OK) goto out;
-    /* the Subgraph node: the outer activations in, the group's outputs out */
-    for (uint32_t i = 0; i < s.n_sub_inputs && st == PC_OK; i++)
-        st = pc_node_add_input(sub, s.sub_inputs[i], err);
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < sg->n_nodes && st == PC_OK; i++) {
-        pc_node *n = sg->nodes[i];
-        for (uint32_t o = 0; o < n->n_outputs && st == PC_OK; o++) {
-            pc_value *y = n->outputs[o];
-            if (!y || !read_outside(&s, y)) continue;
-            pc_value *fresh = pc_graph_add_value(graph, NULL, "subgraph_out", err);
-            if (!fresh || pc_node_append_output(sub, fresh, err) != PC_OK) {
-                st = err->status;
-                break;
-            }
-            if (pc_graph_move_output(n, o, sub, j++) != PC_OK)
+            if (pc_graph_move_output(n, o, sub, n_out++) != PC_OK)
                 st = pc_error_set(err, PC_ERR_INTERNAL, "blocked_compile: moving the output of node '%s'",
                                   pm_label(n));
         }
@@ -675,19 +650,12 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
     int64_t id = next_subgraph_id(graph, sub);
     if (st == PC_OK) st = pc_node_set_attr_graph(sub, "body", s.body, err);
     if (st == PC_OK) st = pc_node_set_attr_int(sub, "subgraph_id", id, err);
-    if (st == PC_OK) st = prefixed_attrs(sub, s.body, labels, MAX_LABELS, err);
+    if (st == PC_OK) st = prefixed_attrs(sub, s.body, err);
     if (st == PC_OK) st = pc_node_infer_shapes(sub, err);
-    /* the group's nodes go, last first (each one's readers are gone by then), and the constants only they
-     * read */
-    for (uint32_t i = sg->n_nodes; i-- > 0 && st == PC_OK;) {
-        pc_node *n = sg->nodes[i];
-        pc_value *ins[16];
-        uint32_t k = n->n_inputs < 16 ? n->n_inputs : 16;
-        memcpy(ins, n->inputs, k * sizeof *ins);
-        st = pc_graph_remove_node(graph, n, err);
-        for (uint32_t q = 0; q < k && st == PC_OK; q++)
-            st = pm_drop_unused_const(graph, ins[q], err);
-    }
+    /* the group's nodes go, last first, with the constants only they read (the Subgraph node reads the rest)
+     */
+    for (uint32_t i = sg->n_nodes; i-- > 0 && st == PC_OK;)
+        if (!sg->nodes[i]->removed) st = pc_pass_remove_dead(graph, sg->nodes[i], err);
     if (st == PC_OK) {
         pc_pass_explain(opts,
                         "subgraph %lld: %u nodes -> Subgraph (%u blocked primitives, %u fused, %u reorders, "
@@ -699,7 +667,6 @@ static pc_status compile_group(pc_graph *graph, const pc_pass_options *opts, con
 out:
     for (uint32_t i = 0; i < sg->n_nodes; i++)
         in_group[sg->nodes[i]->id] = 0;
-    free(labels);
     free(s.forms);
     free(s.sub_inputs);
     return st;

@@ -135,20 +135,28 @@ static const char *refusal(const state *s, pc_node *n, const pc_tensor **t)
     return NULL;
 }
 
-/* n's output 0 becomes channels-last: n writes a new NHWC value, and y (the old output, keeping its name,
- * consumers and graph-output role) is written by a Transpose back, which the end of the pass drops when
- * nothing reads y any more. */
-static pc_status output_to_nhwc(state *s, pc_node *n, pc_error *err)
+/* A Transpose back to NCHW takes over n's output 0 (its name, consumers and graph-output role; n gets a fresh
+ * output) and reads `from`, or n's fresh output when from is NULL. */
+static pc_node *way_back(state *s, pc_node *n, pc_value *from, pc_error *err)
 {
     pc_value *y = n->outputs[0];
     pc_node *back = pc_pass_add_node(s->graph, s->opts, "Transpose", "", 1, &y, 1, n, err);
-    if (!back || pc_node_set_attr_ints(back, "perm", 4, to_nchw, err) != PC_OK) return err->status;
-    if (pc_graph_move_output(n, 0, back, 0) != PC_OK)
-        return pc_error_set(err, PC_ERR_INTERNAL, "systolic_nhwc: moving the output of node '%s'",
-                            pm_label(n));
-    pc_value *yh = n->outputs[0];
-    pc_status st = pc_node_set_input(back, 0, yh, err);
-    if (st == PC_OK) st = tp_set_permuted_type(yh, y, to_nhwc, 4, err);
+    if (!back || pc_node_set_attr_ints(back, "perm", 4, to_nchw, err) != PC_OK) return NULL;
+    if (pc_graph_move_output(n, 0, back, 0) != PC_OK) {
+        pc_error_set(err, PC_ERR_INTERNAL, "systolic_nhwc: moving the output of node '%s'", pm_label(n));
+        return NULL;
+    }
+    return pc_node_set_input(back, 0, from ? from : n->outputs[0], err) == PC_OK ? back : NULL;
+}
+
+/* n's output 0 becomes channels-last: n writes a new NHWC value, and y (the old output) is written by a
+ * Transpose back, which the end of the pass drops when nothing reads y any more. */
+static pc_status output_to_nhwc(state *s, pc_node *n, pc_error *err)
+{
+    pc_node *back = way_back(s, n, NULL, err);
+    if (!back) return err->status;
+    pc_value *y = back->outputs[0], *yh = n->outputs[0];
+    pc_status st = tp_set_permuted_type(yh, y, to_nhwc, 4, err);
     if (st == PC_OK) st = vmap_put(&s->nhwc, y, yh, err);
     return st;
 }
@@ -184,11 +192,7 @@ static bool zero_point(const pc_value *v, pc_dtype t, int32_t *zp)
 static pc_status fuse_relu(state *s, pc_node *c, pc_node *r, pc_error *err)
 {
     pc_value *yh = c->outputs[0], *out = r->outputs[0];
-    pc_node *back = pc_pass_add_node(s->graph, s->opts, "Transpose", "", 1, &yh, 1, r, err);
-    if (!back || pc_node_set_attr_ints(back, "perm", 4, to_nchw, err) != PC_OK) return err->status;
-    if (pc_graph_move_output(r, 0, back, 0) != PC_OK)
-        return pc_error_set(err, PC_ERR_INTERNAL, "systolic_nhwc: moving the output of node '%s'",
-                            pm_label(r));
+    if (!way_back(s, r, yh, err)) return err->status;
     pc_status st = pc_node_set_attr_int(c, "relu", 1, err);
     if (st == PC_OK) st = vmap_put(&s->nhwc, out, yh, err);
     if (st == PC_OK) st = pc_graph_remove_node(s->graph, r, err);

@@ -326,11 +326,11 @@ pc_dtype sh_in_elem(const sh_ctx *c, uint32_t i)
 bool sh_in_shape(const sh_ctx *c, uint32_t i, sh_shape *out)
 {
     out->rank = -1;
-    if (i == 0 && c->nhwc) {
+    if (i == 0 && c->in0_view) {
         *out = c->in0;
         return out->rank >= 0;
     }
-    if (i != 0 && i == c->hwio_input) {
+    if (i != 0 && i == c->w_input) {
         *out = c->inw;
         return out->rank >= 0;
     }
@@ -739,12 +739,8 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
 {
     const sh_rule *rule = pc_shape_rule_find(node->domain, node->op_type);
     if (!rule || node->n_outputs == 0) return PC_OK;
-    sh_ctx c = {.node = node,
-                .values = values,
-                .opset = node_opset(node),
-                .nhwc = rule->nhwc,
-                .n_out = node->n_outputs,
-                .err = err};
+    sh_ctx c = {
+        .node = node, .values = values, .opset = node_opset(node), .n_out = node->n_outputs, .err = err};
     c.in0.rank = -1;
     /* this runs for every node after every pass: nodes with few outputs (almost all) use the stack */
     sh_out few[4];
@@ -755,39 +751,28 @@ static pc_status infer_node(pc_node *node, sh_values *values, pc_error *err)
         return pc_error_set(err, PC_ERR_NOMEM, "node '%s': out of memory inferring shapes", node->name);
     }
     pc_status st = PC_OK;
-    if (c.nhwc) {
-        c.nhwc = false; /* read input 0 as declared */
+    int64_t block = -1;
+    /* input 0 and the weight read through the rule's layout, before the views are switched on */
+    if (rule->nhwc) {
         if (sh_in_shape(&c, 0, &c.in0) && c.in0.rank < 3)
             st = sh_fail(&c, "channels-last input 0 must have rank >= 3, has rank %d", (int)c.in0.rank);
         to_channels_first(&c.in0);
-        c.nhwc = true;
+    } else if (rule->blocked) {
+        st = unblock_input(&c, &c.in0, &block);
     }
     if (st == PC_OK && rule->hwio_weight) {
         sh_in_shape(&c, rule->hwio_weight, &c.inw);
         hwio_to_oihw(&c.inw);
-        c.hwio_input = rule->hwio_weight;
-    }
-    int64_t block = -1;
-    if (st == PC_OK && rule->blocked) {
-        st = unblock_input(&c, &c.in0, &block);
-        c.nhwc = true; /* input 0 is read from c.in0 */
-    }
-    if (st == PC_OK && rule->blocked_weight) {
+    } else if (st == PC_OK && rule->blocked_weight) {
         st = unblock_weight(&c, rule->blocked_weight, &c.inw);
-        c.hwio_input = rule->blocked_weight;
     }
+    c.in0_view = rule->nhwc || rule->blocked;
+    c.w_input = rule->hwio_weight ? rule->hwio_weight : rule->blocked_weight;
     if (st == PC_OK) st = rule->infer(&c);
-    if (st == PC_OK && rule->blocked) {
-        c.nhwc = false;
-        st = reblock_output(&c, block);
-        for (uint32_t i = 1; i < c.n_out; i++)
-            c.out[i].set = false; /* only output 0 is defined in the blocked layout */
-    }
-    if (st == PC_OK && c.nhwc) {
-        to_channels_last(&c.out[0].shape);
-        for (uint32_t i = 1; i < c.n_out; i++)
-            c.out[i].set = false; /* only output 0 is channels-last-defined */
-    }
+    if (st == PC_OK && rule->nhwc) to_channels_last(&c.out[0].shape);
+    if (st == PC_OK && rule->blocked) st = reblock_output(&c, block);
+    for (uint32_t i = 1; st == PC_OK && c.in0_view && i < c.n_out; i++)
+        c.out[i].set = false; /* only output 0 is defined in the layout */
     for (uint32_t i = 0; i < c.n_out && st == PC_OK; i++)
         st = merge_output(&c, i);
     if (st == PC_OK && values && !rule->nhwc && !rule->blocked) st = sh_values_propagate(&c, values);

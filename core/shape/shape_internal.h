@@ -32,9 +32,11 @@ typedef struct sh_ctx {
     const pc_node *node;
     const sh_values *values; /* may be NULL (single-node inference) */
     int64_t opset;           /* the standard op's semantics (an internal op uses its base op's opset) */
-    bool nhwc;           /* input 0 and output 0 are channels-last; the function sees them channels-first */
-    sh_shape in0;        /* input 0 as the function sees it (valid when nhwc) */
-    uint32_t hwio_input; /* 0, or an HWIO weight input the function sees as OIHW, in inw */
+    /* layout views (the rule's nhwc or blocked layout): the function reads input 0 as in0 (channels-first or
+     * padded plain) when in0_view, and input w_input (an HWIO or blocked weight) as the OIHW inw */
+    bool in0_view;
+    sh_shape in0;
+    uint32_t w_input;
     sh_shape inw;
     uint32_t n_out;
     sh_out *out;

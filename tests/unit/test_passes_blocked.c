@@ -12,25 +12,6 @@
 
 static const pc_ep *eps[2];
 
-static void optimize(pc_model *m)
-{
-    pc_optimize_options o;
-    pc_optimize_options_default(&o);
-    o.eps = eps;
-    o.n_eps = 2;
-    o.verify_each_pass = true;
-    pc_error err;
-    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
-}
-
-static int count_in(const pc_graph *g, const char *domain, const char *op)
-{
-    int k = 0;
-    for (const pc_node *n = g->first; n; n = n->next)
-        k += strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0;
-    return k;
-}
-
 static const pc_node *only_subgraph(const pc_model *m)
 {
     const pc_node *s = NULL;
@@ -49,13 +30,6 @@ static const pc_graph *body_of(const pc_node *s)
     const pc_attr *a = s ? pc_node_attr(s, "body") : NULL;
     CHECK(a && a->type == PC_ATTR_GRAPH && a->g);
     return a && a->type == PC_ATTR_GRAPH ? a->g : NULL;
-}
-
-static void all_on(const pc_graph *g, const char *ep)
-{
-    for (const pc_node *n = g->first; n; n = n->next)
-        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name,
-                  n->op_type, n->ep ? n->ep : "(none)", ep);
 }
 
 static void equal_on_reference(const pc_model *before, const pc_model *after, const char *what)
@@ -117,28 +91,30 @@ static void test_cnn(void)
     pt_node(m, "GlobalAveragePool", "", "l", "y", NULL);
     pt_output(m, "y");
     pc_model *o = pt_clone(m);
-    optimize(o);
+    pt_optimize_eps(o, eps, 2);
     const pc_node *s = only_subgraph(o);
     const pc_graph *b = body_of(s);
     CHECK(o->graph->n_nodes == 1 && s && s->n_inputs == 1 && s->n_outputs == 1);
     CHECK(s && pc_node_attr_int(s, "subgraph_id", -1) == 0);
     if (b) {
-        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 &&
-                      count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
+        CHECK_MSG(pt_count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 &&
+                      pt_count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
                   "reorders: %d in, %d out (1 and 1: one edge in, one out)",
-                  count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"), count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
-        CHECK(count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 2 &&
-              count_in(b, PC_BLOCKED_DOMAIN, "BatchNormalization") == 1 && count_in(b, "", "Relu") == 0 &&
-              count_in(b, PC_BLOCKED_DOMAIN, "Add") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "LRN") == 1);
-        all_on(b, "blocked");
+                  pt_count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"),
+                  pt_count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
+        CHECK(pt_count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 2 &&
+              pt_count_in(b, PC_BLOCKED_DOMAIN, "BatchNormalization") == 1 &&
+              pt_count_in(b, "", "Relu") == 0 && pt_count_in(b, PC_BLOCKED_DOMAIN, "Add") == 1 &&
+              pt_count_in(b, PC_BLOCKED_DOMAIN, "LRN") == 1);
+        pt_all_on(b, "blocked");
     }
     CHECK(s && pc_node_attr(s, "Conv-Relu-1-pads") &&
           pc_node_attr_int(s, "BatchNormalization-Relu-3-relu", 0) == 1);
-    all_on(o->graph, "blocked");
+    pt_all_on(o->graph, "blocked");
     equal_on_reference(m, o, "cnn");
     pt_runtime_equals_reference(o, 5, 1e-4, 1e-5, "cnn");
     pc_model *again = pt_clone(o);
-    optimize(again);
+    pt_optimize_eps(again, eps, 2);
     char diff[512];
     CHECK_MSG(pc_model_equal(o, again, diff, sizeof diff), "optimizing again changed the graph: %s", diff);
     pc_model_free(again);
@@ -161,16 +137,16 @@ static void test_two_subgraphs(void)
     pt_output(m, "c2");
     pt_output(m, "c1");
     pc_model *o = pt_clone(m);
-    optimize(o);
-    int k = count_in(o->graph, PC_BLOCKED_DOMAIN, "Subgraph");
+    pt_optimize_eps(o, eps, 2);
+    int k = pt_count_in(o->graph, PC_BLOCKED_DOMAIN, "Subgraph");
     CHECK_MSG(k == 2, "%d subgraphs", k);
     int64_t ids = 0;
     for (const pc_node *n = o->graph->first; n; n = n->next) {
         if (strcmp(n->op_type, "Subgraph") != 0) continue;
         ids += 1 + pc_node_attr_int(n, "subgraph_id", -1);
         const pc_graph *b = body_of(n);
-        int in = b ? count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") : -1,
-            out = b ? count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") : -1;
+        int in = b ? pt_count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") : -1,
+            out = b ? pt_count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") : -1;
         CHECK_MSG(in == (int)n->n_inputs && out == (int)n->n_outputs,
                   "subgraph with %u in, %u out: %d and %d reorders", n->n_inputs, n->n_outputs, in, out);
     }
@@ -193,15 +169,16 @@ static void test_plain_inside(void)
     pt_node(m, "Relu", "", "c2", "y", NULL);
     pt_output(m, "y");
     pc_model *o = pt_clone(m);
-    optimize(o);
+    pt_optimize_eps(o, eps, 2);
     const pc_node *s = only_subgraph(o);
     const pc_graph *b = body_of(s);
     if (b) {
-        CHECK(count_in(b, "", "Conv") == 1 && count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 1);
-        CHECK_MSG(count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 &&
-                      count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
+        CHECK(pt_count_in(b, "", "Conv") == 1 && pt_count_in(b, PC_BLOCKED_DOMAIN, "Conv") == 1);
+        CHECK_MSG(pt_count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked") == 1 &&
+                      pt_count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked") == 1,
                   "reorders %d in %d out: x in, c1 back to plain; the Relu runs plain",
-                  count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"), count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
+                  pt_count_in(b, PC_BLOCKED_DOMAIN, "ToBlocked"),
+                  pt_count_in(b, PC_BLOCKED_DOMAIN, "FromBlocked"));
     }
     uint64_t seed = 9;
     pc_data *ins[2] = {pt_random_input(m->graph->inputs[0], &seed),
@@ -239,10 +216,10 @@ static void test_refused_form(pc_ep_registry *reg)
     pt_node(m, "Relu", "", "c1", "y", NULL);
     pt_output(m, "y");
     pc_model *o = pt_clone(m);
-    optimize(o);
+    pt_optimize_eps(o, eps, 2);
     const pc_graph *b = body_of(only_subgraph(o));
     if (b) {
-        CHECK_MSG(count_in(b, "", "Conv") == 1 && count_in(b, "", "Relu") == 1 && b->n_nodes == 2,
+        CHECK_MSG(pt_count_in(b, "", "Conv") == 1 && pt_count_in(b, "", "Relu") == 1 && b->n_nodes == 2,
                   "%u body nodes: the plain Conv and Relu only", b->n_nodes);
         CHECK_MSG(b->n_initializers == 1, "%u body initializers: the OIHW weight only", b->n_initializers);
     }

@@ -47,14 +47,6 @@ static void assign_all(pc_model *m, const char *ep)
         n->ep = ep;
 }
 
-static int count_domain_op(const pc_model *m, const char *domain, const char *op)
-{
-    int k = 0;
-    for (const pc_node *n = m->graph->first; n; n = n->next)
-        k += strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0;
-    return k;
-}
-
 /* ---- hand-built groups
  * ------------------------------------------------------------------------------------------ */
 
@@ -198,7 +190,7 @@ static void check_group(const char *what, const conv_spec *s, const char *domain
     bool changed = pt_run_pass(pc_pass_fuse_qdq_qlinear, m, &o);
     CHECK_MSG(changed == (op != NULL), "%s: changed = %d", what, changed);
     if (op) {
-        CHECK_MSG(count_domain_op(m, domain, op) == 1, "%s: no %s", what, op);
+        CHECK_MSG(pt_count_in(m->graph, domain, op) == 1, "%s: no %s", what, op);
         CHECK_MSG(pt_count_op(m, "Conv") + pt_count_op(m, "MatMul") + pt_count_op(m, "Relu") == 0 &&
                       pt_count_op(m, "DequantizeLinear") == (s->dq_out ? 1 : 0),
                   "%s: group nodes left", what);
@@ -279,7 +271,7 @@ static void test_after_fuse_conv_activation(void)
     CHECK(pt_count_op(m, "FusedConv") == 1);
     o.pass_name = "fuse_qdq_qlinear";
     CHECK(pt_run_pass(pc_pass_fuse_qdq_qlinear, m, &o));
-    CHECK(count_domain_op(m, "com.microsoft", "QLinearConvRelu") == 1 && pt_count_op(m, "FusedConv") == 0);
+    CHECK(pt_count_in(m->graph, "com.microsoft", "QLinearConvRelu") == 1 && pt_count_op(m, "FusedConv") == 0);
     double d = max_steps(before, m, 8);
     CHECK_MSG(d >= 0 && d <= 1.0 + 1e-6, "FusedConv(Relu) group: %.3g steps", d);
     pc_model_free(before);
@@ -700,9 +692,9 @@ static void test_add_group(void)
         pc_pass_options o = cpu_options();
         bool changed = pt_run_pass(pc_pass_fuse_qdq_qlinear, m, &o);
         bool fuse = k < 4;
-        CHECK_MSG(changed == fuse && count_domain_op(m, "com.microsoft", "QLinearAdd") == (fuse ? 1 : 0),
+        CHECK_MSG(changed == fuse && pt_count_in(m->graph, "com.microsoft", "QLinearAdd") == (fuse ? 1 : 0),
                   "Add group %d: changed %d, %d QLinearAdd", k, changed,
-                  count_domain_op(m, "com.microsoft", "QLinearAdd"));
+                  pt_count_in(m->graph, "com.microsoft", "QLinearAdd"));
         if (fuse) CHECK(pt_count_op(m, "DequantizeLinear") == 0 && pt_count_op(m, "QuantizeLinear") == 0);
         char why[2048];
         for (uint64_t seed = 1; seed <= 6; seed++)

@@ -23,32 +23,6 @@ static void eps_init(pc_ep_registry **reg)
     CHECK(eps[0]->layout == PC_LAYOUT_NCHW && eps[0]->runs_transpose && !eps[0]->all_standard_ops);
 }
 
-static void optimize(pc_model *m)
-{
-    pc_optimize_options o;
-    pc_optimize_options_default(&o);
-    o.eps = eps;
-    o.n_eps = 2;
-    o.verify_each_pass = true;
-    pc_error err;
-    CHECK_OK(pc_model_optimize(m, &o, NULL, &err), &err);
-}
-
-static int count(const pc_model *m, const char *domain, const char *op)
-{
-    int k = 0;
-    for (const pc_node *n = m->graph->first; n; n = n->next)
-        k += strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0;
-    return k;
-}
-
-static void all_on(const pc_model *m, const char *ep)
-{
-    for (const pc_node *n = m->graph->first; n; n = n->next)
-        CHECK_MSG(n->ep && strcmp(n->ep, ep) == 0, "node '%s' (%s) is on EP '%s', not %s", n->name,
-                  n->op_type, n->ep ? n->ep : "(none)", ep);
-}
-
 /* x uint8 [1, c, h, w], the shared quantization parameters, and w int8 [m, c, k, k] with elements 1, 2, ...
  */
 static pc_model *conv_model(int64_t c, int64_t hw, int64_t m, int64_t k)
@@ -90,11 +64,12 @@ static void test_one_conv(void)
     CHECK_OK(pc_node_set_attr_ints(conv, "pads", 4, (int64_t[]){1, 0, 1, 2}, &err), &err);
     pt_output(m, "y");
     pc_model *before = pt_clone(m);
-    optimize(m);
-    CHECK(count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 1 && count(m, "", "QLinearConv") == 0);
-    CHECK_MSG(count(m, "", "Transpose") == 2, "%d Transposes: one reorder in, one back",
-              count(m, "", "Transpose"));
-    all_on(m, "systolic");
+    pt_optimize_eps(m, eps, 2);
+    CHECK(pt_count_in(m->graph, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 1 &&
+          pt_count_in(m->graph, "", "QLinearConv") == 0);
+    CHECK_MSG(pt_count_in(m->graph, "", "Transpose") == 2, "%d Transposes: one reorder in, one back",
+              pt_count_in(m->graph, "", "Transpose"));
+    pt_all_on(m->graph, "systolic");
     CHECK(pc_model_opset(m, PC_SYSTOLIC_DOMAIN) == 1);
     const pc_value *old_w = pc_graph_find_value(m->graph, "w");
     CHECK_MSG(!old_w || !old_w->initializer, "the OIHW weight nothing reads any more is dropped");
@@ -141,11 +116,11 @@ static void test_reorder_counting(void)
     pt_output(m, "yc");
     pt_output(m, "ya");
     pc_model *before = pt_clone(m);
-    optimize(m);
-    CHECK(count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 3);
-    CHECK_MSG(count(m, "", "Transpose") == 4, "%d Transposes, 4 expected (x in; ya, yb, yc back)",
-              count(m, "", "Transpose"));
-    all_on(m, "systolic");
+    pt_optimize_eps(m, eps, 2);
+    CHECK(pt_count_in(m->graph, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 3);
+    CHECK_MSG(pt_count_in(m->graph, "", "Transpose") == 4,
+              "%d Transposes, 4 expected (x in; ya, yb, yc back)", pt_count_in(m->graph, "", "Transpose"));
+    pt_all_on(m->graph, "systolic");
     const pc_value *w33[4];
     int n33 = 0;
     for (const pc_node *n = m->graph->first; n; n = n->next) {
@@ -158,7 +133,7 @@ static void test_reorder_counting(void)
     pt_runtime_equals_reference(m, 7, 0, 0, "three convs");
     /* idempotent: a second run changes nothing */
     pc_model *again = pt_clone(m);
-    optimize(again);
+    pt_optimize_eps(again, eps, 2);
     char diff[512];
     CHECK_MSG(pc_model_equal(m, again, diff, sizeof diff), "optimizing again changed the graph: %s", diff);
     pc_model_free(again);
@@ -174,10 +149,10 @@ static void test_chain_inside(void)
     pt_node(m, "QLinearConv", "", "ya,ys,yz,w,ws,wz,ys,yz", "yb", NULL);
     pt_output(m, "yb");
     pc_model *before = pt_clone(m);
-    optimize(m);
-    CHECK(count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 2);
-    CHECK_MSG(count(m, "", "Transpose") == 2, "%d Transposes, 2 expected (x in, yb back)",
-              count(m, "", "Transpose"));
+    pt_optimize_eps(m, eps, 2);
+    CHECK(pt_count_in(m->graph, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 2);
+    CHECK_MSG(pt_count_in(m->graph, "", "Transpose") == 2, "%d Transposes, 2 expected (x in, yb back)",
+              pt_count_in(m->graph, "", "Transpose"));
     equal_on_reference(before, m, "chain inside");
     pc_model_free(before);
     pc_model_free(m);
@@ -200,10 +175,11 @@ static void test_refusals(void)
     pt_output(m, "y1");
     pt_output(m, "y2");
     pt_output(m, "y3");
-    optimize(m);
-    CHECK(count(m, "", "QLinearConv") == 3 && count(m, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 0);
-    CHECK(count(m, "", "Transpose") == 0 && pc_model_opset(m, PC_SYSTOLIC_DOMAIN) < 0);
-    all_on(m, "systolic");
+    pt_optimize_eps(m, eps, 2);
+    CHECK(pt_count_in(m->graph, "", "QLinearConv") == 3 &&
+          pt_count_in(m->graph, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc") == 0);
+    CHECK(pt_count_in(m->graph, "", "Transpose") == 0 && pc_model_opset(m, PC_SYSTOLIC_DOMAIN) < 0);
+    pt_all_on(m->graph, "systolic");
     pc_model_free(m);
 }
 
@@ -273,13 +249,13 @@ static const pc_node *find_op(const pc_model *m, const char *domain, const char 
 static pc_model *optimized_checked(const pc_model *m, const char *what)
 {
     pc_model *o = pt_clone(m);
-    optimize(o);
+    pt_optimize_eps(o, eps, 2);
     equal_on_reference(m, o, what);
     pt_runtime_equals_reference(o, 7, 0, 0, what);
-    all_on(o, "systolic");
+    pt_all_on(o->graph, "systolic");
     /* idempotent: a second run changes nothing */
     pc_model *again = pt_clone(o);
-    optimize(again);
+    pt_optimize_eps(again, eps, 2);
     char diff[512];
     CHECK_MSG(pc_model_equal(o, again, diff, sizeof diff), "%s: optimizing again changed the graph: %s", what,
               diff);
@@ -300,9 +276,10 @@ static void test_relu_group_fused(void)
     pc_model *o = optimized_checked(m, "conv + DQ/Relu/Q group");
     const pc_node *c = find_op(o, PC_SYSTOLIC_DOMAIN, "QLinearConv_nhwc");
     CHECK(c && pc_node_attr_int(c, "relu", 0) == 1);
-    CHECK_MSG(count(o, "", "Transpose") == 2 && count(o, "", "Relu") == 0 &&
-                  count(o, "", "QuantizeLinear") == 0,
-              "%d Transposes, %d Relus", count(o, "", "Transpose"), count(o, "", "Relu"));
+    CHECK_MSG(pt_count_in(o->graph, "", "Transpose") == 2 && pt_count_in(o->graph, "", "Relu") == 0 &&
+                  pt_count_in(o->graph, "", "QuantizeLinear") == 0,
+              "%d Transposes, %d Relus", pt_count_in(o->graph, "", "Transpose"),
+              pt_count_in(o->graph, "", "Relu"));
     pc_model_free(o);
     pc_model_free(m);
 }
@@ -331,9 +308,9 @@ static void test_fork_relu(void)
                 strcmp(n->inputs[0]->producer->op_type, "Transpose") == 0)
                 c = n;
         CHECK(c && pc_node_attr_int(c, "relu", 0) == (shared ? 0 : 1));
-        CHECK(count(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu") == (shared ? 1 : 0));
-        CHECK_MSG(count(o, "", "Transpose") == 2 + (shared ? 1 : 0), "%s: %d Transposes", what[shared],
-                  count(o, "", "Transpose"));
+        CHECK(pt_count_in(o->graph, PC_SYSTOLIC_DOMAIN, "QLinearRelu") == (shared ? 1 : 0));
+        CHECK_MSG(pt_count_in(o->graph, "", "Transpose") == 2 + (shared ? 1 : 0), "%s: %d Transposes",
+                  what[shared], pt_count_in(o->graph, "", "Transpose"));
         const pc_node *r = find_op(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu");
         CHECK(!r || (c && r->inputs[0] == c->outputs[0]));
         pc_model_free(o);
@@ -365,9 +342,10 @@ static void test_relu_group_alone(void)
     pc_error err;
     CHECK_OK(pc_node_set_input(q, 1, pc_graph_find_value(m->graph, "s2"), &err), &err);
     o = pt_clone(m);
-    optimize(o);
-    CHECK(count(o, PC_SYSTOLIC_DOMAIN, "QLinearRelu") == 0 && count(o, "", "Relu") == 1);
-    all_on(o, "cpu");
+    pt_optimize_eps(o, eps, 2);
+    CHECK(pt_count_in(o->graph, PC_SYSTOLIC_DOMAIN, "QLinearRelu") == 0 &&
+          pt_count_in(o->graph, "", "Relu") == 1);
+    pt_all_on(o->graph, "cpu");
     pc_model_free(o);
     pc_model_free(m);
 }
@@ -391,10 +369,10 @@ static void test_add(void)
         CHECK_OK(pc_model_set_opset(m, PC_MS_DOMAIN, 1, &err), &err);
         pt_output(m, "y");
         pc_model *o = optimized_checked(m, broadcast ? "broadcast add" : "add");
-        CHECK(count(o, PC_SYSTOLIC_DOMAIN, "QLinearAdd") == !broadcast);
-        CHECK(count(o, PC_MS_DOMAIN, "QLinearAdd") == broadcast);
-        CHECK_MSG(count(o, "", "Transpose") == (broadcast ? 3 : 2), "%d Transposes",
-                  count(o, "", "Transpose"));
+        CHECK(pt_count_in(o->graph, PC_SYSTOLIC_DOMAIN, "QLinearAdd") == !broadcast);
+        CHECK(pt_count_in(o->graph, PC_MS_DOMAIN, "QLinearAdd") == broadcast);
+        CHECK_MSG(pt_count_in(o->graph, "", "Transpose") == (broadcast ? 3 : 2), "%d Transposes",
+                  pt_count_in(o->graph, "", "Transpose"));
         pc_model_free(o);
         for (int f = 0; broadcast && f < 2; f++) {
             CHECK_OK(pc_fault_enable_list(f ? "systolic-add-no-return" : "systolic-add-shape-copy", &err),
