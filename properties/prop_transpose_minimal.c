@@ -138,8 +138,7 @@ static pc_prop_outcome body_reorders(const pc_node *sub, const pc_graph *b, char
         const pc_value *in = n->n_inputs ? n->inputs[0] : NULL, *out = n->n_outputs ? n->outputs[0] : NULL;
         if (!in || !out) continue;
         for (const pc_node *m = n->next; m; m = m->next)
-            if (m->op_type == n->op_type && strcmp(m->op_type, n->op_type) == 0 && m->n_inputs &&
-                m->inputs[0] == in) {
+            if (strcmp(m->op_type, n->op_type) == 0 && m->n_inputs && m->inputs[0] == in) {
                 *kind = "duplicate";
                 snprintf(msg, msg_size, "subgraph %lld: '%s' and '%s' both reorder '%s' %s",
                          (long long)pc_node_attr_int(sub, "subgraph_id", -1), n->name, m->name, in->name,

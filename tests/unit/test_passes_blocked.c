@@ -6,6 +6,7 @@
  * a second optimization changing nothing; the runtime (which inlines the body) against the reference. */
 #include <string.h>
 
+#include "properties/property.h"
 #include "reference/reference.h"
 #include "tests/pass_test_util.h"
 #include "tests/test_util.h"
@@ -229,6 +230,44 @@ static void test_refused_form(pc_ep_registry *reg)
     eps[0] = saved;
 }
 
+/* transpose-minimal's reorder checks on a compiled body: a second ToBlocked of the same value is a
+ * `duplicate`, a FromBlocked of a ToBlocked a `round-trip`. */
+static void test_reorder_checks(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        pc_model *m = pt_model(13);
+        pt_input(m, "x", PC_DTYPE_FLOAT, 4, (int64_t[]){1, 3, 4, 4});
+        weights(m, "w1", 4, 3, 1, 0.5f);
+        pt_node(m, "Conv", "", "x,w1", "y", NULL);
+        pt_output(m, "y");
+        pt_optimize_eps(m, eps, 2);
+        pc_graph *b = (pc_graph *)body_of(only_subgraph(m));
+        pc_node *tb = NULL;
+        for (pc_node *n = b ? b->first : NULL; n; n = n->next)
+            if (strcmp(n->op_type, "ToBlocked") == 0) tb = n;
+        CHECK(tb != NULL);
+        if (!tb) {
+            pc_model_free(m);
+            continue;
+        }
+        pc_error err;
+        pc_value *in = kind ? tb->outputs[0] : tb->inputs[0];
+        pc_node *extra = pc_graph_add_node(b, kind ? "FromBlocked" : "ToBlocked", PC_BLOCKED_DOMAIN, 1, &in,
+                                           1, NULL, &err);
+        CHECK(extra != NULL);
+        pc_check_ctx ctx;
+        memset(&ctx, 0, sizeof ctx);
+        ctx.pass = "ep_rewrites";
+        ctx.before = ctx.after = ctx.original = m;
+        char msg[512] = "";
+        const char *k = "";
+        pc_prop_outcome o = pc_prop_transpose_minimal.per_pass(&ctx, msg, sizeof msg, &k);
+        const char *want = kind ? "round-trip" : "duplicate";
+        CHECK_MSG(o == PC_PROP_FAIL && strcmp(k, want) == 0, "kind %s expected, got %s: %s", want, k, msg);
+        pc_model_free(m);
+    }
+}
+
 int main(void)
 {
     pc_ep_registry *reg = NULL;
@@ -241,6 +280,7 @@ int main(void)
     test_two_subgraphs();
     test_plain_inside();
     test_refused_form(reg);
+    test_reorder_checks();
     pc_ep_registry_free(reg);
     return pc_test_finish("test_passes_blocked");
 }
