@@ -393,6 +393,23 @@ static void test_add(void)
     }
 }
 
+/* Bad QLinearRelu and systolic QLinearAdd nodes are refused by shape inference, naming the input. */
+static void test_bad_nodes(void)
+{
+    pc_model *m = pt_model(13);
+    pc_error err;
+    CHECK_OK(pc_model_set_opset(m, PC_SYSTOLIC_DOMAIN, 1, &err), &err);
+    pt_input(m, "x", PC_DTYPE_INT8, 2, (int64_t[]){2, 3});
+    int8_t z2[2] = {1, 2};
+    pt_const(m, "z2", PC_DTYPE_INT8, 1, (int64_t[]){2}, z2);
+    pt_node(m, "QLinearRelu", PC_SYSTOLIC_DOMAIN, "x,z2", "y", NULL);
+    pt_output(m, "y");
+    CHECK_STATUS(pc_graph_infer_shapes(m->graph, &err), PC_ERR_SHAPE, &err);
+    CHECK_MSG(strstr(err.message, "X_zero_point must be a scalar or a 1-D tensor of one element"), "%s",
+              err.message);
+    pc_model_free(m);
+}
+
 int main(void)
 {
     pc_ep_registry *reg = NULL;
@@ -406,6 +423,7 @@ int main(void)
     test_fork_relu();
     test_relu_group_alone();
     test_add();
+    test_bad_nodes();
     pc_ep_registry_free(reg);
     return pc_test_finish("test_passes_systolic");
 }
